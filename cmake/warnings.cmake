@@ -1,0 +1,25 @@
+# Warnings for every project target; -Werror only when GPUMETER_WERROR (CI) is on.
+function(gpumeter_warnings target)
+  target_compile_options(${target} PRIVATE
+    -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion
+    -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Woverloaded-virtual
+    -Wnull-dereference -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough)
+  if(GPUMETER_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+if(GPUMETER_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# One test executable per module, registered with CTest.
+function(gpumeter_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
+  gpumeter_warnings(${name})
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 30
+    PROPERTIES ENVIRONMENT "GPUMETER_SOURCE_DIR=${PROJECT_SOURCE_DIR};GPUMETER_BINARY_DIR=${PROJECT_BINARY_DIR}")
+endfunction()

@@ -1,0 +1,29 @@
+// `gpumeter demo`: the whole sampling path on a simulated node. It loads the fake
+// libnvidia-ml.so.1 through the same dlopen path as the driver's, samples it on its own thread,
+// prints a refreshed table and serves /metrics until --duration passes or Ctrl-C.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace gpumeter::cli {
+
+struct DemoOptions {
+  std::string scenario = "node-8gpu";
+  std::string scenario_dir;  // extra directory searched for bundled scenarios
+  std::string nvml_library;  // default: the fake library built next to the binary
+  std::string driver_profile = "r580";
+  double duration_s = 30;
+  double refresh_s = 5;
+  double interval_s = 1;
+  double call_deadline_s = 2;
+  double speedup = 1;
+  std::string listen = "127.0.0.1:9400";
+};
+
+void AddDemoCommand(CLI::App& app, DemoOptions& options);
+// Runs the demo; returns the process exit code (0 ok, 1 runtime failure, 2 bad input).
+int RunDemo(const DemoOptions& options, const std::string& argv0);
+
+}  // namespace gpumeter::cli

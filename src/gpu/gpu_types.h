@@ -1,0 +1,98 @@
+// Plain value types a GpuSource returns: no NVML types above the source. Every measured field is
+// std::optional: absent means NVML did not give it (unknown), never 0. Units are in the names.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpumeter::gpu {
+
+struct MemoryInfo {
+  uint64_t total_bytes = 0;
+  uint64_t used_bytes = 0;                 // excludes reserved when reserved_bytes is known
+  std::optional<uint64_t> reserved_bytes;  // known only through nvmlDeviceGetMemoryInfo_v2
+  uint64_t free_bytes = 0;
+};
+
+enum class ProcessType { kCompute, kMps };
+
+struct GpuProcess {
+  uint32_t pid = 0;  // host PID (NVML has no PID namespaces)
+  ProcessType type = ProcessType::kCompute;
+  std::optional<uint64_t> used_memory_bytes;  // NVML_VALUE_NOT_AVAILABLE -> unknown
+  std::optional<uint32_t> gpu_instance_id;    // MIG only
+  std::optional<uint32_t> compute_instance_id;
+};
+
+// One per-process SM sample as the driver returned it (already filtered: newer than the last
+// poll, values ≤ 100 %).
+struct ProcessUtilSample {
+  uint32_t pid = 0;
+  uint64_t timestamp_us = 0;  // CPU timestamp, Unix epoch µs
+  uint32_t sm_percent = 0;
+  uint32_t memory_percent = 0;
+};
+
+// A failed NVML call on one device: which call, and the NVML code and its text.
+struct CallError {
+  std::string call;
+  int code = 0;
+  std::string message;
+};
+
+struct MigInstanceSample {
+  std::string uuid;  // "MIG-…"
+  std::string name;
+  uint32_t gpu_instance_id = 0;
+  uint32_t compute_instance_id = 0;
+  std::optional<MemoryInfo> memory;
+  std::vector<GpuProcess> processes;
+  std::optional<double> sm_active_ratio;  // GPM SM_UTIL / 100 for this GPU instance, [0, 1]
+};
+
+enum class ComputeMode { kDefault, kExclusiveProcess, kProhibited, kUnknown };
+
+struct DeviceSample {
+  uint32_t index = 0;  // NVML enumeration index (not stable across reboots; key by uuid)
+  std::string uuid;
+  std::string name;
+  bool lost = false;  // NVML_ERROR_GPU_IS_LOST: fell off the bus
+  std::optional<MemoryInfo> memory;
+  std::optional<uint32_t> utilization_gpu_percent;
+  std::optional<double> power_watts;
+  std::optional<double> energy_joules;  // counter since driver load
+  std::optional<ComputeMode> compute_mode;
+  bool mig_enabled = false;
+  std::vector<GpuProcess> processes;  // whole device (aggregate on MIG GPUs)
+  bool process_utilization_supported = true;  // false on MIG GPUs, old drivers
+  std::vector<ProcessUtilSample> process_util;
+  uint64_t process_util_window_start_us = 0;  // samples cover (start, end]
+  uint64_t process_util_window_end_us = 0;
+  std::optional<double> sm_active_ratio;  // GPM SM_UTIL / 100 for the whole GPU
+  std::vector<MigInstanceSample> mig_instances;
+  std::vector<CallError> errors;
+};
+
+// Which NVML entry points this driver offers; decided once when the library is loaded.
+struct Capabilities {
+  std::string library_path;
+  std::string driver_version;  // empty if unknown
+  std::string nvml_version;
+  std::string process_api;   // e.g. "nvmlDeviceGetComputeRunningProcesses_v3 (24-byte entries)"
+  std::string memory_api;    // "nvmlDeviceGetMemoryInfo_v2" or "nvmlDeviceGetMemoryInfo"
+  std::string util_api;      // per-process utilization entry point, or "" when none
+  bool gpm = false;
+  bool mig = false;
+};
+
+struct GpuSnapshot {
+  uint64_t timestamp_us = 0;  // wall clock when the sample was taken, Unix epoch µs
+  std::vector<DeviceSample> devices;
+  std::vector<CallError> errors;  // node-level failures (e.g. device count)
+};
+
+const char* ToString(ComputeMode mode);
+
+}  // namespace gpumeter::gpu

@@ -1,0 +1,22 @@
+// gpumeter: the one composition root. Each subcommand parses its own options (src/cli/) and wires
+// its sources and sinks; nothing registers itself.
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "cli/demo.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpumeter: per-pod GPU usage and cost on Kubernetes, correct when GPUs are shared"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "gpumeter 0.1.0");
+  gpumeter::cli::DemoOptions demo;
+  gpumeter::cli::AddDemoCommand(app, demo);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  if (app.got_subcommand("demo")) return gpumeter::cli::RunDemo(demo, argv[0]);
+  return 2;
+}

@@ -1,0 +1,142 @@
+// The subset of the NVML C ABI that gpumeter uses, declared from the layouts in
+// docs/nvml.md (taken from NVIDIA's nvml.h 13.3 and checked with static_asserts below; LP64).
+// There is no nvml.h at build time: both the loader and the fake library use these declarations,
+// so they cannot disagree about a layout.
+#pragma once
+
+#include <cstddef>
+
+extern "C" {
+
+typedef int nvmlReturn_t;  // a C enum: 4 bytes on gcc/clang Linux
+typedef struct nvmlDevice_st* nvmlDevice_t;
+typedef struct nvmlGpmSample_st* nvmlGpmSample_t;
+
+enum : nvmlReturn_t {
+  NVML_SUCCESS = 0,
+  NVML_ERROR_UNINITIALIZED = 1,
+  NVML_ERROR_INVALID_ARGUMENT = 2,
+  NVML_ERROR_NOT_SUPPORTED = 3,
+  NVML_ERROR_NO_PERMISSION = 4,
+  NVML_ERROR_NOT_FOUND = 6,
+  NVML_ERROR_INSUFFICIENT_SIZE = 7,
+  NVML_ERROR_DRIVER_NOT_LOADED = 9,
+  NVML_ERROR_TIMEOUT = 10,
+  NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+  NVML_ERROR_GPU_IS_LOST = 15,
+  NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
+  NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+  NVML_ERROR_UNKNOWN = 999,
+};
+
+constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE_ULL = ~0ull;
+constexpr unsigned int NVML_VALUE_NOT_AVAILABLE_UINT = ~0u;
+constexpr unsigned int NVML_DEVICE_UUID_V2_BUFFER_SIZE = 96;
+constexpr unsigned int NVML_DEVICE_NAME_V2_BUFFER_SIZE = 96;
+constexpr unsigned int NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE = 80;
+
+typedef struct {
+  unsigned long long total, free, used;
+} nvmlMemory_t;
+
+typedef struct {
+  unsigned int version;
+  unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
+constexpr unsigned int nvmlMemory_v2 = static_cast<unsigned int>(sizeof(nvmlMemory_v2_t) | (2u << 24));
+
+typedef struct {
+  unsigned int gpu, memory;  // percent
+} nvmlUtilization_t;
+
+typedef struct {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
+
+typedef struct {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId, computeInstanceId;
+} nvmlProcessInfo_v2_t;
+
+// The 32-byte entry that _v3 wrote on drivers 535.43–535.86 (nvmlProcessDetail_v1_t later).
+typedef struct {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId, computeInstanceId;
+  unsigned long long usedGpuCcProtectedMemory;
+} nvmlProcessDetail_v1_t;
+
+typedef struct {
+  unsigned int version;
+  unsigned int mode;  // 0 compute, 1 graphics, 2 MPS
+  unsigned int numProcArrayEntries;
+  nvmlProcessDetail_v1_t* procArray;
+} nvmlProcessDetailList_v1_t;
+constexpr unsigned int nvmlProcessDetailList_v1 =
+    static_cast<unsigned int>(sizeof(nvmlProcessDetailList_v1_t) | (1u << 24));
+
+typedef struct {
+  unsigned int pid;
+  unsigned long long timeStamp;  // epoch µs
+  unsigned int smUtil, memUtil, encUtil, decUtil;
+} nvmlProcessUtilizationSample_t;
+
+typedef struct {
+  unsigned long long timeStamp;  // epoch µs
+  unsigned int pid, smUtil, memUtil, encUtil, decUtil, jpgUtil, ofaUtil;
+} nvmlProcessUtilizationInfo_v1_t;
+
+typedef struct {
+  unsigned int version;
+  unsigned int processSamplesCount;
+  unsigned long long lastSeenTimeStamp;
+  nvmlProcessUtilizationInfo_v1_t* procUtilArray;
+} nvmlProcessesUtilizationInfo_v1_t;
+constexpr unsigned int nvmlProcessesUtilizationInfo_v1 =
+    static_cast<unsigned int>(sizeof(nvmlProcessesUtilizationInfo_v1_t) | (1u << 24));
+
+typedef struct {
+  unsigned int version;  // NVML_GPM_SUPPORT_VERSION = 1 (plain integer)
+  unsigned int isSupportedDevice;
+} nvmlGpmSupport_t;
+
+typedef struct {
+  unsigned int metricId;
+  nvmlReturn_t nvmlReturn;
+  double value;
+  struct {
+    char* shortName;
+    char* longName;
+    char* unit;
+  } metricInfo;
+} nvmlGpmMetric_t;
+
+constexpr unsigned int kGpmMetricSlots = 98;  // the oldest header's NVML_GPM_METRIC_MAX
+typedef struct {
+  unsigned int version;  // NVML_GPM_METRICS_GET_VERSION = 1
+  unsigned int numMetrics;
+  nvmlGpmSample_t sample1, sample2;
+  nvmlGpmMetric_t metrics[kGpmMetricSlots];
+} nvmlGpmMetricsGet_t;
+constexpr unsigned int NVML_GPM_METRIC_SM_UTIL = 2;
+
+}  // extern "C"
+
+// Layout checks against the sizes and offsets in docs/nvml.md.
+static_assert(sizeof(nvmlMemory_t) == 24);
+static_assert(sizeof(nvmlMemory_v2_t) == 40 && offsetof(nvmlMemory_v2_t, reserved) == 16 &&
+              offsetof(nvmlMemory_v2_t, used) == 32);
+static_assert(nvmlMemory_v2 == 0x02000028);
+static_assert(sizeof(nvmlProcessInfo_v1_t) == 16);
+static_assert(sizeof(nvmlProcessInfo_v2_t) == 24 && offsetof(nvmlProcessInfo_v2_t, gpuInstanceId) == 16);
+static_assert(sizeof(nvmlProcessDetail_v1_t) == 32);
+static_assert(nvmlProcessDetailList_v1 == 0x01000018);
+static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32 &&
+              offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16);
+static_assert(sizeof(nvmlProcessUtilizationInfo_v1_t) == 40 &&
+              offsetof(nvmlProcessUtilizationInfo_v1_t, smUtil) == 12);
+static_assert(nvmlProcessesUtilizationInfo_v1 == 0x01000018);
+static_assert(sizeof(nvmlGpmMetric_t) == 40 && offsetof(nvmlGpmMetric_t, value) == 8);
+static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24 && sizeof(nvmlGpmMetricsGet_t) == 3944);

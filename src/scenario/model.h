@@ -1,0 +1,150 @@
+// Value types of a simulated node. One scenario feeds every fake (NVML now; kubelet, /proc and the
+// API server later) and yields the ground truth that attribution is scored against.
+// Units are in the names: *_bytes, *_s (seconds since the scenario starts), *_watts, *_joules;
+// duty cycles are fractions in [0, 1]. Plain data, no invariants beyond what Validate() checks.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpumeter::scenario {
+
+enum class SharingMode { kExclusive, kTimeSlicing, kMps };
+enum class ComputeMode { kDefault = 0, kProhibited = 2, kExclusiveProcess = 3 };  // NVML values
+
+const char* ToString(SharingMode mode);
+const char* ToString(ComputeMode mode);
+
+// Board power: P(t) = idle_watts + (max_watts - idle_watts) * busy(t).
+struct PowerModel {
+  double idle_watts = 0;
+  double max_watts = 0;
+};
+
+struct MigInstance {
+  uint32_t gi_id = 0;
+  uint32_t ci_id = 0;
+  std::string profile;  // e.g. "3g.71gb"
+  std::string uuid;     // "MIG-<uuid>"
+  uint64_t memory_bytes = 0;
+  uint32_t slices = 0;  // compute slices out of Gpu::mig_total_slices
+};
+
+struct Sharing {
+  SharingMode mode = SharingMode::kExclusive;
+  uint32_t replicas = 1;  // device-plugin replicas per physical unit
+};
+
+struct Gpu {
+  uint32_t index = 0;
+  std::string uuid;  // "GPU-<uuid>"
+  std::string model;
+  uint64_t memory_bytes = 0;
+  uint64_t reserved_bytes = 0;  // driver/firmware reservation (nvmlMemory_v2_t.reserved)
+  PowerModel power;
+  double energy_start_joules = 0;  // counter value at t = 0 (energy since driver load)
+  ComputeMode compute_mode = ComputeMode::kDefault;
+  bool gpm_supported = false;             // Hopper and later
+  bool per_process_utilization = true;    // the driver returns per-PID SM samples
+  bool forbidden = false;                 // handle by index returns NO_PERMISSION
+  bool mig_enabled = false;
+  uint32_t mig_total_slices = 7;
+  std::vector<MigInstance> mig_instances;
+  Sharing sharing;
+};
+
+struct Container {
+  std::string name;
+  std::string id;                        // "containerd://<64 hex>"
+  std::vector<std::string> device_ids;   // as the kubelet reports them: GPU-…, MIG-…, …::N
+  std::map<std::string, std::string> requests;  // resource name -> quantity
+};
+
+struct Pod {
+  std::string ns;
+  std::string name;
+  std::string uid;
+  std::string qos = "BestEffort";
+  std::map<std::string, std::string> labels;
+  std::vector<Container> containers;
+};
+
+// Identifies a container as "namespace/pod/container".
+struct ContainerRef {
+  std::string ns, pod, container;
+  std::string Key() const { return ns + "/" + pod + "/" + container; }
+};
+
+// Duty cycle from at_s on, until the next point.
+struct DutyPoint {
+  double at_s = 0;
+  double duty = 0;  // fraction of time this process keeps the SMs busy, [0, 1]
+};
+
+// What one process does on one unit (a GPU, or a MIG instance on MIG-enabled GPUs).
+struct DeviceUsage {
+  std::string unit_uuid;  // GPU-… or MIG-…
+  uint64_t memory_bytes = 0;          // at process start
+  double memory_growth_bytes_per_s = 0;
+  std::optional<uint64_t> memory_max_bytes;
+  std::vector<DutyPoint> duty;  // sorted by at_s; before the first point the duty is 0
+};
+
+enum class ProcessList { kCompute, kMps };  // which NVML running-process list shows it
+
+struct Process {
+  uint32_t pid = 0;
+  std::string name;
+  std::optional<ContainerRef> container;  // empty: a host process
+  std::map<std::string, std::string> env;
+  ProcessList list = ProcessList::kCompute;
+  double start_s = 0;
+  std::optional<double> end_s;  // the process exits here
+  std::vector<DeviceUsage> usage;
+};
+
+enum class FaultKind { kCallError, kGpuLost, kDelay };
+
+struct Fault {
+  FaultKind kind = FaultKind::kCallError;
+  std::string call;                   // NVML symbol, e.g. "nvmlDeviceGetPowerUsage"; "*" = all
+  std::optional<uint32_t> gpu_index;  // empty: every GPU
+  int code = 0;                       // nvmlReturn_t for kCallError
+  double from_s = 0;
+  std::optional<double> to_s;         // empty: until the end
+  uint32_t delay_ms = 0;              // kDelay: the call blocks this long
+};
+
+struct Driver {
+  std::string version = "580.65.06";
+  std::string nvml_version = "13.580.65.06";
+  int cuda_version = 13000;
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string source;   // file it was loaded from
+  std::string node_name;
+  double duration_s = 300;
+  Driver driver;
+  std::vector<Gpu> gpus;
+  std::vector<Pod> pods;
+  std::vector<Process> processes;
+  std::vector<Fault> faults;
+
+  const Gpu* FindGpuByUuid(const std::string& uuid) const;
+  const Gpu* FindGpuByIndex(uint32_t index) const;
+  // The GPU that holds this unit (a GPU UUID or a MIG UUID), and the MIG instance when it is one.
+  struct UnitRef {
+    const Gpu* gpu = nullptr;
+    const MigInstance* mig = nullptr;
+  };
+  UnitRef FindUnit(const std::string& unit_uuid) const;
+  const Pod* FindPod(const std::string& ns, const std::string& pod_name) const;
+};
+
+}  // namespace gpumeter::scenario
