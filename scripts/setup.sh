@@ -8,7 +8,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libcpp-httplib-dev prometheus-cpp-dev libexpected-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  prometheus
+  prometheus curl
 )
 
 missing=()

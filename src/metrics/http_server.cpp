@@ -2,7 +2,10 @@
 
 #include <httplib.h>
 
+#include <sys/socket.h>
+
 #include <charconv>
+#include <chrono>
 
 namespace gpumeter::metrics {
 
@@ -45,6 +48,12 @@ Expected<void> HttpServer::Start(const std::string& listen) {
     res.set_content(ready ? "ready\n" : "waiting for the first sample\n", "text/plain");
   });
 
+  // httplib's default also sets SO_REUSEPORT, which lets a second agent bind the same port and
+  // silently take half the scrapes. Keep SO_REUSEADDR (fast restarts) only.
+  server_->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    (void)setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // best effort
+  });
   int bound = port;
   if (port == 0) {
     bound = server_->bind_to_any_port(host);
@@ -56,6 +65,9 @@ Expected<void> HttpServer::Start(const std::string& listen) {
   const bool v6 = host.find(':') != std::string::npos;
   url_ = "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(bound);
   thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // stop() is a no-op until the listen loop runs; wait for it so Stop() cannot miss it.
+  for (int i = 0; i < 5000 && !server_->is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!server_->is_running()) return MakeError(ErrorCode::kInternal, "--listen " + listen + ": HTTP server did not start");
   return {};
 }
 

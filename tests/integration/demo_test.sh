@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# End to end: `gpumeter demo` on the bundled scenarios loads the fake NVML through the real
+# loader, prints its table, and serves /metrics that promtool accepts. Bad input is refused.
+# Usage: demo_test.sh PATH/TO/gpumeter
+set -euo pipefail
+bin=$1
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+run_demo() {  # scenario profile
+  local out=$work/$1-$2.out
+  "$bin" demo --scenario "$1" --driver-profile "$2" --duration 4 --refresh 2 --interval 0.2 \
+    --listen 127.0.0.1:0 >"$out" 2>&1 &
+  local pid=$!
+  local url=""
+  for _ in $(seq 1 100); do
+    url=$(sed -n 's|^metrics: \(http://[^ ]*\)/metrics.*|\1|p' "$out")
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  [ -n "$url" ] || { cat "$out"; fail "$1/$2: demo printed no metrics address"; }
+  curl -fs "$url/readyz" >/dev/null 2>&1 || true  # may be 503 this early; must not fail
+  # The first table appears after two passes (rates need a window); scrape after it.
+  for _ in $(seq 1 100); do
+    grep -q '^--- t=' "$out" && break
+    sleep 0.1
+  done
+  curl -fsS "$url/readyz" | grep -qx ready || fail "$1/$2: not ready after two passes"
+  curl -fsS "$url/metrics" >"$work/$1-$2.prom" || fail "$1/$2: scrape failed"
+  curl -fsS "$url/healthz" | grep -qx ok || fail "$1/$2: /healthz"
+  wait "$pid" || { cat "$out"; fail "$1/$2: demo exited non-zero"; }
+  if command -v promtool >/dev/null; then
+    promtool check metrics <"$work/$1-$2.prom" || fail "$1/$2: promtool found problems"
+  fi
+  grep -q '^gpumeter_source_up{node="[^"]*",source="nvml"} 1$' "$work/$1-$2.prom" || fail "$1/$2: source not up"
+  grep -q '^GPU MODEL' "$out" || { cat "$out"; fail "$1/$2: no table printed"; }
+  echo "ok: $1 on $2"
+}
+
+for s in exclusive timeslice-h100 mps-a100 mig-h200 node-8gpu; do run_demo "$s" r580; done
+for p in r535_43 r470 r418; do run_demo node-8gpu "$p"; done
+
+# Content checks on the 8-GPU node: pods by name, the MIG instances, the failing power call.
+prom=$work/node-8gpu-r580.prom
+out=$work/node-8gpu-r580.out
+grep -q 'pod="detector-train-0",container="trainer",owner="container"' "$prom" || fail "no pod labels"
+grep -q '^gpumeter_mig_sm_active_ratio{.*mig_uuid="MIG-' "$prom" || fail "no MIG GPM activity"
+[ "$(grep -c '^gpumeter_gpu_info{' "$prom")" -eq 8 ] || fail "expected 8 GPUs"
+grep -q 'vision/detector-train-0/trainer' "$out" || fail "table lacks pod owner"
+grep -q 'nvmlDeviceGetPowerUsage: Unknown Error (code 999)' "$out" || fail "table lacks the injected NVML failure"
+
+# Bad input: the demo refuses to start and says why.
+expect_refusal() {  # description, expected text, args...
+  local what=$1 text=$2; shift 2
+  local rc=0
+  "$bin" demo --duration 1 "$@" >"$work/bad.out" 2>&1 || rc=$?
+  [ "$rc" -eq 2 ] || { cat "$work/bad.out"; fail "$what: exit code $rc, expected 2"; }
+  grep -qF -- "$text" "$work/bad.out" || { cat "$work/bad.out"; fail "$what: message lacks '$text'"; }
+  echo "ok: refuses $what"
+}
+printf 'name: x\ngpus:\n  - {index: 0, uuid: GPU-a, model: T, memory_mib: -1, power: {idle_watts: 1, max_watts: 2}}\n' >"$work/neg.yaml"
+expect_refusal "negative memory" "gpus[0].memory_mib" --scenario "$work/neg.yaml" --listen 127.0.0.1:0
+expect_refusal "unknown scenario" "no bundled scenario named 'nope'" --scenario nope --listen 127.0.0.1:0
+expect_refusal "missing file" "no such scenario file" --scenario "$work/missing.yaml" --listen 127.0.0.1:0
+expect_refusal "bad listen" "expected HOST:PORT" --listen nonsense
+echo "demo end-to-end: all passed"
