@@ -131,6 +131,9 @@ Expected<gpu::GpuSnapshot> NvmlGpuSource::Sample() {
     gpu::DeviceSample dev;
     dev.index = i;
     SampleDevice(h, dev, snap.timestamp_us);
+    // A lost GPU cannot tell its UUID; indices are stable while the driver stays loaded.
+    if (!dev.uuid.empty()) uuid_by_index_[i] = dev.uuid;
+    else if (auto known = uuid_by_index_.find(i); known != uuid_by_index_.end()) dev.uuid = known->second;
     snap.devices.push_back(std::move(dev));
   }
   return snap;

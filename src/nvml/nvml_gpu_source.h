@@ -67,6 +67,7 @@ class NvmlGpuSource final : public gpu::GpuSource {
   gpu::Capabilities caps_;
   ProcessApi procs_;
   std::map<std::string, uint64_t> last_seen_us_;               // per GPU UUID
+  std::map<unsigned int, std::string> uuid_by_index_;          // names a GPU once it is lost
   std::map<std::string, bool> gpm_supported_;                  // per GPU UUID
   std::map<std::string, std::unique_ptr<GpmSample>> gpm_prev_;  // per unit key
 };

@@ -228,15 +228,20 @@ TEST(NvmlSource, FailingCallDegradesThatGpuOnly) {
 }
 
 TEST(NvmlSource, LostGpuIsMarkedAndOthersContinue) {
-  FakeNvml f("r580", testing::ScenarioPath("node-8gpu"), 250);  // GPU 7 lost from 240 s
+  FakeNvml f("r580", testing::ScenarioPath("node-8gpu"), 230);  // GPU 7 lost from 240 s
+  EXPECT_FALSE(f.Sample().devices[7].lost);
+  f.SetTime(250);
   const auto snap = f.Sample();
   ASSERT_EQ(snap.devices.size(), 8u);
   const auto& lost = snap.devices[7];
   EXPECT_TRUE(lost.lost);
-  EXPECT_TRUE(lost.uuid.empty());  // even the UUID call fails on a lost GPU
+  // Even the UUID call fails on a lost GPU; the source names it from the earlier pass.
+  EXPECT_EQ(lost.uuid, "GPU-7e1d0007-aa10-4c2b-9e3f-5b6a7c8d9e07");
   ASSERT_FALSE(lost.errors.empty());
   EXPECT_EQ(lost.errors[0].code, 15);
   EXPECT_FALSE(lost.memory);
+  FakeNvml fresh("r580", testing::ScenarioPath("node-8gpu"), 250);
+  EXPECT_TRUE(fresh.Sample().devices[7].uuid.empty()) << "lost before it was ever seen: unknown";
   for (int i = 0; i < 7; ++i) {
     EXPECT_FALSE(snap.devices[static_cast<size_t>(i)].lost) << i;
   }

@@ -1,0 +1,28 @@
+# The two commands of the README, on a fresh Debian 12 machine as root:
+#   make demo   - installs what is missing, builds, runs the demo on a simulated node
+#   make test   - installs what is missing, builds, runs every test
+# CMAKE_FLAGS adds CMake options (CI: -DGPUMETER_WERROR=ON, -DGPUMETER_SANITIZE=ON);
+# DEMO_ARGS passes options to `gpumeter demo` (default: 10 scenario seconds per second, 30 s;
+# e.g. DEMO_ARGS="--scenario mig-h200 --duration 0" runs until Ctrl-C).
+BUILD ?= build
+BUILD_TYPE ?= RelWithDebInfo
+CMAKE_FLAGS ?=
+DEMO_ARGS ?= --speedup 10
+
+.PHONY: setup build demo test clean
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j2
+
+demo: build
+	$(BUILD)/gpumeter demo $(DEMO_ARGS)
+
+test: build
+	cd $(BUILD) && ctest -j2 --output-on-failure
+
+clean:
+	rm -rf build build-*
