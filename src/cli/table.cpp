@@ -54,10 +54,7 @@ std::string RenderTable(const sampler::SamplerHealth& health, const metrics::Nod
                        d.energy_joules ? fmt::format("{:.1f}", *d.energy_joules / 1000) : "?",
                        d.lost ? "  GPU LOST" : "");
     for (const auto& e : d.errors) out += fmt::format("      ! {}: {} (code {})\n", e.call, e.message, e.code);
-    std::map<uint32_t, uint32_t> sm;
-    std::map<uint32_t, uint64_t> ts;
-    for (const auto& s : d.process_util)
-      if (s.timestamp_us >= ts[s.pid]) ts[s.pid] = s.timestamp_us, sm[s.pid] = s.sm_percent;
+    const auto sm = gpu::LatestSmPercent(d);
     if (!d.mig_enabled) {
       if (!d.processes.empty())
         out += fmt::format("      {:<8} {:<4} {:<48} {:>9} {:>6}\n", "PID", "TYPE", "OWNER", "MEMORY", "SM");

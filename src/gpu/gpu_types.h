@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -94,5 +95,9 @@ struct GpuSnapshot {
 };
 
 const char* ToString(ComputeMode mode);
+
+// The newest per-process SM sample of each PID in the device's window, in percent. A listed
+// process without an entry had no sample: NVML reports busy processes only.
+std::map<uint32_t, uint32_t> LatestSmPercent(const DeviceSample& device);
 
 }  // namespace gpumeter::gpu

@@ -91,14 +91,7 @@ std::vector<MetricFamily> BuildFamilies(const sampler::SamplerHealth& health, co
       f.Add("gpumeter_gpu_energy_joules_total", "Energy used since the driver was loaded (NVML counter).", C, gl, *d.energy_joules);
 
     // Process memory and SM samples, by owner.
-    std::map<uint32_t, double> sm_latest;
-    std::map<uint32_t, uint64_t> sm_ts;
-    for (const auto& s : d.process_util) {
-      if (s.timestamp_us >= sm_ts[s.pid]) {
-        sm_ts[s.pid] = s.timestamp_us;
-        sm_latest[s.pid] = s.sm_percent / 100.0;
-      }
-    }
+    const auto sm_latest = gpu::LatestSmPercent(d);
     auto process_labels = [&](uint32_t pid, const std::string& unit) {
       std::vector<ClientMetric::Label> l{{"node", ctx.node}, {"uuid", unit}, {"pid", std::to_string(pid)}};
       const auto owner = ctx.owner ? ctx.owner(pid) : std::nullopt;
@@ -117,7 +110,7 @@ std::vector<MetricFamily> BuildFamilies(const sampler::SamplerHealth& health, co
         // A listed process without a sample in the window was idle: NVML only reports busy PIDs.
         if (util)
           f.Add("gpumeter_process_sm_ratio", "Latest per-process SM sample, 0-1; 0 when the process had no sample in the window (NVML reports busy processes only); absent where the driver has no per-process utilization.", G, l,
-                sm_latest.count(p.pid) ? sm_latest[p.pid] : 0.0);
+                sm_latest.count(p.pid) ? sm_latest.at(p.pid) / 100.0 : 0.0);
       }
     };
     const bool util = d.process_utilization_supported && !d.mig_enabled;

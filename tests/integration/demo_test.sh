@@ -50,6 +50,16 @@ grep -q '^gpumeter_mig_sm_active_ratio{.*mig_uuid="MIG-' "$prom" || fail "no MIG
 grep -q 'vision/detector-train-0/trainer' "$out" || fail "table lacks pod owner"
 grep -q 'nvmlDeviceGetPowerUsage: Unknown Error (code 999)' "$out" || fail "table lacks the injected NVML failure"
 
+# Ctrl-C (SIGINT) ends a demo started without a duration, cleanly.
+"$bin" demo --scenario exclusive --duration 0 --interval 0.2 --listen 127.0.0.1:0 >"$work/sigint.out" 2>&1 &
+demo_pid=$!
+for _ in $(seq 1 100); do grep -q '^--- t=' "$work/sigint.out" && break; sleep 0.1; done
+kill -INT "$demo_pid"
+rc=0; wait "$demo_pid" || rc=$?
+[ "$rc" -eq 0 ] || { cat "$work/sigint.out"; fail "SIGINT: exit code $rc"; }
+grep -q 'stopping on signal 2' "$work/sigint.out" || fail "SIGINT: no stop message"
+echo "ok: stops on Ctrl-C"
+
 # Bad input: the demo refuses to start and says why.
 expect_refusal() {  # description, expected text, args...
   local what=$1 text=$2; shift 2
