@@ -1,0 +1,170 @@
+#include "attribution/attribute.h"
+
+#include <algorithm>
+#include <map>
+
+namespace gpumeter::attribution {
+namespace {
+
+const Owner kIdle{OwnerKind::kIdle, {}, {}, {}};
+const Owner kSystem{OwnerKind::kSystem, {}, {}, {}};
+const Owner kUnattributed{OwnerKind::kUnattributed, {}, {}, {}};
+
+Owner OwnerOf(const ProcessObservation& p) { return p.owner.value_or(kUnattributed); }
+
+// Accumulates per-owner amounts; a rule text is kept per owner (the last non-empty one wins,
+// and within one unit every owner's amount comes from a single rule).
+class Accumulator {
+ public:
+  // Amounts at or below these are rounding residue (e.g. busy − Σ shares summed in another
+  // order), not a measurement: they make no row, so the result does not depend on process order.
+  Accumulator(double memory_epsilon, double compute_epsilon)
+      : memory_epsilon_(memory_epsilon), compute_epsilon_(compute_epsilon) {}
+  void Memory(const Owner& o, double v, const std::string& rule) {
+    if (v <= memory_epsilon_) return;
+    auto& r = Get(o);
+    r.memory_byte_seconds += v;
+    r.memory_rule = rule;
+  }
+  void Compute(const Owner& o, double v, const std::string& rule) {
+    if (v <= compute_epsilon_) return;
+    auto& r = Get(o);
+    r.compute_seconds += v;
+    r.compute_rule = rule;
+  }
+  std::vector<Row> Take() {
+    std::vector<Row> out;
+    for (auto& [o, r] : rows_) out.push_back(std::move(r));
+    return out;
+  }
+
+ private:
+  Row& Get(const Owner& o) {
+    auto [it, fresh] = rows_.try_emplace(o);
+    if (fresh) it->second.owner = o;
+    return it->second;
+  }
+  double memory_epsilon_, compute_epsilon_;
+  std::map<Owner, Row> rows_;
+};
+
+constexpr double kResidue = 1e-12;  // relative to capacity; far below the 1e-9 conservation bound
+
+void AttributeMemory(const UnitObservation& u, double seconds, Accumulator& acc) {
+  const double total = static_cast<double>(u.memory_total_bytes);
+  const double reserved = std::min(total, static_cast<double>(u.memory_reserved_bytes.value_or(0)));
+  double known = 0;
+  for (const auto& p : u.processes) known += static_cast<double>(p.memory_bytes.value_or(0));
+  // What processes may hold: `used` when NVML gave it, else everything not reserved.
+  const double ceiling = u.memory_used_bytes ? std::min(static_cast<double>(*u.memory_used_bytes), total - reserved)
+                                             : total - reserved;
+  // Per-process figures above the device's own count are sampling skew: scale them down.
+  const double scale = known > ceiling && known > 0 ? ceiling / known : 1.0;
+  for (const auto& p : u.processes)
+    if (p.memory_bytes)
+      acc.Memory(OwnerOf(p), static_cast<double>(*p.memory_bytes) * scale * seconds,
+                 scale < 1.0 ? "process usedGpuMemory, scaled to device used" : "process usedGpuMemory");
+  const double placed = known * scale;
+  acc.Memory(kSystem, reserved * seconds, "driver reservation (NVML memory v2)");
+  if (u.memory_used_bytes) {
+    // Used but not by any process we could size: context overhead, processes NVML reports as N/A,
+    // or (NVML v1) the reservation counted inside `used`.
+    acc.Memory(kUnattributed, (ceiling - placed) * seconds,
+               u.memory_reserved_bytes ? "device used minus process memory" : "device used minus process memory (reservation unknown: NVML v1)");
+    acc.Memory(kIdle, (total - reserved - ceiling) * seconds, "device free memory");
+  } else {
+    acc.Memory(kUnattributed, (total - reserved - placed) * seconds, "device memory state unknown");
+  }
+}
+
+void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc) {
+  double sampled = 0;
+  bool all_sampled = !u.processes.empty();
+  for (const auto& p : u.processes) {
+    if (p.sm_fraction) sampled += std::clamp(*p.sm_fraction, 0.0, 1.0);
+    else all_sampled = false;
+  }
+  std::optional<double> busy = u.busy_fraction;
+  std::string busy_rule = "device busy fraction";
+  if (!busy && all_sampled) {
+    busy = std::min(1.0, sampled);
+    busy_rule = "sum of per-process samples";
+  }
+  if (!busy) {
+    acc.Compute(kUnattributed, seconds, "unit activity unknown");
+    return;
+  }
+  const double b = std::clamp(*busy, 0.0, 1.0);
+  acc.Compute(kIdle, (1.0 - b) * seconds, "unit not busy (" + busy_rule + ")");
+  const std::string mode = ToString(u.mode);
+
+  double placed = 0;
+  const bool any_sampled = std::any_of(u.processes.begin(), u.processes.end(),
+                                       [](const ProcessObservation& p) { return p.sm_fraction.has_value(); });
+  if (any_sampled) {
+    // Samples above the busy fraction are noise: scale them to it; never above 100 %.
+    const double scale = sampled > b && sampled > 0 ? b / sampled : 1.0;
+    for (const auto& p : u.processes) {
+      if (!p.sm_fraction) continue;
+      const double share = std::clamp(*p.sm_fraction, 0.0, 1.0) * scale;
+      acc.Compute(OwnerOf(p), share * seconds,
+                  mode + ": per-process SM samples" + (scale < 1.0 ? ", scaled to busy" : ""));
+      placed += share;
+    }
+  } else if (!u.processes.empty()) {
+    // No per-process samples: split the busy time by a proxy, and say which.
+    std::map<Owner, double> weight;
+    std::string rule;
+    const bool threads = u.mode == SharingMode::kMps &&
+                         std::all_of(u.processes.begin(), u.processes.end(),
+                                     [](const ProcessObservation& p) { return p.mps_thread_fraction.has_value(); });
+    const bool memory = std::all_of(u.processes.begin(), u.processes.end(),
+                                    [](const ProcessObservation& p) { return p.memory_bytes.has_value(); });
+    for (const auto& p : u.processes) weight[OwnerOf(p)] += 0;
+    if (weight.size() == 1) {
+      weight.begin()->second = 1;
+      rule = mode + ": single tenant holds the busy time";
+    } else if (threads) {
+      for (const auto& p : u.processes) weight[OwnerOf(p)] += std::max(0.0, *p.mps_thread_fraction);
+      rule = mode + ": MPS active-thread percentage (no per-process samples)";
+    } else if (memory) {
+      for (const auto& p : u.processes) weight[OwnerOf(p)] += static_cast<double>(*p.memory_bytes);
+      rule = mode + ": memory share (no per-process samples)";
+    }
+    double sum = 0;
+    for (const auto& [o, w] : weight) sum += w;
+    if (sum > 0) {
+      for (const auto& [o, w] : weight) acc.Compute(o, b * w / sum * seconds, rule);
+      placed = b;
+    }
+  }
+  // Busy time no process accounts for: unattributed, not spread over the others.
+  acc.Compute(kUnattributed, (b - placed) * seconds, mode + ": busy time not covered by process data");
+}
+
+}  // namespace
+
+const char* ToString(SharingMode mode) {
+  switch (mode) {
+    case SharingMode::kExclusive: return "exclusive";
+    case SharingMode::kTimeSlicing: return "time-slicing";
+    case SharingMode::kMps: return "mps";
+    case SharingMode::kMig: return "mig";
+  }
+  return "unknown";
+}
+
+UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
+  UnitLedger out;
+  out.uuid = unit.uuid;
+  out.seconds = seconds;
+  out.memory_capacity_byte_seconds = static_cast<double>(unit.memory_total_bytes) * seconds;
+  if (seconds <= 0) return out;
+  Accumulator acc(kResidue * out.memory_capacity_byte_seconds, kResidue * seconds);
+  AttributeMemory(unit, seconds, acc);
+  AttributeCompute(unit, seconds, acc);
+  out.rows = acc.Take();
+  return out;
+}
+
+}  // namespace gpumeter::attribution

@@ -1,0 +1,64 @@
+// The attribution core, per unit and interval: who held how much of a GPU (or MIG instance).
+// Pure: plain values in, a ledger out; no clock, I/O or globals. Conservation is enforced: for
+// memory and compute the rows of a unit add up to its capacity × interval, and no row is negative.
+// Rules and worked examples: docs/attribution.md.
+//
+// Status: memory and compute. Energy, requested shares and the interval bookkeeping across
+// samples (processes starting mid-interval, late samples, counter wrap) come next.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpumeter::attribution {
+
+enum class OwnerKind { kContainer, kIdle, kSystem, kUnattributed };
+
+struct Owner {
+  OwnerKind kind = OwnerKind::kUnattributed;
+  std::string ns, pod, container;  // kContainer only
+  auto operator<=>(const Owner&) const = default;
+};
+
+enum class SharingMode { kExclusive, kTimeSlicing, kMps, kMig };
+const char* ToString(SharingMode mode);
+
+struct ProcessObservation {
+  uint32_t pid = 0;
+  std::optional<Owner> owner;             // unknown container: counted as unattributed
+  std::optional<uint64_t> memory_bytes;   // NVML usedGpuMemory
+  std::optional<double> sm_fraction;      // mean per-process SM share over the interval, [0, 1]
+  std::optional<double> mps_thread_fraction;  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE / 100
+};
+
+struct UnitObservation {
+  std::string uuid;
+  SharingMode mode = SharingMode::kExclusive;
+  uint64_t memory_total_bytes = 0;
+  std::optional<uint64_t> memory_used_bytes;      // excluding the reservation when it is known
+  std::optional<uint64_t> memory_reserved_bytes;  // driver/firmware (NVML v2 only)
+  std::optional<double> busy_fraction;            // device (or GPM instance) activity, [0, 1]
+  std::vector<ProcessObservation> processes;
+};
+
+struct Row {
+  Owner owner;
+  double memory_byte_seconds = 0;
+  double compute_seconds = 0;   // seconds of the unit's time: 1 compute-second per second
+  std::string memory_rule;      // which rule produced the memory figure
+  std::string compute_rule;
+};
+
+struct UnitLedger {
+  std::string uuid;
+  double seconds = 0;
+  double memory_capacity_byte_seconds = 0;
+  std::vector<Row> rows;  // one per owner, sorted by owner
+};
+
+// Attributes one unit over an interval of `seconds` (> 0).
+UnitLedger AttributeUnit(const UnitObservation& unit, double seconds);
+
+}  // namespace gpumeter::attribution
