@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/demo.h"
+#include "cli/simulate.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"gpumeter: per-pod GPU usage and cost on Kubernetes, correct when GPUs are shared"};
@@ -11,6 +12,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "gpumeter 0.1.0");
   gpumeter::cli::DemoOptions demo;
   gpumeter::cli::AddDemoCommand(app, demo);
+  gpumeter::cli::SimulateOptions simulate;
+  gpumeter::cli::AddSimulateCommand(app, simulate);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -18,5 +21,6 @@ int main(int argc, char** argv) {
   }
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   if (app.got_subcommand("demo")) return gpumeter::cli::RunDemo(demo, argv[0]);
+  if (app.got_subcommand("simulate")) return gpumeter::cli::RunSimulate(simulate, argv[0]);
   return 2;
 }

@@ -20,13 +20,13 @@ class Accumulator {
   // order), not a measurement: they make no row, so the result does not depend on process order.
   Accumulator(double memory_epsilon, double compute_epsilon)
       : memory_epsilon_(memory_epsilon), compute_epsilon_(compute_epsilon) {}
-  void Memory(const Owner& o, double v, const std::string& rule) {
+  void Memory(const Owner& o, double v, const char* rule) {
     if (v <= memory_epsilon_) return;
     auto& r = Get(o);
     r.memory_byte_seconds += v;
     r.memory_rule = rule;
   }
-  void Compute(const Owner& o, double v, const std::string& rule) {
+  void Compute(const Owner& o, double v, const char* rule) {
     if (v <= compute_epsilon_) return;
     auto& r = Get(o);
     r.compute_seconds += v;
@@ -85,18 +85,17 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
     else all_sampled = false;
   }
   std::optional<double> busy = u.busy_fraction;
-  std::string busy_rule = "device busy fraction";
+  const char* idle_rule = "unit not busy (device busy fraction)";
   if (!busy && all_sampled) {
     busy = std::min(1.0, sampled);
-    busy_rule = "sum of per-process samples";
+    idle_rule = "unit not busy (sum of per-process samples)";
   }
   if (!busy) {
     acc.Compute(kUnattributed, seconds, "unit activity unknown");
     return;
   }
   const double b = std::clamp(*busy, 0.0, 1.0);
-  acc.Compute(kIdle, (1.0 - b) * seconds, "unit not busy (" + busy_rule + ")");
-  const std::string mode = ToString(u.mode);
+  acc.Compute(kIdle, (1.0 - b) * seconds, idle_rule);
 
   double placed = 0;
   const bool any_sampled = std::any_of(u.processes.begin(), u.processes.end(),
@@ -108,13 +107,13 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
       if (!p.sm_fraction) continue;
       const double share = std::clamp(*p.sm_fraction, 0.0, 1.0) * scale;
       acc.Compute(OwnerOf(p), share * seconds,
-                  mode + ": per-process SM samples" + (scale < 1.0 ? ", scaled to busy" : ""));
+                  scale < 1.0 ? "per-process SM samples, scaled to busy" : "per-process SM samples");
       placed += share;
     }
   } else if (!u.processes.empty()) {
     // No per-process samples: split the busy time by a proxy, and say which.
     std::map<Owner, double> weight;
-    std::string rule;
+    const char* rule = "";
     const bool threads = u.mode == SharingMode::kMps &&
                          std::all_of(u.processes.begin(), u.processes.end(),
                                      [](const ProcessObservation& p) { return p.mps_thread_fraction.has_value(); });
@@ -123,13 +122,13 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
     for (const auto& p : u.processes) weight[OwnerOf(p)] += 0;
     if (weight.size() == 1) {
       weight.begin()->second = 1;
-      rule = mode + ": single tenant holds the busy time";
+      rule = "single tenant holds the busy time";
     } else if (threads) {
       for (const auto& p : u.processes) weight[OwnerOf(p)] += std::max(0.0, *p.mps_thread_fraction);
-      rule = mode + ": MPS active-thread percentage (no per-process samples)";
+      rule = "MPS active-thread percentage (no per-process samples)";
     } else if (memory) {
       for (const auto& p : u.processes) weight[OwnerOf(p)] += static_cast<double>(*p.memory_bytes);
-      rule = mode + ": memory share (no per-process samples)";
+      rule = "memory share (no per-process samples)";
     }
     double sum = 0;
     for (const auto& [o, w] : weight) sum += w;
@@ -139,7 +138,7 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
     }
   }
   // Busy time no process accounts for: unattributed, not spread over the others.
-  acc.Compute(kUnattributed, (b - placed) * seconds, mode + ": busy time not covered by process data");
+  acc.Compute(kUnattributed, (b - placed) * seconds, "busy time not covered by process data");
 }
 
 }  // namespace
@@ -157,6 +156,7 @@ const char* ToString(SharingMode mode) {
 UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
   UnitLedger out;
   out.uuid = unit.uuid;
+  out.mode = unit.mode;
   out.seconds = seconds;
   out.memory_capacity_byte_seconds = static_cast<double>(unit.memory_total_bytes) * seconds;
   if (seconds <= 0) return out;

@@ -47,12 +47,14 @@ struct Row {
   Owner owner;
   double memory_byte_seconds = 0;
   double compute_seconds = 0;   // seconds of the unit's time: 1 compute-second per second
-  std::string memory_rule;      // which rule produced the memory figure
-  std::string compute_rule;
+  // Which rule produced each figure; static strings (the unit's sharing mode is in UnitLedger).
+  const char* memory_rule = "";
+  const char* compute_rule = "";
 };
 
 struct UnitLedger {
   std::string uuid;
+  SharingMode mode = SharingMode::kExclusive;
   double seconds = 0;
   double memory_capacity_byte_seconds = 0;
   std::vector<Row> rows;  // one per owner, sorted by owner

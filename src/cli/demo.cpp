@@ -5,8 +5,8 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
-#include <filesystem>
 
+#include "cli/paths.h"
 #include "cli/scenario_context.h"
 #include "cli/table.h"
 #include "metrics/http_server.h"
@@ -14,37 +14,7 @@
 #include "sampler/sampler.h"
 #include "scenario/loader.h"
 
-#ifndef GPUMETER_SOURCE_SCENARIOS
-#define GPUMETER_SOURCE_SCENARIOS ""
-#endif
-
 namespace gpumeter::cli {
-namespace fs = std::filesystem;
-
-namespace {
-
-fs::path ExeDir(const std::string& argv0) {
-  std::error_code ec;
-  auto p = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) p = fs::absolute(argv0, ec);
-  return p.parent_path();
-}
-
-std::vector<std::string> ScenarioDirs(const DemoOptions& o, const fs::path& exe_dir) {
-  std::vector<std::string> dirs;
-  if (!o.scenario_dir.empty()) dirs.push_back(o.scenario_dir);
-  dirs.push_back((exe_dir / "../share/gpumeter/scenarios").lexically_normal().string());
-  if (*GPUMETER_SOURCE_SCENARIOS) dirs.push_back(GPUMETER_SOURCE_SCENARIOS);
-  return dirs;
-}
-
-std::vector<std::string> FakeLibraryCandidates(const DemoOptions& o, const fs::path& exe_dir) {
-  if (!o.nvml_library.empty()) return {o.nvml_library};
-  return {(exe_dir / "fake_nvml" / o.driver_profile / "libnvidia-ml.so.1").string(),
-          (exe_dir / "../lib/gpumeter/fake_nvml" / o.driver_profile / "libnvidia-ml.so.1").lexically_normal().string()};
-}
-
-}  // namespace
 
 void AddDemoCommand(CLI::App& app, DemoOptions& o) {
   auto* cmd = app.add_subcommand("demo", "Run the agent on a simulated node (fake NVML); no GPU or cluster needed");
@@ -62,8 +32,8 @@ void AddDemoCommand(CLI::App& app, DemoOptions& o) {
 }
 
 int RunDemo(const DemoOptions& o, const std::string& argv0) {
-  const fs::path exe_dir = ExeDir(argv0);
-  auto path = scenario::ResolveScenarioPath(o.scenario, ScenarioDirs(o, exe_dir));
+  const auto exe_dir = ExeDir(argv0);
+  auto path = scenario::ResolveScenarioPath(o.scenario, ScenarioDirs(o.scenario_dir, exe_dir));
   if (!path) {
     spdlog::error("{}", path.error().message);
     return 2;
@@ -94,7 +64,7 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
 
   sampler::CallWatch watch;
   nvml::NvmlSourceOptions nvml_options;
-  nvml_options.library_candidates = FakeLibraryCandidates(o, exe_dir);
+  nvml_options.library_candidates = FakeLibraryCandidates(o.nvml_library, o.driver_profile, exe_dir);
   nvml_options.observer = &watch;
   nvml_options.first_util_lookback_us = static_cast<uint64_t>(o.interval_s * 1e6);
   auto source = nvml::NvmlGpuSource::Create(nvml_options);

@@ -34,6 +34,7 @@ TEST(Attribute, TimeSlicingWithSamplesBelowBusy) {
   UnitObservation u{"GPU-1", SharingMode::kTimeSlicing, 80 * kGiB, 40 * kGiB, 1 * kGiB, 0.70,
                     {{1, kA, 10 * kGiB, 0.30, {}}, {2, kB, 20 * kGiB, 0.25, {}}, {3, kC, std::nullopt, std::nullopt, {}}}};
   const auto l = AttributeUnit(u, 10);
+  EXPECT_EQ(l.mode, SharingMode::kTimeSlicing);
   EXPECT_DOUBLE_EQ(Mem(l, OwnerKind::kContainer, "a"), 10.0 * kGiB * 10);
   EXPECT_DOUBLE_EQ(Mem(l, OwnerKind::kContainer, "b"), 20.0 * kGiB * 10);
   EXPECT_DOUBLE_EQ(Mem(l, OwnerKind::kSystem), 1.0 * kGiB * 10);
@@ -44,7 +45,7 @@ TEST(Attribute, TimeSlicingWithSamplesBelowBusy) {
   EXPECT_NEAR(Cpu(l, OwnerKind::kUnattributed), 1.5, 1e-12) << "not spread over a and b";
   EXPECT_NEAR(Cpu(l, OwnerKind::kIdle), 3.0, 1e-12);
   EXPECT_EQ(Find(l, OwnerKind::kContainer, "c"), nullptr) << "nothing known about c: no row, not a zero";
-  EXPECT_THAT(Find(l, OwnerKind::kContainer, "a")->compute_rule, HasSubstr("time-slicing: per-process SM samples"));
+  EXPECT_THAT(Find(l, OwnerKind::kContainer, "a")->compute_rule, HasSubstr("per-process SM samples"));
 }
 
 TEST(Attribute, SamplesAboveBusyAreScaledDown) {

@@ -1,0 +1,38 @@
+// Turns one NVML sample of a device into the per-unit observations the attribution core takes:
+// the GPU itself, or each MIG instance. Pure. The per-process SM share over the sample's window
+// is estimated from the driver's samples: NVML reports one sample per busy process per driver
+// period, so share = Σ smUtil / 100 / (periods in the window); the period is the smallest
+// spacing between distinct sample timestamps.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "attribution/attribute.h"
+#include "gpu/gpu_types.h"
+
+namespace gpumeter::attribution {
+
+struct ObserveContext {
+  // Owner of a host PID; nullopt when unknown (counted as unattributed).
+  std::function<std::optional<Owner>(uint32_t pid)> owner;
+  // Sharing mode of a physical GPU (exclusive, time-slicing or MPS; MIG is read from NVML).
+  std::function<SharingMode(const std::string& gpu_uuid)> sharing;
+  // MPS active-thread fraction of a PID, from its CUDA_MPS_ACTIVE_THREAD_PERCENTAGE.
+  std::function<std::optional<double>(uint32_t pid)> mps_thread_fraction;
+};
+
+// Observations for the interval that ends with `device`. With the `previous` sample of the same
+// device (null on the first pass), memory is the mean of the readings at both ends: a process
+// seen at one end only held its memory for part of the interval (half, as the best estimate),
+// and linear growth integrates exactly.
+std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gpu::DeviceSample& device,
+                                     const ObserveContext& ctx);
+
+// Mean SM share of each PID over the device's sample window, [0, 1]; empty when the driver gives
+// no per-process utilization. Exposed for tests.
+std::map<uint32_t, double> SmShares(const gpu::DeviceSample& device);
+
+}  // namespace gpumeter::attribution
