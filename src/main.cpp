@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/demo.h"
+#include "cli/probe.h"
 #include "cli/simulate.h"
 
 int main(int argc, char** argv) {
@@ -14,6 +15,8 @@ int main(int argc, char** argv) {
   gpumeter::cli::AddDemoCommand(app, demo);
   gpumeter::cli::SimulateOptions simulate;
   gpumeter::cli::AddSimulateCommand(app, simulate);
+  gpumeter::cli::ProbeOptions probe;
+  gpumeter::cli::AddProbeCommand(app, probe);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -22,5 +25,6 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   if (app.got_subcommand("demo")) return gpumeter::cli::RunDemo(demo, argv[0]);
   if (app.got_subcommand("simulate")) return gpumeter::cli::RunSimulate(simulate, argv[0]);
+  if (app.got_subcommand("probe")) return gpumeter::cli::RunProbe(probe);
   return 2;
 }

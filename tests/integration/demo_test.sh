@@ -74,4 +74,16 @@ expect_refusal "negative memory" "gpus[0].memory_mib" --scenario "$work/neg.yaml
 expect_refusal "unknown scenario" "no bundled scenario named 'nope'" --scenario nope --listen 127.0.0.1:0
 expect_refusal "missing file" "no such scenario file" --scenario "$work/missing.yaml" --listen 127.0.0.1:0
 expect_refusal "bad listen" "expected HOST:PORT" --listen nonsense
+# probe: without a driver it says where it looked and points to the demo; over the fake it
+# prints what the driver returned, unknowns as null.
+rc=0
+"$bin" probe --nvml-library "$work/no-such/libnvidia-ml.so.1" >"$work/probe.out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "probe without NVML: exit $rc"
+grep -q "no-such/libnvidia-ml.so.1" "$work/probe.out" && grep -q "gpumeter demo" "$work/probe.out" || { cat "$work/probe.out"; fail "probe: unclear message"; }
+fake=$(dirname "$bin")/fake_nvml/r470/libnvidia-ml.so.1
+GPUMETER_FAKE_NVML_SCENARIO=$(dirname "$0")/../../scenarios/exclusive.yaml "$bin" probe --nvml-library "$fake" --interval 0.3 >"$work/probe.json"
+grep -q '"memory_api": "nvmlDeviceGetMemoryInfo"' "$work/probe.json" || fail "probe: r470 memory API"
+grep -q '"reserved_bytes": null' "$work/probe.json" || fail "probe: unknown reservation must be null"
+grep -q '"uuid": "GPU-2f1a7c3e-5b9d-4e21-9c44-0a1b2c3d4e01"' "$work/probe.json" || fail "probe: device"
+echo "ok: probe"
 echo "demo end-to-end: all passed"
