@@ -290,11 +290,10 @@ struct UtilSample {
   unsigned long long ts;
   unsigned int sm, mem;
 };
-}  // namespace
 
 // Samples newer than last_seen_us from the driver's rolling buffer: one per busy process per
 // period, stamped at the period's end. Processes with zero utilization get no sample.
-static std::vector<UtilSample> CollectUtil(const scenario::Scenario& s, const std::string& unit,
+std::vector<UtilSample> CollectUtil(const scenario::Scenario& s, const std::string& unit,
                                            double now_s, double last_seen_s,
                                            const std::function<uint64_t(double)>& epoch_us) {
   std::vector<UtilSample> out;
@@ -312,6 +311,7 @@ static std::vector<UtilSample> CollectUtil(const scenario::Scenario& s, const st
   }
   return out;
 }
+}  // namespace
 
 nvmlReturn_t FakeDriver::ProcessUtil(nvmlDevice_t d, unsigned long long last_seen_us, unsigned int* count,
                                      nvmlProcessUtilizationSample_t* samples) {

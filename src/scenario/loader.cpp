@@ -202,7 +202,8 @@ Process ParseProcess(const Field& f) {
   return p;
 }
 
-Fault ParseFault(const Field& f, Scenario& s) {
+// A `process-exit` fault is applied to its process's end_s here and yields no Fault.
+std::optional<Fault> ParseFault(const Field& f, Scenario& s) {
   f.ExpectMap({"kind", "call", "gpu", "code", "from_s", "to_s", "delay_ms", "pid", "at_s"});
   const auto kind = f.Child("kind").Str();
   Fault out;
@@ -218,9 +219,7 @@ Fault ParseFault(const Field& f, Scenario& s) {
       }
     }
     if (!found) f.Child("pid").Fail("no process with this pid is running at at_s");
-    out.kind = FaultKind::kCallError;
-    out.call.clear();  // marker: consumed
-    return out;
+    return std::nullopt;
   }
   if (kind == "call-error") out.kind = FaultKind::kCallError;
   else if (kind == "gpu-lost") out.kind = FaultKind::kGpuLost;
@@ -274,8 +273,7 @@ Scenario ParseRoot(const Field& root) {
   if (auto faults = root.Optional("faults")) {
     faults->ExpectSequence();
     for (size_t i = 0; i < faults->Size(); ++i) {
-      Fault f = ParseFault(faults->At(i), s);
-      if (!f.call.empty()) s.faults.push_back(std::move(f));
+      if (auto f = ParseFault(faults->At(i), s)) s.faults.push_back(std::move(*f));
     }
   }
   return s;
