@@ -33,19 +33,15 @@ void AddDemoCommand(CLI::App& app, DemoOptions& o) {
 
 int RunDemo(const DemoOptions& o, const std::string& argv0) {
   const auto exe_dir = ExeDir(argv0);
-  auto path = scenario::ResolveScenarioPath(o.scenario, ScenarioDirs(o.scenario_dir, exe_dir));
-  if (!path) {
-    spdlog::error("{}", path.error().message);
-    return 2;
-  }
   // Validate here, so a bad scenario stops the demo with the loader's message instead of a
   // driver-style error code from the fake library.
-  auto loaded = scenario::LoadScenarioFile(*path);
+  auto loaded = LoadScenario(o.scenario, o.scenario_dir, exe_dir);
   if (!loaded) {
-    spdlog::error("refusing to start: {}", loaded.error().message);
+    spdlog::error("{}", loaded.error().message);
     return 2;
   }
-  auto scen = std::make_shared<const scenario::Scenario>(std::move(*loaded));
+  const auto path = &loaded->path;
+  auto scen = std::make_shared<const scenario::Scenario>(std::move(loaded->scenario));
   if (auto listen = metrics::ParseListen(o.listen); !listen) {
     spdlog::error("{}", listen.error().message);
     return 2;

@@ -1,5 +1,7 @@
 #include "cli/paths.h"
 
+#include "scenario/loader.h"
+
 #ifndef GPUMETER_SOURCE_SCENARIOS
 #define GPUMETER_SOURCE_SCENARIOS ""
 #endif
@@ -27,6 +29,15 @@ std::vector<std::string> FakeLibraryCandidates(const std::string& explicit_path,
   if (!explicit_path.empty()) return {explicit_path};
   return {(exe_dir / "fake_nvml" / profile / "libnvidia-ml.so.1").string(),
           (exe_dir / "../lib/gpumeter/fake_nvml" / profile / "libnvidia-ml.so.1").lexically_normal().string()};
+}
+
+Expected<LoadedScenario> LoadScenario(const std::string& name_or_file, const std::string& extra_dir,
+                                      const fs::path& exe_dir) {
+  auto path = scenario::ResolveScenarioPath(name_or_file, ScenarioDirs(extra_dir, exe_dir));
+  if (!path) return tl::unexpected(path.error());
+  auto loaded = scenario::LoadScenarioFile(*path);
+  if (!loaded) return MakeError(loaded.error().code, "refusing to start: " + loaded.error().message);
+  return LoadedScenario{*path, std::move(*loaded)};
 }
 
 }  // namespace gpumeter::cli

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
+#include "scenario/model.h"
+
 namespace gpumeter::cli {
 
 std::filesystem::path ExeDir(const std::string& argv0);
@@ -13,5 +16,14 @@ std::vector<std::string> ScenarioDirs(const std::string& extra_dir, const std::f
 // The fake libnvidia-ml.so.1 of `profile`, or `explicit_path` when given.
 std::vector<std::string> FakeLibraryCandidates(const std::string& explicit_path, const std::string& profile,
                                                const std::filesystem::path& exe_dir);
+
+struct LoadedScenario {
+  std::string path;
+  scenario::Scenario scenario;
+};
+// Resolves NAME|FILE against the scenario directories and loads it, validated. The error is the
+// loader's message (file, path inside it, what is wrong): callers refuse to start with it.
+Expected<LoadedScenario> LoadScenario(const std::string& name_or_file, const std::string& extra_dir,
+                                      const std::filesystem::path& exe_dir);
 
 }  // namespace gpumeter::cli

@@ -104,17 +104,13 @@ void AddSimulateCommand(CLI::App& app, SimulateOptions& o) {
 
 int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
   const auto exe_dir = ExeDir(argv0);
-  auto path = scenario::ResolveScenarioPath(o.scenario, ScenarioDirs(o.scenario_dir, exe_dir));
-  if (!path) {
-    spdlog::error("{}", path.error().message);
-    return 2;
-  }
-  auto loaded = scenario::LoadScenarioFile(*path);
+  auto loaded = LoadScenario(o.scenario, o.scenario_dir, exe_dir);
   if (!loaded) {
-    spdlog::error("refusing to start: {}", loaded.error().message);
+    spdlog::error("{}", loaded.error().message);
     return 2;
   }
-  const scenario::Scenario& s = *loaded;
+  const auto path = &loaded->path;
+  const scenario::Scenario& s = loaded->scenario;
   const double to = o.to_s > 0 ? o.to_s : s.duration_s;
   if (to <= o.from_s + o.step_s) {
     spdlog::error("--from {} / --to {}: the run must span more than one --step", o.from_s, to);
