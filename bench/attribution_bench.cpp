@@ -16,9 +16,9 @@ std::vector<UnitObservation> LargeNode() {
   for (int g = 0; g < 8; ++g)
     for (int m = 0; m < 7; ++m)
       units.push_back({"MIG-" + std::to_string(g) + "-" + std::to_string(m), SharingMode::kMig, 10ull << 30,
-                       4ull << 30, 0, 0.5, {}});
+                       4ull << 30, 0, 0.5, {}, std::nullopt, ""});
   for (int g = 0; g < 8; ++g)
-    units.push_back({"GPU-" + std::to_string(g), SharingMode::kTimeSlicing, 80ull << 30, 60ull << 30, 1ull << 29, 0.8, {}});
+    units.push_back({"GPU-" + std::to_string(g), SharingMode::kTimeSlicing, 80ull << 30, 60ull << 30, 1ull << 29, 0.8, {}, 800.0, "energy counter delta"});
   for (uint32_t pid = 0; pid < 500; ++pid) {
     ProcessObservation p;
     p.pid = 1000 + pid;

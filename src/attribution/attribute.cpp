@@ -32,6 +32,15 @@ class Accumulator {
     r.compute_seconds += v;
     r.compute_rule = rule;
   }
+  // Energy follows the unit's time: each owner gets the energy of its share of the interval
+  // (idle time's energy is idle's). Exact when power is constant within the interval.
+  void SplitEnergy(double joules, double seconds, const char* rule) {
+    for (auto& [o, r] : rows_) {
+      if (r.compute_seconds <= 0) continue;
+      r.energy_joules = joules * r.compute_seconds / seconds;
+      r.energy_rule = rule;
+    }
+  }
   std::vector<Row> Take() {
     std::vector<Row> out;
     for (auto& [o, r] : rows_) out.push_back(std::move(r));
@@ -163,6 +172,10 @@ UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
   Accumulator acc(kResidue * out.memory_capacity_byte_seconds, kResidue * seconds);
   AttributeMemory(unit, seconds, acc);
   AttributeCompute(unit, seconds, acc);
+  if (unit.energy_joules && *unit.energy_joules >= 0) {
+    out.energy_joules = unit.energy_joules;
+    acc.SplitEnergy(*unit.energy_joules, seconds, unit.energy_rule);
+  }
   out.rows = acc.Take();
   return out;
 }

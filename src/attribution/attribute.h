@@ -3,8 +3,8 @@
 // memory and compute the rows of a unit add up to its capacity × interval, and no row is negative.
 // Rules and worked examples: docs/attribution.md.
 //
-// Status: memory and compute. Energy, requested shares and the interval bookkeeping across
-// samples (processes starting mid-interval, late samples, counter wrap) come next.
+// Status: memory, compute, and energy for whole GPUs. Energy of MIG instances and requested
+// shares come next.
 #pragma once
 
 #include <cstdint>
@@ -41,15 +41,19 @@ struct UnitObservation {
   std::optional<uint64_t> memory_reserved_bytes;  // driver/firmware (NVML v2 only)
   std::optional<double> busy_fraction;            // device (or GPM instance) activity, [0, 1]
   std::vector<ProcessObservation> processes;
+  std::optional<double> energy_joules;            // the unit's energy over the interval
+  const char* energy_rule = "";                   // how energy_joules was obtained (static string)
 };
 
 struct Row {
   Owner owner;
   double memory_byte_seconds = 0;
   double compute_seconds = 0;   // seconds of the unit's time: 1 compute-second per second
+  double energy_joules = 0;     // 0 in every row when UnitLedger::energy_joules is unknown
   // Which rule produced each figure; static strings (the unit's sharing mode is in UnitLedger).
   const char* memory_rule = "";
   const char* compute_rule = "";
+  const char* energy_rule = "";
 };
 
 struct UnitLedger {
@@ -57,6 +61,7 @@ struct UnitLedger {
   SharingMode mode = SharingMode::kExclusive;
   double seconds = 0;
   double memory_capacity_byte_seconds = 0;
+  std::optional<double> energy_joules;  // the unit's energy; unknown: no energy in any row
   std::vector<Row> rows;  // one per owner, sorted by owner
 };
 

@@ -54,7 +54,7 @@ void SetMemory(UnitObservation& u, const std::optional<gpu::MemoryInfo>& now, co
 }  // namespace
 
 std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
-                                     const ObserveContext& ctx) {
+                                     double seconds, const ObserveContext& ctx) {
   std::vector<UnitObservation> out;
   if (d.lost || d.uuid.empty()) return out;
   if (previous && (previous->uuid != d.uuid || previous->lost)) previous = nullptr;
@@ -109,6 +109,13 @@ std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gp
   if (d.sm_active_ratio) u.busy_fraction = d.sm_active_ratio;
   else if (d.utilization_gpu_percent) u.busy_fraction = *d.utilization_gpu_percent / 100.0;
   u.processes = processes(d.processes, previous ? &previous->processes : nullptr, SmShares(d));
+  if (previous && previous->energy_joules && d.energy_joules && *d.energy_joules >= *previous->energy_joules) {
+    u.energy_joules = *d.energy_joules - *previous->energy_joules;
+    u.energy_rule = "energy counter delta";
+  } else if (previous && previous->power_watts && d.power_watts) {
+    u.energy_joules = (*previous->power_watts + *d.power_watts) / 2 * seconds;
+    u.energy_rule = "mean board power x time (energy counter missing or reset)";
+  }
   out.push_back(std::move(u));
   return out;
 }

@@ -27,9 +27,11 @@ struct ObserveContext {
 // Observations for the interval that ends with `device`. With the `previous` sample of the same
 // device (null on the first pass), memory is the mean of the readings at both ends: a process
 // seen at one end only held its memory for part of the interval (half, as the best estimate),
-// and linear growth integrates exactly.
+// and linear growth integrates exactly. Energy of a whole GPU is the energy counter's delta over
+// the interval (`seconds` long); where the counter is missing or went backwards (driver reload),
+// the mean of the two power readings × `seconds`; else unknown. MIG instances get no energy yet.
 std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gpu::DeviceSample& device,
-                                     const ObserveContext& ctx);
+                                     double seconds, const ObserveContext& ctx);
 
 // Mean SM share of each PID over the device's sample window, [0, 1]; empty when the driver gives
 // no per-process utilization. Exposed for tests.

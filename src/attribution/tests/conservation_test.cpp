@@ -20,6 +20,7 @@ UnitObservation RandomUnit(std::mt19937_64& rng) {
   if (maybe(0.8)) u.memory_reserved_bytes = rng() % (u.memory_total_bytes / 8 + 1);
   if (maybe(0.8)) u.memory_used_bytes = rng() % (u.memory_total_bytes + 1);  // may exceed what is left
   if (maybe(0.8)) u.busy_fraction = maybe(0.1) ? 1.0 : unit(rng);
+  if (maybe(0.7)) u.energy_joules = unit(rng) * 7000;
   const int n = static_cast<int>(rng() % 12);
   for (int i = 0; i < n; ++i) {
     ProcessObservation p;
@@ -34,13 +35,14 @@ UnitObservation RandomUnit(std::mt19937_64& rng) {
 }
 
 struct Totals {
-  double memory = 0, compute = 0;
+  double memory = 0, compute = 0, energy = 0;
 };
 Totals Sum(const UnitLedger& l) {
   Totals t;
   for (const auto& r : l.rows) {
     t.memory += r.memory_byte_seconds;
     t.compute += r.compute_seconds;
+    t.energy += r.energy_joules;
   }
   return t;
 }
@@ -55,9 +57,16 @@ TEST(Conservation, RandomObservations) {
     SCOPED_TRACE(i);
     ASSERT_NEAR(t.memory / l.memory_capacity_byte_seconds, 1.0, 1e-9);
     ASSERT_NEAR(t.compute / seconds, 1.0, 1e-9);
+    if (u.energy_joules && *u.energy_joules > 0) {
+      ASSERT_NEAR(t.energy / *u.energy_joules, 1.0, 1e-9);
+    }
+    if (!u.energy_joules) {
+      ASSERT_EQ(t.energy, 0.0) << "unknown energy is not split";
+    }
     for (const auto& r : l.rows) {
       ASSERT_GE(r.memory_byte_seconds, 0);
       ASSERT_GE(r.compute_seconds, 0);
+      ASSERT_GE(r.energy_joules, 0);
       ASSERT_LE(r.compute_seconds, seconds * (1 + 1e-12)) << "no owner above 100 %";
       ASSERT_LE(r.memory_byte_seconds, l.memory_capacity_byte_seconds * (1 + 1e-12));
       const bool has_amount = r.memory_byte_seconds > 0 || r.compute_seconds > 0;

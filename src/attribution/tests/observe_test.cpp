@@ -37,7 +37,7 @@ TEST(Observe, MemoryIsTheMeanOfBothEnds) {
   before.memory->used_bytes = 28;
   ObserveContext ctx;
   ctx.owner = [](uint32_t pid) -> std::optional<Owner> { return Owner{OwnerKind::kContainer, "ns", std::to_string(pid), "c"}; };
-  const auto units = Observe(&before, Device(), ctx);
+  const auto units = Observe(&before, Device(), 1.0, ctx);
   ASSERT_EQ(units.size(), 1u);
   const auto& u = units[0];
   EXPECT_EQ(u.memory_used_bytes, 34u);
@@ -52,11 +52,11 @@ TEST(Observe, MemoryIsTheMeanOfBothEnds) {
 TEST(Observe, UnknownMemoryStaysUnknownAndLostGpuHasNoUnits) {
   auto d = Device();
   d.processes[0].used_memory_bytes.reset();
-  const auto units = Observe(nullptr, d, {});
+  const auto units = Observe(nullptr, d, 1.0, {});
   EXPECT_FALSE(units[0].processes[0].memory_bytes.has_value());
   EXPECT_FALSE(units[0].processes[0].owner.has_value()) << "no owner source: unattributed";
   d.lost = true;
-  EXPECT_TRUE(Observe(nullptr, d, {}).empty());
+  EXPECT_TRUE(Observe(nullptr, d, 1.0, {}).empty());
 }
 
 TEST(Observe, MigInstancesBecomeUnits) {
@@ -70,12 +70,30 @@ TEST(Observe, MigInstancesBecomeUnits) {
   m.sm_active_ratio = 0.7;
   m.processes = {{5, gpu::ProcessType::kCompute, 4, 1, 0}};
   d.mig_instances = {m};
-  const auto units = Observe(nullptr, d, {});
+  const auto units = Observe(nullptr, d, 1.0, {});
   ASSERT_EQ(units.size(), 1u);
   EXPECT_EQ(units[0].uuid, "MIG-1");
   EXPECT_EQ(units[0].mode, SharingMode::kMig);
   EXPECT_DOUBLE_EQ(*units[0].busy_fraction, 0.7);
   EXPECT_FALSE(units[0].processes[0].sm_fraction.has_value());
+}
+
+TEST(Observe, EnergyFromCounterElsePowerElseUnknown) {
+  auto before = Device(), now = Device();
+  before.energy_joules = 1000;
+  now.energy_joules = 1600;
+  before.power_watts = 500;
+  now.power_watts = 700;
+  auto u = Observe(&before, now, 2.0, {})[0];
+  EXPECT_DOUBLE_EQ(*u.energy_joules, 600);
+  EXPECT_STREQ(u.energy_rule, "energy counter delta");
+  now.energy_joules = 5;  // counter reset (driver reload): never a negative delta
+  u = Observe(&before, now, 2.0, {})[0];
+  EXPECT_DOUBLE_EQ(*u.energy_joules, 1200);
+  EXPECT_NE(std::string(u.energy_rule).find("mean board power"), std::string::npos);
+  now.power_watts.reset();
+  EXPECT_FALSE(Observe(&before, now, 2.0, {})[0].energy_joules.has_value());
+  EXPECT_FALSE(Observe(nullptr, now, 2.0, {})[0].energy_joules.has_value()) << "first pass: no interval";
 }
 
 }  // namespace
