@@ -9,13 +9,10 @@ metrics::NodeContext MakeScenarioContext(std::shared_ptr<const scenario::Scenari
   metrics::NodeContext ctx;
   ctx.node = s->node_name;
   ctx.owner = [s, now_s](uint32_t pid) -> std::optional<metrics::ProcessOwner> {
-    const double t = now_s();
-    for (const auto& p : s->processes) {
-      if (p.pid != pid || !scenario::IsAlive(p, t)) continue;
-      if (!p.container) return metrics::ProcessOwner{};  // host process
-      return metrics::ProcessOwner{p.container->ns, p.container->pod, p.container->container};
-    }
-    return std::nullopt;
+    const auto* p = scenario::LiveProcess(*s, pid, now_s());
+    if (!p) return std::nullopt;
+    if (!p->container) return metrics::ProcessOwner{};  // host process
+    return metrics::ProcessOwner{p->container->ns, p->container->pod, p->container->container};
   };
   ctx.sharing_mode = [s](const std::string& uuid) -> std::string {
     const auto* g = s->FindGpuByUuid(uuid);

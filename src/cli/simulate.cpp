@@ -151,22 +151,19 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
   }
   attribution::ObserveContext ctx;
   ctx.owner = [&](uint32_t pid) -> std::optional<Owner> {
-    for (const auto& p : s.processes) {
-      // The process alive just before the sample: it is the one the readings describe.
-      if (p.pid != pid || !scenario::IsAlive(p, now - 1e-6)) continue;
-      if (!p.container) return Owner{OwnerKind::kSystem, {}, {}, {}};
-      return Owner{OwnerKind::kContainer, p.container->ns, p.container->pod, p.container->container};
-    }
-    return std::nullopt;
+    // The process alive just before the sample: it is the one the readings describe.
+    const auto* p = scenario::LiveProcess(s, pid, now - 1e-6);
+    if (!p) return std::nullopt;
+    if (!p->container) return Owner{OwnerKind::kSystem, {}, {}, {}};
+    return Owner{OwnerKind::kContainer, p->container->ns, p->container->pod, p->container->container};
   };
   ctx.sharing = [&](const std::string& uuid) { return mode_of_unit.count(uuid) ? mode_of_unit[uuid] : SharingMode::kExclusive; };
   ctx.mps_thread_fraction = [&](uint32_t pid) -> std::optional<double> {
-    for (const auto& p : s.processes) {
-      if (p.pid != pid || !scenario::IsAlive(p, now - 1e-6)) continue;
-      auto it = p.env.find("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
-      if (it != p.env.end()) return std::strtod(it->second.c_str(), nullptr) / 100.0;
-    }
-    return std::nullopt;
+    const auto* p = scenario::LiveProcess(s, pid, now - 1e-6);
+    if (!p) return std::nullopt;
+    auto it = p->env.find("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+    if (it == p->env.end()) return std::nullopt;
+    return std::strtod(it->second.c_str(), nullptr) / 100.0;
   };
 
   std::map<Key, Amounts> est, naive;

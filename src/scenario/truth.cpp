@@ -9,6 +9,12 @@ bool IsAlive(const Process& p, double t_s) {
   return t_s >= p.start_s && (!p.end_s || t_s < *p.end_s);
 }
 
+const Process* LiveProcess(const Scenario& s, uint32_t pid, double t_s) {
+  for (const auto& p : s.processes)
+    if (p.pid == pid && IsAlive(p, t_s)) return &p;
+  return nullptr;
+}
+
 double DutyAt(const Process& p, const DeviceUsage& u, double t_s) {
   if (!IsAlive(p, t_s)) return 0;
   double duty = 0;

@@ -15,6 +15,8 @@
 namespace gpumeter::scenario {
 
 bool IsAlive(const Process& p, double t_s);
+// The process with this PID alive at t (PIDs are reused, never by two live processes), or null.
+const Process* LiveProcess(const Scenario& s, uint32_t pid, double t_s);
 double DutyAt(const Process& p, const DeviceUsage& u, double t_s);        // 0 when not alive
 uint64_t MemoryAt(const Process& p, const DeviceUsage& u, double t_s);    // 0 when not alive
 
