@@ -35,4 +35,15 @@ echo "ok: reports a miss where the driver cannot tell"
 rc=0
 "$bin" simulate --scenario nope >"$work/bad" 2>&1 || rc=$?
 [ "$rc" -eq 2 ] && grep -q "no bundled scenario named 'nope'" "$work/bad" || fail "bad scenario not refused"
+rc=0
+"$bin" simulate --scenario exclusive --from 100 --to 100.5 >"$work/bad" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] && grep -q "must span more than one --step" "$work/bad" || { cat "$work/bad"; fail "short run not refused"; }
+# A library that is not the gpumeter fake cannot be stepped: refused, naming the library.
+notfake=$(ldconfig -p | awk '/libm\.so\.6 .*x86-64/{print $NF; exit}')
+if [ -n "$notfake" ]; then
+  rc=0
+  "$bin" simulate --scenario exclusive --nvml-library "$notfake" >"$work/bad" 2>&1 || rc=$?
+  [ "$rc" -eq 2 ] && grep -qF "$notfake: not the gpumeter fake NVML" "$work/bad" || { cat "$work/bad"; fail "non-fake library not refused"; }
+fi
+echo "ok: refuses bad input"
 echo "simulate end-to-end: all passed"
