@@ -32,6 +32,9 @@ class Accumulator {
     r.compute_seconds += v;
     r.compute_rule = rule;
   }
+  void Request(const Owner& o, double v) {
+    if (v > 0) Get(o).requested_share_seconds += v;
+  }
   // Energy follows the unit's time: each owner gets the energy of its share of the interval
   // (idle time's energy is idle's). Exact when power is constant within the interval.
   void SplitEnergy(double joules, double seconds, const char* rule) {
@@ -82,7 +85,8 @@ void AttributeMemory(const UnitObservation& u, double seconds, Accumulator& acc)
                u.memory_reserved_bytes ? "device used minus process memory" : "device used minus process memory (reservation unknown: NVML v1)");
     acc.Memory(kIdle, (total - reserved - ceiling) * seconds, "device free memory");
   } else {
-    acc.Memory(kUnattributed, (total - reserved - placed) * seconds, "device memory state unknown");
+    acc.Memory(kUnattributed, (total - reserved - placed) * seconds,
+               u.unknown_reason ? u.unknown_reason : "device memory state unknown");
   }
 }
 
@@ -100,7 +104,7 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
     idle_rule = "unit not busy (sum of per-process samples)";
   }
   if (!busy) {
-    acc.Compute(kUnattributed, seconds, "unit activity unknown");
+    acc.Compute(kUnattributed, seconds, u.unknown_reason ? u.unknown_reason : "unit activity unknown");
     return;
   }
   const double b = std::clamp(*busy, 0.0, 1.0);
@@ -172,6 +176,7 @@ UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
   Accumulator acc(kResidue * out.memory_capacity_byte_seconds, kResidue * seconds);
   AttributeMemory(unit, seconds, acc);
   AttributeCompute(unit, seconds, acc);
+  for (const auto& h : unit.holders) acc.Request(h.owner, std::clamp(h.share, 0.0, 1.0) * seconds);
   if (unit.energy_joules && *unit.energy_joules >= 0) {
     out.energy_joules = unit.energy_joules;
     acc.SplitEnergy(*unit.energy_joules, seconds, unit.energy_rule);

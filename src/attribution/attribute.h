@@ -3,8 +3,6 @@
 // memory and compute the rows of a unit add up to its capacity × interval, and no row is negative.
 // Rules and worked examples: docs/attribution.md.
 //
-// Status: memory, compute, and energy for whole GPUs. Energy of MIG instances and requested
-// shares come next.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +23,13 @@ struct Owner {
 enum class SharingMode { kExclusive, kTimeSlicing, kMps, kMig };
 const char* ToString(SharingMode mode);
 
+// A container's allocation of a unit: the share of it the kubelet gave the container
+// (exclusive 1, time-slicing/MPS 1/replicas, a MIG instance 1).
+struct Holding {
+  Owner owner;
+  double share = 1;
+};
+
 struct ProcessObservation {
   uint32_t pid = 0;
   std::optional<Owner> owner;             // unknown container: counted as unattributed
@@ -43,6 +48,10 @@ struct UnitObservation {
   std::vector<ProcessObservation> processes;
   std::optional<double> energy_joules;            // the unit's energy over the interval
   const char* energy_rule = "";                   // how energy_joules was obtained (static string)
+  std::vector<Holding> holders;                   // allocations, from the kubelet
+  // Set when the unit gave no readings this interval (e.g. GPU lost): the rule of its
+  // unattributed memory and compute rows. Static string.
+  const char* unknown_reason = nullptr;
 };
 
 struct Row {
@@ -50,6 +59,7 @@ struct Row {
   double memory_byte_seconds = 0;
   double compute_seconds = 0;   // seconds of the unit's time: 1 compute-second per second
   double energy_joules = 0;     // 0 in every row when UnitLedger::energy_joules is unknown
+  double requested_share_seconds = 0;  // Σ share held × seconds (a request, not usage)
   // Which rule produced each figure; static strings (the unit's sharing mode is in UnitLedger).
   const char* memory_rule = "";
   const char* compute_rule = "";

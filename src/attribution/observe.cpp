@@ -51,7 +51,98 @@ void SetMemory(UnitObservation& u, const std::optional<gpu::MemoryInfo>& now, co
   }
 }
 
+// Splits a MIG GPU's energy over its instances (see Observe). Returns the idle energy of slices
+// that belong to no instance (0 when there are none, or when that is unknown).
+double SplitMigEnergy(const gpu::DeviceSample& d, std::optional<double> energy, std::optional<double> idle_watts,
+                      double seconds, std::vector<UnitObservation>& units) {
+  if (!energy || units.empty()) return 0;
+  const size_t n = std::min(d.mig_instances.size(), units.size());
+  std::vector<double> size(n), activity(n);
+  bool slices_known = true, activity_known = true;
+  for (size_t i = 0; i < n; ++i) {
+    const auto& m = d.mig_instances[i];
+    slices_known = slices_known && m.slices && *m.slices > 0;
+    activity_known = activity_known && m.sm_active_ratio;
+    activity[i] = std::clamp(m.sm_active_ratio.value_or(0), 0.0, 1.0);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const auto& m = d.mig_instances[i];
+    size[i] = slices_known ? static_cast<double>(*m.slices) : static_cast<double>(m.memory ? m.memory->total_bytes : 0);
+  }
+  double size_sum = 0, busy_sum = 0;
+  for (size_t i = 0; i < n; ++i) size_sum += size[i], busy_sum += size[i] * activity[i];
+  if (size_sum <= 0) return 0;
+  // Idle power is spread over the whole GPU's slices when their count is known: slices in no
+  // instance keep their part (returned), so an instance's idle energy does not depend on its neighbours.
+  const double capacity = slices_known && d.mig_total_slices && *d.mig_total_slices >= size_sum
+                              ? static_cast<double>(*d.mig_total_slices) : size_sum;
+  const double idle = activity_known && idle_watts ? std::min(*energy, std::max(0.0, *idle_watts) * seconds) : 0.0;
+  const double dynamic = *energy - idle;
+  const bool by_activity = activity_known && busy_sum > 0;
+  const char* rule = !activity_known ? (slices_known ? "GPU energy by instance size (instance activity unknown)"
+                                                     : "GPU energy by instance memory size (activity and slices unknown)")
+                     : !idle_watts ? (by_activity ? "GPU energy by instance activity x size (idle power not yet estimated)"
+                                                  : "GPU energy by instance size (idle power not yet estimated, no activity)")
+                     : slices_known ? "GPU idle power by instance size, the rest by instance activity x size"
+                                    : "GPU idle power by instance memory size, the rest by activity x memory size";
+  for (size_t i = 0; i < n; ++i) {
+    const double dyn_weight = by_activity ? size[i] * activity[i] / busy_sum : size[i] / size_sum;
+    // Without activity or idle power, nothing is set aside for free slices: all goes to instances.
+    const double idle_weight = idle > 0 ? size[i] / capacity : 0.0;
+    units[i].energy_joules = idle * idle_weight + dynamic * dyn_weight;
+    units[i].energy_rule = rule;
+  }
+  return idle > 0 ? idle * (capacity - size_sum) / capacity : 0.0;
+}
+
+std::vector<Holding> HoldersOf(const ObserveContext& ctx, const std::string& uuid) {
+  return ctx.holders ? ctx.holders(uuid) : std::vector<Holding>{};
+}
+
 }  // namespace
+
+std::optional<double> GpuEnergyJoules(const gpu::DeviceSample* previous, const gpu::DeviceSample& d, double seconds,
+                                      const char** rule) {
+  if (previous && previous->energy_joules && d.energy_joules && *d.energy_joules >= *previous->energy_joules) {
+    if (rule) *rule = "energy counter delta";
+    return *d.energy_joules - *previous->energy_joules;
+  }
+  if (previous && previous->power_watts && d.power_watts) {
+    if (rule) *rule = "mean board power x time (energy counter missing or reset)";
+    return (*previous->power_watts + *d.power_watts) / 2 * seconds;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> MigGpuActivity(const gpu::DeviceSample& d) {
+  if (!d.mig_enabled || d.mig_instances.empty() || !d.mig_total_slices || *d.mig_total_slices == 0) return std::nullopt;
+  double busy = 0;
+  for (const auto& m : d.mig_instances) {
+    if (!m.sm_active_ratio || !m.slices) return std::nullopt;
+    busy += std::clamp(*m.sm_active_ratio, 0.0, 1.0) * *m.slices;
+  }
+  return std::min(1.0, busy / *d.mig_total_slices);
+}
+
+std::vector<UnitObservation> ObserveUnavailable(const gpu::DeviceSample& last, const char* reason,
+                                                const ObserveContext& ctx) {
+  std::vector<UnitObservation> out;
+  auto unit = [&](const std::string& uuid, SharingMode mode, const std::optional<gpu::MemoryInfo>& memory) {
+    UnitObservation u;
+    u.uuid = uuid;
+    u.mode = mode;
+    u.memory_total_bytes = memory ? memory->total_bytes : 0;
+    u.holders = HoldersOf(ctx, uuid);
+    u.unknown_reason = reason;
+    out.push_back(std::move(u));
+  };
+  if (last.mig_enabled) {
+    for (const auto& m : last.mig_instances) unit(m.uuid, SharingMode::kMig, m.memory);
+  } else {
+    unit(last.uuid, ctx.sharing ? ctx.sharing(last.uuid) : SharingMode::kExclusive, last.memory);
+  }
+  return out;
+}
 
 std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
                                      double seconds, const ObserveContext& ctx) {
@@ -96,6 +187,32 @@ std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gp
       SetMemory(u, m.memory, before ? &before->memory : nullptr);
       u.busy_fraction = m.sm_active_ratio;
       u.processes = processes(m.processes, before ? &before->processes : nullptr, {});
+      u.holders = HoldersOf(ctx, m.uuid);
+      out.push_back(std::move(u));
+    }
+    const auto energy = GpuEnergyJoules(previous, d, seconds, nullptr);
+    const double free_idle = SplitMigEnergy(d, energy, ctx.idle_power_watts ? ctx.idle_power_watts(d.uuid) : std::nullopt, seconds, out);
+    // Slices in no instance: a unit of their own under the GPU's UUID, idle, holding the memory no
+    // instance has and their share of idle power, so the GPU's energy and cost add up.
+    uint32_t used_slices = 0;
+    bool slices_known = d.mig_total_slices.has_value();
+    uint64_t instance_memory = 0;
+    for (const auto& m : d.mig_instances) {
+      slices_known = slices_known && m.slices;
+      used_slices += m.slices.value_or(0);
+      instance_memory += m.memory ? m.memory->total_bytes : 0;
+    }
+    if (slices_known && used_slices < *d.mig_total_slices) {
+      UnitObservation u;
+      u.uuid = d.uuid;
+      u.mode = SharingMode::kMig;
+      u.memory_total_bytes = d.memory && d.memory->total_bytes > instance_memory ? d.memory->total_bytes - instance_memory : 0;
+      u.memory_used_bytes = 0;
+      u.busy_fraction = 0;
+      if (energy) {
+        u.energy_joules = free_idle;
+        u.energy_rule = free_idle > 0 ? "idle power of MIG slices in no instance" : "MIG slices in no instance (idle power unknown)";
+      }
       out.push_back(std::move(u));
     }
     return out;
@@ -109,13 +226,8 @@ std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gp
   if (d.sm_active_ratio) u.busy_fraction = d.sm_active_ratio;
   else if (d.utilization_gpu_percent) u.busy_fraction = *d.utilization_gpu_percent / 100.0;
   u.processes = processes(d.processes, previous ? &previous->processes : nullptr, SmShares(d));
-  if (previous && previous->energy_joules && d.energy_joules && *d.energy_joules >= *previous->energy_joules) {
-    u.energy_joules = *d.energy_joules - *previous->energy_joules;
-    u.energy_rule = "energy counter delta";
-  } else if (previous && previous->power_watts && d.power_watts) {
-    u.energy_joules = (*previous->power_watts + *d.power_watts) / 2 * seconds;
-    u.energy_rule = "mean board power x time (energy counter missing or reset)";
-  }
+  u.energy_joules = GpuEnergyJoules(previous, d, seconds, &u.energy_rule);
+  u.holders = HoldersOf(ctx, d.uuid);
   out.push_back(std::move(u));
   return out;
 }

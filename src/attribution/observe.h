@@ -22,6 +22,10 @@ struct ObserveContext {
   std::function<SharingMode(const std::string& gpu_uuid)> sharing;
   // MPS active-thread fraction of a PID, from its CUDA_MPS_ACTIVE_THREAD_PERCENTAGE.
   std::function<std::optional<double>(uint32_t pid)> mps_thread_fraction;
+  // The containers allocated to a unit (GPU or MIG UUID) and the share each holds.
+  std::function<std::vector<Holding>(const std::string& unit_uuid)> holders;
+  // Idle power of a physical GPU in watts (IdlePowerFit, or configured); unknown: nullopt.
+  std::function<std::optional<double>(const std::string& gpu_uuid)> idle_power_watts;
 };
 
 // Observations for the interval that ends with `device`. With the `previous` sample of the same
@@ -29,9 +33,25 @@ struct ObserveContext {
 // seen at one end only held its memory for part of the interval (half, as the best estimate),
 // and linear growth integrates exactly. Energy of a whole GPU is the energy counter's delta over
 // the interval (`seconds` long); where the counter is missing or went backwards (driver reload),
-// the mean of the two power readings × `seconds`; else unknown. MIG instances get no energy yet.
+// the mean of the two power readings × `seconds`; else unknown. On a MIG GPU that energy is split
+// over the instances: idle power × `seconds` by instance size (compute slices), the rest by
+// activity × size; without an idle-power estimate all of it by activity × size; without activity
+// by size alone. Each instance's observation names the rule.
 std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gpu::DeviceSample& device,
                                      double seconds, const ObserveContext& ctx);
+
+// Units of a GPU that gave no readings this interval (lost, or missing from the sample), named
+// from its `last_good` sample: capacity known, everything else unknown, with `reason` as rule.
+std::vector<UnitObservation> ObserveUnavailable(const gpu::DeviceSample& last_good, const char* reason,
+                                                const ObserveContext& ctx);
+
+// The GPU's energy over the interval and the rule that gave it (see Observe); unknown: nullopt.
+std::optional<double> GpuEnergyJoules(const gpu::DeviceSample* previous, const gpu::DeviceSample& device,
+                                      double seconds, const char** rule);
+
+// Slice-weighted SM activity of a MIG GPU over the sample window, [0, 1]: Σ activity × slices /
+// total slices. Unknown unless every instance's activity and slices are known.
+std::optional<double> MigGpuActivity(const gpu::DeviceSample& device);
 
 // Mean SM share of each PID over the device's sample window, [0, 1]; empty when the driver gives
 // no per-process utilization. Exposed for tests.

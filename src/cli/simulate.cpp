@@ -7,11 +7,14 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <random>
 #include <set>
 
+#include "attribution/accountant.h"
 #include "attribution/attribute.h"
 #include "attribution/observe.h"
 #include "cli/paths.h"
+#include "k8s/device_id.h"
 #include "nvml/nvml_gpu_source.h"
 #include "scenario/loader.h"
 #include "scenario/truth.h"
@@ -42,31 +45,51 @@ SharingMode ModeOf(const scenario::Gpu& g) {
 // Ground truth: exact enough by midpoint sums at 1/100 of a step (busy and shares are piecewise
 // constant; memory grows linearly).
 // Intervals in which a GPU answered nothing (lost) are left out of the truth: nothing was
-// measured there, and the harness scores measurements. The run reports how many there were.
-using LostIntervals = std::map<std::string, std::set<long>>;  // GPU uuid -> interval index
+// measured there (the ledger puts them in unattributed), and the harness scores measurements.
+using LostIntervals = std::map<std::string, std::map<double, double>>;  // GPU uuid -> [from, to)
+
+// A tenant's true power on a unit: the unit's power while it holds the unit (energy follows the
+// unit's time, as the rule does). A MIG instance's power is its slices' share of idle power plus
+// its slices' share of the dynamic power at its own activity (the scenario's power model).
+double UnitPowerWatts(const scenario::Scenario& s, const scenario::Gpu& g, const std::string& unit, double busy, double t) {
+  if (!g.mig_enabled) return scenario::GpuPowerWattsAt(s, g, t);
+  const auto ref = s.FindUnit(unit);
+  const double frac = ref.mig ? ref.mig->slices / static_cast<double>(g.mig_total_slices) : 0.0;
+  return (g.power.idle_watts + (g.power.max_watts - g.power.idle_watts) * busy) * frac;
+}
 
 std::map<Key, Amounts> Truth(const scenario::Scenario& s, double from, double to, double step,
                              const LostIntervals& lost) {
   std::map<Key, Amounts> out;
-  const double h = step / 100;
   for (const auto& g : s.gpus) {
-    const auto lost_it = lost.find(g.uuid);
+    // The measured time of this GPU: [from, to) without its lost intervals, integrated segment
+    // by segment so the segment ends are exact.
+    std::vector<std::pair<double, double>> segments;
+    double cursor = from;
+    if (const auto it = lost.find(g.uuid); it != lost.end())
+      for (const auto& [a, b] : it->second) {
+        if (a > cursor) segments.emplace_back(cursor, std::min(a, to));
+        cursor = std::max(cursor, b);
+      }
+    if (cursor < to) segments.emplace_back(cursor, to);
     std::vector<std::string> units;
     if (g.mig_enabled) for (const auto& m : g.mig_instances) units.push_back(m.uuid);
     else units.push_back(g.uuid);
     for (const auto& unit : units) {
-      for (double t = from + h / 2; t < to; t += h) {
-        const long interval = static_cast<long>(std::floor((t - from) / step));
-        if (lost_it != lost.end() && lost_it->second.count(interval)) continue;
-        // True energy of a tenant: the board's power while it holds the unit (energy follows
-        // the unit's time, as the rule does). MIG instances: not attributed yet, not scored.
-        const double power = g.mig_enabled ? 0.0 : scenario::GpuPowerWattsAt(s, g, t);
-        for (const auto& pt : scenario::UnitAt(s, unit, t).processes) {
-          if (!pt.process->container) continue;
-          auto& a = out[{unit, pt.process->container->Key()}];
-          a.compute_s += pt.sm_share * h;
-          a.memory_byte_s += static_cast<double>(pt.memory_bytes) * h;
-          a.energy_j += power * pt.sm_share * h;
+      for (const auto& [a, b] : segments) {
+        const double n = std::ceil((b - a) / (step / 100));
+        const double h = (b - a) / n;
+        for (double i = 0; i < n; ++i) {
+          const double t = a + (i + 0.5) * h;
+          const auto truth = scenario::UnitAt(s, unit, t);
+          const double power = UnitPowerWatts(s, g, unit, truth.busy, t);
+          for (const auto& pt : truth.processes) {
+            if (!pt.process->container) continue;
+            auto& amounts = out[{unit, pt.process->container->Key()}];
+            amounts.compute_s += pt.sm_share * h;
+            amounts.memory_byte_s += static_cast<double>(pt.memory_bytes) * h;
+            amounts.energy_j += power * pt.sm_share * h;
+          }
         }
       }
     }
@@ -75,19 +98,72 @@ std::map<Key, Amounts> Truth(const scenario::Scenario& s, double from, double to
 }
 
 // What sampling cannot know: when, within an interval, a process started or exited. The
-// estimator charges half an interval there, so per container it can be off by up to
-// step / 2 × the process's memory at each start or exit inside the run.
-std::map<Key, double> MemoryBound(const scenario::Scenario& s, double from, double to, double step) {
+// estimator charges half the interval there, so per container it can be off by up to half the
+// length of the interval holding each start or exit × the process's memory then. `times` are the
+// sample times, the first being the start of the run.
+std::map<Key, double> MemoryBound(const scenario::Scenario& s, const std::vector<double>& times) {
   std::map<Key, double> out;
+  if (times.size() < 2) return out;
   for (const auto& p : s.processes) {
     if (!p.container) continue;
     for (const auto& u : p.usage) {
       for (const std::optional<double> te : {std::optional<double>(p.start_s), p.end_s}) {
-        if (!te || *te <= from || *te >= to) continue;
+        if (!te || *te <= times.front() || *te >= times.back()) continue;
+        const auto hi = std::upper_bound(times.begin(), times.end(), *te);
+        const double len = *hi - *std::prev(hi);
         const double mem = static_cast<double>(std::max(scenario::MemoryAt(p, u, *te), scenario::MemoryAt(p, u, *te - 1e-6)));
-        out[{u.unit_uuid, p.container->Key()}] += step / 2 * mem;
+        out[{u.unit_uuid, p.container->Key()}] += len / 2 * mem;
       }
     }
+  }
+  return out;
+}
+
+// Allocations from the scenario's pods (what the kubelet would report): share = replicas held /
+// the GPU's replicas for shared GPUs, else 1.
+std::map<std::string, std::vector<attribution::Holding>> Holders(const scenario::Scenario& s) {
+  std::map<std::string, std::map<Owner, std::set<uint32_t>>> replicas;  // unit -> owner -> replica ids
+  for (const auto& pod : s.pods) {
+    for (const auto& c : pod.containers) {
+      for (const auto& raw : c.device_ids) {
+        const auto id = k8s::ParseDeviceId(raw);
+        if (!id || (id->kind != k8s::DeviceIdKind::kGpuUuid && id->kind != k8s::DeviceIdKind::kMigUuid)) continue;
+        replicas[id->uuid][Owner{OwnerKind::kContainer, pod.ns, pod.name, c.name}].insert(id->replica.value_or(0));
+      }
+    }
+  }
+  std::map<std::string, std::vector<attribution::Holding>> out;
+  for (const auto& [unit, owners] : replicas) {
+    const auto ref = s.FindUnit(unit);
+    const bool shared = ref.gpu && ref.gpu->sharing.mode != scenario::SharingMode::kExclusive && ref.gpu->sharing.replicas > 1;
+    for (const auto& [owner, ids] : owners) {
+      const double share = shared ? std::min(1.0, static_cast<double>(ids.size()) / ref.gpu->sharing.replicas) : 1.0;
+      out[unit].push_back({owner, share});
+    }
+  }
+  return out;
+}
+
+// Sample times under noise: each nominal tick from + k × step is dropped with probability
+// `drop`, else taken at an offset uniform in ±jitter × step, plus late_by × step with
+// probability `late`. Always increasing; the last one is at most `to`.
+std::vector<double> SampleTimes(const SimulateOptions& o, double to) {
+  std::vector<double> out;
+  std::mt19937_64 rng(o.seed);
+  std::uniform_real_distribution<double> u01(0.0, 1.0);
+  const bool noisy = o.noise == "default";
+  const double jitter = noisy ? 0.1 : 0, drop = noisy ? 0.03 : 0, late = noisy ? 0.02 : 0, late_by = 0.5;
+  double last = o.from_s;
+  for (long k = 1;; ++k) {
+    const double nominal = o.from_s + static_cast<double>(k) * o.step_s;
+    if (nominal > to + 1e-9) break;
+    const double r_drop = u01(rng), r_jitter = u01(rng), r_late = u01(rng);
+    if (r_drop < drop) continue;
+    double t = nominal + (2 * r_jitter - 1) * jitter * o.step_s + (r_late < late ? late_by * o.step_s : 0);
+    t = std::min(t, to);
+    if (t <= last + 0.05 * o.step_s) continue;
+    out.push_back(t);
+    last = t;
   }
   return out;
 }
@@ -104,6 +180,9 @@ void AddSimulateCommand(CLI::App& app, SimulateOptions& o) {
   cmd->add_option("--step", o.step_s, "Sampling interval in scenario seconds")->check(CLI::Range(0.2, 60.0))->capture_default_str();
   cmd->add_option("--from", o.from_s, "Start at this scenario second")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd->add_option("--to", o.to_s, "Stop at this scenario second (0: the scenario's duration)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--noise", o.noise, "Sampling noise: default (jitter ±10 % of a step, 3 % dropped, 2 % half a step late) or none")
+      ->check(CLI::IsMember({"default", "none"}))->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Seed of the noise")->capture_default_str();
 }
 
 int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
@@ -166,57 +245,65 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
     return std::strtod(it->second.c_str(), nullptr) / 100.0;
   };
 
+  const auto holders = Holders(s);
+  ctx.holders = [&](const std::string& unit) {
+    auto it = holders.find(unit);
+    return it == holders.end() ? std::vector<attribution::Holding>{} : it->second;
+  };
+  attribution::Accountant accountant(ctx);
+
   std::map<Key, Amounts> est, naive;
-  std::map<unsigned int, gpu::DeviceSample> previous;  // by NVML index
   double worst_conservation = 0;
-  size_t unit_intervals = 0, lost_intervals = 0;
+  size_t unit_intervals = 0, lost_intervals = 0, intervals = 0;
   LostIntervals lost;
-  long interval = -1;
   set_time(now);
-  if (auto warm = (*source)->Sample())  // warm-up: lastSeen, the GPM baseline, memory at the start
-    for (auto& d : warm->devices) previous[d.index] = std::move(d);
-  for (; now + o.step_s <= to + 1e-9;) {
-    now += o.step_s;
-    ++interval;
+  if (auto warm = (*source)->Sample()) accountant.Prime(std::move(*warm));  // lastSeen, GPM baseline
+  std::vector<double> times{now};  // of the samples that made an interval
+  for (const double t : SampleTimes(o, to)) {
+    const double seconds = t - now;
+    const double t_prev = now;
+    now = t;
     set_time(now);
     auto snap = (*source)->Sample();
     if (!snap) {
       spdlog::error("sample at t={}: {}", now, snap.error().message);
       continue;
     }
-    for (auto& d : snap->devices) {
-      const auto prev_it = previous.find(d.index);
-      const gpu::DeviceSample* prev = prev_it == previous.end() ? nullptr : &prev_it->second;
+    ++intervals;
+    times.push_back(now);
+    // Busy value per unit for the naive labelling, and which GPUs answered nothing.
+    std::map<std::string, double> busy;
+    for (const auto& d : snap->devices) {
       if (d.lost) {
         ++lost_intervals;
-        lost[d.uuid].insert(interval);
+        lost[d.uuid][t_prev] = now;
       }
-      for (const auto& u : attribution::Observe(prev, d, o.step_s, ctx)) {
-        const auto ledger = attribution::AttributeUnit(u, o.step_s);
-        ++unit_intervals;
-        double mem = 0, cpu = 0, energy = 0;
-        for (const auto& r : ledger.rows) {
-          mem += r.memory_byte_seconds;
-          cpu += r.compute_seconds;
-          energy += r.energy_joules;
-          if (r.owner.kind != OwnerKind::kContainer) continue;
-          auto& a = est[{u.uuid, r.owner.ns + "/" + r.owner.pod + "/" + r.owner.container}];
-          a.compute_s += r.compute_seconds;
-          a.memory_byte_s += r.memory_byte_seconds;
-          a.energy_j += r.energy_joules;
-        }
-        if (ledger.memory_capacity_byte_seconds > 0)
-          worst_conservation = std::max(worst_conservation, std::abs(mem / ledger.memory_capacity_byte_seconds - 1));
-        worst_conservation = std::max(worst_conservation, std::abs(cpu / o.step_s - 1));
-        if (ledger.energy_joules && *ledger.energy_joules > 0)
-          worst_conservation = std::max(worst_conservation, std::abs(energy / *ledger.energy_joules - 1));
-        // Naive labelling: every container on the unit is shown the whole unit's busy value.
-        std::set<std::string> holders;
-        for (const auto& p : u.processes)
-          if (p.owner && p.owner->kind == OwnerKind::kContainer) holders.insert(p.owner->ns + "/" + p.owner->pod + "/" + p.owner->container);
-        for (const auto& h : holders) naive[{u.uuid, h}].compute_s += u.busy_fraction.value_or(0) * o.step_s;
+      if (d.sm_active_ratio) busy[d.uuid] = *d.sm_active_ratio;
+      else if (d.utilization_gpu_percent) busy[d.uuid] = *d.utilization_gpu_percent / 100.0;
+      for (const auto& m : d.mig_instances)
+        if (m.sm_active_ratio) busy[m.uuid] = *m.sm_active_ratio;
+    }
+    for (const auto& ledger : accountant.Step(std::move(*snap), seconds)) {
+      ++unit_intervals;
+      double mem = 0, cpu = 0, energy = 0;
+      for (const auto& r : ledger.rows) {
+        mem += r.memory_byte_seconds;
+        cpu += r.compute_seconds;
+        energy += r.energy_joules;
+        if (r.owner.kind != OwnerKind::kContainer) continue;
+        const std::string key = r.owner.ns + "/" + r.owner.pod + "/" + r.owner.container;
+        auto& a = est[{ledger.uuid, key}];
+        a.compute_s += r.compute_seconds;
+        a.memory_byte_s += r.memory_byte_seconds;
+        a.energy_j += r.energy_joules;
+        // Naive labelling: every holder of the unit is shown the whole unit's busy value.
+        if (r.requested_share_seconds > 0) naive[{ledger.uuid, key}].compute_s += busy[ledger.uuid] * seconds;
       }
-      previous[d.index] = std::move(d);
+      if (ledger.memory_capacity_byte_seconds > 0)
+        worst_conservation = std::max(worst_conservation, std::abs(mem / ledger.memory_capacity_byte_seconds - 1));
+      worst_conservation = std::max(worst_conservation, std::abs(cpu / seconds - 1));
+      if (ledger.energy_joules && *ledger.energy_joules > 0)
+        worst_conservation = std::max(worst_conservation, std::abs(energy / *ledger.energy_joules - 1));
     }
   }
   source->reset();  // shut NVML down before closing the control handle
@@ -224,7 +311,7 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
 
   const auto truth = Truth(s, o.from_s, now, o.step_s, lost);
   const double span = now - o.from_s;
-  const auto bound = MemoryBound(s, o.from_s, now, o.step_s);
+  const auto bound = MemoryBound(s, times);
   bool memory_within_bound = true;
   struct Score {
     int n = 0;
@@ -246,7 +333,11 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
     const double mem_rel = t.memory_byte_s > 0 ? std::abs(e.memory_byte_s - t.memory_byte_s) / t.memory_byte_s
                                                : (e.memory_byte_s > 0 ? 1.0 : 0.0);
     const double allowed = (bound.count(k) ? bound.at(k) : 0.0) + 1e-9 * t.memory_byte_s;
-    memory_within_bound = memory_within_bound && std::abs(e.memory_byte_s - t.memory_byte_s) <= allowed;
+    if (std::abs(e.memory_byte_s - t.memory_byte_s) > allowed) {
+      memory_within_bound = false;
+      spdlog::warn("memory of {} on {}: {:.6g} byte-s measured, {:.6g} true, bound {:.6g}", k.second, k.first,
+                   e.memory_byte_s, t.memory_byte_s, allowed);
+    }
     ++sc.n;
     if (t.energy_j > 0) {
       const double rel = std::abs(e.energy_j - t.energy_j) / t.energy_j;
@@ -257,8 +348,9 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
     sc.mem_sum += mem_rel, sc.mem_worst = std::max(sc.mem_worst, mem_rel);
     sc.naive_sum += naive_pp, sc.naive_worst = std::max(sc.naive_worst, naive_pp);
   }
-  fmt::print("gpumeter simulate: scenario '{}', driver profile {}, t={}..{} s, step {} s, {} unit-intervals{}\n",
-             s.name, o.driver_profile, o.from_s, now, o.step_s, unit_intervals,
+  fmt::print("gpumeter simulate: scenario '{}', driver profile {}, t={}..{} s, step {} s, noise {} (seed {}), "
+             "{} intervals, {} unit-intervals{}\n",
+             s.name, o.driver_profile, o.from_s, now, o.step_s, o.noise, o.seed, intervals, unit_intervals,
              lost_intervals ? fmt::format(" ({} GPU-intervals lost: left out of the score)", lost_intervals) : "");
   fmt::print("per-container error against ground truth (compute in percentage points of the unit's time)\n");
   fmt::print("{:<13} {:>10} {:>22} {:>22} {:>20} {:>26}\n", "mode", "containers", "compute mean / worst",
@@ -271,11 +363,15 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
                sc.mem_worst * 100, energy, sc.naive_sum / sc.n, sc.naive_worst);
   }
   fmt::print("conservation: worst |sum of rows / capacity - 1| = {:.1e} (memory, compute, energy)\n", worst_conservation);
-  fmt::print("energy: whole GPUs follow the unit's time; MIG instances not attributed yet (n/a)\n");
+  if (const auto* g = [&]() -> const scenario::Gpu* { for (const auto& x : s.gpus) if (x.mig_enabled) return &x; return nullptr; }()) {
+    const auto idle = accountant.IdleWatts(g->uuid);
+    fmt::print("energy: MIG GPU {} idle power {} (scenario: {:.1f} W)\n", g->uuid,
+               idle ? fmt::format("fitted {:.1f} W", *idle) : std::string("not estimated"), g->power.idle_watts);
+  }
   // Targets (docs/attribution.md): compute mean <= 2 pp and worst <= 5 pp per mode; energy mean
   // <= 3 %; memory exact
   // but for the half interval around each process start or exit; conservation within 1e-9.
-  fmt::print("memory: {} the start/exit bound (step / 2 x memory per start or exit)\n",
+  fmt::print("memory: {} the start/exit bound (half the interval x memory per start or exit)\n",
              memory_within_bound ? "every container within" : "some container OUTSIDE");
   bool met = worst_conservation <= 1e-9 && memory_within_bound;
   for (const auto& [mode, sc] : scores)

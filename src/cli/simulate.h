@@ -18,6 +18,8 @@ struct SimulateOptions {
   double step_s = 1;
   double from_s = 0;
   double to_s = 0;  // 0: the scenario's duration
+  std::string noise = "default";  // "default" or "none"
+  uint64_t seed = 1;
 };
 
 void AddSimulateCommand(CLI::App& app, SimulateOptions& options);

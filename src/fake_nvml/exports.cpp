@@ -174,6 +174,19 @@ EXPORT nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned int*
   ENTER_DEV("nvmlDeviceGetComputeInstanceId", d);
   return Driver().InstanceId(d, true, id);
 }
+EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t d, unsigned int profile,
+                                                        nvmlGpuInstanceProfileInfo_t* info) {
+  ENTER_DEV("nvmlDeviceGetGpuInstanceProfileInfo", d);
+  return Driver().GiProfileInfo(d, profile, info);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t d, unsigned int id, nvmlGpuInstance_t* gi) {
+  ENTER_DEV("nvmlDeviceGetGpuInstanceById", d);
+  return Driver().GiById(d, id, gi);
+}
+EXPORT nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gi, nvmlGpuInstanceInfo_t* info) {
+  ENTER_SYS("nvmlGpuInstanceGetInfo");
+  return Driver().GiInfo(gi, info);
+}
 EXPORT nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t d, nvmlGpmSupport_t* s) {
   ENTER_DEV("nvmlGpmQueryDeviceSupport", d);
   return Driver().GpmSupport(d, s);

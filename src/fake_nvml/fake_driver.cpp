@@ -55,10 +55,13 @@ nvmlReturn_t FakeDriver::Init() {
   }
   scenario_ = std::make_unique<scenario::Scenario>(std::move(*loaded));
   handles_.clear();
+  gpu_instances_.clear();
   for (size_t g = 0; g < scenario_->gpus.size(); ++g) {
     handles_.push_back({g, -1});
-    for (size_t m = 0; m < scenario_->gpus[g].mig_instances.size(); ++m)
+    for (size_t m = 0; m < scenario_->gpus[g].mig_instances.size(); ++m) {
       handles_.push_back({g, static_cast<int>(m)});
+      gpu_instances_.push_back({g, m});
+    }
   }
   speedup_ = EnvDouble("GPUMETER_FAKE_NVML_SPEEDUP", 1.0);
   offset_s_ = EnvDouble("GPUMETER_FAKE_NVML_START_S", 0.0);
@@ -386,6 +389,71 @@ nvmlReturn_t FakeDriver::InstanceId(nvmlDevice_t d, bool compute, unsigned int* 
   if (d->mig < 0) return NVML_ERROR_INVALID_ARGUMENT;  // only MIG handles have instance ids
   const auto& m = GpuOf(d).mig_instances[static_cast<size_t>(d->mig)];
   *id = compute ? m.ci_id : m.gi_id;
+  return NVML_SUCCESS;
+}
+
+namespace {
+// GPU-instance profile indices 0..4 (1_SLICE … 7_SLICE) and their profile IDs on an H100 80GB
+// (nvml-abi §6.1); the fake uses them for every MIG GPU. A scenario's full-GPU slice count
+// replaces 7 for the largest profile.
+struct GiProfile {
+  unsigned int slices, id;
+};
+constexpr GiProfile kGiProfiles[] = {{1, 19}, {2, 14}, {3, 9}, {4, 5}, {7, 0}};
+constexpr unsigned int kGiProfileIndexCount = 0x12;  // NVML_GPU_INSTANCE_PROFILE_COUNT (13.3)
+
+unsigned int ProfileIdForSlices(unsigned int slices) {
+  for (const auto& p : kGiProfiles)
+    if (p.slices == slices) return p.id;
+  return 0;
+}
+}  // namespace
+
+nvmlReturn_t FakeDriver::GiProfileInfo(nvmlDevice_t d, unsigned int profile, nvmlGpuInstanceProfileInfo_t* info) {
+  if (!info) return NVML_ERROR_INVALID_ARGUMENT;
+  std::lock_guard lock(mu_);
+  const auto& g = GpuOf(d);
+  if (d->mig >= 0) return NVML_ERROR_INVALID_ARGUMENT;
+  if (profile >= kGiProfileIndexCount) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!g.mig_enabled || profile >= std::size(kGiProfiles)) return NVML_ERROR_NOT_SUPPORTED;
+  const bool full = profile + 1 == std::size(kGiProfiles);
+  const unsigned int slices = full ? g.mig_total_slices : kGiProfiles[profile].slices;
+  *info = {};
+  info->id = kGiProfiles[profile].id;
+  info->sliceCount = slices;
+  info->instanceCount = g.mig_total_slices / slices;
+  info->memorySizeMB = g.memory_bytes / (1024 * 1024) * slices / g.mig_total_slices;
+  for (const auto& m : g.mig_instances)  // the scenario's own size where it has one
+    if (m.slices == slices) info->memorySizeMB = m.memory_bytes / (1024 * 1024);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t FakeDriver::GiById(nvmlDevice_t d, unsigned int id, nvmlGpuInstance_t* out) {
+  if (!out) return NVML_ERROR_INVALID_ARGUMENT;
+  std::lock_guard lock(mu_);
+  if (d->mig >= 0) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!GpuOf(d).mig_enabled) return NVML_ERROR_NOT_SUPPORTED;
+  for (auto& gi : gpu_instances_) {
+    if (gi.gpu == d->gpu && GpuOf(d).mig_instances[gi.mig].gi_id == id) {
+      *out = &gi;
+      return NVML_SUCCESS;
+    }
+  }
+  return NVML_ERROR_NOT_FOUND;
+}
+
+nvmlReturn_t FakeDriver::GiInfo(nvmlGpuInstance_t gi, nvmlGpuInstanceInfo_t* info) {
+  if (!info || !gi) return NVML_ERROR_INVALID_ARGUMENT;
+  std::lock_guard lock(mu_);
+  bool valid = false;
+  for (const auto& g : gpu_instances_) valid = valid || &g == gi;
+  if (!valid) return NVML_ERROR_INVALID_ARGUMENT;
+  const auto& m = scenario_->gpus[gi->gpu].mig_instances[gi->mig];
+  *info = {};
+  for (auto& h : handles_)
+    if (h.gpu == gi->gpu && h.mig < 0) info->device = &h;
+  info->id = m.gi_id;
+  info->profileId = ProfileIdForSlices(m.slices);
   return NVML_SUCCESS;
 }
 

@@ -21,6 +21,10 @@ struct nvmlDevice_st {
   size_t gpu = 0;      // position in Scenario::gpus
   int mig = -1;        // position in Gpu::mig_instances, or -1 for the physical GPU
 };
+struct nvmlGpuInstance_st {
+  size_t gpu = 0;  // position in Scenario::gpus
+  size_t mig = 0;  // position in Gpu::mig_instances
+};
 struct nvmlGpmSample_st {
   nvmlDevice_t device = nullptr;
   int gi = -1;  // GPU instance id for nvmlGpmMigSampleGet, else -1
@@ -67,6 +71,10 @@ class FakeDriver {
   nvmlReturn_t MaxMigCount(nvmlDevice_t d, unsigned int* count);
   nvmlReturn_t MigHandle(nvmlDevice_t d, unsigned int index, nvmlDevice_t* out);
   nvmlReturn_t InstanceId(nvmlDevice_t d, bool compute, unsigned int* id);
+  // GPU-instance profiles by index (1, 2, 3, 4, 7 slices; IDs as on an H100) and instances.
+  nvmlReturn_t GiProfileInfo(nvmlDevice_t d, unsigned int profile, nvmlGpuInstanceProfileInfo_t* info);
+  nvmlReturn_t GiById(nvmlDevice_t d, unsigned int id, nvmlGpuInstance_t* out);
+  nvmlReturn_t GiInfo(nvmlGpuInstance_t gi, nvmlGpuInstanceInfo_t* info);
   nvmlReturn_t GpmSupport(nvmlDevice_t d, nvmlGpmSupport_t* s);
   nvmlReturn_t GpmAlloc(nvmlGpmSample_t* s);
   nvmlReturn_t GpmFree(nvmlGpmSample_t s);
@@ -85,6 +93,7 @@ class FakeDriver {
   std::unique_ptr<scenario::Scenario> scenario_;
   std::deque<nvmlDevice_st> handles_;  // stable addresses
   std::deque<nvmlGpmSample_st> gpm_samples_;
+  std::deque<nvmlGpuInstance_st> gpu_instances_;  // stable addresses, one per MIG instance
   std::chrono::steady_clock::time_point start_;
   uint64_t epoch_at_start_us_ = 0;
   double speedup_ = 1.0;

@@ -51,6 +51,7 @@ struct MigInstanceSample {
   std::optional<MemoryInfo> memory;
   std::vector<GpuProcess> processes;
   std::optional<double> sm_active_ratio;  // GPM SM_UTIL / 100 for this GPU instance, [0, 1]
+  std::optional<uint32_t> slices;         // compute slices of its GPU-instance profile
 };
 
 enum class ComputeMode { kDefault, kExclusiveProcess, kProhibited, kUnknown };
@@ -69,10 +70,13 @@ struct DeviceSample {
   std::vector<GpuProcess> processes;  // whole device (aggregate on MIG GPUs)
   bool process_utilization_supported = true;  // false on MIG GPUs, old drivers
   std::vector<ProcessUtilSample> process_util;
-  uint64_t process_util_window_start_us = 0;  // samples cover (start, end]
+  // The samples cover (start, end]. Once the driver's sample period is known, end is the last
+  // period boundary at or before the poll and the next window starts there; before, end is the poll.
+  uint64_t process_util_window_start_us = 0;
   uint64_t process_util_window_end_us = 0;
   std::optional<double> sm_active_ratio;  // GPM SM_UTIL / 100 for the whole GPU
   std::vector<MigInstanceSample> mig_instances;
+  std::optional<uint32_t> mig_total_slices;  // slices of the full-GPU profile (7 on A100/H100/H200)
   std::vector<CallError> errors;
 };
 

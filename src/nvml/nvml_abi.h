@@ -11,6 +11,7 @@ extern "C" {
 typedef int nvmlReturn_t;  // a C enum: 4 bytes on gcc/clang Linux
 typedef struct nvmlDevice_st* nvmlDevice_t;
 typedef struct nvmlGpmSample_st* nvmlGpmSample_t;
+typedef struct nvmlGpuInstance_st* nvmlGpuInstance_t;
 
 enum : nvmlReturn_t {
   NVML_SUCCESS = 0,
@@ -122,6 +123,33 @@ typedef struct {
 } nvmlGpmMetricsGet_t;
 constexpr unsigned int NVML_GPM_METRIC_SM_UTIL = 2;
 
+// MIG GPU-instance profiles (v1 struct: present in every MIG-capable driver).
+typedef struct {
+  unsigned int id;  // device-specific profile ID, as in nvmlGpuInstanceInfo_t::profileId
+  unsigned int isP2pSupported;
+  unsigned int sliceCount;
+  unsigned int instanceCount;
+  unsigned int multiprocessorCount;
+  unsigned int copyEngineCount;
+  unsigned int decoderCount;
+  unsigned int encoderCount;
+  unsigned int jpegCount;
+  unsigned int ofaCount;
+  unsigned long long memorySizeMB;
+} nvmlGpuInstanceProfileInfo_t;
+
+typedef struct {
+  unsigned int start;
+  unsigned int size;
+} nvmlGpuInstancePlacement_t;
+
+typedef struct {
+  nvmlDevice_t device;  // the parent GPU
+  unsigned int id;
+  unsigned int profileId;
+  nvmlGpuInstancePlacement_t placement;
+} nvmlGpuInstanceInfo_t;
+
 }  // extern "C"
 
 // Layout checks against the sizes and offsets in docs/nvml.md.
@@ -140,3 +168,7 @@ static_assert(sizeof(nvmlProcessUtilizationInfo_v1_t) == 40 &&
 static_assert(nvmlProcessesUtilizationInfo_v1 == 0x01000018);
 static_assert(sizeof(nvmlGpmMetric_t) == 40 && offsetof(nvmlGpmMetric_t, value) == 8);
 static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24 && sizeof(nvmlGpmMetricsGet_t) == 3944);
+static_assert(sizeof(nvmlGpuInstanceProfileInfo_t) == 48 && offsetof(nvmlGpuInstanceProfileInfo_t, sliceCount) == 8 &&
+              offsetof(nvmlGpuInstanceProfileInfo_t, memorySizeMB) == 40);
+static_assert(sizeof(nvmlGpuInstanceInfo_t) == 24 && offsetof(nvmlGpuInstanceInfo_t, profileId) == 12 &&
+              offsetof(nvmlGpuInstanceInfo_t, placement) == 16);

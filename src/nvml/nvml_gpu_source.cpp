@@ -1,7 +1,10 @@
 #include "nvml/nvml_gpu_source.h"
 
+#include <set>
+
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "nvml/process_entries.h"
 
@@ -306,7 +309,23 @@ void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& de
   }
   // NOT_FOUND: no sample newer than last_seen, i.e. no process was busy. Not an error.
   if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_FOUND) Check(dev, name, rc);
-  last_seen_us_[dev.uuid] = std::max(newest, last_seen);
+  // The driver stamps samples on a fixed period grid. Once the period is known, the window ends
+  // at the last period boundary before now and the next one starts there, so every driver
+  // period is counted in exactly one window (the share divides by whole periods).
+  std::set<uint64_t> stamps;
+  for (const auto& u : dev.process_util) stamps.insert(u.timestamp_us);
+  auto& period = util_period_us_[dev.uuid];
+  for (auto a = stamps.begin(); a != stamps.end() && std::next(a) != stamps.end(); ++a) {
+    const uint64_t gap = *std::next(a) - *a;
+    if (period == 0 || gap < period) period = gap;
+  }
+  const bool anchored = !stamps.empty() || it != last_seen_us_.end();  // newest is a stamp or a boundary
+  if (period > 0 && anchored && now_us >= newest) {
+    dev.process_util_window_end_us = newest + (now_us - newest) / period * period;
+    last_seen_us_[dev.uuid] = dev.process_util_window_end_us;
+  } else {
+    last_seen_us_[dev.uuid] = std::max(newest, last_seen);
+  }
 }
 
 void NvmlGpuSource::ReadMigInstances(nvmlDevice_t h, gpu::DeviceSample& dev) {
@@ -333,10 +352,44 @@ void NvmlGpuSource::ReadMigInstances(nvmlDevice_t h, gpu::DeviceSample& dev) {
       mig.compute_instance_id = id;
     mig.memory = ReadMemory(mh, dev);
     mig.processes = ReadProcesses(mh, dev, mig.memory ? mig.memory->total_bytes : 0);
+    mig.slices = InstanceSlices(h, mig.gpu_instance_id, dev);
     if (api.nvmlGpmMigSampleGet)
       mig.sm_active_ratio = GpmSmActive(dev.uuid + "/gi" + std::to_string(mig.gpu_instance_id), h, mig.gpu_instance_id, dev);
     dev.mig_instances.push_back(std::move(mig));
   }
+  if (auto it = gi_profile_slices_.find(dev.uuid); it != gi_profile_slices_.end())
+    for (const auto& [id, slices] : it->second)
+      if (!dev.mig_total_slices || slices > *dev.mig_total_slices) dev.mig_total_slices = slices;
+}
+
+std::optional<uint32_t> NvmlGpuSource::InstanceSlices(nvmlDevice_t h, unsigned int gi_id, gpu::DeviceSample& dev) {
+  const NvmlApi& api = lib_->api();
+  if (!api.nvmlDeviceGetGpuInstanceProfileInfo || !api.nvmlDeviceGetGpuInstanceById || !api.nvmlGpuInstanceGetInfo)
+    return std::nullopt;
+  auto table = gi_profile_slices_.find(dev.uuid);
+  if (table == gi_profile_slices_.end()) {
+    // Profiles are fixed per GPU model: read them once. Indices run until INVALID_ARGUMENT;
+    // NOT_SUPPORTED marks a profile this GPU lacks (nvml-abi §6.1).
+    std::map<unsigned int, unsigned int> slices;
+    for (unsigned int index = 0; index < 64; ++index) {
+      nvmlGpuInstanceProfileInfo_t info{};
+      const nvmlReturn_t rc = Call("nvmlDeviceGetGpuInstanceProfileInfo", [&] { return api.nvmlDeviceGetGpuInstanceProfileInfo(h, index, &info); });
+      if (rc == NVML_ERROR_INVALID_ARGUMENT) break;
+      if (rc == NVML_ERROR_NOT_SUPPORTED) continue;
+      if (!Check(dev, "nvmlDeviceGetGpuInstanceProfileInfo", rc)) return std::nullopt;  // try again next pass
+      if (info.sliceCount > 0) slices[info.id] = info.sliceCount;
+    }
+    table = gi_profile_slices_.emplace(dev.uuid, std::move(slices)).first;
+  }
+  nvmlGpuInstance_t gi = nullptr;
+  if (!Check(dev, "nvmlDeviceGetGpuInstanceById", Call("nvmlDeviceGetGpuInstanceById", [&] { return api.nvmlDeviceGetGpuInstanceById(h, gi_id, &gi); })))
+    return std::nullopt;
+  nvmlGpuInstanceInfo_t info{};
+  if (!Check(dev, "nvmlGpuInstanceGetInfo", Call("nvmlGpuInstanceGetInfo", [&] { return api.nvmlGpuInstanceGetInfo(gi, &info); })))
+    return std::nullopt;
+  const auto it = table->second.find(info.profileId);
+  if (it == table->second.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<double> NvmlGpuSource::GpmSmActive(const std::string& key, nvmlDevice_t h,

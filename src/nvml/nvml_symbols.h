@@ -41,6 +41,10 @@
   X(nvmlDeviceGetMigDeviceHandleByIndex, nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlDevice_t*)) \
   X(nvmlDeviceGetGpuInstanceId, nvmlReturn_t (*)(nvmlDevice_t, unsigned int*))                   \
   X(nvmlDeviceGetComputeInstanceId, nvmlReturn_t (*)(nvmlDevice_t, unsigned int*))               \
+  X(nvmlDeviceGetGpuInstanceProfileInfo,                                                         \
+    nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlGpuInstanceProfileInfo_t*))                 \
+  X(nvmlDeviceGetGpuInstanceById, nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlGpuInstance_t*)) \
+  X(nvmlGpuInstanceGetInfo, nvmlReturn_t (*)(nvmlGpuInstance_t, nvmlGpuInstanceInfo_t*))          \
   X(nvmlGpmQueryDeviceSupport, nvmlReturn_t (*)(nvmlDevice_t, nvmlGpmSupport_t*))                \
   X(nvmlGpmSampleAlloc, nvmlReturn_t (*)(nvmlGpmSample_t*))                                      \
   X(nvmlGpmSampleFree, nvmlReturn_t (*)(nvmlGpmSample_t))                                        \

@@ -17,6 +17,17 @@ for p in r580 r535_43; do
   done
 done
 
+# Other noise draws and no noise at all: the targets do not hang on one lucky seed.
+for seed in 2 3; do
+  "$bin" simulate --scenario node-8gpu --seed "$seed" >"$work/out" 2>&1 || { cat "$work/out"; fail "node-8gpu seed $seed: targets not met"; }
+  grep -q 'noise default (seed '"$seed"')' "$work/out" || fail "seed $seed not reported"
+done
+"$bin" simulate --scenario node-8gpu --noise none >"$work/out" 2>&1 || { cat "$work/out"; fail "node-8gpu without noise"; }
+# MIG energy is attributed (not n/a) and the idle power is fitted from the node's own readings.
+grep -q 'idle power fitted 70.0 W' "$work/out" || { cat "$work/out"; fail "idle power not fitted"; }
+awk '$1=="mig"{ if ($9 == "n/a") exit 1 }' "$work/out" || fail "MIG energy not scored"
+echo "ok: other seeds, no noise, MIG energy"
+
 # Time-slicing: naive labelling is far off while gpumeter is within 2 pp.
 "$bin" simulate --scenario timeslice-h100 >"$work/ts"
 naive_mean=$(awk '$1=="time-slicing"{print $(NF-3)}' "$work/ts")

@@ -201,6 +201,21 @@ TEST(NvmlSource, MigInstancesAndGpmActivity) {
   EXPECT_NEAR(*by_gi[9]->sm_active_ratio, 0.05, 1e-9);
   EXPECT_NEAR(*by_gi[10]->sm_active_ratio, 0.0, 1e-9);
   EXPECT_TRUE(by_gi[10]->processes.empty());
+  // Slices from each instance's GPU-instance profile; the full GPU has 7.
+  EXPECT_EQ(by_gi[1]->slices, 3u);
+  EXPECT_EQ(by_gi[5]->slices, 2u);
+  EXPECT_EQ(by_gi[9]->slices, 1u);
+  EXPECT_EQ(by_gi[10]->slices, 1u);
+  EXPECT_EQ(d.mig_total_slices, 7u);
+  EXPECT_TRUE(d.errors.empty());
+}
+
+TEST(NvmlSource, MigSlicesOnR470) {
+  // The v1 profile struct and instance calls exist since MIG did (R450): R470 has them.
+  FakeNvml f("r470", testing::ScenarioPath("mig-h200"), 100);
+  const auto snap = f.Sample();
+  ASSERT_EQ(snap.devices.size(), 1u);
+  for (const auto& m : snap.devices[0].mig_instances) EXPECT_TRUE(m.slices.has_value()) << m.uuid;
 }
 
 TEST(NvmlSource, GpmWholeGpuActivityIsTheWindowAverage) {

@@ -1,0 +1,104 @@
+#include "attribution/accountant.h"
+
+#include <set>
+
+namespace gpumeter::attribution {
+
+Accountant::Accountant(ObserveContext ctx, AccountantOptions options)
+    : ctx_(std::move(ctx)), observe_(ctx_), options_(std::move(options)) {
+  observe_.owner = [this](uint32_t pid) { return OwnerOf(pid); };
+  observe_.idle_power_watts = [this](const std::string& uuid) { return IdleWatts(uuid); };
+}
+
+std::optional<Owner> Accountant::OwnerOf(uint32_t pid) {
+  if (auto it = owners_now_.find(pid); it != owners_now_.end()) return it->second;
+  if (auto it = owners_before_.find(pid); it != owners_before_.end()) return it->second;
+  return std::nullopt;
+}
+
+namespace {
+
+// Whole-GPU activity for the idle-power fit: slice-weighted on MIG GPUs, else GPM SM activity,
+// else the driver's utilization (coarser: the fit's error check decides whether it is usable).
+std::optional<double> FitActivity(const gpu::DeviceSample& d) {
+  if (d.mig_enabled) return MigGpuActivity(d);
+  if (d.sm_active_ratio) return d.sm_active_ratio;
+  if (d.utilization_gpu_percent) return *d.utilization_gpu_percent / 100.0;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<double> Accountant::IdleWatts(const std::string& gpu_uuid) const {
+  if (auto it = options_.idle_power_watts.find(gpu_uuid); it != options_.idle_power_watts.end()) return it->second;
+  const auto st = gpus_.find(gpu_uuid);
+  if (st == gpus_.end() || !st->second.last) return std::nullopt;
+  const std::string& model = st->second.last->name;
+  if (auto it = options_.idle_power_watts.find(model); it != options_.idle_power_watts.end()) return it->second;
+  if (auto it = fits_.find(model); it != fits_.end()) return it->second.IdleWatts();
+  return std::nullopt;
+}
+
+namespace {
+template <typename F>
+void ForEachPid(const gpu::GpuSnapshot& snap, F f) {
+  for (const auto& d : snap.devices) {
+    for (const auto& p : d.processes) f(p.pid);
+    for (const auto& m : d.mig_instances)
+      for (const auto& p : m.processes) f(p.pid);
+  }
+}
+}  // namespace
+
+void Accountant::Prime(gpu::GpuSnapshot snapshot) {
+  owners_now_.clear();
+  ForEachPid(snapshot, [&](uint32_t pid) { owners_now_[pid] = ctx_.owner ? ctx_.owner(pid) : std::nullopt; });
+  for (auto& d : snapshot.devices) {
+    if (d.uuid.empty() || d.lost) continue;
+    auto& st = gpus_[d.uuid];
+    st.last = std::move(d);
+    st.last_is_previous = true;
+  }
+}
+
+std::vector<UnitLedger> Accountant::Step(gpu::GpuSnapshot snapshot, double seconds) {
+  std::vector<UnitLedger> out;
+  if (seconds <= 0) return out;
+  owners_before_ = std::move(owners_now_);
+  owners_now_.clear();
+  ForEachPid(snapshot, [&](uint32_t pid) {
+    if (!owners_now_.count(pid)) owners_now_[pid] = ctx_.owner ? ctx_.owner(pid) : std::nullopt;
+  });
+  auto account = [&](const std::vector<UnitObservation>& units) {
+    for (const auto& u : units) out.push_back(AttributeUnit(u, seconds));
+  };
+  std::set<std::string> seen;
+  for (auto& d : snapshot.devices) {
+    if (d.uuid.empty()) continue;  // never identified: nothing to account against
+    seen.insert(d.uuid);
+    auto& st = gpus_[d.uuid];
+    if (d.lost) {
+      if (st.last) account(ObserveUnavailable(*st.last, "GPU lost: no readings", observe_));
+      st.last_is_previous = false;
+      continue;
+    }
+    const gpu::DeviceSample* prev = st.last && st.last_is_previous ? &*st.last : nullptr;
+    account(Observe(prev, d, seconds, observe_));
+    if (prev && !d.name.empty()) {
+      const auto energy = GpuEnergyJoules(prev, d, seconds, nullptr);
+      const auto activity = FitActivity(d);
+      if (energy && activity)
+        fits_.try_emplace(d.name, options_.idle_power_half_life_s).first->second.Add(*activity, *energy / seconds, seconds);
+    }
+    st.last = std::move(d);
+    st.last_is_previous = true;
+  }
+  for (auto& [uuid, st] : gpus_) {
+    if (seen.count(uuid) || !st.last) continue;
+    account(ObserveUnavailable(*st.last, "GPU missing from the sample", observe_));
+    st.last_is_previous = false;
+  }
+  return out;
+}
+
+}  // namespace gpumeter::attribution
