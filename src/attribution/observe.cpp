@@ -1,7 +1,6 @@
 #include "attribution/observe.h"
 
 #include <algorithm>
-#include <set>
 
 namespace gpumeter::attribution {
 
@@ -9,26 +8,32 @@ std::map<uint32_t, double> SmShares(const gpu::DeviceSample& d) {
   std::map<uint32_t, double> out;
   if (!d.process_utilization_supported) return out;
   const double window_us = static_cast<double>(d.process_util_window_end_us - d.process_util_window_start_us);
-  std::set<uint64_t> stamps;
-  for (const auto& s : d.process_util) stamps.insert(s.timestamp_us);
+  std::vector<uint64_t> stamps;
+  stamps.reserve(d.process_util.size());
+  for (const auto& s : d.process_util) stamps.push_back(s.timestamp_us);
+  std::sort(stamps.begin(), stamps.end());
+  stamps.erase(std::unique(stamps.begin(), stamps.end()), stamps.end());
   double period_us = 0;
-  for (auto it = stamps.begin(); it != stamps.end() && std::next(it) != stamps.end(); ++it) {
-    const double gap = static_cast<double>(*std::next(it) - *it);
+  for (size_t i = 1; i < stamps.size(); ++i) {
+    const double gap = static_cast<double>(stamps[i] - stamps[i - 1]);
     if (period_us == 0 || gap < period_us) period_us = gap;
   }
-  std::map<uint32_t, double> sum_pct;
-  std::map<uint32_t, int> count;
-  for (const auto& s : d.process_util) {
-    sum_pct[s.pid] += s.sm_percent;
-    ++count[s.pid];
-  }
-  for (const auto& [pid, pct] : sum_pct) {
+  // Σ smUtil and sample count per PID.
+  std::vector<std::pair<uint32_t, uint32_t>> samples;
+  samples.reserve(d.process_util.size());
+  for (const auto& s : d.process_util) samples.emplace_back(s.pid, s.sm_percent);
+  std::sort(samples.begin(), samples.end());
+  for (size_t i = 0; i < samples.size();) {
+    const uint32_t pid = samples[i].first;
+    double pct = 0;
+    size_t count = 0;
+    for (; i < samples.size() && samples[i].first == pid; ++i, ++count) pct += samples[i].second;
     // One distinct timestamp: the period is unknown; take the samples' mean as the share.
-    const double periods = period_us > 0 && window_us > 0 ? window_us / period_us : count[pid];
-    out[pid] = std::clamp(pct / 100.0 / std::max(periods, static_cast<double>(count[pid])), 0.0, 1.0);
+    const double n = static_cast<double>(count);
+    const double periods = period_us > 0 && window_us > 0 ? window_us / period_us : n;
+    out.emplace_hint(out.end(), pid, std::clamp(pct / 100.0 / std::max(periods, n), 0.0, 1.0));
   }
-  for (const auto& p : d.processes)
-    if (!out.count(p.pid)) out[p.pid] = 0.0;  // listed but no sample: idle in the window
+  for (const auto& p : d.processes) out.try_emplace(p.pid, 0.0);  // listed but no sample: idle in the window
   return out;
 }
 
@@ -151,27 +156,34 @@ std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gp
   if (previous && (previous->uuid != d.uuid || previous->lost)) previous = nullptr;
   auto processes = [&](const std::vector<gpu::GpuProcess>& procs, const std::vector<gpu::GpuProcess>* before,
                        const std::map<uint32_t, double>& shares) {
-    std::map<uint32_t, std::pair<std::optional<uint64_t>, std::optional<uint64_t>>> mem;  // before, now
-    for (const auto& p : procs) mem[p.pid].second = p.used_memory_bytes ? p.used_memory_bytes : std::nullopt;
-    std::map<uint32_t, bool> unknown;
-    for (const auto& p : procs) unknown[p.pid] = unknown[p.pid] || !p.used_memory_bytes;
-    if (before) {
-      for (const auto& p : *before) {
-        mem[p.pid].first = p.used_memory_bytes;
-        unknown[p.pid] = unknown[p.pid] || !p.used_memory_bytes;
-      }
-    }
+    // One entry per PID seen at either end (a vector: this runs for every process every second).
+    struct Seen {
+      uint32_t pid;
+      std::optional<uint64_t> before, now;
+      bool unknown;
+    };
+    std::vector<Seen> seen;
+    seen.reserve(procs.size() + (before ? before->size() : 0));
+    for (const auto& p : procs) seen.push_back({p.pid, std::nullopt, p.used_memory_bytes, !p.used_memory_bytes});
+    if (before)
+      for (const auto& p : *before) seen.push_back({p.pid, p.used_memory_bytes, std::nullopt, !p.used_memory_bytes});
+    std::stable_sort(seen.begin(), seen.end(), [](const Seen& a, const Seen& b) { return a.pid < b.pid; });
     std::vector<ProcessObservation> ps;
-    for (const auto& [pid, m] : mem) {
-      ProcessObservation o;
-      o.pid = pid;
-      o.owner = ctx.owner ? ctx.owner(pid) : std::nullopt;
-      if (!unknown[pid]) {
-        o.memory_bytes = before ? Mean(m.first.value_or(0), m.second.value_or(0)) : m.second;
+    ps.reserve(seen.size());
+    for (size_t i = 0; i < seen.size();) {
+      Seen m{seen[i].pid, std::nullopt, std::nullopt, false};
+      for (; i < seen.size() && seen[i].pid == m.pid; ++i) {  // a PID listed twice: the last reading wins
+        if (seen[i].now) m.now = seen[i].now;
+        if (seen[i].before) m.before = seen[i].before;
+        m.unknown = m.unknown || seen[i].unknown;
       }
-      if (auto it = shares.find(pid); it != shares.end()) o.sm_fraction = it->second;
-      if (ctx.mps_thread_fraction) o.mps_thread_fraction = ctx.mps_thread_fraction(pid);
-      ps.push_back(o);
+      ProcessObservation o;
+      o.pid = m.pid;
+      o.owner = ctx.owner ? ctx.owner(m.pid) : std::nullopt;
+      if (!m.unknown) o.memory_bytes = before ? Mean(m.before.value_or(0), m.now.value_or(0)) : m.now;
+      if (auto it = shares.find(m.pid); it != shares.end()) o.sm_fraction = it->second;
+      if (ctx.mps_thread_fraction) o.mps_thread_fraction = ctx.mps_thread_fraction(m.pid);
+      ps.push_back(std::move(o));
     }
     return ps;
   };
