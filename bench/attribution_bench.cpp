@@ -98,6 +98,7 @@ gpu::GpuSnapshot LargeSnapshot(double t) {
       d.sm_active_ratio = 0.8;
       d.process_util_window_start_us = now_us - 1000000;
       d.process_util_window_end_us = now_us;
+      d.process_util_period_us = 166667;
       for (uint32_t i = 0; i < 56; ++i) {
         const uint32_t p = pid++;
         d.processes.push_back({p, gpu::ProcessType::kCompute, 1ull << 28, std::nullopt, std::nullopt});

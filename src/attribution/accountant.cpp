@@ -18,13 +18,10 @@ std::optional<Owner> Accountant::OwnerOf(uint32_t pid) {
 
 namespace {
 
-// Whole-GPU activity for the idle-power fit: slice-weighted on MIG GPUs, else GPM SM activity,
-// else the driver's utilization (coarser: the fit's error check decides whether it is usable).
+// Whole-GPU activity for the idle-power fit: slice-weighted on MIG GPUs, else the busy fraction
+// (utilization.gpu is coarser than GPM: the fit's error check decides whether it is usable).
 std::optional<double> FitActivity(const gpu::DeviceSample& d) {
-  if (d.mig_enabled) return MigGpuActivity(d);
-  if (d.sm_active_ratio) return d.sm_active_ratio;
-  if (d.utilization_gpu_percent) return *d.utilization_gpu_percent / 100.0;
-  return std::nullopt;
+  return d.mig_enabled ? MigGpuActivity(d) : BusyFraction(d);
 }
 
 }  // namespace

@@ -8,16 +8,7 @@ std::map<uint32_t, double> SmShares(const gpu::DeviceSample& d) {
   std::map<uint32_t, double> out;
   if (!d.process_utilization_supported) return out;
   const double window_us = static_cast<double>(d.process_util_window_end_us - d.process_util_window_start_us);
-  std::vector<uint64_t> stamps;
-  stamps.reserve(d.process_util.size());
-  for (const auto& s : d.process_util) stamps.push_back(s.timestamp_us);
-  std::sort(stamps.begin(), stamps.end());
-  stamps.erase(std::unique(stamps.begin(), stamps.end()), stamps.end());
-  double period_us = 0;
-  for (size_t i = 1; i < stamps.size(); ++i) {
-    const double gap = static_cast<double>(stamps[i] - stamps[i - 1]);
-    if (period_us == 0 || gap < period_us) period_us = gap;
-  }
+  const double period_us = d.process_util_period_us ? static_cast<double>(*d.process_util_period_us) : 0.0;
   // Σ smUtil and sample count per PID.
   std::vector<std::pair<uint32_t, uint32_t>> samples;
   samples.reserve(d.process_util.size());
@@ -28,7 +19,7 @@ std::map<uint32_t, double> SmShares(const gpu::DeviceSample& d) {
     double pct = 0;
     size_t count = 0;
     for (; i < samples.size() && samples[i].first == pid; ++i, ++count) pct += samples[i].second;
-    // One distinct timestamp: the period is unknown; take the samples' mean as the share.
+    // Period unknown (fewer than two distinct stamps so far): take the samples' mean as the share.
     const double n = static_cast<double>(count);
     const double periods = period_us > 0 && window_us > 0 ? window_us / period_us : n;
     out.emplace_hint(out.end(), pid, std::clamp(pct / 100.0 / std::max(periods, n), 0.0, 1.0));
@@ -104,6 +95,25 @@ std::vector<Holding> HoldersOf(const ObserveContext& ctx, const std::string& uui
   return ctx.holders ? ctx.holders(uuid) : std::vector<Holding>{};
 }
 
+// The unit of a MIG GPU's slices that are in no instance: named by the GPU's UUID, holding the
+// memory no instance has; nullopt when every slice is in an instance or the counts are unknown.
+std::optional<UnitObservation> FreeSlicesUnit(const gpu::DeviceSample& d) {
+  if (!d.mig_total_slices) return std::nullopt;
+  uint32_t used_slices = 0;
+  uint64_t instance_memory = 0;
+  for (const auto& m : d.mig_instances) {
+    if (!m.slices) return std::nullopt;
+    used_slices += *m.slices;
+    instance_memory += m.memory ? m.memory->total_bytes : 0;
+  }
+  if (used_slices >= *d.mig_total_slices) return std::nullopt;
+  UnitObservation u;
+  u.uuid = d.uuid;
+  u.mode = SharingMode::kMig;
+  u.memory_total_bytes = d.memory && d.memory->total_bytes > instance_memory ? d.memory->total_bytes - instance_memory : 0;
+  return u;
+}
+
 }  // namespace
 
 std::optional<double> GpuEnergyJoules(const gpu::DeviceSample* previous, const gpu::DeviceSample& d, double seconds,
@@ -116,6 +126,12 @@ std::optional<double> GpuEnergyJoules(const gpu::DeviceSample* previous, const g
     if (rule) *rule = "mean board power x time (energy counter missing or reset)";
     return (*previous->power_watts + *d.power_watts) / 2 * seconds;
   }
+  return std::nullopt;
+}
+
+std::optional<double> BusyFraction(const gpu::DeviceSample& d) {
+  if (d.sm_active_ratio) return d.sm_active_ratio;
+  if (d.utilization_gpu_percent) return *d.utilization_gpu_percent / 100.0;
   return std::nullopt;
 }
 
@@ -204,28 +220,16 @@ std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gp
     }
     const auto energy = GpuEnergyJoules(previous, d, seconds, nullptr);
     const double free_idle = SplitMigEnergy(d, energy, ctx.idle_power_watts ? ctx.idle_power_watts(d.uuid) : std::nullopt, seconds, out);
-    // Slices in no instance: a unit of their own under the GPU's UUID, idle, holding the memory no
-    // instance has and their share of idle power, so the GPU's energy and cost add up.
-    uint32_t used_slices = 0;
-    bool slices_known = d.mig_total_slices.has_value();
-    uint64_t instance_memory = 0;
-    for (const auto& m : d.mig_instances) {
-      slices_known = slices_known && m.slices;
-      used_slices += m.slices.value_or(0);
-      instance_memory += m.memory ? m.memory->total_bytes : 0;
-    }
-    if (slices_known && used_slices < *d.mig_total_slices) {
-      UnitObservation u;
-      u.uuid = d.uuid;
-      u.mode = SharingMode::kMig;
-      u.memory_total_bytes = d.memory && d.memory->total_bytes > instance_memory ? d.memory->total_bytes - instance_memory : 0;
-      u.memory_used_bytes = 0;
-      u.busy_fraction = 0;
+    // Slices in no instance are idle and keep their share of idle power, so the GPU's energy and
+    // cost add up.
+    if (auto free = FreeSlicesUnit(d)) {
+      free->memory_used_bytes = 0;
+      free->busy_fraction = 0;
       if (energy) {
-        u.energy_joules = free_idle;
-        u.energy_rule = free_idle > 0 ? "idle power of MIG slices in no instance" : "MIG slices in no instance (idle power unknown)";
+        free->energy_joules = free_idle;
+        free->energy_rule = free_idle > 0 ? "idle power of MIG slices in no instance" : "MIG slices in no instance (idle power unknown)";
       }
-      out.push_back(std::move(u));
+      out.push_back(std::move(*free));
     }
     return out;
   }
@@ -233,10 +237,7 @@ std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gp
   u.uuid = d.uuid;
   u.mode = ctx.sharing ? ctx.sharing(d.uuid) : SharingMode::kExclusive;
   SetMemory(u, d.memory, previous ? &previous->memory : nullptr);
-  // GPM activity covers the same window as the per-process samples; utilization.gpu is only
-  // the driver's last period.
-  if (d.sm_active_ratio) u.busy_fraction = d.sm_active_ratio;
-  else if (d.utilization_gpu_percent) u.busy_fraction = *d.utilization_gpu_percent / 100.0;
+  u.busy_fraction = BusyFraction(d);
   u.processes = processes(d.processes, previous ? &previous->processes : nullptr, SmShares(d));
   u.energy_joules = GpuEnergyJoules(previous, d, seconds, &u.energy_rule);
   u.holders = HoldersOf(ctx, d.uuid);

@@ -1,8 +1,8 @@
 // Turns one NVML sample of a device into the per-unit observations the attribution core takes:
 // the GPU itself, or each MIG instance. Pure. The per-process SM share over the sample's window
 // is estimated from the driver's samples: NVML reports one sample per busy process per driver
-// period, so share = Σ smUtil / 100 / (periods in the window); the period is the smallest
-// spacing between distinct sample timestamps.
+// period, so share = Σ smUtil / 100 / (periods in the window), with the period the NVML source
+// measured (DeviceSample::process_util_period_us).
 #pragma once
 
 #include <functional>
@@ -48,6 +48,10 @@ std::vector<UnitObservation> ObserveUnavailable(const gpu::DeviceSample& last_go
 // The GPU's energy over the interval and the rule that gave it (see Observe); unknown: nullopt.
 std::optional<double> GpuEnergyJoules(const gpu::DeviceSample* previous, const gpu::DeviceSample& device,
                                       double seconds, const char** rule);
+
+// Busy fraction of a whole GPU over the sample window, [0, 1]: GPM SM activity (it covers the same
+// window as the per-process samples), else utilization.gpu (the driver's last period only).
+std::optional<double> BusyFraction(const gpu::DeviceSample& device);
 
 // Slice-weighted SM activity of a MIG GPU over the sample window, [0, 1]: Σ activity × slices /
 // total slices. Unknown unless every instance's activity and slices are known.

@@ -278,8 +278,7 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
         ++lost_intervals;
         lost[d.uuid][t_prev] = now;
       }
-      if (d.sm_active_ratio) busy[d.uuid] = *d.sm_active_ratio;
-      else if (d.utilization_gpu_percent) busy[d.uuid] = *d.utilization_gpu_percent / 100.0;
+      if (const auto b = attribution::BusyFraction(d)) busy[d.uuid] = *b;
       for (const auto& m : d.mig_instances)
         if (m.sm_active_ratio) busy[m.uuid] = *m.sm_active_ratio;
     }

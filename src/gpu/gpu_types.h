@@ -74,6 +74,9 @@ struct DeviceSample {
   // period boundary at or before the poll and the next window starts there; before, end is the poll.
   uint64_t process_util_window_start_us = 0;
   uint64_t process_util_window_end_us = 0;
+  // The driver's per-process sample period: the smallest spacing of distinct sample timestamps
+  // seen on this GPU so far; unknown until two distinct stamps have been seen.
+  std::optional<uint64_t> process_util_period_us;
   std::optional<double> sm_active_ratio;  // GPM SM_UTIL / 100 for the whole GPU
   std::vector<MigInstanceSample> mig_instances;
   std::optional<uint32_t> mig_total_slices;  // slices of the full-GPU profile (7 on A100/H100/H200)

@@ -121,26 +121,36 @@ CgroupIdentity ParseCgroupPath(std::string_view path) {
       break;
     }
   }
+  // The component above index k, or nullopt when a private cgroup namespace hides it ("..").
+  // The root above the first component is visible.
+  auto parent_of = [&](size_t k) -> std::optional<std::string_view> {
+    if (k == 0) return std::string_view{};
+    if (parts[k - 1] == "..") return std::nullopt;
+    return parts[k - 1];
+  };
+  // QoS from the pod's own component (systemd: kubepods-burstable-pod…) or its parent (cgroupfs:
+  // burstable/pod…); a visible parent without a QoS level means Guaranteed.
+  auto set_pod = [&](std::pair<std::string, bool> pod, std::string_view component, std::optional<std::string_view> parent) {
+    out.pod_uid = std::move(pod.first);
+    out.static_pod = pod.second;
+    out.qos = QosOf(component);
+    if (out.qos == QosClass::kUnknown && parent) {
+      out.qos = QosOf(*parent);
+      if (out.qos == QosClass::kUnknown) out.qos = QosClass::kGuaranteed;
+    }
+  };
   // The slice-style form keeps the pod's slice in the same component: "<pod slice>:cri-containerd:<id>".
   if (i < parts.size())
     if (const auto colon = parts[i].find(':'); colon != std::string_view::npos)
       if (auto pod = PodComponent(parts[i].substr(0, colon))) {
-        out.pod_uid = std::move(pod->first);
-        out.static_pod = pod->second;
-        out.qos = QosOf(parts[i].substr(0, colon));
-        if (out.qos == QosClass::kUnknown) out.qos = QosClass::kGuaranteed;
+        set_pod(std::move(*pod), parts[i].substr(0, colon), std::string_view{});
         return out;
       }
   for (size_t j = i; j > 0; --j) {
     const auto c = parts[j - 1];
     if (c == "..") break;  // private cgroup namespace: nothing above is visible
     if (auto pod = PodComponent(c)) {
-      out.pod_uid = std::move(pod->first);
-      out.static_pod = pod->second;
-      out.qos = QosOf(c);
-      if (out.qos == QosClass::kUnknown && j >= 2 && parts[j - 2] != "..") out.qos = QosOf(parts[j - 2]);
-      const bool visible_parent = j >= 2 && parts[j - 2] != "..";
-      if (out.qos == QosClass::kUnknown && visible_parent) out.qos = QosClass::kGuaranteed;
+      set_pod(std::move(*pod), c, parent_of(j - 1));
       break;
     }
   }

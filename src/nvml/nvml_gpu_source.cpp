@@ -319,6 +319,7 @@ void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& de
     const uint64_t gap = *std::next(a) - *a;
     if (period == 0 || gap < period) period = gap;
   }
+  if (period > 0) dev.process_util_period_us = period;
   const bool anchored = !stamps.empty() || it != last_seen_us_.end();  // newest is a stamp or a boundary
   if (period > 0 && anchored && now_us >= newest) {
     dev.process_util_window_end_us = newest + (now_us - newest) / period * period;
@@ -352,7 +353,9 @@ void NvmlGpuSource::ReadMigInstances(nvmlDevice_t h, gpu::DeviceSample& dev) {
       mig.compute_instance_id = id;
     mig.memory = ReadMemory(mh, dev);
     mig.processes = ReadProcesses(mh, dev, mig.memory ? mig.memory->total_bytes : 0);
-    mig.slices = InstanceSlices(h, mig.gpu_instance_id, dev);
+    // An instance's profile is fixed for its life (reconfiguring MIG gives new UUIDs): ask once.
+    if (auto known = mig_slices_.find(mig.uuid); known != mig_slices_.end()) mig.slices = known->second;
+    else if ((mig.slices = InstanceSlices(h, mig.gpu_instance_id, dev))) mig_slices_.emplace(mig.uuid, *mig.slices);
     if (api.nvmlGpmMigSampleGet)
       mig.sm_active_ratio = GpmSmActive(dev.uuid + "/gi" + std::to_string(mig.gpu_instance_id), h, mig.gpu_instance_id, dev);
     dev.mig_instances.push_back(std::move(mig));

@@ -73,6 +73,7 @@ class NvmlGpuSource final : public gpu::GpuSource {
   std::map<unsigned int, std::string> uuid_by_index_;          // names a GPU once it is lost
   std::map<std::string, bool> gpm_supported_;                  // per GPU UUID
   std::map<std::string, std::map<unsigned int, unsigned int>> gi_profile_slices_;  // GPU UUID -> profile ID -> slices
+  std::map<std::string, uint32_t> mig_slices_;                 // MIG UUID -> compute slices
   std::map<std::string, std::unique_ptr<GpmSample>> gpm_prev_;  // per unit key
 };
 

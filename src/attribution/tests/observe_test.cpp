@@ -14,6 +14,7 @@ gpu::DeviceSample Device() {
   // Window of 1 s, driver period 1/4 s: pid 1 busy in all 4 periods at 50 %, pid 2 in one at 40 %.
   d.process_util_window_start_us = 1'000'000;
   d.process_util_window_end_us = 2'000'000;
+  d.process_util_period_us = 250'000;
   for (uint64_t k = 1; k <= 4; ++k) d.process_util.push_back({1, 1'000'000 + k * 250'000, 50, 0});
   d.process_util.push_back({2, 1'500'000, 40, 0});
   return d;
