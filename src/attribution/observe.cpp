@@ -159,6 +159,11 @@ std::vector<UnitObservation> ObserveUnavailable(const gpu::DeviceSample& last, c
   };
   if (last.mig_enabled) {
     for (const auto& m : last.mig_instances) unit(m.uuid, SharingMode::kMig, m.memory);
+    if (auto free = FreeSlicesUnit(last)) {  // its capacity is unknown-in-use too, not dropped
+      free->holders = HoldersOf(ctx, free->uuid);
+      free->unknown_reason = reason;
+      out.push_back(std::move(*free));
+    }
   } else {
     unit(last.uuid, ctx.sharing ? ctx.sharing(last.uuid) : SharingMode::kExclusive, last.memory);
   }

@@ -56,5 +56,11 @@ if [ -n "$notfake" ]; then
   "$bin" simulate --scenario exclusive --nvml-library "$notfake" >"$work/bad" 2>&1 || rc=$?
   [ "$rc" -eq 2 ] && grep -qF "$notfake: not the gpumeter fake NVML" "$work/bad" || { cat "$work/bad"; fail "non-fake library not refused"; }
 fi
+for bad in "--noise loud" "--seed x" "--step 0"; do
+  rc=0
+  # shellcheck disable=SC2086
+  "$bin" simulate --scenario exclusive $bad >"$work/bad" 2>&1 || rc=$?
+  [ "$rc" -ne 0 ] && grep -qF -- "${bad%% *}" "$work/bad" || { cat "$work/bad"; fail "'$bad' not refused with the flag named"; }
+done
 echo "ok: refuses bad input"
 echo "simulate end-to-end: all passed"

@@ -94,6 +94,24 @@ TEST(Accountant, MigEnergyIdleBySizeAndTheRestByActivityWhenIdleIsKnown) {
   EXPECT_NEAR(total + *free->energy_joules, (90 + 610 * busy) * 10, 1e-6);
 }
 
+TEST(Accountant, ALostMigGpuKeepsEveryUnitIncludingItsFreeSlices) {
+  Accountant acc(Ctx());
+  acc.Prime(Snap({MigGpu(0, 0.5, 0.5, 0.5)}));
+  gpu::DeviceSample lost;
+  lost.uuid = "GPU-m";
+  lost.lost = true;
+  const auto ls = acc.Step(Snap({lost}), 2);
+  ASSERT_EQ(ls.size(), 4u) << "three instances and the free slice";
+  double capacity = 0;
+  for (const auto& l : ls) {
+    capacity += l.memory_capacity_byte_seconds;
+    ASSERT_EQ(l.rows.size(), 1u) << l.uuid;
+    EXPECT_EQ(l.rows[0].owner.kind, OwnerKind::kUnattributed) << l.uuid;
+    EXPECT_STREQ(l.rows[0].memory_rule, "GPU lost: no readings");
+  }
+  EXPECT_DOUBLE_EQ(capacity, 1000.0 * 2) << "the whole GPU's memory, as before it was lost";
+}
+
 TEST(Accountant, IdlePowerIsFittedFromTheGpusOwnHistory) {
   Accountant acc(Ctx());
   double t = 0, e0 = 0;

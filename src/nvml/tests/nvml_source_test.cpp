@@ -294,6 +294,53 @@ gpus:
   EXPECT_EQ(snap.errors[0].code, 4);
 }
 
+TEST(NvmlSource, FailingMigProfileCallsLeaveSlicesUnknownAndAreRetried) {
+  const auto path = testing::WriteTempScenario(R"(
+name: mig-faults
+gpus:
+  - index: 0
+    uuid: GPU-9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c01
+    model: NVIDIA H200
+    memory_mib: 143771
+    power: {idle_watts: 90, max_watts: 700}
+    gpm: true
+    mig:
+      total_slices: 7
+      instances:
+        - {gi: 1, ci: 0, profile: 3g.71gb, uuid: MIG-0a1b2c3d-4e5f-5a6b-8c7d-000000000001, memory_mib: 69632, slices: 3}
+        - {gi: 5, ci: 0, profile: 2g.35gb, uuid: MIG-0a1b2c3d-4e5f-5a6b-8c7d-000000000002, memory_mib: 33792, slices: 2}
+faults:
+  - {kind: call-error, call: nvmlDeviceGetGpuInstanceProfileInfo, gpu: 0, code: 999, from_s: 0, to_s: 5}
+  - {kind: call-error, call: nvmlGpuInstanceGetInfo, code: 999, from_s: 5, to_s: 10}
+)", "mig-faults");
+  auto has_error = [](const gpu::DeviceSample& d, const std::string& call) {
+    for (const auto& e : d.errors)
+      if (e.call == call && e.code == 999) return true;
+    return false;
+  };
+  FakeNvml f("r580", path, 1);
+  auto snap = f.Sample();
+  ASSERT_EQ(snap.devices.size(), 1u);
+  EXPECT_TRUE(has_error(snap.devices[0], "nvmlDeviceGetGpuInstanceProfileInfo"));
+  EXPECT_FALSE(snap.devices[0].mig_total_slices) << "no profile table: unknown, not a guess";
+  for (const auto& m : snap.devices[0].mig_instances) EXPECT_FALSE(m.slices) << m.uuid;
+  ASSERT_EQ(snap.devices[0].mig_instances.size(), 2u) << "the rest of the sample is kept";
+  EXPECT_TRUE(snap.devices[0].mig_instances[0].memory);
+
+  f.SetTime(6);  // profiles readable now, the instance lookup fails
+  snap = f.Sample();
+  EXPECT_TRUE(has_error(snap.devices[0], "nvmlGpuInstanceGetInfo"));
+  EXPECT_EQ(snap.devices[0].mig_total_slices, 7u);
+  for (const auto& m : snap.devices[0].mig_instances) EXPECT_FALSE(m.slices) << m.uuid;
+
+  f.SetTime(11);  // recovered: a failure was not cached
+  snap = f.Sample();
+  EXPECT_TRUE(snap.devices[0].errors.empty());
+  ASSERT_EQ(snap.devices[0].mig_instances.size(), 2u);
+  EXPECT_EQ(snap.devices[0].mig_instances[0].slices, 3u);
+  EXPECT_EQ(snap.devices[0].mig_instances[1].slices, 2u);
+}
+
 TEST(NvmlSource, NoLibraryNamesWhereItLookedAndPointsToDemo) {
   NvmlSourceOptions o;
   o.library_candidates = {"/nonexistent/libnvidia-ml.so.1", "libnvidia-ml-not-here.so.1"};
