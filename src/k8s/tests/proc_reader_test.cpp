@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <fstream>
+
+#include "support/temp_dir.h"
 
 namespace gpumeter::k8s {
 namespace {
@@ -19,19 +19,13 @@ std::string Stat(uint32_t pid, const std::string& comm, uint64_t start) {
 
 class ProcFixture : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() / ("gpumeter-proc-" + std::to_string(::getpid()) + "-" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
   void Write(uint32_t pid, const std::string& stat, const std::string& cgroup) {
     fs::create_directories(root_ / std::to_string(pid));
     std::ofstream(root_ / std::to_string(pid) / "stat") << stat;
     std::ofstream(root_ / std::to_string(pid) / "cgroup") << cgroup;
   }
-  fs::path root_;
+  testing::TempDir dir_{"gpumeter-proc"};
+  const fs::path& root_ = dir_.path();
 };
 
 const std::string kPodA =
