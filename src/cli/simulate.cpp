@@ -199,7 +199,13 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
     spdlog::error("--from {} / --to {}: the run must span more than one --step", o.from_s, to);
     return 2;
   }
+
+  // The harness owns the clock: the fake's stamps are epoch0 + scenario time, as is our wall clock.
+  const auto epoch0 = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now().time_since_epoch()).count());
   ::setenv("GPUMETER_FAKE_NVML_SCENARIO", path->c_str(), 1);
+  ::setenv("GPUMETER_FAKE_NVML_EPOCH_US", std::to_string(epoch0).c_str(), 1);
+  ::setenv("GPUMETER_FAKE_NVML_START_S", "0", 1);
   const auto candidates = FakeLibraryCandidates(o.nvml_library, o.driver_profile, exe_dir);
   // The harness steps the fake's clock itself, through the fake's control symbol.
   void* control = dlopen(candidates.front().c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -210,8 +216,7 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
     return 2;
   }
   double now = o.from_s;
-  const auto epoch0 = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::system_clock::now().time_since_epoch()).count());
+
   nvml::NvmlSourceOptions no;
   no.library_candidates = {candidates.front()};
   no.wall_clock_us = [&] { return epoch0 + static_cast<uint64_t>(std::llround(now * 1e6)); };

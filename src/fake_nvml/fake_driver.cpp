@@ -66,8 +66,12 @@ nvmlReturn_t FakeDriver::Init() {
   speedup_ = EnvDouble("GPUMETER_FAKE_NVML_SPEEDUP", 1.0);
   offset_s_ = EnvDouble("GPUMETER_FAKE_NVML_START_S", 0.0);
   start_ = std::chrono::steady_clock::now();
+  // Sample timestamps are this epoch + scenario time. A harness that steps the clock passes its own
+  // epoch, so its wall clock and the driver's stamps agree exactly (no real-time skew between them).
   epoch_at_start_us_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::system_clock::now().time_since_epoch()).count());
+  if (const char* e = std::getenv("GPUMETER_FAKE_NVML_EPOCH_US"); e && *e)
+    epoch_at_start_us_ = std::strtoull(e, nullptr, 10);
   manual_t_s_.reset();
   refcount_ = 1;
   return NVML_SUCCESS;

@@ -50,7 +50,7 @@ rc=0
 "$bin" simulate --scenario exclusive --from 100 --to 100.5 >"$work/bad" 2>&1 || rc=$?
 [ "$rc" -eq 2 ] && grep -q "must span more than one --step" "$work/bad" || { cat "$work/bad"; fail "short run not refused"; }
 # A library that is not the gpumeter fake cannot be stepped: refused, naming the library.
-notfake=$(ldconfig -p | awk '/libm\.so\.6 .*x86-64/{print $NF; exit}')
+notfake=$(ldconfig -p | awk '/libm\.so\.6 .*x86-64/ && !found {print $NF; found = 1}')  # reads all: an early exit would SIGPIPE ldconfig and fail under pipefail
 if [ -n "$notfake" ]; then
   rc=0
   "$bin" simulate --scenario exclusive --nvml-library "$notfake" >"$work/bad" 2>&1 || rc=$?

@@ -37,13 +37,15 @@ class FakeNvml {
   FakeNvml(const std::string& profile, const std::string& scenario_path, double t_s = 0,
            gpu::CallObserver* observer = nullptr) {
     ::setenv("GPUMETER_FAKE_NVML_SCENARIO", scenario_path.c_str(), 1);
+    // The fake stamps samples at this epoch + t; the source follows the same clock.
+    epoch0_us_ = WallUs();
+    ::setenv("GPUMETER_FAKE_NVML_EPOCH_US", std::to_string(epoch0_us_).c_str(), 1);
+    ::setenv("GPUMETER_FAKE_NVML_START_S", "0", 1);
     control_ = dlopen(FakeNvmlPath(profile).c_str(), RTLD_NOW | RTLD_LOCAL);
     EXPECT_NE(control_, nullptr) << dlerror();
     set_time_ = reinterpret_cast<void (*)(double)>(dlsym(control_, "gpumeterFakeNvmlSetTime"));
     nvml::NvmlSourceOptions o;
     o.library_candidates = {FakeNvmlPath(profile)};
-    // The fake stamps samples at (wall clock at its init) + t; follow the same clock.
-    epoch0_us_ = WallUs();
     o.wall_clock_us = [this] { return epoch0_us_ + static_cast<uint64_t>(t_s_ * 1e6); };
     o.observer = observer;
     auto src = nvml::NvmlGpuSource::Create(o);
