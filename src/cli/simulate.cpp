@@ -14,7 +14,8 @@
 #include "attribution/attribute.h"
 #include "attribution/observe.h"
 #include "cli/paths.h"
-#include "k8s/device_id.h"
+#include "cli/scenario_context.h"
+#include "k8s/sharing.h"
 #include "nvml/nvml_gpu_source.h"
 #include "scenario/loader.h"
 #include "scenario/truth.h"
@@ -119,31 +120,6 @@ std::map<Key, double> MemoryBound(const scenario::Scenario& s, const std::vector
   return out;
 }
 
-// Allocations from the scenario's pods (what the kubelet would report): share = replicas held /
-// the GPU's replicas for shared GPUs, else 1.
-std::map<std::string, std::vector<attribution::Holding>> Holders(const scenario::Scenario& s) {
-  std::map<std::string, std::map<Owner, std::set<uint32_t>>> replicas;  // unit -> owner -> replica ids
-  for (const auto& pod : s.pods) {
-    for (const auto& c : pod.containers) {
-      for (const auto& raw : c.device_ids) {
-        const auto id = k8s::ParseDeviceId(raw);
-        if (!id || (id->kind != k8s::DeviceIdKind::kGpuUuid && id->kind != k8s::DeviceIdKind::kMigUuid)) continue;
-        replicas[id->uuid][Owner{OwnerKind::kContainer, pod.ns, pod.name, c.name}].insert(id->replica.value_or(0));
-      }
-    }
-  }
-  std::map<std::string, std::vector<attribution::Holding>> out;
-  for (const auto& [unit, owners] : replicas) {
-    const auto ref = s.FindUnit(unit);
-    const bool shared = ref.gpu && ref.gpu->sharing.mode != scenario::SharingMode::kExclusive && ref.gpu->sharing.replicas > 1;
-    for (const auto& [owner, ids] : owners) {
-      const double share = shared ? std::min(1.0, static_cast<double>(ids.size()) / ref.gpu->sharing.replicas) : 1.0;
-      out[unit].push_back({owner, share});
-    }
-  }
-  return out;
-}
-
 // Sample times under noise: each nominal tick from + k × step is dropped with probability
 // `drop`, else taken at an offset uniform in ±jitter × step, plus late_by × step with
 // probability `late`. Always increasing; the last one is at most `to`.
@@ -228,7 +204,7 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
     return 1;
   }
 
-  std::map<std::string, SharingMode> mode_of_unit;
+  std::map<std::string, SharingMode> mode_of_unit;  // the scenario's own mode: scores are grouped by it
   for (const auto& g : s.gpus) {
     mode_of_unit[g.uuid] = ModeOf(g);
     for (const auto& m : g.mig_instances) mode_of_unit[m.uuid] = SharingMode::kMig;
@@ -241,7 +217,6 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
     if (!p->container) return Owner{OwnerKind::kSystem, {}, {}, {}};
     return Owner{OwnerKind::kContainer, p->container->ns, p->container->pod, p->container->container};
   };
-  ctx.sharing = [&](const std::string& uuid) { return mode_of_unit.count(uuid) ? mode_of_unit[uuid] : SharingMode::kExclusive; };
   ctx.mps_thread_fraction = [&](uint32_t pid) -> std::optional<double> {
     const auto* p = scenario::LiveProcess(s, pid, now - 1e-6);
     if (!p) return std::nullopt;
@@ -250,11 +225,24 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
     return std::strtod(it->second.c_str(), nullptr) / 100.0;
   };
 
-  const auto holders = Holders(s);
+  // Holders and requested shares through the production path: the kubelet's allocations and the
+  // node's sharing evidence, as the scenario would present them.
+  const auto allocations = k8s::BuildAllocations(ScenarioAllocations(s), ScenarioSharingEvidence(s));
+  for (const auto& p : allocations.problems) spdlog::warn("scenario allocation: {}", p);
+  std::map<std::string, std::vector<attribution::Holding>> holders;
+  for (const auto& u : allocations.units)
+    for (const auto& h : u.holders) holders[u.unit_uuid].push_back({Owner{OwnerKind::kContainer, h.ns, h.pod, h.container}, h.share});
   ctx.holders = [&](const std::string& unit) {
     auto it = holders.find(unit);
     return it == holders.end() ? std::vector<attribution::Holding>{} : it->second;
   };
+  std::map<std::string, SharingMode> decided;  // the mode the evidence decided, per unit
+  for (const auto& u : allocations.units)
+    decided[u.unit_uuid] = u.mode == k8s::ShareMode::kMps           ? SharingMode::kMps
+                           : u.mode == k8s::ShareMode::kTimeSlicing ? SharingMode::kTimeSlicing
+                           : u.mode == k8s::ShareMode::kMig         ? SharingMode::kMig
+                                                                    : SharingMode::kExclusive;
+  ctx.sharing = [&](const std::string& uuid) { return decided.count(uuid) ? decided[uuid] : SharingMode::kExclusive; };
   attribution::Accountant accountant(ctx);
 
   std::map<Key, Amounts> est, naive;

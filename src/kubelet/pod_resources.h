@@ -11,27 +11,13 @@
 #include <vector>
 
 #include "common/error.h"
+#include "k8s/allocation.h"
 
 namespace gpumeter::kubelet {
 
-struct DeviceAllocation {
-  std::string resource_name;            // e.g. nvidia.com/gpu
-  std::vector<std::string> device_ids;  // as the device plugin named them (k8s/device_id.h)
-};
-
-// One device of a DRA claim, identified by (driver, pool, device); cdi names are not used
-// (the kubelet may repeat them across devices, §1.4).
-struct ClaimDevice {
-  std::string claim_name, claim_namespace;
-  std::string driver, pool, device;
-  std::optional<std::string> share_id;
-};
-
-struct ContainerAllocation {
-  std::string ns, pod, container;
-  std::vector<DeviceAllocation> devices;
-  std::vector<ClaimDevice> claim_devices;
-};
+using k8s::ClaimDevice;
+using k8s::ContainerAllocation;
+using k8s::DeviceAllocation;
 
 struct PodResourcesOptions {
   std::string socket_path = "/var/lib/kubelet/pod-resources/kubelet.sock";

@@ -1,0 +1,72 @@
+// Decides, for every GPU or MIG instance that the kubelet allocated, how it is shared and who
+// holds what share of it — from the evidence, and says which evidence decided (design.md §3,
+// kubernetes-node.md §2). Pure.
+//
+// Mode, strongest evidence first: MIG instance (NVML) > per-GPU configuration (gpumeter config)
+// > the device plugin's config file (sharing.mps / sharing.timeSlicing for the resource) > node
+// labels (nvidia.com/gpu.sharing-strategy) > replica IDs ("::N"), a ".shared" resource name, or
+// several containers holding one UUID (time-slicing) > exclusive.
+// Replicas: configuration > plugin config > node label nvidia.com/gpu.replicas > the highest
+// replica ID seen + 1 (a lower bound, and said so). A holder's share = distinct replica IDs it
+// holds / replicas (at most 1); an exclusive GPU or a MIG instance is 1.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.h"
+#include "k8s/allocation.h"
+
+namespace gpumeter::k8s {
+
+enum class ShareMode { kExclusive, kTimeSlicing, kMps, kMig };
+const char* ToString(ShareMode mode);
+
+// The device plugin's sharing section (config file, `version: v1`).
+struct DevicePluginSharing {
+  ShareMode mode = ShareMode::kTimeSlicing;            // kMps when sharing.mps has resources
+  std::map<std::string, uint32_t> replicas_by_resource;  // e.g. nvidia.com/gpu -> 4
+};
+// Errors name the key and the problem (replicas must be >= 2, resources must be non-empty, …).
+Expected<DevicePluginSharing> ParseDevicePluginConfig(std::string_view yaml);
+
+struct SharingEvidence {
+  std::map<std::string, std::string> node_labels;
+  std::optional<DevicePluginSharing> plugin_config;
+  struct Configured {
+    ShareMode mode;
+    uint32_t replicas;
+  };
+  std::map<std::string, Configured> configured;         // by GPU UUID (operator's configuration)
+  std::map<std::string, std::string> mig_parent;         // MIG UUID -> GPU UUID (NVML)
+  // Legacy MIG IDs (MIG-GPU-<uuid>/<gi>/<ci>) -> MIG UUID, from NVML's instance IDs.
+  std::map<std::string, std::string> legacy_mig;
+  std::vector<std::string> extra_gpu_resources;          // configured resource names
+};
+
+struct UnitHolder {
+  std::string ns, pod, container;
+  double share = 1;
+  uint32_t replicas_held = 1;
+};
+
+struct UnitAllocation {
+  std::string unit_uuid;  // GPU-… or MIG-…
+  ShareMode mode = ShareMode::kExclusive;
+  uint32_t replicas = 1;
+  std::string evidence;   // which evidence decided mode and replicas
+  std::vector<UnitHolder> holders;
+};
+
+struct AllocationResult {
+  std::vector<UnitAllocation> units;  // sorted by unit UUID
+  std::vector<std::string> problems;  // device IDs that could not be placed, and why
+};
+
+AllocationResult BuildAllocations(const std::vector<ContainerAllocation>& containers, const SharingEvidence& evidence);
+
+}  // namespace gpumeter::k8s
