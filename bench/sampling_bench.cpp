@@ -1,11 +1,16 @@
 // Benchmarks of the foundation's hot paths, over the fake NVML with a pinned clock:
 //   - one sampling pass of the 8-GPU node (every NVML call the agent makes per interval);
-//   - one /metrics render from the latest sample (what each scrape costs).
+//   - one node-pipeline pass (pods, /proc owners, allocations, attribution) over a fixture /proc;
+//   - one /metrics render from the latest NodeState (what each scrape costs).
 // Run: build/bench/gpumeter_bench  (medians: --benchmark_repetitions=9 --benchmark_report_aggregates_only=true)
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
-#include "cli/scenario_context.h"
-#include "metrics/snapshot_metrics.h"
+#include <fstream>
+
+#include "cli/scenario_fixture.h"
+#include "metrics/exposition.h"
+#include "node/pipeline.h"
 #include "scenario/loader.h"
 #include "support/fake_nvml.h"
 
@@ -27,22 +32,65 @@ void BM_SamplePass(benchmark::State& state, const char* scenario, const char* pr
 BENCHMARK_CAPTURE(BM_SamplePass, node8gpu_r580, "node-8gpu", "r580")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_SamplePass, node8gpu_r470, "node-8gpu", "r470")->Unit(benchmark::kMicrosecond);
 
+// The 8-GPU scenario as a node: a fixture /proc and pods file in a temp dir, no kubelet.
+struct NodeFixture {
+  NodeFixture() : dir(std::filesystem::temp_directory_path() / ("gpumeter-bench-" + std::to_string(::getpid()))) {
+    scen = *gpumeter::scenario::LoadScenarioFile(ScenarioPath("node-8gpu"));
+    (void)gpumeter::cli::WriteProcFixture(dir / "proc", scen, 101);
+    std::ofstream(dir / "pods.json") << gpumeter::cli::ScenarioPodListJson(scen);
+    pods = std::make_unique<gpumeter::node::PodsFileSource>(dir / "pods.json");
+    gpumeter::node::PipelineOptions po;
+    po.node = scen.node_name;
+    po.proc_root = dir / "proc";
+    pipeline = std::make_unique<gpumeter::node::NodePipeline>(gpumeter::node::PipelineSources{nullptr, pods.get()}, po);
+  }
+  ~NodeFixture() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  std::filesystem::path dir;
+  gpumeter::scenario::Scenario scen;
+  std::unique_ptr<gpumeter::node::PodsFileSource> pods;
+  std::unique_ptr<gpumeter::node::NodePipeline> pipeline;
+};
+
+std::shared_ptr<const gpumeter::sampler::SampleResult> PassAt(FakeNvml& fake, double t, int64_t seq) {
+  fake.SetTime(t);
+  auto r = std::make_shared<gpumeter::sampler::SampleResult>();
+  r->ok = true;
+  r->sequence = static_cast<uint64_t>(seq);
+  r->taken = std::chrono::steady_clock::time_point{} + std::chrono::seconds(seq);
+  r->snapshot = fake.Sample();
+  return r;
+}
+
+void BM_PipelinePass(benchmark::State& state) {
+  FakeNvml fake("r580", ScenarioPath("node-8gpu"), 100);
+  NodeFixture node;
+  // Samples taken up front: the loop measures the pipeline only.
+  std::vector<std::shared_ptr<const gpumeter::sampler::SampleResult>> passes;
+  for (int i = 0; i < 64; ++i) passes.push_back(PassAt(fake, 100 + i, i + 1));
+  int64_t seq = 1000;
+  size_t i = 0;
+  for (auto _ : state) {
+    auto p = std::make_shared<gpumeter::sampler::SampleResult>(*passes[i++ % passes.size()]);
+    p->taken = std::chrono::steady_clock::time_point{} + std::chrono::seconds(++seq);
+    node.pipeline->OnPass(std::move(p));
+  }
+}
+BENCHMARK(BM_PipelinePass)->Unit(benchmark::kMicrosecond);
+
 void BM_RenderMetrics(benchmark::State& state) {
   FakeNvml fake("r580", ScenarioPath("node-8gpu"), 100);
-  (void)fake.Sample();
-  fake.SetTime(101);
-  auto result = std::make_shared<gpumeter::sampler::SampleResult>();
-  result->ok = true;
-  result->snapshot = fake.Sample();
+  NodeFixture node;
+  for (int i = 0; i < 3; ++i) node.pipeline->OnPass(PassAt(fake, 100 + i, i + 1));
   gpumeter::sampler::SamplerHealth health;
-  health.latest = health.last_good = result;
-  auto scen = gpumeter::scenario::LoadScenarioFile(ScenarioPath("node-8gpu"));
-  const auto ctx = gpumeter::cli::MakeScenarioContext(
-      std::make_shared<const gpumeter::scenario::Scenario>(std::move(*scen)), [] { return 101.0; });
+  health.latest = health.last_good = node.pipeline->Latest()->last_good;
+  const auto st = node.pipeline->Latest();
   size_t bytes = 0;
   for (auto _ : state) {
     const auto text = gpumeter::metrics::RenderText(
-        gpumeter::metrics::BuildFamilies(health, ctx, std::chrono::steady_clock::now()));
+        gpumeter::metrics::BuildFamilies(health, *st, {}, std::chrono::steady_clock::now()));
     bytes = text.size();
     benchmark::DoNotOptimize(text.data());
   }

@@ -3,26 +3,38 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
+
+#include "cli/agent.h"
 #include "cli/demo.h"
 #include "cli/probe.h"
 #include "cli/simulate.h"
+#include "metrics/catalogue.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"gpumeter: per-pod GPU usage and cost on Kubernetes, correct when GPUs are shared"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "gpumeter 0.1.0");
+  gpumeter::cli::AgentOptions agent;
+  gpumeter::cli::AddAgentCommand(app, agent);
   gpumeter::cli::DemoOptions demo;
   gpumeter::cli::AddDemoCommand(app, demo);
   gpumeter::cli::SimulateOptions simulate;
   gpumeter::cli::AddSimulateCommand(app, simulate);
   gpumeter::cli::ProbeOptions probe;
   gpumeter::cli::AddProbeCommand(app, probe);
+  app.add_subcommand("metrics-doc", "Print the metric catalogue as the Markdown table in docs/metrics.md");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  if (app.got_subcommand("agent")) return gpumeter::cli::RunAgent(agent);
+  if (app.got_subcommand("metrics-doc")) {
+    std::fputs(gpumeter::metrics::CatalogueMarkdown().c_str(), stdout);
+    return 0;
+  }
   if (app.got_subcommand("demo")) return gpumeter::cli::RunDemo(demo, argv[0]);
   if (app.got_subcommand("simulate")) return gpumeter::cli::RunSimulate(simulate, argv[0]);
   if (app.got_subcommand("probe")) return gpumeter::cli::RunProbe(probe);

@@ -1,17 +1,17 @@
 #include "cli/demo.h"
 
 #include <fmt/format.h>
-#include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
 
 #include "cli/paths.h"
+#include "cli/runtime.h"
 #include "cli/scenario_context.h"
+#include "cli/simulated_node.h"
 #include "cli/table.h"
-#include "metrics/http_server.h"
-#include "nvml/nvml_gpu_source.h"
-#include "sampler/sampler.h"
+#include "kubelet/pod_resources_source.h"
+#include "node/pod_source.h"
 #include "scenario/loader.h"
 
 namespace gpumeter::cli {
@@ -40,79 +40,91 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
     spdlog::error("{}", loaded.error().message);
     return 2;
   }
-  const auto path = &loaded->path;
-  auto scen = std::make_shared<const scenario::Scenario>(std::move(loaded->scenario));
+  const auto path = loaded->path;
+  const scenario::Scenario& scen = loaded->scenario;
   if (auto listen = metrics::ParseListen(o.listen); !listen) {
     spdlog::error("{}", listen.error().message);
     return 2;
   }
 
-  // The fake library reads its scenario and clock from the environment at nvmlInit.
-  ::setenv("GPUMETER_FAKE_NVML_SCENARIO", path->c_str(), 1);
+  // The fake library reads its scenario and clock from the environment at nvmlInit. Its sample
+  // stamps are epoch0 + scenario time; the agent's wall clock is made to agree (below), so
+  // per-process sample windows line up at any speedup.
+  const auto epoch0 = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  ::setenv("GPUMETER_FAKE_NVML_SCENARIO", path.c_str(), 1);
   ::setenv("GPUMETER_FAKE_NVML_SPEEDUP", fmt::format("{}", o.speedup).c_str(), 1);
+  ::setenv("GPUMETER_FAKE_NVML_EPOCH_US", std::to_string(epoch0).c_str(), 1);
+  const auto signals = BlockStopSignals();  // before any thread starts
 
-  // Block SIGINT/SIGTERM before any thread starts, then wait for them with sigtimedwait.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
-  sampler::CallWatch watch;
-  nvml::NvmlSourceOptions nvml_options;
-  nvml_options.library_candidates = FakeLibraryCandidates(o.nvml_library, o.driver_profile, exe_dir);
-  nvml_options.observer = &watch;
-  nvml_options.first_util_lookback_us = static_cast<uint64_t>(o.interval_s * 1e6);
-  auto source = nvml::NvmlGpuSource::Create(nvml_options);
-  if (!source) {
-    spdlog::error("{}", source.error().message);
+  // The node's Kubernetes side, for real: kubelet socket, pods, /proc.
+  auto sim = SimulatedNode::Create(scen);
+  if (!sim) {
+    spdlog::error("{}", sim.error().message);
     return 1;
   }
-  const auto& caps = (*source)->capabilities();
+  kubelet::PodResourcesOptions ko;
+  ko.socket_path = (*sim)->kubelet_socket();
+  kubelet::PodResourcesSource kubelet(std::make_unique<kubelet::PodResourcesClient>(ko));
+  node::PodsFileSource pods((*sim)->pods_file());
+
+  RuntimeOptions ro;
+  ro.nvml.library_candidates = FakeLibraryCandidates(o.nvml_library, o.driver_profile, exe_dir);
+  ro.nvml.first_util_lookback_us = static_cast<uint64_t>(o.interval_s * 1e6);
+  ro.interval_s = o.interval_s;
+  ro.call_deadline_s = o.call_deadline_s;
+  ro.pipeline.node = scen.node_name;
+  ro.pipeline.proc_root = (*sim)->proc_root();
+  ro.pipeline.time_scale = o.speedup;
+  // The operator's sharing configuration (as --sharing would give it); MIG parents come from NVML.
+  ro.pipeline.evidence = ScenarioSharingEvidence(scen);
+  ro.pipeline.evidence.mig_parent.clear();
+  ro.sources = {&kubelet, &pods};
+  ro.exposition.pod_label_keys = {"team"};
+  ro.listen = o.listen;
+  // The scenario clock the fake NVML runs on: wall time × speedup since it started.
   const auto start = std::chrono::steady_clock::now();
-  auto ctx = MakeScenarioContext(scen, [start, speedup = o.speedup] {
+  auto scenario_now = [start, speedup = o.speedup] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * speedup;
-  });
-
-  sampler::Sampler sampler(**source, watch,
-                           {std::chrono::milliseconds(static_cast<int64_t>(o.interval_s * 1000)),
-                            std::chrono::milliseconds(static_cast<int64_t>(o.call_deadline_s * 1000))});
-  metrics::HttpServer http(sampler, ctx);
-  if (auto started = http.Start(o.listen); !started) {
-    spdlog::error("{}", started.error().message);
+  };
+  ro.nvml.wall_clock_us = [epoch0, scenario_now] { return epoch0 + static_cast<uint64_t>(scenario_now() * 1e6); };
+  ro.before_pass = [&sim, scenario_now] {
+    if (auto r = (*sim)->RefreshProc(scenario_now()); !r) spdlog::warn("demo /proc fixture: {}", r.error().message);
+  };
+  auto rt = NodeRuntime::Start(std::move(ro));
+  if (!rt) {
+    spdlog::error("{}", rt.error().message);
     return 1;
   }
-  sampler.Start();
-
-  fmt::print("gpumeter demo: scenario '{}' ({}), {} GPU(s), node {}\n", scen->name, *path, scen->gpus.size(), scen->node_name);
+  const auto& caps = (*rt)->capabilities();
+  fmt::print("gpumeter demo: scenario '{}' ({}), {} GPU(s), node {}\n", scen.name, path, scen.gpus.size(), scen.node_name);
   fmt::print("NVML: {} (driver {}, {}; memory: {}; per-process utilization: {}; GPM: {})\n", caps.library_path,
              caps.driver_version.empty() ? "?" : caps.driver_version, caps.process_api, caps.memory_api,
              caps.util_api.empty() ? "none" : caps.util_api, caps.gpm ? "yes" : "no");
-  fmt::print("metrics: {}/metrics   health: {}/healthz   ready: {}/readyz\n", http.url(), http.url(), http.url());
+  fmt::print("kubelet: {} (fake, gRPC)   pods: {}   /proc: {}\n", (*sim)->kubelet_socket(), (*sim)->pods_file().string(),
+             (*sim)->proc_root().string());
+  fmt::print("metrics: {}/metrics   health: {}/healthz   ready: {}/readyz\n", (*rt)->url(), (*rt)->url(), (*rt)->url());
   std::fflush(stdout);
 
   // Per-process samples and GPM activity are rates over the window between two passes.
-  sampler.WaitForPass(2, std::chrono::milliseconds(static_cast<int64_t>((o.interval_s + o.call_deadline_s) * 2000)));
+  (*rt)->WaitForPass(2, std::chrono::milliseconds(static_cast<int64_t>((o.interval_s + o.call_deadline_s) * 2000)));
   const auto deadline = start + std::chrono::duration<double>(o.duration_s);
   int received = 0;
   for (;;) {
     const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    fmt::print("\n--- t={:.0f}s (scenario t={:.0f}s) ---\n{}", t, t * o.speedup, RenderTable(sampler.Health(), ctx));
+    fmt::print("\n--- t={:.0f}s (scenario t={:.0f}s) ---\n{}", t, t * o.speedup, RenderTable((*rt)->Health(), *(*rt)->State()));
     std::fflush(stdout);
-    auto wait = std::chrono::duration<double>(o.refresh_s);
+    std::chrono::duration<double> wait(o.refresh_s);
     if (o.duration_s > 0) {
       const auto left = deadline - std::chrono::steady_clock::now();
       if (left <= std::chrono::steady_clock::duration::zero()) break;
       if (left < wait) wait = left;
     }
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
-    timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
-    received = sigtimedwait(&signals, nullptr, &ts);
+    received = WaitForSignal(signals, wait);
     if (received > 0) break;
   }
   if (received > 0) fmt::print("\nstopping on signal {}\n", received);
-  http.Stop();
-  sampler.Stop();
+  rt->reset();
   return 0;
 }
 

@@ -1,6 +1,8 @@
-// `gpumeter demo`: the whole sampling path on a simulated node. It loads the fake
-// libnvidia-ml.so.1 through the same dlopen path as the driver's, samples it on its own thread,
-// prints a refreshed table and serves /metrics until --duration passes or Ctrl-C.
+// `gpumeter demo`: the agent on a simulated node, through the production path for every source:
+// the fake libnvidia-ml.so.1 loaded through the same dlopen path as the driver's, a fake kubelet
+// serving the scenario's allocations over gRPC on a unix socket, a pods file and a /proc tree
+// built from the scenario. It prints a refreshed table (processes by pod, each unit's holders,
+// mode and shares) and serves /metrics until --duration passes or Ctrl-C.
 #pragma once
 
 #include <CLI/CLI.hpp>

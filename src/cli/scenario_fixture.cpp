@@ -78,7 +78,11 @@ Expected<void> WriteProcFixture(const std::filesystem::path& root, const scenari
          << " 0 0\n";
     std::ofstream cg(dir / "cgroup");
     cg << "0::" << cgroup << "\n";
-    if (!stat || !cg) return MakeError(ErrorCode::kUnavailable, dir.string() + ": cannot write the fixture");
+    // A real environment has more than the GPU variables; the reader must drop the rest.
+    std::ofstream env(dir / "environ", std::ios::binary);
+    env << "PATH=/usr/local/bin:/usr/bin" << '\0';
+    for (const auto& [k, v] : p.env) env << k << '=' << v << '\0';
+    if (!stat || !cg || !env) return MakeError(ErrorCode::kUnavailable, dir.string() + ": cannot write the fixture");
   }
   for (const auto& entry : fs::directory_iterator(root, ec)) {
     const auto name = entry.path().filename().string();

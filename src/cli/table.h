@@ -1,14 +1,16 @@
-// The demo's refreshed per-device / per-process table, rendered from a published sample.
-// Pure: returns text; unknown values print as "?" (never as 0).
+// The demo's refreshed table, rendered from the published NodeState: each GPU with its processes
+// and their owners (namespace/pod/container, system, or unattributed with the reason), then each
+// unit's sharing mode, the evidence for it, and its owners' shares since the start (which add up
+// to the unit). Pure: returns text; unknown values print as "?" (never as 0).
 #pragma once
 
 #include <string>
 
-#include "metrics/snapshot_metrics.h"
+#include "node/node_state.h"
 #include "sampler/sampler.h"
 
 namespace gpumeter::cli {
 
-std::string RenderTable(const sampler::SamplerHealth& health, const metrics::NodeContext& ctx);
+std::string RenderTable(const sampler::SamplerHealth& health, const node::NodeState& state);
 
 }  // namespace gpumeter::cli

@@ -43,6 +43,20 @@ Expected<uint64_t> ParseStatStartTime(std::string_view stat) {
   return MakeError(ErrorCode::kInvalidInput, "fewer than 22 fields");
 }
 
+std::map<std::string, std::string> ParseGpuEnviron(std::string_view environ) {
+  std::map<std::string, std::string> out;
+  while (!environ.empty()) {
+    const auto end = environ.find('\0');
+    const auto entry = environ.substr(0, end);
+    environ = end == std::string_view::npos ? std::string_view{} : environ.substr(end + 1);
+    if (!entry.starts_with("NVIDIA_") && !entry.starts_with("CUDA_")) continue;
+    const auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    out.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+  }
+  return out;
+}
+
 Expected<ProcessIdentity> ProcReader::Identify(uint32_t pid) {
   const auto dir = root_ / std::to_string(pid);
   const auto stat = ReadFile(dir / "stat");
@@ -54,7 +68,11 @@ Expected<ProcessIdentity> ProcReader::Identify(uint32_t pid) {
   if (!cgroup_text) return MakeError(ErrorCode::kNotFound, (dir / "cgroup").string() + ": no such process (exited?)");
   auto cgroup = ParseProcCgroup(*cgroup_text);
   if (!cgroup) return MakeError(ErrorCode::kInvalidInput, (dir / "cgroup").string() + ": " + cgroup.error().message);
-  ProcessIdentity id{pid, *start, std::move(*cgroup)};
+  ProcessIdentity id;
+  id.pid = pid;
+  id.start_ticks = *start;
+  id.cgroup = std::move(*cgroup);
+  if (const auto env = ReadFile(dir / "environ")) id.gpu_env = ParseGpuEnviron(*env);
   // One entry per PID: a new start time replaces the old process.
   for (auto it = cache_.lower_bound({pid, 0}); it != cache_.end() && it->first.first == pid;) it = cache_.erase(it);
   cache_.emplace(std::pair{pid, *start}, id);

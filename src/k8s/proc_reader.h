@@ -1,12 +1,14 @@
 // Identifies a host process from /proc under a configurable root (the DaemonSet mounts the host's
 // /proc, e.g. at /host/proc): its start time (field 22 of /proc/<pid>/stat, clock ticks since
-// boot) and its cgroup identity. Results are cached by (PID, start time), so a reused PID is read
+// boot), its cgroup identity and its GPU-related environment variables. Results are cached by (PID, start time), so a reused PID is read
 // afresh and never inherits the old process's owner. Not thread-safe: one per sampling loop.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <string>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -20,7 +22,14 @@ struct ProcessIdentity {
   uint32_t pid = 0;
   uint64_t start_ticks = 0;  // field 22 of /proc/<pid>/stat
   CgroupIdentity cgroup;
+  // NVIDIA_* and CUDA_* variables of /proc/<pid>/environ (nothing else is kept); nullopt when it
+  // could not be read (another user's process without CAP_SYS_PTRACE, or a kernel thread).
+  std::optional<std::map<std::string, std::string>> gpu_env;
 };
+
+// The NVIDIA_* and CUDA_* entries of an environ file (NUL-separated KEY=VALUE). Every other
+// variable is dropped here, unread, so secrets in the environment never leave this function.
+std::map<std::string, std::string> ParseGpuEnviron(std::string_view environ);
 
 // Field 22 (starttime) of a /proc/<pid>/stat line. The command name (field 2) may hold spaces
 // and parentheses, so fields are counted after the last ')'.

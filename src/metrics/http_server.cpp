@@ -24,8 +24,8 @@ Expected<std::pair<std::string, int>> ParseListen(const std::string& listen) {
   return std::make_pair(host, port);
 }
 
-HttpServer::HttpServer(const sampler::Sampler& sampler, NodeContext ctx)
-    : sampler_(sampler), ctx_(std::move(ctx)), server_(std::make_unique<httplib::Server>()) {}
+HttpServer::HttpServer(const sampler::Sampler& sampler, const node::NodePipeline& pipeline, ExpositionOptions options)
+    : sampler_(sampler), pipeline_(pipeline), options_(std::move(options)), server_(std::make_unique<httplib::Server>()) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
@@ -35,15 +35,14 @@ Expected<void> HttpServer::Start(const std::string& listen) {
   auto& [host, port] = *hp;
 
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    const auto families = BuildFamilies(sampler_.Health(), ctx_, std::chrono::steady_clock::now());
+    const auto families = BuildFamilies(sampler_.Health(), *pipeline_.Latest(), options_, std::chrono::steady_clock::now());
     res.set_content(RenderText(families), "text/plain; version=0.0.4; charset=utf-8");
   });
   server_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });
   server_->Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    const auto h = sampler_.Health();
-    const bool ready = h.last_good != nullptr;  // ready after the first full sample
+    const bool ready = pipeline_.Latest()->last_good != nullptr;  // ready after the first full sample
     res.status = ready ? 200 : 503;
     res.set_content(ready ? "ready\n" : "waiting for the first sample\n", "text/plain");
   });

@@ -1,5 +1,6 @@
 // HTTP endpoints of the agent and the demo: /metrics (text format 0.0.4), /healthz, /readyz.
-// Handlers read the sampler's latest result only; a scrape never waits on the driver.
+// Handlers read the pipeline's latest NodeState and the sampler's health only; a scrape never
+// waits on the driver, the kubelet or /proc.
 // Start() binds (port 0 picks a free port) and serves on its own thread; Stop() or the
 // destructor shuts it down.
 #pragma once
@@ -9,7 +10,8 @@
 #include <thread>
 
 #include "common/error.h"
-#include "metrics/snapshot_metrics.h"
+#include "metrics/exposition.h"
+#include "node/pipeline.h"
 #include "sampler/sampler.h"
 
 namespace httplib {
@@ -20,8 +22,8 @@ namespace gpumeter::metrics {
 
 class HttpServer {
  public:
-  // `sampler` must outlive the server.
-  HttpServer(const sampler::Sampler& sampler, NodeContext ctx);
+  // `sampler` and `pipeline` must outlive the server.
+  HttpServer(const sampler::Sampler& sampler, const node::NodePipeline& pipeline, ExpositionOptions options);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -34,7 +36,8 @@ class HttpServer {
 
  private:
   const sampler::Sampler& sampler_;
-  NodeContext ctx_;
+  const node::NodePipeline& pipeline_;
+  ExpositionOptions options_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   std::string url_;

@@ -51,6 +51,7 @@ void Sampler::Run() {
     auto result = std::make_shared<SampleResult>();
     result->sequence = seq;
     result->taken = begin;
+    if (options_.before_pass) options_.before_pass();
     auto snap = source_.Sample();
     result->duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     if (snap) {
@@ -68,6 +69,7 @@ void Sampler::Run() {
       stalled_call_ = nullptr;
     }
     cv_.notify_all();
+    if (options_.on_pass) options_.on_pass(result);
     // Fixed-rate schedule; after an overrun, start again from now instead of bursting.
     next += options_.interval;
     const auto now = std::chrono::steady_clock::now();

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -55,6 +56,10 @@ struct SamplerHealth {
 struct SamplerOptions {
   std::chrono::milliseconds interval{1000};
   std::chrono::milliseconds call_deadline{2000};
+  // Run on the sampling thread before each pass, and with each pass once it is published (the
+  // node pipeline). Time spent in them delays the next pass, never a reader.
+  std::function<void()> before_pass;
+  std::function<void(std::shared_ptr<const SampleResult>)> on_pass;
 };
 
 class Sampler {

@@ -48,6 +48,36 @@ grep -q 'pod="detector-train-0",container="trainer",owner="container"' "$prom" |
 grep -q '^gpumeter_mig_sm_active_ratio{.*mig_uuid="MIG-' "$prom" || fail "no MIG GPM activity"
 [ "$(grep -c '^gpumeter_gpu_info{' "$prom")" -eq 8 ] || fail "expected 8 GPUs"
 grep -q 'vision/detector-train-0/trainer' "$out" || fail "table lacks pod owner"
+# Every process resolves through the production path (fake kubelet socket, pods file, /proc tree):
+# none is unattributed in the table.
+if grep -E '^ +[0-9]+ +(C|MPS) +unattributed' "$out"; then fail "a process is unattributed"; fi
+for owner in vision/detector-train-0/trainer search/embedder-0/server search/reranker-0/server ads/ctr-0/triton \
+             llm/chat-1/vllm llm/summarizer-0/vllm research/notebook-cy/jupyter batch/etl-0/worker; do
+  grep -qE "^ +[0-9]+ +(C|MPS) +$owner " "$out" || fail "table: no process of $owner"
+done
+grep -qE '^ +[0-9]+ +C +system \(host process\)' "$out" || fail "table: MPS daemon is not a host process"
+# Each unit with its mode, replicas, evidence and holders.
+grep -q '^  GPU 2 GPU-7e1d0002-aa10-4c2b-9e3f-5b6a7c8d9e02: time-slicing x4 \[configured for this GPU\]' "$out" || fail "time-slicing unit"
+grep -q '^  GPU 3 GPU-7e1d0003-aa10-4c2b-9e3f-5b6a7c8d9e03: mps x2 ' "$out" || fail "MPS unit"
+grep -q '^  GPU 4 MIG 3g.40gb gi=2 MIG-7e1d00ff-bb20-5c3d-8f4e-6c7d8e9f0a01: mig \[MIG instance (NVML)\]' "$out" || fail "MIG unit"
+grep -qE '^    search/embedder-0/server +25% ' "$out" || fail "holder share of a time-sliced GPU"
+grep -qE '^    llm/summarizer-0/vllm +100% ' "$out" || fail "holder of a MIG instance"
+# Sources are up, and the attributed counters add up to each unit (conservation, on a real scrape).
+for src in nvml kubelet pods proc; do
+  grep -q "^gpumeter_source_up{node=\"[^\"]*\",source=\"$src\"} 1$" "$prom" || fail "source $src not up"
+done
+[ "$(grep -c '^gpumeter_unit_info{' "$prom")" -eq 11 ] || fail "expected 11 units (7 GPUs, 3 MIG instances, the MIG GPU's free slices)"
+grep -q '^gpumeter_compute_seconds_total{.*namespace="search",pod="embedder-0",container="server",owner_kind="container",label_team="search"}' "$prom" \
+  || fail "owner series with the team label"
+awk '
+  /^gpumeter_unit_seconds_total\{/ { match($0, /unit="[^"]*"/); cap[substr($0, RSTART, RLENGTH)] = $NF }
+  /^gpumeter_compute_seconds_total\{/ { match($0, /unit="[^"]*"/); sum[substr($0, RSTART, RLENGTH)] += $NF }
+  END {
+    n = 0
+    for (u in cap) { n++; d = sum[u] - cap[u]; if (d < 0) d = -d; if (cap[u] <= 0 || d > 1e-9 * cap[u]) { print "unit " u ": owners " sum[u] " vs " cap[u]; bad = 1 } }
+    if (n != 11) { print "units with totals: " n; bad = 1 }
+    exit bad
+  }' "$prom" || fail "compute-seconds of the owners do not add up to the unit"
 grep -q 'nvmlDeviceGetPowerUsage: Unknown Error (code 999)' "$out" || fail "table lacks the injected NVML failure"
 
 # Ctrl-C (SIGINT) ends a demo started without a duration, cleanly.

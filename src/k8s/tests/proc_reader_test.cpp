@@ -96,3 +96,35 @@ TEST_F(ProcFixture, RetainKeepsOnlyLivePids) {
 
 }  // namespace
 }  // namespace gpumeter::k8s
+
+namespace gpumeter::k8s {
+namespace {
+
+TEST(ProcEnviron, KeepsOnlyNvidiaAndCudaVariables) {
+  const std::string environ("PATH=/usr/bin\0AWS_SECRET_ACCESS_KEY=hunter2\0NVIDIA_VISIBLE_DEVICES=all\0"
+                            "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25\0CUDA_\0NVIDIA_X=a=b\0MY_CUDA_VAR=1",
+                            140);
+  const auto env = ParseGpuEnviron(environ);
+  EXPECT_EQ(env, (std::map<std::string, std::string>{{"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "25"},
+                                                      {"NVIDIA_VISIBLE_DEVICES", "all"},
+                                                      {"NVIDIA_X", "a=b"}}));
+  EXPECT_TRUE(ParseGpuEnviron("").empty());
+}
+
+TEST_F(ProcFixture, EnvironIsReadWhenPresentAndUnknownWhenNot) {
+  Write(7, Stat(7, "worker", 100), kPodA);
+  ProcReader reader(root_);
+  auto id = reader.Identify(7);
+  ASSERT_TRUE(id.has_value());
+  EXPECT_FALSE(id->gpu_env.has_value()) << "no environ file: unknown, not empty";
+  Write(8, Stat(8, "worker", 100), kPodA);
+  std::ofstream(root_ / "8" / "environ") << std::string("HOME=/root\0NVIDIA_VISIBLE_DEVICES=GPU-1\0", 40);
+  id = reader.Identify(8);
+  ASSERT_TRUE(id.has_value());
+  ASSERT_TRUE(id->gpu_env.has_value());
+  EXPECT_EQ(id->gpu_env->size(), 1u);
+  EXPECT_EQ(id->gpu_env->at("NVIDIA_VISIBLE_DEVICES"), "GPU-1");
+}
+
+}  // namespace
+}  // namespace gpumeter::k8s

@@ -11,7 +11,7 @@ TEST(Sampler, PublishesPassesOnItsOwnThread) {
   CallWatch watch;
   testing::FakeNvml fake("r580", testing::ScenarioPath("timeslice-h100"), 5, &watch);
   ASSERT_TRUE(fake.ok());
-  Sampler sampler(fake.source(), watch, {std::chrono::milliseconds(20), std::chrono::milliseconds(2000)});
+  Sampler sampler(fake.source(), watch, {std::chrono::milliseconds(20), std::chrono::milliseconds(2000), {}, {}});
   EXPECT_FALSE(sampler.Health().latest) << "nothing before Start";
   sampler.Start();
   ASSERT_TRUE(sampler.WaitForPass(3, std::chrono::seconds(10)));
@@ -38,7 +38,7 @@ faults:
   CallWatch watch;
   testing::FakeNvml fake("r580", path, 0, &watch);
   ASSERT_TRUE(fake.ok());
-  Sampler sampler(fake.source(), watch, {std::chrono::milliseconds(50), std::chrono::milliseconds(200)});
+  Sampler sampler(fake.source(), watch, {std::chrono::milliseconds(50), std::chrono::milliseconds(200), {}, {}});
   sampler.Start();
   SamplerHealth h;
   for (int i = 0; i < 100 && h.stalled_call.empty(); ++i) {

@@ -1,0 +1,118 @@
+#include "cli/agent.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "cli/agent_flags.h"
+#include "cli/runtime.h"
+#include "kubelet/pod_resources_source.h"
+#include "node/pod_source.h"
+
+namespace gpumeter::cli {
+
+void AddAgentCommand(CLI::App& app, AgentOptions& o) {
+  auto* cmd = app.add_subcommand("agent", "Run the node agent: attribute the GPUs of this node to its pods, serve /metrics");
+  cmd->add_option("--node-name", o.node_name, "This node's name (default: $NODE_NAME, else the host name)");
+  cmd->add_option("--nvml-library", o.nvml_library, "NVML library to load (default: libnvidia-ml.so.1 from the loader path)");
+  cmd->add_option("--pod-resources-socket", o.pod_resources_socket, "The kubelet's PodResources socket ('' to run without it)")
+      ->capture_default_str();
+  cmd->add_option("--proc-root", o.proc_root, "The host's /proc as mounted in the agent (needs hostPID)")->capture_default_str();
+  cmd->add_option("--pods-file", o.pods_file, "Read pods from this PodList JSON file (kubectl get pods -o json), re-read on change");
+  cmd->add_option("--device-plugin-config", o.device_plugin_config, "The NVIDIA device plugin's config file (sharing: timeSlicing/mps)");
+  cmd->add_option("--sharing", o.sharing, "GPU-UUID=time-slicing:N | mps:N | exclusive (repeatable; beats every other evidence)");
+  cmd->add_option("--node-label", o.node_labels, "KEY=VALUE node label used as sharing evidence, e.g. nvidia.com/gpu.replicas=4");
+  cmd->add_option("--idle-power", o.idle_power, "MODEL_OR_UUID=WATTS idle power (else fitted from the readings)");
+  cmd->add_option("--pod-label", o.pod_labels, "Pod label copied onto the owner series as label_<key> (repeatable)");
+  cmd->add_option("--max-series", o.max_series, "Most container series per metric in one scrape")->capture_default_str();
+  cmd->add_option("--interval", o.interval_s, "Sampling interval in seconds")->check(CLI::Range(0.05, 60.0))->capture_default_str();
+  cmd->add_option("--call-deadline", o.call_deadline_s, "Deadline per NVML call in seconds")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics, /healthz, /readyz")->capture_default_str();
+}
+
+namespace {
+
+std::string NodeName(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("NODE_NAME"); env && *env) return env;
+  char host[256] = {};
+  return ::gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
+}
+
+Expected<std::string> ReadWhole(const std::string& flag, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return MakeError(ErrorCode::kInvalidInput, flag + " " + path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+int RunAgent(const AgentOptions& o) {
+  RuntimeOptions ro;
+  auto fail = [](const Error& e, int code) {
+    spdlog::error("{}", e.message);
+    return code;
+  };
+  if (auto listen = metrics::ParseListen(o.listen); !listen) return fail(listen.error(), 2);
+  for (const auto& s : o.sharing) {
+    auto parsed = ParseSharingFlag(s);
+    if (!parsed) return fail(parsed.error(), 2);
+    ro.pipeline.evidence.configured[parsed->first] = parsed->second;
+  }
+  auto labels = ParseKeyValues("--node-label", o.node_labels);
+  if (!labels) return fail(labels.error(), 2);
+  ro.pipeline.evidence.node_labels = *labels;
+  auto idle = ParseIdlePower(o.idle_power);
+  if (!idle) return fail(idle.error(), 2);
+  ro.pipeline.accountant.idle_power_watts = *idle;
+  if (!o.device_plugin_config.empty()) {
+    auto text = ReadWhole("--device-plugin-config", o.device_plugin_config);
+    if (!text) return fail(text.error(), 2);
+    auto cfg = k8s::ParseDevicePluginConfig(*text);
+    if (!cfg) return fail({ErrorCode::kInvalidInput, "--device-plugin-config " + o.device_plugin_config + ": " + cfg.error().message}, 2);
+    ro.pipeline.evidence.plugin_config = *cfg;
+  }
+  const auto signals = BlockStopSignals();  // before any thread starts
+
+  std::unique_ptr<kubelet::PodResourcesSource> kubelet;
+  if (!o.pod_resources_socket.empty()) {
+    kubelet::PodResourcesOptions ko;
+    ko.socket_path = o.pod_resources_socket;
+    kubelet = std::make_unique<kubelet::PodResourcesSource>(std::make_unique<kubelet::PodResourcesClient>(ko));
+  } else {
+    spdlog::warn("no --pod-resources-socket: no container holds any GPU; usage is still attributed to owners from /proc");
+  }
+  std::unique_ptr<node::PodSource> pods;
+  if (!o.pods_file.empty()) pods = std::make_unique<node::PodsFileSource>(o.pods_file);
+  else spdlog::warn("no pod source (--pods-file): processes in containers are unattributed, for want of pod names");
+
+  if (!o.nvml_library.empty()) ro.nvml.library_candidates = {o.nvml_library};
+  ro.nvml.first_util_lookback_us = static_cast<uint64_t>(o.interval_s * 1e6);
+  ro.interval_s = o.interval_s;
+  ro.call_deadline_s = o.call_deadline_s;
+  ro.pipeline.node = NodeName(o.node_name);
+  ro.pipeline.proc_root = o.proc_root;
+  ro.sources = {kubelet.get(), pods.get()};
+  ro.exposition.pod_label_keys = o.pod_labels;
+  ro.exposition.max_series = o.max_series;
+  ro.listen = o.listen;
+  auto rt = NodeRuntime::Start(std::move(ro));
+  if (!rt) return fail(rt.error(), 1);
+  const auto& caps = (*rt)->capabilities();
+  spdlog::info("gpumeter agent on node {}: NVML {} (driver {}), serving {}/metrics", (*rt)->State()->node, caps.library_path,
+               caps.driver_version.empty() ? "?" : caps.driver_version, (*rt)->url());
+  int received = 0;
+  while ((received = WaitForSignal(signals, std::chrono::seconds(3600))) == 0) {
+  }
+  spdlog::info("stopping on signal {}", received);
+  rt->reset();
+  return 0;
+}
+
+}  // namespace gpumeter::cli

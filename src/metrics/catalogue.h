@@ -1,0 +1,45 @@
+// The one list of every series the agent exports: name, type, unit, help and label names, in the
+// order they are exposed. /metrics is built through it (a series whose labels do not match its
+// entry is a programming error, caught in tests) and docs/metrics.md is generated from it
+// (`gpumeter metrics-doc`; a test keeps the two equal). Immutable, thread-safe.
+#pragma once
+
+#include <prometheus/metric_type.h>
+
+#include <string>
+#include <vector>
+
+namespace gpumeter::metrics {
+
+enum class Metric {
+  // Self-observability, per source (nvml, kubelet, pods, proc).
+  kSourceUp, kSourceAttempts, kSourceFailures, kSourceDeadlineExceeded, kSourceLastSuccessAge, kSourceDuration,
+  kSeriesDropped, kAllocationProblems,
+  // Raw device readings (NVML), per GPU, MIG instance and process.
+  kGpuInfo, kGpuLost, kNvmlCallFailed, kGpuMemoryTotal, kGpuMemoryUsed, kGpuMemoryReserved, kGpuBusy,
+  kGpuSmActive, kGpuPower, kGpuEnergy, kMigMemoryTotal, kMigMemoryUsed, kMigSmActive,
+  kProcessMemory, kProcessSm,
+  // Attribution: per unit (GPU or MIG instance) and owner, integrated over time.
+  kUnitInfo, kUnitSeconds, kUnitMemoryCapacity, kUnitEnergy, kUnitEnergyUnknown,
+  kMemoryByteSeconds, kMemoryBytes, kComputeSeconds, kComputeRatio, kEnergyJoules, kRequestedShare,
+  kRequestedShareSeconds,
+  kCount
+};
+
+struct MetricDef {
+  Metric id;
+  std::string name;
+  prometheus::MetricType type;
+  std::string unit;  // base unit ("bytes", "seconds", "joules", "ratio", "" for counts and info)
+  std::string help;
+  std::vector<std::string> labels;
+};
+
+// Every metric, in exposition order; Catalogue()[i].id == Metric(i).
+const std::vector<MetricDef>& Catalogue();
+const MetricDef& Def(Metric id);
+
+// The catalogue as the Markdown table in docs/metrics.md.
+std::string CatalogueMarkdown();
+
+}  // namespace gpumeter::metrics

@@ -1,0 +1,82 @@
+// What the agent knows about its node after a sampling pass, published as one immutable value:
+// the GPU sample, who owns each GPU process and how that was found, each unit's sharing mode and
+// holders with the evidence, the last interval's ledgers and the running totals since the agent
+// started. Every output (metrics, JSON API, the demo table) reads only this, so a scrape never
+// touches NVML, the kubelet, the API server or /proc. Units: seconds, bytes, joules.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attribution/attribute.h"
+#include "k8s/owner_resolver.h"
+#include "k8s/sharing.h"
+#include "node/source_status.h"
+#include "sampler/sampler.h"
+
+namespace gpumeter::node {
+
+// A GPU, or a MIG instance of one, as a unit of allocation and accounting.
+struct UnitInfo {
+  std::string uuid;      // GPU-… or MIG-…
+  std::string gpu_uuid;  // the physical GPU (itself for a whole GPU)
+  uint32_t gpu_index = 0;
+  std::string model;
+  std::string mig_profile;  // e.g. "3g.71gb"; empty for a whole GPU
+  uint32_t mig_gpu_instance = 0;
+  attribution::SharingMode mode = attribution::SharingMode::kExclusive;
+  uint32_t replicas = 1;
+  std::string evidence;                  // what decided the mode ("no allocation" when none)
+  std::vector<k8s::UnitHolder> holders;  // containers allocated to it, with their share
+  std::optional<uint64_t> memory_total_bytes;
+};
+
+// Running totals of one owner on one unit since the agent started (monotonic: counters).
+struct OwnerTotals {
+  double memory_byte_seconds = 0;
+  double compute_seconds = 0;
+  double energy_joules = 0;
+  double requested_share_seconds = 0;
+  double last_memory_bytes = 0;   // mean over the last interval in which it had a row
+  double last_compute_ratio = 0;  // compute share of the unit over that interval, [0, 1]
+  uint64_t last_interval = 0;     // NodeState::intervals when it last had a row
+  std::string memory_rule, compute_rule, energy_rule;  // of its last row
+};
+
+struct UnitTotals {
+  double seconds = 0;
+  double memory_capacity_byte_seconds = 0;
+  double energy_joules = 0;          // over the intervals whose energy was known
+  double energy_unknown_seconds = 0;  // time in which the unit's energy was unknown
+};
+
+struct NodeState {
+  std::string node;
+  uint64_t passes = 0;     // sampling passes seen
+  uint64_t intervals = 0;  // accounted intervals (passes after the first)
+  // The latest sampling pass (also when it failed) and the latest good one.
+  std::shared_ptr<const sampler::SampleResult> latest, last_good;
+  std::map<uint32_t, k8s::ProcessOwner> owners;  // every PID of last_good
+  std::vector<UnitInfo> units;                    // every unit of last_good, by GPU index
+  std::vector<std::string> allocation_problems;   // device IDs that could not be placed
+  std::vector<attribution::UnitLedger> last_interval;
+  std::map<std::pair<std::string, attribution::Owner>, OwnerTotals> totals;  // (unit UUID, owner)
+  std::map<std::string, UnitTotals> unit_totals;                            // by unit UUID
+  std::vector<SourceStatus> sources;  // kubelet, pods, proc (NVML's is in the sampler's health)
+  // Labels of the pods of the containers in `totals` (kept after a pod is deleted, while its
+  // totals are), by (namespace, pod).
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> pod_labels;
+
+  const UnitInfo* FindUnit(const std::string& uuid) const {
+    for (const auto& u : units)
+      if (u.uuid == uuid) return &u;
+    return nullptr;
+  }
+};
+
+}  // namespace gpumeter::node

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# End to end: `gpumeter agent` against a node served by another process — the fake NVML loaded by
+# path, a fake kubelet on a unix socket, a pods file and a /proc tree — with the device plugin's
+# config file as sharing evidence. Checks owners, holders, conservation on a real scrape, a kubelet
+# outage survived, SIGTERM, and flags refused with a clear message.
+# Usage: agent_test.sh GPUMETER FAKE_NODE FAKE_NVML_LIBRARY SCENARIO_DIR
+set -euo pipefail
+bin=$1 fake_node=$2 nvml=$3 scenarios=$4
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do echo "== $f"; tail -20 "$f"; done >&2; exit 1; }
+
+scenario=$scenarios/timeslice-h100.yaml
+export GPUMETER_FAKE_NVML_SCENARIO=$scenario GPUMETER_FAKE_NVML_START_S=200
+"$fake_node" "$scenario" "$work/node" 200 >"$work/node.log" 2>&1 &
+node_pid=$!
+for _ in $(seq 1 100); do [ -S "$work/node/kubelet.sock" ] && break; sleep 0.1; done
+[ -S "$work/node/kubelet.sock" ] || fail "fake node did not start"
+
+cat >"$work/plugin.yaml" <<'YAML'
+version: v1
+sharing:
+  timeSlicing:
+    resources:
+      - name: nvidia.com/gpu
+        replicas: 4
+YAML
+"$bin" agent --nvml-library "$nvml" --node-name node-a --pod-resources-socket "$work/node/kubelet.sock" \
+  --proc-root "$work/node/proc" --pods-file "$work/node/pods.json" --device-plugin-config "$work/plugin.yaml" \
+  --pod-label team --interval 0.25 --listen 127.0.0.1:0 >"$work/agent.log" 2>&1 &
+agent_pid=$!
+url=""
+for _ in $(seq 1 100); do
+  url=$(sed -n 's|.*serving \(http://[^ ]*\)/metrics.*|\1|p' "$work/agent.log")
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+[ -n "$url" ] || fail "agent printed no address"
+for _ in $(seq 1 100); do curl -fs "$url/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -fsS "$url/readyz" | grep -qx ready || fail "agent not ready"
+sleep 2  # a few intervals
+curl -fsS "$url/metrics" >"$work/m1.prom" || fail "scrape failed"
+if command -v promtool >/dev/null; then promtool check metrics <"$work/m1.prom" || fail "promtool found problems"; fi
+
+for src in nvml kubelet pods proc; do
+  grep -q "^gpumeter_source_up{node=\"node-a\",source=\"$src\"} 1$" "$work/m1.prom" || fail "source $src not up"
+done
+grep -q '^gpumeter_unit_info{node="node-a",unit="GPU-8c5e0f6a-7d3b-4a9e-b1c2-3d4e5f6a7b01",.*sharing_mode="time-slicing",replicas="4",evidence="device plugin config (sharing.timeSlicing)"} 1$' "$work/m1.prom" \
+  || fail "unit mode and evidence from the device-plugin config"
+for p in 'search",pod="embedder-5c7b9-x2k4p' 'search",pod="reranker-6f8d1-q9w2e' 'ads",pod="ctr-model-0'; do
+  grep -q "^gpumeter_requested_share_ratio{.*namespace=\"$p\",container=\"[a-z]*\",owner_kind=\"container\",label_team=\"[a-z]*\"} 0.25$" "$work/m1.prom" \
+    || fail "holder $p with share 1/4"
+  grep -q "^gpumeter_process_memory_used_bytes{.*namespace=\"$p\",container=\"[a-z]*\",owner=\"container\"}" "$work/m1.prom" \
+    || fail "process of $p not resolved to its container"
+done
+grep -q 'owner="unattributed"' "$work/m1.prom" && fail "a process is unattributed"
+conserved() {  # file: the owners' compute-seconds and memory byte-seconds add up to each unit
+  awk '
+    function unit() { match($0, /unit="[^"]*"/); return substr($0, RSTART, RLENGTH) }
+    /^gpumeter_unit_seconds_total\{/ { cap[unit()] = $NF }
+    /^gpumeter_unit_memory_capacity_byte_seconds_total\{/ { mcap[unit()] = $NF }
+    /^gpumeter_compute_seconds_total\{/ { c[unit()] += $NF }
+    /^gpumeter_memory_byte_seconds_total\{/ { m[unit()] += $NF }
+    function off(a, b) { d = a - b; if (d < 0) d = -d; return b <= 0 || d > 1e-9 * b }
+    END { n = 0; for (u in cap) { n++; if (off(c[u], cap[u]) || off(m[u], mcap[u])) { print u, c[u], cap[u], m[u], mcap[u]; bad = 1 } } exit bad || n == 0 }' "$1"
+}
+conserved "$work/m1.prom" || fail "owners do not add up to the unit"
+
+# The kubelet goes away: the agent keeps serving, reports the source down and keeps the holders.
+kill "$node_pid"; wait "$node_pid" || true
+sleep 2.5
+curl -fsS "$url/metrics" >"$work/m2.prom" || fail "scrape during the outage"
+grep -q '^gpumeter_source_up{node="node-a",source="kubelet"} 0$' "$work/m2.prom" || fail "kubelet not reported down"
+[ "$(grep -c '^gpumeter_requested_share_ratio{.*} 0.25$' "$work/m2.prom")" -eq 3 ] || fail "holders lost in the outage"
+grep -q 'kubelet PodResources List at .*keeping the last good allocations' "$work/agent.log" || fail "outage not logged"
+conserved "$work/m2.prom" || fail "owners do not add up during the outage"
+
+kill -TERM "$agent_pid"
+rc=0; wait "$agent_pid" || rc=$?
+[ "$rc" -eq 0 ] || fail "agent exit code $rc on SIGTERM"
+grep -q 'stopping on signal 15' "$work/agent.log" || fail "no stop message"
+echo "ok: agent end to end"
+
+refuse() {  # expected text, args...
+  local text=$1; shift
+  local rc=0
+  "$bin" agent --nvml-library "$nvml" --listen 127.0.0.1:0 "$@" >"$work/bad.log" 2>&1 || rc=$?
+  [ "$rc" -eq 2 ] || fail "agent $*: exit $rc, expected 2"
+  grep -qF -- "$text" "$work/bad.log" || fail "agent $*: message lacks '$text'"
+}
+refuse "replicas must be an integer >= 2" --sharing GPU-1=mps:1
+refuse "--device-plugin-config $work/none.yaml: cannot open" --device-plugin-config "$work/none.yaml"
+printf 'version: v1\nsharing:\n  timeSlicing:\n    resources:\n      - name: nvidia.com/gpu\n        replicas: 1\n' >"$work/bad-plugin.yaml"
+refuse "--device-plugin-config $work/bad-plugin.yaml:" --device-plugin-config "$work/bad-plugin.yaml"
+refuse "watts must be a number > 0" --idle-power X=0
+rc=0
+"$bin" agent --nvml-library "$work/no/libnvidia-ml.so.1" --listen 127.0.0.1:0 >"$work/nonvml.log" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "agent without NVML: exit $rc"
+grep -q "$work/no/libnvidia-ml.so.1" "$work/nonvml.log" || fail "missing NVML: message does not name the library"
+echo "ok: agent refuses bad flags"
