@@ -42,7 +42,7 @@ struct NodeFixture {
     gpumeter::node::PipelineOptions po;
     po.node = scen.node_name;
     po.proc_root = dir / "proc";
-    pipeline = std::make_unique<gpumeter::node::NodePipeline>(gpumeter::node::PipelineSources{nullptr, pods.get()}, po);
+    pipeline = std::make_unique<gpumeter::node::NodePipeline>(gpumeter::node::PipelineSources{nullptr, pods.get(), nullptr}, po);
   }
   ~NodeFixture() {
     std::error_code ec;

@@ -11,7 +11,10 @@
 #include "cli/agent_flags.h"
 #include "cli/runtime.h"
 #include "kubelet/pod_resources_source.h"
+#include "node/api_server_source.h"
+#include "node/kubeconfig.h"
 #include "node/pod_source.h"
+#include "node/resource_slice_source.h"
 
 namespace gpumeter::cli {
 
@@ -23,6 +26,8 @@ void AddAgentCommand(CLI::App& app, AgentOptions& o) {
       ->capture_default_str();
   cmd->add_option("--proc-root", o.proc_root, "The host's /proc as mounted in the agent (needs hostPID)")->capture_default_str();
   cmd->add_option("--pods-file", o.pods_file, "Read pods from this PodList JSON file (kubectl get pods -o json), re-read on change");
+  cmd->add_option("--kubeconfig", o.kubeconfig, "Reach the API server through this kubeconfig (default: in-cluster service account)");
+  cmd->add_option("--kube-context", o.kube_context, "Context of --kubeconfig (default: its current-context)");
   cmd->add_option("--device-plugin-config", o.device_plugin_config, "The NVIDIA device plugin's config file (sharing: timeSlicing/mps)");
   cmd->add_option("--sharing", o.sharing, "GPU-UUID=time-slicing:N | mps:N | exclusive (repeatable; beats every other evidence)");
   cmd->add_option("--node-label", o.node_labels, "KEY=VALUE node label used as sharing evidence, e.g. nvidia.com/gpu.replicas=4");
@@ -49,6 +54,29 @@ Expected<std::string> ReadWhole(const std::string& flag, const std::string& path
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// The API server's address and credentials: --kubeconfig, else in-cluster; nullopt outside a
+// cluster without --kubeconfig (the agent still runs: containers are unattributed).
+Expected<std::optional<node::ApiServerConfig>> ApiServerFor(const AgentOptions& o) {
+  if (!o.kubeconfig.empty()) {
+    auto text = ReadWhole("--kubeconfig", o.kubeconfig);
+    if (!text) return tl::unexpected(text.error());
+    auto config = node::ParseKubeconfig(*text, std::filesystem::path(o.kubeconfig).parent_path(), o.kubeconfig, o.kube_context);
+    if (!config) return tl::unexpected(config.error());
+    return std::optional<node::ApiServerConfig>(*config);
+  }
+  std::map<std::string, std::string> env;
+  for (const char* k : {"KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"})
+    if (const char* v = std::getenv(k)) env[k] = v;
+  auto config = node::InClusterConfig(env, "/var/run/secrets/kubernetes.io/serviceaccount");
+  if (!config) {
+    if (o.pods_file.empty())
+      spdlog::warn("no API server ({}; give --kubeconfig or --pods-file): processes in containers are unattributed, for want of pod names",
+                   config.error().message);
+    return std::optional<node::ApiServerConfig>();
+  }
+  return std::optional<node::ApiServerConfig>(*config);
 }
 
 }  // namespace
@@ -88,17 +116,38 @@ int RunAgent(const AgentOptions& o) {
   } else {
     spdlog::warn("no --pod-resources-socket: no container holds any GPU; usage is still attributed to owners from /proc");
   }
+  const std::string node_name = NodeName(o.node_name);
+  auto api = ApiServerFor(o);
+  if (!api) return fail(api.error(), 2);
+  // Pods from --pods-file, else list/watch from the API server; DRA devices from its ResourceSlices.
   std::unique_ptr<node::PodSource> pods;
-  if (!o.pods_file.empty()) pods = std::make_unique<node::PodsFileSource>(o.pods_file);
-  else spdlog::warn("no pod source (--pods-file): processes in containers are unattributed, for want of pod names");
+  std::unique_ptr<node::ApiServerSliceSource> slices;
+  if (!o.pods_file.empty()) {
+    pods = std::make_unique<node::PodsFileSource>(o.pods_file);
+  } else if (*api) {
+    node::ApiServerOptions ao;
+    ao.config = **api;
+    ao.node_name = node_name;
+    auto watcher = std::make_unique<node::ApiServerPodSource>(ao);
+    watcher->Start();
+    pods = std::move(watcher);
+    spdlog::info("pods of node {} from {} ({})", node_name, (*api)->server, (*api)->source);
+  }
+  if (*api) {
+    node::SliceSourceOptions so;
+    so.config = **api;
+    so.node_name = node_name;
+    slices = std::make_unique<node::ApiServerSliceSource>(so);
+    slices->Start();
+  }
 
   if (!o.nvml_library.empty()) ro.nvml.library_candidates = {o.nvml_library};
   ro.nvml.first_util_lookback_us = static_cast<uint64_t>(o.interval_s * 1e6);
   ro.interval_s = o.interval_s;
   ro.call_deadline_s = o.call_deadline_s;
-  ro.pipeline.node = NodeName(o.node_name);
+  ro.pipeline.node = node_name;
   ro.pipeline.proc_root = o.proc_root;
-  ro.sources = {kubelet.get(), pods.get()};
+  ro.sources = {kubelet.get(), pods.get(), slices.get()};
   ro.exposition.pod_label_keys = o.pod_labels;
   ro.exposition.max_series = o.max_series;
   ro.listen = o.listen;

@@ -1,5 +1,6 @@
 // `gpumeter agent`: the node agent. Samples the real NVML, asks the kubelet which containers hold
-// which devices, reads pods from the API server (or --pods-file) and owners from /proc, and
+// which devices, reads pods from the API server (in-cluster, --kubeconfig, or --pods-file) and
+// owners from /proc, and
 // serves the attributed usage on /metrics until SIGTERM.
 #pragma once
 
@@ -16,6 +17,8 @@ struct AgentOptions {
   std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
   std::string proc_root = "/proc";
   std::string pods_file;
+  std::string kubeconfig;  // default: in-cluster when KUBERNETES_SERVICE_HOST is set
+  std::string kube_context;
   std::string device_plugin_config;
   std::vector<std::string> sharing;      // UUID=MODE[:REPLICAS]
   std::vector<std::string> node_labels;  // KEY=VALUE

@@ -79,7 +79,7 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   // The operator's sharing configuration (as --sharing would give it); MIG parents come from NVML.
   ro.pipeline.evidence = ScenarioSharingEvidence(scen);
   ro.pipeline.evidence.mig_parent.clear();
-  ro.sources = {&kubelet, &pods};
+  ro.sources = {&kubelet, &pods, nullptr};
   ro.exposition.pod_label_keys = {"team"};
   ro.listen = o.listen;
   // The scenario clock the fake NVML runs on: wall time × speedup since it started.

@@ -67,6 +67,7 @@ struct Seen {
   std::map<std::tuple<std::string, std::string, std::string>, std::set<uint32_t>> holders;  // -> replica IDs
   bool replica_ids = false;
   uint32_t max_replica = 0;
+  bool dra = false;  // placed through a DRA claim
 };
 
 std::optional<uint32_t> Positive(const std::map<std::string, std::string>& labels, const char* key) {
@@ -119,6 +120,21 @@ AllocationResult BuildAllocations(const std::vector<ContainerAllocation>& contai
         }
       }
     }
+    for (const auto& cd : c.claim_devices) {
+      const std::string who = c.ns + "/" + c.pod + "/" + c.container + ": DRA device " + cd.driver + "/" + cd.pool + "/" + cd.device;
+      const auto it = ev.dra_devices.find({cd.driver, cd.pool, cd.device});
+      if (it == ev.dra_devices.end()) {
+        result.problems.push_back(who + " (claim " + cd.claim_namespace + "/" + cd.claim_name + "): no ResourceSlice of this node names it");
+        continue;
+      }
+      if (!it->second.uuid) {
+        result.problems.push_back(who + ": its ResourceSlice has no uuid attribute (a dynamic MIG device not yet created?)");
+        continue;
+      }
+      auto& u = units[*it->second.uuid];
+      u.dra = true;
+      u.holders[{c.ns, c.pod, c.container}].insert(0);
+    }
   }
   for (const auto& [uuid, seen] : units) {
     UnitAllocation a;
@@ -143,6 +159,10 @@ AllocationResult BuildAllocations(const std::vector<ContainerAllocation>& contai
     } else if (conf != ev.configured.end()) {
       a.mode = conf->second.mode;
       why.push_back("configured for this GPU");
+    } else if (seen.dra) {
+      a.mode = seen.holders.size() > 1 ? ShareMode::kTimeSlicing : ShareMode::kExclusive;
+      why.push_back(seen.holders.size() > 1 ? "DRA claim device shared by " + std::to_string(seen.holders.size()) + " containers"
+                                            : "DRA claim device (ResourceSlice uuid)");
     } else if (plugin_replicas) {
       a.mode = ev.plugin_config->mode;
       why.push_back(std::string("device plugin config (sharing.") + (a.mode == ShareMode::kMps ? "mps" : "timeSlicing") + ")");
@@ -158,6 +178,8 @@ AllocationResult BuildAllocations(const std::vector<ContainerAllocation>& contai
     }
     if (conf != ev.configured.end() && !is_mig) {
       a.replicas = conf->second.replicas;
+    } else if (seen.dra && !is_mig) {
+      a.replicas = static_cast<uint32_t>(seen.holders.size());  // a shared claim: equal shares
     } else if (plugin_replicas) {
       a.replicas = *plugin_replicas;
       if (is_mig) why.push_back("replicas from the device plugin config");
@@ -174,6 +196,7 @@ AllocationResult BuildAllocations(const std::vector<ContainerAllocation>& contai
       a.holders.push_back({std::get<0>(who), std::get<1>(who), std::get<2>(who),
                            std::min(1.0, static_cast<double>(n) / a.replicas), n});
     }
+    if (seen.dra && is_mig) why.push_back("via a DRA claim");
     std::string evidence;
     for (const auto& w : why) evidence += (evidence.empty() ? "" : "; ") + w;
     a.evidence = std::move(evidence);

@@ -9,6 +9,9 @@
 // Replicas: configuration > plugin config > node label nvidia.com/gpu.replicas > the highest
 // replica ID seen + 1 (a lower bound, and said so). A holder's share = distinct replica IDs it
 // holds / replicas (at most 1); an exclusive GPU or a MIG instance is 1.
+// DRA claim devices are placed through the ResourceSlice's uuid attribute and take the mode of
+// what is behind them (a MIG instance, else a GPU); a GPU claim device held by several containers
+// (a shared claim) is time-sliced among them, each holding 1 / holders.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +23,7 @@
 
 #include "common/error.h"
 #include "k8s/allocation.h"
+#include "k8s/resource_slices.h"
 
 namespace gpumeter::k8s {
 
@@ -46,6 +50,8 @@ struct SharingEvidence {
   // Legacy MIG IDs (MIG-GPU-<uuid>/<gi>/<ci>) -> MIG UUID, from NVML's instance IDs.
   std::map<std::string, std::string> legacy_mig;
   std::vector<std::string> extra_gpu_resources;          // configured resource names
+  // DRA devices of this node (ResourceSlices): a claim device's GPU or MIG instance.
+  std::map<DraKey, DraDevice> dra_devices;
 };
 
 struct UnitHolder {

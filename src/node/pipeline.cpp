@@ -103,11 +103,14 @@ void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono:
   std::map<std::string, std::string> mig_parent;
   for (const auto& d : snap.devices)
     for (const auto& m : d.mig_instances) mig_parent[m.uuid] = d.uuid;
-  if (allocations == allocations_seen_ && mig_parent == mig_parent_seen_ && !modes_.empty()) return;
+  const auto slices = sources_.slices ? sources_.slices->Current() : nullptr;
+  if (allocations == allocations_seen_ && mig_parent == mig_parent_seen_ && slices == slices_seen_ && !modes_.empty()) return;
   allocations_seen_ = allocations;
   mig_parent_seen_ = mig_parent;
+  slices_seen_ = slices;
 
   auto evidence = options_.evidence;
+  if (slices) evidence.dra_devices = slices->devices();
   for (const auto& [mig, gpu] : mig_parent) evidence.mig_parent[mig] = gpu;
   for (const auto& d : snap.devices)
     for (const auto& m : d.mig_instances)
@@ -306,6 +309,7 @@ void NodePipeline::OnPass(std::shared_ptr<const sampler::SampleResult> pass) {
   }
   if (sources_.pods) next->sources.push_back(sources_.pods->Status());
   else next->sources.push_back({"pods", false, false, {}, 0, 0, 0, "", "not configured"});
+  if (sources_.slices) next->sources.push_back(sources_.slices->Status());
   next->sources.push_back(ProcStatus());
 
   std::lock_guard lock(mu_);

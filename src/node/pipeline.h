@@ -24,6 +24,7 @@
 #include "kubelet/pod_resources_source.h"
 #include "node/node_state.h"
 #include "node/pod_source.h"
+#include "node/resource_slice_source.h"
 #include "sampler/sampler.h"
 
 namespace gpumeter::node {
@@ -44,6 +45,7 @@ struct PipelineOptions {
 struct PipelineSources {
   kubelet::PodResourcesSource* kubelet = nullptr;  // null: not configured (everything unattributed)
   PodSource* pods = nullptr;                       // null: not configured (no names for containers)
+  SliceSource* slices = nullptr;                   // null: no DRA devices (claim devices unplaced)
 };
 
 class NodePipeline {
@@ -76,6 +78,7 @@ class NodePipeline {
   // Inputs of the last BuildAllocations, to rebuild only when they change.
   std::shared_ptr<const kubelet::PodResourcesSource::Allocations> allocations_seen_;
   std::map<std::string, std::string> mig_parent_seen_;
+  std::shared_ptr<const k8s::ResourceSliceStore> slices_seen_;
   k8s::AllocationResult allocation_;
   std::map<std::string, std::vector<attribution::Holding>> holders_;  // by unit UUID
   std::map<std::string, attribution::SharingMode> modes_;             // by unit UUID

@@ -82,7 +82,7 @@ TEST(Sharing, NodeLabelsWhenThereIsNoConfigFile) {
 
 TEST(Sharing, SeveralHoldersOfOneUuidWithoutReplicasIsTimeSlicing) {
   const auto r = BuildAllocations({C("a", "example.com/gpu", {kGpu}), C("b", "example.com/gpu", {kGpu})},
-                                  SharingEvidence{{}, {}, {}, {}, {}, {"example.com/gpu"}});
+                                  SharingEvidence{{}, {}, {}, {}, {}, {"example.com/gpu"}, {}});
   const auto& u = Unit(r, kGpu);
   EXPECT_EQ(u.mode, ShareMode::kTimeSlicing);
   EXPECT_EQ(u.evidence, "several containers hold one GPU");

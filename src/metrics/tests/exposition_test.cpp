@@ -189,7 +189,7 @@ TEST(HttpServer, ServesMetricsHealthAndReadiness) {
   ASSERT_TRUE(fake.ok());
   node::PipelineOptions po;
   po.node = "n1";
-  node::NodePipeline pipeline({nullptr, nullptr}, po);
+  node::NodePipeline pipeline({nullptr, nullptr, nullptr}, po);
   sampler::Sampler s(fake.source(), watch,
                      {std::chrono::milliseconds(50), std::chrono::milliseconds(2000), {},
                       [&](std::shared_ptr<const sampler::SampleResult> r) { pipeline.OnPass(std::move(r)); }});
@@ -222,7 +222,7 @@ TEST(HttpServer, BusyPortIsAClearError) {
   sampler::CallWatch watch;
   testing::FakeNvml fake("r580", testing::ScenarioPath("exclusive"), 0, &watch);
   sampler::Sampler s(fake.source(), watch, {});
-  node::NodePipeline pipeline({nullptr, nullptr}, {});
+  node::NodePipeline pipeline({nullptr, nullptr, nullptr}, {});
   HttpServer a(s, pipeline, {});
   ASSERT_TRUE(a.Start("127.0.0.1:0"));
   const auto port = a.url().substr(a.url().rfind(':') + 1);

@@ -63,7 +63,7 @@ class Pipeline : public ::testing::Test {
     po.node = "node-a";
     po.proc_root = proc_;
     po.evidence.node_labels["nvidia.com/gpu.replicas"] = "2";
-    pipeline_ = std::make_unique<NodePipeline>(PipelineSources{kubelet_source_.get(), pods_source_.get()}, po);
+    pipeline_ = std::make_unique<NodePipeline>(PipelineSources{kubelet_source_.get(), pods_source_.get(), nullptr}, po);
   }
 
   void WritePods(bool with_b) {
@@ -219,7 +219,7 @@ TEST_F(Pipeline, KubeletDownKeepsTheLastAllocationsAndSaysSo) {
 TEST_F(Pipeline, WithoutAKubeletEverythingIsStillAccountedAndNothingIsHeld) {
   PipelineOptions po;
   po.proc_root = proc_;
-  NodePipeline bare({nullptr, pods_source_.get()}, po);
+  NodePipeline bare({nullptr, pods_source_.get(), nullptr}, po);
   bare.OnPass(Pass(0));
   bare.OnPass(Pass(1));
   const auto s = bare.Latest();
@@ -281,11 +281,55 @@ TEST_F(Pipeline, TimeScaleStretchesIntervals) {
   PipelineOptions po;
   po.proc_root = proc_;
   po.time_scale = 10;
-  NodePipeline fast({nullptr, nullptr}, po);
+  NodePipeline fast({nullptr, nullptr, nullptr}, po);
   fast.OnPass(Pass(0));
   fast.OnPass(Pass(1));
   EXPECT_DOUBLE_EQ(fast.Latest()->unit_totals.at(kGpu0).seconds, 10.0);
   EXPECT_EQ(fast.Latest()->owners.at(101).kind, k8s::ProcessOwner::Kind::kUnattributed) << "no pods: no names";
+}
+
+}  // namespace
+}  // namespace gpumeter::node
+
+namespace gpumeter::node {
+namespace {
+
+// Slices given by the test (the API-server source is tested on its own).
+class FixedSlices final : public SliceSource {
+ public:
+  explicit FixedSlices(const std::string& list) {
+    auto store = std::make_shared<k8s::ResourceSliceStore>();
+    ok_ = store->ApplyList(list).has_value();
+    store_ = std::move(store);
+  }
+  std::shared_ptr<const k8s::ResourceSliceStore> Current() const override { return store_; }
+  SourceStatus Status() const override { return {"resourceslices", true, ok_, std::nullopt, 1, 0, 0, "", "test"}; }
+
+ private:
+  bool ok_ = false;
+  std::shared_ptr<const k8s::ResourceSliceStore> store_;
+};
+
+TEST_F(Pipeline, DraClaimDevicesArePlacedThroughResourceSlices) {
+  // chat-0 and chat-1 share one DRA claim whose device is GPU 0.
+  kubelet_.SetPods({{"llm", "chat-0", {{"", "", "vllm", {}, {{"shared-gpu", "llm", "gpu.nvidia.com", "node-a", "gpu-0", std::nullopt}}}}},
+                    {"llm", "chat-1", {{"", "", "vllm", {}, {{"shared-gpu", "llm", "gpu.nvidia.com", "node-a", "gpu-0", std::nullopt}}}}}});
+  FixedSlices slices(std::string(R"({"items":[{"spec":{"driver":"gpu.nvidia.com","pool":{"name":"node-a","generation":1},)") +
+                     R"("devices":[{"name":"gpu-0","attributes":{"type":{"string":"gpu"},"uuid":{"string":")" + kGpu0 + R"("}}}]}}]})");
+  PipelineOptions po;
+  po.proc_root = proc_;
+  NodePipeline dra({kubelet_source_.get(), pods_source_.get(), &slices}, po);
+  dra.OnPass(Pass(0));
+  dra.OnPass(Pass(1));
+  const auto s = dra.Latest();
+  const auto* u = s->FindUnit(kGpu0);
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->mode, SharingMode::kTimeSlicing);
+  EXPECT_EQ(u->evidence, "DRA claim device shared by 2 containers");
+  ASSERT_EQ(u->holders.size(), 2u);
+  EXPECT_DOUBLE_EQ(TotalsOf(*s, kGpu0, "chat-1").requested_share_seconds, 0.5);
+  EXPECT_EQ(s->sources.size(), 4u) << "kubelet, pods, resourceslices, proc";
+  EXPECT_EQ(s->sources[2].name, "resourceslices");
 }
 
 }  // namespace
