@@ -9,7 +9,7 @@ packages=(
   libcpp-httplib-dev prometheus-cpp-dev libexpected-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
-  prometheus curl
+  prometheus curl jq openssl
 )
 
 missing=()

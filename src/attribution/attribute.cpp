@@ -156,6 +156,16 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
 
 }  // namespace
 
+const char* ToString(OwnerKind kind) {
+  switch (kind) {
+    case OwnerKind::kContainer: return "container";
+    case OwnerKind::kIdle: return "idle";
+    case OwnerKind::kSystem: return "system";
+    case OwnerKind::kUnattributed: break;
+  }
+  return "unattributed";
+}
+
 const char* ToString(SharingMode mode) {
   switch (mode) {
     case SharingMode::kExclusive: return "exclusive";

@@ -14,6 +14,9 @@ namespace gpumeter::attribution {
 
 enum class OwnerKind { kContainer, kIdle, kSystem, kUnattributed };
 
+// "container", "idle", "system" or "unattributed": the owner_kind label and the API's kind.
+const char* ToString(OwnerKind kind);
+
 struct Owner {
   OwnerKind kind = OwnerKind::kUnattributed;
   std::string ns, pod, container;  // kContainer only

@@ -36,7 +36,10 @@ void AddAgentCommand(CLI::App& app, AgentOptions& o) {
   cmd->add_option("--max-series", o.max_series, "Most container series per metric in one scrape")->capture_default_str();
   cmd->add_option("--interval", o.interval_s, "Sampling interval in seconds")->check(CLI::Range(0.05, 60.0))->capture_default_str();
   cmd->add_option("--call-deadline", o.call_deadline_s, "Deadline per NVML call in seconds")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics, /healthz, /readyz")->capture_default_str();
+  cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics, /api/v1, /healthz, /readyz")->capture_default_str();
+  cmd->add_option("--tls-cert", o.tls_cert, "Serve HTTPS with this PEM certificate (with --tls-key)");
+  cmd->add_option("--tls-key", o.tls_key, "PEM private key of --tls-cert");
+  cmd->add_option("--bearer-token-file", o.bearer_token_file, "Require 'Authorization: Bearer <token in this file>' (not on /healthz, /readyz)");
 }
 
 namespace {
@@ -150,9 +153,9 @@ int RunAgent(const AgentOptions& o) {
   ro.sources = {kubelet.get(), pods.get(), slices.get()};
   ro.exposition.pod_label_keys = o.pod_labels;
   ro.exposition.max_series = o.max_series;
-  ro.listen = o.listen;
+  ro.http = {o.listen, o.tls_cert, o.tls_key, o.bearer_token_file};
   auto rt = NodeRuntime::Start(std::move(ro));
-  if (!rt) return fail(rt.error(), 1);
+  if (!rt) return fail(rt.error(), rt.error().code == ErrorCode::kInvalidInput ? 2 : 1);
   const auto& caps = (*rt)->capabilities();
   spdlog::info("gpumeter agent on node {}: NVML {} (driver {}), serving {}/metrics", (*rt)->State()->node, caps.library_path,
                caps.driver_version.empty() ? "?" : caps.driver_version, (*rt)->url());

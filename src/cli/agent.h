@@ -28,6 +28,7 @@ struct AgentOptions {
   double interval_s = 1;
   double call_deadline_s = 2;
   std::string listen = "0.0.0.0:9400";
+  std::string tls_cert, tls_key, bearer_token_file;
 };
 
 void AddAgentCommand(CLI::App& app, AgentOptions& options);

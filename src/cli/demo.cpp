@@ -81,7 +81,7 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   ro.pipeline.evidence.mig_parent.clear();
   ro.sources = {&kubelet, &pods, nullptr};
   ro.exposition.pod_label_keys = {"team"};
-  ro.listen = o.listen;
+  ro.http.listen = o.listen;
   // The scenario clock the fake NVML runs on: wall time × speedup since it started.
   const auto start = std::chrono::steady_clock::now();
   auto scenario_now = [start, speedup = o.speedup] {

@@ -19,7 +19,7 @@ Expected<std::unique_ptr<NodeRuntime>> NodeRuntime::Start(RuntimeOptions o) {
   so.on_pass = [pipeline](std::shared_ptr<const sampler::SampleResult> r) { pipeline->OnPass(std::move(r)); };
   rt->sampler_ = std::make_unique<sampler::Sampler>(*rt->source_, rt->watch_, std::move(so));
   rt->http_ = std::make_unique<metrics::HttpServer>(*rt->sampler_, *rt->pipeline_, o.exposition);
-  if (auto started = rt->http_->Start(o.listen); !started) return tl::unexpected(started.error());
+  if (auto started = rt->http_->Start(o.http); !started) return tl::unexpected(started.error());
   rt->sampler_->Start();
   return rt;
 }

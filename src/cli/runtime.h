@@ -26,7 +26,7 @@ struct RuntimeOptions {
   node::PipelineOptions pipeline;
   node::PipelineSources sources;  // borrowed; must outlive the runtime
   metrics::ExpositionOptions exposition;
-  std::string listen = "127.0.0.1:9400";
+  metrics::HttpOptions http;
   std::function<void()> before_pass;  // on the sampling thread (the demo refreshes its /proc fixture)
 };
 

@@ -9,6 +9,15 @@ std::string Short(const std::string& id) { return id.substr(0, 12); }
 
 }  // namespace
 
+const char* ToString(ProcessOwner::Kind kind) {
+  switch (kind) {
+    case ProcessOwner::Kind::kContainer: return "container";
+    case ProcessOwner::Kind::kSystem: return "system";
+    case ProcessOwner::Kind::kUnattributed: break;
+  }
+  return "unattributed";
+}
+
 ProcessOwner OwnerResolver::Resolve(uint32_t pid) {
   auto id = proc_.Identify(pid);
   if (!id) {

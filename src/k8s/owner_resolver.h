@@ -23,6 +23,9 @@ struct ProcessOwner {
   std::string how;                 // how it was found, or why not (for logs, rules and the API)
 };
 
+// "container", "system" or "unattributed".
+const char* ToString(ProcessOwner::Kind kind);
+
 class OwnerResolver {
  public:
   OwnerResolver(ProcReader& proc, const PodStore& pods) : proc_(proc), pods_(pods) {}

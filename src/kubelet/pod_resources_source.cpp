@@ -11,7 +11,10 @@ PodResourcesSource::PodResourcesSource(std::unique_ptr<PodResourcesClient> clien
 
 bool PodResourcesSource::Poll(Clock::time_point now) {
   if (now < status_.next_attempt) return false;
+  const auto begin = Clock::now();
   auto list = client_->List();
+  ++status_.attempts;
+  status_.last_duration_seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   if (list) {
     if (status_.consecutive_failures > 0)
       spdlog::info("kubelet PodResources at {}: back after {} failed polls", client_->options().socket_path,
@@ -29,6 +32,7 @@ bool PodResourcesSource::Poll(Clock::time_point now) {
   if (status_.consecutive_failures == 0) spdlog::warn("{} (keeping the last good allocations; retrying with backoff)", list.error().message);
   status_.up = false;
   ++status_.consecutive_failures;
+  ++status_.failures;
   status_.last_error = list.error().message;
   delay_ = delay_.count() == 0 ? backoff_.initial : std::min(backoff_.max, delay_ * 2);
   status_.next_attempt = now + delay_;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,8 @@ class PodResourcesSource {
     bool up = false;  // the last poll succeeded
     std::optional<Clock::time_point> last_success;
     int consecutive_failures = 0;
+    uint64_t attempts = 0, failures = 0;  // totals since start (monotonic)
+    double last_duration_seconds = 0;     // of the last List
     std::string last_error;
     Clock::time_point next_attempt{};
   };

@@ -46,26 +46,6 @@ class Families {
   std::vector<MetricFamily> families_;
 };
 
-const char* OwnerKindName(OwnerKind k) {
-  switch (k) {
-    case OwnerKind::kContainer: return "container";
-    case OwnerKind::kIdle: return "idle";
-    case OwnerKind::kSystem: return "system";
-    case OwnerKind::kUnattributed: break;
-  }
-  return "unattributed";
-}
-
-const char* ProcessOwnerName(k8s::ProcessOwner::Kind k) {
-  switch (k) {
-    case k8s::ProcessOwner::Kind::kContainer: return "container";
-    case k8s::ProcessOwner::Kind::kSystem: return "system";
-    case k8s::ProcessOwner::Kind::kUnattributed: break;
-  }
-  return "unattributed";
-}
-
-
 void Sources(Families& f, const sampler::SamplerHealth& health, const node::NodeState& state,
              std::chrono::steady_clock::time_point now) {
   const std::vector<std::string> nvml{state.node, "nvml"};
@@ -83,7 +63,7 @@ void Sources(Families& f, const sampler::SamplerHealth& health, const node::Node
     f.Add(Metric::kSourceAttempts, l, static_cast<double>(s.attempts));
     f.Add(Metric::kSourceFailures, l, static_cast<double>(s.failures));
     if (s.last_success) f.Add(Metric::kSourceLastSuccessAge, l, std::chrono::duration<double>(now - *s.last_success).count());
-    if (s.attempts > 0) f.Add(Metric::kSourceDuration, l, s.last_duration_seconds);
+    if (s.last_duration_seconds) f.Add(Metric::kSourceDuration, l, *s.last_duration_seconds);
   }
   f.Add(Metric::kAllocationProblems, {state.node}, static_cast<double>(state.allocation_problems.size()));
 }
@@ -94,7 +74,7 @@ void Devices(Families& f, const node::NodeState& state) {
     const auto it = state.owners.find(pid);
     if (it == state.owners.end()) return std::vector<std::string>{"", "", "", "unattributed"};
     const auto& o = it->second;
-    return std::vector<std::string>{o.ns, o.pod, o.container, ProcessOwnerName(o.kind)};
+    return std::vector<std::string>{o.ns, o.pod, o.container, k8s::ToString(o.kind)};
   };
   auto processes = [&](const std::vector<gpu::GpuProcess>& procs, const std::string& unit, bool util,
                        const std::map<uint32_t, uint32_t>& sm) {
@@ -183,7 +163,7 @@ void Attribution(Families& f, const node::NodeState& state, const ExpositionOpti
     const auto uit = units.find(unit_uuid);
     const node::UnitInfo* u = uit == units.end() ? nullptr : uit->second;
     const std::vector<std::string> l{state.node, unit_uuid, u ? u->gpu_uuid : "", u ? u->model : "", u ? u->mig_profile : "",
-                                     owner.ns, owner.pod, owner.container, OwnerKindName(owner.kind)};
+                                     owner.ns, owner.pod, owner.container, attribution::ToString(owner.kind)};
     std::vector<std::string> extra;
     if (!options.pod_label_keys.empty()) {
       const auto pl = state.pod_labels.find({owner.ns, owner.pod});

@@ -1,8 +1,10 @@
-// HTTP endpoints of the agent and the demo: /metrics (text format 0.0.4), /healthz, /readyz.
+// HTTP endpoints of the agent and the demo: /metrics (OpenMetrics 1.0 when the scraper asks for
+// it, else text 0.0.4; gzip when accepted), the JSON API /api/v1/{units,ledger,processes,sources}
+// (docs/api.md), /healthz and /readyz (ready once a good sample went through the pipeline).
 // Handlers read the pipeline's latest NodeState and the sampler's health only; a scrape never
-// waits on the driver, the kubelet or /proc.
-// Start() binds (port 0 picks a free port) and serves on its own thread; Stop() or the
-// destructor shuts it down.
+// waits on the driver, the kubelet or /proc. Optional TLS and a bearer token (required on every
+// path but /healthz and /readyz, which kubelet probes call). Start() binds (port 0 picks a free
+// port) and serves on its own threads; Stop() or the destructor shuts it down.
 #pragma once
 
 #include <memory>
@@ -20,6 +22,12 @@ class Server;
 
 namespace gpumeter::metrics {
 
+struct HttpOptions {
+  std::string listen = "127.0.0.1:9400";  // HOST:PORT
+  std::string tls_cert_file, tls_key_file;  // both or neither: HTTPS
+  std::string bearer_token_file;            // read once at Start; empty: no auth
+};
+
 class HttpServer {
  public:
   // `sampler` and `pipeline` must outlive the server.
@@ -28,10 +36,11 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // `listen` is HOST:PORT, e.g. "127.0.0.1:9400" or "0.0.0.0:0".
-  Expected<void> Start(const std::string& listen);
+  // Errors name the flag and the problem (bad address, port in use, unreadable certificate or token).
+  Expected<void> Start(const HttpOptions& options);
+  Expected<void> Start(const std::string& listen) { return Start(HttpOptions{listen, {}, {}, {}}); }
   void Stop();
-  // "http://HOST:PORT" actually bound; valid after Start().
+  // "http(s)://HOST:PORT" actually bound; valid after Start().
   const std::string& url() const { return url_; }
 
  private:

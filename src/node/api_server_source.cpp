@@ -86,7 +86,12 @@ Expected<void> ApiServerPodSource::ListAndWatch() {
       active_ = client->get();
     }
     Attempt();
+    const auto begin = std::chrono::steady_clock::now();
     auto r = (*client)->Get("/api/v1/pods?" + selector);
+    {
+      std::lock_guard lock(mu_);
+      status_.last_duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    }
     {
       std::lock_guard lock(mu_);
       active_ = nullptr;
@@ -153,12 +158,10 @@ Expected<void> ApiServerPodSource::ListAndWatch() {
 void ApiServerPodSource::Run() {
   auto delay = options_.initial_backoff;
   for (;;) {
-    const auto begin = std::chrono::steady_clock::now();
     auto result = ListAndWatch();
     {
       std::lock_guard lock(mu_);
       if (stop_) return;
-      status_.last_duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     }
     if (result) {
       delay = options_.initial_backoff;  // a relist: at once

@@ -301,14 +301,17 @@ void NodePipeline::OnPass(std::shared_ptr<const sampler::SampleResult> pass) {
     s.name = "kubelet";
     s.up = k.up;
     s.last_success = k.last_success;
-    s.failures = static_cast<uint64_t>(k.consecutive_failures);
+    s.attempts = k.attempts;
+    s.failures = k.failures;
+    if (k.attempts > 0) s.last_duration_seconds = k.last_duration_seconds;
+    s.detail = "socket";
     s.last_error = k.last_error;
     next->sources.push_back(std::move(s));
   } else {
-    next->sources.push_back({"kubelet", false, false, {}, 0, 0, 0, "", "not configured"});
+    next->sources.push_back({"kubelet", false, false, {}, 0, 0, std::nullopt, "", "not configured"});
   }
   if (sources_.pods) next->sources.push_back(sources_.pods->Status());
-  else next->sources.push_back({"pods", false, false, {}, 0, 0, 0, "", "not configured"});
+  else next->sources.push_back({"pods", false, false, {}, 0, 0, std::nullopt, "", "not configured"});
   if (sources_.slices) next->sources.push_back(sources_.slices->Status());
   next->sources.push_back(ProcStatus());
 

@@ -15,7 +15,7 @@ struct SourceStatus {
   bool up = false;          // the last attempt succeeded
   std::optional<std::chrono::steady_clock::time_point> last_success;
   uint64_t attempts = 0, failures = 0;
-  double last_duration_seconds = 0;  // of the last attempt
+  std::optional<double> last_duration_seconds;  // of the last read (a list, not a watch); unknown where not timed
   std::string last_error;            // of the last failed attempt; empty once it recovers
   std::string detail;                // what it serves from, e.g. the socket or file path
 };

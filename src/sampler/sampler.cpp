@@ -60,6 +60,9 @@ void Sampler::Run() {
     } else {
       result->error = snap.error().message;
     }
+    // The hook runs before the pass is published, so a reader woken by WaitForPass(n) also sees
+    // what the hook made of pass n.
+    if (options_.on_pass) options_.on_pass(result);
     {
       std::lock_guard lock(mu_);
       ++passes_;
@@ -69,7 +72,6 @@ void Sampler::Run() {
       stalled_call_ = nullptr;
     }
     cv_.notify_all();
-    if (options_.on_pass) options_.on_pass(result);
     // Fixed-rate schedule; after an overrun, start again from now instead of bursting.
     next += options_.interval;
     const auto now = std::chrono::steady_clock::now();

@@ -56,8 +56,9 @@ struct SamplerHealth {
 struct SamplerOptions {
   std::chrono::milliseconds interval{1000};
   std::chrono::milliseconds call_deadline{2000};
-  // Run on the sampling thread before each pass, and with each pass once it is published (the
-  // node pipeline). Time spent in them delays the next pass, never a reader.
+  // Run on the sampling thread before each pass, and with each pass just before it is published
+  // (the node pipeline), so WaitForPass(n) returns after on_pass(n). Time spent in them delays
+  // the next pass, never a reader.
   std::function<void()> before_pass;
   std::function<void(std::shared_ptr<const SampleResult>)> on_pass;
 };

@@ -5,6 +5,7 @@
 # outage survived, SIGTERM, and flags refused with a clear message.
 # Usage: agent_test.sh GPUMETER FAKE_NODE FAKE_NVML_LIBRARY SCENARIO_DIR
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=$1 fake_node=$2 nvml=$3 scenarios=$4
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
@@ -29,12 +30,7 @@ YAML
   --proc-root "$work/node/proc" --pods-file "$work/node/pods.json" --device-plugin-config "$work/plugin.yaml" \
   --pod-label team --interval 0.25 --listen 127.0.0.1:0 >"$work/agent.log" 2>&1 &
 agent_pid=$!
-url=""
-for _ in $(seq 1 100); do
-  url=$(sed -n 's|.*serving \(http://[^ ]*\)/metrics.*|\1|p' "$work/agent.log")
-  [ -n "$url" ] && break
-  sleep 0.1
-done
+url=$(wait_for_match "$work/agent.log" 's|.*serving \(http://[^ ]*\)/metrics.*|\1|p')
 [ -n "$url" ] || fail "agent printed no address"
 for _ in $(seq 1 100); do curl -fs "$url/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -fsS "$url/readyz" | grep -qx ready || fail "agent not ready"
@@ -66,6 +62,31 @@ conserved() {  # file: the owners' compute-seconds and memory byte-seconds add u
 }
 conserved "$work/m1.prom" || fail "owners do not add up to the unit"
 
+# What Prometheus asks for first: OpenMetrics; gzip when accepted (both formats).
+om='Accept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5'
+curl -fsS -H "$om" -D "$work/om.hdr" "$url/metrics" >"$work/om.txt" || fail "OpenMetrics scrape"
+grep -qi '^content-type: application/openmetrics-text; version=1.0.0' "$work/om.hdr" || fail "OpenMetrics content type"
+[ "$(tail -1 "$work/om.txt")" = "# EOF" ] || fail "OpenMetrics must end with # EOF"
+grep -q '^# TYPE gpumeter_compute_seconds counter$' "$work/om.txt" || fail "OpenMetrics counter family"
+grep -q '^gpumeter_compute_seconds_total{' "$work/om.txt" || fail "OpenMetrics counter samples"
+# Prometheus sends Accept-Encoding: gzip (curl --compressed would also offer br, which httplib prefers).
+curl -fsS -H 'Accept-Encoding: gzip' -H "$om" -D "$work/omgz.hdr" "$url/metrics" >"$work/omgz.bin" || fail "gzip OpenMetrics scrape"
+grep -qi '^content-encoding: gzip' "$work/omgz.hdr" || fail "OpenMetrics not gzipped"
+[ "$(gzip -dc "$work/omgz.bin" | tail -1)" = "# EOF" ] || fail "gzipped OpenMetrics does not decode"
+curl -fsS -H 'Accept-Encoding: gzip' -D "$work/gz.hdr" "$url/metrics" >"$work/gz.bin" || fail "gzip text scrape"
+grep -qi '^content-encoding: gzip' "$work/gz.hdr" || fail "text format not gzipped"
+gzip -dc "$work/gz.bin" | grep -q '^gpumeter_unit_info{' || fail "gzipped text does not decode"
+
+# The JSON API.
+curl -fsS "$url/api/v1/units" | jq -e '.units | length == 1 and .[0].sharing_mode == "time-slicing" and .[0].replicas == 4
+  and (.[0].holders | length) == 3 and all(.[0].holders[]; .share == 0.25)' >/dev/null || fail "/api/v1/units"
+curl -fsS "$url/api/v1/ledger" | jq -e '.units[0] | ((([.owners[].compute_seconds] | add) / .seconds) - 1 | fabs) < 1e-9' >/dev/null \
+  || fail "/api/v1/ledger: owners do not add up"
+curl -fsS "$url/api/v1/processes" | jq -e '(.processes | length) == 3 and all(.processes[]; .owner.kind == "container" and .owner.how != "")' >/dev/null \
+  || fail "/api/v1/processes"
+curl -fsS "$url/api/v1/sources" | jq -e '[.sources[] | select(.up) | .name] | sort == ["kubelet", "nvml", "pods", "proc"]' >/dev/null \
+  || fail "/api/v1/sources"
+
 # The kubelet goes away: the agent keeps serving, reports the source down and keeps the holders.
 kill "$node_pid"; wait "$node_pid" || true
 sleep 2.5
@@ -81,6 +102,24 @@ rc=0; wait "$agent_pid" || rc=$?
 grep -q 'stopping on signal 15' "$work/agent.log" || fail "no stop message"
 echo "ok: agent end to end"
 
+# HTTPS and a bearer token: everything but the probes needs the token.
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=gpumeter -addext subjectAltName=IP:127.0.0.1 \
+  -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null || fail "openssl could not make a test certificate"
+echo "s3cret-token" >"$work/token"
+"$bin" agent --nvml-library "$nvml" --pod-resources-socket '' --proc-root "$work/node/proc" --interval 0.25 \
+  --listen 127.0.0.1:0 --tls-cert "$work/cert.pem" --tls-key "$work/key.pem" --bearer-token-file "$work/token" >"$work/tls.log" 2>&1 &
+tls_pid=$!
+turl=$(wait_for_match "$work/tls.log" 's|.*serving \(https://[^ ]*\)/metrics.*|\1|p')
+[ -n "$turl" ] || fail "TLS agent printed no https address"
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$work/cert.pem" "$turl/metrics")
+[ "$code" = 401 ] || fail "no token: HTTP $code, expected 401"
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$work/cert.pem" -H 'Authorization: Bearer wrong' "$turl/api/v1/units")
+[ "$code" = 401 ] || fail "wrong token: HTTP $code, expected 401"
+curl -fsS --cacert "$work/cert.pem" -H 'Authorization: Bearer s3cret-token' "$turl/metrics" | grep -q '^gpumeter_source_up{' || fail "token: no metrics"
+curl -fsS --cacert "$work/cert.pem" "$turl/healthz" | grep -qx ok || fail "/healthz must not need the token"
+kill -TERM "$tls_pid"; wait "$tls_pid" || fail "TLS agent exit code"
+echo "ok: HTTPS and bearer token"
+
 refuse() {  # expected text, args...
   local text=$1; shift
   local rc=0
@@ -93,6 +132,9 @@ refuse "--device-plugin-config $work/none.yaml: cannot open" --device-plugin-con
 printf 'version: v1\nsharing:\n  timeSlicing:\n    resources:\n      - name: nvidia.com/gpu\n        replicas: 1\n' >"$work/bad-plugin.yaml"
 refuse "--device-plugin-config $work/bad-plugin.yaml:" --device-plugin-config "$work/bad-plugin.yaml"
 refuse "watts must be a number > 0" --idle-power X=0
+refuse "--tls-cert and --tls-key go together" --tls-cert "$work/cert.pem"
+refuse "cannot load the certificate and key" --tls-cert "$work/token" --tls-key "$work/token"
+refuse "--bearer-token-file $work/none: cannot read" --bearer-token-file "$work/none"
 rc=0
 "$bin" agent --nvml-library "$work/no/libnvidia-ml.so.1" --listen 127.0.0.1:0 >"$work/nonvml.log" 2>&1 || rc=$?
 [ "$rc" -eq 1 ] || fail "agent without NVML: exit $rc"

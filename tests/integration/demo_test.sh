@@ -3,6 +3,7 @@
 # loader, prints its table, and serves /metrics that promtool accepts. Bad input is refused.
 # Usage: demo_test.sh PATH/TO/gpumeter
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 bin=$1
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -13,12 +14,8 @@ run_demo() {  # scenario profile
   "$bin" demo --scenario "$1" --driver-profile "$2" --duration 4 --refresh 2 --interval 0.2 \
     --listen 127.0.0.1:0 >"$out" 2>&1 &
   local pid=$!
-  local url=""
-  for _ in $(seq 1 100); do
-    url=$(sed -n 's|^metrics: \(http://[^ ]*\)/metrics.*|\1|p' "$out")
-    [ -n "$url" ] && break
-    sleep 0.1
-  done
+  local url
+  url=$(wait_for_match "$out" 's|^metrics: \(http://[^ ]*\)/metrics.*|\1|p')
   [ -n "$url" ] || { cat "$out"; fail "$1/$2: demo printed no metrics address"; }
   curl -fs "$url/readyz" >/dev/null 2>&1 || true  # may be 503 this early; must not fail
   # The first table appears after two passes (rates need a window); scrape after it.

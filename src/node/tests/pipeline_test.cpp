@@ -303,7 +303,7 @@ class FixedSlices final : public SliceSource {
     store_ = std::move(store);
   }
   std::shared_ptr<const k8s::ResourceSliceStore> Current() const override { return store_; }
-  SourceStatus Status() const override { return {"resourceslices", true, ok_, std::nullopt, 1, 0, 0, "", "test"}; }
+  SourceStatus Status() const override { return {"resourceslices", true, ok_, std::nullopt, 1, 0, std::nullopt, "", "test"}; }
 
  private:
   bool ok_ = false;

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# A real Prometheus scrapes `gpumeter demo` (it asks for OpenMetrics first, so this checks that
+# exposition end to end) with our recording and alert rules loaded; then PromQL checks that the
+# owners of every unit add up to it, every dashboard query evaluates, and the rules are healthy.
+# Also `promtool check rules` and `promtool test rules` on deploy/prometheus.
+# Usage: prometheus_test.sh GPUMETER SOURCE_DIR
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+bin=$1 src=$2
+command -v prometheus >/dev/null || { echo "prometheus not installed (scripts/setup.sh installs it)"; exit 1; }
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; tail -20 "$work"/*.log >&2 || true; exit 1; }
+
+promtool check rules "$src/deploy/prometheus/rules.yaml" || fail "promtool check rules"
+(cd "$src/deploy/prometheus" && promtool test rules rules_test.yaml) || fail "promtool test rules"
+jq -e '.panels | length > 0' "$src/deploy/grafana/gpumeter-dashboard.json" >/dev/null || fail "dashboard is not valid JSON"
+
+"$bin" demo --scenario node-8gpu --duration 0 --refresh 60 --interval 0.5 --speedup 4 --listen 127.0.0.1:0 >"$work/demo.log" 2>&1 &
+target=$(wait_for_match "$work/demo.log" 's|^metrics: http://\([^ ]*\)/metrics.*|\1|p')
+[ -n "$target" ] || fail "demo printed no address"
+
+# A free port for Prometheus: nothing answers on it.
+port=""
+for _ in $(seq 1 50); do
+  p=$((20000 + RANDOM % 40000))
+  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
+done
+[ -n "$port" ] || fail "no free port"
+cat >"$work/prometheus.yml" <<YAML
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+rule_files: ["$src/deploy/prometheus/rules.yaml"]
+scrape_configs:
+  - job_name: gpumeter
+    static_configs: [{targets: ["$target"]}]
+YAML
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
+  --web.listen-address="127.0.0.1:$port" >"$work/prometheus.log" 2>&1 &
+api="http://127.0.0.1:$port"
+for _ in $(seq 1 150); do curl -fs "$api/-/ready" >/dev/null 2>&1 && break; sleep 0.2; done
+curl -fs "$api/-/ready" >/dev/null || fail "prometheus did not start"
+
+query() { curl -fsS --get "$api/api/v1/query" --data-urlencode "query=$1"; }
+# Wait until a few scrapes are in.
+for _ in $(seq 1 60); do
+  n=$(query 'count_over_time(up{job="gpumeter"}[1m])' | jq -r '.data.result[0].value[1] // 0')
+  [ "$n" -ge 5 ] && break
+  sleep 0.5
+done
+health=$(curl -fsS "$api/api/v1/targets" | jq -r '.data.activeTargets[0] | "\(.health) \(.lastError)"')
+[ "$health" = "up " ] || fail "target not healthy: $health"
+[ "$(query 'up{job="gpumeter"}' | jq -r '.data.result[0].value[1]')" = 1 ] || fail "up != 1"
+
+# Conservation, in PromQL, on what Prometheus stored.
+check_le() {  # expr, bound
+  local v
+  v=$(query "$1" | jq -r '.data.result[0].value[1] // "none"')
+  [ "$v" != none ] || fail "no result for $1"
+  awk -v v="$v" -v b="$2" 'BEGIN { exit !(v <= b) }' || fail "$1 = $v, expected <= $2"
+}
+check_le 'max(abs(sum by (unit) (gpumeter_compute_seconds_total) / on (unit) gpumeter_unit_seconds_total - 1))' 1e-9
+check_le 'max(abs(sum by (unit) (gpumeter_memory_byte_seconds_total) / on (unit) gpumeter_unit_memory_capacity_byte_seconds_total - 1))' 1e-9
+check_le 'max(sum by (unit) (rate(gpumeter_compute_seconds_total{owner_kind="container"}[1m])) / on (unit) rate(gpumeter_unit_seconds_total[1m]))' 1.000001
+namespaces=$(query 'sum by (namespace) (gpumeter_compute_seconds_total{owner_kind="container"})' | jq -r '[.data.result[].metric.namespace] | sort | join(",")')
+[ "$namespaces" = "ads,batch,llm,research,search,vision" ] || fail "namespaces: $namespaces"
+
+# Every dashboard query evaluates (Grafana's variables replaced by what "All" sends).
+jq -r '.panels[] | select(.targets) | .targets[].expr' "$src/deploy/grafana/gpumeter-dashboard.json" | while read -r expr; do
+  q=${expr//\$node/.*}; q=${q//\$namespace/.*}; q=${q//\$__rate_interval/1m}
+  status=$(query "$q" | jq -r '.status')
+  [ "$status" = success ] || fail "dashboard query failed: $q"
+  [ "$(query "$q" | jq -r '.data.result | length')" -gt 0 ] || fail "dashboard query is empty: $q"
+done
+# The rules evaluate without errors.
+sleep 1
+bad=$(curl -fsS "$api/api/v1/rules" | jq -r '[.data.groups[].rules[] | select(.health == "err") | .name] | join(",")')
+[ -z "$bad" ] || fail "rules in error: $bad"
+echo "ok: a real Prometheus scraped the agent; owners add up per unit in PromQL; dashboard and rules evaluate"
