@@ -10,6 +10,7 @@
 
 #include "cli/scenario_fixture.h"
 #include "metrics/exposition.h"
+#include "metrics/openmetrics.h"
 #include "node/pipeline.h"
 #include "scenario/loader.h"
 #include "support/fake_nvml.h"
@@ -97,6 +98,56 @@ void BM_RenderMetrics(benchmark::State& state) {
   state.counters["bytes"] = static_cast<double>(bytes);
 }
 BENCHMARK(BM_RenderMetrics)->Unit(benchmark::kMicrosecond);
+
+// A NodeState with about 20,000 owner series: 64 units with 45 containers each (7 owner series
+// per container), as a large, busy node would publish.
+gpumeter::node::NodeState LargeState() {
+  using gpumeter::attribution::Owner;
+  using gpumeter::attribution::OwnerKind;
+  gpumeter::node::NodeState s;
+  s.node = "node-large";
+  s.intervals = 10;
+  for (int u = 0; u < 64; ++u) {
+    gpumeter::node::UnitInfo unit;
+    unit.uuid = unit.gpu_uuid = "GPU-" + std::to_string(1000000 + u) + "-aaaa-bbbb-cccc-dddddddddddd";
+    unit.model = "NVIDIA H100 80GB HBM3";
+    unit.mode = gpumeter::attribution::SharingMode::kTimeSlicing;
+    unit.replicas = 48;
+    unit.evidence = "device plugin config (sharing.timeSlicing)";
+    s.unit_totals[unit.uuid] = {600, 6e13, 2e5, 0};
+    for (int c = 0; c < 45; ++c) {
+      const std::string pod = "inference-" + std::to_string(u) + "-" + std::to_string(c) + "-7d9f8c6b5-x2k4p";
+      unit.holders.push_back({"team-" + std::to_string(c % 12), pod, "server", 1.0 / 48, 1});
+      auto& t = s.totals[{unit.uuid, Owner{OwnerKind::kContainer, "team-" + std::to_string(c % 12), pod, "server"}}];
+      t.compute_seconds = 12.5 + c, t.memory_byte_seconds = 1e12 * c, t.energy_joules = 4000.25 * c;
+      t.requested_share_seconds = 12.5, t.last_interval = 10, t.last_memory_bytes = 2e9, t.last_compute_ratio = 0.02;
+    }
+    for (auto kind : {OwnerKind::kIdle, OwnerKind::kSystem, OwnerKind::kUnattributed}) {
+      auto& t = s.totals[{unit.uuid, Owner{kind, {}, {}, {}}}];
+      t.compute_seconds = 10, t.last_interval = 10;
+    }
+    s.units.push_back(std::move(unit));
+  }
+  return s;
+}
+
+void BM_Render20kSeries(benchmark::State& state, bool openmetrics) {
+  const auto st = LargeState();
+  gpumeter::sampler::SamplerHealth health;
+  size_t series = 0, bytes = 0;
+  for (auto _ : state) {
+    const auto families = gpumeter::metrics::BuildFamilies(health, st, {}, std::chrono::steady_clock::now());
+    const auto text = openmetrics ? gpumeter::metrics::RenderOpenMetrics(families) : gpumeter::metrics::RenderText(families);
+    series = 0;
+    for (const auto& f : families) series += f.metric.size();
+    bytes = text.size();
+    benchmark::DoNotOptimize(text.data());
+  }
+  state.counters["series"] = static_cast<double>(series);
+  state.counters["bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK_CAPTURE(BM_Render20kSeries, text, false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Render20kSeries, openmetrics, true)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

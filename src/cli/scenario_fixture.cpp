@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "scenario/truth.h"
 
@@ -26,6 +27,29 @@ std::string BareId(const std::string& id) {
 std::string Lower(std::string qos) {
   for (auto& ch : qos) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return qos;
+}
+
+// Like the kernel's /proc, a reader never sees a half-written file: unchanged files are left
+// alone and changed ones are replaced whole (write a temporary file, then rename it).
+Expected<void> WriteIfChanged(const std::filesystem::path& path, const std::string& content) {
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (in) {
+      std::ostringstream old;
+      old << in.rdbuf();
+      if (old.str() == content) return {};
+    }
+  }
+  const auto tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << content;
+    if (!out.flush()) return MakeError(ErrorCode::kUnavailable, tmp + ": cannot write the fixture");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return MakeError(ErrorCode::kUnavailable, path.string() + ": " + ec.message());
+  return {};
 }
 
 }  // namespace
@@ -73,16 +97,15 @@ Expected<void> WriteProcFixture(const std::filesystem::path& root, const scenari
           if (c.name == p.container->container) cgroup = ScenarioCgroupPath(*pod, c);
     }
     const auto start = static_cast<long long>(std::llround(p.start_s * kClockTicksPerSecond)) + 1;
-    std::ofstream stat(dir / "stat");
+    std::ostringstream stat;
     stat << p.pid << " (" << p.name << ") S 1 " << p.pid << " " << p.pid << " 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 " << start
          << " 0 0\n";
-    std::ofstream cg(dir / "cgroup");
-    cg << "0::" << cgroup << "\n";
     // A real environment has more than the GPU variables; the reader must drop the rest.
-    std::ofstream env(dir / "environ", std::ios::binary);
-    env << "PATH=/usr/local/bin:/usr/bin" << '\0';
-    for (const auto& [k, v] : p.env) env << k << '=' << v << '\0';
-    if (!stat || !cg || !env) return MakeError(ErrorCode::kUnavailable, dir.string() + ": cannot write the fixture");
+    std::string env = std::string("PATH=/usr/local/bin:/usr/bin") + '\0';
+    for (const auto& [k, v] : p.env) env += k + "=" + v + '\0';
+    for (const auto& [name, content] : {std::pair<const char*, std::string>{"stat", stat.str()}, {"cgroup", "0::" + cgroup + "\n"},
+                                        {"environ", env}})
+      if (auto w = WriteIfChanged(dir / name, content); !w) return w;
   }
   for (const auto& entry : fs::directory_iterator(root, ec)) {
     const auto name = entry.path().filename().string();

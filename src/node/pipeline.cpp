@@ -94,7 +94,7 @@ std::shared_ptr<const NodeState> NodePipeline::Latest() const {
   return latest_;
 }
 
-void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono::steady_clock::time_point now) {
+void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono::steady_clock::time_point now, bool pods_changed) {
   std::shared_ptr<const kubelet::PodResourcesSource::Allocations> allocations;
   if (sources_.kubelet) {
     sources_.kubelet->Poll(now);
@@ -104,7 +104,9 @@ void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono:
   for (const auto& d : snap.devices)
     for (const auto& m : d.mig_instances) mig_parent[m.uuid] = d.uuid;
   const auto slices = sources_.slices ? sources_.slices->Current() : nullptr;
-  if (allocations == allocations_seen_ && mig_parent == mig_parent_seen_ && slices == slices_seen_ && !modes_.empty()) return;
+  if (allocations == allocations_seen_ && mig_parent == mig_parent_seen_ && slices == slices_seen_ && !pods_changed &&
+      !modes_.empty())
+    return;
   allocations_seen_ = allocations;
   mig_parent_seen_ = mig_parent;
   slices_seen_ = slices;
@@ -116,7 +118,21 @@ void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono:
     for (const auto& m : d.mig_instances)
       evidence.legacy_mig["MIG-" + d.uuid + "/" + std::to_string(m.gpu_instance_id) + "/" +
                           std::to_string(m.compute_instance_id)] = m.uuid;
-  allocation_ = k8s::BuildAllocations(allocations ? *allocations : kubelet::PodResourcesSource::Allocations{}, evidence);
+  // The kubelet may go on listing a pod that has finished (Succeeded or Failed) with its devices;
+  // such a pod holds nothing.
+  kubelet::PodResourcesSource::Allocations live;
+  dropped_terminated_ = 0;
+  if (allocations)
+    for (const auto& a : *allocations) {
+      if (const auto* pod = pods_.ByName(a.ns, a.pod); pod && pod->Terminated()) {
+        dropped_terminated_ += !a.devices.empty() || !a.claim_devices.empty();
+        continue;
+      }
+      live.push_back(a);
+    }
+  if (dropped_terminated_ > 0)
+    spdlog::info("{} container(s) of finished pods are still listed by the kubelet with devices: they hold nothing", dropped_terminated_);
+  allocation_ = k8s::BuildAllocations(live, evidence);
   for (const auto& p : allocation_.problems) spdlog::warn("allocation: {}", p);
   holders_.clear();
   modes_.clear();
@@ -134,11 +150,15 @@ void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono:
   modes_.emplace("", SharingMode::kExclusive);  // marks "built once" for the check above
 }
 
+bool NodePipeline::UpdatePods() {
+  const auto pods = sources_.pods ? sources_.pods->Current() : nullptr;
+  if (!pods || pods == pods_seen_) return false;
+  pods_ = *pods;  // the resolver reads pods_; its cache of resolved processes stays valid
+  pods_seen_ = pods;
+  return true;
+}
+
 void NodePipeline::ResolveOwners(const gpu::GpuSnapshot& snap) {
-  if (const auto pods = sources_.pods ? sources_.pods->Current() : nullptr; pods && pods != pods_seen_) {
-    pods_ = *pods;  // the resolver reads pods_; its cache of resolved processes stays valid
-    pods_seen_ = pods;
-  }
   const auto pids = Pids(snap);
   owners_.clear();
   mps_fraction_.clear();
@@ -261,7 +281,8 @@ void NodePipeline::OnPass(std::shared_ptr<const sampler::SampleResult> pass) {
   if (pass->ok) next->last_good = pass;
 
   if (sources_.pods) sources_.pods->Poll(pass->taken);
-  RefreshAllocations(snap, pass->taken);
+  const bool pods_changed = UpdatePods();
+  RefreshAllocations(snap, pass->taken, pods_changed);
   ResolveOwners(pass->ok ? pass->snapshot : empty);
 
   next->last_interval.clear();

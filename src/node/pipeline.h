@@ -61,7 +61,8 @@ class NodePipeline {
   std::shared_ptr<const NodeState> Latest() const;
 
  private:
-  void RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono::steady_clock::time_point now);
+  bool UpdatePods();  // takes the pod source's latest snapshot; true if it changed
+  void RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono::steady_clock::time_point now, bool pods_changed);
   void ResolveOwners(const gpu::GpuSnapshot& snap);
   void Accumulate(const std::vector<attribution::UnitLedger>& ledgers, NodeState& next) const;
   std::vector<UnitInfo> Units(const gpu::GpuSnapshot& snap) const;
@@ -82,6 +83,7 @@ class NodePipeline {
   k8s::AllocationResult allocation_;
   std::map<std::string, std::vector<attribution::Holding>> holders_;  // by unit UUID
   std::map<std::string, attribution::SharingMode> modes_;             // by unit UUID
+  size_t dropped_terminated_ = 0;  // containers of finished pods the kubelet still lists with devices
 
   // This pass's owners and MPS thread fractions, by PID (read by the Accountant's callbacks).
   std::map<uint32_t, k8s::ProcessOwner> owners_;

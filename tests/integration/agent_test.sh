@@ -75,7 +75,12 @@ grep -qi '^content-encoding: gzip' "$work/omgz.hdr" || fail "OpenMetrics not gzi
 [ "$(gzip -dc "$work/omgz.bin" | tail -1)" = "# EOF" ] || fail "gzipped OpenMetrics does not decode"
 curl -fsS -H 'Accept-Encoding: gzip' -D "$work/gz.hdr" "$url/metrics" >"$work/gz.bin" || fail "gzip text scrape"
 grep -qi '^content-encoding: gzip' "$work/gz.hdr" || fail "text format not gzipped"
-gzip -dc "$work/gz.bin" | grep -q '^gpumeter_unit_info{' || fail "gzipped text does not decode"
+gzip -dc "$work/gz.bin" >"$work/gz.txt" || fail "gzipped text does not decode"
+grep -q '^gpumeter_unit_info{' "$work/gz.txt" || fail "gzipped text lacks the unit series"
+
+# An Accept the agent does not know gets the text format.
+curl -fsS -H 'Accept: application/vnd.google.protobuf' -D "$work/pb.hdr" "$url/metrics" >/dev/null || fail "unknown Accept"
+grep -qi '^content-type: text/plain; version=0.0.4' "$work/pb.hdr" || fail "unknown Accept: not the text format"
 
 # The JSON API.
 curl -fsS "$url/api/v1/units" | jq -e '.units | length == 1 and .[0].sharing_mode == "time-slicing" and .[0].replicas == 4
@@ -92,6 +97,9 @@ kill "$node_pid"; wait "$node_pid" || true
 sleep 2.5
 curl -fsS "$url/metrics" >"$work/m2.prom" || fail "scrape during the outage"
 grep -q '^gpumeter_source_up{node="node-a",source="kubelet"} 0$' "$work/m2.prom" || fail "kubelet not reported down"
+age=$(sed -n 's/^gpumeter_source_last_success_age_seconds{node="node-a",source="kubelet"} //p' "$work/m2.prom")
+awk -v a="$age" 'BEGIN { exit !(a >= 2) }' || fail "the kubelet's last-success age ($age s) does not show the outage"
+grep -q '^gpumeter_source_up{node="node-a",source="nvml"} 1$' "$work/m2.prom" || fail "sampling must go on during the outage"
 [ "$(grep -c '^gpumeter_requested_share_ratio{.*} 0.25$' "$work/m2.prom")" -eq 3 ] || fail "holders lost in the outage"
 grep -q 'kubelet PodResources List at .*keeping the last good allocations' "$work/agent.log" || fail "outage not logged"
 conserved "$work/m2.prom" || fail "owners do not add up during the outage"
@@ -115,7 +123,9 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$work/cert.pem" "$turl/m
 [ "$code" = 401 ] || fail "no token: HTTP $code, expected 401"
 code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$work/cert.pem" -H 'Authorization: Bearer wrong' "$turl/api/v1/units")
 [ "$code" = 401 ] || fail "wrong token: HTTP $code, expected 401"
-curl -fsS --cacert "$work/cert.pem" -H 'Authorization: Bearer s3cret-token' "$turl/metrics" | grep -q '^gpumeter_source_up{' || fail "token: no metrics"
+curl -fsS --cacert "$work/cert.pem" -H 'Authorization: Bearer s3cret-token' "$turl/metrics" >"$work/tls.prom" 2>"$work/tls-curl.log" \
+  || fail "token: scrape failed: $(cat "$work/tls-curl.log")"
+grep -q '^gpumeter_source_up{' "$work/tls.prom" || fail "token: no metrics in $(head -c 300 "$work/tls.prom")"
 curl -fsS --cacert "$work/cert.pem" "$turl/healthz" | grep -qx ok || fail "/healthz must not need the token"
 kill -TERM "$tls_pid"; wait "$tls_pid" || fail "TLS agent exit code"
 echo "ok: HTTPS and bearer token"

@@ -2,6 +2,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <locale>
+#include <sstream>
+
 #include "metrics/exposition.h"
 #include "metrics/json_api.h"
 #include "metrics/openmetrics.h"
@@ -105,6 +108,41 @@ TEST(JsonApi, UnitsLedgerProcessesSources) {
   EXPECT_EQ(sources[0]["up"], false);
   EXPECT_TRUE(sources[0]["last_success_age_seconds"].is_null());
   EXPECT_EQ(sources[1]["last_success_age_seconds"], 10.0);
+}
+
+}  // namespace
+}  // namespace gpumeter::metrics
+
+namespace gpumeter::metrics {
+namespace {
+
+struct CommaLocale : std::numpunct<char> {
+  char do_decimal_point() const override { return ','; }
+};
+
+TEST(OpenMetrics, LocaleProofAndHugeEscapedLabelValues) {
+  auto s = State();
+  // A 64 KiB pod label with quotes, backslashes and newlines, copied through --pod-label.
+  std::string huge(64 * 1024, 'x');
+  huge[10] = '"', huge[20] = '\\', huge[30] = '\n';
+  s.pod_labels[{"ns", "p"}] = {{"team", huge}};
+  ExpositionOptions o;
+  o.pod_label_keys = {"team"};
+  const auto saved = std::locale::global(std::locale(std::locale::classic(), new CommaLocale));
+  const auto families = BuildFamilies({}, s, o, std::chrono::steady_clock::time_point{} + std::chrono::seconds(100));
+  const auto om = RenderOpenMetrics(families);
+  const auto text = RenderText(families);
+  std::locale::global(saved);
+  EXPECT_THAT(om, HasSubstr("gpumeter_compute_seconds_total{node=\"n1\",unit=\"GPU-x\",gpu_uuid=\"GPU-x\",model=\"Test GPU\",mig_profile=\"\",namespace=\"ns\",pod=\"p\",container=\"c\",owner_kind=\"container\",label_team=\""));
+  EXPECT_THAT(om, HasSubstr("} 1.5\n")) << "no decimal comma";
+  for (const auto* out : {&om, &text}) {
+    std::string escaped = huge.substr(0, 10) + "\\\"" + huge.substr(11, 9) + "\\\\" + huge.substr(21, 9) + "\\n" + huge.substr(31);
+    EXPECT_THAT(*out, HasSubstr("label_team=\"" + escaped + "\"}"));
+    // Every line is one sample or one comment: the newline inside the value is escaped.
+    std::istringstream lines(*out);
+    for (std::string line; std::getline(lines, line);)
+      ASSERT_TRUE(line.starts_with("gpumeter_") || line.starts_with("#")) << line.substr(0, 80);
+  }
 }
 
 }  // namespace

@@ -32,10 +32,10 @@ std::string Underscored(std::string s) {
 }
 
 std::string PodJson(const std::string& ns, const std::string& name, const std::string& uid, const std::string& container,
-                    const std::string& cid) {
+                    const std::string& cid, const std::string& phase = "Running") {
   return R"({"metadata":{"name":")" + name + R"(","namespace":")" + ns + R"(","uid":")" + uid +
          R"(","labels":{"team":"ml"}},"spec":{"nodeName":"node-a","containers":[{"name":")" + container +
-         R"("}]},"status":{"phase":"Running","qosClass":"BestEffort","containerStatuses":[{"name":")" + container +
+         R"("}]},"status":{"phase":")" + phase + R"(","qosClass":"BestEffort","containerStatuses":[{"name":")" + container +
          R"(","containerID":"containerd://)" + cid + R"("}]}})";
 }
 
@@ -66,9 +66,9 @@ class Pipeline : public ::testing::Test {
     pipeline_ = std::make_unique<NodePipeline>(PipelineSources{kubelet_source_.get(), pods_source_.get(), nullptr}, po);
   }
 
-  void WritePods(bool with_b) {
+  void WritePods(bool with_b, const std::string& phase_b = "Running") {
     std::string items = PodJson("llm", "chat-0", kUidA, "vllm", kCidA);
-    if (with_b) items += "," + PodJson("llm", "chat-1", kUidB, "vllm", kCidB);
+    if (with_b) items += "," + PodJson("llm", "chat-1", kUidB, "vllm", kCidB, phase_b);
     std::ofstream(pods_file_) << R"({"kind":"PodList","metadata":{"resourceVersion":"7"},"items":[)" + items + "]}";
   }
   void WriteProc(uint32_t pid, uint64_t start, const std::string& uid, const std::string& cid, const std::string& env) {
@@ -236,6 +236,18 @@ TEST_F(Pipeline, ABadPodsFileKeepsTheLastGoodPods) {
   EXPECT_FALSE(s->sources[1].up);
   EXPECT_NE(s->sources[1].last_error.find("JSON"), std::string::npos) << s->sources[1].last_error;
   EXPECT_EQ(s->owners.at(102).pod, "chat-1");
+}
+
+TEST_F(Pipeline, AFinishedPodTheKubeletStillListsHoldsNothing) {
+  pipeline_->OnPass(Pass(0));
+  ASSERT_EQ(pipeline_->Latest()->FindUnit(kGpu0)->holders.size(), 2u);
+  WritePods(true, "Succeeded");
+  fs::last_write_time(pods_file_, fs::last_write_time(pods_file_) + std::chrono::seconds(5));
+  pipeline_->OnPass(Pass(1, {101}));
+  const auto* u = pipeline_->Latest()->FindUnit(kGpu0);
+  ASSERT_EQ(u->holders.size(), 1u);
+  EXPECT_EQ(u->holders[0].pod, "chat-0");
+  EXPECT_DOUBLE_EQ(TotalsOf(*pipeline_->Latest(), kGpu0, "chat-1").requested_share_seconds, 0.0);
 }
 
 TEST_F(Pipeline, ExitsDeletedPodsAndReusedPids) {
