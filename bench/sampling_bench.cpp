@@ -10,7 +10,6 @@
 
 #include "cli/scenario_fixture.h"
 #include "metrics/exposition.h"
-#include "metrics/openmetrics.h"
 #include "node/pipeline.h"
 #include "scenario/loader.h"
 #include "support/fake_nvml.h"
@@ -138,8 +137,7 @@ void BM_Render20kSeries(benchmark::State& state, bool openmetrics) {
   for (auto _ : state) {
     const auto families = gpumeter::metrics::BuildFamilies(health, st, {}, std::chrono::steady_clock::now());
     const auto text = openmetrics ? gpumeter::metrics::RenderOpenMetrics(families) : gpumeter::metrics::RenderText(families);
-    series = 0;
-    for (const auto& f : families) series += f.metric.size();
+    series = families.series();
     bytes = text.size();
     benchmark::DoNotOptimize(text.data());
   }

@@ -7,9 +7,8 @@
 namespace gpumeter::metrics {
 namespace {
 
-using prometheus::MetricType;
-constexpr auto G = MetricType::Gauge;
-constexpr auto C = MetricType::Counter;
+constexpr auto G = MetricType::kGauge;
+constexpr auto C = MetricType::kCounter;
 
 // Labels shared by families.
 const std::vector<std::string> kSource{"node", "source"};
@@ -82,7 +81,7 @@ std::string CatalogueMarkdown() {
   for (const auto& d : Catalogue()) {
     std::string labels;
     for (const auto& l : d.labels) labels += (labels.empty() ? "" : ", ") + l;
-    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", d.name, d.type == MetricType::Counter ? "counter" : "gauge",
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", d.name, d.type == MetricType::kCounter ? "counter" : "gauge",
                        d.unit.empty() ? "-" : d.unit, labels, d.help);
   }
   return out;

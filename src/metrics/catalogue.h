@@ -4,8 +4,6 @@
 // (`gpumeter metrics-doc`; a test keeps the two equal). Immutable, thread-safe.
 #pragma once
 
-#include <prometheus/metric_type.h>
-
 #include <string>
 #include <vector>
 
@@ -26,10 +24,12 @@ enum class Metric {
   kCount
 };
 
+enum class MetricType { kCounter, kGauge };
+
 struct MetricDef {
   Metric id;
   std::string name;
-  prometheus::MetricType type;
+  MetricType type;
   std::string unit;  // base unit ("bytes", "seconds", "joules", "ratio", "" for counts and info)
   std::string help;
   std::vector<std::string> labels;

@@ -1,9 +1,10 @@
 #include "metrics/exposition.h"
 
-#include <prometheus/text_serializer.h>
+#include <fmt/format.h>
 
 #include <algorithm>
-#include <sstream>
+#include <cmath>
+#include <iterator>
 #include <stdexcept>
 
 #include "metrics/catalogue.h"
@@ -12,43 +13,73 @@ namespace gpumeter::metrics {
 namespace {
 
 using attribution::OwnerKind;
-using prometheus::ClientMetric;
-using prometheus::MetricFamily;
-using prometheus::MetricType;
 
-// Collects series per catalogue entry; label values are given in the catalogue's label order,
-// then the extra label names the builder was given for owner families.
+void AppendEscaped(std::string& out, std::string_view v) {
+  for (const char c : v) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+}
+
+// Collects series per catalogue entry. Label values are given in the catalogue's label order
+// (then the extra pod-label names, for owner families); each label set is rendered once, escaped,
+// and may be shared by families with the same label names.
 class Families {
  public:
   explicit Families(std::vector<std::string> owner_extra) : owner_extra_(std::move(owner_extra)) {
-    for (const auto& d : Catalogue()) families_.push_back(MetricFamily{d.name, d.help, d.type, {}});
+    // Families with the same label names share a schema number, so sharing is checked cheaply.
+    const auto& c = Catalogue();
+    for (size_t i = 0; i < c.size(); ++i) {
+      size_t j = 0;
+      while (c[j].labels != c[i].labels) ++j;
+      schema_.push_back(j);
+    }
   }
-  void Add(Metric id, const std::vector<std::string>& values, double value, const std::vector<std::string>& extra = {}) {
+
+  uint32_t Labels(Metric id, const std::vector<std::string_view>& values, const std::vector<std::string_view>& extra = {}) {
     const auto& def = Def(id);
     if (values.size() != def.labels.size() || (!extra.empty() && extra.size() != owner_extra_.size()))
       throw std::logic_error(def.name + ": label values do not match the catalogue");
-    ClientMetric m;
-    for (size_t i = 0; i < values.size(); ++i) m.label.push_back({def.labels[i], values[i]});
-    for (size_t i = 0; i < extra.size(); ++i) m.label.push_back({owner_extra_[i], extra[i]});
-    if (def.type == MetricType::Counter) m.counter.value = value;
-    else m.gauge.value = value;
-    families_[static_cast<size_t>(id)].metric.push_back(std::move(m));
+    std::string out;
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i) out += ',';
+      out += def.labels[i];
+      out += "=\"";
+      AppendEscaped(out, values[i]);
+      out += '"';
+    }
+    for (size_t i = 0; i < extra.size(); ++i) {
+      out += ',';
+      out += owner_extra_[i];
+      out += "=\"";
+      AppendEscaped(out, extra[i]);
+      out += '"';
+    }
+    set_.label_sets.push_back(std::move(out));
+    built_for_.push_back(id);
+    return static_cast<uint32_t>(set_.label_sets.size() - 1);
   }
-  std::vector<MetricFamily> Take() {
-    std::vector<MetricFamily> out;
-    for (auto& f : families_)
-      if (!f.metric.empty()) out.push_back(std::move(f));
-    return out;
+  // Adds a sample with a label set built for a family with the same label names.
+  void Add(Metric id, uint32_t labels, double value) {
+    if (schema_[static_cast<size_t>(id)] != schema_[static_cast<size_t>(built_for_.at(labels))])
+      throw std::logic_error(Def(id).name + ": label set built for " + Def(built_for_[labels]).name);
+    set_.families[static_cast<size_t>(id)].push_back({labels, value});
   }
+  void Add(Metric id, const std::vector<std::string_view>& values, double value) { Add(id, Labels(id, values), value); }
+  SeriesSet Take() { return std::move(set_); }
 
  private:
   std::vector<std::string> owner_extra_;
-  std::vector<MetricFamily> families_;
+  std::vector<size_t> schema_;  // by Metric
+  SeriesSet set_;
+  std::vector<Metric> built_for_;
 };
 
 void Sources(Families& f, const sampler::SamplerHealth& health, const node::NodeState& state,
              std::chrono::steady_clock::time_point now) {
-  const std::vector<std::string> nvml{state.node, "nvml"};
+  const uint32_t nvml = f.Labels(Metric::kSourceUp, {state.node, "nvml"});
   f.Add(Metric::kSourceUp, nvml, health.latest && health.latest->ok && health.stalled_call.empty() ? 1 : 0);
   f.Add(Metric::kSourceAttempts, nvml, static_cast<double>(health.passes));
   f.Add(Metric::kSourceFailures, nvml, static_cast<double>(health.failures));
@@ -58,7 +89,7 @@ void Sources(Families& f, const sampler::SamplerHealth& health, const node::Node
     f.Add(Metric::kSourceDuration, nvml, health.last_good->duration_seconds);
   }
   for (const auto& s : state.sources) {
-    const std::vector<std::string> l{state.node, s.name};
+    const uint32_t l = f.Labels(Metric::kSourceUp, {state.node, s.name});
     f.Add(Metric::kSourceUp, l, s.configured && s.up ? 1 : 0);
     f.Add(Metric::kSourceAttempts, l, static_cast<double>(s.attempts));
     f.Add(Metric::kSourceFailures, l, static_cast<double>(s.failures));
@@ -70,17 +101,14 @@ void Sources(Families& f, const sampler::SamplerHealth& health, const node::Node
 
 void Devices(Families& f, const node::NodeState& state) {
   if (!state.last_good) return;
-  auto owner_of = [&](uint32_t pid) {
-    const auto it = state.owners.find(pid);
-    if (it == state.owners.end()) return std::vector<std::string>{"", "", "", "unattributed"};
-    const auto& o = it->second;
-    return std::vector<std::string>{o.ns, o.pod, o.container, k8s::ToString(o.kind)};
-  };
   auto processes = [&](const std::vector<gpu::GpuProcess>& procs, const std::string& unit, bool util,
                        const std::map<uint32_t, uint32_t>& sm) {
     for (const auto& p : procs) {
-      std::vector<std::string> l{state.node, unit, std::to_string(p.pid)};
-      for (auto& v : owner_of(p.pid)) l.push_back(std::move(v));
+      const std::string pid = std::to_string(p.pid);
+      const auto it = state.owners.find(p.pid);
+      const k8s::ProcessOwner unknown;
+      const auto& o = it == state.owners.end() ? unknown : it->second;
+      const uint32_t l = f.Labels(Metric::kProcessMemory, {state.node, unit, pid, o.ns, o.pod, o.container, k8s::ToString(o.kind)});
       if (p.used_memory_bytes) f.Add(Metric::kProcessMemory, l, static_cast<double>(*p.used_memory_bytes));
       // A listed process without a sample in the window was idle: NVML only reports busy PIDs.
       if (util) f.Add(Metric::kProcessSm, l, sm.count(p.pid) ? sm.at(p.pid) / 100.0 : 0.0);
@@ -88,7 +116,7 @@ void Devices(Families& f, const node::NodeState& state) {
   };
   for (const auto& d : state.last_good->snapshot.devices) {
     const std::string idx = std::to_string(d.index);
-    const std::vector<std::string> gl{state.node, idx, d.uuid};
+    const uint32_t gl = f.Labels(Metric::kGpuLost, {state.node, idx, d.uuid});
     const auto* unit = state.FindUnit(d.uuid);
     const std::string mode = d.mig_enabled ? "mig" : unit ? attribution::ToString(unit->mode) : "unknown";
     f.Add(Metric::kGpuInfo, {state.node, idx, d.uuid, d.name, d.mig_enabled ? "enabled" : "disabled", mode}, 1);
@@ -106,7 +134,8 @@ void Devices(Families& f, const node::NodeState& state) {
     const auto sm = gpu::LatestSmPercent(d);
     if (!d.mig_enabled) processes(d.processes, d.uuid, d.process_utilization_supported, sm);
     for (const auto& m : d.mig_instances) {
-      const std::vector<std::string> ml{state.node, idx, d.uuid, m.uuid, std::to_string(m.gpu_instance_id)};
+      const std::string gi = std::to_string(m.gpu_instance_id);
+      const uint32_t ml = f.Labels(Metric::kMigMemoryTotal, {state.node, idx, d.uuid, m.uuid, gi});
       if (m.memory) {
         f.Add(Metric::kMigMemoryTotal, ml, static_cast<double>(m.memory->total_bytes));
         f.Add(Metric::kMigMemoryUsed, ml, static_cast<double>(m.memory->used_bytes));
@@ -121,15 +150,16 @@ void Attribution(Families& f, const node::NodeState& state, const ExpositionOpti
   std::map<std::string, const node::UnitInfo*> units;
   for (const auto& u : state.units) {
     units[u.uuid] = &u;
-    f.Add(Metric::kUnitInfo, {state.node, u.uuid, u.gpu_uuid, std::to_string(u.gpu_index), u.model, u.mig_profile,
-                              attribution::ToString(u.mode), std::to_string(u.replicas), u.evidence},
+    const std::string index = std::to_string(u.gpu_index), replicas = std::to_string(u.replicas);
+    f.Add(Metric::kUnitInfo, {state.node, u.uuid, u.gpu_uuid, index, u.model, u.mig_profile, attribution::ToString(u.mode), replicas, u.evidence},
           1);
   }
   for (const auto& [uuid, t] : state.unit_totals) {
-    f.Add(Metric::kUnitSeconds, {state.node, uuid}, t.seconds);
-    f.Add(Metric::kUnitMemoryCapacity, {state.node, uuid}, t.memory_capacity_byte_seconds);
-    f.Add(Metric::kUnitEnergy, {state.node, uuid}, t.energy_joules);
-    f.Add(Metric::kUnitEnergyUnknown, {state.node, uuid}, t.energy_unknown_seconds);
+    const uint32_t l = f.Labels(Metric::kUnitSeconds, {state.node, uuid});
+    f.Add(Metric::kUnitSeconds, l, t.seconds);
+    f.Add(Metric::kUnitMemoryCapacity, l, t.memory_capacity_byte_seconds);
+    f.Add(Metric::kUnitEnergy, l, t.energy_joules);
+    f.Add(Metric::kUnitEnergyUnknown, l, t.energy_unknown_seconds);
   }
   // The share each container holds now, from the units' holders.
   std::map<std::pair<std::string, attribution::Owner>, double> held;
@@ -155,37 +185,39 @@ void Attribution(Families& f, const node::NodeState& state, const ExpositionOpti
   }
   f.Add(Metric::kSeriesDropped, {state.node}, static_cast<double>(dropped));
 
-  std::vector<std::string> extra_names;
-  for (const auto& k : options.pod_label_keys) extra_names.push_back(PodLabelName(k));
   for (const auto* row : rows) {
     const auto& [key, t] = *row;
     const auto& [unit_uuid, owner] = key;
     const auto uit = units.find(unit_uuid);
     const node::UnitInfo* u = uit == units.end() ? nullptr : uit->second;
-    const std::vector<std::string> l{state.node, unit_uuid, u ? u->gpu_uuid : "", u ? u->model : "", u ? u->mig_profile : "",
-                                     owner.ns, owner.pod, owner.container, attribution::ToString(owner.kind)};
-    std::vector<std::string> extra;
+    static const std::string kNone;
+    std::vector<std::string_view> extra;
     if (!options.pod_label_keys.empty()) {
       const auto pl = state.pod_labels.find({owner.ns, owner.pod});
       for (const auto& k : options.pod_label_keys) {
-        std::string v;
+        const std::string* v = &kNone;
         if (pl != state.pod_labels.end())
-          if (const auto it = pl->second.find(k); it != pl->second.end()) v = it->second;
-        extra.push_back(v);
+          if (const auto it = pl->second.find(k); it != pl->second.end()) v = &it->second;
+        extra.push_back(*v);
       }
     }
-    f.Add(Metric::kMemoryByteSeconds, l, t.memory_byte_seconds, extra);
-    f.Add(Metric::kComputeSeconds, l, t.compute_seconds, extra);
-    f.Add(Metric::kEnergyJoules, l, t.energy_joules, extra);
-    f.Add(Metric::kRequestedShareSeconds, l, t.requested_share_seconds, extra);
+    // One label set for the row, shared by its seven families.
+    const uint32_t l = f.Labels(Metric::kMemoryByteSeconds,
+                                {state.node, unit_uuid, u ? u->gpu_uuid : kNone, u ? u->model : kNone, u ? u->mig_profile : kNone,
+                                 owner.ns, owner.pod, owner.container, attribution::ToString(owner.kind)},
+                                extra);
+    f.Add(Metric::kMemoryByteSeconds, l, t.memory_byte_seconds);
+    f.Add(Metric::kComputeSeconds, l, t.compute_seconds);
+    f.Add(Metric::kEnergyJoules, l, t.energy_joules);
+    f.Add(Metric::kRequestedShareSeconds, l, t.requested_share_seconds);
     // Gauges describe now: only rows of the latest interval.
     if (t.last_interval == state.intervals) {
-      f.Add(Metric::kMemoryBytes, l, t.last_memory_bytes, extra);
-      f.Add(Metric::kComputeRatio, l, t.last_compute_ratio, extra);
+      f.Add(Metric::kMemoryBytes, l, t.last_memory_bytes);
+      f.Add(Metric::kComputeRatio, l, t.last_compute_ratio);
     }
     if (owner.kind == OwnerKind::kContainer) {
       const auto h = held.find(key);
-      f.Add(Metric::kRequestedShare, l, h == held.end() ? 0.0 : h->second, extra);
+      f.Add(Metric::kRequestedShare, l, h == held.end() ? 0.0 : h->second);
     }
   }
 }
@@ -198,8 +230,8 @@ std::string PodLabelName(const std::string& key) {
   return out;
 }
 
-std::vector<MetricFamily> BuildFamilies(const sampler::SamplerHealth& health, const node::NodeState& state,
-                                        const ExpositionOptions& options, std::chrono::steady_clock::time_point now) {
+SeriesSet BuildFamilies(const sampler::SamplerHealth& health, const node::NodeState& state, const ExpositionOptions& options,
+                        std::chrono::steady_clock::time_point now) {
   std::vector<std::string> extra;
   for (const auto& k : options.pod_label_keys) extra.push_back(PodLabelName(k));
   Families f(std::move(extra));
@@ -209,10 +241,84 @@ std::vector<MetricFamily> BuildFamilies(const sampler::SamplerHealth& health, co
   return f.Take();
 }
 
-std::string RenderText(const std::vector<MetricFamily>& families) {
-  std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, families);
-  return out.str();
+size_t SeriesSet::series() const {
+  size_t n = 0;
+  for (const auto& f : families) n += f.size();
+  return n;
 }
+
+namespace {
+
+void AppendNumber(std::string& out, double v) {
+  if (std::isnan(v)) out += "NaN";
+  else if (std::isinf(v)) out += v > 0 ? "+Inf" : "-Inf";
+  else fmt::format_to(std::back_inserter(out), "{}", v);  // shortest round-trip; never the locale
+}
+
+void AppendHelp(std::string& out, std::string_view help, bool openmetrics) {
+  for (const char c : help) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '\n') out += "\\n";
+    else if (c == '"' && openmetrics) out += "\\\"";
+    else out += c;
+  }
+}
+
+// Text 0.0.4, or OpenMetrics 1.0: counter families named without `_total`, `# UNIT` from the
+// catalogue, `_info` gauges as the info type, `# EOF` at the end.
+std::string Render(const SeriesSet& set, bool openmetrics) {
+  std::string out;
+  size_t bytes = 64;
+  for (const auto& f : set.families) bytes += f.size() * 32;
+  for (const auto& l : set.label_sets) bytes += l.size();
+  out.reserve(bytes * 2);
+  for (size_t id = 0; id < set.families.size(); ++id) {
+    const auto& samples = set.families[id];
+    if (samples.empty()) continue;
+    const auto& def = Catalogue()[id];
+    const bool counter = def.type == MetricType::kCounter;
+    std::string base = def.name, suffix;
+    const char* type = counter ? "counter" : "gauge";
+    if (openmetrics) {
+      if (counter && base.ends_with("_total")) base.resize(base.size() - 6), suffix = "_total";
+      if (!counter && base.ends_with("_info")) base.resize(base.size() - 5), suffix = "_info", type = "info";
+    }
+    out += openmetrics ? "# TYPE " : "# HELP ";
+    out += base;
+    if (openmetrics) {
+      out += ' ';
+      out += type;
+      out += '\n';
+      if (!def.unit.empty() && base.ends_with("_" + def.unit)) out += "# UNIT " + base + " " + def.unit + "\n";
+      out += "# HELP " + base;
+    }
+    out += ' ';
+    AppendHelp(out, def.help, openmetrics);
+    out += '\n';
+    if (!openmetrics) out += "# TYPE " + base + " " + type + "\n";
+    const std::string name = base + suffix;
+    for (const auto& s : samples) {
+      out += name;
+      const auto& labels = set.label_sets[s.labels];
+      if (!labels.empty()) {
+        out += '{';
+        out += labels;
+        out += '}';
+      }
+      out += ' ';
+      AppendNumber(out, s.value);
+      out += '\n';
+    }
+  }
+  if (openmetrics) out += "# EOF\n";
+  return out;
+}
+
+}  // namespace
+
+std::string RenderText(const SeriesSet& set) { return Render(set, false); }
+std::string RenderOpenMetrics(const SeriesSet& set) { return Render(set, true); }
+
+bool WantsOpenMetrics(const std::string& accept) { return accept.find("application/openmetrics-text") != std::string::npos; }
 
 }  // namespace gpumeter::metrics

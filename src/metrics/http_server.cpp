@@ -11,7 +11,6 @@
 #include <sstream>
 
 #include "metrics/json_api.h"
-#include "metrics/openmetrics.h"
 
 namespace gpumeter::metrics {
 

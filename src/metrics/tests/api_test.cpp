@@ -7,7 +7,6 @@
 
 #include "metrics/exposition.h"
 #include "metrics/json_api.h"
-#include "metrics/openmetrics.h"
 
 namespace gpumeter::metrics {
 namespace {

@@ -17,7 +17,7 @@ TEST(Catalogue, NamesFollowPrometheusConventions) {
   for (const auto& d : Catalogue()) {
     EXPECT_TRUE(names.insert(d.name).second) << "duplicate " << d.name;
     EXPECT_TRUE(std::regex_match(d.name, name_re)) << d.name;
-    const bool counter = d.type == prometheus::MetricType::Counter;
+    const bool counter = d.type == MetricType::kCounter;
     EXPECT_EQ(counter, d.name.ends_with("_total")) << d.name << ": counters, and only counters, end in _total";
     if (!d.unit.empty()) {
       const std::string base = counter ? d.name.substr(0, d.name.size() - 6) : d.name;
