@@ -113,7 +113,7 @@ gpumeter::node::NodeState LargeState() {
     unit.mode = gpumeter::attribution::SharingMode::kTimeSlicing;
     unit.replicas = 48;
     unit.evidence = "device plugin config (sharing.timeSlicing)";
-    s.unit_totals[unit.uuid] = {600, 6e13, 2e5, 0};
+    s.unit_totals[unit.uuid] = {600, 6e13, 2e5, 0, 10};
     for (int c = 0; c < 45; ++c) {
       const std::string pod = "inference-" + std::to_string(u) + "-" + std::to_string(c) + "-7d9f8c6b5-x2k4p";
       unit.holders.push_back({"team-" + std::to_string(c % 12), pod, "server", 1.0 / 48, 1});

@@ -4,11 +4,15 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <map>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "cli/agent_flags.h"
+#include "metrics/exposition.h"
 #include "cli/runtime.h"
 #include "kubelet/pod_resources_source.h"
 #include "node/api_server_source.h"
@@ -84,6 +88,35 @@ Expected<std::optional<node::ApiServerConfig>> ApiServerFor(const AgentOptions& 
 
 }  // namespace
 
+// certificate-authority-data written to a private file for the life of the agent (httplib trusts
+// the system CAs too unless it is given a CA file).
+class PrivateFile {
+ public:
+  static Expected<std::unique_ptr<PrivateFile>> Write(const std::string& content) {
+    std::string path = (std::filesystem::temp_directory_path() / "gpumeter-ca-XXXXXX").string();
+    const int fd = ::mkstemp(path.data());  // mode 0600
+    if (fd < 0) return MakeError(ErrorCode::kUnavailable, path + ": cannot create a private file for the CA data");
+    std::unique_ptr<PrivateFile> f(new PrivateFile(path));
+    size_t done = 0;
+    while (done < content.size()) {
+      const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    const bool closed = ::close(fd) == 0;
+    if (done != content.size() || !closed) return MakeError(ErrorCode::kUnavailable, path + ": cannot write the CA data");
+    return f;
+  }
+  ~PrivateFile() { ::unlink(path_.c_str()); }
+  PrivateFile(const PrivateFile&) = delete;
+  PrivateFile& operator=(const PrivateFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit PrivateFile(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
 int RunAgent(const AgentOptions& o) {
   RuntimeOptions ro;
   auto fail = [](const Error& e, int code) {
@@ -99,6 +132,13 @@ int RunAgent(const AgentOptions& o) {
   auto labels = ParseKeyValues("--node-label", o.node_labels);
   if (!labels) return fail(labels.error(), 2);
   ro.pipeline.evidence.node_labels = *labels;
+  // Two --pod-label keys that map to one label name would make every scrape invalid.
+  std::map<std::string, std::string> label_names;
+  for (const auto& k : o.pod_labels) {
+    const auto [it, fresh] = label_names.emplace(metrics::PodLabelName(k), k);
+    if (!fresh)
+      return fail({ErrorCode::kInvalidInput, "--pod-label '" + k + "' and '" + it->second + "' both become label " + it->first}, 2);
+  }
   auto idle = ParseIdlePower(o.idle_power);
   if (!idle) return fail(idle.error(), 2);
   ro.pipeline.accountant.idle_power_watts = *idle;
@@ -122,6 +162,13 @@ int RunAgent(const AgentOptions& o) {
   const std::string node_name = NodeName(o.node_name);
   auto api = ApiServerFor(o);
   if (!api) return fail(api.error(), 2);
+  std::unique_ptr<PrivateFile> ca_file;
+  if (*api && !(*api)->ca_pem.empty()) {
+    auto written = PrivateFile::Write((*api)->ca_pem);
+    if (!written) return fail(written.error(), 1);
+    ca_file = std::move(*written);
+    (*api)->ca_file = ca_file->path();
+  }
   // Pods from --pods-file, else list/watch from the API server; DRA devices from its ResourceSlices.
   std::unique_ptr<node::PodSource> pods;
   std::unique_ptr<node::ApiServerSliceSource> slices;

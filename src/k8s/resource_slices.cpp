@@ -27,6 +27,7 @@ Expected<void> ResourceSliceStore::ApplyList(std::string_view body) {
   // Newest generation per (driver, pool) first, then the devices of those slices only.
   std::map<std::pair<std::string, std::string>, int64_t> newest;
   for (size_t i = 0; i < items->size(); ++i) {
+    if (!(*items)[i].is_object()) return MakeError(ErrorCode::kInvalidInput, "ResourceSliceList items[" + std::to_string(i) + "]: not an object");
     const auto& spec = (*items)[i].value("spec", json::object());
     const auto where = "ResourceSliceList items[" + std::to_string(i) + "].spec";
     if (!spec.is_object() || !spec.contains("driver") || !spec["driver"].is_string())

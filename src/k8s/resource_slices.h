@@ -20,6 +20,7 @@ struct DraDevice {
   std::optional<std::string> uuid;         // GPU-… or MIG-…; absent for dynamic MIG before prepare
   std::optional<std::string> parent_uuid;  // MIG: the GPU
   std::optional<std::string> profile;      // MIG: e.g. "1g.10gb"
+  bool operator==(const DraDevice&) const = default;
 };
 
 using DraKey = std::tuple<std::string, std::string, std::string>;  // driver, pool, device

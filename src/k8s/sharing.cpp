@@ -178,8 +178,8 @@ AllocationResult BuildAllocations(const std::vector<ContainerAllocation>& contai
     }
     if (conf != ev.configured.end() && !is_mig) {
       a.replicas = conf->second.replicas;
-    } else if (seen.dra && !is_mig) {
-      a.replicas = static_cast<uint32_t>(seen.holders.size());  // a shared claim: equal shares
+    } else if (seen.dra) {
+      a.replicas = static_cast<uint32_t>(seen.holders.size());  // a shared claim (GPU or MIG): equal shares
     } else if (plugin_replicas) {
       a.replicas = *plugin_replicas;
       if (is_mig) why.push_back("replicas from the device plugin config");

@@ -121,7 +121,9 @@ Expected<void> HttpServer::Start(const HttpOptions& o) {
   });
   auto json = [this](const char* path, std::function<nlohmann::json(const node::NodeState&)> f) {
     server_->Get(path, [this, f](const httplib::Request& req, httplib::Response& res) {
-      SetBody(req, res, f(*pipeline_.Latest()).dump(2) + "\n", "application/json", false);
+      // Error texts from sources may hold cut UTF-8: replace it rather than fail the request.
+      SetBody(req, res, f(*pipeline_.Latest()).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+              "application/json", false);
     });
   };
   json("/api/v1/units", UnitsJson);

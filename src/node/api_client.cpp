@@ -25,20 +25,6 @@ std::unique_ptr<BIO, BioDeleter> MemBio(const std::string& pem) {
   return std::unique_ptr<BIO, BioDeleter>(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
 }
 
-// Adds every certificate of a PEM bundle to the client's trust store.
-Expected<void> TrustPem(SSL_CTX* ctx, const std::string& pem, const std::string& what) {
-  auto bio = MemBio(pem);
-  X509_STORE* store = SSL_CTX_get_cert_store(ctx);
-  int added = 0;
-  while (true) {
-    std::unique_ptr<X509, X509Deleter> cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
-    if (!cert) break;
-    if (X509_STORE_add_cert(store, cert.get()) == 1) ++added;
-  }
-  if (added == 0) return MakeError(ErrorCode::kInvalidInput, what + ": no PEM certificate in it");
-  return {};
-}
-
 Expected<void> UseClientPem(SSL_CTX* ctx, const std::string& cert_pem, const std::string& key_pem, const std::string& what) {
   auto cb = MemBio(cert_pem), kb = MemBio(key_pem);
   std::unique_ptr<X509, X509Deleter> cert(PEM_read_bio_X509(cb.get(), nullptr, nullptr, nullptr));
@@ -73,9 +59,11 @@ Expected<std::unique_ptr<httplib::Client>> MakeApiClient(const ApiServerConfig& 
   if (c.server.starts_with("https://")) {
     client->enable_server_certificate_verification(!c.insecure_skip_tls_verify);
     if (!c.ca_file.empty()) client->set_ca_cert_path(c.ca_file);
+    // httplib adds the system CAs to any store without a CA file, so inline CA data must come
+    // as a file (the agent writes it to a private one): else any public CA would be trusted.
+    if (!c.ca_pem.empty() && c.ca_file.empty())
+      return MakeError(ErrorCode::kInvalidInput, c.source + ": certificate-authority-data must be written to a file first");
     if (SSL_CTX* ctx = client->ssl_context()) {
-      if (!c.ca_pem.empty())
-        if (auto r = TrustPem(ctx, c.ca_pem, c.source + " certificate-authority-data"); !r) return tl::unexpected(r.error());
       if (!c.client_cert_pem.empty())
         if (auto r = UseClientPem(ctx, c.client_cert_pem, c.client_key_pem, c.source); !r) return tl::unexpected(r.error());
     }

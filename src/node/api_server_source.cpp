@@ -18,16 +18,24 @@ void ApiServerPodSource::Start() {
   std::lock_guard lock(mu_);
   if (worker_.joinable()) return;
   stop_ = false;
+  finished_ = false;
+  stopping_ = false;
   worker_ = std::thread([this] { Run(); });
 }
 
 void ApiServerPodSource::Stop() {
+  stopping_ = true;  // the receiver ends a stream at its next chunk
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     stop_ = true;
-    if (active_) active_->stop();  // ends a watch blocked on the socket
+    cv_.notify_all();
+    // A request may be between setting active_ and opening its socket, where stop() does
+    // nothing: keep interrupting until the worker is out.
+    while (worker_.joinable() && !finished_) {
+      if (active_) active_->stop();
+      cv_.wait_for(lock, std::chrono::milliseconds(20));
+    }
   }
-  cv_.notify_all();
   if (worker_.joinable()) worker_.join();
 }
 
@@ -116,7 +124,15 @@ Expected<void> ApiServerPodSource::ListAndWatch() {
     const std::string path = "/api/v1/pods?" + selector + "&watch=true&allowWatchBookmarks=true&resourceVersion=" +
                              httplib::detail::encode_query_param(store.resource_version()) +
                              "&timeoutSeconds=" + std::to_string(options_.watch_timeout.count());
-    auto r = (*client)->Get(path, [&](const char* data, size_t len) {
+    int status = 0;
+    auto r = (*client)->Get(
+        path,
+        [&](const httplib::Response& head) {
+          status = head.status;  // an error body is not a stream of events
+          return status == 200;
+        },
+        [&](const char* data, size_t len) {
+      if (stopping_.load()) return false;
       pending.append(data, len);
       bool changed = false;
       for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
@@ -138,7 +154,7 @@ Expected<void> ApiServerPodSource::ListAndWatch() {
       if (changed) Publish(store);
       if (!relist) Succeeded();
       return !relist;
-    });
+        });
     {
       std::lock_guard lock(mu_);
       active_ = nullptr;
@@ -149,8 +165,8 @@ Expected<void> ApiServerPodSource::ListAndWatch() {
       spdlog::info("API server {}: resource version {} expired; listing again", options_.config.server, store.resource_version());
       return {};
     }
+    if (status != 0 && status != 200) return MakeError(ErrorCode::kUnavailable, "watch pods: HTTP " + std::to_string(status));
     if (!r && r.error() != httplib::Error::Canceled) return MakeError(ErrorCode::kUnavailable, "watch pods: " + Describe(r));
-    if (r && r->status != 200) return MakeError(ErrorCode::kUnavailable, "watch pods: " + Describe(r));
     // The server ended the watch (timeoutSeconds): watch again from where it left off.
   }
 }
@@ -158,20 +174,22 @@ Expected<void> ApiServerPodSource::ListAndWatch() {
 void ApiServerPodSource::Run() {
   auto delay = options_.initial_backoff;
   for (;;) {
+    const uint64_t lists_before = lists_.load();
     auto result = ListAndWatch();
-    {
-      std::lock_guard lock(mu_);
-      if (stop_) return;
-    }
-    if (result) {
-      delay = options_.initial_backoff;  // a relist: at once
-      continue;
-    }
-    Failed(result.error().message);
     std::unique_lock lock(mu_);
-    if (cv_.wait_for(lock, delay, [this] { return stop_; })) return;
+    if (stop_) break;
+    // A list that succeeded ends an outage: the next failure starts the backoff afresh.
+    if (result || lists_.load() != lists_before) delay = options_.initial_backoff;
+    if (result) continue;  // a relist: at once
+    lock.unlock();
+    Failed(result.error().message);
+    lock.lock();
+    if (cv_.wait_for(lock, delay, [this] { return stop_; })) break;
     delay = std::min(delay * 2, options_.max_backoff);
   }
+  std::lock_guard lock(mu_);
+  finished_ = true;
+  cv_.notify_all();
 }
 
 }  // namespace gpumeter::node

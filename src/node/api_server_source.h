@@ -61,6 +61,8 @@ class ApiServerPodSource final : public PodSource {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
+  bool finished_ = false;            // Run has returned
+  std::atomic<bool> stopping_{false};  // read by the watch receiver without the lock
   httplib::Client* active_ = nullptr;  // the client of the request in flight (for Stop)
   std::shared_ptr<const k8s::PodStore> current_;
   SourceStatus status_;

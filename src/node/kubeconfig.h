@@ -15,7 +15,8 @@ namespace gpumeter::node {
 
 struct ApiServerConfig {
   std::string server;  // "https://host:port" (or http:// in tests)
-  // Trust: a CA file, or PEM text from certificate-authority-data; neither: the system store.
+  // Trust: a CA file, or PEM text from certificate-authority-data (which the caller writes to a
+  // private file and names in ca_file before connecting); neither: the system store.
   std::string ca_file, ca_pem;
   // Identity: a bearer token (literal or a file re-read per connection) and/or a client cert.
   std::string token, token_file;

@@ -53,6 +53,7 @@ struct UnitTotals {
   double memory_capacity_byte_seconds = 0;
   double energy_joules = 0;          // over the intervals whose energy was known
   double energy_unknown_seconds = 0;  // time in which the unit's energy was unknown
+  uint64_t last_interval = 0;         // NodeState::intervals when it last had a ledger
 };
 
 struct NodeState {

@@ -94,46 +94,49 @@ std::shared_ptr<const NodeState> NodePipeline::Latest() const {
   return latest_;
 }
 
-void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono::steady_clock::time_point now, bool pods_changed) {
+void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono::steady_clock::time_point now) {
   std::shared_ptr<const kubelet::PodResourcesSource::Allocations> allocations;
   if (sources_.kubelet) {
     sources_.kubelet->Poll(now);
     allocations = sources_.kubelet->allocations();
   }
-  std::map<std::string, std::string> mig_parent;
-  for (const auto& d : snap.devices)
-    for (const auto& m : d.mig_instances) mig_parent[m.uuid] = d.uuid;
-  const auto slices = sources_.slices ? sources_.slices->Current() : nullptr;
-  if (allocations == allocations_seen_ && mig_parent == mig_parent_seen_ && slices == slices_seen_ && !pods_changed &&
-      !modes_.empty())
-    return;
-  allocations_seen_ = allocations;
-  mig_parent_seen_ = mig_parent;
-  slices_seen_ = slices;
-
-  auto evidence = options_.evidence;
-  if (slices) evidence.dra_devices = slices->devices();
-  for (const auto& [mig, gpu] : mig_parent) evidence.mig_parent[mig] = gpu;
-  for (const auto& d : snap.devices)
-    for (const auto& m : d.mig_instances)
-      evidence.legacy_mig["MIG-" + d.uuid + "/" + std::to_string(m.gpu_instance_id) + "/" +
-                          std::to_string(m.compute_instance_id)] = m.uuid;
+  // The inputs, by value: a kubelet that answers every pass with the same list changes nothing.
+  AllocationInputs in;
   // The kubelet may go on listing a pod that has finished (Succeeded or Failed) with its devices;
   // such a pod holds nothing.
-  kubelet::PodResourcesSource::Allocations live;
-  dropped_terminated_ = 0;
+  size_t finished = 0;
   if (allocations)
     for (const auto& a : *allocations) {
       if (const auto* pod = pods_.ByName(a.ns, a.pod); pod && pod->Terminated()) {
-        dropped_terminated_ += !a.devices.empty() || !a.claim_devices.empty();
+        finished += !a.devices.empty() || !a.claim_devices.empty();
         continue;
       }
-      live.push_back(a);
+      in.live.push_back(a);
     }
-  if (dropped_terminated_ > 0)
-    spdlog::info("{} container(s) of finished pods are still listed by the kubelet with devices: they hold nothing", dropped_terminated_);
-  allocation_ = k8s::BuildAllocations(live, evidence);
-  for (const auto& p : allocation_.problems) spdlog::warn("allocation: {}", p);
+  for (const auto& d : snap.devices) {
+    in.devices[d.uuid] = d.mig_enabled;
+    for (const auto& m : d.mig_instances) {
+      in.mig_parent[m.uuid] = d.uuid;
+      in.legacy_mig["MIG-" + d.uuid + "/" + std::to_string(m.gpu_instance_id) + "/" + std::to_string(m.compute_instance_id)] = m.uuid;
+    }
+  }
+  if (const auto slices = sources_.slices ? sources_.slices->Current() : nullptr) in.dra = slices->devices();
+  if (built_ && in == inputs_) return;
+  if (finished > 0 && finished != finished_logged_)
+    spdlog::info("{} container(s) of finished pods are still listed by the kubelet with devices: they hold nothing", finished);
+  finished_logged_ = finished;
+
+  auto evidence = options_.evidence;
+  evidence.dra_devices = in.dra;
+  for (const auto& [mig, gpu] : in.mig_parent) evidence.mig_parent[mig] = gpu;
+  for (const auto& [legacy, mig] : in.legacy_mig) evidence.legacy_mig[legacy] = mig;
+  auto result = k8s::BuildAllocations(in.live, evidence);
+  // Log problems when they change, not every time the inputs do.
+  if (result.problems != allocation_.problems)
+    for (const auto& p : result.problems) spdlog::warn("allocation: {}", p);
+  allocation_ = std::move(result);
+  inputs_ = std::move(in);
+  built_ = true;
   holders_.clear();
   modes_.clear();
   for (const auto& u : allocation_.units) {
@@ -142,12 +145,11 @@ void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono:
       holders_[u.unit_uuid].push_back({Owner{OwnerKind::kContainer, h.ns, h.pod, h.container}, h.share});
   }
   // A GPU that nobody holds still has a mode: MIG from NVML, else what the operator configured.
-  for (const auto& d : snap.devices) {
-    if (d.mig_enabled) modes_.emplace(d.uuid, SharingMode::kMig);
-    if (const auto it = options_.evidence.configured.find(d.uuid); it != options_.evidence.configured.end())
-      modes_.emplace(d.uuid, ToMode(it->second.mode));
+  for (const auto& [uuid, mig] : inputs_.devices) {
+    if (mig) modes_.emplace(uuid, SharingMode::kMig);
+    if (const auto it = options_.evidence.configured.find(uuid); it != options_.evidence.configured.end())
+      modes_.emplace(uuid, ToMode(it->second.mode));
   }
-  modes_.emplace("", SharingMode::kExclusive);  // marks "built once" for the check above
 }
 
 bool NodePipeline::UpdatePods() {
@@ -233,6 +235,7 @@ std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap) const {
 void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledgers, NodeState& next) const {
   for (const auto& l : ledgers) {
     auto& ut = next.unit_totals[l.uuid];
+    ut.last_interval = next.intervals;
     ut.seconds += l.seconds;
     ut.memory_capacity_byte_seconds += l.memory_capacity_byte_seconds;
     if (l.energy_joules) ut.energy_joules += *l.energy_joules;
@@ -249,12 +252,23 @@ void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledger
       t.memory_rule = r.memory_rule, t.compute_rule = r.compute_rule, t.energy_rule = r.energy_rule;
     }
   }
-  // Drop containers that have had no row for forget_after_s (by the last interval's length).
+  // Drop containers that have had no row for forget_after_s (by the last interval's length), and
+  // units gone as long (a MIG instance destroyed, a DRA device gone) with all their rows.
   const double step = ledgers.empty() ? 0 : ledgers.front().seconds;
   if (step <= 0) return;
   const auto horizon = static_cast<uint64_t>(options_.forget_after_s / step);
+  std::set<std::string> gone;
+  for (auto it = next.unit_totals.begin(); it != next.unit_totals.end();) {
+    if (next.intervals - it->second.last_interval > horizon) {
+      gone.insert(it->first);
+      it = next.unit_totals.erase(it);
+    } else {
+      ++it;
+    }
+  }
   for (auto it = next.totals.begin(); it != next.totals.end();)
-    it = it->first.second.kind == OwnerKind::kContainer && next.intervals - it->second.last_interval > horizon
+    it = gone.count(it->first.first) ||
+                 (it->first.second.kind == OwnerKind::kContainer && next.intervals - it->second.last_interval > horizon)
              ? next.totals.erase(it)
              : std::next(it);
 }
@@ -281,9 +295,15 @@ void NodePipeline::OnPass(std::shared_ptr<const sampler::SampleResult> pass) {
   if (pass->ok) next->last_good = pass;
 
   if (sources_.pods) sources_.pods->Poll(pass->taken);
-  const bool pods_changed = UpdatePods();
-  RefreshAllocations(snap, pass->taken, pods_changed);
-  ResolveOwners(pass->ok ? pass->snapshot : empty);
+  UpdatePods();
+  RefreshAllocations(snap, pass->taken);
+  // A failed pass lists no process; the owner caches are kept for the next good one.
+  if (pass->ok) {
+    ResolveOwners(pass->snapshot);
+  } else {
+    owners_.clear();
+    mps_fraction_.clear();
+  }
 
   next->last_interval.clear();
   if (!primed_) {

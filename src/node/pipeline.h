@@ -62,7 +62,7 @@ class NodePipeline {
 
  private:
   bool UpdatePods();  // takes the pod source's latest snapshot; true if it changed
-  void RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono::steady_clock::time_point now, bool pods_changed);
+  void RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono::steady_clock::time_point now);
   void ResolveOwners(const gpu::GpuSnapshot& snap);
   void Accumulate(const std::vector<attribution::UnitLedger>& ledgers, NodeState& next) const;
   std::vector<UnitInfo> Units(const gpu::GpuSnapshot& snap) const;
@@ -76,14 +76,20 @@ class NodePipeline {
   k8s::OwnerResolver resolver_{proc_, pods_};
   attribution::Accountant accountant_;
 
-  // Inputs of the last BuildAllocations, to rebuild only when they change.
-  std::shared_ptr<const kubelet::PodResourcesSource::Allocations> allocations_seen_;
-  std::map<std::string, std::string> mig_parent_seen_;
-  std::shared_ptr<const k8s::ResourceSliceStore> slices_seen_;
+  // Inputs of the last BuildAllocations, by value, to rebuild only when they change.
+  struct AllocationInputs {
+    std::vector<k8s::ContainerAllocation> live;  // the kubelet's list without finished pods
+    std::map<std::string, bool> devices;         // GPU UUID -> MIG enabled
+    std::map<std::string, std::string> mig_parent, legacy_mig;
+    std::map<k8s::DraKey, k8s::DraDevice> dra;
+    bool operator==(const AllocationInputs&) const = default;
+  };
+  AllocationInputs inputs_;
+  bool built_ = false;
+  size_t finished_logged_ = 0;
   k8s::AllocationResult allocation_;
   std::map<std::string, std::vector<attribution::Holding>> holders_;  // by unit UUID
   std::map<std::string, attribution::SharingMode> modes_;             // by unit UUID
-  size_t dropped_terminated_ = 0;  // containers of finished pods the kubelet still lists with devices
 
   // This pass's owners and MPS thread fractions, by PID (read by the Accountant's callbacks).
   std::map<uint32_t, k8s::ProcessOwner> owners_;

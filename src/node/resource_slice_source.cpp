@@ -18,15 +18,21 @@ void ApiServerSliceSource::Start() {
   std::lock_guard lock(mu_);
   if (worker_.joinable()) return;
   stop_ = false;
+  finished_ = false;
   worker_ = std::thread([this] { Run(); });
 }
 
 void ApiServerSliceSource::Stop() {
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     stop_ = true;
+    cv_.notify_all();
+    // Interrupt a list in flight (repeatedly: it may not have opened its socket yet).
+    while (worker_.joinable() && !finished_) {
+      if (active_) active_->stop();
+      cv_.wait_for(lock, std::chrono::milliseconds(20));
+    }
   }
-  cv_.notify_all();
   if (worker_.joinable()) worker_.join();
 }
 
@@ -47,8 +53,18 @@ void ApiServerSliceSource::ListOnce() {
   if (auto client = MakeApiClient(options_.config, options_.connect_timeout, std::chrono::seconds(60)); !client) {
     error = client.error().message;
   } else {
+    {
+      std::lock_guard lock(mu_);
+      if (stop_) return;
+      active_ = client->get();
+    }
     auto r = (*client)->Get("/apis/resource.k8s.io/v1/resourceslices?fieldSelector=" +
                             httplib::detail::encode_query_param("spec.nodeName=" + options_.node_name));
+    {
+      std::lock_guard lock(mu_);
+      active_ = nullptr;
+      if (stop_) return;
+    }
     if (r && r->status == 404) {
       store = std::make_shared<k8s::ResourceSliceStore>();  // DRA not served: no devices
     } else if (!r || r->status != 200) {
@@ -81,8 +97,11 @@ void ApiServerSliceSource::Run() {
   for (;;) {
     ListOnce();
     std::unique_lock lock(mu_);
-    if (cv_.wait_for(lock, options_.period, [this] { return stop_; })) return;
+    if (cv_.wait_for(lock, options_.period, [this] { return stop_; })) break;
   }
+  std::lock_guard lock(mu_);
+  finished_ = true;
+  cv_.notify_all();
 }
 
 }  // namespace gpumeter::node

@@ -16,6 +16,10 @@
 #include "node/kubeconfig.h"
 #include "node/source_status.h"
 
+namespace httplib {
+class Client;
+}
+
 namespace gpumeter::node {
 
 class SliceSource {
@@ -52,6 +56,8 @@ class ApiServerSliceSource final : public SliceSource {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
+  bool finished_ = false;               // Run has returned
+  httplib::Client* active_ = nullptr;   // the request in flight (for Stop)
   std::shared_ptr<const k8s::ResourceSliceStore> current_;
   SourceStatus status_;
   std::thread worker_;

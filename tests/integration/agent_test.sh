@@ -142,6 +142,7 @@ refuse "--device-plugin-config $work/none.yaml: cannot open" --device-plugin-con
 printf 'version: v1\nsharing:\n  timeSlicing:\n    resources:\n      - name: nvidia.com/gpu\n        replicas: 1\n' >"$work/bad-plugin.yaml"
 refuse "--device-plugin-config $work/bad-plugin.yaml:" --device-plugin-config "$work/bad-plugin.yaml"
 refuse "watts must be a number > 0" --idle-power X=0
+refuse "both become label label_a_b" --pod-label a.b --pod-label a_b
 refuse "--tls-cert and --tls-key go together" --tls-cert "$work/cert.pem"
 refuse "cannot load the certificate and key" --tls-cert "$work/token" --tls-key "$work/token"
 refuse "--bearer-token-file $work/none: cannot read" --bearer-token-file "$work/none"

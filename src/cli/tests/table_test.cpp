@@ -36,7 +36,7 @@ TEST(Table, ShowsOwnersAndUnknowns) {
   u.evidence = "device-plugin config sharing.mps";
   state.units = {u};
   state.intervals = 2;
-  state.unit_totals[d.uuid] = {10, 10 * 80.0 * (1ull << 30), 0, 10};
+  state.unit_totals[d.uuid] = {10, 10 * 80.0 * (1ull << 30), 0, 10, 2};
   auto& t = state.totals[{d.uuid, attribution::Owner{attribution::OwnerKind::kContainer, "llm", "chat-0", "vllm"}}];
   t.compute_seconds = 2.5, t.memory_byte_seconds = 10 * 10.0 * (1ull << 30), t.requested_share_seconds = 2.5;
   state.totals[{d.uuid, attribution::Owner{attribution::OwnerKind::kIdle, "", "", ""}}].compute_seconds = 7.5;

@@ -48,6 +48,7 @@ TEST(ResourceSlices, BadInputIsAnErrorThatKeepsWhatWasThere) {
   ResourceSliceStore store;
   ASSERT_TRUE(store.ApplyList(R"({"items":[)" + Slice(1, kGpuDevice) + "]}"));
   EXPECT_THAT(store.ApplyList("{").error().message, HasSubstr("not valid JSON"));
+  EXPECT_THAT(store.ApplyList(R"({"items":[7]})").error().message, HasSubstr("items[0]: not an object"));
   EXPECT_THAT(store.ApplyList(R"({"items":[{"spec":{"pool":{"name":"p"}}}]})").error().message, HasSubstr("items[0].spec.driver"));
   EXPECT_THAT(store.ApplyList(R"({"items":[{"spec":{"driver":"d","pool":{"name":"p","generation":"x"}}}]})").error().message,
               HasSubstr("pool.generation"));

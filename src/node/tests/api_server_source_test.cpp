@@ -40,6 +40,7 @@ class FakeApiServer {
     std::string lines;
     bool hold = true;  // keep the stream open after the lines (as a quiet watch does)
     std::chrono::milliseconds delay{0};  // before the lines
+    int status = 200;                     // else an error reply with a Status body
   };
   FakeApiServer() {
     server_.Get("/api/v1/pods", [this](const httplib::Request& req, httplib::Response& res) {
@@ -51,7 +52,13 @@ class FakeApiServer {
         res.set_content(body, "application/json");
         return;
       }
-      Watch w = watches_.empty() ? Watch{"", true, {}} : Pop(watches_);
+      Watch w = watches_.empty() ? Watch{"", true, {}, 200} : Pop(watches_);
+      if (w.status != 200) {
+        res.status = w.status;
+        res.set_content(R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":)" + std::to_string(w.status) + "}",
+                        "application/json");
+        return;
+      }
       res.set_chunked_content_provider("application/json", [this, w](size_t, httplib::DataSink& sink) {
         std::this_thread::sleep_for(w.delay);
         if (!w.lines.empty()) sink.write(w.lines.data(), w.lines.size());
@@ -134,7 +141,7 @@ class ApiServer : public ::testing::Test {
 TEST_F(ApiServer, ListsThenAppliesWatchEventsAndBookmarks) {
   FakeApiServer api;
   api.AddList(List("10", {Pod("a", "u-a")}));
-  api.AddWatch({Event("ADDED", Pod("b", "u-b")) + kBookmark, true, {}});
+  api.AddWatch({Event("ADDED", Pod("b", "u-b")) + kBookmark, true, {}, 200});
   ApiServerPodSource src(Options(api.url()));
   src.Start();
   ASSERT_TRUE(Eventually([&] { auto c = src.Current(); return c && c->size() == 2; }));
@@ -158,7 +165,7 @@ TEST_F(ApiServer, Gone410RelistsAndTheNewTokenIsUsed) {
   FakeApiServer api;
   api.AddList(List("10", {Pod("a", "u-a")}));
   api.AddList(List("30", {Pod("a", "u-a"), Pod("c", "u-c")}));
-  api.AddWatch({kBookmark + kGone, false, std::chrono::milliseconds(300)});
+  api.AddWatch({kBookmark + kGone, false, std::chrono::milliseconds(300), 200});
   ApiServerPodSource src(Options(api.url()));
   std::ofstream(dir_.path() / "token") << "tok-1\n";
   src.Start();
@@ -177,7 +184,7 @@ TEST_F(ApiServer, AMalformedEventKeepsTheLastGoodPodsAndRelists) {
   FakeApiServer api;
   api.AddList(List("10", {Pod("a", "u-a")}));
   api.AddList(List("40", {Pod("a", "u-a"), Pod("d", "u-d")}));
-  api.AddWatch({"{\"type\":\"ADDED\",\"object\":{\"metadata\":\n", false, {}});
+  api.AddWatch({"{\"type\":\"ADDED\",\"object\":{\"metadata\":\n", false, {}, 200});
   ApiServerPodSource src(Options(api.url()));
   src.Start();
   ASSERT_TRUE(Eventually([&] { return src.Status().failures >= 1; }));
@@ -186,6 +193,18 @@ TEST_F(ApiServer, AMalformedEventKeepsTheLastGoodPodsAndRelists) {
   EXPECT_NE(src.Current()->ByName("ns", "a"), nullptr) << "last good pods kept";
   ASSERT_TRUE(Eventually([&] { auto c = src.Current(); return c && c->ByName("ns", "d") != nullptr; })) << "relisted";
   EXPECT_TRUE(Eventually([&] { return src.Status().up; }));
+  src.Stop();
+}
+
+TEST_F(ApiServer, AnErrorReplyToTheWatchIsAnHttpErrorNotAnEvent) {
+  FakeApiServer api;
+  api.AddList(List("10", {Pod("a", "u-a")}));
+  api.AddWatch({"", false, {}, 403});
+  ApiServerPodSource src(Options(api.url()));
+  src.Start();
+  ASSERT_TRUE(Eventually([&] { return src.Status().failures >= 1; }));
+  EXPECT_THAT(src.Status().last_error, HasSubstr("watch pods: HTTP 403"));
+  EXPECT_NE(src.Current()->ByName("ns", "a"), nullptr) << "last good pods kept";
   src.Stop();
 }
 

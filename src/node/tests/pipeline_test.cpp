@@ -289,6 +289,20 @@ TEST_F(Pipeline, AFailedPassIsAnIntervalOfUnattributedCapacity) {
   EXPECT_FALSE(s->unit_totals.at(kGpu0).energy_unknown_seconds == 0);
 }
 
+TEST_F(Pipeline, AFailedPassKeepsWhatIsKnownAboutRunningProcesses) {
+  pipeline_->OnPass(Pass(0));
+  // chat-1's pod is deleted while its process runs; then NVML fails a whole pass.
+  WritePods(false);
+  fs::last_write_time(pods_file_, fs::last_write_time(pods_file_) + std::chrono::seconds(5));
+  auto failed = std::make_shared<sampler::SampleResult>();
+  failed->sequence = 2;
+  failed->taken = t0_ + std::chrono::seconds(1);
+  failed->error = "nvmlDeviceGetCount: Unknown Error";
+  pipeline_->OnPass(failed);
+  pipeline_->OnPass(Pass(2));
+  EXPECT_EQ(pipeline_->Latest()->owners.at(102).pod, "chat-1") << "the owner cache outlives a failed pass";
+}
+
 TEST_F(Pipeline, TimeScaleStretchesIntervals) {
   PipelineOptions po;
   po.proc_root = proc_;
