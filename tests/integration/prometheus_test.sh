@@ -9,7 +9,13 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 bin=$1 src=$2
-command -v prometheus >/dev/null || { echo "prometheus not installed (scripts/setup.sh installs it)"; exit 1; }
+if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
+  # scripts/setup.sh installs it; a machine set up another way gets Debian's package here.
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q prometheus >/dev/null || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q prometheus >/dev/null; }
+  fi
+  command -v prometheus >/dev/null || { echo "FAIL: prometheus is not installed and could not be installed"; exit 1; }
+fi
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do [ -f "$f" ] && { echo "== $f"; tail -20 "$f"; }; done >&2; exit 1; }
