@@ -1,5 +1,6 @@
 #include "attribution/accountant.h"
 
+#include <algorithm>
 #include <set>
 
 namespace gpumeter::attribution {
@@ -10,9 +11,11 @@ Accountant::Accountant(ObserveContext ctx, AccountantOptions options)
   observe_.idle_power_watts = [this](const std::string& uuid) { return IdleWatts(uuid); };
 }
 
-std::optional<Owner> Accountant::OwnerOf(uint32_t pid) {
-  if (auto it = owners_now_.find(pid); it != owners_now_.end()) return it->second;
-  if (auto it = owners_before_.find(pid); it != owners_before_.end()) return it->second;
+std::optional<Owner> Accountant::OwnerOf(uint32_t pid) const {
+  for (const OwnerTable* table : {&owners_now_, &owners_before_}) {
+    auto it = std::lower_bound(table->begin(), table->end(), pid, [](const auto& e, uint32_t p) { return e.first < p; });
+    if (it != table->end() && it->first == pid) return it->second;
+  }
   return std::nullopt;
 }
 
@@ -47,9 +50,21 @@ void ForEachPid(const gpu::GpuSnapshot& snap, F f) {
 }
 }  // namespace
 
-void Accountant::Prime(gpu::GpuSnapshot snapshot) {
+void Accountant::ResolveOwners(const gpu::GpuSnapshot& snapshot) {
+  std::swap(owners_before_, owners_now_);
   owners_now_.clear();
-  ForEachPid(snapshot, [&](uint32_t pid) { owners_now_[pid] = ctx_.owner ? ctx_.owner(pid) : std::nullopt; });
+  ForEachPid(snapshot, [&](uint32_t pid) { owners_now_.emplace_back(pid, std::nullopt); });
+  std::sort(owners_now_.begin(), owners_now_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  owners_now_.erase(std::unique(owners_now_.begin(), owners_now_.end(),
+                                [](const auto& a, const auto& b) { return a.first == b.first; }),
+                    owners_now_.end());
+  if (ctx_.owner)
+    for (auto& [pid, owner] : owners_now_) owner = ctx_.owner(pid);
+}
+
+void Accountant::Prime(gpu::GpuSnapshot snapshot) {
+  ResolveOwners(snapshot);
+  owners_before_.clear();
   for (auto& d : snapshot.devices) {
     if (d.uuid.empty() || d.lost) continue;
     auto& st = gpus_[d.uuid];
@@ -61,11 +76,8 @@ void Accountant::Prime(gpu::GpuSnapshot snapshot) {
 std::vector<UnitLedger> Accountant::Step(gpu::GpuSnapshot snapshot, double seconds) {
   std::vector<UnitLedger> out;
   if (seconds <= 0) return out;
-  owners_before_ = std::move(owners_now_);
-  owners_now_.clear();
-  ForEachPid(snapshot, [&](uint32_t pid) {
-    if (!owners_now_.count(pid)) owners_now_[pid] = ctx_.owner ? ctx_.owner(pid) : std::nullopt;
-  });
+  ResolveOwners(snapshot);
+  out.reserve(gpus_.size() + 8);
   auto account = [&](const std::vector<UnitObservation>& units) {
     for (const auto& u : units) out.push_back(AttributeUnit(u, seconds));
   };

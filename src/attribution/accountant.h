@@ -51,12 +51,18 @@ class Accountant {
 
   // Owners are resolved when a process is seen: one seen only in the previous sample (it exited
   // during the interval) keeps the owner it had then, as its PID may now name nothing or another.
-  std::optional<Owner> OwnerOf(uint32_t pid);
+  std::optional<Owner> OwnerOf(uint32_t pid) const;
+  // Resolves the owner of every PID in `snapshot` into owners_now_ (the old table becomes
+  // owners_before_).
+  void ResolveOwners(const gpu::GpuSnapshot& snapshot);
+
+  // PID → owner, sorted by PID: rebuilt every interval, so a vector whose storage is reused.
+  using OwnerTable = std::vector<std::pair<uint32_t, std::optional<Owner>>>;
 
   ObserveContext ctx_;       // as given
   ObserveContext observe_;   // what Observe gets: owner through OwnerOf, idle power through IdleWatts
   AccountantOptions options_;
-  std::map<uint32_t, std::optional<Owner>> owners_now_, owners_before_;  // by PID
+  OwnerTable owners_now_, owners_before_;
   std::map<std::string, GpuState> gpus_;     // by GPU UUID
   std::map<std::string, IdlePowerFit> fits_;  // by GPU model name
 };

@@ -1,6 +1,7 @@
 #include "attribution/attribute.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 namespace gpumeter::attribution {
@@ -10,10 +11,18 @@ const Owner kIdle{OwnerKind::kIdle, {}, {}, {}};
 const Owner kSystem{OwnerKind::kSystem, {}, {}, {}};
 const Owner kUnattributed{OwnerKind::kUnattributed, {}, {}, {}};
 
-Owner OwnerOf(const ProcessObservation& p) { return p.owner.value_or(kUnattributed); }
+const Owner& OwnerOf(const ProcessObservation& p) { return p.owner ? *p.owner : kUnattributed; }
+
+// Orders owners by value through pointers (the owners live in the observation or are constants).
+struct OwnerPtrLess {
+  bool operator()(const Owner* a, const Owner* b) const { return *a < *b; }
+};
 
 // Accumulates per-owner amounts; a rule text is kept per owner (the last non-empty one wins,
-// and within one unit every owner's amount comes from a single rule).
+// and within one unit every owner's amount comes from a single rule). Amounts are recorded as
+// entries that point at their owner and are merged once at the end: a unit sees each owner a
+// few times, and a map keyed by owner value costs a node and two owner copies per owner.
+// The owners must outlive the accumulator.
 class Accumulator {
  public:
   // Amounts at or below these are rounding residue (e.g. busy − Σ shares summed in another
@@ -21,43 +30,79 @@ class Accumulator {
   Accumulator(double memory_epsilon, double compute_epsilon)
       : memory_epsilon_(memory_epsilon), compute_epsilon_(compute_epsilon) {}
   void Memory(const Owner& o, double v, const char* rule) {
-    if (v <= memory_epsilon_) return;
-    auto& r = Get(o);
-    r.memory_byte_seconds += v;
-    r.memory_rule = rule;
+    if (v > memory_epsilon_) entries_.push_back({&o, v, 0, 0, rule, nullptr, entries_.size(), 0});
   }
   void Compute(const Owner& o, double v, const char* rule) {
-    if (v <= compute_epsilon_) return;
-    auto& r = Get(o);
-    r.compute_seconds += v;
-    r.compute_rule = rule;
+    if (v > compute_epsilon_) entries_.push_back({&o, 0, v, 0, nullptr, rule, 0, entries_.size()});
   }
   void Request(const Owner& o, double v) {
-    if (v > 0) Get(o).requested_share_seconds += v;
+    if (v > 0) entries_.push_back({&o, 0, 0, v, nullptr, nullptr, 0, 0});
   }
-  // Energy follows the unit's time: each owner gets the energy of its share of the interval
-  // (idle time's energy is idle's). Exact when power is constant within the interval.
-  void SplitEnergy(double joules, double seconds, const char* rule) {
-    for (auto& [o, r] : rows_) {
-      if (r.compute_seconds <= 0) continue;
-      r.energy_joules = joules * r.compute_seconds / seconds;
-      r.energy_rule = rule;
+  // One row per owner, sorted by owner. Amounts of an owner are summed in the order they were
+  // recorded. With `joules` known, energy follows the unit's time: each owner gets the energy of
+  // its share of the interval (idle time's energy is idle's); exact when power is constant
+  // within the interval.
+  std::vector<Row> Take(std::optional<double> joules, double seconds, const char* energy_rule) {
+    // Entries of one owner object first (an integer sort), then those partial sums by owner
+    // value: far fewer string comparisons. Within one kind of amount, an owner's entries are
+    // recorded in ascending address order (loops over the unit's processes or holders), so the
+    // sums keep the order in which they were recorded.
+    std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+      return std::less<const Owner*>{}(a.owner, b.owner);
+    });
+    size_t kept = 0;
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      if (kept > 0 && entries_[kept - 1].owner == entries_[i].owner) Fold(entries_[kept - 1], entries_[i]);
+      else entries_[kept++] = entries_[i];
     }
-  }
-  std::vector<Row> Take() {
+    entries_.resize(kept);
+    std::stable_sort(entries_.begin(), entries_.end(),
+                     [](const Entry& a, const Entry& b) { return OwnerPtrLess{}(a.owner, b.owner); });
     std::vector<Row> out;
-    for (auto& [o, r] : rows_) out.push_back(std::move(r));
+    out.reserve(entries_.size());
+    for (size_t i = 0; i < entries_.size();) {
+      Entry sum = entries_[i++];
+      for (; i < entries_.size() && *entries_[i].owner == *sum.owner; ++i) Fold(sum, entries_[i]);
+      Row r;
+      r.owner = *sum.owner;
+      r.memory_byte_seconds = sum.memory;
+      r.compute_seconds = sum.compute;
+      r.requested_share_seconds = sum.request;
+      r.memory_rule = sum.memory_rule ? sum.memory_rule : "";
+      r.compute_rule = sum.compute_rule ? sum.compute_rule : "";
+      if (joules && r.compute_seconds > 0) {
+        r.energy_joules = *joules * r.compute_seconds / seconds;
+        r.energy_rule = energy_rule;
+      }
+      out.push_back(std::move(r));
+    }
+    entries_.clear();
     return out;
   }
 
  private:
-  Row& Get(const Owner& o) {
-    auto [it, fresh] = rows_.try_emplace(o);
-    if (fresh) it->second.owner = o;
-    return it->second;
+  struct Entry {
+    const Owner* owner;
+    double memory, compute, request;
+    const char* memory_rule;
+    const char* compute_rule;
+    size_t memory_seq, compute_seq;  // when each rule was recorded: the latest one wins
+  };
+  static void Fold(Entry& into, const Entry& e) {
+    into.memory += e.memory;
+    into.compute += e.compute;
+    into.request += e.request;
+    if (e.memory_rule && (!into.memory_rule || e.memory_seq > into.memory_seq)) {
+      into.memory_rule = e.memory_rule;
+      into.memory_seq = e.memory_seq;
+    }
+    if (e.compute_rule && (!into.compute_rule || e.compute_seq > into.compute_seq)) {
+      into.compute_rule = e.compute_rule;
+      into.compute_seq = e.compute_seq;
+    }
   }
   double memory_epsilon_, compute_epsilon_;
-  std::map<Owner, Row> rows_;
+  std::vector<Entry> entries_;
 };
 
 constexpr double kResidue = 1e-12;  // relative to capacity; far below the 1e-9 conservation bound
@@ -125,28 +170,28 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
     }
   } else if (!u.processes.empty()) {
     // No per-process samples: split the busy time by a proxy, and say which.
-    std::map<Owner, double> weight;
+    std::map<const Owner*, double, OwnerPtrLess> weight;
     const char* rule = "";
     const bool threads = u.mode == SharingMode::kMps &&
                          std::all_of(u.processes.begin(), u.processes.end(),
                                      [](const ProcessObservation& p) { return p.mps_thread_fraction.has_value(); });
     const bool memory = std::all_of(u.processes.begin(), u.processes.end(),
                                     [](const ProcessObservation& p) { return p.memory_bytes.has_value(); });
-    for (const auto& p : u.processes) weight[OwnerOf(p)] += 0;
+    for (const auto& p : u.processes) weight[&OwnerOf(p)] += 0;
     if (weight.size() == 1) {
       weight.begin()->second = 1;
       rule = "single tenant holds the busy time";
     } else if (threads) {
-      for (const auto& p : u.processes) weight[OwnerOf(p)] += std::max(0.0, *p.mps_thread_fraction);
+      for (const auto& p : u.processes) weight[&OwnerOf(p)] += std::max(0.0, *p.mps_thread_fraction);
       rule = "MPS active-thread percentage (no per-process samples)";
     } else if (memory) {
-      for (const auto& p : u.processes) weight[OwnerOf(p)] += static_cast<double>(*p.memory_bytes);
+      for (const auto& p : u.processes) weight[&OwnerOf(p)] += static_cast<double>(*p.memory_bytes);
       rule = "memory share (no per-process samples)";
     }
     double sum = 0;
     for (const auto& [o, w] : weight) sum += w;
     if (sum > 0) {
-      for (const auto& [o, w] : weight) acc.Compute(o, b * w / sum * seconds, rule);
+      for (const auto& [o, w] : weight) acc.Compute(*o, b * w / sum * seconds, rule);
       placed = b;
     }
   }
@@ -187,11 +232,8 @@ UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
   AttributeMemory(unit, seconds, acc);
   AttributeCompute(unit, seconds, acc);
   for (const auto& h : unit.holders) acc.Request(h.owner, std::clamp(h.share, 0.0, 1.0) * seconds);
-  if (unit.energy_joules && *unit.energy_joules >= 0) {
-    out.energy_joules = unit.energy_joules;
-    acc.SplitEnergy(*unit.energy_joules, seconds, unit.energy_rule);
-  }
-  out.rows = acc.Take();
+  if (unit.energy_joules && *unit.energy_joules >= 0) out.energy_joules = unit.energy_joules;
+  out.rows = acc.Take(out.energy_joules, seconds, unit.energy_rule);
   return out;
 }
 

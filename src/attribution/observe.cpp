@@ -4,8 +4,8 @@
 
 namespace gpumeter::attribution {
 
-std::map<uint32_t, double> SmShares(const gpu::DeviceSample& d) {
-  std::map<uint32_t, double> out;
+SmShareTable SmShares(const gpu::DeviceSample& d) {
+  SmShareTable out;
   if (!d.process_utilization_supported) return out;
   const double window_us = static_cast<double>(d.process_util_window_end_us - d.process_util_window_start_us);
   const double period_us = d.process_util_period_us ? static_cast<double>(*d.process_util_period_us) : 0.0;
@@ -22,10 +22,20 @@ std::map<uint32_t, double> SmShares(const gpu::DeviceSample& d) {
     // Period unknown (fewer than two distinct stamps so far): take the samples' mean as the share.
     const double n = static_cast<double>(count);
     const double periods = period_us > 0 && window_us > 0 ? window_us / period_us : n;
-    out.emplace_hint(out.end(), pid, std::clamp(pct / 100.0 / std::max(periods, n), 0.0, 1.0));
+    out.emplace_back(pid, std::clamp(pct / 100.0 / std::max(periods, n), 0.0, 1.0));
   }
-  for (const auto& p : d.processes) out.try_emplace(p.pid, 0.0);  // listed but no sample: idle in the window
+  // Listed but no sample: idle in the window. Added after the sampled PIDs, then merged by PID
+  // (a stable sort keeps a sampled entry ahead of its zero, and unique keeps the first).
+  for (const auto& p : d.processes) out.emplace_back(p.pid, 0.0);
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  out.erase(std::unique(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first == b.first; }), out.end());
   return out;
+}
+
+std::optional<double> SmShareOf(const SmShareTable& shares, uint32_t pid) {
+  auto it = std::lower_bound(shares.begin(), shares.end(), pid, [](const auto& e, uint32_t p) { return e.first < p; });
+  if (it == shares.end() || it->first != pid) return std::nullopt;
+  return it->second;
 }
 
 namespace {
@@ -176,7 +186,7 @@ std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gp
   if (d.lost || d.uuid.empty()) return out;
   if (previous && (previous->uuid != d.uuid || previous->lost)) previous = nullptr;
   auto processes = [&](const std::vector<gpu::GpuProcess>& procs, const std::vector<gpu::GpuProcess>* before,
-                       const std::map<uint32_t, double>& shares) {
+                       const SmShareTable& shares) {
     // One entry per PID seen at either end (a vector: this runs for every process every second).
     struct Seen {
       uint32_t pid;
@@ -202,7 +212,7 @@ std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gp
       o.pid = m.pid;
       o.owner = ctx.owner ? ctx.owner(m.pid) : std::nullopt;
       if (!m.unknown) o.memory_bytes = before ? Mean(m.before.value_or(0), m.now.value_or(0)) : m.now;
-      if (auto it = shares.find(m.pid); it != shares.end()) o.sm_fraction = it->second;
+      o.sm_fraction = SmShareOf(shares, m.pid);
       if (ctx.mps_thread_fraction) o.mps_thread_fraction = ctx.mps_thread_fraction(m.pid);
       ps.push_back(std::move(o));
     }

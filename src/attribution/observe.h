@@ -6,8 +6,8 @@
 #pragma once
 
 #include <functional>
-#include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "attribution/attribute.h"
@@ -57,8 +57,12 @@ std::optional<double> BusyFraction(const gpu::DeviceSample& device);
 // total slices. Unknown unless every instance's activity and slices are known.
 std::optional<double> MigGpuActivity(const gpu::DeviceSample& device);
 
-// Mean SM share of each PID over the device's sample window, [0, 1]; empty when the driver gives
-// no per-process utilization. Exposed for tests.
-std::map<uint32_t, double> SmShares(const gpu::DeviceSample& device);
+// Mean SM share of each PID over the device's sample window, [0, 1], as (PID, share) sorted by
+// PID; empty when the driver gives no per-process utilization. Exposed for tests.
+using SmShareTable = std::vector<std::pair<uint32_t, double>>;
+SmShareTable SmShares(const gpu::DeviceSample& device);
+
+// The share of `pid` in a table from SmShares; nullopt when the PID is not in it.
+std::optional<double> SmShareOf(const SmShareTable& shares, uint32_t pid);
 
 }  // namespace gpumeter::attribution

@@ -22,8 +22,10 @@ gpu::DeviceSample Device() {
 
 TEST(Observe, SmSharesCountPeriodsWithoutSamplesAsIdle) {
   const auto shares = SmShares(Device());
-  EXPECT_DOUBLE_EQ(shares.at(1), 0.5);
-  EXPECT_DOUBLE_EQ(shares.at(2), 0.1);
+  ASSERT_EQ(shares.size(), 2u);
+  EXPECT_DOUBLE_EQ(SmShareOf(shares, 1).value_or(-1), 0.5);
+  EXPECT_DOUBLE_EQ(SmShareOf(shares, 2).value_or(-1), 0.1);
+  EXPECT_FALSE(SmShareOf(shares, 3).has_value());
 }
 
 TEST(Observe, NoPerProcessUtilizationGivesNoShares) {
