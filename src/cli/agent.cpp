@@ -2,16 +2,14 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <map>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "cli/agent_flags.h"
+#include "cli/node_config.h"
 #include "metrics/exposition.h"
 #include "cli/runtime.h"
 #include "kubelet/pod_resources_source.h"
@@ -45,77 +43,6 @@ void AddAgentCommand(CLI::App& app, AgentOptions& o) {
   cmd->add_option("--tls-key", o.tls_key, "PEM private key of --tls-cert");
   cmd->add_option("--bearer-token-file", o.bearer_token_file, "Require 'Authorization: Bearer <token in this file>' (not on /healthz, /readyz)");
 }
-
-namespace {
-
-std::string NodeName(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  if (const char* env = std::getenv("NODE_NAME"); env && *env) return env;
-  char host[256] = {};
-  return ::gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
-}
-
-Expected<std::string> ReadWhole(const std::string& flag, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return MakeError(ErrorCode::kInvalidInput, flag + " " + path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// The API server's address and credentials: --kubeconfig, else in-cluster; nullopt outside a
-// cluster without --kubeconfig (the agent still runs: containers are unattributed).
-Expected<std::optional<node::ApiServerConfig>> ApiServerFor(const AgentOptions& o) {
-  if (!o.kubeconfig.empty()) {
-    auto text = ReadWhole("--kubeconfig", o.kubeconfig);
-    if (!text) return tl::unexpected(text.error());
-    auto config = node::ParseKubeconfig(*text, std::filesystem::path(o.kubeconfig).parent_path(), o.kubeconfig, o.kube_context);
-    if (!config) return tl::unexpected(config.error());
-    return std::optional<node::ApiServerConfig>(*config);
-  }
-  std::map<std::string, std::string> env;
-  for (const char* k : {"KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"})
-    if (const char* v = std::getenv(k)) env[k] = v;
-  auto config = node::InClusterConfig(env, "/var/run/secrets/kubernetes.io/serviceaccount");
-  if (!config) {
-    if (o.pods_file.empty())
-      spdlog::warn("no API server ({}; give --kubeconfig or --pods-file): processes in containers are unattributed, for want of pod names",
-                   config.error().message);
-    return std::optional<node::ApiServerConfig>();
-  }
-  return std::optional<node::ApiServerConfig>(*config);
-}
-
-}  // namespace
-
-// certificate-authority-data written to a private file for the life of the agent (httplib trusts
-// the system CAs too unless it is given a CA file).
-class PrivateFile {
- public:
-  static Expected<std::unique_ptr<PrivateFile>> Write(const std::string& content) {
-    std::string path = (std::filesystem::temp_directory_path() / "gpumeter-ca-XXXXXX").string();
-    const int fd = ::mkstemp(path.data());  // mode 0600
-    if (fd < 0) return MakeError(ErrorCode::kUnavailable, path + ": cannot create a private file for the CA data");
-    std::unique_ptr<PrivateFile> f(new PrivateFile(path));
-    size_t done = 0;
-    while (done < content.size()) {
-      const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    const bool closed = ::close(fd) == 0;
-    if (done != content.size() || !closed) return MakeError(ErrorCode::kUnavailable, path + ": cannot write the CA data");
-    return f;
-  }
-  ~PrivateFile() { ::unlink(path_.c_str()); }
-  PrivateFile(const PrivateFile&) = delete;
-  PrivateFile& operator=(const PrivateFile&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  explicit PrivateFile(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
 
 int RunAgent(const AgentOptions& o) {
   RuntimeOptions ro;
@@ -160,14 +87,17 @@ int RunAgent(const AgentOptions& o) {
     spdlog::warn("no --pod-resources-socket: no container holds any GPU; usage is still attributed to owners from /proc");
   }
   const std::string node_name = NodeName(o.node_name);
-  auto api = ApiServerFor(o);
+  std::string why_no_api;
+  auto api = ApiServerFor(o.kubeconfig, o.kube_context, &why_no_api);
   if (!api) return fail(api.error(), 2);
+  if (!*api && o.pods_file.empty())
+    spdlog::warn("no API server ({}; give --kubeconfig or --pods-file): processes in containers are unattributed, for want of pod names",
+                 why_no_api);
   std::unique_ptr<PrivateFile> ca_file;
-  if (*api && !(*api)->ca_pem.empty()) {
-    auto written = PrivateFile::Write((*api)->ca_pem);
+  if (*api) {
+    auto written = MaterializeCa(**api);
     if (!written) return fail(written.error(), 1);
     ca_file = std::move(*written);
-    (*api)->ca_file = ca_file->path();
   }
   // Pods from --pods-file, else list/watch from the API server; DRA devices from its ResourceSlices.
   std::unique_ptr<node::PodSource> pods;
