@@ -11,6 +11,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   prometheus curl jq openssl
 )
+# kubectl renders the Kubernetes manifests in a test (`kubectl kustomize`); Debian's is in
+# kubernetes-client. A kubectl already installed from elsewhere does as well.
+command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 
 missing=()
 for p in "${packages[@]}"; do

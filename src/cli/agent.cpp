@@ -30,7 +30,12 @@ void AddAgentCommand(CLI::App& app, AgentOptions& o) {
   cmd->add_option("--pods-file", o.pods_file, "Read pods from this PodList JSON file (kubectl get pods -o json), re-read on change");
   cmd->add_option("--kubeconfig", o.kubeconfig, "Reach the API server through this kubeconfig (default: in-cluster service account)");
   cmd->add_option("--kube-context", o.kube_context, "Context of --kubeconfig (default: its current-context)");
-  cmd->add_option("--device-plugin-config", o.device_plugin_config, "The NVIDIA device plugin's config file (sharing: timeSlicing/mps)");
+  cmd->add_option("--device-plugin-config", o.device_plugin_config, "The NVIDIA device plugin's config file (sharing: timeSlicing/mps)")
+      ->envname("GPUMETER_DEVICE_PLUGIN_CONFIG");
+  cmd->add_option("--resource-slices", o.resource_slices,
+                  "List DRA ResourceSlices from the API server (true/false; off where the agent may not list them)")
+      ->envname("GPUMETER_RESOURCE_SLICES")
+      ->capture_default_str();
   cmd->add_option("--sharing", o.sharing, "GPU-UUID=time-slicing:N | mps:N | exclusive (repeatable; beats every other evidence)");
   cmd->add_option("--node-label", o.node_labels, "KEY=VALUE node label used as sharing evidence, e.g. nvidia.com/gpu.replicas=4");
   cmd->add_option("--idle-power", o.idle_power, "MODEL_OR_UUID=WATTS idle power (else fitted from the readings)");
@@ -113,7 +118,7 @@ int RunAgent(const AgentOptions& o) {
     pods = std::move(watcher);
     spdlog::info("pods of node {} from {} ({})", node_name, (*api)->server, (*api)->source);
   }
-  if (*api) {
+  if (*api && o.resource_slices) {
     node::SliceSourceOptions so;
     so.config = **api;
     so.node_name = node_name;

@@ -4,7 +4,7 @@
 # rules loaded; then PromQL checks that the owners of every unit add up to it (rates and totals),
 # that no unit's containers add up to more than the unit (the incumbents' 300 %), that every
 # dashboard query evaluates and names only catalogued metrics, and that the rules are healthy.
-# Also `promtool check rules` and `promtool test rules` on deploy/prometheus.
+# Also `promtool check rules` and `promtool test rules` on deploy/kubernetes/monitoring.
 # Usage: prometheus_test.sh GPUMETER SOURCE_DIR
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -20,15 +20,20 @@ work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do [ -f "$f" ] && { echo "== $f"; tail -20 "$f"; }; done >&2; exit 1; }
 
-promtool check rules "$src/deploy/prometheus/rules.yaml" || fail "promtool check rules"
-(cd "$src/deploy/prometheus" && promtool test rules rules_test.yaml) || fail "promtool test rules"
-jq -e '.panels | length > 0' "$src/deploy/grafana/gpumeter-dashboard.json" >/dev/null || fail "dashboard is not valid JSON"
+# The rules as a plain rule file, taken from the PrometheusRule the way docs/deploy.md says.
+monitoring=$src/deploy/kubernetes/monitoring
+rules=$work/rules.yaml dashboard=$monitoring/gpumeter-dashboard.json
+sed -n '/^spec:/,$p' "$monitoring/prometheusrule.yaml" | sed '1d; s/^  //' >"$rules"
+cp "$monitoring/rules_test.yaml" "$work/"
+promtool check rules "$rules" || fail "promtool check rules"
+(cd "$work" && promtool test rules rules_test.yaml) || fail "promtool test rules"
+jq -e '.panels | length > 0' "$dashboard" >/dev/null || fail "dashboard is not valid JSON"
 # Every metric the dashboard and the rules query is in the catalogue (or recorded by the rules).
 "$bin" metrics-doc >"$work/catalogue.md"
-known=$(sed -n 's/^| `\(gpumeter_[a-z0-9_]*\)`.*/\1/p' "$work/catalogue.md"; sed -n 's/^ *- record: //p' "$src/deploy/prometheus/rules.yaml")
-for m in $( (jq -r '.panels[] | select(.targets) | .targets[].expr' "$src/deploy/grafana/gpumeter-dashboard.json";
-             jq -r '.templating.list[] | .definition // empty' "$src/deploy/grafana/gpumeter-dashboard.json";
-             grep -E '^ +expr:|^ +(sum|/|<)' "$src/deploy/prometheus/rules.yaml") | grep -oE '[a-z_:]*gpumeter_[a-z0-9_:]*' | sort -u); do
+known=$(sed -n 's/^| `\(gpumeter_[a-z0-9_]*\)`.*/\1/p' "$work/catalogue.md"; sed -n 's/^ *- record: //p' "$rules")
+for m in $( (jq -r '.panels[] | select(.targets) | .targets[].expr' "$dashboard";
+             jq -r '.templating.list[] | .definition // empty' "$dashboard";
+             grep -E '^ +expr:|^ +(sum|/|<)' "$rules") | grep -oE '[a-z_:]*gpumeter_[a-z0-9_:]*' | sort -u); do
   grep -qx "$m" <<<"$known" || fail "dashboard or rules query $m, which is not in the catalogue"
 done
 
@@ -47,7 +52,7 @@ done
 [ -n "$port" ] || fail "no free port"
 cat >"$work/prometheus.yml" <<YAML
 global: {scrape_interval: 1s, evaluation_interval: 1s}
-rule_files: ["$src/deploy/prometheus/rules.yaml"]
+rule_files: ["$rules"]
 scrape_configs:
   - job_name: gpumeter
     static_configs: [{targets: ["$target1", "$target2"]}]
@@ -95,7 +100,7 @@ namespaces=$(query 'sum by (namespace) (gpumeter_compute_seconds_total{owner_kin
 [ "$namespaces" = "ads,batch,llm,research,search,speech,vision" ] || fail "namespaces of both nodes: $namespaces"
 
 # Every dashboard query evaluates (Grafana's variables replaced by what "All" sends).
-jq -r '.panels[] | select(.targets) | .targets[].expr' "$src/deploy/grafana/gpumeter-dashboard.json" | while read -r expr; do
+jq -r '.panels[] | select(.targets) | .targets[].expr' "$dashboard" | while read -r expr; do
   q=${expr//\$node/.*}; q=${q//\$namespace/.*}; q=${q//\$__rate_interval/1m}
   status=$(query "$q" | jq -r '.status')
   [ "$status" = success ] || fail "dashboard query failed: $q"
