@@ -1,0 +1,64 @@
+// What a GPU costs per hour: from a pricing file (YAML, docs/pricing.md) with per-model prices,
+// per-instance-type node prices split into GPU and the rest, a currency and a discount; or from
+// the dated default table shipped with gpumeter (AWS us-east-1 on-demand, per GPU-hour with the
+// host's share, 2026-11), which the report flags as defaults to override. Pure; immutable after
+// parsing, so a Pricing may be shared between threads.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.h"
+
+namespace gpumeter::cost {
+
+// A GPU model matched by the words of its NVML name (case-insensitive, every word present), e.g.
+// {"A100", "80GB"} matches "NVIDIA A100-SXM4-80GB"; more words win over fewer.
+struct ModelPrice {
+  std::vector<std::string> words;
+  double per_gpu_hour = 0;
+  std::string source;  // "pricing file", or the default table's name and date
+};
+
+struct PriceQuote {
+  double per_gpu_hour = 0;  // after the discount
+  std::string source;       // where it came from
+  bool flagged = false;     // a default-table or fallback price: the report says so
+};
+
+class Pricing {
+ public:
+  // Only the default table, in USD.
+  static Pricing Defaults();
+  // A pricing file's text; `label` (its path) names it in errors.
+  static Expected<Pricing> Parse(std::string_view yaml, const std::string& label);
+
+  // The price of one whole GPU of `model` (its NVML name) per hour, or of `instance_type`'s
+  // share when that node price is configured; nullopt when nothing matches and there is no
+  // fallback.
+  std::optional<PriceQuote> Quote(const std::string& model, const std::string& instance_type = {}) const;
+
+  const std::string& currency() const { return currency_; }
+  double discount() const { return discount_; }
+
+ private:
+  std::string currency_ = "USD";
+  double discount_ = 0;  // fraction off every price, [0, 1)
+  std::vector<ModelPrice> models_;    // the file's first, then the defaults (when kept)
+  struct NodePrice {
+    std::string instance_type;
+    double per_gpu_hour;  // node price × GPU share / GPUs
+    std::string detail;
+  };
+  std::vector<NodePrice> nodes_;
+  std::optional<double> fallback_;
+};
+
+// The GPU share of a node price under a named split preset: "aws-scad" (0.9: AWS split cost
+// allocation data, GPU : CPU+memory = 9 : 1), "datadog" (0.95), "grafana" (0.70); nullopt for
+// an unknown name.
+std::optional<double> SplitPreset(std::string_view name);
+
+}  // namespace gpumeter::cost
