@@ -9,6 +9,7 @@
 #include "cli/demo.h"
 #include "cli/doctor.h"
 #include "cli/probe.h"
+#include "cli/report.h"
 #include "cli/simulate.h"
 #include "metrics/catalogue.h"
 
@@ -24,6 +25,8 @@ int main(int argc, char** argv) {
   gpumeter::cli::AddSimulateCommand(app, simulate);
   gpumeter::cli::ProbeOptions probe;
   gpumeter::cli::AddProbeCommand(app, probe);
+  gpumeter::cli::ReportOptions report;
+  gpumeter::cli::AddReportCommand(app, report);
   gpumeter::cli::DoctorOptions doctor;
   gpumeter::cli::AddDoctorCommand(app, doctor);
   app.add_subcommand("metrics-doc", "Print the metric catalogue as the Markdown table in docs/metrics.md");
@@ -41,6 +44,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("demo")) return gpumeter::cli::RunDemo(demo, argv[0]);
   if (app.got_subcommand("simulate")) return gpumeter::cli::RunSimulate(simulate, argv[0]);
   if (app.got_subcommand("probe")) return gpumeter::cli::RunProbe(probe);
+  if (app.got_subcommand("report")) return gpumeter::cli::RunReport(report);
   if (app.got_subcommand("doctor")) return gpumeter::cli::RunDoctor(doctor);
   return 2;
 }

@@ -10,6 +10,7 @@
 
 #include "cli/agent_flags.h"
 #include "cli/node_config.h"
+#include "cli/usage_recorder.h"
 #include "metrics/exposition.h"
 #include "cli/runtime.h"
 #include "kubelet/pod_resources_source.h"
@@ -36,6 +37,9 @@ void AddAgentCommand(CLI::App& app, AgentOptions& o) {
                   "List DRA ResourceSlices from the API server (true/false; off where the agent may not list them)")
       ->envname("GPUMETER_RESOURCE_SLICES")
       ->capture_default_str();
+  cmd->add_option("--store", o.store, "Record usage per minute in this SQLite file, for `gpumeter report`")->envname("GPUMETER_STORE");
+  cmd->add_option("--store-minute-days", o.store_minute_days, "Days of per-minute rows to keep (hourly rows: 400 days)")
+      ->check(CLI::Range(1, 3650))->capture_default_str();
   cmd->add_option("--sharing", o.sharing, "GPU-UUID=time-slicing:N | mps:N | exclusive (repeatable; beats every other evidence)");
   cmd->add_option("--node-label", o.node_labels, "KEY=VALUE node label used as sharing evidence, e.g. nvidia.com/gpu.replicas=4");
   cmd->add_option("--idle-power", o.idle_power, "MODEL_OR_UUID=WATTS idle power (else fitted from the readings)");
@@ -126,6 +130,22 @@ int RunAgent(const AgentOptions& o) {
     slices->Start();
   }
 
+  // The usage store: a store that cannot be opened is an error in the log, not a stopped agent.
+  std::unique_ptr<store::Store> usage_store;
+  std::unique_ptr<UsageRecorder> recorder;
+  if (!o.store.empty()) {
+    store::StoreOptions sto;
+    sto.minute_retention_days = o.store_minute_days;
+    auto opened = store::Store::Open(o.store, sto);
+    if (opened) {
+      usage_store = std::move(*opened);
+      recorder = std::make_unique<UsageRecorder>(*usage_store);
+      ro.after_pass = [r = recorder.get()](const node::NodeState& state) { r->Record(state); };
+      spdlog::info("recording usage in {}", o.store);
+    } else {
+      spdlog::error("{} (running without the store: metrics are served, usage is not recorded)", opened.error().message);
+    }
+  }
   if (!o.nvml_library.empty()) ro.nvml.library_candidates = {o.nvml_library};
   ro.nvml.first_util_lookback_us = static_cast<uint64_t>(o.interval_s * 1e6);
   ro.interval_s = o.interval_s;

@@ -20,7 +20,9 @@ struct AgentOptions {
   std::string kubeconfig;  // default: in-cluster when KUBERNETES_SERVICE_HOST is set
   std::string kube_context;
   std::string device_plugin_config;
-  bool resource_slices = true;  // list DRA ResourceSlices (needs RBAC on resourceslices)
+  bool resource_slices = true;
+  std::string store;  // usage store (SQLite); empty: none
+  int store_minute_days = 14;  // list DRA ResourceSlices (needs RBAC on resourceslices)
   std::vector<std::string> sharing;      // UUID=MODE[:REPLICAS]
   std::vector<std::string> node_labels;  // KEY=VALUE
   std::vector<std::string> idle_power;   // MODEL_OR_UUID=WATTS

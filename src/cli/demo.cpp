@@ -6,6 +6,8 @@
 #include <cstdlib>
 
 #include "cli/paths.h"
+#include "cli/report.h"
+#include "cli/usage_recorder.h"
 #include "cli/runtime.h"
 #include "cli/scenario_context.h"
 #include "cli/simulated_node.h"
@@ -29,6 +31,8 @@ void AddDemoCommand(CLI::App& app, DemoOptions& o) {
   cmd->add_option("--call-deadline", o.call_deadline_s, "Deadline per NVML call in seconds")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--speedup", o.speedup, "Scenario seconds per real second")->check(CLI::Range(0.01, 1000.0))->capture_default_str();
   cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics (port 0: any free port)")->capture_default_str();
+  cmd->add_option("--store", o.store, "Write usage to this SQLite store (kept; default: a temporary one) for `gpumeter report`");
+  cmd->add_option("--pricing", o.pricing_file, "Pricing file for the closing chargeback (default: the dated default table)");
 }
 
 int RunDemo(const DemoOptions& o, const std::string& argv0) {
@@ -91,6 +95,15 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   ro.before_pass = [&sim, scenario_now] {
     if (auto r = (*sim)->RefreshProc(scenario_now()); !r) spdlog::warn("demo /proc fixture: {}", r.error().message);
   };
+  // Usage into the store, as the agent does with --store; the closing chargeback is read back from it.
+  const std::string store_path = o.store.empty() ? ((*sim)->dir() / "usage.db").string() : o.store;
+  auto store = store::Store::Open(store_path);
+  if (!store) {
+    spdlog::error("{}", store.error().message);
+    return 1;
+  }
+  UsageRecorder recorder(**store);
+  ro.after_pass = [&recorder](const node::NodeState& state) { recorder.Record(state); };
   auto rt = NodeRuntime::Start(std::move(ro));
   if (!rt) {
     spdlog::error("{}", rt.error().message);
@@ -104,6 +117,7 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   fmt::print("kubelet: {} (fake, gRPC)   pods: {}   /proc: {}\n", (*sim)->kubelet_socket(), (*sim)->pods_file().string(),
              (*sim)->proc_root().string());
   fmt::print("metrics: {}/metrics   health: {}/healthz   ready: {}/readyz\n", (*rt)->url(), (*rt)->url(), (*rt)->url());
+  fmt::print("usage store: {}\n", store_path);
   std::fflush(stdout);
 
   // Per-process samples and GPM activity are rates over the window between two passes.
@@ -124,7 +138,17 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
     if (received > 0) break;
   }
   if (received > 0) fmt::print("\nstopping on signal {}\n", received);
-  rt->reset();
+  rt->reset();  // sampling stops: the store holds every interval
+  ReportOptions ro_report;
+  ro_report.source = "sqlite:" + store_path;
+  ro_report.pricing_file = o.pricing_file;
+  ro_report.by = "namespace";
+  auto summary = RenderReport(ro_report, 0);
+  if (!summary) {
+    spdlog::error("chargeback: {}", summary.error().message);
+    return 1;
+  }
+  fmt::print("\n--- chargeback (from {}; `gpumeter report --source sqlite:PATH` for more) ---\n{}", store_path, *summary);
   return 0;
 }
 

@@ -22,6 +22,8 @@ struct DemoOptions {
   double call_deadline_s = 2;
   double speedup = 1;
   std::string listen = "127.0.0.1:9400";
+  std::string store;         // usage store; default: one in the demo's temporary directory
+  std::string pricing_file;  // for the closing chargeback (default: the dated default table)
 };
 
 void AddDemoCommand(CLI::App& app, DemoOptions& options);

@@ -28,6 +28,8 @@ struct RuntimeOptions {
   metrics::ExpositionOptions exposition;
   metrics::HttpOptions http;
   std::function<void()> before_pass;  // on the sampling thread (the demo refreshes its /proc fixture)
+  // On the sampling thread, after each pass is published (the usage store records intervals).
+  std::function<void(const node::NodeState&)> after_pass;
 };
 
 class NodeRuntime {

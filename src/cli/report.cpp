@@ -1,0 +1,136 @@
+#include "cli/report.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <fstream>
+
+#include "cli/node_config.h"
+#include "report/render_html.h"
+#include "report/window.h"
+#include "store/store.h"
+
+namespace gpumeter::cli {
+
+void AddReportCommand(CLI::App& app, ReportOptions& o) {
+  auto* cmd = app.add_subcommand("report", "GPU chargeback over a window: cost per namespace, pod, label, … from the usage store");
+  cmd->add_option("--source", o.source, "sqlite:PATH (the store written by `gpumeter agent --store`)")->required();
+  cmd->add_option("--window", o.window, "How far back from now: 30m, 24h, 7d, … or 'all' (default: all)");
+  cmd->add_option("--from", o.from, "Start: RFC 3339 (2026-12-01T00:00:00Z) or Unix seconds");
+  cmd->add_option("--to", o.to, "End (default: now)");
+  cmd->add_option("--by", o.by, "Group by namespace, pod, container, label:KEY, gpu_model, node (comma-separated)")->capture_default_str();
+  cmd->add_option("--policy", o.policy, "Cost follows memory, compute, blend:ALPHA or request")->capture_default_str();
+  cmd->add_option("--idle", o.idle, "Idle cost: share (by use), owner (by request) or separate")->capture_default_str();
+  cmd->add_option("--pricing", o.pricing_file, "Pricing file (YAML, docs/pricing.md); default: the dated default table");
+  cmd->add_option("--format", o.format, "table, csv, json, focus or html")
+      ->check(CLI::IsMember({"table", "csv", "json", "focus", "html"}))->capture_default_str();
+  cmd->add_option("-o,--output", o.output, "Write to this file instead of stdout");
+}
+
+namespace {
+
+Error Bad(std::string message) { return Error{ErrorCode::kInvalidInput, std::move(message)}; }
+
+}  // namespace
+
+Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
+  cost::Policy policy;
+  auto basis = cost::ParseBasis(o.policy, &policy.alpha);
+  if (!basis) return tl::unexpected(Bad("--policy: " + basis.error().message));
+  policy.basis = *basis;
+  auto idle = cost::ParseIdleRule(o.idle);
+  if (!idle) return tl::unexpected(Bad("--idle: " + idle.error().message));
+  policy.idle = *idle;
+  auto dims = report::ParseGroupBy(o.by);
+  if (!dims) return tl::unexpected(dims.error());
+  cost::Pricing pricing = cost::Pricing::Defaults();
+  if (!o.pricing_file.empty()) {
+    auto text = ReadWhole("--pricing", o.pricing_file);
+    if (!text) return tl::unexpected(text.error());
+    auto parsed = cost::Pricing::Parse(*text, o.pricing_file);
+    if (!parsed) return tl::unexpected(parsed.error());
+    pricing = *parsed;
+  }
+  if (o.source.rfind("sqlite:", 0) != 0)
+    return tl::unexpected(Bad("--source '" + o.source + "': expected sqlite:PATH"));
+  const std::string path = o.source.substr(7);
+  auto store = store::Store::OpenReadOnly(path);
+  if (!store) return tl::unexpected(store.error());
+
+  report::Window w;
+  if (!o.window.empty() && (!o.from.empty()))
+    return tl::unexpected(Bad("--window and --from: give one of them"));
+  if (!o.from.empty()) {
+    auto from = report::ParseTime(o.from);
+    if (!from) return tl::unexpected(Bad("--from: " + from.error().message));
+    w.from_unix_s = *from;
+    w.to_unix_s = now;
+    if (!o.to.empty()) {
+      auto to = report::ParseTime(o.to);
+      if (!to) return tl::unexpected(Bad("--to: " + to.error().message));
+      w.to_unix_s = *to;
+    }
+  } else if (!o.window.empty() && o.window != "all") {
+    auto d = report::ParseDuration(o.window);
+    if (!d) return tl::unexpected(Bad("--window: " + d.error().message));
+    w.to_unix_s = now;
+    if (!o.to.empty()) {
+      auto to = report::ParseTime(o.to);
+      if (!to) return tl::unexpected(Bad("--to: " + to.error().message));
+      w.to_unix_s = *to;
+    }
+    w.from_unix_s = w.to_unix_s - *d;
+  } else {
+    auto span = (*store)->Span();
+    if (!span) return tl::unexpected(span.error());
+    if (!*span) return MakeError(ErrorCode::kNotFound, "store " + path + ": empty (no interval recorded yet)");
+    w.from_unix_s = (*span)->first;
+    w.to_unix_s = (*span)->second;
+  }
+  if (w.to_unix_s <= w.from_unix_s)
+    return tl::unexpected(Bad(fmt::format("window {} .. {} is empty: the end must be after the start", report::Rfc3339(w.from_unix_s),
+                                          report::Rfc3339(w.to_unix_s))));
+  auto usage = (*store)->Usage(w.from_unix_s, w.to_unix_s);
+  if (!usage) return tl::unexpected(usage.error());
+  if (usage->empty())
+    return MakeError(ErrorCode::kNotFound, fmt::format("store {}: no usage between {} and {}", path, report::Rfc3339(w.from_unix_s),
+                                                       report::Rfc3339(w.to_unix_s)));
+  auto labels = (*store)->PodLabels();
+  if (!labels) return tl::unexpected(labels.error());
+  const auto cb = report::BuildChargeback(*usage, *labels, pricing, policy, *dims);
+  if (o.format == "csv") return report::RenderCsv(cb);
+  if (o.format == "json") return report::RenderJson(cb, w);
+  if (o.format == "focus") return report::RenderFocus(cb, w, *labels);
+  if (o.format == "html") {
+    auto hourly = (*store)->HourlyUsage(w.from_unix_s, w.to_unix_s);
+    if (!hourly) return tl::unexpected(hourly.error());
+    std::vector<std::pair<int64_t, report::Chargeback>> over_time;
+    for (const auto& [hour, units] : *hourly) over_time.emplace_back(hour, report::BuildChargeback(units, *labels, pricing, policy, *dims));
+    return report::RenderHtml(cb, w, over_time);
+  }
+  return report::RenderTable(cb, w);
+}
+
+int RunReport(const ReportOptions& o) {
+  const auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto text = RenderReport(o, now);
+  if (!text) {
+    spdlog::error("{}", text.error().message);
+    return text.error().code == ErrorCode::kInvalidInput ? 2 : 1;
+  }
+  if (o.output.empty()) {
+    fmt::print("{}", *text);
+    return 0;
+  }
+  std::ofstream out(o.output, std::ios::binary | std::ios::trunc);
+  out << *text;
+  out.close();
+  if (!out) {
+    spdlog::error("--output {}: cannot write", o.output);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace gpumeter::cli
