@@ -104,7 +104,9 @@ Expected<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptio
   std::unique_ptr<Store> s(new Store(path, options));
   if (sqlite3_open_v2(path.c_str(), &s->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK)
     return tl::unexpected(s->Fail("opening"));
-  if (sqlite3_busy_timeout(s->db_, 2000) != SQLITE_OK) return tl::unexpected(s->Fail("setting the busy timeout"));
+  // Short: the writer runs on the sampling thread, which must not stall behind another process's
+  // lock; the interval is retried with the next one.
+  if (sqlite3_busy_timeout(s->db_, 200) != SQLITE_OK) return tl::unexpected(s->Fail("setting the busy timeout"));
   // WAL: readers never block the writer, and a killed writer leaves a consistent file.
   {
     Stmt wal(s->db_, "PRAGMA journal_mode=WAL");
