@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -34,6 +35,8 @@ CREATE TABLE usage_hours(hour INTEGER NOT NULL, unit_id INTEGER NOT NULL, owner_
   requested_share_seconds REAL NOT NULL, PRIMARY KEY(hour, unit_id, owner_id)) WITHOUT ROWID;
 CREATE TABLE pod_labels(namespace TEXT NOT NULL, pod TEXT NOT NULL, labels TEXT NOT NULL,
   PRIMARY KEY(namespace, pod)) WITHOUT ROWID;
+CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO meta VALUES('rolled_up_to_hour', 0);
 )sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
@@ -67,6 +70,21 @@ class Stmt {
   int rc_ = SQLITE_ERROR;
 };
 
+constexpr const char* kUnitUpsert[] = {
+    "INSERT INTO unit_minutes VALUES(?1,?2,?3,?4,?5,?6) ON CONFLICT DO UPDATE SET seconds = seconds + excluded.seconds, "
+    "memory_capacity_byte_seconds = memory_capacity_byte_seconds + excluded.memory_capacity_byte_seconds, "
+    "energy_joules = energy_joules + excluded.energy_joules, energy_unknown_seconds = energy_unknown_seconds + excluded.energy_unknown_seconds",
+    "INSERT INTO unit_hours VALUES(?1,?2,?3,?4,?5,?6) ON CONFLICT DO UPDATE SET seconds = seconds + excluded.seconds, "
+    "memory_capacity_byte_seconds = memory_capacity_byte_seconds + excluded.memory_capacity_byte_seconds, "
+    "energy_joules = energy_joules + excluded.energy_joules, energy_unknown_seconds = energy_unknown_seconds + excluded.energy_unknown_seconds"};
+constexpr const char* kUsageUpsert[] = {
+    "INSERT INTO usage_minutes VALUES(?1,?2,?3,?4,?5,?6,?7) ON CONFLICT DO UPDATE SET "
+    "memory_byte_seconds = memory_byte_seconds + excluded.memory_byte_seconds, compute_seconds = compute_seconds + excluded.compute_seconds, "
+    "energy_joules = energy_joules + excluded.energy_joules, requested_share_seconds = requested_share_seconds + excluded.requested_share_seconds",
+    "INSERT INTO usage_hours VALUES(?1,?2,?3,?4,?5,?6,?7) ON CONFLICT DO UPDATE SET "
+    "memory_byte_seconds = memory_byte_seconds + excluded.memory_byte_seconds, compute_seconds = compute_seconds + excluded.compute_seconds, "
+    "energy_joules = energy_joules + excluded.energy_joules, requested_share_seconds = requested_share_seconds + excluded.requested_share_seconds"};
+
 attribution::OwnerKind KindFrom(const std::string& s) {
   using attribution::OwnerKind;
   if (s == "container") return OwnerKind::kContainer;
@@ -79,6 +97,15 @@ int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) 
 int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
 
 }  // namespace
+
+// Per level (0 minutes, 1 hours): the unit and usage upserts.
+struct Store::Statements {
+  Statements(sqlite3* db)
+      : unit{Stmt(db, kUnitUpsert[0]), Stmt(db, kUnitUpsert[1])}, usage{Stmt(db, kUsageUpsert[0]), Stmt(db, kUsageUpsert[1])} {}
+  bool ok() const { return unit[0].ok() && unit[1].ok() && usage[0].ok() && usage[1].ok(); }
+  Stmt unit[2];
+  Stmt usage[2];
+};
 
 Error Store::Fail(const std::string& what) const {
   const int code = db_ ? sqlite3_extended_errcode(db_) : SQLITE_CANTOPEN;
@@ -116,7 +143,41 @@ Expected<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptio
   for (const char* pragma : {"PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"})
     if (auto r = s->Exec(pragma); !r) return tl::unexpected(r.error());
   if (auto r = s->Migrate(); !r) return tl::unexpected(r.error());
+  auto rolled = s->ReadRolledUpTo();
+  if (!rolled) return tl::unexpected(rolled.error());
+  s->rolled_up_to_hour_ = *rolled;
+  s->stmts_ = std::make_unique<Statements>(s->db_);
+  if (!s->stmts_->ok()) return tl::unexpected(s->Fail("preparing statements"));
   return s;
+}
+
+Expected<int64_t> Store::ReadRolledUpTo() const {
+  Stmt r(db_, "SELECT value FROM meta WHERE key = 'rolled_up_to_hour'");
+  if (!r.ok() || r.Step() != SQLITE_ROW) return tl::unexpected(Fail("reading the rollup mark"));
+  return r.Int(0);
+}
+
+Expected<void> Store::RollUpBefore(int64_t hour) {
+  if (hour <= rolled_up_to_hour_) return {};
+  const int64_t from = rolled_up_to_hour_ * 60, to = hour * 60;
+  const char* sql[] = {
+      "INSERT INTO unit_hours SELECT minute / 60, unit_id, SUM(seconds), SUM(memory_capacity_byte_seconds), SUM(energy_joules), "
+      "SUM(energy_unknown_seconds) FROM unit_minutes WHERE minute >= ?1 AND minute < ?2 GROUP BY minute / 60, unit_id "
+      "ON CONFLICT DO UPDATE SET seconds = seconds + excluded.seconds, "
+      "memory_capacity_byte_seconds = memory_capacity_byte_seconds + excluded.memory_capacity_byte_seconds, "
+      "energy_joules = energy_joules + excluded.energy_joules, energy_unknown_seconds = energy_unknown_seconds + excluded.energy_unknown_seconds",
+      "INSERT INTO usage_hours SELECT minute / 60, unit_id, owner_id, SUM(memory_byte_seconds), SUM(compute_seconds), SUM(energy_joules), "
+      "SUM(requested_share_seconds) FROM usage_minutes WHERE minute >= ?1 AND minute < ?2 GROUP BY minute / 60, unit_id, owner_id "
+      "ON CONFLICT DO UPDATE SET memory_byte_seconds = memory_byte_seconds + excluded.memory_byte_seconds, "
+      "compute_seconds = compute_seconds + excluded.compute_seconds, energy_joules = energy_joules + excluded.energy_joules, "
+      "requested_share_seconds = requested_share_seconds + excluded.requested_share_seconds",
+      "UPDATE meta SET value = ?2 / 60 WHERE key = 'rolled_up_to_hour' AND ?1 = ?1"};
+  for (const char* q : sql) {
+    Stmt st(db_, q);
+    if (!st.ok() || !st.Bind(1, from) || !st.Bind(2, to) || st.Step() != SQLITE_DONE) return tl::unexpected(Fail("rolling up hours"));
+  }
+  rolled_up_to_hour_ = hour;
+  return {};
 }
 
 Expected<std::unique_ptr<Store>> Store::OpenReadOnly(const std::string& path) {
@@ -135,7 +196,12 @@ Expected<std::unique_ptr<Store>> Store::OpenReadOnly(const std::string& path) {
   return s;
 }
 
-Store::~Store() { sqlite3_close_v2(db_); }
+Store::Store(std::string path, StoreOptions options) : path_(std::move(path)), options_(options) {}
+
+Store::~Store() {
+  stmts_.reset();  // statements before the connection
+  sqlite3_close_v2(db_);
+}
 
 Expected<void> Store::Migrate() {
   int64_t version = 0;
@@ -188,24 +254,14 @@ Expected<void> Store::Write(const IntervalRecord& rec) {
   const auto owners_before = owner_ids_;
   auto body = [&]() -> Expected<void> {
     const int64_t minute = FloorDiv(rec.end_unix_s, 60), hour = FloorDiv(minute, 60);
-    const char* unit_sql[] = {
-        "INSERT INTO unit_minutes VALUES(?1,?2,?3,?4,?5,?6) ON CONFLICT DO UPDATE SET seconds = seconds + excluded.seconds, "
-        "memory_capacity_byte_seconds = memory_capacity_byte_seconds + excluded.memory_capacity_byte_seconds, "
-        "energy_joules = energy_joules + excluded.energy_joules, energy_unknown_seconds = energy_unknown_seconds + excluded.energy_unknown_seconds",
-        "INSERT INTO unit_hours VALUES(?1,?2,?3,?4,?5,?6) ON CONFLICT DO UPDATE SET seconds = seconds + excluded.seconds, "
-        "memory_capacity_byte_seconds = memory_capacity_byte_seconds + excluded.memory_capacity_byte_seconds, "
-        "energy_joules = energy_joules + excluded.energy_joules, energy_unknown_seconds = energy_unknown_seconds + excluded.energy_unknown_seconds"};
-    const char* usage_sql[] = {
-        "INSERT INTO usage_minutes VALUES(?1,?2,?3,?4,?5,?6,?7) ON CONFLICT DO UPDATE SET "
-        "memory_byte_seconds = memory_byte_seconds + excluded.memory_byte_seconds, compute_seconds = compute_seconds + excluded.compute_seconds, "
-        "energy_joules = energy_joules + excluded.energy_joules, requested_share_seconds = requested_share_seconds + excluded.requested_share_seconds",
-        "INSERT INTO usage_hours VALUES(?1,?2,?3,?4,?5,?6,?7) ON CONFLICT DO UPDATE SET "
-        "memory_byte_seconds = memory_byte_seconds + excluded.memory_byte_seconds, compute_seconds = compute_seconds + excluded.compute_seconds, "
-        "energy_joules = energy_joules + excluded.energy_joules, requested_share_seconds = requested_share_seconds + excluded.requested_share_seconds"};
-    for (int level = 0; level < 2; ++level) {
+    // A new hour closes the ones before it: their minutes become hourly rows now.
+    if (auto r = RollUpBefore(hour); !r) return r;
+    // Minutes always; the hour too when it was rolled up already (a clock stepped back).
+    const int levels = hour < rolled_up_to_hour_ ? 2 : 1;
+    for (int level = 0; level < levels; ++level) {
       const int64_t bucket = level == 0 ? minute : hour;
-      Stmt us(db_, unit_sql[level]), os(db_, usage_sql[level]);
-      if (!us.ok() || !os.ok()) return tl::unexpected(Fail("preparing the interval's statements"));
+      Stmt& us = stmts_->unit[level];
+      Stmt& os = stmts_->usage[level];
       for (const auto& u : rec.units) {
         auto uid = UnitId(u.unit);
         if (!uid) return tl::unexpected(uid.error());
@@ -231,17 +287,23 @@ Expected<void> Store::Write(const IntervalRecord& rec) {
     }
     return Exec("COMMIT");
   };
+  const int64_t rolled_before = rolled_up_to_hour_;  // RollUpBefore moves it; a rollback moves it back
   auto r = body();
   if (!r) {
+    // A statement that failed mid-step must be reset before the rollback can run.
+    stmts_->unit[0].Reset(), stmts_->unit[1].Reset(), stmts_->usage[0].Reset(), stmts_->usage[1].Reset();
     (void)Exec("ROLLBACK");
     unit_ids_ = units_before;
     owner_ids_ = owners_before;
+    rolled_up_to_hour_ = rolled_before;
   }
   return r;
 }
 
 Expected<void> Store::Prune(int64_t now_unix_s) {
-  const int64_t minute_cut = FloorDiv(now_unix_s, 60) - int64_t{options_.minute_retention_days} * 24 * 60;
+  // Minutes go only once their hour is rolled up.
+  const int64_t minute_cut = std::min(FloorDiv(now_unix_s, 60) - int64_t{options_.minute_retention_days} * 24 * 60,
+                                      rolled_up_to_hour_ * 60);
   const int64_t hour_cut = FloorDiv(now_unix_s, 3600) - int64_t{options_.hour_retention_days} * 24;
   if (auto r = Exec("BEGIN IMMEDIATE"); !r) return r;
   auto body = [&]() -> Expected<void> {
@@ -260,21 +322,21 @@ Expected<void> Store::Prune(int64_t now_unix_s) {
 }
 
 Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::Query(int64_t from, int64_t to, bool by_hour) const {
-  // Whole minutes in [from, to); of them, whole hours come from the rollups.
+  // Whole minutes in [from, to); of them, whole hours already rolled up come from the hourly rows.
+  auto rolled = ReadRolledUpTo();  // another process (the agent) may have moved it
+  if (!rolled) return tl::unexpected(rolled.error());
   const int64_t m0 = CeilDiv(from, 60), m1 = FloorDiv(to, 60);
-  int64_t h0 = CeilDiv(m0, 60), h1 = FloorDiv(m1, 60);
+  int64_t h0 = CeilDiv(m0, 60), h1 = std::min(FloorDiv(m1, 60), *rolled);
   if (h0 >= h1) h0 = h1 = 0;  // no whole hour: minutes only
   const bool hours = h0 < h1;
   // Minute ranges outside the whole hours: [m0, a) and [b, m1).
   const int64_t a = hours ? h0 * 60 : m1, b = hours ? h1 * 60 : m1;
-  const std::string bucket_m = by_hour ? "(minute / 60) * 3600" : "0";  // minutes are >= 0 for real times
-  const std::string bucket_h = by_hour ? "hour * 3600" : "0";
   std::map<int64_t, UnitKey> units;
   std::map<int64_t, attribution::Owner> owners;
+  int rc;
   {
     Stmt s(db_, "SELECT id, node, uuid, gpu_uuid, model, mig_profile, mode, fraction FROM units");
     if (!s.ok()) return tl::unexpected(Fail("reading units"));
-    int rc;
     while ((rc = s.Step()) == SQLITE_ROW)
       units[s.Int(0)] = {s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Text(6), s.Real(7)};
     if (rc != SQLITE_DONE) return tl::unexpected(Fail("reading units"));
@@ -283,44 +345,63 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::Query(int64_t from, 
     while ((rc = o.Step()) == SQLITE_ROW) owners[o.Int(0)] = {KindFrom(o.Text(1)), o.Text(2), o.Text(3), o.Text(4)};
     if (rc != SQLITE_DONE) return tl::unexpected(Fail("reading owners"));
   }
-  std::map<int64_t, std::map<int64_t, UnitRecord>> out;  // bucket → unit id → record
-  const std::string unit_q =
-      "SELECT b, unit_id, SUM(seconds), SUM(memory_capacity_byte_seconds), SUM(energy_joules), SUM(energy_unknown_seconds) FROM ("
-      "SELECT " + bucket_m + " AS b, unit_id, seconds, memory_capacity_byte_seconds, energy_joules, energy_unknown_seconds FROM unit_minutes "
-      "WHERE (minute >= ?1 AND minute < ?2) OR (minute >= ?3 AND minute < ?4) UNION ALL "
-      "SELECT " + bucket_h + ", unit_id, seconds, memory_capacity_byte_seconds, energy_joules, energy_unknown_seconds FROM unit_hours "
-      "WHERE hour >= ?5 AND hour < ?6) GROUP BY b, unit_id";
-  const std::string usage_q =
-      "SELECT b, unit_id, owner_id, SUM(memory_byte_seconds), SUM(compute_seconds), SUM(energy_joules), SUM(requested_share_seconds) FROM ("
-      "SELECT " + bucket_m + " AS b, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, requested_share_seconds FROM usage_minutes "
-      "WHERE (minute >= ?1 AND minute < ?2) OR (minute >= ?3 AND minute < ?4) UNION ALL "
-      "SELECT " + bucket_h + ", unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, requested_share_seconds FROM usage_hours "
-      "WHERE hour >= ?5 AND hour < ?6) GROUP BY b, unit_id, owner_id";
-  auto bind = [&](Stmt& s) {
-    return s.ok() && s.Bind(1, m0) && s.Bind(2, a) && s.Bind(3, b) && s.Bind(4, m1) && s.Bind(5, h0) && s.Bind(6, h1);
+  // Range scans in primary-key order, summed here: no temporary B-tree over a month of rows.
+  struct Sums {
+    double v[4] = {0, 0, 0, 0};
   };
-  Stmt uq(db_, unit_q.c_str());
-  if (!bind(uq)) return tl::unexpected(Fail("querying units"));
-  int rc;
-  while ((rc = uq.Step()) == SQLITE_ROW) {
-    auto& r = out[uq.Int(0)][uq.Int(1)];
-    r.unit = units[uq.Int(1)];
-    r.seconds = uq.Real(2);
-    r.memory_capacity_byte_seconds = uq.Real(3);
-    r.energy_joules = uq.Real(4);
-    r.energy_unknown_seconds = uq.Real(5);
+  std::map<std::pair<int64_t, int64_t>, Sums> unit_sums;                      // (bucket, unit)
+  std::map<std::pair<int64_t, int64_t>, std::map<int64_t, Sums>> usage_sums;  // (bucket, unit) → owner
+  struct Range {
+    const char* unit_sql;
+    const char* usage_sql;
+    int64_t lo, hi, bucket_seconds;  // bucket_seconds: what one key of the table is, in seconds
+  };
+  const Range ranges[] = {
+      {"SELECT minute, unit_id, seconds, memory_capacity_byte_seconds, energy_joules, energy_unknown_seconds FROM unit_minutes WHERE minute >= ? AND minute < ?",
+       "SELECT minute, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, requested_share_seconds FROM usage_minutes WHERE minute >= ? AND minute < ?",
+       m0, a, 60},
+      {"SELECT minute, unit_id, seconds, memory_capacity_byte_seconds, energy_joules, energy_unknown_seconds FROM unit_minutes WHERE minute >= ? AND minute < ?",
+       "SELECT minute, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, requested_share_seconds FROM usage_minutes WHERE minute >= ? AND minute < ?",
+       b, m1, 60},
+      {"SELECT hour, unit_id, seconds, memory_capacity_byte_seconds, energy_joules, energy_unknown_seconds FROM unit_hours WHERE hour >= ? AND hour < ?",
+       "SELECT hour, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, requested_share_seconds FROM usage_hours WHERE hour >= ? AND hour < ?",
+       h0, h1, 3600},
+  };
+  for (const auto& r : ranges) {
+    if (r.lo >= r.hi) continue;
+    auto bucket = [&](int64_t key) { return by_hour ? FloorDiv(key * r.bucket_seconds, 3600) * 3600 : 0; };
+    Stmt us(db_, r.unit_sql);
+    if (!us.ok() || !us.Bind(1, r.lo) || !us.Bind(2, r.hi)) return tl::unexpected(Fail("querying units"));
+    while ((rc = us.Step()) == SQLITE_ROW) {
+      auto& x = unit_sums[{bucket(us.Int(0)), us.Int(1)}];
+      for (int i = 0; i < 4; ++i) x.v[i] += us.Real(2 + i);
+    }
+    if (rc != SQLITE_DONE) return tl::unexpected(Fail("querying units"));
+    Stmt os(db_, r.usage_sql);
+    if (!os.ok() || !os.Bind(1, r.lo) || !os.Bind(2, r.hi)) return tl::unexpected(Fail("querying usage"));
+    // Consecutive rows mostly share (bucket, unit): look the map up once per run.
+    std::pair<int64_t, int64_t> last_key{-1, -1};
+    std::map<int64_t, Sums>* per_owner = nullptr;
+    while ((rc = os.Step()) == SQLITE_ROW) {
+      const std::pair<int64_t, int64_t> key{bucket(os.Int(0)), os.Int(1)};
+      if (!per_owner || key != last_key) per_owner = &usage_sums[key], last_key = key;
+      auto& x = (*per_owner)[os.Int(2)];
+      for (int i = 0; i < 4; ++i) x.v[i] += os.Real(3 + i);
+    }
+    if (rc != SQLITE_DONE) return tl::unexpected(Fail("querying usage"));
   }
-  if (rc != SQLITE_DONE) return tl::unexpected(Fail("querying units"));
-  Stmt oq(db_, usage_q.c_str());
-  if (!bind(oq)) return tl::unexpected(Fail("querying usage"));
-  while ((rc = oq.Step()) == SQLITE_ROW) {
-    auto& r = out[oq.Int(0)][oq.Int(1)];
-    r.owners.push_back({owners[oq.Int(2)], oq.Real(3), oq.Real(4), oq.Real(5), oq.Real(6)});
-  }
-  if (rc != SQLITE_DONE) return tl::unexpected(Fail("querying usage"));
   std::map<int64_t, std::vector<UnitRecord>> result;
-  for (auto& [bucket, recs] : out)
-    for (auto& [id, r] : recs) result[bucket].push_back(std::move(r));
+  for (const auto& [key, x] : unit_sums) {
+    UnitRecord r;
+    r.unit = units[key.second];
+    r.seconds = x.v[0];
+    r.memory_capacity_byte_seconds = x.v[1];
+    r.energy_joules = x.v[2];
+    r.energy_unknown_seconds = x.v[3];
+    if (auto it = usage_sums.find(key); it != usage_sums.end())
+      for (const auto& [oid, o] : it->second) r.owners.push_back({owners[oid], o.v[0], o.v[1], o.v[2], o.v[3]});
+    result[key.first].push_back(std::move(r));
+  }
   return result;
 }
 

@@ -1,6 +1,8 @@
 // The embedded usage store: SQLite on disk in WAL mode, one row per (unit, owner, minute) with
 // the usage and the share held (so cost can be recomputed under any policy), per-unit capacity
-// rows beside them, and hourly rollups kept in the same transaction. One transaction per
+// rows beside them, and hourly rollups: an hour is rolled up from its minutes by the first write
+// of a later hour, in that write's transaction (data for an hour already rolled up, after a
+// clock step back, goes into both). One transaction per
 // interval: a process killed at any moment loses at most the interval being written, and the
 // file is never left corrupt (WAL, synchronous=NORMAL). Versioned migrations
 // (PRAGMA user_version). A locked, full or corrupt database is an error that names the file.
@@ -85,7 +87,7 @@ class Store {
   const std::string& path() const { return path_; }
 
  private:
-  Store(std::string path, StoreOptions options) : path_(std::move(path)), options_(options) {}
+  Store(std::string path, StoreOptions options);
   Expected<void> Exec(const char* sql) const;
   Expected<void> Migrate();
   Expected<int64_t> UnitId(const UnitKey& key);
@@ -94,9 +96,16 @@ class Store {
   // Sums over [from, to) per unit (and per hour when `by_hour`; else everything under key 0).
   Expected<std::map<int64_t, std::vector<UnitRecord>>> Query(int64_t from_unix_s, int64_t to_unix_s, bool by_hour) const;
 
+  // Rolls the minutes of hours in [rolled_up_to_hour_, hour) into hourly rows.
+  Expected<void> RollUpBefore(int64_t hour);
+  Expected<int64_t> ReadRolledUpTo() const;
+
   std::string path_;
   StoreOptions options_;
   sqlite3* db_ = nullptr;
+  struct Statements;  // prepared once, finalized with the store
+  std::unique_ptr<Statements> stmts_;
+  int64_t rolled_up_to_hour_ = 0;  // hours before this one are in the hourly tables
   std::map<UnitKey, int64_t> unit_ids_;
   std::map<attribution::Owner, int64_t> owner_ids_;
 };

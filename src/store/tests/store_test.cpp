@@ -152,6 +152,25 @@ TEST(Store, LockedDatabaseIsAnErrorAndLosesNothing) {
   EXPECT_DOUBLE_EQ((*usage)[0].seconds, 2.0);  // the first and the third interval
 }
 
+// A clock stepped back: an interval for an hour already rolled up is counted once, whether the
+// window reads that hour from the hourly rows or from its minutes.
+TEST(Store, LateIntervalsForARolledUpHourCountOnce) {
+  testing::TempDir dir("gpumeter-store");
+  auto s = Store::Open((dir.path() / "usage.db").string());
+  ASSERT_TRUE(s) << s.error().message;
+  const int64_t t = 1'767'225'600;  // an hour boundary
+  ASSERT_TRUE((*s)->Write(Interval(t + 100, 1.0, 0.5)));
+  ASSERT_TRUE((*s)->Write(Interval(t + 3600 + 100, 1.0, 0.5)));  // rolls the first hour up
+  ASSERT_TRUE((*s)->Write(Interval(t + 200, 2.0, 0.5)));         // late, into the rolled-up hour
+  for (const auto& [from, to] : {std::pair{t, t + 3600}, std::pair{t + 60, t + 3600}, std::pair{t - 3600, t + 7200}}) {
+    auto u = (*s)->Usage(from, to);
+    ASSERT_TRUE(u) << u.error().message;
+    double seconds = 0;
+    for (const auto& r : *u) seconds += r.seconds;
+    EXPECT_DOUBLE_EQ(seconds, to - from >= 7200 ? 4.0 : 3.0) << from - t << ".." << to - t;
+  }
+}
+
 TEST(Store, PruneDropsOldMinutesButKeepsHours) {
   testing::TempDir dir("gpumeter-store");
   StoreOptions o;
