@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <filesystem>
 
@@ -416,15 +417,18 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::HourlyUsage(int64_t 
 }
 
 Expected<std::optional<std::pair<int64_t, int64_t>>> Store::Span() const {
-  // Minutes where they are kept; hours where the minutes were pruned.
+  // Minutes where they are kept; hours where the minutes were pruned (or not yet rolled up).
   Stmt s(db_, "SELECT (SELECT MIN(minute) FROM unit_minutes), (SELECT MAX(minute) FROM unit_minutes), "
               "(SELECT MIN(hour) FROM unit_hours), (SELECT MAX(hour) FROM unit_hours)");
   if (!s.ok() || s.Step() != SQLITE_ROW) return tl::unexpected(Fail("reading the time span"));
-  if (sqlite3_column_type(s.get(), 2) == SQLITE_NULL) return std::optional<std::pair<int64_t, int64_t>>();
   const bool minutes = sqlite3_column_type(s.get(), 0) != SQLITE_NULL;
-  int64_t first = s.Int(2) * 3600, last = (s.Int(3) + 1) * 3600;
-  if (minutes && FloorDiv(s.Int(0), 60) == s.Int(2)) first = s.Int(0) * 60;
-  if (minutes && FloorDiv(s.Int(1), 60) == s.Int(3)) last = (s.Int(1) + 1) * 60;
+  const bool hours = sqlite3_column_type(s.get(), 2) != SQLITE_NULL;
+  if (!minutes && !hours) return std::optional<std::pair<int64_t, int64_t>>();
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  if (minutes) first = s.Int(0) * 60, last = (s.Int(1) + 1) * 60;
+  // An hour whose minutes are gone widens the span to the whole hour.
+  if (hours && (!minutes || s.Int(2) < FloorDiv(s.Int(0), 60))) first = std::min(first, s.Int(2) * 3600);
+  if (hours && (!minutes || s.Int(3) > FloorDiv(s.Int(1), 60))) last = std::max(last, (s.Int(3) + 1) * 3600);
   return std::optional<std::pair<int64_t, int64_t>>(std::pair{first, last});
 }
 
