@@ -38,6 +38,9 @@ void AddAgentCommand(CLI::App& app, AgentOptions& o) {
       ->envname("GPUMETER_RESOURCE_SLICES")
       ->capture_default_str();
   cmd->add_option("--store", o.store, "Record usage per minute in this SQLite file, for `gpumeter report`")->envname("GPUMETER_STORE");
+  cmd->add_option("--shutdown-grace", o.shutdown_grace_s,
+                  "After SIGTERM, stop sampling and keep serving the final counters this many seconds (a last scrape sees them)")
+      ->check(CLI::Range(0.0, 300.0))->capture_default_str();
   cmd->add_option("--store-minute-days", o.store_minute_days, "Days of per-minute rows to keep (hourly rows: 400 days)")
       ->check(CLI::Range(1, 3650))->capture_default_str();
   cmd->add_option("--sharing", o.sharing, "GPU-UUID=time-slicing:N | mps:N | exclusive (repeatable; beats every other evidence)");
@@ -165,6 +168,8 @@ int RunAgent(const AgentOptions& o) {
   while ((received = WaitForSignal(signals, std::chrono::seconds(3600))) == 0) {
   }
   spdlog::info("stopping on signal {}", received);
+  (*rt)->StopSampling();
+  if (o.shutdown_grace_s > 0) WaitForSignal(signals, std::chrono::duration<double>(o.shutdown_grace_s));  // a second signal ends it
   rt->reset();
   return 0;
 }

@@ -22,7 +22,8 @@ struct AgentOptions {
   std::string device_plugin_config;
   bool resource_slices = true;
   std::string store;  // usage store (SQLite); empty: none
-  int store_minute_days = 14;  // list DRA ResourceSlices (needs RBAC on resourceslices)
+  int store_minute_days = 14;
+  double shutdown_grace_s = 0;  // after SIGTERM: serve the final counters this long, sampling stopped  // list DRA ResourceSlices (needs RBAC on resourceslices)
   std::vector<std::string> sharing;      // UUID=MODE[:REPLICAS]
   std::vector<std::string> node_labels;  // KEY=VALUE
   std::vector<std::string> idle_power;   // MODEL_OR_UUID=WATTS

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <thread>
 
 #include "cli/paths.h"
 #include "cli/report.h"
@@ -33,6 +34,8 @@ void AddDemoCommand(CLI::App& app, DemoOptions& o) {
   cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics (port 0: any free port)")->capture_default_str();
   cmd->add_option("--store", o.store, "Write usage to this SQLite store (kept; default: a temporary one) for `gpumeter report`");
   cmd->add_option("--pricing", o.pricing_file, "Pricing file for the closing chargeback (default: the dated default table)");
+  cmd->add_option("--shutdown-grace", o.shutdown_grace_s, "On stop, serve the final counters this many seconds after sampling ends")
+      ->check(CLI::Range(0.0, 300.0))->capture_default_str();
 }
 
 int RunDemo(const DemoOptions& o, const std::string& argv0) {
@@ -138,7 +141,9 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
     if (received > 0) break;
   }
   if (received > 0) fmt::print("\nstopping on signal {}\n", received);
-  rt->reset();  // sampling stops: the store holds every interval
+  (*rt)->StopSampling();  // the store now holds every interval; /metrics shows the same totals
+  if (o.shutdown_grace_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(o.shutdown_grace_s));
+  rt->reset();
   ReportOptions ro_report;
   ro_report.source = "sqlite:" + store_path;
   ro_report.pricing_file = o.pricing_file;

@@ -24,6 +24,7 @@ struct DemoOptions {
   std::string listen = "127.0.0.1:9400";
   std::string store;         // usage store; default: one in the demo's temporary directory
   std::string pricing_file;  // for the closing chargeback (default: the dated default table)
+  double shutdown_grace_s = 0;  // keep serving the final counters this long after sampling stops
 };
 
 void AddDemoCommand(CLI::App& app, DemoOptions& options);

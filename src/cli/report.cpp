@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "cli/node_config.h"
+#include "report/prometheus_source.h"
 #include "report/render_html.h"
 #include "report/window.h"
 #include "store/store.h"
@@ -15,8 +16,8 @@ namespace gpumeter::cli {
 
 void AddReportCommand(CLI::App& app, ReportOptions& o) {
   auto* cmd = app.add_subcommand("report", "GPU chargeback over a window: cost per namespace, pod, label, … from the usage store");
-  cmd->add_option("--source", o.source, "sqlite:PATH (the store written by `gpumeter agent --store`)")->required();
-  cmd->add_option("--window", o.window, "How far back from now: 30m, 24h, 7d, … or 'all' (default: all)");
+  cmd->add_option("--source", o.source, "sqlite:PATH (the store written by `gpumeter agent --store`) or prometheus:URL")->required();
+  cmd->add_option("--window", o.window, "How far back from now: 30m, 24h, 7d, … or 'all' (the store's whole span; the default for sqlite)");
   cmd->add_option("--from", o.from, "Start: RFC 3339 (2026-12-01T00:00:00Z) or Unix seconds");
   cmd->add_option("--to", o.to, "End (default: now)");
   cmd->add_option("--by", o.by, "Group by namespace, pod, container, label:KEY, gpu_model, node (comma-separated)")->capture_default_str();
@@ -52,61 +53,81 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
     if (!parsed) return tl::unexpected(parsed.error());
     pricing = *parsed;
   }
-  if (o.source.rfind("sqlite:", 0) != 0)
-    return tl::unexpected(Bad("--source '" + o.source + "': expected sqlite:PATH"));
-  const std::string path = o.source.substr(7);
-  auto store = store::Store::OpenReadOnly(path);
-  if (!store) return tl::unexpected(store.error());
+  const bool from_store = o.source.rfind("sqlite:", 0) == 0, from_prometheus = o.source.rfind("prometheus:", 0) == 0;
+  if (!from_store && !from_prometheus)
+    return tl::unexpected(Bad("--source '" + o.source + "': expected sqlite:PATH or prometheus:URL"));
+  const std::string where = o.source.substr(o.source.find(':') + 1);
+  std::unique_ptr<store::Store> store;
+  if (from_store) {
+    auto opened = store::Store::OpenReadOnly(where);
+    if (!opened) return tl::unexpected(opened.error());
+    store = std::move(*opened);
+  }
 
   report::Window w;
-  if (!o.window.empty() && (!o.from.empty()))
-    return tl::unexpected(Bad("--window and --from: give one of them"));
+  if (!o.window.empty() && !o.from.empty()) return tl::unexpected(Bad("--window and --from: give one of them"));
+  auto end = [&]() -> Expected<int64_t> {
+    if (o.to.empty()) return now;
+    auto to = report::ParseTime(o.to);
+    if (!to) return tl::unexpected(Bad("--to: " + to.error().message));
+    return *to;
+  };
   if (!o.from.empty()) {
     auto from = report::ParseTime(o.from);
     if (!from) return tl::unexpected(Bad("--from: " + from.error().message));
-    w.from_unix_s = *from;
-    w.to_unix_s = now;
-    if (!o.to.empty()) {
-      auto to = report::ParseTime(o.to);
-      if (!to) return tl::unexpected(Bad("--to: " + to.error().message));
-      w.to_unix_s = *to;
-    }
+    auto to = end();
+    if (!to) return tl::unexpected(to.error());
+    w = {*from, *to};
   } else if (!o.window.empty() && o.window != "all") {
     auto d = report::ParseDuration(o.window);
     if (!d) return tl::unexpected(Bad("--window: " + d.error().message));
-    w.to_unix_s = now;
-    if (!o.to.empty()) {
-      auto to = report::ParseTime(o.to);
-      if (!to) return tl::unexpected(Bad("--to: " + to.error().message));
-      w.to_unix_s = *to;
-    }
-    w.from_unix_s = w.to_unix_s - *d;
-  } else {
-    auto span = (*store)->Span();
+    auto to = end();
+    if (!to) return tl::unexpected(to.error());
+    w = {*to - *d, *to};
+  } else if (from_store) {
+    auto span = store->Span();
     if (!span) return tl::unexpected(span.error());
-    if (!*span) return MakeError(ErrorCode::kNotFound, "store " + path + ": empty (no interval recorded yet)");
-    w.from_unix_s = (*span)->first;
-    w.to_unix_s = (*span)->second;
+    if (!*span) return MakeError(ErrorCode::kNotFound, "store " + where + ": empty (no interval recorded yet)");
+    w = {(*span)->first, (*span)->second};
+  } else {
+    return tl::unexpected(Bad("--source prometheus: needs --window (e.g. 7d) or --from"));
   }
   if (w.to_unix_s <= w.from_unix_s)
     return tl::unexpected(Bad(fmt::format("window {} .. {} is empty: the end must be after the start", report::Rfc3339(w.from_unix_s),
                                           report::Rfc3339(w.to_unix_s))));
-  auto usage = (*store)->Usage(w.from_unix_s, w.to_unix_s);
-  if (!usage) return tl::unexpected(usage.error());
-  if (usage->empty())
-    return MakeError(ErrorCode::kNotFound, fmt::format("store {}: no usage between {} and {}", path, report::Rfc3339(w.from_unix_s),
+  std::vector<store::UnitRecord> units;
+  report::Labels labels;
+  if (from_store) {
+    auto usage = store->Usage(w.from_unix_s, w.to_unix_s);
+    if (!usage) return tl::unexpected(usage.error());
+    auto stored_labels = store->PodLabels();
+    if (!stored_labels) return tl::unexpected(stored_labels.error());
+    units = std::move(*usage);
+    labels = std::move(*stored_labels);
+  } else {
+    std::vector<std::string> keys;
+    for (const auto& d : *dims)
+      if (d.rfind("label:", 0) == 0) keys.push_back(d.substr(6));
+    auto usage = report::UsageFromPrometheus(where, w.from_unix_s, w.to_unix_s, keys);
+    if (!usage) return tl::unexpected(usage.error());
+    units = std::move(usage->units);
+    labels = std::move(usage->labels);
+  }
+  if (units.empty())
+    return MakeError(ErrorCode::kNotFound, fmt::format("{}: no usage between {} and {}", o.source, report::Rfc3339(w.from_unix_s),
                                                        report::Rfc3339(w.to_unix_s)));
-  auto labels = (*store)->PodLabels();
-  if (!labels) return tl::unexpected(labels.error());
-  const auto cb = report::BuildChargeback(*usage, *labels, pricing, policy, *dims);
+  const auto cb = report::BuildChargeback(units, labels, pricing, policy, *dims);
   if (o.format == "csv") return report::RenderCsv(cb);
   if (o.format == "json") return report::RenderJson(cb, w);
-  if (o.format == "focus") return report::RenderFocus(cb, w, *labels);
+  if (o.format == "focus") return report::RenderFocus(cb, w, labels);
   if (o.format == "html") {
-    auto hourly = (*store)->HourlyUsage(w.from_unix_s, w.to_unix_s);
-    if (!hourly) return tl::unexpected(hourly.error());
+    // Over time from the store's hourly rows (from Prometheus: the window's totals only).
     std::vector<std::pair<int64_t, report::Chargeback>> over_time;
-    for (const auto& [hour, units] : *hourly) over_time.emplace_back(hour, report::BuildChargeback(units, *labels, pricing, policy, *dims));
+    if (store) {
+      auto hourly = store->HourlyUsage(w.from_unix_s, w.to_unix_s);
+      if (!hourly) return tl::unexpected(hourly.error());
+      for (const auto& [hour, hu] : *hourly) over_time.emplace_back(hour, report::BuildChargeback(hu, labels, pricing, policy, *dims));
+    }
     return report::RenderHtml(cb, w, over_time);
   }
   return report::RenderTable(cb, w);

@@ -45,6 +45,9 @@ class NodeRuntime {
   sampler::SamplerHealth Health() const { return sampler_->Health(); }
   std::shared_ptr<const node::NodeState> State() const { return pipeline_->Latest(); }
   bool WaitForPass(uint64_t sequence, std::chrono::milliseconds timeout) const { return sampler_->WaitForPass(sequence, timeout); }
+  // Stops sampling (and so recording) while /metrics keeps serving the final counters: a last
+  // scrape then sees everything the store has. Idempotent.
+  void StopSampling() { sampler_->Stop(); }
 
  private:
   NodeRuntime() = default;

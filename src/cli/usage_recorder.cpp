@@ -3,34 +3,10 @@
 #include <spdlog/spdlog.h>
 
 namespace gpumeter::cli {
-namespace {
-
-// The fraction of its GPU a unit is: 1 for a whole GPU; a MIG instance's compute slices over the
-// GPU's; the slices in no instance for the free-slices unit (named by the GPU's UUID).
-double Fraction(const gpu::GpuSnapshot& snap, const std::string& unit_uuid) {
-  for (const auto& d : snap.devices) {
-    if (!d.mig_enabled || !d.mig_total_slices || *d.mig_total_slices == 0) {
-      if (d.uuid == unit_uuid) return 1;
-      continue;
-    }
-    const double total = *d.mig_total_slices;
-    double used = 0;
-    for (const auto& m : d.mig_instances) {
-      if (m.uuid == unit_uuid) return m.slices ? *m.slices / total : 0;
-      used += m.slices.value_or(0);
-    }
-    if (d.uuid == unit_uuid) return std::max(0.0, total - used) / total;
-  }
-  return 1;
-}
-
-}  // namespace
-
 store::IntervalRecord ToIntervalRecord(const node::NodeState& state) {
   store::IntervalRecord rec;
   if (!state.last_good) return rec;
-  const auto& snap = state.last_good->snapshot;
-  rec.end_unix_s = static_cast<int64_t>(snap.timestamp_us / 1'000'000);
+  rec.end_unix_s = static_cast<int64_t>(state.last_good->snapshot.timestamp_us / 1'000'000);
   for (const auto& ledger : state.last_interval) {
     store::UnitRecord u;
     const auto* info = state.FindUnit(ledger.uuid);
@@ -40,7 +16,7 @@ store::IntervalRecord ToIntervalRecord(const node::NodeState& state) {
     u.unit.model = info ? info->model : "";
     u.unit.mig_profile = info ? info->mig_profile : "";
     u.unit.mode = attribution::ToString(ledger.mode);
-    u.unit.fraction = Fraction(snap, ledger.uuid);
+    u.unit.fraction = info ? info->gpu_fraction : 1;
     u.seconds = ledger.seconds;
     u.memory_capacity_byte_seconds = ledger.memory_capacity_byte_seconds;
     if (ledger.energy_joules) u.energy_joules = *ledger.energy_joules;

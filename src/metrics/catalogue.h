@@ -18,7 +18,7 @@ enum class Metric {
   kGpuSmActive, kGpuPower, kGpuEnergy, kMigMemoryTotal, kMigMemoryUsed, kMigSmActive,
   kProcessMemory, kProcessSm,
   // Attribution: per unit (GPU or MIG instance) and owner, integrated over time.
-  kUnitInfo, kUnitSeconds, kUnitMemoryCapacity, kUnitEnergy, kUnitEnergyUnknown,
+  kUnitInfo, kUnitGpuFraction, kUnitSeconds, kUnitMemoryCapacity, kUnitEnergy, kUnitEnergyUnknown,
   kMemoryByteSeconds, kMemoryBytes, kComputeSeconds, kComputeRatio, kEnergyJoules, kRequestedShare,
   kRequestedShareSeconds,
   kCount

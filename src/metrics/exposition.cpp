@@ -153,6 +153,7 @@ void Attribution(Families& f, const node::NodeState& state, const ExpositionOpti
     const std::string index = std::to_string(u.gpu_index), replicas = std::to_string(u.replicas);
     f.Add(Metric::kUnitInfo, {state.node, u.uuid, u.gpu_uuid, index, u.model, u.mig_profile, attribution::ToString(u.mode), replicas, u.evidence},
           1);
+    f.Add(Metric::kUnitGpuFraction, {state.node, u.uuid}, u.gpu_fraction);
   }
   for (const auto& [uuid, t] : state.unit_totals) {
     const uint32_t l = f.Labels(Metric::kUnitSeconds, {state.node, uuid});

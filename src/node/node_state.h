@@ -34,6 +34,10 @@ struct UnitInfo {
   std::string evidence;                  // what decided the mode ("no allocation" when none)
   std::vector<k8s::UnitHolder> holders;  // containers allocated to it, with their share
   std::optional<uint64_t> memory_total_bytes;
+  // The unit's share of its physical GPU, what its cost is priced at: 1 for a whole GPU; a MIG
+  // instance's compute slices over the GPU's (1 when the slices are unknown); the free slices'
+  // share for the "unpartitioned" unit.
+  double gpu_fraction = 1;
 };
 
 // Running totals of one owner on one unit since the agent started (monotonic: counters).

@@ -202,6 +202,8 @@ std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap) const {
         u.uuid = m.uuid, u.gpu_uuid = d.uuid, u.gpu_index = d.index, u.model = d.name;
         u.mig_profile = MigProfileOfName(m.name), u.mig_gpu_instance = m.gpu_instance_id, u.mode = SharingMode::kMig;
         if (m.memory) u.memory_total_bytes = m.memory->total_bytes;
+        if (m.slices && d.mig_total_slices && *d.mig_total_slices > 0)
+          u.gpu_fraction = static_cast<double>(*m.slices) / *d.mig_total_slices;
         add(std::move(u));
       }
       // Slices in no instance are a unit of their own under the GPU's UUID (their idle power and
@@ -216,6 +218,7 @@ std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap) const {
         UnitInfo u;
         u.uuid = d.uuid, u.gpu_uuid = d.uuid, u.gpu_index = d.index, u.model = d.name;
         u.mig_profile = "unpartitioned", u.mode = SharingMode::kMig;
+        u.gpu_fraction = static_cast<double>(*d.mig_total_slices - used) / *d.mig_total_slices;
         u.evidence = std::to_string(*d.mig_total_slices - used) + " of " + std::to_string(*d.mig_total_slices) +
                      " slices in no MIG instance (NVML)";
         out.push_back(std::move(u));

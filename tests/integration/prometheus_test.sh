@@ -37,8 +37,12 @@ for m in $( (jq -r '.panels[] | select(.targets) | .targets[].expr' "$dashboard"
   grep -qx "$m" <<<"$known" || fail "dashboard or rules query $m, which is not in the catalogue"
 done
 
-"$bin" demo --scenario node-8gpu --duration 0 --refresh 600 --interval 0.5 --speedup 4 --listen 127.0.0.1:0 >"$work/demo1.log" 2>&1 &
-"$bin" demo --scenario mig-h200 --duration 0 --refresh 600 --interval 0.5 --speedup 4 --listen 127.0.0.1:0 >"$work/demo2.log" 2>&1 &
+"$bin" demo --scenario node-8gpu --duration 0 --refresh 600 --interval 0.5 --speedup 4 --listen 127.0.0.1:0 --shutdown-grace 3 \
+  --store "$work/demo1.db" >"$work/demo1.log" 2>&1 &
+demo1=$!
+"$bin" demo --scenario mig-h200 --duration 0 --refresh 600 --interval 0.5 --speedup 4 --listen 127.0.0.1:0 --shutdown-grace 3 \
+  --store "$work/demo2.db" >"$work/demo2.log" 2>&1 &
+demo2=$!
 target1=$(wait_for_match "$work/demo1.log" 's|^metrics: http://\([^ ]*\)/metrics.*|\1|p')
 target2=$(wait_for_match "$work/demo2.log" 's|^metrics: http://\([^ ]*\)/metrics.*|\1|p')
 [ -n "$target1" ] && [ -n "$target2" ] || fail "a demo printed no address"
@@ -111,3 +115,33 @@ sleep 1
 bad=$(curl -fsS "$api/api/v1/rules" | jq -r '[.data.groups[].rules[] | select(.health == "err") | .name] | join(",")')
 [ -z "$bad" ] || fail "rules in error: $bad"
 echo "ok: a real Prometheus scraped the agent; owners add up per unit in PromQL; dashboard and rules evaluate"
+
+# The same run reported from each demo's SQLite store and from Prometheus (PromQL increase over
+# the run) agrees per node and namespace. Let a few more scrapes in first, then stop the demos:
+# each stops sampling and serves its final counters for 3 s (--shutdown-grace), so Prometheus's
+# last scrape holds what the store holds.
+sleep 4
+kill -TERM "$demo1" "$demo2"
+wait "$demo1" "$demo2" || fail "a demo did not stop cleanly"
+grep -q -- '--- chargeback' "$work/demo1.log" || fail "the demo did not end with a chargeback"
+end=$(date +%s)
+"$bin" report --source "prometheus:$api" --window 10m --to "$end" --by node,namespace --format json >"$work/prom.json" \
+  || fail "report from Prometheus"
+for db in demo1 demo2; do
+  "$bin" report --source "sqlite:$work/$db.db" --by node,namespace --format json >"$work/$db.json" || fail "report from $db"
+done
+# Per (node, namespace) with at least 1 % of the cost: |Prometheus - store| <= 2 % of the store's.
+jq -s -r '(.[0].groups | map({key: "\(.group.node)/\(.group.namespace)", value: .cost}) | from_entries) as $p
+  | ([.[1].groups[], .[2].groups[]] | map({key: "\(.group.node)/\(.group.namespace)", value: .cost}) | from_entries) as $s
+  | ($s | add) as $total
+  | $s | to_entries[] | select(.value >= 0.01 * $total)
+  | "\(.key) \(.value) \($p[.key] // 0)"' "$work/prom.json" "$work/demo1.json" "$work/demo2.json" >"$work/compare.txt"
+[ -s "$work/compare.txt" ] || fail "nothing to compare"
+awk '{ d = ($3 - $2) / $2; if (d < 0) d = -d; printf "  %-40s store %.5f  prometheus %.5f  %+.2f%%\n", $1, $2, $3, 100 * ($3 - $2) / $2;
+       if (d > m) m = d } END { exit !(m <= 0.02) }' "$work/compare.txt" || { cat "$work/compare.txt"; fail "store and Prometheus disagree by more than 2 %"; }
+echo "ok: chargeback from the stores and from Prometheus agree within 2 % per node and namespace"
+# Bad Prometheus input: unreachable, and not a URL.
+rc=0; "$bin" report --source "prometheus:http://127.0.0.1:1" --window 1h >"$work/bad.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "unreachable" "$work/bad.out" || { cat "$work/bad.out"; fail "an unreachable Prometheus must be a clear error (rc $rc)"; }
+rc=0; "$bin" report --source "prometheus:$api" >"$work/bad.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q "needs --window" "$work/bad.out" || { cat "$work/bad.out"; fail "prometheus without a window (rc $rc)"; }
