@@ -9,7 +9,7 @@ packages=(
   libcpp-httplib-dev libexpected-dev libsqlite3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
-  prometheus curl jq openssl sqlite3
+  prometheus curl jq openssl sqlite3 chromium
 )
 # kubectl renders the Kubernetes manifests in a test (`kubectl kustomize`); Debian's is in
 # kubernetes-client. A kubectl already installed from elsewhere does as well.

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The HTML chargeback in a real browser: a demo writes its store, `gpumeter report --format html`
+# renders it, headless Chromium (Debian's) loads the file with the network off, and
+#   - the page text (the DOM after load) contains the total cost the JSON report gives;
+#   - its screenshot is not blank: the PNG is far larger than the screenshot of an empty page of
+#     the same size (charts and text do not compress like a flat colour), and not an error page.
+# Usage: html_report_test.sh GPUMETER
+set -euo pipefail
+bin=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+browser=$(command -v chromium || command -v chromium-browser || true)
+[ -n "$browser" ] || fail "chromium is not installed (scripts/setup.sh installs Debian's chromium)"
+
+"$bin" demo --scenario node-8gpu --duration 6 --speedup 30 --refresh 100 --interval 0.5 --listen 127.0.0.1:0 \
+  --store "$work/usage.db" >"$work/demo.log" 2>&1 || { tail -20 "$work/demo.log"; fail "demo"; }
+"$bin" report --source "sqlite:$work/usage.db" --by namespace --format html -o "$work/report.html" || fail "html report"
+total=$("$bin" report --source "sqlite:$work/usage.db" --by namespace --format json | jq -r '.total.cost')
+want=$(printf '%.2f USD' "$total")
+grep -q '<script' "$work/report.html" && fail "the report must not need scripts"
+
+run() {  # headless, no network, a throwaway profile
+  timeout 60 "$browser" --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions \
+    --user-data-dir="$work/profile" --proxy-server=127.0.0.1:9 --proxy-bypass-list='<-loopback>' \
+    --window-size=1200,1600 "$@" 2>>"$work/chromium.log"
+}
+run --dump-dom "file://$work/report.html" >"$work/dom.html" || { tail "$work/chromium.log"; fail "chromium could not load the report"; }
+grep -qF "$want" "$work/dom.html" || fail "the page does not show the total $want"
+grep -q '<svg' "$work/dom.html" || fail "no chart in the rendered page"
+(cd "$work" && run --screenshot="$work/report.png" "file://$work/report.html") || fail "screenshot"
+printf '<!DOCTYPE html><html><body></body></html>' >"$work/blank.html"
+(cd "$work" && run --screenshot="$work/blank.png" "file://$work/blank.html") || fail "blank screenshot"
+[ "$(head -c 8 "$work/report.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "the screenshot is not a PNG"
+size=$(stat -c %s "$work/report.png") blank=$(stat -c %s "$work/blank.png")
+[ "$size" -gt $((blank * 5)) ] || fail "the screenshot looks blank ($size bytes; an empty page is $blank)"
+echo "ok: Chromium shows the report with its total ($want); screenshot $size bytes vs $blank for an empty page"
