@@ -235,6 +235,7 @@ Expected<int64_t> Store::UnitId(const UnitKey& k) {
   if (!ins.ok() || !ins.Bind(1, k.node) || !ins.Bind(2, k.uuid) || !ins.Bind(3, k.gpu_uuid) || !ins.Bind(4, k.model) ||
       !ins.Bind(5, k.mig_profile) || !ins.Bind(6, k.mode) || !ins.Bind(7, k.fraction) || ins.Step() != SQLITE_ROW)
     return tl::unexpected(Fail("recording unit " + k.uuid));
+  new_units_.push_back(k);
   return unit_ids_[k] = ins.Int(0);
 }
 
@@ -245,16 +246,21 @@ Expected<int64_t> Store::OwnerId(const attribution::Owner& o) {
   if (!ins.ok() || !ins.Bind(1, std::string(attribution::ToString(o.kind))) || !ins.Bind(2, o.ns) || !ins.Bind(3, o.pod) ||
       !ins.Bind(4, o.container) || ins.Step() != SQLITE_ROW)
     return tl::unexpected(Fail("recording owner " + o.ns + "/" + o.pod + "/" + o.container));
+  new_owners_.push_back(o);
   return owner_ids_[o] = ins.Int(0);
 }
 
 Expected<void> Store::Write(const IntervalRecord& rec) {
   if (auto r = Exec("BEGIN IMMEDIATE"); !r) return r;
-  // Ids assigned inside a transaction that rolls back must not stay cached.
-  const auto units_before = unit_ids_;
-  const auto owners_before = owner_ids_;
+  new_units_.clear();
+  new_owners_.clear();
+  if (unit_ids_.size() + owner_ids_.size() > 100'000) unit_ids_.clear(), owner_ids_.clear();  // re-read as needed
   auto body = [&]() -> Expected<void> {
     const int64_t minute = FloorDiv(rec.end_unix_s, 60), hour = FloorDiv(minute, 60);
+    // Under the write lock: another writer of this file may have rolled hours up meanwhile.
+    auto mark = ReadRolledUpTo();
+    if (!mark) return tl::unexpected(mark.error());
+    rolled_up_to_hour_ = *mark;
     // A new hour closes the ones before it: their minutes become hourly rows now.
     if (auto r = RollUpBefore(hour); !r) return r;
     // Minutes always; the hour too when it was rolled up already (a clock stepped back).
@@ -294,18 +300,20 @@ Expected<void> Store::Write(const IntervalRecord& rec) {
     // A statement that failed mid-step must be reset before the rollback can run.
     stmts_->unit[0].Reset(), stmts_->unit[1].Reset(), stmts_->usage[0].Reset(), stmts_->usage[1].Reset();
     (void)Exec("ROLLBACK");
-    unit_ids_ = units_before;
-    owner_ids_ = owners_before;
+    for (const auto& k : new_units_) unit_ids_.erase(k);  // ids of a rolled-back transaction
+    for (const auto& o : new_owners_) owner_ids_.erase(o);
     rolled_up_to_hour_ = rolled_before;
   }
   return r;
 }
 
 Expected<void> Store::Prune(int64_t now_unix_s) {
-  // Minutes go only once their hour is rolled up.
-  const int64_t minute_cut = std::min(FloorDiv(now_unix_s, 60) - int64_t{options_.minute_retention_days} * 24 * 60,
-                                      rolled_up_to_hour_ * 60);
+  // Minutes go only once their hour is rolled up, a whole hour at a time (so a window's partial
+  // first hour is either all in minutes or all in the hourly row), and never after their hour.
   const int64_t hour_cut = FloorDiv(now_unix_s, 3600) - int64_t{options_.hour_retention_days} * 24;
+  const int64_t minute_cut =
+      std::max(hour_cut, std::min(FloorDiv(FloorDiv(now_unix_s, 60) - int64_t{options_.minute_retention_days} * 24 * 60, 60),
+                                  rolled_up_to_hour_)) * 60;
   if (auto r = Exec("BEGIN IMMEDIATE"); !r) return r;
   auto body = [&]() -> Expected<void> {
     for (const auto& [sql, cut] : {std::pair{"DELETE FROM unit_minutes WHERE minute < ?", minute_cut},
@@ -323,10 +331,26 @@ Expected<void> Store::Prune(int64_t now_unix_s) {
 }
 
 Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::Query(int64_t from, int64_t to, bool by_hour) const {
+  // One read transaction: one snapshot, whatever the agent commits meanwhile (WAL).
+  if (auto r = Exec("BEGIN"); !r) return tl::unexpected(r.error());
+  auto result = QuerySnapshot(from, to, by_hour);
+  (void)Exec("COMMIT");  // read-only: nothing to lose
+  return result;
+}
+
+Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::QuerySnapshot(int64_t from, int64_t to, bool by_hour) const {
   // Whole minutes in [from, to); of them, whole hours already rolled up come from the hourly rows.
   auto rolled = ReadRolledUpTo();  // another process (the agent) may have moved it
   if (!rolled) return tl::unexpected(rolled.error());
-  const int64_t m0 = CeilDiv(from, 60), m1 = FloorDiv(to, 60);
+  int64_t m0 = CeilDiv(from, 60);
+  const int64_t m1 = FloorDiv(to, 60);
+  {
+    // A window that starts where minutes were pruned starts at that hour (whole-hour rollups).
+    Stmt first(db_, "SELECT MIN(minute) FROM unit_minutes");
+    if (!first.ok() || first.Step() != SQLITE_ROW) return tl::unexpected(Fail("reading the oldest minute"));
+    const int64_t kept = sqlite3_column_type(first.get(), 0) == SQLITE_NULL ? *rolled * 60 : first.Int(0);
+    if (m0 < kept && m0 % 60 != 0) m0 = FloorDiv(m0, 60) * 60;
+  }
   int64_t h0 = CeilDiv(m0, 60), h1 = std::min(FloorDiv(m1, 60), *rolled);
   if (h0 >= h1) h0 = h1 = 0;  // no whole hour: minutes only
   const bool hours = h0 < h1;
@@ -394,13 +418,19 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::Query(int64_t from, 
   std::map<int64_t, std::vector<UnitRecord>> result;
   for (const auto& [key, x] : unit_sums) {
     UnitRecord r;
-    r.unit = units[key.second];
+    const auto unit = units.find(key.second);
+    if (unit == units.end()) return MakeError(ErrorCode::kInternal, "store " + path_ + ": usage of unknown unit id " + std::to_string(key.second));
+    r.unit = unit->second;
     r.seconds = x.v[0];
     r.memory_capacity_byte_seconds = x.v[1];
     r.energy_joules = x.v[2];
     r.energy_unknown_seconds = x.v[3];
     if (auto it = usage_sums.find(key); it != usage_sums.end())
-      for (const auto& [oid, o] : it->second) r.owners.push_back({owners[oid], o.v[0], o.v[1], o.v[2], o.v[3]});
+      for (const auto& [oid, o] : it->second) {
+        const auto owner = owners.find(oid);
+        if (owner == owners.end()) return MakeError(ErrorCode::kInternal, "store " + path_ + ": usage of unknown owner id " + std::to_string(oid));
+        r.owners.push_back({owner->second, o.v[0], o.v[1], o.v[2], o.v[3]});
+      }
     result[key.first].push_back(std::move(r));
   }
   return result;

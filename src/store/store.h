@@ -76,7 +76,8 @@ class Store {
   Expected<void> Prune(int64_t now_unix_s);
 
   // Usage per unit summed over [from, to) (Unix seconds, taken to whole minutes): whole hours
-  // from the hourly rollups, the ragged ends from minute rows.
+  // from the hourly rollups, the ragged ends from minute rows; a start where minutes were pruned
+  // is taken back to its hour. Read in one transaction (one snapshot).
   Expected<std::vector<UnitRecord>> Usage(int64_t from_unix_s, int64_t to_unix_s) const;
   // Usage per unit and hour over [from, to): for charts over time. Key: hour start (Unix s).
   Expected<std::map<int64_t, std::vector<UnitRecord>>> HourlyUsage(int64_t from_unix_s, int64_t to_unix_s) const;
@@ -95,6 +96,7 @@ class Store {
   Error Fail(const std::string& what) const;  // the error of the last call, naming the file
   // Sums over [from, to) per unit (and per hour when `by_hour`; else everything under key 0).
   Expected<std::map<int64_t, std::vector<UnitRecord>>> Query(int64_t from_unix_s, int64_t to_unix_s, bool by_hour) const;
+  Expected<std::map<int64_t, std::vector<UnitRecord>>> QuerySnapshot(int64_t from_unix_s, int64_t to_unix_s, bool by_hour) const;
 
   // Rolls the minutes of hours in [rolled_up_to_hour_, hour) into hourly rows.
   Expected<void> RollUpBefore(int64_t hour);
@@ -106,8 +108,12 @@ class Store {
   struct Statements;  // prepared once, finalized with the store
   std::unique_ptr<Statements> stmts_;
   int64_t rolled_up_to_hour_ = 0;  // hours before this one are in the hourly tables
+  // Ids of rows in `units` and `owners` (a cache, cleared when it grows large: pods churn); the
+  // keys added by the open transaction, to forget if it rolls back.
   std::map<UnitKey, int64_t> unit_ids_;
   std::map<attribution::Owner, int64_t> owner_ids_;
+  std::vector<UnitKey> new_units_;
+  std::vector<attribution::Owner> new_owners_;
 };
 
 }  // namespace gpumeter::store

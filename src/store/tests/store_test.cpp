@@ -171,6 +171,26 @@ TEST(Store, LateIntervalsForARolledUpHourCountOnce) {
   }
 }
 
+// Two writers on one file (a second agent, a demo): each reads the rollup mark under the write
+// lock, so no hour is rolled up twice.
+TEST(Store, TwoWritersNeverRollAnHourUpTwice) {
+  testing::TempDir dir("gpumeter-store");
+  const auto path = (dir.path() / "usage.db").string();
+  auto a = Store::Open(path), b = Store::Open(path);
+  ASSERT_TRUE(a && b);
+  const int64_t t = 1'767'225'600;
+  ASSERT_TRUE((*a)->Write(Interval(t + 10, 1.0, 0.5)));
+  ASSERT_TRUE((*b)->Write(Interval(t + 20, 1.0, 0.5)));
+  ASSERT_TRUE((*a)->Write(Interval(t + 3600 + 10, 1.0, 0.5)));  // a rolls the first hour up
+  ASSERT_TRUE((*b)->Write(Interval(t + 3600 + 20, 1.0, 0.5)));  // b must not roll it up again
+  ASSERT_TRUE((*a)->Write(Interval(t + 7200 + 10, 1.0, 0.5)));
+  auto u = (*a)->Usage(t, t + 7200);  // two whole hours, from the rollups
+  ASSERT_TRUE(u) << u.error().message;
+  double seconds = 0;
+  for (const auto& r : *u) seconds += r.seconds;
+  EXPECT_DOUBLE_EQ(seconds, 4.0);
+}
+
 TEST(Store, PruneDropsOldMinutesButKeepsHours) {
   testing::TempDir dir("gpumeter-store");
   StoreOptions o;
