@@ -17,6 +17,8 @@ void AddDoctorCommand(CLI::App& app, DoctorOptions& o) {
   cmd->add_option("--pods-file", o.pods_file, "Check this PodList JSON file instead of the API server");
   cmd->add_option("--kubeconfig", o.kubeconfig, "Reach the API server through this kubeconfig (default: in-cluster)");
   cmd->add_option("--kube-context", o.kube_context, "Context of --kubeconfig");
+  cmd->add_option("--resource-slices", o.resource_slices, "Whether the agent lists DRA ResourceSlices (as its flag)")
+      ->envname("GPUMETER_RESOURCE_SLICES")->capture_default_str();
   cmd->add_option("--format", o.format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
 }
 
@@ -45,7 +47,7 @@ std::vector<CheckResult> RunChecks(const DoctorOptions& o) {
     }
   }
   out.push_back(config_problem ? *config_problem : CheckPods(node, o.pods_file, api, why_no_api, pod_list));
-  out.push_back(CheckDra(api));
+  out.push_back(CheckDra(api, o.resource_slices));
   out.push_back(CheckAttribution(o.proc_root, nvml, pod_list));
   return out;
 }

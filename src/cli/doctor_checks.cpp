@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <string>
 #include <fstream>
 #include <set>
 
@@ -131,18 +132,18 @@ CheckResult CheckProc(const std::string& proc_root, const NvmlFindings& nvml) {
     return Result("proc", CheckStatus::kFail, proc_root + (ec ? ": " + ec.message() : ": no process directories"),
                   "--proc-root must name a proc filesystem (the default /proc, with hostPID: true)");
   if (nvml.gpu_pids.empty()) {
-    // No GPU process to check against: the agent's own PID namespace gives it away when it is PID 1
-    // or PID 1 lives in a container.
-    std::error_code lec;
-    const auto self = fs::read_symlink(fs::path(proc_root) / "self", lec);
-    if (!lec && self.filename() == "1")
-      return Result("proc", CheckStatus::kFail, proc_root + ": the agent is PID 1, so it has its own PID namespace", host_pid_fix);
-    k8s::ProcReader reader(proc_root);
-    if (auto init = reader.Identify(1); init && init->cgroup.container_id)
+    // No GPU process to check against: in the host's PID namespace PID 2 is the kernel's
+    // kthreadd; in a container's it is another process of the container, or none. (PID 1's
+    // cgroup says nothing under a private cgroup namespace, where it reads "0::/".)
+    std::string comm;
+    std::getline(std::ifstream(fs::path(proc_root) / "2" / "comm"), comm);
+    if (comm != "kthreadd")
       return Result("proc", CheckStatus::kFail,
-                    fmt::format("{}: PID 1 is a container's process (cgroup {}): not the host's PID namespace", proc_root, init->cgroup.path),
+                    fmt::format("{}: {} processes, but PID 2 is {}: not the host's PID namespace", proc_root, processes,
+                                comm.empty() ? "absent" : "'" + comm + "', not kthreadd"),
                     host_pid_fix);
-    return Result("proc", CheckStatus::kOk, fmt::format("{}: {} processes; no GPU process now to confirm host PIDs", proc_root, processes));
+    return Result("proc", CheckStatus::kOk,
+                  fmt::format("{}: {} processes in the host's PID namespace (PID 2 is kthreadd); no GPU process now", proc_root, processes));
   }
   std::vector<uint32_t> missing, no_environ;
   size_t found = 0;
@@ -163,8 +164,8 @@ CheckResult CheckProc(const std::string& proc_root, const NvmlFindings& nvml) {
   if (!no_environ.empty())
     return Result("proc", CheckStatus::kWarn,
                   counts + fmt::format("; cannot read the environment of {}", PidList(no_environ)),
-                  "add capability SYS_PTRACE (only NVIDIA_* and CUDA_* variables are read): without it MPS clients' "
-                  "active-thread percentages are unknown");
+                  "only needed for MPS (clients' active-thread percentages): add capabilities SYS_PTRACE and "
+                  "DAC_READ_SEARCH, as deploy/kubernetes/overlays/mps does (only NVIDIA_* and CUDA_* variables are read)");
   if (!missing.empty())
     return Result("proc", CheckStatus::kWarn, counts + fmt::format(" (missing: {}; exited since?)", PidList(missing)));
   return Result("proc", CheckStatus::kOk, counts);
@@ -228,8 +229,9 @@ CheckResult CheckPods(const std::string& node, const std::string& pods_file, con
   return Result("pods", CheckStatus::kOk, fmt::format("{}: {} pod(s) on node '{}'", from, store.size(), node));
 }
 
-CheckResult CheckDra(const std::optional<node::ApiServerConfig>& api) {
+CheckResult CheckDra(const std::optional<node::ApiServerConfig>& api, bool enabled) {
   if (!api) return Result("dra", CheckStatus::kSkip, "no API server");
+  if (!enabled) return Result("dra", CheckStatus::kSkip, "ResourceSlices not listed (--resource-slices=false / GPUMETER_RESOURCE_SLICES)");
   const auto reply = ApiGet(*api, "/apis/resource.k8s.io/v1/resourceslices?limit=1");
   if (reply.status == 200) return Result("dra", CheckStatus::kOk, "ResourceSlices (resource.k8s.io/v1) can be listed");
   if (reply.status == 404) return Result("dra", CheckStatus::kOk, "no resource.k8s.io/v1 API: DRA not in use (nothing needed)");

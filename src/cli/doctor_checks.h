@@ -44,8 +44,9 @@ CheckResult CheckProc(const std::string& proc_root, const NvmlFindings& nvml);
 CheckResult CheckPods(const std::string& node, const std::string& pods_file, const std::optional<node::ApiServerConfig>& api,
                       const std::string& why_no_api, std::string& pod_list);
 
-// Whether ResourceSlices can be listed (DRA); skipped without an API server.
-CheckResult CheckDra(const std::optional<node::ApiServerConfig>& api);
+// Whether ResourceSlices can be listed (DRA); skipped without an API server or when the agent is
+// told not to list them (`enabled` false).
+CheckResult CheckDra(const std::optional<node::ApiServerConfig>& api, bool enabled);
 
 // Resolves each GPU process to its pod and container from /proc and `pod_list`, as the pipeline
 // does: fails when every process in a container stays unattributed.

@@ -89,6 +89,11 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
     if (!span) return tl::unexpected(span.error());
     if (!*span) return MakeError(ErrorCode::kNotFound, "store " + where + ": empty (no interval recorded yet)");
     w = {(*span)->first, (*span)->second};
+    if (!o.to.empty()) {  // everything up to --to
+      auto to = end();
+      if (!to) return tl::unexpected(to.error());
+      w.to_unix_s = std::min(w.to_unix_s, *to);
+    }
   } else {
     return tl::unexpected(Bad("--source prometheus: needs --window (e.g. 7d) or --from"));
   }

@@ -3,13 +3,15 @@
 #include <spdlog/spdlog.h>
 
 namespace gpumeter::cli {
-store::IntervalRecord ToIntervalRecord(const node::NodeState& state) {
+store::IntervalRecord ToIntervalRecord(const node::NodeState& state, const std::map<std::string, node::UnitInfo>& known) {
   store::IntervalRecord rec;
   if (!state.last_good) return rec;
   rec.end_unix_s = static_cast<int64_t>(state.last_good->snapshot.timestamp_us / 1'000'000);
   for (const auto& ledger : state.last_interval) {
     store::UnitRecord u;
     const auto* info = state.FindUnit(ledger.uuid);
+    if (!info || info->model.empty())  // a lost GPU has no name in its sample
+      if (auto it = known.find(ledger.uuid); it != known.end()) info = &it->second;
     u.unit.node = state.node;
     u.unit.uuid = ledger.uuid;
     u.unit.gpu_uuid = info ? info->gpu_uuid : ledger.uuid;
@@ -35,7 +37,9 @@ store::IntervalRecord ToIntervalRecord(const node::NodeState& state) {
 void UsageRecorder::Record(const node::NodeState& state) {
   if (state.intervals == 0 || state.intervals == last_interval_) return;
   last_interval_ = state.intervals;
-  const auto rec = ToIntervalRecord(state);
+  for (const auto& u : state.units)
+    if (!u.model.empty()) known_[u.uuid] = u;  // a lost GPU's empty description must not replace its last good one
+  const auto rec = ToIntervalRecord(state, known_);
   if (rec.units.empty()) return;
   if (auto r = store_.Write(rec); !r) {
     ++failed_;

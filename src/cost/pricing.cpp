@@ -80,7 +80,7 @@ Expected<Pricing> Pricing::Parse(std::string_view yaml, const std::string& label
     return MakeError(ErrorCode::kInvalidInput, label + ": not YAML: " + e.what());
   }
   if (!root.IsMap()) return MakeError(ErrorCode::kInvalidInput, label + ": expected a mapping (currency, gpu_models, nodes, …)");
-  static const std::set<std::string> known{"currency", "discount", "defaults", "gpu_models", "nodes", "fallback_per_gpu_hour"};
+  static const std::set<std::string> known{"currency", "discount", "defaults", "gpu_models", "nodes", "instance_types", "fallback_per_gpu_hour"};
   for (const auto& kv : root)
     if (!known.count(kv.first.as<std::string>()))
       return MakeError(ErrorCode::kInvalidInput, label + ": unknown key '" + kv.first.as<std::string>() + "'");
@@ -137,6 +137,16 @@ Expected<Pricing> Pricing::Parse(std::string_view yaml, const std::string& label
       p.nodes_.push_back({type, *price * *share / gpus, "node price " + type + " × " + split + " / " + std::to_string(gpus) + " GPUs"});
     }
   }
+  if (const auto t = root["instance_types"]) {
+    if (!t.IsMap()) return MakeError(ErrorCode::kInvalidInput, label + ": instance_types must map a node name to its instance type");
+    for (const auto& kv : t) {
+      const std::string type = kv.second.as<std::string>("");
+      const bool priced = std::any_of(p.nodes_.begin(), p.nodes_.end(), [&](const NodePrice& n) { return n.instance_type == type; });
+      if (!priced)
+        return MakeError(ErrorCode::kInvalidInput, label + ": instance_types." + kv.first.as<std::string>() + ": '" + type + "' has no entry under nodes");
+      p.instance_types_[kv.first.as<std::string>()] = type;
+    }
+  }
   if (root["fallback_per_gpu_hour"]) {
     auto f = Price(root["fallback_per_gpu_hour"], label + ": fallback_per_gpu_hour");
     if (!f) return tl::unexpected(f.error());
@@ -148,11 +158,16 @@ Expected<Pricing> Pricing::Parse(std::string_view yaml, const std::string& label
   return p;
 }
 
+std::string Pricing::InstanceTypeOf(const std::string& node) const {
+  const auto it = instance_types_.find(node);
+  return it == instance_types_.end() ? "" : it->second;
+}
+
 std::optional<PriceQuote> Pricing::Quote(const std::string& model, const std::string& instance_type) const {
   const double keep = 1 - discount_;
   if (!instance_type.empty())
     for (const auto& n : nodes_)
-      if (n.instance_type == instance_type) return PriceQuote{n.per_gpu_hour * keep, n.detail, false};
+      if (n.instance_type == instance_type) return PriceQuote{n.per_gpu_hour * keep, n.per_gpu_hour, n.detail, false};
   const auto words = Words(model);
   // The file's prices beat the defaults whatever their specificity ("A100" in the file wins over
   // the default "A100 80GB"); within each, the entry with the most words wins.
@@ -163,9 +178,9 @@ std::optional<PriceQuote> Pricing::Quote(const std::string& model, const std::st
       const bool all = std::all_of(m.words.begin(), m.words.end(), [&](const std::string& w) { return words.count(w) > 0; });
       if (all && (!best || m.words.size() > best->words.size())) best = &m;
     }
-    if (best) return PriceQuote{best->per_gpu_hour * keep, best->source, defaults};
+    if (best) return PriceQuote{best->per_gpu_hour * keep, best->per_gpu_hour, best->source, defaults};
   }
-  if (fallback_) return PriceQuote{*fallback_ * keep, "fallback price (no price for model '" + model + "')", true};
+  if (fallback_) return PriceQuote{*fallback_ * keep, *fallback_, "fallback price (no price for model '" + model + "')", true};
   return std::nullopt;
 }
 

@@ -5,6 +5,7 @@
 // parsing, so a Pricing may be shared between threads.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,7 @@ struct ModelPrice {
 
 struct PriceQuote {
   double per_gpu_hour = 0;  // after the discount
+  double list_per_gpu_hour = 0;  // before it
   std::string source;       // where it came from
   bool flagged = false;     // a default-table or fallback price: the report says so
 };
@@ -40,6 +42,9 @@ class Pricing {
   // fallback.
   std::optional<PriceQuote> Quote(const std::string& model, const std::string& instance_type = {}) const;
 
+  // The instance type the file maps node `node` to (instance_types), or "".
+  std::string InstanceTypeOf(const std::string& node) const;
+
   const std::string& currency() const { return currency_; }
   double discount() const { return discount_; }
 
@@ -54,6 +59,7 @@ class Pricing {
   };
   std::vector<NodePrice> nodes_;
   std::optional<double> fallback_;
+  std::map<std::string, std::string> instance_types_;  // node name → instance type
 };
 
 // The GPU share of a node price under a named split preset: "aws-scad" (0.9: AWS split cost

@@ -204,6 +204,8 @@ std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap) const {
         if (m.memory) u.memory_total_bytes = m.memory->total_bytes;
         if (m.slices && d.mig_total_slices && *d.mig_total_slices > 0)
           u.gpu_fraction = static_cast<double>(*m.slices) / *d.mig_total_slices;
+        else if (m.memory && d.memory && d.memory->total_bytes > 0)  // slices unknown: by memory, never a whole GPU
+          u.gpu_fraction = std::min(1.0, static_cast<double>(m.memory->total_bytes) / static_cast<double>(d.memory->total_bytes));
         add(std::move(u));
       }
       // Slices in no instance are a unit of their own under the GPU's UUID (their idle power and

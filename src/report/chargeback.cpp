@@ -62,7 +62,7 @@ Chargeback BuildChargeback(const std::vector<store::UnitRecord>& units, const La
     UnitCost uc;
     uc.unit = u.unit;
     uc.hours = u.seconds / 3600;
-    uc.price = pricing.Quote(u.unit.model);
+    uc.price = pricing.Quote(u.unit.model, pricing.InstanceTypeOf(u.unit.node));
     if (!uc.price) unpriced.insert(u.unit.model.empty() ? "(unknown model)" : u.unit.model);
     else if (uc.price->flagged) flagged.insert(u.unit.model + ": " + uc.price->source);
     uc.cost = uc.price ? uc.price->per_gpu_hour * u.unit.fraction * uc.hours : 0;

@@ -104,9 +104,11 @@ std::string RenderJson(const Chargeback& c, const Window& w) {
 std::string RenderFocus(const Chargeback& c, const Window& w, const Labels& labels) {
   using nlohmann::json;
   std::string out =
-      "BilledCost,EffectiveCost,ListCost,ContractedCost,BillingCurrency,ChargeCategory,ChargeDescription,ChargePeriodStart,"
-      "ChargePeriodEnd,ConsumedQuantity,ConsumedUnit,ResourceId,ResourceName,ResourceType,ServiceName,AllocatedMethodId,"
-      "AllocatedMethodDetails,AllocatedResourceId,AllocatedResourceName,AllocatedTags,x_GpuUuid,x_GpuModel,x_SharingMode,x_MigProfile\n";
+      "BilledCost,EffectiveCost,ListCost,ContractedCost,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,ChargeCategory,"
+      "ChargeClass,ChargeFrequency,ChargeDescription,ChargePeriodStart,ChargePeriodEnd,ConsumedQuantity,ConsumedUnit,"
+      "ProviderName,PublisherName,InvoiceIssuerName,ResourceId,ResourceName,ResourceType,ServiceCategory,ServiceName,"
+      "AllocatedMethodId,AllocatedMethodDetails,AllocatedResourceId,AllocatedResourceName,AllocatedTags,"
+      "x_GpuUuid,x_GpuModel,x_SharingMode,x_MigProfile\n";
   for (const auto& u : c.units) {
     if (!u.price || u.cost <= 0) continue;
     for (const auto& r : u.rows) {
@@ -127,13 +129,19 @@ std::string RenderFocus(const Chargeback& c, const Window& w, const Labels& labe
       }
       const std::string alloc_id = container ? r.owner.ns + "/" + r.owner.pod + "/" + r.owner.container : "__idle__";
       const std::string cost = fmt::format("{}", r.cost);
+      // List cost: the same share of the unit at the price before the discount.
+      const double list = u.price->per_gpu_hour > 0 ? r.cost * u.price->list_per_gpu_hour / u.price->per_gpu_hour : 0;
+      const std::string list_cost = fmt::format("{}", list);
+      const std::string type = u.unit.mig_profile.empty()          ? "GPU"
+                               : u.unit.mig_profile == "unpartitioned" ? "MIG slices in no instance"
+                                                                       : "MIG instance";
       const std::string fields[] = {
-          cost, cost, cost, cost, c.currency, "Usage",
-          fmt::format("{} on {} ({})", u.unit.model, u.unit.node, u.unit.mode), Rfc3339(w.from_unix_s), Rfc3339(w.to_unix_s),
-          fmt::format("{}", u.hours * u.unit.fraction), "GPU-Hours", u.unit.uuid, u.unit.node + "/" + u.unit.uuid,
-          u.unit.mig_profile.empty() ? "GPU" : "MIG instance", "Kubernetes GPU", "gpumeter:" + c.policy,
-          details.dump(), alloc_id, container ? r.owner.container : "idle", tags.dump(), u.unit.gpu_uuid, u.unit.model,
-          u.unit.mode, u.unit.mig_profile};
+          cost, cost, list_cost, list_cost, c.currency, Rfc3339(w.from_unix_s), Rfc3339(w.to_unix_s), "Usage", "",
+          "Usage-Based", fmt::format("{} on {} ({})", u.unit.model, u.unit.node, u.unit.mode), Rfc3339(w.from_unix_s),
+          Rfc3339(w.to_unix_s), fmt::format("{}", u.hours * u.unit.fraction * ratio), "GPU-Hours", "Kubernetes", "gpumeter",
+          "gpumeter", u.unit.uuid, u.unit.node + "/" + u.unit.uuid, type, "AI and Machine Learning", "Kubernetes GPU",
+          "gpumeter:" + c.policy, details.dump(), alloc_id, container ? r.owner.container : "idle", tags.dump(), u.unit.gpu_uuid,
+          u.unit.model, u.unit.mode, u.unit.mig_profile};
       std::string line;
       for (const auto& f : fields) line += (line.empty() ? "" : ",") + CsvField(f);
       out += line + "\n";

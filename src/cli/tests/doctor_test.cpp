@@ -111,6 +111,22 @@ TEST_F(DoctorTest, NoHostPid) {
   EXPECT_EQ(Named(checks, "attribution").status, CheckStatus::kFail);  // every GPU process unattributed
 }
 
+// No GPU process to check against: the PID namespace is told by PID 2 (the kernel's kthreadd on
+// the host; something of the container's, or nothing, in a container).
+TEST_F(DoctorTest, HostPidsWithoutGpuProcesses) {
+  const NvmlFindings none{true, {}};
+  const auto proc = dir_.path() / "quiet-proc";
+  std::filesystem::create_directories(proc / "1");
+  std::filesystem::create_directories(proc / "2");
+  std::ofstream(proc / "2" / "comm") << "kthreadd\n";
+  EXPECT_EQ(CheckProc(proc.string(), none).status, CheckStatus::kOk) << CheckProc(proc.string(), none).detail;
+  std::ofstream(proc / "2" / "comm") << "bash\n";
+  const auto c = CheckProc(proc.string(), none);
+  EXPECT_EQ(c.status, CheckStatus::kFail);
+  EXPECT_NE(c.detail.find("not the host's PID namespace"), std::string::npos) << c.detail;
+  EXPECT_NE(c.fix.find("hostPID: true"), std::string::npos);
+}
+
 TEST_F(DoctorTest, NoProcAtAll) {
   options_.proc_root = (dir_.path() / "missing").string();
   EXPECT_EQ(Named(RunChecks(options_), "proc").status, CheckStatus::kFail);
@@ -193,6 +209,14 @@ TEST_F(DoctorTest, PodsFromTheApiServer) {
   EXPECT_EQ(api.selector(), "spec.nodeName=node-a");
   EXPECT_EQ(api.authorization(), "Bearer doctor-token");
   EXPECT_NE(Named(checks, "dra").detail.find("DRA not in use"), std::string::npos);
+}
+
+TEST_F(DoctorTest, ResourceSlicesNotListedAreNotChecked) {
+  FakeApi api(200, ScenarioPodListJson(*scenario_), 403);
+  options_.pods_file.clear();
+  options_.kubeconfig = api.Kubeconfig(dir_.path());
+  options_.resource_slices = false;  // the base DaemonSet: no RBAC on resourceslices, and not asked for
+  EXPECT_EQ(Named(RunChecks(options_), "dra").status, CheckStatus::kSkip);
 }
 
 TEST_F(DoctorTest, RbacDenied) {

@@ -60,6 +60,20 @@ nodes:
   EXPECT_FALSE(p->Quote("NVIDIA H100 80GB HBM3")) << "defaults: false drops the table, no fallback";
 }
 
+TEST(Pricing, NodesMapToTheirInstanceTypes) {
+  const auto p = Pricing::Parse(R"(
+nodes:
+  p5.48xlarge: {price_per_hour: 55.04, gpus: 8, split: aws-scad}
+instance_types:
+  gpu-node-1: p5.48xlarge
+)", "pricing.yaml");
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(p->InstanceTypeOf("gpu-node-1"), "p5.48xlarge");
+  EXPECT_EQ(p->InstanceTypeOf("gpu-node-2"), "");
+  EXPECT_DOUBLE_EQ(p->Quote("NVIDIA H100 80GB HBM3", p->InstanceTypeOf("gpu-node-1"))->per_gpu_hour, 55.04 * 0.9 / 8);
+  EXPECT_DOUBLE_EQ(p->Quote("NVIDIA H100 80GB HBM3", p->InstanceTypeOf("gpu-node-2"))->per_gpu_hour, 6.88);  // unmapped: by model
+}
+
 TEST(Pricing, BadFilesAreClearErrors) {
   const std::pair<const char*, const char*> cases[] = {
       {"gpu_models: {H100: -1}", "gpu_models.H100: a price must be a number >= 0"},
@@ -71,6 +85,7 @@ TEST(Pricing, BadFilesAreClearErrors) {
       {"nodes: {p5: {price_per_hour: 5, gpus: 0, split: aws-scad}}", "gpus: a whole number"},
       {"nodes: {p5: {price_per_hour: 5}}", "needs price_per_hour, gpus and split"},
       {"gpu_model: {H100: 1}", "unknown key 'gpu_model'"},
+      {"instance_types: {node-a: p5.48xlarge}", "'p5.48xlarge' has no entry under nodes"},
       {"[1, 2]", "expected a mapping"},
       {"gpu_models: {H100: [", "not YAML"},
   };

@@ -130,6 +130,37 @@ TEST(Chargeback, FormatsCarryTheSameTotals) {
   EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg")) << "no network reference but the SVG namespace";
 }
 
+TEST(Chargeback, FocusListCostIsBeforeTheDiscountAndQuantitiesAddUp) {
+  const auto pricing = *cost::Pricing::Parse("discount: 0.5\n", "p.yaml");
+  const auto c = BuildChargeback(Usage(), {}, pricing, {cost::Basis::kMemory, 0.5, cost::IdleRule::kSeparate}, {"namespace"});
+  const Window w{1'796'083'200, 1'796'083'200 + 7200};
+  std::istringstream in(RenderFocus(c, w, {}));
+  std::string line;
+  std::getline(in, line);
+  const auto consumed_col = [&] {  // the header's position of ConsumedQuantity
+    size_t col = 0, pos = 0;
+    while (line.substr(pos, line.find(',', pos) - pos) != "ConsumedQuantity") pos = line.find(',', pos) + 1, ++col;
+    return col;
+  }();
+  std::map<std::string, double> consumed;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    size_t pos = 0;
+    while (f.size() <= consumed_col) {  // the leading columns hold no quoted commas
+      const size_t comma = line.find(',', pos);
+      f.push_back(line.substr(pos, comma - pos));
+      pos = comma + 1;
+    }
+    EXPECT_NEAR(std::stod(f[2]), 2 * std::stod(f[0]), 1e-12) << "ListCost is BilledCost before the 50 % discount";
+    for (const auto& u : c.units)
+      if (line.find("," + u.unit.uuid + ",") != std::string::npos) consumed[u.unit.uuid] += std::stod(f[consumed_col]);
+  }
+  for (const auto& u : c.units)
+    if (u.price) {
+      EXPECT_NEAR(consumed[u.unit.uuid], u.hours * u.unit.fraction, 1e-9) << u.unit.uuid << ": quantities add up to the unit's GPU-hours";
+    }
+}
+
 TEST(Chargeback, GroupByTexts) {
   EXPECT_EQ(*ParseGroupBy("namespace,label:team"), (std::vector<std::string>{"namespace", "label:team"}));
   for (const char* bad : {"team", "namespace,", "label:", ""}) {
