@@ -49,7 +49,7 @@ std::vector<MetricDef> Build() {
       {Metric::kProcessSm, "gpumeter_process_sm_ratio", G, "ratio", "Latest per-process SM sample, 0-1; 0 when the process had no sample in the window (NVML reports busy processes only); absent where the driver has no per-process utilization.", kProcess},
 
       {Metric::kUnitInfo, "gpumeter_unit_info", G, "", "A unit of allocation (a whole GPU or a MIG instance): its GPU, model, MIG profile, sharing mode, replicas and the evidence that decided the mode; value is always 1.", {"node", "unit", "gpu_uuid", "gpu", "model", "mig_profile", "sharing_mode", "replicas", "evidence"}},
-      {Metric::kUnitGpuFraction, "gpumeter_unit_gpu_fraction", G, "ratio", "The unit's share of its physical GPU, at which its cost is priced: 1 for a whole GPU, a MIG instance's compute slices over the GPU's.", kUnit},
+      {Metric::kUnitGpuFraction, "gpumeter_unit_gpu_share_ratio", G, "ratio", "The unit's share of its physical GPU, at which its cost is priced: 1 for a whole GPU, a MIG instance's compute slices over the GPU's.", kUnit},
       {Metric::kUnitSeconds, "gpumeter_unit_seconds_total", C, "seconds", "Time accounted on the unit: its compute capacity in compute-seconds (the owners' gpumeter_compute_seconds_total add up to it).", kUnit},
       {Metric::kUnitMemoryCapacity, "gpumeter_unit_memory_capacity_byte_seconds_total", C, "byte_seconds", "The unit's memory × time accounted (the owners' gpumeter_memory_byte_seconds_total add up to it).", kUnit},
       {Metric::kUnitEnergy, "gpumeter_unit_energy_joules_total", C, "joules", "The unit's energy over the intervals in which it was known (the owners' gpumeter_energy_joules_total add up to it).", kUnit},

@@ -98,7 +98,7 @@ Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t fr
   }
   if (units.empty())
     return MakeError(ErrorCode::kNotFound, "prometheus " + url + ": no gpumeter_unit_info in the window (is it scraping the agents?)");
-  auto fraction = api.Query("max by (node, unit) (last_over_time(gpumeter_unit_gpu_fraction" + range + "))", to);
+  auto fraction = api.Query("max by (node, unit) (last_over_time(gpumeter_unit_gpu_share_ratio" + range + "))", to);
   if (!fraction) return tl::unexpected(fraction.error());
   for (const auto& s : *fraction)
     if (auto it = units.find({Get(s, "node"), Get(s, "unit")}); it != units.end()) it->second.unit.fraction = s.value;

@@ -1,7 +1,7 @@
 // Usage over a window from a Prometheus that scrapes the agents: the increase of gpumeter's
 // counters over [from, to) per unit and owner (PromQL `increase`, evaluated at `to`), with each
 // unit's model, MIG profile, mode and GPU fraction from gpumeter_unit_info and
-// gpumeter_unit_gpu_fraction. A cluster of any size is reported this way without a store.
+// gpumeter_unit_gpu_share_ratio. A cluster of any size is reported this way without a store.
 // Blocking HTTP; no shared state.
 #pragma once
 
