@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/agent.h"
+#include "cost/pricing.h"
 #include "k8s/sharing.h"
 
 namespace gpumeter {
@@ -261,6 +262,20 @@ std::string OverlayName(const ::testing::TestParamInfo<const char*>& param) {
   return n;
 }
 INSTANTIATE_TEST_SUITE_P(Deploy, EveryOverlay, ::testing::ValuesIn(kAgentOverlays), OverlayName);
+
+// The pricing ConfigMap mounted for `gpumeter report` holds a file the report's parser takes.
+TEST(Pricing, TheShippedPricingFileParses) {
+  const auto docs = Render("base");
+  bool found = false;
+  for (const auto& cm : OfKind(docs, "ConfigMap")) {
+    if (cm["metadata"]["name"].as<std::string>() != "gpumeter-pricing") continue;
+    found = true;
+    const auto p = cost::Pricing::Parse(cm["data"]["pricing.yaml"].as<std::string>(""), "pricing.yaml");
+    ASSERT_TRUE(p) << p.error().message;
+    EXPECT_EQ(p->currency(), "USD");
+  }
+  EXPECT_TRUE(found);
+}
 
 TEST(Monitoring, ServiceMonitorRuleAndDashboard) {
   const auto docs = Render("monitoring");
