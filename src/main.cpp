@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/agent.h"
+#include "cli/audit.h"
 #include "cli/demo.h"
 #include "cli/doctor.h"
 #include "cli/probe.h"
@@ -25,6 +26,8 @@ int main(int argc, char** argv) {
   gpumeter::cli::AddSimulateCommand(app, simulate);
   gpumeter::cli::ProbeOptions probe;
   gpumeter::cli::AddProbeCommand(app, probe);
+  gpumeter::cli::AuditOptions audit;
+  gpumeter::cli::AddAuditCommand(app, audit);
   gpumeter::cli::ReportOptions report;
   gpumeter::cli::AddReportCommand(app, report);
   gpumeter::cli::DoctorOptions doctor;
@@ -44,6 +47,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("demo")) return gpumeter::cli::RunDemo(demo, argv[0]);
   if (app.got_subcommand("simulate")) return gpumeter::cli::RunSimulate(simulate, argv[0]);
   if (app.got_subcommand("probe")) return gpumeter::cli::RunProbe(probe);
+  if (app.got_subcommand("audit")) return gpumeter::cli::RunAudit(audit);
   if (app.got_subcommand("report")) return gpumeter::cli::RunReport(report);
   if (app.got_subcommand("doctor")) return gpumeter::cli::RunDoctor(doctor);
   return 2;
