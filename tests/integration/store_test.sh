@@ -39,7 +39,7 @@ held() {  # total GPU-hours held in the store, as a plain number; 0 while nothin
 prev=0
 for round in 1 2 3 4 5 6; do
   start_agent "$work/agent$round.log"
-  sleep "0.$((RANDOM % 9 + 4))"  # 0.4 .. 1.2 s: some intervals, then a kill mid-write or between
+  sleep "1.$((RANDOM % 10))"  # 1.0 .. 1.9 s: some intervals (also under ASan), then a kill mid-write or between
   kill -9 "$agent"
   wait "$agent" 2>/dev/null || true
   if [ -e "$db" ]; then
@@ -59,12 +59,12 @@ url=$(wait_for_match "$work/locked.log" 's|.*serving \(http://[^ ]*\)/metrics.*|
 before=$(held)
 (echo 'BEGIN IMMEDIATE;'; sleep 4; echo 'ROLLBACK;') | sqlite3 "$db" &
 locker=$!
-sleep 3.5
+for _ in $(seq 1 35); do grep -q "another process holds the database" "$work/locked.log" && break; sleep 0.1; done
 grep -q "another process holds the database" "$work/locked.log" || fail "a locked store is not logged clearly"
 curl -fsS "$url/metrics" >"$work/during.prom" || fail "metrics not served while the store is locked"
 grep -q '^gpumeter_compute_seconds_total{' "$work/during.prom" || fail "metrics incomplete while the store is locked"
 wait "$locker"
-sleep 1.5
+for _ in $(seq 1 100); do grep -q "writing again after" "$work/locked.log" && break; sleep 0.1; done
 grep -q "writing again after" "$work/locked.log" || fail "writes did not resume after the lock"
 after=$(held)
 awk -v a="$before" -v b="$after" 'BEGIN { exit !(b > a) }' || fail "no usage recorded after the lock ($before -> $after)"

@@ -235,7 +235,8 @@ TEST_F(DoctorTest, CredentialsRejected) {
   FakeApi api(401, "", 404);
   options_.pods_file.clear();
   options_.kubeconfig = api.Kubeconfig(dir_.path());
-  const auto& pods = Named(RunChecks(options_), "pods");
+  const auto checks = RunChecks(options_);
+  const auto& pods = Named(checks, "pods");
   EXPECT_EQ(pods.status, CheckStatus::kFail);
   EXPECT_NE(pods.detail.find("credentials rejected"), std::string::npos) << pods.detail;
 }
@@ -248,7 +249,8 @@ TEST_F(DoctorTest, ApiServerUnreachable) {
   }  // stopped: its port refuses connections now
   options_.pods_file.clear();
   options_.kubeconfig = kubeconfig;
-  const auto& pods = Named(RunChecks(options_), "pods");
+  const auto checks = RunChecks(options_);
+  const auto& pods = Named(checks, "pods");
   EXPECT_EQ(pods.status, CheckStatus::kFail);
   EXPECT_NE(pods.fix.find("reachable"), std::string::npos) << pods.detail;
 }
@@ -256,7 +258,8 @@ TEST_F(DoctorTest, ApiServerUnreachable) {
 TEST_F(DoctorTest, UnreadableKubeconfig) {
   options_.pods_file.clear();
   options_.kubeconfig = (dir_.path() / "no-such-kubeconfig").string();
-  const auto& pods = Named(RunChecks(options_), "pods");
+  const auto checks = RunChecks(options_);
+  const auto& pods = Named(checks, "pods");
   EXPECT_EQ(pods.status, CheckStatus::kFail);
   EXPECT_NE(pods.detail.find("no-such-kubeconfig"), std::string::npos);
 }
