@@ -44,9 +44,10 @@ class Accumulator {
   // within the interval.
   std::vector<Row> Take(std::optional<double> joules, double seconds, const char* energy_rule) {
     // Entries of one owner object first (an integer sort), then those partial sums by owner
-    // value: far fewer string comparisons. Within one kind of amount, an owner's entries are
-    // recorded in ascending address order (loops over the unit's processes or holders), so the
-    // sums keep the order in which they were recorded.
+    // value: far fewer string comparisons. Sums over one owner's processes or holders keep the
+    // order they were recorded in (loops over vectors: ascending addresses); only equal owners
+    // held by different objects (a process owned by `system` and the reservation's constant)
+    // are added in address order, which can change the last bits, never conservation.
     std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
       return std::less<const Owner*>{}(a.owner, b.owner);
     });
