@@ -212,6 +212,12 @@ const char* ToString(OwnerKind kind) {
   return "unattributed";
 }
 
+OwnerKind OwnerKindFromString(std::string_view text) {
+  for (auto k : {OwnerKind::kContainer, OwnerKind::kIdle, OwnerKind::kSystem})
+    if (text == ToString(k)) return k;
+  return OwnerKind::kUnattributed;
+}
+
 const char* ToString(SharingMode mode) {
   switch (mode) {
     case SharingMode::kExclusive: return "exclusive";

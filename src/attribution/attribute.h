@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpumeter::attribution {
@@ -16,6 +17,8 @@ enum class OwnerKind { kContainer, kIdle, kSystem, kUnattributed };
 
 // "container", "idle", "system" or "unattributed": the owner_kind label and the API's kind.
 const char* ToString(OwnerKind kind);
+// The inverse of ToString (what the store and Prometheus hold); anything else is unattributed.
+OwnerKind OwnerKindFromString(std::string_view text);
 
 struct Owner {
   OwnerKind kind = OwnerKind::kUnattributed;

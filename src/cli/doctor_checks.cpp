@@ -12,6 +12,7 @@
 #include <fstream>
 #include <set>
 
+#include "cli/node_config.h"
 #include "k8s/owner_resolver.h"
 #include "k8s/pods.h"
 #include "k8s/proc_reader.h"
@@ -198,9 +199,9 @@ CheckResult CheckPods(const std::string& node, const std::string& pods_file, con
                       const std::string& why_no_api, std::string& pod_list) {
   std::string from;
   if (!pods_file.empty()) {
-    std::ifstream in(pods_file);
-    if (!in) return Result("pods", CheckStatus::kFail, pods_file + ": cannot open", "--pods-file must name a readable PodList JSON file");
-    pod_list.assign(std::istreambuf_iterator<char>(in), {});
+    auto text = ReadWhole("--pods-file", pods_file);
+    if (!text) return Result("pods", CheckStatus::kFail, text.error().message, "--pods-file must name a readable PodList JSON file");
+    pod_list = std::move(*text);
     from = pods_file;
   } else if (!api) {
     return Result("pods", CheckStatus::kWarn, "no API server: " + why_no_api,

@@ -65,13 +65,6 @@ std::string Get(const Sample& s, const std::string& k) {
   return it == s.labels.end() ? "" : it->second;
 }
 
-attribution::OwnerKind Kind(const std::string& s) {
-  if (s == "container") return attribution::OwnerKind::kContainer;
-  if (s == "idle") return attribution::OwnerKind::kIdle;
-  if (s == "system") return attribution::OwnerKind::kSystem;
-  return attribution::OwnerKind::kUnattributed;
-}
-
 }  // namespace
 
 Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t from, int64_t to, const std::vector<std::string>& label_keys) {
@@ -126,7 +119,7 @@ Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t fr
     if (!r) return tl::unexpected(r.error());
     for (const auto& s : *r) {
       auto& o = owners[{Get(s, "node"), Get(s, "unit"), Get(s, "owner_kind"), Get(s, "namespace"), Get(s, "pod"), Get(s, "container")}];
-      o.owner = {Kind(Get(s, "owner_kind")), Get(s, "namespace"), Get(s, "pod"), Get(s, "container")};
+      o.owner = {attribution::OwnerKindFromString(Get(s, "owner_kind")), Get(s, "namespace"), Get(s, "pod"), Get(s, "container")};
       o.*field = s.value;
     }
   }

@@ -86,14 +86,6 @@ constexpr const char* kUsageUpsert[] = {
     "memory_byte_seconds = memory_byte_seconds + excluded.memory_byte_seconds, compute_seconds = compute_seconds + excluded.compute_seconds, "
     "energy_joules = energy_joules + excluded.energy_joules, requested_share_seconds = requested_share_seconds + excluded.requested_share_seconds"};
 
-attribution::OwnerKind KindFrom(const std::string& s) {
-  using attribution::OwnerKind;
-  if (s == "container") return OwnerKind::kContainer;
-  if (s == "idle") return OwnerKind::kIdle;
-  if (s == "system") return OwnerKind::kSystem;
-  return OwnerKind::kUnattributed;
-}
-
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
 
@@ -367,7 +359,7 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::QuerySnapshot(int64_
     if (rc != SQLITE_DONE) return tl::unexpected(Fail("reading units"));
     Stmt o(db_, "SELECT id, kind, namespace, pod, container FROM owners");
     if (!o.ok()) return tl::unexpected(Fail("reading owners"));
-    while ((rc = o.Step()) == SQLITE_ROW) owners[o.Int(0)] = {KindFrom(o.Text(1)), o.Text(2), o.Text(3), o.Text(4)};
+    while ((rc = o.Step()) == SQLITE_ROW) owners[o.Int(0)] = {attribution::OwnerKindFromString(o.Text(1)), o.Text(2), o.Text(3), o.Text(4)};
     if (rc != SQLITE_DONE) return tl::unexpected(Fail("reading owners"));
   }
   // Range scans in primary-key order, summed here: no temporary B-tree over a month of rows.
