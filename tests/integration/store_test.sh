@@ -57,7 +57,8 @@ start_agent "$work/locked.log"
 url=$(wait_for_match "$work/locked.log" 's|.*serving \(http://[^ ]*\)/metrics.*|\1|p')
 [ -n "$url" ] || fail "agent printed no address"
 before=$(held)
-(echo 'BEGIN IMMEDIATE;'; sleep 4; echo 'ROLLBACK;') | sqlite3 "$db" &
+# The holder waits for the agent's write in flight (.timeout), then keeps the lock for 4 s.
+(echo '.timeout 5000'; echo 'BEGIN IMMEDIATE;'; sleep 4; echo 'ROLLBACK;') | sqlite3 "$db" &
 locker=$!
 for _ in $(seq 1 35); do grep -q "another process holds the database" "$work/locked.log" && break; sleep 0.1; done
 grep -q "another process holds the database" "$work/locked.log" || fail "a locked store is not logged clearly"
