@@ -38,6 +38,9 @@ void AddAgentCommand(CLI::App& app, AgentOptions& o) {
       ->envname("GPUMETER_RESOURCE_SLICES")
       ->capture_default_str();
   cmd->add_option("--store", o.store, "Record usage per minute in this SQLite file, for `gpumeter report`")->envname("GPUMETER_STORE");
+  cmd->add_option("--pricing", o.pricing_file, "Pricing file (docs/pricing.md) for the cost of idle allocations (default: the dated table)")
+      ->envname("GPUMETER_PRICING");
+  cmd->add_option("--guard-config", o.guard_config, "Guardrail thresholds and severities (docs/guardrails.md)")->envname("GPUMETER_GUARD_CONFIG");
   cmd->add_option("--shutdown-grace", o.shutdown_grace_s,
                   "After SIGTERM, stop sampling and keep serving the final counters this many seconds (a last scrape sees them)")
       ->check(CLI::Range(0.0, 300.0))->capture_default_str();
@@ -88,6 +91,12 @@ int RunAgent(const AgentOptions& o) {
     if (!cfg) return fail({ErrorCode::kInvalidInput, "--device-plugin-config " + o.device_plugin_config + ": " + cfg.error().message}, 2);
     ro.pipeline.evidence.plugin_config = *cfg;
   }
+  auto pricing = LoadPricing(o.pricing_file);
+  if (!pricing) return fail(pricing.error(), 2);
+  auto guard_config = LoadGuardConfig(o.guard_config);
+  if (!guard_config) return fail(guard_config.error(), 2);
+  ro.pipeline.guard = *guard_config;
+  ro.pipeline.pricing = &*pricing;
   const auto signals = BlockStopSignals();  // before any thread starts
 
   std::unique_ptr<kubelet::PodResourcesSource> kubelet;

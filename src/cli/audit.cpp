@@ -1,90 +1,261 @@
 #include "cli/audit.h"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+#include <optional>
+
 #include "audit/dcgm_audit.h"
 #include "cli/node_config.h"
+#include "guard/finding_json.h"
 
 namespace gpumeter::cli {
 
+using nlohmann::json;
+
 void AddAuditCommand(CLI::App& app, AuditOptions& o) {
-  auto* cmd = app.add_subcommand("audit", "Audit a dcgm-exporter /metrics page: GPUs whose per-pod series add up to more than the GPU");
-  cmd->add_option("--dcgm-metrics", o.dcgm_metrics, "dcgm-exporter's page: a FILE or an http(s):// URL (e.g. http://node:9400/metrics)")
-      ->required();
+  auto* cmd = app.add_subcommand("audit",
+                                 "Audit a GPU node: a gpumeter agent's guardrail findings, and dcgm-exporter series that add up to more "
+                                 "than their GPU");
+  cmd->add_option("--dcgm-metrics", o.dcgm_metrics, "dcgm-exporter's page: a FILE or an http(s):// URL (e.g. http://node:9400/metrics)");
+  cmd->add_option("--agent", o.agent, "A gpumeter agent's URL (e.g. http://node:9400): its findings, and its split of inflated GPUs");
+  cmd->add_option("--agent-token-file", o.agent_token_file, "Bearer token for an agent run with --bearer-token-file");
   cmd->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-  cmd->add_option("--fail-on", o.fail_on, "Exit 1 when a finding at or above this severity exists: none or warning")
-      ->check(CLI::IsMember({"none", "warning"}))->capture_default_str();
+  cmd->add_option("--fail-on", o.fail_on, "Exit 1 when a finding at or above this severity exists (an inflated GPU is a warning)")
+      ->check(CLI::IsMember({"none", "info", "warning", "critical"}))->capture_default_str();
   cmd->add_option("--threshold", o.threshold, "Per-pod sum / device above which a GPU counts as inflated")
       ->check(CLI::Range(1.0, 1000.0))->capture_default_str();
 }
 
 namespace {
 
-Expected<std::string> Fetch(const std::string& where) {
-  if (where.rfind("http://", 0) != 0 && where.rfind("https://", 0) != 0) return ReadWhole("--dcgm-metrics", where);
-  const auto path_start = where.find('/', where.find("://") + 3);
-  httplib::Client client(path_start == std::string::npos ? where : where.substr(0, path_start));
+bool IsUrl(const std::string& s) { return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0; }
+
+// GET `path` (or the URL's own path when `path` is empty) from `url`; `what` names the flag.
+Expected<std::string> HttpGet(const std::string& what, const std::string& url, const std::string& path, const std::string& token) {
+  const auto path_start = url.find('/', url.find("://") + 3);
+  httplib::Client client(path_start == std::string::npos ? url : url.substr(0, path_start));
   client.set_connection_timeout(std::chrono::seconds(5));
   client.set_read_timeout(std::chrono::seconds(30));
-  auto r = client.Get(path_start == std::string::npos ? "/metrics" : where.substr(path_start));
-  if (!r) return MakeError(ErrorCode::kUnavailable, "--dcgm-metrics " + where + ": unreachable (" + httplib::to_string(r.error()) + ")");
-  if (r->status != 200) return MakeError(ErrorCode::kUnavailable, "--dcgm-metrics " + where + ": HTTP " + std::to_string(r->status));
+  if (!token.empty()) client.set_bearer_token_auth(token);
+  std::string target = path;
+  if (target.empty()) target = path_start == std::string::npos ? "/metrics" : url.substr(path_start);
+  auto r = client.Get(target);
+  if (!r) return MakeError(ErrorCode::kUnavailable, what + " " + url + target + ": unreachable (" + httplib::to_string(r.error()) + ")");
+  if (r->status != 200) return MakeError(ErrorCode::kUnavailable, what + " " + url + target + ": HTTP " + std::to_string(r->status));
   return r->body;
+}
+
+Expected<json> AgentJson(const AuditOptions& o, const std::string& token, const std::string& path) {
+  std::string base = o.agent;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  auto body = HttpGet("--agent", base, path, token);
+  if (!body) return tl::unexpected(body.error());
+  auto j = json::parse(*body, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return MakeError(ErrorCode::kInvalidInput, "--agent " + base + path + ": the reply is not a JSON object (is this a gpumeter agent?)");
+  return j;
 }
 
 std::string Short(const std::string& uuid) { return uuid.size() > 16 ? uuid.substr(0, 16) + ".." : uuid; }
 
+std::string Utc(double unix_s) {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(static_cast<std::time_t>(unix_s)));
+}
+
+// The agent's split of one physical GPU: each unit on it with its owners' share of compute and
+// memory over the agent's last interval.
+struct SplitRow {
+  std::string unit, owner;
+  std::optional<double> compute_ratio, memory_bytes;
+};
+
+std::vector<SplitRow> SplitOf(const json& units, const json& ledger, const std::string& gpu_uuid) {
+  std::vector<SplitRow> out;
+  std::map<std::string, std::string> unit_label;  // units on this GPU
+  for (const auto& u : units.value("units", json::array()))
+    if (u.value("gpu_uuid", "") == gpu_uuid)
+      unit_label[u.value("uuid", "")] = u.value("mig_profile", json()).is_string() ? u["mig_profile"].get<std::string>() : "whole GPU";
+  for (const auto& u : ledger.value("units", json::array())) {
+    const auto it = unit_label.find(u.value("uuid", ""));
+    if (it == unit_label.end()) continue;
+    for (const auto& r : u.value("owners", json::array())) {
+      SplitRow row;
+      row.unit = it->second;
+      const auto kind = r.value("kind", "");
+      row.owner = kind == "container" ? r.value("namespace", "") + "/" + r.value("pod", "") + "/" + r.value("container", "") : kind;
+      if (r.contains("compute_ratio") && r["compute_ratio"].is_number()) row.compute_ratio = r["compute_ratio"].get<double>();
+      if (r.contains("memory_bytes") && r["memory_bytes"].is_number()) row.memory_bytes = r["memory_bytes"].get<double>();
+      if (row.compute_ratio || row.memory_bytes) out.push_back(std::move(row));
+    }
+  }
+  return out;
+}
+
+struct AgentView {
+  std::string node;
+  bool checked = false;
+  std::vector<guard::Finding> findings;
+  json units, ledger;
+};
+
+Expected<AgentView> ReadAgent(const AuditOptions& o) {
+  std::string token;
+  if (!o.agent_token_file.empty()) {
+    auto t = ReadWhole("--agent-token-file", o.agent_token_file);
+    if (!t) return tl::unexpected(t.error());
+    token = *t;
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  }
+  auto f = AgentJson(o, token, "/api/v1/findings");
+  if (!f) return tl::unexpected(f.error());
+  AgentView v;
+  v.node = f->value("node", "");
+  v.checked = f->value("checked", false);
+  if (!f->contains("findings") || !(*f)["findings"].is_array())
+    return MakeError(ErrorCode::kInvalidInput, "--agent " + o.agent + "/api/v1/findings: no findings array");
+  for (const auto& j : (*f)["findings"]) {
+    auto finding = guard::FindingFromJson(j);
+    if (!finding) return MakeError(ErrorCode::kInvalidInput, "--agent " + o.agent + "/api/v1/findings: " + finding.error().message);
+    v.findings.push_back(std::move(*finding));
+  }
+  if (!o.dcgm_metrics.empty()) {  // the split is only needed beside inflated GPUs
+    auto units = AgentJson(o, token, "/api/v1/units");
+    if (!units) return tl::unexpected(units.error());
+    auto ledger = AgentJson(o, token, "/api/v1/ledger");
+    if (!ledger) return tl::unexpected(ledger.error());
+    v.units = std::move(*units), v.ledger = std::move(*ledger);
+  }
+  return v;
+}
+
+json SplitJson(const std::vector<SplitRow>& rows) {
+  json out = json::array();
+  for (const auto& r : rows)
+    out.push_back({{"unit", r.unit}, {"owner", r.owner}, {"computeRatio", r.compute_ratio ? json(*r.compute_ratio) : json(nullptr)},
+                   {"memoryBytes", r.memory_bytes ? json(*r.memory_bytes) : json(nullptr)}});
+  return out;
+}
+
+void PrintSplit(const std::vector<SplitRow>& rows) {
+  if (rows.empty()) {
+    fmt::print("  gpumeter: the agent does not account this GPU (another node?)\n");
+    return;
+  }
+  fmt::print("  gpumeter's split (agent's last interval; the parts add up to the GPU):\n");
+  for (const auto& r : rows)
+    fmt::print("    {:<12} {:<48} {:>9} {:>12}\n", r.unit, r.owner, r.compute_ratio ? fmt::format("{:.1f} %", 100 * *r.compute_ratio) : "?",
+               r.memory_bytes ? fmt::format("{:.2f} GiB", *r.memory_bytes / (1024.0 * 1024 * 1024)) : "?");
+}
+
+void PrintFindings(const AuditOptions& o, const AgentView& a) {
+  std::map<guard::Severity, size_t> by;
+  for (const auto& f : a.findings) ++by[f.severity];
+  fmt::print("gpumeter agent {} (node {}): {} open finding(s){}\n", o.agent, a.node, a.findings.size(),
+             a.findings.empty() ? "" : fmt::format(" — {} critical, {} warning, {} info", by[guard::Severity::kCritical],
+                                                   by[guard::Severity::kWarning], by[guard::Severity::kInfo]));
+  if (!a.checked) fmt::print("  the agent has not taken a good sample yet: nothing has been checked\n");
+  for (const auto& f : a.findings) {
+    const std::string who = !f.pod.empty() ? f.ns + "/" + f.pod + "/" + f.container : !f.process.empty() ? "host process " + f.process : "-";
+    fmt::print("\n  {:<8} {:<23} {:<40} {}  since {}\n    {}\n", guard::ToString(f.severity), guard::ToString(f.kind), who,
+               f.unit_uuid.empty() ? "" : Short(f.unit_uuid), Utc(f.first_seen), f.evidence);
+  }
+  if (!a.findings.empty()) fmt::print("\nWhat each finding means and how to fix it: docs/guardrails.md\n");
+}
+
 }  // namespace
 
 int RunAudit(const AuditOptions& o) {
-  auto text = Fetch(o.dcgm_metrics);
-  if (!text) {
-    spdlog::error("{}", text.error().message);
-    return text.error().code == ErrorCode::kInvalidInput ? 2 : 1;
-  }
-  auto page = audit::ParsePromText(*text);
-  if (!page) {
-    spdlog::error("--dcgm-metrics {}: {}", o.dcgm_metrics, page.error().message);
+  if (o.dcgm_metrics.empty() && o.agent.empty()) {
+    spdlog::error("audit: give --agent URL, --dcgm-metrics FILE|URL, or both");
     return 2;
   }
-  const auto a = audit::AuditDcgmPage(*page, o.threshold);
-  size_t inflated = 0;
-  for (const auto& g : a.gpus) inflated += g.inflated ? 1 : 0;
-  if (o.format == "json") {
-    nlohmann::json gpus = nlohmann::json::array();
-    for (const auto& g : a.gpus) {
-      nlohmann::json metrics = nlohmann::json::array();
-      for (const auto& m : g.metrics)
-        metrics.push_back({{"metric", m.metric}, {"deviceValue", m.device_value}, {"deviceSeries", m.device_series},
-                           {"podSeries", m.pod_series}, {"podsSum", m.pods_sum}, {"factor", m.factor}});
-      gpus.push_back({{"host", g.host}, {"uuid", g.uuid}, {"gpu", g.gpu}, {"migInstance", g.mig_instance}, {"model", g.model},
-                      {"pods", g.pods}, {"inflated", g.inflated}, {"worstFactor", g.worst_factor}, {"metrics", metrics}});
-    }
-    fmt::print("{}\n", nlohmann::json{{"source", o.dcgm_metrics}, {"mode", a.mode}, {"samples", a.samples},
-                                      {"gpusWithPods", a.gpus_with_pods}, {"inflatedGpus", inflated}, {"gpus", gpus}}
-                           .dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
-  } else {
-    fmt::print("dcgm-exporter page {}: {} samples; mode: {}\n", o.dcgm_metrics, a.samples, a.mode);
-    fmt::print("{} of {} GPUs with per-pod series add up to more than the GPU (threshold {:.2f}x)\n", inflated, a.gpus_with_pods, o.threshold);
-    for (const auto& g : a.gpus) {
-      if (!g.inflated) continue;
-      fmt::print("\n{} gpu {}{} {} ({}): {} pods: {}\n", g.host, g.gpu, g.mig_instance.empty() ? "" : " MIG instance " + g.mig_instance,
-                 Short(g.uuid), g.model, g.pods.size(), fmt::join(g.pods, ", "));
-      fmt::print("  {:<40} {:>8} {:>14} {:>14} {:>8}\n", "metric", "series", "device", "sum of pods", "factor");
-      for (const auto& m : g.metrics)
-        fmt::print("  {:<40} {:>8} {:>14.6g} {:>14.6g} {:>7.2f}x{}\n", m.metric, m.pod_series, m.device_value, m.pods_sum, m.factor,
-                   m.device_series ? "" : " (no device series: the copies' value)");
-    }
-    if (inflated)
-      fmt::print("\nA sum by pod or namespace over these series counts each GPU up to {:.2f} times. gpumeter splits each GPU "
-                 "between its pods so the parts add up to the whole (docs/guardrails.md).\n",
-                 a.gpus.front().worst_factor);
+  if (!o.agent.empty() && !IsUrl(o.agent)) {
+    spdlog::error("--agent '{}': expected an http(s):// URL, e.g. http://node:9400", o.agent);
+    return 2;
   }
-  return o.fail_on == "warning" && inflated > 0 ? 1 : 0;
+  const auto failed = [](const Error& e) {
+    spdlog::error("{}", e.message);
+    return e.code == ErrorCode::kInvalidInput ? 2 : 1;
+  };
+  std::optional<audit::DcgmAudit> dcgm;
+  if (!o.dcgm_metrics.empty()) {
+    auto text = IsUrl(o.dcgm_metrics) ? HttpGet("--dcgm-metrics", o.dcgm_metrics, "", "") : ReadWhole("--dcgm-metrics", o.dcgm_metrics);
+    if (!text) return failed(text.error());
+    auto page = audit::ParsePromText(*text);
+    if (!page) return failed({ErrorCode::kInvalidInput, "--dcgm-metrics " + o.dcgm_metrics + ": " + page.error().message});
+    dcgm = audit::AuditDcgmPage(*page, o.threshold);
+  }
+  std::optional<AgentView> agent;
+  if (!o.agent.empty()) {
+    auto a = ReadAgent(o);
+    if (!a) return failed(a.error());
+    agent = std::move(*a);
+  }
+
+  size_t inflated = 0;
+  if (dcgm)
+    for (const auto& g : dcgm->gpus) inflated += g.inflated ? 1 : 0;
+  std::optional<guard::Severity> worst;
+  if (inflated) worst = guard::Severity::kWarning;
+  if (agent)
+    for (const auto& f : agent->findings) worst = worst ? std::max(*worst, f.severity) : f.severity;
+
+  if (o.format == "json") {
+    json out = json::object();
+    if (dcgm) {
+      json gpus = json::array();
+      for (const auto& g : dcgm->gpus) {
+        json metrics = json::array();
+        for (const auto& m : g.metrics)
+          metrics.push_back({{"metric", m.metric}, {"deviceValue", m.device_value}, {"deviceSeries", m.device_series},
+                             {"podSeries", m.pod_series}, {"podsSum", m.pods_sum}, {"factor", m.factor}});
+        json gpu = {{"host", g.host}, {"uuid", g.uuid}, {"gpu", g.gpu}, {"migInstance", g.mig_instance}, {"model", g.model},
+                    {"pods", g.pods}, {"inflated", g.inflated}, {"worstFactor", g.worst_factor}, {"metrics", metrics}};
+        if (agent && g.inflated) gpu["gpumeterSplit"] = SplitJson(SplitOf(agent->units, agent->ledger, g.uuid));
+        gpus.push_back(std::move(gpu));
+      }
+      out.update({{"source", o.dcgm_metrics}, {"mode", dcgm->mode}, {"samples", dcgm->samples},
+                  {"gpusWithPods", dcgm->gpus_with_pods}, {"inflatedGpus", inflated}, {"gpus", gpus}});
+    }
+    if (agent) {
+      json findings = json::array();
+      for (const auto& f : agent->findings) findings.push_back(guard::ToJson(f));
+      out["agent"] = {{"url", o.agent}, {"node", agent->node}, {"checked", agent->checked}, {"findings", findings}};
+    }
+    out["worstSeverity"] = worst ? json(guard::ToString(*worst)) : json(nullptr);
+    fmt::print("{}\n", out.dump(2, ' ', false, json::error_handler_t::replace));
+  } else {
+    if (agent) PrintFindings(o, *agent);
+    if (dcgm) {
+      if (agent) fmt::print("\n");
+      fmt::print("dcgm-exporter page {}: {} samples; mode: {}\n", o.dcgm_metrics, dcgm->samples, dcgm->mode);
+      fmt::print("{} of {} GPUs with per-pod series add up to more than the GPU (threshold {:.2f}x)\n", inflated, dcgm->gpus_with_pods,
+                 o.threshold);
+      for (const auto& g : dcgm->gpus) {
+        if (!g.inflated) continue;
+        fmt::print("\n{} gpu {}{} {} ({}): {} pods: {}\n", g.host, g.gpu, g.mig_instance.empty() ? "" : " MIG instance " + g.mig_instance,
+                   Short(g.uuid), g.model, g.pods.size(), fmt::join(g.pods, ", "));
+        fmt::print("  {:<40} {:>8} {:>14} {:>14} {:>8}\n", "metric", "series", "device", "sum of pods", "factor");
+        for (const auto& m : g.metrics)
+          fmt::print("  {:<40} {:>8} {:>14.6g} {:>14.6g} {:>7.2f}x{}\n", m.metric, m.pod_series, m.device_value, m.pods_sum, m.factor,
+                     m.device_series ? "" : " (no device series: the copies' value)");
+        if (agent) PrintSplit(SplitOf(agent->units, agent->ledger, g.uuid));
+      }
+      if (inflated)
+        fmt::print("\nA sum by pod or namespace over these series counts each GPU up to {:.2f} times. gpumeter splits each GPU "
+                   "between its pods so the parts add up to the whole (docs/guardrails.md).\n",
+                   dcgm->gpus.front().worst_factor);
+    }
+  }
+  if (o.fail_on == "none" || !worst) return 0;
+  const auto threshold = guard::SeverityFromString(o.fail_on);
+  return threshold && *worst >= *threshold ? 1 : 0;
 }
 
 }  // namespace gpumeter::cli

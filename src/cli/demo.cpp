@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "cli/node_config.h"
 #include "cli/paths.h"
 #include "cli/report.h"
 #include "cli/usage_recorder.h"
@@ -33,7 +34,8 @@ void AddDemoCommand(CLI::App& app, DemoOptions& o) {
   cmd->add_option("--speedup", o.speedup, "Scenario seconds per real second")->check(CLI::Range(0.01, 1000.0))->capture_default_str();
   cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics (port 0: any free port)")->capture_default_str();
   cmd->add_option("--store", o.store, "Write usage to this SQLite store (kept; default: a temporary one) for `gpumeter report`");
-  cmd->add_option("--pricing", o.pricing_file, "Pricing file for the closing chargeback (default: the dated default table)");
+  cmd->add_option("--pricing", o.pricing_file, "Pricing file for the closing chargeback and idle findings (default: the dated default table)");
+  cmd->add_option("--guard-config", o.guard_config, "Guardrail thresholds and severities (default: the agent's, idle window 5m)");
   cmd->add_option("--shutdown-grace", o.shutdown_grace_s, "On stop, serve the final counters this many seconds after sampling ends")
       ->check(CLI::Range(0.0, 300.0))->capture_default_str();
 }
@@ -53,6 +55,15 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
     spdlog::error("{}", listen.error().message);
     return 2;
   }
+  auto pricing = LoadPricing(o.pricing_file);
+  auto guard_config = LoadGuardConfig(o.guard_config);
+  for (const Error* e : {pricing ? nullptr : &pricing.error(), guard_config ? nullptr : &guard_config.error()})
+    if (e) {
+      spdlog::error("{}", e->message);
+      return 2;
+    }
+  // A scenario lasts minutes, not the agent's hour: idle allocations show within the demo.
+  if (o.guard_config.empty()) guard_config->idle_window_s = 300;
 
   // The fake library reads its scenario and clock from the environment at nvmlInit. Its sample
   // stamps are epoch0 + scenario time; the agent's wall clock is made to agree (below), so
@@ -87,6 +98,8 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   ro.pipeline.evidence = ScenarioSharingEvidence(scen);
   ro.pipeline.evidence.mig_parent.clear();
   ro.sources = {&kubelet, &pods, nullptr};
+  ro.pipeline.guard = *guard_config;
+  ro.pipeline.pricing = &*pricing;
   ro.exposition.pod_label_keys = {"team"};
   ro.http.listen = o.listen;
   // The scenario clock the fake NVML runs on: wall time × speedup since it started.

@@ -71,4 +71,18 @@ Expected<std::unique_ptr<PrivateFile>> MaterializeCa(node::ApiServerConfig& conf
   return written;
 }
 
+Expected<cost::Pricing> LoadPricing(const std::string& path) {
+  if (path.empty()) return cost::Pricing::Defaults();
+  auto text = ReadWhole("--pricing", path);
+  if (!text) return tl::unexpected(text.error());
+  return cost::Pricing::Parse(*text, path);
+}
+
+Expected<guard::GuardConfig> LoadGuardConfig(const std::string& path) {
+  if (path.empty()) return guard::GuardConfig{};
+  auto text = ReadWhole("--guard-config", path);
+  if (!text) return tl::unexpected(text.error());
+  return guard::ParseGuardConfig(*text, path);
+}
+
 }  // namespace gpumeter::cli

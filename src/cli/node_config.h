@@ -7,6 +7,8 @@
 #include <string>
 
 #include "common/error.h"
+#include "cost/pricing.h"
+#include "guard/findings.h"
 #include "node/kubeconfig.h"
 
 namespace gpumeter::cli {
@@ -16,6 +18,11 @@ std::string NodeName(const std::string& flag);
 
 // The whole file; the error names the flag and the path.
 Expected<std::string> ReadWhole(const std::string& flag, const std::string& path);
+
+// The pricing file `path` names (--pricing), or the dated default table when `path` is empty.
+Expected<cost::Pricing> LoadPricing(const std::string& path);
+// The guardrails file `path` names (--guard-config), or the defaults when it is empty.
+Expected<guard::GuardConfig> LoadGuardConfig(const std::string& path);
 
 // The API server from `kubeconfig` (its `context`, or the current one) when given, else the
 // in-cluster service account; nullopt outside a cluster without a kubeconfig, with the reason in

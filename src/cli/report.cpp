@@ -45,14 +45,9 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
   policy.idle = *idle;
   auto dims = report::ParseGroupBy(o.by);
   if (!dims) return tl::unexpected(dims.error());
-  cost::Pricing pricing = cost::Pricing::Defaults();
-  if (!o.pricing_file.empty()) {
-    auto text = ReadWhole("--pricing", o.pricing_file);
-    if (!text) return tl::unexpected(text.error());
-    auto parsed = cost::Pricing::Parse(*text, o.pricing_file);
-    if (!parsed) return tl::unexpected(parsed.error());
-    pricing = *parsed;
-  }
+  auto loaded_pricing = LoadPricing(o.pricing_file);
+  if (!loaded_pricing) return tl::unexpected(loaded_pricing.error());
+  const cost::Pricing pricing = std::move(*loaded_pricing);
   const bool from_store = o.source.rfind("sqlite:", 0) == 0, from_prometheus = o.source.rfind("prometheus:", 0) == 0;
   if (!from_store && !from_prometheus)
     return tl::unexpected(Bad("--source '" + o.source + "': expected sqlite:PATH or prometheus:URL"));

@@ -103,6 +103,18 @@ void Units(std::string& out, const node::NodeState& state) {
     for (const auto& p : state.allocation_problems) out += "  ! allocation: " + p + "\n";
 }
 
+void Findings(std::string& out, const node::NodeState& state) {
+  if (state.findings.empty()) {
+    out += "\nFindings: none\n";
+    return;
+  }
+  out += fmt::format("\nFindings ({} open; `gpumeter audit --agent URL` or /api/v1/findings):\n", state.findings.size());
+  for (const auto& f : state.findings) {
+    const std::string who = f.pod.empty() ? (f.process.empty() ? f.unit_uuid : "host " + f.process) : f.ns + "/" + f.pod + "/" + f.container;
+    out += fmt::format("  {:<8} {:<23} {}\n           {}\n", guard::ToString(f.severity), guard::ToString(f.kind), who, f.evidence);
+  }
+}
+
 }  // namespace
 
 std::string RenderTable(const sampler::SamplerHealth& health, const node::NodeState& state) {
@@ -117,6 +129,7 @@ std::string RenderTable(const sampler::SamplerHealth& health, const node::NodeSt
   if (!state.last_good) return out + "waiting for the first sample...\n";
   Devices(out, state);
   Units(out, state);
+  Findings(out, state);
   return out;
 }
 

@@ -43,6 +43,13 @@ Expected<uint64_t> ParseStatStartTime(std::string_view stat) {
   return MakeError(ErrorCode::kInvalidInput, "fewer than 22 fields");
 }
 
+std::string ParseStatComm(std::string_view stat) {
+  const auto open = stat.find('(');
+  const auto close = stat.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return {};
+  return std::string(stat.substr(open + 1, close - open - 1));
+}
+
 std::map<std::string, std::string> ParseGpuEnviron(std::string_view environ) {
   std::map<std::string, std::string> out;
   while (!environ.empty()) {
@@ -71,6 +78,7 @@ Expected<ProcessIdentity> ProcReader::Identify(uint32_t pid) {
   ProcessIdentity id;
   id.pid = pid;
   id.start_ticks = *start;
+  id.comm = ParseStatComm(*stat);
   id.cgroup = std::move(*cgroup);
   if (const auto env = ReadFile(dir / "environ")) id.gpu_env = ParseGpuEnviron(*env);
   // One entry per PID: a new start time replaces the old process.

@@ -21,6 +21,7 @@ namespace gpumeter::k8s {
 struct ProcessIdentity {
   uint32_t pid = 0;
   uint64_t start_ticks = 0;  // field 22 of /proc/<pid>/stat
+  std::string comm;          // field 2 of /proc/<pid>/stat, without the parentheses
   CgroupIdentity cgroup;
   // NVIDIA_* and CUDA_* variables of /proc/<pid>/environ (nothing else is kept); nullopt when it
   // could not be read (another user's process without CAP_SYS_PTRACE, or a kernel thread).
@@ -34,6 +35,9 @@ std::map<std::string, std::string> ParseGpuEnviron(std::string_view environ);
 // Field 22 (starttime) of a /proc/<pid>/stat line. The command name (field 2) may hold spaces
 // and parentheses, so fields are counted after the last ')'.
 Expected<uint64_t> ParseStatStartTime(std::string_view stat);
+// Field 2 (the command name) of a /proc/<pid>/stat line: what lies between the first '(' and the
+// last ')'; empty when there is no such pair.
+std::string ParseStatComm(std::string_view stat);
 
 class ProcReader {
  public:

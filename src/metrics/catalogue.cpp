@@ -18,6 +18,9 @@ const std::vector<std::string> kProcess{"node", "uuid", "pid", "namespace", "pod
 const std::vector<std::string> kUnit{"node", "unit"};
 // An owner's row on a unit. owner_kind: container, idle, system or unattributed; namespace, pod
 // and container are empty unless it is a container. Extra pod labels (--pod-label) follow these.
+// A guardrail finding: namespace, pod and container are empty for a device or host finding,
+// unit and gpu_uuid for a container-wide one; process names a host process.
+const std::vector<std::string> kFinding{"node", "kind", "severity", "namespace", "pod", "container", "unit", "gpu_uuid", "process"};
 const std::vector<std::string> kOwner{"node", "unit", "gpu_uuid", "model", "mig_profile", "namespace", "pod", "container",
                                       "owner_kind"};
 
@@ -61,6 +64,11 @@ std::vector<MetricDef> Build() {
       {Metric::kEnergyJoules, "gpumeter_energy_joules_total", C, "joules", "The unit's energy, by owner (split by compute share; idle power by the policy in docs/attribution.md).", kOwner},
       {Metric::kRequestedShare, "gpumeter_requested_share_ratio", G, "ratio", "Share of the unit the kubelet allocated to the container (exclusive 1, time-slicing/MPS 1/replicas, MIG instance 1).", kOwner},
       {Metric::kRequestedShareSeconds, "gpumeter_requested_share_seconds_total", C, "seconds", "Requested share × time: the unit-seconds the container held, used or not.", kOwner},
+
+      {Metric::kFindingOpen, "gpumeter_finding_first_seen_timestamp_seconds", G, "seconds", "One series per open guardrail finding (docs/guardrails.md): when it was first seen, in Unix seconds. The evidence is in /api/v1/findings.", kFinding},
+      {Metric::kFindingWaste, "gpumeter_finding_waste_gpu_seconds", G, "seconds", "An open idle-allocation finding's waste: the share of a GPU held × the seconds it stayed idle (GPU-seconds).", kFinding},
+      {Metric::kFindingWasteCost, "gpumeter_finding_waste_cost", G, "", "What that waste cost, in the pricing's currency (label currency); absent when no price is known for the model.", {"node", "kind", "severity", "namespace", "pod", "container", "unit", "gpu_uuid", "process", "currency"}},
+      {Metric::kFindingsOpened, "gpumeter_findings_opened_total", C, "", "Guardrail findings opened since the agent started, per kind and severity (every kind that is on has a series).", {"node", "kind", "severity"}},
   };
   for (size_t i = 0; i < v.size(); ++i)
     if (v[i].id != static_cast<Metric>(i)) throw std::logic_error("metric catalogue out of order at " + v[i].name);

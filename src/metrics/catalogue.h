@@ -21,6 +21,8 @@ enum class Metric {
   kUnitInfo, kUnitGpuFraction, kUnitSeconds, kUnitMemoryCapacity, kUnitEnergy, kUnitEnergyUnknown,
   kMemoryByteSeconds, kMemoryBytes, kComputeSeconds, kComputeRatio, kEnergyJoules, kRequestedShare,
   kRequestedShareSeconds,
+  // Guardrails (docs/guardrails.md): open findings and how many were opened.
+  kFindingOpen, kFindingWaste, kFindingWasteCost, kFindingsOpened,
   kCount
 };
 

@@ -223,6 +223,23 @@ void Attribution(Families& f, const node::NodeState& state, const ExpositionOpti
   }
 }
 
+void Findings(Families& f, const node::NodeState& state) {
+  for (const auto& x : state.findings) {
+    const std::vector<std::string_view> values{state.node, guard::ToString(x.kind), guard::ToString(x.severity), x.ns, x.pod, x.container,
+                                               x.unit_uuid, x.gpu_uuid, x.process};
+    const uint32_t l = f.Labels(Metric::kFindingOpen, values);
+    f.Add(Metric::kFindingOpen, l, x.first_seen);
+    if (x.waste_gpu_hours) f.Add(Metric::kFindingWaste, l, *x.waste_gpu_hours * 3600);
+    if (x.waste_cost) {
+      auto with_currency = values;
+      with_currency.push_back(x.currency);
+      f.Add(Metric::kFindingWasteCost, with_currency, *x.waste_cost);
+    }
+  }
+  for (const auto& [key, n] : state.findings_opened)
+    f.Add(Metric::kFindingsOpened, {state.node, guard::ToString(key.first), guard::ToString(key.second)}, static_cast<double>(n));
+}
+
 }  // namespace
 
 std::string PodLabelName(const std::string& key) {
@@ -239,6 +256,7 @@ SeriesSet BuildFamilies(const sampler::SamplerHealth& health, const node::NodeSt
   Sources(f, health, state, now);
   Devices(f, state);
   Attribution(f, state, options);
+  Findings(f, state);
   return f.Take();
 }
 

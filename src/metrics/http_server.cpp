@@ -129,6 +129,7 @@ Expected<void> HttpServer::Start(const HttpOptions& o) {
   json("/api/v1/units", UnitsJson);
   json("/api/v1/ledger", LedgerJson);
   json("/api/v1/processes", ProcessesJson);
+  json("/api/v1/findings", FindingsJson);
   json("/api/v1/sources", [this](const node::NodeState& s) { return SourcesJson(sampler_.Health(), s, std::chrono::steady_clock::now()); });
   server_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   server_->Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {

@@ -1,5 +1,7 @@
 #include "metrics/json_api.h"
 
+#include "guard/finding_json.h"
+
 namespace gpumeter::metrics {
 namespace {
 
@@ -21,6 +23,16 @@ json UnitsJson(const node::NodeState& s) {
                      {"memory_total_bytes", Optional(u.memory_total_bytes)}, {"holders", holders}});
   }
   return {{"node", s.node}, {"units", units}, {"allocation_problems", s.allocation_problems}};
+}
+
+json FindingsJson(const node::NodeState& s) {
+  json findings = json::array();
+  for (const auto& f : s.findings) findings.push_back(guard::ToJson(f));
+  json opened = json::array();
+  for (const auto& [key, n] : s.findings_opened)
+    opened.push_back({{"kind", guard::ToString(key.first)}, {"severity", guard::ToString(key.second)}, {"count", n}});
+  // Before the first good pass nothing has been checked: say so rather than show a clean node.
+  return {{"node", s.node}, {"checked", s.last_good != nullptr}, {"findings", findings}, {"opened", opened}};
 }
 
 json LedgerJson(const node::NodeState& s) {

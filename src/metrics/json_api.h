@@ -14,6 +14,8 @@ namespace gpumeter::metrics {
 nlohmann::json UnitsJson(const node::NodeState& state);
 nlohmann::json LedgerJson(const node::NodeState& state);
 nlohmann::json ProcessesJson(const node::NodeState& state);
+// Open guardrail findings (guard/finding_json.h) and the counts opened per kind and severity.
+nlohmann::json FindingsJson(const node::NodeState& state);
 nlohmann::json SourcesJson(const sampler::SamplerHealth& health, const node::NodeState& state,
                            std::chrono::steady_clock::time_point now);
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "attribution/attribute.h"
+#include "guard/findings.h"
 #include "k8s/owner_resolver.h"
 #include "k8s/sharing.h"
 #include "node/source_status.h"
@@ -76,6 +77,10 @@ struct NodeState {
   // Labels of the pods of the containers in `totals` (kept after a pod is deleted, while its
   // totals are), by (namespace, pod).
   std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> pod_labels;
+  // Open guardrail findings (docs/guardrails.md), highest severity first, and the number opened
+  // since the agent started per (kind, severity).
+  std::vector<guard::Finding> findings;
+  std::map<std::pair<guard::Kind, guard::Severity>, uint64_t> findings_opened;
 
   const UnitInfo* FindUnit(const std::string& uuid) const {
     for (const auto& u : units)

@@ -83,7 +83,8 @@ NodePipeline::NodePipeline(PipelineSources sources, PipelineOptions options)
                 return it == holders_.end() ? std::vector<attribution::Holding>{} : it->second;
               },
               {}},
-          options_.accountant) {
+          options_.accountant),
+      guard_(options_.guard, options_.pricing) {
   auto empty = std::make_shared<NodeState>();
   empty->node = options_.node;
   latest_ = std::move(empty);
@@ -100,6 +101,7 @@ void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono:
     sources_.kubelet->Poll(now);
     allocations = sources_.kubelet->allocations();
   }
+  allocations_known_ = allocations != nullptr;
   // The inputs, by value: a kubelet that answers every pass with the same list changes nothing.
   AllocationInputs in;
   // The kubelet may go on listing a pod that has finished (Succeeded or Failed) with its devices;
@@ -164,6 +166,7 @@ void NodePipeline::ResolveOwners(const gpu::GpuSnapshot& snap) {
   const auto pids = Pids(snap);
   owners_.clear();
   mps_fraction_.clear();
+  proc_facts_.clear();
   for (const uint32_t pid : pids) {
     ++proc_attempts_;
     // Identify is cached by (PID, start time): this read is the one Resolve then reuses.
@@ -176,6 +179,7 @@ void NodePipeline::ResolveOwners(const gpu::GpuSnapshot& snap) {
     }
     if (id && id->gpu_env)
       if (const auto f = MpsFraction(*id->gpu_env)) mps_fraction_[pid] = *f;
+    if (id) proc_facts_[pid] = {id->comm, id->gpu_env};
     owners_[pid] = resolver_.Resolve(pid);
   }
   resolver_.Retain(pids);
@@ -360,6 +364,21 @@ void NodePipeline::OnPass(std::shared_ptr<const sampler::SampleResult> pass) {
   else next->sources.push_back({"pods", false, false, {}, 0, 0, std::nullopt, "", "not configured"});
   if (sources_.slices) next->sources.push_back(sources_.slices->Status());
   next->sources.push_back(ProcStatus());
+
+  // Findings only from a good pass (a failed one shows no process, which proves nothing).
+  if (pass->ok) {
+    GuardViewInputs gi;
+    gi.state = next.get();
+    gi.snapshot = &pass->snapshot;
+    gi.procs = &proc_facts_;
+    gi.pods = pods_seen_ ? &pods_ : nullptr;
+    gi.evidence = &options_.evidence;
+    gi.allocations_known = allocations_known_;
+    gi.now = std::chrono::duration<double>(pass->wall.time_since_epoch()).count();
+    guard_.Update(BuildGuardView(gi));
+    next->findings = guard_.Open();
+    next->findings_opened = guard_.opened();
+  }
 
   std::lock_guard lock(mu_);
   latest_ = std::move(next);

@@ -18,10 +18,13 @@
 #include <vector>
 
 #include "attribution/accountant.h"
+#include "cost/pricing.h"
+#include "guard/guard.h"
 #include "k8s/owner_resolver.h"
 #include "k8s/proc_reader.h"
 #include "k8s/sharing.h"
 #include "kubelet/pod_resources_source.h"
+#include "node/guard_view.h"
 #include "node/node_state.h"
 #include "node/pod_source.h"
 #include "node/resource_slice_source.h"
@@ -40,6 +43,10 @@ struct PipelineOptions {
   attribution::AccountantOptions accountant;
   // Totals of an owner that has had no row for this long are dropped (its pod is gone).
   double forget_after_s = 3600;
+  // Guardrail thresholds and severities, and the prices of idle allocations (null: no cost, only
+  // GPU-hours; borrowed, must outlive the pipeline).
+  guard::GuardConfig guard;
+  const cost::Pricing* pricing = nullptr;
 };
 
 struct PipelineSources {
@@ -94,6 +101,9 @@ class NodePipeline {
   // This pass's owners and MPS thread fractions, by PID (read by the Accountant's callbacks).
   std::map<uint32_t, k8s::ProcessOwner> owners_;
   std::map<uint32_t, double> mps_fraction_;
+  std::map<uint32_t, ProcFacts> proc_facts_;
+  bool allocations_known_ = false;
+  guard::Guard guard_;
   uint64_t proc_attempts_ = 0, proc_failures_ = 0;
   std::string proc_last_error_;
 

@@ -51,6 +51,7 @@ void Sampler::Run() {
     auto result = std::make_shared<SampleResult>();
     result->sequence = seq;
     result->taken = begin;
+    result->wall = std::chrono::system_clock::now();
     if (options_.before_pass) options_.before_pass();
     auto snap = source_.Sample();
     result->duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();

@@ -101,7 +101,7 @@ check_le 'max(abs(sum by (node, unit) (rate(gpumeter_memory_byte_seconds_total[1
 check_le 'max(sum by (node, unit) (gpumeter_compute_ratio{owner_kind="container"}))' 1.000001
 check_le 'max(sum by (node, unit) (rate(gpumeter_compute_seconds_total{owner_kind="container"}[1m])) / on (node, unit) rate(gpumeter_unit_seconds_total[1m]))' 1.05
 namespaces=$(query 'sum by (namespace) (gpumeter_compute_seconds_total{owner_kind="container"})' | jq -r '[.data.result[].metric.namespace] | sort | join(",")')
-[ "$namespaces" = "ads,batch,llm,research,search,speech,vision" ] || fail "namespaces of both nodes: $namespaces"
+[ "$namespaces" = "ads,batch,llm,research,sandbox,search,speech,vision" ] || fail "namespaces of both nodes: $namespaces"
 
 # Every dashboard query evaluates (Grafana's variables replaced by what "All" sends).
 jq -r '.panels[] | select(.targets) | .targets[].expr' "$dashboard" | while read -r expr; do

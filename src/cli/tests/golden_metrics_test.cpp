@@ -11,34 +11,11 @@
 #include <regex>
 #include <sstream>
 
-#include "cli/scenario_context.h"
-#include "cli/scenario_fixture.h"
-#include "cli/simulated_node.h"
-#include "kubelet/pod_resources_source.h"
+#include "cli/tests/scenario_pipeline.h"
 #include "metrics/exposition.h"
-#include "node/pipeline.h"
-#include "scenario/loader.h"
-#include "support/fake_nvml.h"
-#include "support/temp_dir.h"
 
 namespace gpumeter::cli {
 namespace {
-
-class FixedPods final : public node::PodSource {
- public:
-  explicit FixedPods(const std::string& list) {
-    auto store = std::make_shared<k8s::PodStore>();
-    ok_ = store->ApplyList(list).has_value();
-    store_ = std::move(store);
-  }
-  void Poll(std::chrono::steady_clock::time_point) override {}
-  std::shared_ptr<const k8s::PodStore> Current() const override { return store_; }
-  node::SourceStatus Status() const override { return {"pods", true, ok_, std::nullopt, 1, 0, std::nullopt, "", "fixed"}; }
-
- private:
-  bool ok_ = false;
-  std::shared_ptr<const k8s::PodStore> store_;
-};
 
 // The kubelet's List duration is wall-clock time, the one figure a fixed clock cannot fix: its
 // value is masked on both sides (the series must still be there).
@@ -48,45 +25,16 @@ std::string MaskDurations(const std::string& text) {
 }
 
 TEST(GoldenMetrics, Node8GpuAtAFixedClock) {
-  auto scen = scenario::LoadScenarioFile(gpumeter::testing::ScenarioPath("node-8gpu"));
-  ASSERT_TRUE(scen) << scen.error().message;
-  gpumeter::testing::TempDir dir("gpumeter-golden");
-  auto node = SimulatedNode::Create(*scen, dir.path());
-  ASSERT_TRUE(node) << node.error().message;
-  kubelet::PodResourcesOptions ko;
-  ko.socket_path = (*node)->kubelet_socket();
-  kubelet::PodResourcesSource kubelet(std::make_unique<kubelet::PodResourcesClient>(ko));
-  FixedPods pods(ScenarioPodListJson(*scen));
-  node::PipelineOptions po;
-  po.node = scen->node_name;
-  po.proc_root = (*node)->proc_root();
-  po.evidence = ScenarioSharingEvidence(*scen);
-  po.evidence.mig_parent.clear();
-  node::NodePipeline pipeline({&kubelet, &pods, nullptr}, po);
-
-  gpumeter::testing::FakeNvml fake("r580", gpumeter::testing::ScenarioPath("node-8gpu"), 100);
-  ASSERT_TRUE(fake.ok());
-  const auto t0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  testing::ScenarioPipeline run(gpumeter::testing::ScenarioPath("node-8gpu"), 100);
+  ASSERT_TRUE(run.ok());
   std::shared_ptr<const sampler::SampleResult> last;
-  for (int k = 0; k <= 4; ++k) {
-    const double t = 100 + k;
-    fake.SetTime(t);
-    ASSERT_TRUE((*node)->RefreshProc(t));
-    auto r = std::make_shared<sampler::SampleResult>();
-    r->sequence = static_cast<uint64_t>(k + 1);
-    r->taken = t0 + std::chrono::seconds(k);
-    r->duration_seconds = 0.004;
-    r->ok = true;
-    r->snapshot = fake.Sample();
-    pipeline.OnPass(r);
-    last = r;
-  }
+  for (int k = 0; k <= 4; ++k) last = run.Pass(100 + k);
   sampler::SamplerHealth health;
   health.latest = health.last_good = last;
   health.passes = 5;
   metrics::ExpositionOptions eo;
   eo.pod_label_keys = {"team"};
-  const auto text = metrics::RenderText(metrics::BuildFamilies(health, *pipeline.Latest(), eo, last->taken + std::chrono::milliseconds(500)));
+  const auto text = metrics::RenderText(metrics::BuildFamilies(health, *run.Latest(), eo, last->taken + std::chrono::milliseconds(500)));
 
   const std::string golden = gpumeter::testing::SourceDir() + "/tests/golden/node-8gpu-r580.prom";
   if (std::getenv("GPUMETER_UPDATE_GOLDEN")) {

@@ -45,12 +45,19 @@ TEST(ProcStat, StartTimeIsField22EvenWithAnAwkwardCommandName) {
   EXPECT_NE(bad.error().message.find("'x7' is not a number"), std::string::npos);
 }
 
+TEST(ProcStat, CommandNameIsBetweenTheFirstOpenAndTheLastCloseParenthesis) {
+  EXPECT_EQ(ParseStatComm(Stat(42, "python", 1)), "python");
+  EXPECT_EQ(ParseStatComm(Stat(42, "a) b (c", 5)), "a) b (c");
+  EXPECT_EQ(ParseStatComm("42 python S 1"), "");
+}
+
 TEST_F(ProcFixture, IdentifiesThePodAndContainerOfAPid) {
   Write(1234, Stat(1234, "python", 500), kPodA);
   ProcReader reader(root_);
   const auto id = reader.Identify(1234);
   ASSERT_TRUE(id) << id.error().message;
   EXPECT_EQ(id->start_ticks, 500u);
+  EXPECT_EQ(id->comm, "python");
   EXPECT_EQ(id->cgroup.pod_uid, "4c9f1974-5c46-44c2-b42f-3bbf0e98eef9");
   EXPECT_EQ(id->cgroup.container_id, "bacb920470900725e0aa7d914fee5eb0854315448b024b6b8420ad8429c607ba");
 }

@@ -1,0 +1,79 @@
+// Guardrail findings (docs/guardrails.md): what a node's readings show is wrong with how its GPUs
+// are given out and used — a container on a GPU it was not allocated, a GPU exposed through
+// NVIDIA_VISIBLE_DEVICES, use without a request, host processes, allocated GPUs left idle, shared
+// GPUs near out-of-memory, MPS clients without limits. Plain values and their configuration.
+// Times are Unix seconds; memory in bytes; money in the pricing's currency.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "common/error.h"
+
+namespace gpumeter::guard {
+
+enum class Kind {
+  kUnallocatedDevice,     // a container's process runs on a unit not allocated to it
+  kNoGpuRequest,          // a container uses a GPU although its pod requested none
+  kVisibleDevicesAll,     // a container's NVIDIA_VISIBLE_DEVICES is "all"
+  kVisibleDevicesOutside, // it names GPUs or MIG instances outside the container's allocation
+  kHostProcess,           // a process outside any pod uses a GPU
+  kIdleAllocation,        // an allocated unit unused for the idle window (waste, with its cost)
+  kOomRisk,               // a shared GPU whose tenants' memory approaches its total
+  kMpsNoLimits,           // an MPS client without a memory or active-thread limit
+};
+inline constexpr std::array<Kind, 8> kAllKinds = {Kind::kUnallocatedDevice, Kind::kNoGpuRequest, Kind::kVisibleDevicesAll,
+                                                  Kind::kVisibleDevicesOutside, Kind::kHostProcess, Kind::kIdleAllocation,
+                                                  Kind::kOomRisk, Kind::kMpsNoLimits};
+// "unallocated-device", "no-gpu-request", "visible-devices-all", "visible-devices-outside",
+// "host-process", "idle-allocation", "oom-risk", "mps-no-limits".
+const char* ToString(Kind kind);
+std::optional<Kind> KindFromString(std::string_view text);
+
+enum class Severity { kInfo = 0, kWarning = 1, kCritical = 2 };
+const char* ToString(Severity severity);  // "info", "warning", "critical"
+std::optional<Severity> SeverityFromString(std::string_view text);
+
+struct Finding {
+  Kind kind = Kind::kUnallocatedDevice;
+  Severity severity = Severity::kWarning;
+  std::string node;
+  std::string ns, pod, container;  // empty for a finding about a device or a host process
+  std::string unit_uuid;           // the GPU or MIG instance; empty for a container-wide finding
+  std::string gpu_uuid;            // its physical GPU
+  std::string process;             // host-process only: the command name (the PID when unknown)
+  std::string evidence;            // the readings that showed it, for a human
+  double first_seen = 0, last_seen = 0;  // Unix seconds
+  // idle-allocation only: the unit's share × seconds idle, as GPU-hours, and what they cost
+  // (nullopt when no price is known for the model).
+  std::optional<double> waste_gpu_hours, waste_cost;
+  std::string currency, price_source;
+};
+
+struct GuardConfig {
+  // Severity of each kind; a kind absent from the map is off.
+  std::map<Kind, Severity> severity = {
+      {Kind::kUnallocatedDevice, Severity::kCritical}, {Kind::kNoGpuRequest, Severity::kCritical},
+      {Kind::kVisibleDevicesAll, Severity::kWarning},  {Kind::kVisibleDevicesOutside, Severity::kWarning},
+      {Kind::kHostProcess, Severity::kWarning},        {Kind::kIdleAllocation, Severity::kWarning},
+      {Kind::kOomRisk, Severity::kWarning},            {Kind::kMpsNoLimits, Severity::kWarning}};
+  // A holder is idle while it uses less than this fraction of its share of the unit's compute.
+  double idle_below = 0.02;
+  // … for at least this many accounted seconds of known activity in a row.
+  double idle_window_s = 3600;
+  // A shared GPU is at risk when its tenants hold at least this fraction of its memory.
+  double oom_ratio = 0.9;
+  // Host processes (by command name, /proc/<pid>/stat) that are expected on a GPU node.
+  std::set<std::string> expected_host_processes = {"nvidia-cuda-mps-server", "nv-hostengine"};
+};
+
+// A guardrails file (YAML, docs/guardrails.md) over the defaults; `label` (its path) names it in
+// errors, with the key that was wrong.
+Expected<GuardConfig> ParseGuardConfig(std::string_view yaml, const std::string& label);
+
+}  // namespace gpumeter::guard
