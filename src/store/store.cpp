@@ -322,15 +322,15 @@ Expected<void> Store::Prune(int64_t now_unix_s) {
   return r;
 }
 
-Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::Query(int64_t from, int64_t to, bool by_hour) const {
+Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::Query(int64_t from, int64_t to, int64_t bucket_s) const {
   // One read transaction: one snapshot, whatever the agent commits meanwhile (WAL).
   if (auto r = Exec("BEGIN"); !r) return tl::unexpected(r.error());
-  auto result = QuerySnapshot(from, to, by_hour);
+  auto result = QuerySnapshot(from, to, bucket_s);
   (void)Exec("COMMIT");  // read-only: nothing to lose
   return result;
 }
 
-Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::QuerySnapshot(int64_t from, int64_t to, bool by_hour) const {
+Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::QuerySnapshot(int64_t from, int64_t to, int64_t bucket_s) const {
   // Whole minutes in [from, to); of them, whole hours already rolled up come from the hourly rows.
   auto rolled = ReadRolledUpTo();  // another process (the agent) may have moved it
   if (!rolled) return tl::unexpected(rolled.error());
@@ -386,7 +386,7 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::QuerySnapshot(int64_
   };
   for (const auto& r : ranges) {
     if (r.lo >= r.hi) continue;
-    auto bucket = [&](int64_t key) { return by_hour ? FloorDiv(key * r.bucket_seconds, 3600) * 3600 : 0; };
+    auto bucket = [&](int64_t key) { return bucket_s > 0 ? FloorDiv(key * r.bucket_seconds, bucket_s) * bucket_s : 0; };
     Stmt us(db_, r.unit_sql);
     if (!us.ok() || !us.Bind(1, r.lo) || !us.Bind(2, r.hi)) return tl::unexpected(Fail("querying units"));
     while ((rc = us.Step()) == SQLITE_ROW) {
@@ -429,14 +429,16 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::QuerySnapshot(int64_
 }
 
 Expected<std::vector<UnitRecord>> Store::Usage(int64_t from, int64_t to) const {
-  auto q = Query(from, to, false);
+  auto q = Query(from, to, 0);
   if (!q) return tl::unexpected(q.error());
   return q->empty() ? std::vector<UnitRecord>{} : std::move(q->begin()->second);
 }
 
 Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::HourlyUsage(int64_t from, int64_t to) const {
-  return Query(from, to, true);
+  return Query(from, to, 3600);
 }
+
+Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::MinuteUsage(int64_t from, int64_t to) const { return Query(from, to, 60); }
 
 Expected<std::optional<std::pair<int64_t, int64_t>>> Store::Span() const {
   // Minutes where they are kept; hours where the minutes were pruned (or not yet rolled up).

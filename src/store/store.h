@@ -81,6 +81,10 @@ class Store {
   Expected<std::vector<UnitRecord>> Usage(int64_t from_unix_s, int64_t to_unix_s) const;
   // Usage per unit and hour over [from, to): for charts over time. Key: hour start (Unix s).
   Expected<std::map<int64_t, std::vector<UnitRecord>>> HourlyUsage(int64_t from_unix_s, int64_t to_unix_s) const;
+  // Usage per unit and minute over [from, to), keyed by minute start; where only hourly rollups
+  // remain, per hour (keyed by the hour start: a record's `seconds` says how long it covers).
+  // For usage histories (rightsizing): read a day at a time, a month of minutes is large.
+  Expected<std::map<int64_t, std::vector<UnitRecord>>> MinuteUsage(int64_t from_unix_s, int64_t to_unix_s) const;
   // The first and last minute with data (Unix seconds); nullopt when empty.
   Expected<std::optional<std::pair<int64_t, int64_t>>> Span() const;
   Expected<std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>>> PodLabels() const;
@@ -94,9 +98,10 @@ class Store {
   Expected<int64_t> UnitId(const UnitKey& key);
   Expected<int64_t> OwnerId(const attribution::Owner& owner);
   Error Fail(const std::string& what) const;  // the error of the last call, naming the file
-  // Sums over [from, to) per unit (and per hour when `by_hour`; else everything under key 0).
-  Expected<std::map<int64_t, std::vector<UnitRecord>>> Query(int64_t from_unix_s, int64_t to_unix_s, bool by_hour) const;
-  Expected<std::map<int64_t, std::vector<UnitRecord>>> QuerySnapshot(int64_t from_unix_s, int64_t to_unix_s, bool by_hour) const;
+  // Sums over [from, to) per unit, per `bucket_s` seconds (keyed by bucket start; 0: everything
+  // under key 0). A bucket shorter than an hour still holds whole hours where only rollups remain.
+  Expected<std::map<int64_t, std::vector<UnitRecord>>> Query(int64_t from_unix_s, int64_t to_unix_s, int64_t bucket_s) const;
+  Expected<std::map<int64_t, std::vector<UnitRecord>>> QuerySnapshot(int64_t from_unix_s, int64_t to_unix_s, int64_t bucket_s) const;
 
   // Rolls the minutes of hours in [rolled_up_to_hour_, hour) into hourly rows.
   Expected<void> RollUpBefore(int64_t hour);

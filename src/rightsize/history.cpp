@@ -1,0 +1,115 @@
+#include "rightsize/history.h"
+
+#include <algorithm>
+
+namespace gpumeter::rightsize {
+namespace {
+
+using attribution::OwnerKind;
+
+int64_t DayOf(int64_t t) { return t >= 0 ? t / 86400 : (t - 86399) / 86400; }
+
+}  // namespace
+
+double WorkloadHistory::HeldGpuFraction() const {
+  double f = 0;
+  for (const auto& h : held) f += h.share * h.unit.fraction;
+  return f;
+}
+
+double WorkloadHistory::Confidence() const {
+  if (samples == 0) return 0;
+  const double days = static_cast<double>(last_s + 60 - first_s) / 86400.0;
+  return std::min(days, static_cast<double>(samples) / 1440.0);
+}
+
+WorkloadKey HistoryBuilder::KeyOf(const attribution::Owner& o) {
+  const std::pair<std::string, std::string> pod{o.ns, o.pod};
+  auto it = workload_of_.find(pod);
+  if (it == workload_of_.end()) {
+    const auto l = labels_.find(pod);
+    it = workload_of_.emplace(pod, WorkloadOf(o.pod, l == labels_.end() ? std::map<std::string, std::string>{} : l->second)).first;
+  }
+  return {o.ns, it->second.Key(), o.container};
+}
+
+void HistoryBuilder::CloseDay(WorkloadHistory& h, int64_t day) {
+  const auto it = day_peak_.find(h.key);
+  if (it == day_peak_.end() || it->second.first != day) return;
+  // The day's peak, stamped at the day's end (or its last sample, for the running day).
+  h.memory_peaks.Add(it->second.second, 1, static_cast<double>(std::min((day + 1) * 86400, h.last_s + 60)));
+  day_peak_.erase(it);
+}
+
+void HistoryBuilder::Add(int64_t t, const std::vector<store::UnitRecord>& units) {
+  const int64_t day = DayOf(t);
+  // A workload on several units (or several of its pods) is one sample: the sum over them.
+  struct Minute {
+    double memory = 0, compute = 0;
+    bool unknown = false;
+  };
+  std::map<WorkloadKey, Minute> minute;
+  for (const auto& u : units) {
+    if (u.seconds <= 0) continue;
+    // Activity or memory the unit could not place: its holders' use is unknown this minute.
+    bool unknown = false;
+    for (const auto& o : u.owners)
+      if (o.owner.kind == OwnerKind::kUnattributed && (o.compute_seconds > 0.01 * u.seconds || o.memory_byte_seconds > 0)) unknown = true;
+    for (const auto& o : u.owners) {
+      if (o.owner.kind != OwnerKind::kContainer) continue;
+      const auto key = KeyOf(o.owner);
+      auto& h = out_.try_emplace(key).first->second;
+      h.key = key;
+      h.pods.insert(o.owner.pod);
+      if (o.requested_share_seconds > 0) {
+        // What it holds now: the list restarts with each later minute.
+        auto& at = held_at_[key];
+        if (at != t) h.held.clear(), at = t;
+        h.held.push_back({u.unit, o.requested_share_seconds / u.seconds,
+                          u.memory_capacity_byte_seconds > 0 ? std::optional<double>(u.memory_capacity_byte_seconds / u.seconds) : std::nullopt});
+      }
+      auto& m = minute[key];
+      m.unknown = m.unknown || unknown;
+      m.memory += o.memory_byte_seconds / u.seconds;
+      m.compute += o.compute_seconds / u.seconds * u.unit.fraction;
+    }
+  }
+  for (const auto& [key, m] : minute) {
+    if (m.unknown) continue;
+    auto& h = out_.at(key);
+    if (h.samples == 0) h.first_s = t;
+    ++h.samples;
+    h.last_s = std::max(h.last_s, t);
+    h.compute.Add(m.compute, 1, static_cast<double>(t));
+    h.peak_memory_bytes = std::max(h.peak_memory_bytes, m.memory);
+    h.peak_compute = std::max(h.peak_compute, m.compute);
+    const auto [peak, fresh] = day_peak_.try_emplace(key, day, m.memory);
+    if (fresh) continue;
+    if (peak->second.first == day) {
+      peak->second.second = std::max(peak->second.second, m.memory);
+    } else {
+      CloseDay(h, peak->second.first);
+      day_peak_[key] = {day, m.memory};
+    }
+  }
+}
+
+std::map<WorkloadKey, WorkloadHistory> HistoryBuilder::Finish() {
+  for (auto& [key, h] : out_)
+    if (const auto it = day_peak_.find(key); it != day_peak_.end()) CloseDay(h, it->second.first);
+  return std::move(out_);
+}
+
+Expected<std::map<WorkloadKey, WorkloadHistory>> BuildHistories(const store::Store& store, int64_t from_s, int64_t to_s) {
+  auto labels = store.PodLabels();
+  if (!labels) return tl::unexpected(labels.error());
+  HistoryBuilder b(std::move(*labels));
+  for (int64_t day = from_s; day < to_s; day += 86400) {
+    auto rows = store.MinuteUsage(day, std::min(to_s, day + 86400));
+    if (!rows) return tl::unexpected(rows.error());
+    for (const auto& [t, units] : *rows) b.Add(t, units);
+  }
+  return b.Finish();
+}
+
+}  // namespace gpumeter::rightsize
