@@ -43,11 +43,14 @@ Expected<std::string> HttpGet(const std::string& what, const std::string& url, c
   client.set_connection_timeout(std::chrono::seconds(5));
   client.set_read_timeout(std::chrono::seconds(30));
   if (!token.empty()) client.set_bearer_token_auth(token);
-  std::string target = path;
-  if (target.empty()) target = path_start == std::string::npos ? "/metrics" : url.substr(path_start);
+  // `path` goes under the URL's own path (an agent behind a prefix); without one, the URL's path
+  // (or /metrics) is the target.
+  const std::string base_path = path_start == std::string::npos ? "" : url.substr(path_start);
+  const std::string target = path.empty() ? (base_path.empty() ? "/metrics" : base_path) : base_path + path;
+  const std::string where = what + " " + (path_start == std::string::npos ? url : url.substr(0, path_start)) + target;
   auto r = client.Get(target);
-  if (!r) return MakeError(ErrorCode::kUnavailable, what + " " + url + target + ": unreachable (" + httplib::to_string(r.error()) + ")");
-  if (r->status != 200) return MakeError(ErrorCode::kUnavailable, what + " " + url + target + ": HTTP " + std::to_string(r->status));
+  if (!r) return MakeError(ErrorCode::kUnavailable, where + ": unreachable (" + httplib::to_string(r.error()) + ")");
+  if (r->status != 200) return MakeError(ErrorCode::kUnavailable, where + ": HTTP " + std::to_string(r->status));
   return r->body;
 }
 
@@ -115,10 +118,13 @@ Expected<AgentView> ReadAgent(const AuditOptions& o) {
   auto f = AgentJson(o, token, "/api/v1/findings");
   if (!f) return tl::unexpected(f.error());
   AgentView v;
-  v.node = f->value("node", "");
-  v.checked = f->value("checked", false);
-  if (!f->contains("findings") || !(*f)["findings"].is_array())
-    return MakeError(ErrorCode::kInvalidInput, "--agent " + o.agent + "/api/v1/findings: no findings array");
+  const auto node = f->find("node");
+  const auto checked = f->find("checked");
+  if (node == f->end() || !node->is_string() || checked == f->end() || !checked->is_boolean() || !f->contains("findings") ||
+      !(*f)["findings"].is_array())
+    return MakeError(ErrorCode::kInvalidInput, "--agent " + o.agent + "/api/v1/findings: expected {node: string, checked: bool, findings: [...]}");
+  v.node = node->get<std::string>();
+  v.checked = checked->get<bool>();
   for (const auto& j : (*f)["findings"]) {
     auto finding = guard::FindingFromJson(j);
     if (!finding) return MakeError(ErrorCode::kInvalidInput, "--agent " + o.agent + "/api/v1/findings: " + finding.error().message);
@@ -253,7 +259,13 @@ int RunAudit(const AuditOptions& o) {
                    dcgm->gpus.front().worst_factor);
     }
   }
-  if (o.fail_on == "none" || !worst) return 0;
+  if (o.fail_on == "none") return 0;
+  if (agent && !agent->checked) {
+    // Nothing checked is not a clean node.
+    spdlog::error("--agent {}: the agent has not taken a good sample yet; nothing to gate on", o.agent);
+    return 1;
+  }
+  if (!worst) return 0;
   const auto threshold = guard::SeverityFromString(o.fail_on);
   return threshold && *worst >= *threshold ? 1 : 0;
 }

@@ -35,7 +35,7 @@ void AddDemoCommand(CLI::App& app, DemoOptions& o) {
   cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics (port 0: any free port)")->capture_default_str();
   cmd->add_option("--store", o.store, "Write usage to this SQLite store (kept; default: a temporary one) for `gpumeter report`");
   cmd->add_option("--pricing", o.pricing_file, "Pricing file for the closing chargeback and idle findings (default: the dated default table)");
-  cmd->add_option("--guard-config", o.guard_config, "Guardrail thresholds and severities (default: the agent's, idle window 5m)");
+  cmd->add_option("--guard-config", o.guard_config, "Guardrail thresholds and severities (default: the agent's, idle window 3m)");
   cmd->add_option("--shutdown-grace", o.shutdown_grace_s, "On stop, serve the final counters this many seconds after sampling ends")
       ->check(CLI::Range(0.0, 300.0))->capture_default_str();
 }
@@ -63,7 +63,7 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
       return 2;
     }
   // A scenario lasts minutes, not the agent's hour: idle allocations show within the demo.
-  if (o.guard_config.empty()) guard_config->idle_window_s = 300;
+  if (o.guard_config.empty()) guard_config->idle_window_s = 180;
 
   // The fake library reads its scenario and clock from the environment at nvmlInit. Its sample
   // stamps are epoch0 + scenario time; the agent's wall clock is made to agree (below), so

@@ -98,7 +98,8 @@ Expected<void> WriteProcFixture(const std::filesystem::path& root, const scenari
     }
     const auto start = static_cast<long long>(std::llround(p.start_s * kClockTicksPerSecond)) + 1;
     std::ostringstream stat;
-    stat << p.pid << " (" << p.name << ") S 1 " << p.pid << " " << p.pid << " 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 " << start
+    // The kernel keeps 15 characters of the command name (TASK_COMM_LEN).
+    stat << p.pid << " (" << p.name.substr(0, 15) << ") S 1 " << p.pid << " " << p.pid << " 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 " << start
          << " 0 0\n";
     // A real environment has more than the GPU variables; the reader must drop the rest.
     std::string env = std::string("PATH=/usr/local/bin:/usr/bin") + '\0';

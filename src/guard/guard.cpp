@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string_view>
 
 namespace gpumeter::guard {
 namespace {
@@ -49,6 +50,14 @@ std::string Pids(const std::vector<const ProcessView*>& procs) {
   return fmt::format("{} {}", procs.size() == 1 ? "pid" : "pids", fmt::join(out, ", "));
 }
 
+// The kernel keeps 15 characters of a command name (TASK_COMM_LEN 16): "nvidia-cuda-mps-server"
+// reads "nvidia-cuda-mps".
+bool NameMatches(const std::string& comm, const std::string& name) {
+  return !comm.empty() && (comm == name || (comm.size() == 15 && name.size() > 15 && name.compare(0, 15, comm) == 0));
+}
+
+bool IsMpsServer(const std::string& comm) { return NameMatches(comm, "nvidia-cuda-mps-server"); }
+
 std::string Join(const std::set<std::string>& s) { return s.empty() ? "none" : fmt::format("{}", fmt::join(s, ", ")); }
 
 std::optional<std::string> Env(const ProcessView& p, const char* key) {
@@ -72,7 +81,9 @@ std::vector<std::string> NamedUnits(const std::string& value, const std::map<uin
   while (start <= value.size()) {
     const auto comma = value.find(',', start);
     const auto item = Trim(value.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (item.rfind("GPU-", 0) == 0 || item.rfind("MIG-", 0) == 0) {
+    if (item.rfind("MIG-GPU-", 0) == 0) {
+      // The legacy MIG-GPU-<uuid>/<gi>/<ci> form: not resolved here, so not judged.
+    } else if (item.rfind("GPU-", 0) == 0 || item.rfind("MIG-", 0) == 0) {
       out.push_back(item);
     } else if (!item.empty() && std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; }) && item.size() < 6) {
       if (const auto it = by_index.find(static_cast<uint32_t>(std::stoul(item))); it != by_index.end()) out.push_back(it->second);
@@ -113,6 +124,11 @@ void Guard::Update(const PassView& pass) {
   for (const auto& u : pass.units)
     for (const auto& h : u.holders) held[h.owner].insert(u.uuid);
 
+  const auto expected = [&](const std::string& comm) {
+    for (const auto& e : config_.expected_host_processes)
+      if (NameMatches(comm, e)) return true;
+    return false;
+  };
   std::map<Owner, std::set<std::string>> unrequested_use;  // container -> units it used
   std::map<Owner, const ProcessView*> env_of;              // container -> a process with a readable environment
   for (const auto& u : pass.units) {
@@ -120,10 +136,13 @@ void Guard::Update(const PassView& pass) {
     for (const auto& h : u.holders) holders.insert(h.owner);
     std::map<Owner, std::vector<const ProcessView*>> by_container;
     for (const auto& p : u.processes) {
+      // Expected processes (the MPS server, also when the device plugin runs it in a pod) are
+      // neither tenants nor intruders.
+      if (expected(p.comm)) continue;
       if (p.owner.kind == OwnerKind::kContainer) {
         by_container[p.owner].push_back(&p);
         if (p.env && !env_of.count(p.owner)) env_of[p.owner] = &p;
-      } else if (p.owner.kind == OwnerKind::kSystem && !config_.expected_host_processes.count(p.comm)) {
+      } else if (p.owner.kind == OwnerKind::kSystem) {
         auto f = base(&u, nullptr);
         f.evidence = fmt::format("pid {}{} runs outside any pod on {} ({}){}; {}", p.pid, p.comm.empty() ? "" : " (" + p.comm + ")",
                                  u.uuid, u.model,
@@ -135,7 +154,9 @@ void Guard::Update(const PassView& pass) {
       }
     }
     for (const auto& [owner, procs] : by_container) {
-      if (pass.allocations_known && !holders.count(owner)) {
+      // Held: the unit itself, or (MIG with migStrategy none) the GPU it is carved from.
+      const bool holds = holders.count(owner) || (held.count(owner) && held.at(owner).count(u.gpu_uuid));
+      if (pass.allocations_known && !holds && !pass.allocation_unknown.count(owner)) {
         auto f = base(&u, &owner);
         std::string env;
         for (const auto* p : procs)
@@ -150,14 +171,17 @@ void Guard::Update(const PassView& pass) {
         if (held[owner].empty()) unrequested_use[owner].insert(u.uuid);
       }
       if (u.mode == SharingMode::kMps && !pass.mps_limits_by_device_plugin) {
-        // The MPS server's environment sets defaults for every client.
-        bool server_memory = false, server_threads = false;
+        // The MPS server's environment sets defaults for every client. Without a server whose
+        // environment could be read, the defaults are unknown (they may also come from control
+        // commands, which nothing shows): no finding.
+        bool server_known = false, server_memory = false, server_threads = false;
         for (const auto& p : u.processes)
-          if (p.comm == "nvidia-cuda-mps-server") {
+          if (IsMpsServer(p.comm) && p.env) {
+            server_known = true;
             server_memory = server_memory || Env(p, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT").has_value();
             server_threads = server_threads || Env(p, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE").has_value();
           }
-        for (const auto* p : procs) {
+        for (const auto* p : server_known ? procs : std::vector<const ProcessView*>{}) {
           if (!p->env) continue;  // unreadable: unknown, not unlimited
           std::vector<std::string> missing;
           if (!server_memory && !Env(*p, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT")) missing.push_back("memory (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT)");
@@ -180,13 +204,20 @@ void Guard::Update(const PassView& pass) {
       std::vector<std::string> tenants;
       for (const auto& r : u.ledger->rows) {
         if (r.owner.kind == OwnerKind::kIdle) free += r.memory_byte_seconds / s;
-        if (r.owner.kind == OwnerKind::kContainer && r.memory_byte_seconds > 0)
+        // A container that runs only expected processes here (the MPS server's pod) is no tenant.
+        if (r.owner.kind == OwnerKind::kContainer && r.memory_byte_seconds > 0 && by_container.count(r.owner))
           tenants.push_back(fmt::format("{} {:.1f} GiB", Name(r.owner), r.memory_byte_seconds / s / kGiB));
       }
+      // Known only when nothing on the unit is unattributed for want of a device reading.
+      bool known = true;
+      for (const auto& r : u.ledger->rows)
+        if (r.owner.kind == OwnerKind::kUnattributed && r.memory_byte_seconds > 0 &&
+            std::string_view(r.memory_rule).rfind("device used minus process memory", 0) != 0)
+          known = false;
       const double used = capacity - free;
-      if (tenants.size() >= 2 && used >= config_.oom_ratio * capacity) {
+      if (known && tenants.size() >= 2 && used >= config_.oom_ratio * capacity) {
         auto f = base(&u, nullptr);
-        f.evidence = fmt::format("{} GPU {} ({}): its tenants hold {:.1f} of {:.1f} GiB ({:.0f} %, threshold {:.0f} %): {}; nothing "
+        f.evidence = fmt::format("{} GPU {} ({}): {:.1f} of {:.1f} GiB in use ({:.0f} %, threshold {:.0f} %): {}; nothing "
                                  "divides memory between them, so the next allocation of any of them can fail with out-of-memory",
                                  ToString(u.mode), u.uuid, u.model, used / kGiB, capacity / kGiB, 100 * used / capacity,
                                  100 * config_.oom_ratio, fmt::join(tenants, ", "));
@@ -197,6 +228,7 @@ void Guard::Update(const PassView& pass) {
 
   if (pass.allocations_known && pass.pods_known)
     for (const auto& [owner, units] : unrequested_use) {
+      if (pass.allocation_unknown.count(owner)) continue;
       const auto it = pass.requests_gpu.find(owner);
       if (it == pass.requests_gpu.end() || it->second) continue;  // pod unknown, or it asked for a GPU some other way
       auto f = base(nullptr, &owner);
@@ -218,10 +250,15 @@ void Guard::Update(const PassView& pass) {
       Raise(seen, Kind::kVisibleDevicesAll, "", std::move(f));
       continue;
     }
-    if (!pass.allocations_known) continue;
+    if (!pass.allocations_known || pass.allocation_unknown.count(owner)) continue;
     std::set<std::string> outside;
+    // A whole GPU held covers its MIG instances; a MIG instance held, its parent's name is
+    // outside (the runtime would give the whole GPU).
+    std::set<std::string> covered = mine;
+    for (const auto& u : pass.units)
+      if (mine.count(u.gpu_uuid)) covered.insert(u.uuid);
     for (const auto& uuid : NamedUnits(*value, pass.gpu_uuid_by_index))
-      if (!mine.count(uuid)) outside.insert(uuid);
+      if (!covered.count(uuid)) outside.insert(uuid);
     if (outside.empty()) continue;
     auto f = base(nullptr, &owner);
     f.evidence = fmt::format("pid {} of {}: NVIDIA_VISIBLE_DEVICES={} names {} outside its allocation ({})", p->pid, Name(owner), *value,
@@ -234,6 +271,13 @@ void Guard::Update(const PassView& pass) {
   for (auto& [key, f] : seen) {
     if (const auto it = open_.find(key); it != open_.end() && it->second.severity == f.severity) f.first_seen = it->second.first_seen;
     else ++opened_[{f.kind, f.severity}];
+    missed_.erase(key);
+  }
+  // Open findings not seen this pass stay open (as last seen) for a few passes.
+  for (auto& [key, f] : open_) {
+    if (seen.count(key)) continue;
+    if (++missed_[key] < kGracePasses) seen.emplace(key, std::move(f));
+    else missed_.erase(key);
   }
   open_ = std::move(seen);
 }
@@ -254,8 +298,11 @@ void Guard::Idle(const PassView& pass, std::map<Key, Finding>& seen) {
       const auto before = idle_s_.find(key);
       double idle = before == idle_s_.end() ? 0 : before->second;
       const double threshold = config_.idle_below * h.share * s;
-      if (s > 0 && unplaced <= threshold) {
-        const auto* r = RowOf(u, h.owner);
+      const auto* r = RowOf(u, h.owner);
+      // A split of busy time by memory or MPS threads (no per-process samples) is an estimate:
+      // it cannot show a tenant idle.
+      const bool estimated = r && r->compute_seconds > 0 && std::string_view(r->compute_rule).find("no per-process samples") != std::string_view::npos;
+      if (s > 0 && unplaced <= threshold && !estimated) {
         const double used = r ? r->compute_seconds : 0;
         idle = used < threshold ? idle + s : 0;
       }
@@ -273,7 +320,6 @@ void Guard::Idle(const PassView& pass, std::map<Key, Finding>& seen) {
       if (const auto q = pricing_ ? pricing_->Quote(u.model) : std::nullopt)
         f.waste_cost = gpu_hours * q->per_gpu_hour, f.currency = pricing_->currency(), f.price_source = q->source,
         cost = fmt::format("{:.2f} {} at {:.2f} {}/GPU-hour ({})", *f.waste_cost, f.currency, q->per_gpu_hour, f.currency, q->source);
-      const auto* r = RowOf(u, h.owner);
       f.evidence = fmt::format("{} holds {:.2f} of {} ({}{}) and used under {:.1f} % of that share for {} of known activity in a row{}; "
                                "waste {:.3f} GPU-hours = {}",
                                Name(h.owner), h.share * u.gpu_fraction, u.uuid, u.model, u.mig_profile.empty() ? "" : " " + u.mig_profile,

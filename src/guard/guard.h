@@ -49,8 +49,13 @@ struct PassView {
   // pinned-memory and active-thread limit (total / replicas) that no environment shows.
   bool mps_limits_by_device_plugin = false;
   std::vector<UnitView> units;
-  // Containers of this node's known pods: whether the pod spec requests a GPU resource.
+  // Containers of this node's known pods: whether the pod asks for a GPU (a GPU resource in its
+  // requests, or DRA resource claims).
   std::map<attribution::Owner, bool> requests_gpu;
+  // Containers whose allocation is not fully known although the kubelet answered: a device it
+  // listed could not be placed, a DRA pod whose claims it did not list, an init container (the
+  // kubelet lists only sidecars). Nothing is called unallocated for them.
+  std::set<attribution::Owner> allocation_unknown;
   std::map<uint32_t, std::string> gpu_uuid_by_index;  // NVML index -> GPU UUID
 };
 
@@ -59,8 +64,10 @@ class Guard {
   // `pricing` prices idle allocations (null: waste in GPU-hours only). Borrowed; outlives this.
   Guard(GuardConfig config, const cost::Pricing* pricing);
 
-  // One pass. Findings seen now stay open (last_seen = now); those not seen are closed.
+  // One pass. Findings seen now stay open (last_seen = now); one not seen for kGracePasses
+  // passes in a row is closed (a process between two samples, a source's hiccup: no flapping).
   void Update(const PassView& pass);
+  static constexpr int kGracePasses = 3;
 
   // Open findings, ordered by severity (highest first), kind, namespace, pod, container, unit.
   std::vector<Finding> Open() const;
@@ -76,6 +83,7 @@ class Guard {
   GuardConfig config_;
   const cost::Pricing* pricing_;
   std::map<Key, Finding> open_;
+  std::map<Key, int> missed_;  // passes in a row an open finding was not seen
   std::map<std::pair<Kind, Severity>, uint64_t> opened_;
   // Known-idle accounted seconds in a row, per (unit, holder), and the share it holds.
   std::map<std::pair<std::string, attribution::Owner>, double> idle_s_;

@@ -105,6 +105,7 @@ Expected<PodInfo> FromJson(const json& j) {
     if (auto it = pod.annotations.find(key); it != pod.annotations.end() && !pod.config_hash) pod.config_hash = it->second;
   if (auto r = Containers(spec, status, "initContainers", "initContainerStatuses", true, pod); !r) return tl::unexpected(r.error());
   if (auto r = Containers(spec, status, "containers", "containerStatuses", false, pod); !r) return tl::unexpected(r.error());
+  if (const auto claims = spec.find("resourceClaims"); claims != spec.end() && claims->is_array()) pod.resource_claims = !claims->empty();
   return pod;
 }
 

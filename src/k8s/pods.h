@@ -30,6 +30,7 @@ struct PodInfo {
   std::string qos;
   std::map<std::string, std::string> labels, annotations;
   std::vector<PodContainer> containers;
+  bool resource_claims = false;  // spec.resourceClaims is not empty (DRA devices, not in requests)
   bool Terminated() const { return phase == "Succeeded" || phase == "Failed"; }
 };
 

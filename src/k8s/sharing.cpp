@@ -92,6 +92,7 @@ AllocationResult BuildAllocations(const std::vector<ContainerAllocation>& contai
       for (const auto& raw : d.device_ids) {
         auto id = ParseDeviceId(raw);
         if (!id) {
+          result.unplaced.insert({c.ns, c.pod, c.container});
           result.problems.push_back(c.ns + "/" + c.pod + "/" + c.container + ": " + id.error().message);
           continue;
         }
@@ -101,12 +102,14 @@ AllocationResult BuildAllocations(const std::vector<ContainerAllocation>& contai
         } else if (id->kind == DeviceIdKind::kMigLegacy) {
           const auto it = ev.legacy_mig.find(UnitKey(*id));
           if (it == ev.legacy_mig.end()) {
-            result.problems.push_back(c.ns + "/" + c.pod + "/" + c.container + ": device ID '" + raw +
+            result.unplaced.insert({c.ns, c.pod, c.container});
+          result.problems.push_back(c.ns + "/" + c.pod + "/" + c.container + ": device ID '" + raw +
                                       "': no MIG instance with that GPU/instance ID on this node");
             continue;
           }
           uuid = it->second;
         } else {
+          result.unplaced.insert({c.ns, c.pod, c.container});
           result.problems.push_back(c.ns + "/" + c.pod + "/" + c.container + ": device ID '" + raw +
                                     "': index-based IDs do not name a GPU stably; not placed");
           continue;
@@ -124,10 +127,12 @@ AllocationResult BuildAllocations(const std::vector<ContainerAllocation>& contai
       const std::string who = c.ns + "/" + c.pod + "/" + c.container + ": DRA device " + cd.driver + "/" + cd.pool + "/" + cd.device;
       const auto it = ev.dra_devices.find({cd.driver, cd.pool, cd.device});
       if (it == ev.dra_devices.end()) {
+        result.unplaced.insert({c.ns, c.pod, c.container});
         result.problems.push_back(who + " (claim " + cd.claim_namespace + "/" + cd.claim_name + "): no ResourceSlice of this node names it");
         continue;
       }
       if (!it->second.uuid) {
+        result.unplaced.insert({c.ns, c.pod, c.container});
         result.problems.push_back(who + ": its ResourceSlice has no uuid attribute (a dynamic MIG device not yet created?)");
         continue;
       }

@@ -18,7 +18,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <set>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "common/error.h"
@@ -71,6 +73,9 @@ struct UnitAllocation {
 struct AllocationResult {
   std::vector<UnitAllocation> units;  // sorted by unit UUID
   std::vector<std::string> problems;  // device IDs that could not be placed, and why
+  // (namespace, pod, container) of every container with a device that could not be placed: what
+  // it holds is not fully known.
+  std::set<std::tuple<std::string, std::string, std::string>> unplaced;
 };
 
 AllocationResult BuildAllocations(const std::vector<ContainerAllocation>& containers, const SharingEvidence& evidence);

@@ -49,6 +49,11 @@ guard::PassView BuildGuardView(const GuardViewInputs& in) {
     if (!d.mig_enabled) processes[d.uuid] = &d.processes;
     for (const auto& m : d.mig_instances) processes[m.uuid] = &m.processes;
   }
+  std::set<Owner> holding;
+  for (const auto& u : state.units)
+    for (const auto& h : u.holders) holding.insert(Owner{OwnerKind::kContainer, h.ns, h.pod, h.container});
+  if (in.unplaced)
+    for (const auto& [ns, pod, container] : *in.unplaced) v.allocation_unknown.insert(Owner{OwnerKind::kContainer, ns, pod, container});
   std::map<std::string, const attribution::UnitLedger*> ledgers;
   for (const auto& l : state.last_interval) ledgers[l.uuid] = &l;
 
@@ -69,9 +74,14 @@ guard::PassView BuildGuardView(const GuardViewInputs& in) {
           if (const auto f = in.procs->find(p.pid); f != in.procs->end()) pv.comm = f->second.comm, pv.env = f->second.gpu_env;
         if (pv.owner.kind == OwnerKind::kContainer && in.pods && !v.requests_gpu.count(pv.owner))
           if (const auto* pod = in.pods->ByName(pv.owner.ns, pv.owner.pod))
-            for (const auto& c : pod->containers)
-              if (c.name == pv.owner.container)
-                v.requests_gpu[pv.owner] = RequestsGpu(c, in.evidence ? in.evidence->extra_gpu_resources : std::vector<std::string>{});
+            for (const auto& c : pod->containers) {
+              if (c.name != pv.owner.container) continue;
+              v.requests_gpu[pv.owner] =
+                  pod->resource_claims || RequestsGpu(c, in.evidence ? in.evidence->extra_gpu_resources : std::vector<std::string>{});
+              // The kubelet lists devices of sidecars only, not of plain init containers; a DRA
+              // pod's claims only where the kubelet reports them.
+              if (c.init || (pod->resource_claims && !holding.count(pv.owner))) v.allocation_unknown.insert(pv.owner);
+            }
         uv.processes.push_back(std::move(pv));
       }
     v.units.push_back(std::move(uv));

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,8 @@ struct GuardViewInputs {
   const k8s::PodStore* pods = nullptr;    // null: no pod source snapshot yet
   const k8s::SharingEvidence* evidence = nullptr;
   bool allocations_known = false;
+  // Containers with a device the allocation could not place (k8s::AllocationResult::unplaced).
+  const std::set<std::tuple<std::string, std::string, std::string>>* unplaced = nullptr;
   double now = 0;  // Unix seconds
 };
 

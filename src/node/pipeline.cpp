@@ -101,7 +101,8 @@ void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono:
     sources_.kubelet->Poll(now);
     allocations = sources_.kubelet->allocations();
   }
-  allocations_known_ = allocations != nullptr;
+  // A kubelet that stopped answering leaves its last list: containers started since are missing.
+  allocations_known_ = allocations != nullptr && sources_.kubelet->status().up;
   // The inputs, by value: a kubelet that answers every pass with the same list changes nothing.
   AllocationInputs in;
   // The kubelet may go on listing a pod that has finished (Succeeded or Failed) with its devices;
@@ -374,6 +375,7 @@ void NodePipeline::OnPass(std::shared_ptr<const sampler::SampleResult> pass) {
     gi.pods = pods_seen_ ? &pods_ : nullptr;
     gi.evidence = &options_.evidence;
     gi.allocations_known = allocations_known_;
+    gi.unplaced = &allocation_.unplaced;
     gi.now = std::chrono::duration<double>(pass->wall.time_since_epoch()).count();
     guard_.Update(BuildGuardView(gi));
     next->findings = guard_.Open();

@@ -102,10 +102,13 @@ done
 
 # 3. A clean node: nothing to report, and the gate passes.
 start_demo clean "$src/tests/scenarios/guard/clean.yaml" --speedup 20
-for _ in $(seq 1 100); do
-  [ "$(curl -sf "$url/api/v1/ledger" | jq '.intervals' 2>/dev/null || echo 0)" -ge 4 ] && break
+ok=0
+for _ in $(seq 1 200); do
+  [ "$(curl -sf "$url/api/v1/ledger" | jq '.intervals' 2>/dev/null || echo 0)" -ge 4 ] && { ok=1; break; }
   sleep 0.1
 done
+[ "$ok" = 1 ] || fail "the clean demo accounted fewer than 4 intervals in 20 s"
+[ "$(curl -sf "$url/api/v1/findings" | jq '.checked')" = true ] || fail "the clean agent has not checked anything"
 "$bin" audit --agent "$url" --fail-on info >"$work/clean.txt" || { cat "$work/clean.txt"; fail "a clean node must pass --fail-on info"; }
 grep -q '(node gpu-node-clean): 0 open finding(s)' "$work/clean.txt" || { cat "$work/clean.txt"; fail "clean summary"; }
 echo "ok: leak, no-request, visible-devices and MPS findings through the agent; corrected split beside dcgm inflation; no secret in any output; a clean node passes"

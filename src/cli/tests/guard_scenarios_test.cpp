@@ -115,7 +115,7 @@ TEST(GuardScenarios, VisibleDevicesNamingAGpuOutsideTheAllocation) {
 TEST(GuardScenarios, AHostProcessOutsideAnyPod) {
   const auto r = RunScenario("host-process");
   ASSERT_TRUE(r.state);
-  EXPECT_EQ(r.seen, (Seen{{"host-process", "gpu-burn", kG0}}));
+  EXPECT_EQ(r.seen, (Seen{{"host-process", "gpu-burn", kG0}})) << "the MPS server (nvidia-cuda-mps in /proc) is expected";
   EXPECT_NE(r.metrics.find("process=\"gpu-burn\""), std::string::npos);
 }
 
