@@ -3,7 +3,8 @@
 //   - BM_Report30Days: a chargeback by namespace over 30 days of those 1,000 containers, from a
 //     store holding them (hourly rollups for the whole hours, minute rows for the edges);
 //   - BM_StoreBytesPerContainerDay: a day of one-minute intervals for 100 containers; the file
-//     size per container-day as a counter (time is not the point of this one).
+//     size per container-day as a counter (time is not the point of this one);
+//   - BM_RightsizeSixHours: rightsizing histories and recommendations from six hours of minutes.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -12,6 +13,8 @@
 
 #include "cost/pricing.h"
 #include "report/chargeback.h"
+#include "rightsize/history.h"
+#include "rightsize/recommend.h"
 #include "store/store.h"
 
 namespace {
@@ -116,3 +119,35 @@ void BM_StoreBytesPerContainerDay(benchmark::State& state) {
 BENCHMARK(BM_StoreBytesPerContainerDay)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
+
+// Rightsizing: the usage histories of 1,000 containers on 16 units from six hours of one-minute
+// rows (360 intervals; a small store, so the smoke run stays short), then the recommendations.
+// Reading is linear in the minutes read: two weeks cost 56 times this.
+void BM_RightsizeSixHours(benchmark::State& state) {
+  const auto path = TempDb("rightsize.db");
+  {
+    auto s = store::Store::Open(path.string());
+    if (!s) {
+      state.SkipWithError(s.error().message.c_str());
+      return;
+    }
+    for (int64_t m = 0; m < 360; ++m)
+      if (auto w = (*s)->Write(Interval(kT0 + m * 60 + 30, 60, 1000)); !w) state.SkipWithError(w.error().message.c_str());
+  }
+  auto s = store::Store::OpenReadOnly(path.string());
+  const auto pricing = cost::Pricing::Defaults();
+  size_t workloads = 0;
+  for (auto _ : state) {
+    auto h = rightsize::BuildHistories(**s, kT0, kT0 + 6 * 3600);
+    if (!h) {
+      state.SkipWithError(h.error().message.c_str());
+      break;
+    }
+    auto rs = rightsize::Recommend(*h, pricing, {});
+    workloads = rs.size();
+    benchmark::DoNotOptimize(rs);
+  }
+  state.counters["workloads"] = static_cast<double>(workloads);
+  state.counters["db_mib"] = static_cast<double>(std::filesystem::file_size(path)) / (1 << 20);
+}
+BENCHMARK(BM_RightsizeSixHours)->Unit(benchmark::kMillisecond);

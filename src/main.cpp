@@ -11,6 +11,7 @@
 #include "cli/doctor.h"
 #include "cli/probe.h"
 #include "cli/report.h"
+#include "cli/rightsize.h"
 #include "cli/simulate.h"
 #include "metrics/catalogue.h"
 
@@ -30,6 +31,8 @@ int main(int argc, char** argv) {
   gpumeter::cli::AddAuditCommand(app, audit);
   gpumeter::cli::ReportOptions report;
   gpumeter::cli::AddReportCommand(app, report);
+  gpumeter::cli::RightsizeOptions rightsize;
+  gpumeter::cli::AddRightsizeCommand(app, rightsize);
   gpumeter::cli::DoctorOptions doctor;
   gpumeter::cli::AddDoctorCommand(app, doctor);
   app.add_subcommand("metrics-doc", "Print the metric catalogue as the Markdown table in docs/metrics.md");
@@ -49,6 +52,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("probe")) return gpumeter::cli::RunProbe(probe);
   if (app.got_subcommand("audit")) return gpumeter::cli::RunAudit(audit);
   if (app.got_subcommand("report")) return gpumeter::cli::RunReport(report);
+  if (app.got_subcommand("rightsize")) return gpumeter::cli::RunRightsize(rightsize);
   if (app.got_subcommand("doctor")) return gpumeter::cli::RunDoctor(doctor);
   return 2;
 }

@@ -10,7 +10,9 @@
 
 #include "cli/agent_flags.h"
 #include "cli/node_config.h"
+#include "cli/rightsize_runner.h"
 #include "cli/usage_recorder.h"
+#include "common/duration.h"
 #include "metrics/exposition.h"
 #include "cli/runtime.h"
 #include "kubelet/pod_resources_source.h"
@@ -41,6 +43,11 @@ void AddAgentCommand(CLI::App& app, AgentOptions& o) {
   cmd->add_option("--pricing", o.pricing_file, "Pricing file (docs/pricing.md) for the cost of idle allocations (default: the dated table)")
       ->envname("GPUMETER_PRICING");
   cmd->add_option("--guard-config", o.guard_config, "Guardrail thresholds and severities (docs/guardrails.md)")->envname("GPUMETER_GUARD_CONFIG");
+  cmd->add_option("--rightsize-interval", o.rightsize_interval_s,
+                  "With --store: recompute the rightsizing metrics from it every SECONDS (0: off; docs/rightsizing.md)")
+      ->check(CLI::Range(0.0, 86400.0))->capture_default_str();
+  cmd->add_option("--rightsize-min-history", o.rightsize_min_history, "Rightsizing says only keep below this much history")
+      ->capture_default_str();
   cmd->add_option("--shutdown-grace", o.shutdown_grace_s,
                   "After SIGTERM, stop sampling and keep serving the final counters this many seconds (a last scrape sees them)")
       ->check(CLI::Range(0.0, 300.0))->capture_default_str();
@@ -157,6 +164,19 @@ int RunAgent(const AgentOptions& o) {
     } else {
       spdlog::error("{} (running without the store: metrics are served, usage is not recorded)", opened.error().message);
     }
+  }
+  // Rightsizing from the store, off the sampling thread; the pipeline publishes the latest.
+  std::unique_ptr<RightsizeRunner> rightsizer;
+  if (usage_store && o.rightsize_interval_s > 0) {
+    if (auto d = ParseDurationSeconds(o.rightsize_min_history); !d)
+      return fail({ErrorCode::kInvalidInput, "--rightsize-min-history " + d.error().message}, 2);
+    RightsizeOptions rso;
+    rso.source = "sqlite:" + o.store;
+    rso.pricing_file = o.pricing_file;
+    rso.min_history = o.rightsize_min_history;
+    const auto every = std::chrono::milliseconds(static_cast<int64_t>(o.rightsize_interval_s * 1000));
+    rightsizer = std::make_unique<RightsizeRunner>(rso, std::min(every, std::chrono::milliseconds(60'000)), every);
+    ro.pipeline.rightsizing = [r = rightsizer.get()] { return r->Latest(); };
   }
   if (!o.nvml_library.empty()) ro.nvml.library_candidates = {o.nvml_library};
   ro.nvml.first_util_lookback_us = static_cast<uint64_t>(o.interval_s * 1e6);

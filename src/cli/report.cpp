@@ -1,5 +1,8 @@
 #include "cli/report.h"
 
+#include "cli/rightsize.h"
+#include "rightsize/render.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -128,7 +131,18 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
       if (!hourly) return tl::unexpected(hourly.error());
       for (const auto& [hour, hu] : *hourly) over_time.emplace_back(hour, report::BuildChargeback(hu, labels, pricing, policy, *dims));
     }
-    return report::RenderHtml(cb, w, over_time);
+    // From the store, the rightsizing of the same workloads follows the chargeback.
+    std::string sections;
+    if (store) {
+      RightsizeOptions ro;
+      ro.source = o.source;
+      ro.pricing_file = o.pricing_file;
+      rightsize::RecommendOptions used;
+      auto rs = Rightsize(ro, &used);
+      if (!rs) return tl::unexpected(rs.error());
+      sections = rightsize::RenderHtmlSection(*rs, used);
+    }
+    return report::RenderHtml(cb, w, over_time, sections);
   }
   return report::RenderTable(cb, w);
 }

@@ -21,6 +21,10 @@ const std::vector<std::string> kUnit{"node", "unit"};
 // A guardrail finding: namespace, pod and container are empty for a device or host finding,
 // unit and gpu_uuid for a container-wide one; process names a host process.
 const std::vector<std::string> kFinding{"node", "kind", "severity", "namespace", "pod", "container", "unit", "gpu_uuid", "process"};
+// A workload's rightsizing: namespace, controller (Kind/name) and container.
+const std::vector<std::string> kRightsize{"node", "namespace", "workload", "container", "action", "current", "recommended", "replicas"};
+const std::vector<std::string> kRightsizeMoney{"node", "namespace", "workload", "container", "action", "current", "recommended", "replicas",
+                                               "currency"};
 const std::vector<std::string> kOwner{"node", "unit", "gpu_uuid", "model", "mig_profile", "namespace", "pod", "container",
                                       "owner_kind"};
 
@@ -69,6 +73,9 @@ std::vector<MetricDef> Build() {
       {Metric::kFindingWaste, "gpumeter_finding_waste_gpu_seconds", G, "seconds", "An open idle-allocation finding's waste: the share of a GPU held × the seconds it stayed idle (GPU-seconds).", kFinding},
       {Metric::kFindingWasteCost, "gpumeter_finding_waste_cost", G, "", "What that waste cost, in the pricing's currency (label currency); absent when no price is known for the model.", {"node", "kind", "severity", "namespace", "pod", "container", "unit", "gpu_uuid", "process", "currency"}},
       {Metric::kFindingsOpened, "gpumeter_findings_opened_total", C, "", "Guardrail findings opened since the agent started, per kind and severity (every kind that is on has a series).", {"node", "kind", "severity"}},
+
+      {Metric::kRightsizeRecommendedGpu, "gpumeter_rightsize_recommended_gpu_ratio", G, "ratio", "The GPU share a workload's replica needs, from its usage history (docs/rightsizing.md): action reclaim, mig, share or keep; current and recommended as words (e.g. whole GPU, MIG 1g.20gb). Computed hourly from the --store.", kRightsize},
+      {Metric::kRightsizeSavings, "gpumeter_rightsize_monthly_savings", G, "", "What the recommendation saves per month (730 h) for all its replicas, in the pricing's currency; absent when no price is known for the model.", kRightsizeMoney},
   };
   for (size_t i = 0; i < v.size(); ++i)
     if (v[i].id != static_cast<Metric>(i)) throw std::logic_error("metric catalogue out of order at " + v[i].name);

@@ -23,6 +23,8 @@ enum class Metric {
   kRequestedShareSeconds,
   // Guardrails (docs/guardrails.md): open findings and how many were opened.
   kFindingOpen, kFindingWaste, kFindingWasteCost, kFindingsOpened,
+  // Rightsizing (docs/rightsizing.md), from the usage store.
+  kRightsizeRecommendedGpu, kRightsizeSavings,
   kCount
 };
 

@@ -240,6 +240,19 @@ void Findings(Families& f, const node::NodeState& state) {
     f.Add(Metric::kFindingsOpened, {state.node, guard::ToString(key.first), guard::ToString(key.second)}, static_cast<double>(n));
 }
 
+void Rightsizing(Families& f, const node::NodeState& state) {
+  if (!state.rightsizing) return;
+  for (const auto& r : *state.rightsizing) {
+    const std::string replicas = std::to_string(r.replicas);
+    std::vector<std::string_view> values{state.node, r.ns, r.workload, r.container, r.action, r.current, r.recommended, replicas};
+    f.Add(Metric::kRightsizeRecommendedGpu, values, r.recommended_gpu);
+    if (r.monthly_savings) {
+      values.push_back(r.currency);
+      f.Add(Metric::kRightsizeSavings, values, *r.monthly_savings);
+    }
+  }
+}
+
 }  // namespace
 
 std::string PodLabelName(const std::string& key) {
@@ -257,6 +270,7 @@ SeriesSet BuildFamilies(const sampler::SamplerHealth& health, const node::NodeSt
   Devices(f, state);
   Attribution(f, state, options);
   Findings(f, state);
+  Rightsizing(f, state);
   return f.Take();
 }
 

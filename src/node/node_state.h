@@ -61,6 +61,18 @@ struct UnitTotals {
   uint64_t last_interval = 0;         // NodeState::intervals when it last had a ledger
 };
 
+// A rightsizing recommendation as the agent exports it (docs/rightsizing.md), computed from its
+// usage store off the sampling thread; see cli/rightsize_runner.h.
+struct RightsizingRow {
+  std::string ns, workload, container;
+  std::string action;       // reclaim, mig, share, keep
+  std::string current, recommended;
+  double current_gpu = 0, recommended_gpu = 0;  // per replica
+  uint32_t replicas = 1;
+  std::optional<double> monthly_savings;  // unknown: no price for the model
+  std::string currency;
+};
+
 struct NodeState {
   std::string node;
   uint64_t passes = 0;     // sampling passes seen
@@ -81,6 +93,9 @@ struct NodeState {
   // since the agent started per (kind, severity).
   std::vector<guard::Finding> findings;
   std::map<std::pair<guard::Kind, guard::Severity>, uint64_t> findings_opened;
+  // The latest rightsizing of this node's workloads; null until one was computed (or without a
+  // store).
+  std::shared_ptr<const std::vector<RightsizingRow>> rightsizing;
 
   const UnitInfo* FindUnit(const std::string& uuid) const {
     for (const auto& u : units)

@@ -366,6 +366,8 @@ void NodePipeline::OnPass(std::shared_ptr<const sampler::SampleResult> pass) {
   if (sources_.slices) next->sources.push_back(sources_.slices->Status());
   next->sources.push_back(ProcStatus());
 
+  if (options_.rightsizing) next->rightsizing = options_.rightsizing();
+
   // Findings only from a good pass (a failed one shows no process, which proves nothing).
   if (pass->ok) {
     GuardViewInputs gi;

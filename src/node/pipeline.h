@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,6 +48,8 @@ struct PipelineOptions {
   // GPU-hours; borrowed, must outlive the pipeline).
   guard::GuardConfig guard;
   const cost::Pricing* pricing = nullptr;
+  // The latest rightsizing, picked up into each published state (null: none). Thread-safe.
+  std::function<std::shared_ptr<const std::vector<RightsizingRow>>()> rightsizing;
 };
 
 struct PipelineSources {

@@ -5,22 +5,12 @@
 #include <algorithm>
 #include <map>
 
+#include "common/html.h"
+
 namespace gpumeter::report {
 namespace {
 
-std::string Esc(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string Esc(const std::string& s) { return HtmlEscape(s); }
 
 std::string Name(const GroupTotals& g) {
   std::string s;
@@ -51,7 +41,8 @@ std::string Bars(const std::vector<std::tuple<std::string, double, std::string>>
 
 }  // namespace
 
-std::string RenderHtml(const Chargeback& c, const Window& w, const std::vector<std::pair<int64_t, Chargeback>>& over_time) {
+std::string RenderHtml(const Chargeback& c, const Window& w, const std::vector<std::pair<int64_t, Chargeback>>& over_time,
+                       const std::string& extra_sections) {
   std::string h = R"(<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>GPU chargeback</title><style>
 body{font-family:sans-serif;margin:2em;color:#222;max-width:1100px}h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em}
 table{border-collapse:collapse;font-size:13px}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}
@@ -141,7 +132,7 @@ td:first-child,th:first-child{text-align:left}.total td{font-weight:bold;border-
   h += "</table>";
   for (const auto& m : c.unpriced_models) h += "<p class=\"note\">No price for " + Esc(m) + ": its hours are counted, its cost is not.</p>";
   for (const auto& f : c.flagged_prices) h += "<p class=\"note\">Default price used: " + Esc(f) + ". Set your own in a pricing file.</p>";
-  return h + "</body></html>\n";
+  return h + extra_sections + "</body></html>\n";
 }
 
 }  // namespace gpumeter::report

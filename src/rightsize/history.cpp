@@ -19,8 +19,9 @@ double WorkloadHistory::HeldGpuFraction() const {
 
 double WorkloadHistory::Confidence() const {
   if (samples == 0) return 0;
+  // Samples per pod-minute: replicas do not make a history longer.
   const double days = static_cast<double>(last_s + 60 - first_s) / 86400.0;
-  return std::min(days, static_cast<double>(samples) / 1440.0);
+  return std::min(days, static_cast<double>(samples) / 1440.0 / std::max<uint32_t>(1, replicas));
 }
 
 WorkloadKey HistoryBuilder::KeyOf(const attribution::Owner& o) {
@@ -33,8 +34,8 @@ WorkloadKey HistoryBuilder::KeyOf(const attribution::Owner& o) {
   return {o.ns, it->second.Key(), o.container};
 }
 
-void HistoryBuilder::CloseDay(WorkloadHistory& h, int64_t day) {
-  const auto it = day_peak_.find(h.key);
+void HistoryBuilder::CloseDay(WorkloadHistory& h, const std::string& pod, int64_t day) {
+  const auto it = day_peak_.find({h.key, pod});
   if (it == day_peak_.end() || it->second.first != day) return;
   // The day's peak, stamped at the day's end (or its last sample, for the running day).
   h.memory_peaks.Add(it->second.second, 1, static_cast<double>(std::min((day + 1) * 86400, h.last_s + 60)));
@@ -43,18 +44,23 @@ void HistoryBuilder::CloseDay(WorkloadHistory& h, int64_t day) {
 
 void HistoryBuilder::Add(int64_t t, const std::vector<store::UnitRecord>& units) {
   const int64_t day = DayOf(t);
-  // A workload on several units (or several of its pods) is one sample: the sum over them.
+  // One sample per pod: a pod on several GPUs is the sum over them.
   struct Minute {
     double memory = 0, compute = 0;
     bool unknown = false;
   };
-  std::map<WorkloadKey, Minute> minute;
+  std::map<std::pair<WorkloadKey, std::string>, Minute> minute;
   for (const auto& u : units) {
     if (u.seconds <= 0) continue;
-    // Activity or memory the unit could not place: its holders' use is unknown this minute.
+    // A minute in which most of the unit's time or memory could not be placed (the GPU gave no
+    // readings: lost, or a failed pass) says nothing about its holders: no sample. Smaller
+    // unattributed parts (a process whose container is unknown) leave the holders' own readings.
     bool unknown = false;
+    double unplaced_compute = 0, unplaced_memory = 0;
     for (const auto& o : u.owners)
-      if (o.owner.kind == OwnerKind::kUnattributed && (o.compute_seconds > 0.01 * u.seconds || o.memory_byte_seconds > 0)) unknown = true;
+      if (o.owner.kind == OwnerKind::kUnattributed) unplaced_compute += o.compute_seconds, unplaced_memory += o.memory_byte_seconds;
+    if (unplaced_compute >= 0.5 * u.seconds || (u.memory_capacity_byte_seconds > 0 && unplaced_memory >= 0.5 * u.memory_capacity_byte_seconds))
+      unknown = true;
     for (const auto& o : u.owners) {
       if (o.owner.kind != OwnerKind::kContainer) continue;
       const auto key = KeyOf(o.owner);
@@ -62,41 +68,52 @@ void HistoryBuilder::Add(int64_t t, const std::vector<store::UnitRecord>& units)
       h.key = key;
       h.pods.insert(o.owner.pod);
       if (o.requested_share_seconds > 0) {
-        // What it holds now: the list restarts with each later minute.
-        auto& at = held_at_[key];
-        if (at != t) h.held.clear(), at = t;
-        h.held.push_back({u.unit, o.requested_share_seconds / u.seconds,
-                          u.memory_capacity_byte_seconds > 0 ? std::optional<double>(u.memory_capacity_byte_seconds / u.seconds) : std::nullopt});
+        // What the pod holds now: the list restarts with each later minute.
+        auto& [at, held] = held_[{key, o.owner.pod}];
+        if (at != t || held.empty()) held.clear(), at = t;
+        held.push_back({u.unit, o.requested_share_seconds / u.seconds,
+                        u.memory_capacity_byte_seconds > 0 ? std::optional<double>(u.memory_capacity_byte_seconds / u.seconds) : std::nullopt});
       }
-      auto& m = minute[key];
+      auto& m = minute[{key, o.owner.pod}];
       m.unknown = m.unknown || unknown;
       m.memory += o.memory_byte_seconds / u.seconds;
       m.compute += o.compute_seconds / u.seconds * u.unit.fraction;
     }
   }
-  for (const auto& [key, m] : minute) {
+  for (const auto& [kp, m] : minute) {
     if (m.unknown) continue;
-    auto& h = out_.at(key);
+    auto& h = out_.at(kp.first);
     if (h.samples == 0) h.first_s = t;
     ++h.samples;
     h.last_s = std::max(h.last_s, t);
     h.compute.Add(m.compute, 1, static_cast<double>(t));
     h.peak_memory_bytes = std::max(h.peak_memory_bytes, m.memory);
     h.peak_compute = std::max(h.peak_compute, m.compute);
-    const auto [peak, fresh] = day_peak_.try_emplace(key, day, m.memory);
+    const auto [peak, fresh] = day_peak_.try_emplace(kp, day, m.memory);
     if (fresh) continue;
     if (peak->second.first == day) {
       peak->second.second = std::max(peak->second.second, m.memory);
     } else {
-      CloseDay(h, peak->second.first);
-      day_peak_[key] = {day, m.memory};
+      CloseDay(h, kp.second, peak->second.first);
+      day_peak_[kp] = {day, m.memory};
     }
   }
 }
 
 std::map<WorkloadKey, WorkloadHistory> HistoryBuilder::Finish() {
-  for (auto& [key, h] : out_)
-    if (const auto it = day_peak_.find(key); it != day_peak_.end()) CloseDay(h, it->second.first);
+  for (auto it = day_peak_.begin(); it != day_peak_.end();) {
+    const auto next = std::next(it);
+    CloseDay(out_.at(it->first.first), it->first.second, it->second.first);
+    it = next;
+  }
+  // Each workload's replicas: the pods that held something in its last such minute.
+  std::map<WorkloadKey, int64_t> last;
+  for (const auto& [kp, held] : held_) last[kp.first] = std::max(last[kp.first], held.first);
+  for (const auto& [kp, held] : held_) {
+    if (held.first != last[kp.first]) continue;
+    auto& h = out_.at(kp.first);
+    if (h.replicas++ == 0) h.held = held.second;
+  }
   return std::move(out_);
 }
 

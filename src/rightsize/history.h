@@ -1,9 +1,10 @@
 // Usage history per workload — (namespace, controller, container), so restarts and rollouts share
 // one history — folded from the usage store's per-minute rows into decaying histograms
-// (histogram.h): one sample per minute of the compute used, as a fraction of a whole GPU, and one
-// per day of the memory peak (the highest per-minute mean of the day), as VPA does for memory.
-// A minute in which the unit's activity or memory was unknown (the GPU was lost, or usage went
-// unattributed) gives no sample: unknown is not idle. The store is the persistence: histories are
+// (histogram.h): one sample per pod and minute of the compute used, as a fraction of a whole GPU
+// (summed over the pod's GPUs), and one per pod and day of the memory peak (the highest per-minute
+// mean of the day), as VPA does for memory: replicas add samples to one history, not a sum.
+// A minute in which most of a unit's time or memory could not be placed (the GPU was lost, a pass
+// failed) gives its holders no sample: unknown is not idle. The store is the persistence: histories are
 // rebuilt from its rows on every run (with a 24 h half-life, rows older than its 14 days of
 // minutes weigh under 1/16000). Units: bytes, fractions of a GPU, Unix seconds. Not thread-safe.
 #pragma once
@@ -43,8 +44,11 @@ struct WorkloadHistory {
   double peak_compute = 0;        // the highest per-minute compute seen, fraction of a GPU
   int64_t first_s = 0, last_s = 0;  // first and last sample (minute starts)
   uint64_t samples = 0;             // minutes with a known sample
-  std::vector<Held> held;           // as of the last minute it held a unit
-  double HeldGpuFraction() const;   // Σ share × the unit's fraction of its GPU
+  // What one replica holds, as of the last minute the workload held anything (the first pod then,
+  // by name), and how many pods held something in that minute.
+  std::vector<Held> held;
+  uint32_t replicas = 0;
+  double HeldGpuFraction() const;   // of one replica: Σ share × the unit's fraction of its GPU
   // VPA's confidence: min(history in days, samples / 1440).
   double Confidence() const;
 };
@@ -62,13 +66,14 @@ class HistoryBuilder {
 
  private:
   WorkloadKey KeyOf(const attribution::Owner& o);
-  void CloseDay(WorkloadHistory& h, int64_t day);
+  void CloseDay(WorkloadHistory& h, const std::string& pod, int64_t day);
 
   std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> labels_;
   std::map<std::pair<std::string, std::string>, Workload> workload_of_;  // cache by (ns, pod)
   std::map<WorkloadKey, WorkloadHistory> out_;
-  std::map<WorkloadKey, std::pair<int64_t, double>> day_peak_;  // the running day and its peak
-  std::map<WorkloadKey, int64_t> held_at_;                      // minute of `held`
+  // Per (workload, pod): the running day and its memory peak; what it holds and since which minute.
+  std::map<std::pair<WorkloadKey, std::string>, std::pair<int64_t, double>> day_peak_;
+  std::map<std::pair<WorkloadKey, std::string>, std::pair<int64_t, std::vector<Held>>> held_;
 };
 
 // Histories from `store` over [from, to), read a day at a time.

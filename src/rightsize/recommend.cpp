@@ -63,6 +63,7 @@ std::vector<Recommendation> Recommend(const std::map<WorkloadKey, WorkloadHistor
     r.node = h.held.front().unit.node;
     r.model = h.held.front().unit.model;
     r.current = Current(h);
+    r.replicas = std::max<uint32_t>(1, h.replicas);
     r.current_gpu = r.recommended_gpu = h.HeldGpuFraction();
     r.recommended = "keep " + r.current;
     r.days = static_cast<double>(h.last_s + 60 - h.first_s) / 86400.0;
@@ -80,8 +81,8 @@ std::vector<Recommendation> Recommend(const std::map<WorkloadKey, WorkloadHistor
     }
     const double min_conf = o.min_history_s / 86400.0;
     if (h.samples == 0 || r.confidence + 1e-9 < min_conf) {
-      r.reason = fmt::format("history too short to say: {:.2f} days, {} samples, confidence {:.2f} (needs {:.2f})", r.days, h.samples,
-                             r.confidence, min_conf);
+      r.reason = fmt::format("history too short to say: {} samples over {:.1f} h, confidence {:.3f} days (needs {:.3f})", h.samples,
+                             r.days * 24, r.confidence, min_conf);
       all.push_back(std::move(c));
       continue;
     }
@@ -91,7 +92,8 @@ std::vector<Recommendation> Recommend(const std::map<WorkloadKey, WorkloadHistor
       r.action = Action::kReclaim;
       r.recommended = "release it";
       r.recommended_gpu = 0;
-      r.reason = fmt::format("used at most {:.2f} % of a GPU while holding {:.2f} GPU for {:.2f} days", 100 * h.peak_compute, r.current_gpu, r.days);
+      r.reason = fmt::format("used at most {:.2f} % of a GPU while holding {:.2f} GPU, over {:.1f} h of history", 100 * h.peak_compute,
+                             r.current_gpu, r.days * 24);
       all.push_back(std::move(c));
       continue;
     }
@@ -138,7 +140,7 @@ std::vector<Recommendation> Recommend(const std::map<WorkloadKey, WorkloadHistor
   for (auto& c : all)
     if (c.whole_exclusive && c.gpu_memory > 0 && (c.r.action == Action::kKeep || c.r.action == Action::kMig) &&
         c.r.reason.rfind("history too short", 0) != 0)
-      pools[{c.r.node, c.r.model}].push_back(&c);
+      if (c.r.replicas == 1) pools[{c.r.node, c.r.model}].push_back(&c);  // replicas are resized alike, not packed
   for (auto& [where, pool] : pools) {
     std::sort(pool.begin(), pool.end(), [](const Candidate* a, const Candidate* b) {
       return a->r.memory_target_bytes != b->r.memory_target_bytes ? a->r.memory_target_bytes > b->r.memory_target_bytes
@@ -181,7 +183,7 @@ std::vector<Recommendation> Recommend(const std::map<WorkloadKey, WorkloadHistor
     auto& r = c.r;
     if (r.monthly_savings) {
       const auto q = pricing.Quote(r.model, pricing.InstanceTypeOf(r.node));
-      r.monthly_savings = (r.current_gpu - r.recommended_gpu) * q->per_gpu_hour * o.hours_per_month;
+      r.monthly_savings = (r.current_gpu - r.recommended_gpu) * r.replicas * q->per_gpu_hour * o.hours_per_month;
     }
     out.push_back(std::move(r));
   }

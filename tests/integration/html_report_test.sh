@@ -28,6 +28,8 @@ run() {  # headless, no network, a throwaway profile
 run --dump-dom "file://$work/report.html" >"$work/dom.html" || { tail "$work/chromium.log"; fail "chromium could not load the report"; }
 grep -qF "$want" "$work/dom.html" || fail "the page does not show the total $want"
 grep -q '<svg' "$work/dom.html" || fail "no chart in the rendered page"
+grep -q '<h2>Rightsizing</h2>' "$work/dom.html" || fail "no rightsizing section"
+grep -q 'research/Pod/forgotten-notebook/jupyter' "$work/dom.html" || fail "the rightsizing table lists no workload"
 (cd "$work" && run --screenshot="$work/report.png" "file://$work/report.html") || fail "screenshot"
 printf '<!DOCTYPE html><html><body></body></html>' >"$work/blank.html"
 (cd "$work" && run --screenshot="$work/blank.png" "file://$work/blank.html") || fail "blank screenshot"

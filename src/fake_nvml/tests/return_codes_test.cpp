@@ -96,7 +96,7 @@ TEST_F(RawFake, RunningProcessesTwoCallPattern) {
 }
 
 TEST_F(RawFake, NoProcessesIsSuccessWithZero) {
-  Open("node-8gpu", 1);  // GPU 6 has no process until 60 s
+  Open("node-8gpu", 1);  // GPU 6 has no process until 10 s
   Init();
   unsigned int n = 0;
   EXPECT_EQ(F<ProcFn>("nvmlDeviceGetComputeRunningProcesses_v3")(Device(6), &n, nullptr), NVML_SUCCESS);
