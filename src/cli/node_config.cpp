@@ -1,5 +1,8 @@
 #include "cli/node_config.h"
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -83,6 +86,25 @@ Expected<guard::GuardConfig> LoadGuardConfig(const std::string& path) {
   auto text = ReadWhole("--guard-config", path);
   if (!text) return tl::unexpected(text.error());
   return guard::ParseGuardConfig(*text, path);
+}
+
+int EmitText(const Expected<std::string>& text, const std::string& output) {
+  if (!text) {
+    spdlog::error("{}", text.error().message);
+    return text.error().code == ErrorCode::kInvalidInput ? 2 : 1;
+  }
+  if (output.empty()) {
+    fmt::print("{}", *text);
+    return 0;
+  }
+  std::ofstream out(output, std::ios::binary | std::ios::trunc);
+  out << *text;
+  out.close();
+  if (!out) {
+    spdlog::error("--output {}: cannot write", output);
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace gpumeter::cli

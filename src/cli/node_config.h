@@ -24,6 +24,10 @@ Expected<cost::Pricing> LoadPricing(const std::string& path);
 // The guardrails file `path` names (--guard-config), or the defaults when it is empty.
 Expected<guard::GuardConfig> LoadGuardConfig(const std::string& path);
 
+// A command's result: the text to stdout, or to `output` when given; an error logged. The exit
+// code: 0, 1 (a source failed or the file could not be written) or 2 (bad input).
+int EmitText(const Expected<std::string>& text, const std::string& output);
+
 // The API server from `kubeconfig` (its `context`, or the current one) when given, else the
 // in-cluster service account; nullopt outside a cluster without a kubeconfig, with the reason in
 // `why_none` when given. Errors: an unreadable or malformed kubeconfig.

@@ -150,22 +150,7 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
 int RunReport(const ReportOptions& o) {
   const auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   auto text = RenderReport(o, now);
-  if (!text) {
-    spdlog::error("{}", text.error().message);
-    return text.error().code == ErrorCode::kInvalidInput ? 2 : 1;
-  }
-  if (o.output.empty()) {
-    fmt::print("{}", *text);
-    return 0;
-  }
-  std::ofstream out(o.output, std::ios::binary | std::ios::trunc);
-  out << *text;
-  out.close();
-  if (!out) {
-    spdlog::error("--output {}: cannot write", o.output);
-    return 1;
-  }
-  return 0;
+  return EmitText(text, o.output);
 }
 
 }  // namespace gpumeter::cli

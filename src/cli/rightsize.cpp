@@ -60,22 +60,7 @@ Expected<std::string> RenderRightsize(const RightsizeOptions& o) {
 
 int RunRightsize(const RightsizeOptions& o) {
   auto text = RenderRightsize(o);
-  if (!text) {
-    spdlog::error("{}", text.error().message);
-    return text.error().code == ErrorCode::kInvalidInput ? 2 : 1;
-  }
-  if (o.output.empty()) {
-    fmt::print("{}", *text);
-    return 0;
-  }
-  std::ofstream out(o.output, std::ios::binary | std::ios::trunc);
-  out << *text;
-  out.close();
-  if (!out) {
-    spdlog::error("--output {}: cannot write", o.output);
-    return 1;
-  }
-  return 0;
+  return EmitText(text, o.output);
 }
 
 }  // namespace gpumeter::cli
