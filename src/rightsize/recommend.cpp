@@ -18,7 +18,7 @@ std::string Current(const WorkloadHistory& h) {
   if (!u.unit.mig_profile.empty() && u.unit.mig_profile != "unpartitioned") return "MIG " + u.unit.mig_profile;
   if (u.share >= 0.999) return "whole GPU";
   const auto n = std::lround(1 / u.share);
-  return fmt::format("1/{} of a {} GPU", n, u.unit.mode == "mps" ? "MPS" : "time-sliced");
+  return fmt::format("1/{} of {} GPU", n, u.unit.mode == "mps" ? "an MPS" : "a time-sliced");
 }
 
 // The GPU's memory for a held unit: its own (a whole GPU), or an instance's scaled up by its
