@@ -1,6 +1,7 @@
 #include "cli/report.h"
 
 #include "cli/rightsize.h"
+#include "common/html.h"
 #include "rightsize/render.h"
 
 #include <fmt/format.h>
@@ -137,10 +138,12 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
       RightsizeOptions ro;
       ro.source = o.source;
       ro.pricing_file = o.pricing_file;
+      ro.to_s = w.to_unix_s;  // the history up to the report's end
       rightsize::RecommendOptions used;
+      // The chargeback stands without it: a rightsizing that cannot be made is said, not fatal.
       auto rs = Rightsize(ro, &used);
-      if (!rs) return tl::unexpected(rs.error());
-      sections = rightsize::RenderHtmlSection(*rs, used);
+      sections = rs ? rightsize::RenderHtmlSection(*rs, used)
+                    : "<h2>Rightsizing</h2><p class=\"note\">Not available: " + HtmlEscape(rs.error().message) + "</p>";
     }
     return report::RenderHtml(cb, w, over_time, sections);
   }

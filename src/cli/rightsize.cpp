@@ -40,7 +40,8 @@ Expected<std::vector<rightsize::Recommendation>> Rightsize(const RightsizeOption
   auto span = (*store)->Span();
   if (!span) return tl::unexpected(span.error());
   if (!*span) return MakeError(ErrorCode::kNotFound, "store " + path + ": empty (no interval recorded yet)");
-  const int64_t to = (*span)->second, from = std::max((*span)->first, to - *window);
+  const int64_t to = o.to_s ? std::min((*span)->second, *o.to_s) : (*span)->second;
+  const int64_t from = std::max((*span)->first, to - *window);
   auto histories = rightsize::BuildHistories(**store, from, to);
   if (!histories) return tl::unexpected(histories.error());
   rightsize::RecommendOptions ro;

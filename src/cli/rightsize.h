@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/error.h"
@@ -21,6 +22,7 @@ struct RightsizeOptions {
   std::string pricing_file;
   std::string format = "table";  // table | json
   std::string output;
+  std::optional<int64_t> to_s;  // history up to here (Unix s; default: the store's last minute)
 };
 
 void AddRightsizeCommand(CLI::App& app, RightsizeOptions& options);

@@ -36,8 +36,9 @@ class DecayingHistogram {
   // Upper end of bucket i.
   double BucketEnd(size_t i) const;
 
-  // A compact text form ("v1 ref total w0 w1 …", trailing empty buckets dropped) and back; the
-  // options must match those it was saved with (checked: the bucket count).
+  // A compact text form ("v1 <buckets> <reference> <0|1: has a reference> w0 w1 …", trailing
+  // empty buckets dropped) and back; the options must match those it was saved with (checked:
+  // the bucket count).
   std::string Save() const;
   static Expected<DecayingHistogram> Load(HistogramOptions options, const std::string& text);
 

@@ -1,6 +1,7 @@
 #include "rightsize/history.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gpumeter::rightsize {
 namespace {
@@ -21,7 +22,7 @@ double WorkloadHistory::Confidence() const {
   if (samples == 0) return 0;
   // Samples per pod-minute: replicas do not make a history longer.
   const double days = static_cast<double>(last_s + 60 - first_s) / 86400.0;
-  return std::min(days, static_cast<double>(samples) / 1440.0 / std::max<uint32_t>(1, replicas));
+  return std::min(days, static_cast<double>(minutes) / 1440.0);
 }
 
 WorkloadKey HistoryBuilder::KeyOf(const attribution::Owner& o) {
@@ -44,6 +45,11 @@ void HistoryBuilder::CloseDay(WorkloadHistory& h, const std::string& pod, int64_
 
 void HistoryBuilder::Add(int64_t t, const std::vector<store::UnitRecord>& units) {
   const int64_t day = DayOf(t);
+  latest_ = std::max(latest_, t);
+  // A bucket is a minute, or an hour whose minutes were pruned: it weighs its minutes.
+  double bucket_s = 0;
+  for (const auto& u : units) bucket_s = std::max(bucket_s, u.seconds);
+  const double weight = std::max(1.0, std::round(bucket_s / 60));
   // One sample per pod: a pod on several GPUs is the sum over them.
   struct Minute {
     double memory = 0, compute = 0;
@@ -84,9 +90,10 @@ void HistoryBuilder::Add(int64_t t, const std::vector<store::UnitRecord>& units)
     if (m.unknown) continue;
     auto& h = out_.at(kp.first);
     if (h.samples == 0) h.first_s = t;
-    ++h.samples;
+    h.samples += static_cast<uint64_t>(weight);
+    if (auto& last = last_minute_[kp.first]; h.minutes == 0 || last != t) h.minutes += static_cast<uint64_t>(weight), last = t;
     h.last_s = std::max(h.last_s, t);
-    h.compute.Add(m.compute, 1, static_cast<double>(t));
+    h.compute.Add(m.compute, weight, static_cast<double>(t));
     h.peak_memory_bytes = std::max(h.peak_memory_bytes, m.memory);
     h.peak_compute = std::max(h.peak_compute, m.compute);
     const auto [peak, fresh] = day_peak_.try_emplace(kp, day, m.memory);
@@ -110,7 +117,7 @@ std::map<WorkloadKey, WorkloadHistory> HistoryBuilder::Finish() {
   std::map<WorkloadKey, int64_t> last;
   for (const auto& [kp, held] : held_) last[kp.first] = std::max(last[kp.first], held.first);
   for (const auto& [kp, held] : held_) {
-    if (held.first != last[kp.first]) continue;
+    if (held.first != last[kp.first] || held.first < latest_ - kGoneAfter) continue;
     auto& h = out_.at(kp.first);
     if (h.replicas++ == 0) h.held = held.second;
   }

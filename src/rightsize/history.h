@@ -43,13 +43,15 @@ struct WorkloadHistory {
   double peak_memory_bytes = 0;   // the highest per-minute mean seen
   double peak_compute = 0;        // the highest per-minute compute seen, fraction of a GPU
   int64_t first_s = 0, last_s = 0;  // first and last sample (minute starts)
-  uint64_t samples = 0;             // minutes with a known sample
+  uint64_t samples = 0;             // pod-minutes with a known sample (an hourly rollup counts 60)
+  uint64_t minutes = 0;             // distinct minutes with a known sample (for the confidence)
   // What one replica holds, as of the last minute the workload held anything (the first pod then,
-  // by name), and how many pods held something in that minute.
+  // by name), and how many pods held something in that minute. Empty when that minute is more
+  // than kGoneAfter before the last minute of the rows: the workload is gone (deleted, finished).
   std::vector<Held> held;
   uint32_t replicas = 0;
   double HeldGpuFraction() const;   // of one replica: Σ share × the unit's fraction of its GPU
-  // VPA's confidence: min(history in days, samples / 1440).
+  // VPA's confidence: min(history in days, distinct minutes sampled / 1440).
   double Confidence() const;
 };
 
@@ -63,6 +65,7 @@ class HistoryBuilder {
   void Add(int64_t bucket_start_s, const std::vector<store::UnitRecord>& units);
   // Closes the running day's memory peaks and returns the histories.
   std::map<WorkloadKey, WorkloadHistory> Finish();
+  static constexpr int64_t kGoneAfter = 600;  // seconds without holding anything: gone
 
  private:
   WorkloadKey KeyOf(const attribution::Owner& o);
@@ -74,6 +77,8 @@ class HistoryBuilder {
   // Per (workload, pod): the running day and its memory peak; what it holds and since which minute.
   std::map<std::pair<WorkloadKey, std::string>, std::pair<int64_t, double>> day_peak_;
   std::map<std::pair<WorkloadKey, std::string>, std::pair<int64_t, std::vector<Held>>> held_;
+  std::map<WorkloadKey, int64_t> last_minute_;  // per workload: the last minute counted in `minutes`
+  int64_t latest_ = 0;                          // the last bucket added
 };
 
 // Histories from `store` over [from, to), read a day at a time.

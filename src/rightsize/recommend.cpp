@@ -81,8 +81,8 @@ std::vector<Recommendation> Recommend(const std::map<WorkloadKey, WorkloadHistor
     }
     const double min_conf = o.min_history_s / 86400.0;
     if (h.samples == 0 || r.confidence + 1e-9 < min_conf) {
-      r.reason = fmt::format("history too short to say: {} samples over {:.1f} h, confidence {:.3f} days (needs {:.3f})", h.samples,
-                             r.days * 24, r.confidence, min_conf);
+      r.reason = fmt::format("history too short to say: {} minutes sampled over {:.1f} h, confidence {:.3f} days (needs {:.3f})",
+                             h.minutes, r.days * 24, r.confidence, min_conf);
       all.push_back(std::move(c));
       continue;
     }
@@ -111,7 +111,7 @@ std::vector<Recommendation> Recommend(const std::map<WorkloadKey, WorkloadHistor
         c.gpu_memory = *gpu_memory;
         for (const auto& p : table->profiles) {
           if (p.slices >= kMigSlices) break;  // the whole GPU is not a move
-          if (p.memory_eighths / 8.0 * *gpu_memory >= r.memory_target_bytes &&
+          if (MigProfileMemory(p, *gpu_memory) >= r.memory_target_bytes &&
               static_cast<double>(p.slices) / kMigSlices >= r.compute_target) {
             c.mig = &p;
             break;
@@ -121,14 +121,24 @@ std::vector<Recommendation> Recommend(const std::map<WorkloadKey, WorkloadHistor
         c.gpu_memory = *gpu_memory;
       }
     }
-    r.reason = "fits its allocation";
+    // "Keep" because it fits, or because it needs more than it holds: say which.
+    std::vector<std::string> over;
+    if (r.compute_target > r.current_gpu + 1e-9)
+      over.push_back(fmt::format("compute target {:.1f} % of a GPU > the {:.1f} % it holds", 100 * r.compute_target, 100 * r.current_gpu));
+    if (u.unit_memory_bytes && r.memory_target_bytes > *u.unit_memory_bytes)
+      over.push_back(fmt::format("memory target {:.1f} GiB > the unit's {:.1f} GiB (out-of-memory risk)", r.memory_target_bytes / kGiB,
+                                 *u.unit_memory_bytes / kGiB));
+    r.reason = over.empty() ? fmt::format("fits its allocation: targets {:.1f} GiB and {:.1f} % of a GPU within what it holds",
+                                          r.memory_target_bytes / kGiB, 100 * r.compute_target)
+                            : fmt::format("needs more than it holds: {}", fmt::join(over, "; "));
     if (c.mig && static_cast<double>(c.mig->slices) / kMigSlices < r.current_gpu - 1e-9) {
       r.action = Action::kMig;
       r.recommended = "MIG " + c.mig->name;
       r.recommended_gpu = static_cast<double>(c.mig->slices) / kMigSlices;
-      r.reason = fmt::format("memory target {:.1f} GiB ≤ {:.1f} GiB ({}/8 of the GPU), compute target {:.1f} % ≤ {}/7 of the GPU",
-                             r.memory_target_bytes / kGiB, c.mig->memory_eighths / 8.0 * c.gpu_memory / kGiB, c.mig->memory_eighths,
-                             100 * r.compute_target, c.mig->slices);
+      r.reason = fmt::format("memory target {:.1f} GiB ≤ {:.1f} GiB ({}/8 of the GPU, {:.0f} % counted), compute target {:.1f} % ≤ {}/7 "
+                             "of the GPU",
+                             r.memory_target_bytes / kGiB, MigProfileMemory(*c.mig, c.gpu_memory) / kGiB, c.mig->memory_eighths,
+                             100 * kMigMemoryUsable, 100 * r.compute_target, c.mig->slices);
     } else if (!table && c.whole_exclusive) {
       r.reason = "no MIG on this GPU; no other workload to share it with";
     }

@@ -336,14 +336,18 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::QuerySnapshot(int64_
   if (!rolled) return tl::unexpected(rolled.error());
   int64_t m0 = CeilDiv(from, 60);
   const int64_t m1 = FloorDiv(to, 60);
+  int64_t kept = 0;  // the oldest minute still kept
   {
     // A window that starts where minutes were pruned starts at that hour (whole-hour rollups).
     Stmt first(db_, "SELECT MIN(minute) FROM unit_minutes");
     if (!first.ok() || first.Step() != SQLITE_ROW) return tl::unexpected(Fail("reading the oldest minute"));
-    const int64_t kept = sqlite3_column_type(first.get(), 0) == SQLITE_NULL ? *rolled * 60 : first.Int(0);
+    kept = sqlite3_column_type(first.get(), 0) == SQLITE_NULL ? *rolled * 60 : first.Int(0);
     if (m0 < kept && m0 % 60 != 0) m0 = FloorDiv(m0, 60) * 60;
   }
-  int64_t h0 = CeilDiv(m0, 60), h1 = std::min(FloorDiv(m1, 60), *rolled);
+  // Sums over hours or more read the rollups of every hour rolled up; finer buckets read minutes
+  // wherever they are kept, and rollups only for the hours whose minutes were pruned.
+  const int64_t last_hour = bucket_s > 0 && bucket_s < 3600 ? std::min(*rolled, FloorDiv(kept, 60)) : *rolled;
+  int64_t h0 = CeilDiv(m0, 60), h1 = std::min(FloorDiv(m1, 60), last_hour);
   if (h0 >= h1) h0 = h1 = 0;  // no whole hour: minutes only
   const bool hours = h0 < h1;
   // Minute ranges outside the whole hours: [m0, a) and [b, m1).

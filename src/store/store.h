@@ -81,9 +81,10 @@ class Store {
   Expected<std::vector<UnitRecord>> Usage(int64_t from_unix_s, int64_t to_unix_s) const;
   // Usage per unit and hour over [from, to): for charts over time. Key: hour start (Unix s).
   Expected<std::map<int64_t, std::vector<UnitRecord>>> HourlyUsage(int64_t from_unix_s, int64_t to_unix_s) const;
-  // Usage per unit and minute over [from, to), keyed by minute start; where only hourly rollups
-  // remain, per hour (keyed by the hour start: a record's `seconds` says how long it covers).
-  // For usage histories (rightsizing): read a day at a time, a month of minutes is large.
+  // Usage per unit and minute over [from, to), keyed by minute start, from the minute rows wherever
+  // they are kept; for hours whose minutes were pruned, per hour (keyed by the hour start: a
+  // record's `seconds` says how long it covers). For usage histories (rightsizing): read a day at
+  // a time, a month of minutes is large.
   Expected<std::map<int64_t, std::vector<UnitRecord>>> MinuteUsage(int64_t from_unix_s, int64_t to_unix_s) const;
   // The first and last minute with data (Unix seconds); nullopt when empty.
   Expected<std::optional<std::pair<int64_t, int64_t>>> Span() const;

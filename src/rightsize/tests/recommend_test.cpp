@@ -27,6 +27,7 @@ struct Feed {
   double share = 1;
   std::function<double(int)> memory_gib, compute;
   std::function<bool(int)> lost = [](int) { return false; };
+  std::function<bool(int)> present = [](int) { return true; };  // the pod exists this minute
 };
 
 store::UnitKey Unit(const std::string& uuid, const std::string& model = kH100, const std::string& mig = "", double fraction = 1,
@@ -39,6 +40,7 @@ std::map<WorkloadKey, WorkloadHistory> Build(const std::vector<Feed>& feeds, int
   for (int m = 0; m < minutes; ++m) {
     std::vector<store::UnitRecord> units;
     for (const auto& f : feeds) {
+      if (!f.present(m)) continue;
       store::UnitRecord u;
       u.unit = f.unit;
       u.seconds = 60;
@@ -118,7 +120,9 @@ TEST(Recommend, AnOversizedMigInstanceMovesToASmallerOne) {
   const auto& r = Of(rs, "mig");
   EXPECT_EQ(r.current, "MIG 3g.40gb");
   EXPECT_EQ(r.action, Action::kMig) << r.reason;
-  EXPECT_EQ(r.recommended, "MIG 1g.10gb");  // GPU memory 40 × 8/4 = 80 GiB; 9.2 GiB ≤ 10 GiB
+  // GPU memory 40 × 8/4 = 80 GiB. The target (8 GiB × 1.15, one bucket up: ~9.7 GiB) is over a
+  // 1g.10gb as counted (10 × 0.93 = 9.3 GiB): the 1g.20gb, the same one slice.
+  EXPECT_EQ(r.recommended, "MIG 1g.20gb");
   EXPECT_NEAR(*r.monthly_savings, (3.0 / 7 - 1.0 / 7) * 2.00 * 730, 1e-9);
 }
 
@@ -182,6 +186,28 @@ TEST(Recommend, UnknownMinutesAreNotIdle) {
   EXPECT_EQ(r.action, Action::kKeep) << r.reason;
 }
 
+TEST(Recommend, AWorkloadThatIsGoneIsNotResized) {
+  // An idle notebook deleted after a day; a busy trainer that goes on for another hour.
+  const auto h = Build({{"gone", Unit("GPU-a"), 80, 1, [](int) { return 1.0; }, [](int) { return 0.0; }, [](int) { return false; },
+                         [](int m) { return m < 1440; }},
+                        {"busy", Unit("GPU-b"), 80, 1, [](int) { return 70.0; }, [](int) { return 0.9; }}},
+                       1440 + 60);
+  const auto rs = Recommend(h, Prices(), {});
+  for (const auto& r : rs) EXPECT_NE(r.key.workload, "Pod/gone") << ToString(r.action) << ": " << r.reason;
+  EXPECT_EQ(rs.size(), 1u);
+}
+
+TEST(Recommend, AKeepSaysWhetherItFitsOrNeedsMore) {
+  // A quarter of a time-sliced GPU, busy half the GPU's time: keep, but not "fits".
+  const auto h = Build({{"hungry", Unit("GPU-a", kH100, "", 1, "time-slicing"), 80, 0.25, [](int) { return 10.0; },
+                         [](int) { return 0.5; }}},
+                       kTwoDays);
+  const auto rs = Recommend(h, Prices(), {});
+  const auto& r = Of(rs, "hungry");
+  EXPECT_EQ(r.action, Action::kKeep);
+  EXPECT_EQ(r.reason.rfind("needs more than it holds: compute target", 0), 0u) << r.reason;
+}
+
 TEST(Recommend, AModelWithoutAPriceHasUnknownSavings) {
   const auto h = Build({{"t4", Unit("GPU-a", "Tesla T4"), 15, 1, [](int) { return 1.0; }, [](int) { return 0.0; }}}, kTwoDays);
   auto p = cost::Pricing::Parse("gpu_models:\n  H100: 2.00\ndefaults: false\n", "test.yaml");
@@ -210,17 +236,19 @@ TEST(Recommend, NeverBelowThePeakMemoryTimesTheMargin) {
     }
     const auto histories = Build(feeds, kTwoDays);
     const auto rs = Recommend(histories, prices, {});
-    std::map<std::string, double> shared_memory;  // a shared GPU: Σ of its members' targets
+    // The highest memory each workload was fed, computed here from the feed, not from the history.
+    std::map<std::string, double> fed_peak;
+    for (const auto& f : feeds)
+      for (int m = 0; m < kTwoDays; ++m) fed_peak["Pod/" + f.pod] = std::max(fed_peak["Pod/" + f.pod], f.memory_gib(m) * kGiB);
     for (const auto& r : rs) {
-      const auto& h = histories.at(r.key);
-      const double floor = h.peak_memory_bytes * 1.15;
+      const double floor = fed_peak.at(r.key.workload) * 1.15;
       EXPECT_GE(r.memory_target_bytes, floor * (1 - 1e-12)) << r.key.Name();
       if (r.action == Action::kMig) {
         const auto* table = MigModelFor(r.model);
         ASSERT_NE(table, nullptr);
         for (const auto& p : table->profiles) {
           if ("MIG " + p.name == r.recommended) {
-            EXPECT_GE(p.memory_eighths / 8.0 * 80 * kGiB, floor) << r.key.Name() << " " << r.recommended;
+            EXPECT_GE(MigProfileMemory(p, 80 * kGiB), floor) << r.key.Name() << " " << r.recommended;
           }
         }
       }
@@ -232,7 +260,7 @@ TEST(Recommend, NeverBelowThePeakMemoryTimesTheMargin) {
         EXPECT_LE(together, 80 * kGiB) << r.key.Name() << ": the sharers' targets exceed the GPU";
       }
       if (r.action == Action::kReclaim) {
-        EXPECT_LT(h.peak_compute, 0.02);
+        EXPECT_LT(histories.at(r.key).peak_compute, 0.02);
       }
     }
   }

@@ -92,6 +92,29 @@ TEST(Store, IntervalsAddUpPerMinuteAndRollUpPerHour) {
   EXPECT_EQ(labels->at({"ns", "a"}).at("team"), "search");
 }
 
+TEST(Store, MinuteUsageReadsMinutesWhereverTheyAreKept) {
+  testing::TempDir dir("gpumeter-store");
+  auto s = Store::Open((dir.path() / "usage.db").string());
+  ASSERT_TRUE(s) << s.error().message;
+  // Three hours of one-minute intervals: the first two hours are rolled up by the writes of the
+  // third, and their minute rows are kept too (retention is 14 days).
+  const int64_t t0 = 1'767'225'600;  // 2026-01-01T00:00:00Z
+  for (int64_t m = 0; m < 180; ++m) ASSERT_TRUE((*s)->Write(Interval(t0 + m * 60 + 30, 60, m % 2 ? 0.5 : 0.1)));
+  auto rows = (*s)->MinuteUsage(t0, t0 + 3 * 3600);
+  ASSERT_TRUE(rows) << rows.error().message;
+  ASSERT_EQ(rows->size(), 180u) << "one bucket per minute, also in the rolled-up hours";
+  for (const auto& [t, units] : *rows) {
+    ASSERT_EQ(units.size(), 1u);
+    EXPECT_DOUBLE_EQ(units[0].seconds, 60) << t;
+    EXPECT_DOUBLE_EQ(Owned(units, C("a"), &OwnerAmounts::compute_seconds), ((t - t0) / 60) % 2 ? 30.0 : 6.0) << t;
+  }
+  // Sums per hour still come from the rollups: the same totals.
+  auto hourly = (*s)->HourlyUsage(t0, t0 + 3 * 3600);
+  ASSERT_TRUE(hourly);
+  ASSERT_EQ(hourly->size(), 3u);
+  EXPECT_DOUBLE_EQ(Owned(hourly->begin()->second, C("a"), &OwnerAmounts::compute_seconds), 30 * 30.0 + 30 * 6.0);
+}
+
 TEST(Store, ReopensWithItsDataAndRefusesWhatItCannotRead) {
   testing::TempDir dir("gpumeter-store");
   const auto path = (dir.path() / "usage.db").string();
