@@ -14,6 +14,10 @@
 
 namespace gpumeter::metrics {
 
+namespace {
+constexpr size_t kWorkerThreads = 16;
+}  // namespace
+
 Expected<std::pair<std::string, int>> ParseListen(const std::string& listen) {
   const auto colon = listen.rfind(':');
   if (colon == std::string::npos || colon + 1 == listen.size())
@@ -144,6 +148,11 @@ Expected<void> HttpServer::Start(const HttpOptions& o) {
     int yes = 1;
     (void)setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // best effort
   });
+  // httplib's default pool is 8 threads, each held by a keep-alive connection for up to 5
+  // requests: a few busy scrapers could make the kubelet's probes wait. A larger pool and a short
+  // idle keep-alive keep /healthz answered; threads cost nothing while idle.
+  server_->new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
+  server_->set_keep_alive_timeout(2);
   int bound = port;
   if (port == 0) {
     bound = server_->bind_to_any_port(host);
