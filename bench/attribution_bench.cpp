@@ -20,14 +20,15 @@ using namespace gpumeter::attribution;
 namespace gpu = gpumeter::gpu;
 
 Owner ContainerOf(uint32_t i) {
-  return Owner{OwnerKind::kContainer, "ns" + std::to_string(i % 20), "pod-" + std::to_string(i % 400), "c"};
+  return Owner{OwnerKind::kContainer, "ns" + std::to_string(i % 20),
+               "pod-" + std::to_string(i % 400), "c"};
 }
 
 std::vector<UnitObservation> LargeNode() {
   std::mt19937_64 rng(1);
   std::vector<UnitObservation> units;
-  auto unit = [&](std::string uuid, SharingMode mode, uint64_t total, uint64_t used, uint64_t reserved,
-                  double busy, std::optional<double> energy) {
+  auto unit = [&](std::string uuid, SharingMode mode, uint64_t total, uint64_t used,
+                  uint64_t reserved, double busy, std::optional<double> energy) {
     UnitObservation u;
     u.uuid = std::move(uuid);
     u.mode = mode;
@@ -41,8 +42,11 @@ std::vector<UnitObservation> LargeNode() {
   };
   for (int g = 0; g < 8; ++g)
     for (int m = 0; m < 7; ++m)
-      unit("MIG-" + std::to_string(g) + "-" + std::to_string(m), SharingMode::kMig, 10ull << 30, 4ull << 30, 0, 0.5, 50.0);
-  for (int g = 0; g < 8; ++g) unit("GPU-" + std::to_string(g), SharingMode::kTimeSlicing, 80ull << 30, 60ull << 30, 1ull << 29, 0.8, 800.0);
+      unit("MIG-" + std::to_string(g) + "-" + std::to_string(m), SharingMode::kMig, 10ull << 30,
+           4ull << 30, 0, 0.5, 50.0);
+  for (int g = 0; g < 8; ++g)
+    unit("GPU-" + std::to_string(g), SharingMode::kTimeSlicing, 80ull << 30, 60ull << 30,
+         1ull << 29, 0.8, 800.0);
   for (uint32_t pid = 0; pid < 500; ++pid) {
     ProcessObservation p;
     p.pid = 1000 + pid;
@@ -52,7 +56,8 @@ std::vector<UnitObservation> LargeNode() {
     if (u.mode != SharingMode::kMig) p.sm_fraction = 0.001 * static_cast<double>(rng() % 100);
     u.processes.push_back(p);
   }
-  for (uint32_t c = 0; c < 400; ++c) units[c < 56 ? c : 56 + c % 8].holders.push_back({ContainerOf(c), c < 56 ? 1.0 : 1.0 / 50});
+  for (uint32_t c = 0; c < 400; ++c)
+    units[c < 56 ? c : 56 + c % 8].holders.push_back({ContainerOf(c), c < 56 ? 1.0 : 1.0 / 50});
   return units;
 }
 
@@ -101,9 +106,11 @@ gpu::GpuSnapshot LargeSnapshot(double t) {
       d.process_util_period_us = 166667;
       for (uint32_t i = 0; i < 56; ++i) {
         const uint32_t p = pid++;
-        d.processes.push_back({p, gpu::ProcessType::kCompute, 1ull << 28, std::nullopt, std::nullopt});
+        d.processes.push_back(
+            {p, gpu::ProcessType::kCompute, 1ull << 28, std::nullopt, std::nullopt});
         for (uint64_t k = 0; k < 6; ++k)
-          d.process_util.push_back({p, now_us - 1000000 + k * 166667, (p * 7 + static_cast<uint32_t>(k)) % 20, 0});
+          d.process_util.push_back(
+              {p, now_us - 1000000 + k * 166667, (p * 7 + static_cast<uint32_t>(k)) % 20, 0});
       }
     }
     snap.devices.push_back(std::move(d));
@@ -129,7 +136,9 @@ void BM_AccountantStepLargeNode(benchmark::State& state) {
   ObserveContext ctx;
   ctx.owner = [](uint32_t pid) -> std::optional<Owner> { return ContainerOf(pid % 400); };
   ctx.sharing = [](const std::string&) { return SharingMode::kTimeSlicing; };
-  ctx.holders = [](const std::string& unit) { return std::vector<Holding>{{ContainerOf(static_cast<uint32_t>(unit.size())), 1.0}}; };
+  ctx.holders = [](const std::string& unit) {
+    return std::vector<Holding>{{ContainerOf(static_cast<uint32_t>(unit.size())), 1.0}};
+  };
   Accountant acc(ctx);
   // Inputs are built up front so the loop times the step alone.
   std::vector<gpu::GpuSnapshot> inputs;
@@ -137,9 +146,11 @@ void BM_AccountantStepLargeNode(benchmark::State& state) {
   acc.Prime(LargeSnapshot(-1));
   // Warm up past the point where every map and the idle-power fit are populated, then measure
   // resident memory across 10,000 further intervals.
-  for (int i = 0; i < 200; ++i) benchmark::DoNotOptimize(acc.Step(inputs[static_cast<size_t>(i) % inputs.size()], 1.0));
+  for (int i = 0; i < 200; ++i)
+    benchmark::DoNotOptimize(acc.Step(inputs[static_cast<size_t>(i) % inputs.size()], 1.0));
   const long before = RssKib();
-  for (int i = 0; i < 10000; ++i) benchmark::DoNotOptimize(acc.Step(inputs[static_cast<size_t>(i) % inputs.size()], 1.0));
+  for (int i = 0; i < 10000; ++i)
+    benchmark::DoNotOptimize(acc.Step(inputs[static_cast<size_t>(i) % inputs.size()], 1.0));
   const long after = RssKib();
   size_t i = 0;
   for (auto _ : state) {

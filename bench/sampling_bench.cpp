@@ -2,7 +2,8 @@
 //   - one sampling pass of the 8-GPU node (every NVML call the agent makes per interval);
 //   - one node-pipeline pass (pods, /proc owners, allocations, attribution) over a fixture /proc;
 //   - one /metrics render from the latest NodeState (what each scrape costs).
-// Run: build/bench/gpumeter_bench  (medians: --benchmark_repetitions=9 --benchmark_report_aggregates_only=true)
+// Run: build/bench/gpumeter_bench  (medians: --benchmark_repetitions=9
+// --benchmark_report_aggregates_only=true)
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -34,7 +35,9 @@ BENCHMARK_CAPTURE(BM_SamplePass, node8gpu_r470, "node-8gpu", "r470")->Unit(bench
 
 // The 8-GPU scenario as a node: a fixture /proc and pods file in a temp dir, no kubelet.
 struct NodeFixture {
-  NodeFixture() : dir(std::filesystem::temp_directory_path() / ("gpumeter-bench-" + std::to_string(::getpid()))) {
+  NodeFixture()
+      : dir(std::filesystem::temp_directory_path() /
+            ("gpumeter-bench-" + std::to_string(::getpid()))) {
     scen = *gpumeter::scenario::LoadScenarioFile(ScenarioPath("node-8gpu"));
     (void)gpumeter::cli::WriteProcFixture(dir / "proc", scen, 101);
     std::ofstream(dir / "pods.json") << gpumeter::cli::ScenarioPodListJson(scen);
@@ -42,7 +45,8 @@ struct NodeFixture {
     gpumeter::node::PipelineOptions po;
     po.node = scen.node_name;
     po.proc_root = dir / "proc";
-    pipeline = std::make_unique<gpumeter::node::NodePipeline>(gpumeter::node::PipelineSources{nullptr, pods.get(), nullptr}, po);
+    pipeline = std::make_unique<gpumeter::node::NodePipeline>(
+        gpumeter::node::PipelineSources{nullptr, pods.get(), nullptr}, po);
   }
   ~NodeFixture() {
     std::error_code ec;
@@ -54,7 +58,8 @@ struct NodeFixture {
   std::unique_ptr<gpumeter::node::NodePipeline> pipeline;
 };
 
-std::shared_ptr<const gpumeter::sampler::SampleResult> PassAt(FakeNvml& fake, double t, int64_t seq) {
+std::shared_ptr<const gpumeter::sampler::SampleResult> PassAt(FakeNvml& fake, double t,
+                                                              int64_t seq) {
   fake.SetTime(t);
   auto r = std::make_shared<gpumeter::sampler::SampleResult>();
   r->ok = true;
@@ -108,18 +113,22 @@ gpumeter::node::NodeState LargeState() {
   s.intervals = 10;
   for (int u = 0; u < 64; ++u) {
     gpumeter::node::UnitInfo unit;
-    unit.uuid = unit.gpu_uuid = "GPU-" + std::to_string(1000000 + u) + "-aaaa-bbbb-cccc-dddddddddddd";
+    unit.uuid = unit.gpu_uuid =
+        "GPU-" + std::to_string(1000000 + u) + "-aaaa-bbbb-cccc-dddddddddddd";
     unit.model = "NVIDIA H100 80GB HBM3";
     unit.mode = gpumeter::attribution::SharingMode::kTimeSlicing;
     unit.replicas = 48;
     unit.evidence = "device plugin config (sharing.timeSlicing)";
     s.unit_totals[unit.uuid] = {600, 6e13, 2e5, 0, 10};
     for (int c = 0; c < 45; ++c) {
-      const std::string pod = "inference-" + std::to_string(u) + "-" + std::to_string(c) + "-7d9f8c6b5-x2k4p";
+      const std::string pod =
+          "inference-" + std::to_string(u) + "-" + std::to_string(c) + "-7d9f8c6b5-x2k4p";
       unit.holders.push_back({"team-" + std::to_string(c % 12), pod, "server", 1.0 / 48, 1});
-      auto& t = s.totals[{unit.uuid, Owner{OwnerKind::kContainer, "team-" + std::to_string(c % 12), pod, "server"}}];
+      auto& t = s.totals[{unit.uuid, Owner{OwnerKind::kContainer, "team-" + std::to_string(c % 12),
+                                           pod, "server"}}];
       t.compute_seconds = 12.5 + c, t.memory_byte_seconds = 1e12 * c, t.energy_joules = 4000.25 * c;
-      t.requested_share_seconds = 12.5, t.last_interval = 10, t.last_memory_bytes = 2e9, t.last_compute_ratio = 0.02;
+      t.requested_share_seconds = 12.5, t.last_interval = 10, t.last_memory_bytes = 2e9,
+      t.last_compute_ratio = 0.02;
     }
     for (auto kind : {OwnerKind::kIdle, OwnerKind::kSystem, OwnerKind::kUnattributed}) {
       auto& t = s.totals[{unit.uuid, Owner{kind, {}, {}, {}}}];
@@ -135,8 +144,10 @@ void BM_Render20kSeries(benchmark::State& state, bool openmetrics) {
   gpumeter::sampler::SamplerHealth health;
   size_t series = 0, bytes = 0;
   for (auto _ : state) {
-    const auto families = gpumeter::metrics::BuildFamilies(health, st, {}, std::chrono::steady_clock::now());
-    const auto text = openmetrics ? gpumeter::metrics::RenderOpenMetrics(families) : gpumeter::metrics::RenderText(families);
+    const auto families =
+        gpumeter::metrics::BuildFamilies(health, st, {}, std::chrono::steady_clock::now());
+    const auto text = openmetrics ? gpumeter::metrics::RenderOpenMetrics(families)
+                                  : gpumeter::metrics::RenderText(families);
     series = families.series();
     bytes = text.size();
     benchmark::DoNotOptimize(text.data());

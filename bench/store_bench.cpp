@@ -22,7 +22,8 @@ namespace {
 using namespace gpumeter;
 
 std::filesystem::path TempDb(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("gpumeter-bench-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("gpumeter-bench-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto path = dir / name;
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix);
@@ -36,18 +37,31 @@ store::IntervalRecord Interval(int64_t end, double seconds, int containers) {
   for (int u = 0; u < 16; ++u) {
     store::UnitRecord rec;
     const std::string id = (u < 8 ? "GPU-" : "MIG-") + std::to_string(u);
-    rec.unit = {"node-" + std::to_string(u / 4), id, "GPU-" + std::to_string(u % 8), u < 8 ? "NVIDIA H100 80GB HBM3" : "NVIDIA H200",
-                u < 8 ? "" : "1g.18gb", u < 8 ? "time-slicing" : "mig", u < 8 ? 1.0 : 1.0 / 7};
+    rec.unit = {"node-" + std::to_string(u / 4),
+                id,
+                "GPU-" + std::to_string(u % 8),
+                u < 8 ? "NVIDIA H100 80GB HBM3" : "NVIDIA H200",
+                u < 8 ? "" : "1g.18gb",
+                u < 8 ? "time-slicing" : "mig",
+                u < 8 ? 1.0 : 1.0 / 7};
     rec.seconds = seconds;
     rec.memory_capacity_byte_seconds = 8e10 * seconds;
     rec.energy_joules = 300 * seconds;
     const int per_unit = containers / 16;
     for (int c = 0; c < per_unit; ++c) {
       const int k = u * per_unit + c;
-      rec.owners.push_back({{attribution::OwnerKind::kContainer, "ns-" + std::to_string(k % 40), "pod-" + std::to_string(k), "main"},
-                            8e10 * seconds / (per_unit + 1), seconds / (per_unit + 1), 250 * seconds / (per_unit + 1), seconds / per_unit});
+      rec.owners.push_back({{attribution::OwnerKind::kContainer, "ns-" + std::to_string(k % 40),
+                             "pod-" + std::to_string(k), "main"},
+                            8e10 * seconds / (per_unit + 1),
+                            seconds / (per_unit + 1),
+                            250 * seconds / (per_unit + 1),
+                            seconds / per_unit});
     }
-    rec.owners.push_back({{attribution::OwnerKind::kIdle, {}, {}, {}}, 8e10 * seconds / (per_unit + 1), seconds / (per_unit + 1), 50 * seconds, 0});
+    rec.owners.push_back({{attribution::OwnerKind::kIdle, {}, {}, {}},
+                          8e10 * seconds / (per_unit + 1),
+                          seconds / (per_unit + 1),
+                          50 * seconds,
+                          0});
     r.units.push_back(std::move(rec));
   }
   return r;
@@ -82,13 +96,15 @@ void BM_Report30Days(benchmark::State& state) {
     // One interval per hour carrying the hour's usage: the same rollups as 3,600 one-second
     // intervals, without writing them (minute rows exist only for the edges a report reads).
     for (int64_t h = 0; h < 30 * 24; ++h)
-      if (auto w = (*s)->Write(Interval(kT0 + h * 3600 + 1800, 3600, 1000)); !w) state.SkipWithError(w.error().message.c_str());
+      if (auto w = (*s)->Write(Interval(kT0 + h * 3600 + 1800, 3600, 1000)); !w)
+        state.SkipWithError(w.error().message.c_str());
   }
   auto s = store::Store::OpenReadOnly(path.string());
   const auto pricing = cost::Pricing::Defaults();
   const cost::Policy policy{cost::Basis::kMemory, 0.5, cost::IdleRule::kShare};
   for (auto _ : state) {
-    auto usage = (*s)->Usage(kT0 - 1234, kT0 + 30 * 86400 + 1234);  // ragged edges: minutes and hours
+    auto usage =
+        (*s)->Usage(kT0 - 1234, kT0 + 30 * 86400 + 1234);  // ragged edges: minutes and hours
     auto labels = (*s)->PodLabels();
     if (!usage || !labels) {
       state.SkipWithError("query failed");
@@ -111,9 +127,11 @@ void BM_StoreBytesPerContainerDay(benchmark::State& state) {
         return;
       }
       for (int64_t m = 0; m < 24 * 60; ++m)
-        if (auto w = (*s)->Write(Interval(kT0 + m * 60 + 30, 60, 96)); !w) state.SkipWithError(w.error().message.c_str());
+        if (auto w = (*s)->Write(Interval(kT0 + m * 60 + 30, 60, 96)); !w)
+          state.SkipWithError(w.error().message.c_str());
     }  // closed: the WAL is checkpointed into the file
-    state.counters["bytes_per_container_day"] = static_cast<double>(std::filesystem::file_size(path)) / 96;
+    state.counters["bytes_per_container_day"] =
+        static_cast<double>(std::filesystem::file_size(path)) / 96;
   }
 }
 BENCHMARK(BM_StoreBytesPerContainerDay)->Unit(benchmark::kMillisecond)->Iterations(1);
@@ -132,7 +150,8 @@ void BM_RightsizeSixHours(benchmark::State& state) {
       return;
     }
     for (int64_t m = 0; m < 360; ++m)
-      if (auto w = (*s)->Write(Interval(kT0 + m * 60 + 30, 60, 1000)); !w) state.SkipWithError(w.error().message.c_str());
+      if (auto w = (*s)->Write(Interval(kT0 + m * 60 + 30, 60, 1000)); !w)
+        state.SkipWithError(w.error().message.c_str());
   }
   auto s = store::Store::OpenReadOnly(path.string());
   const auto pricing = cost::Pricing::Defaults();

@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (r.error().message.empty()) std::abort();
     return 0;
   }
-  if (r->container_id && (r->container_id->size() != 64 || !LowerHex(*r->container_id))) std::abort();
+  if (r->container_id && (r->container_id->size() != 64 || !LowerHex(*r->container_id)))
+    std::abort();
   if (r->pod_uid) {
     const auto& u = *r->pod_uid;
     if (r->static_pod ? (u.size() != 32 || !LowerHex(u)) : u.size() != 36) std::abort();

@@ -6,7 +6,8 @@
 #include "audit/prom_text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const auto page = gpumeter::audit::ParsePromText(std::string_view(reinterpret_cast<const char*>(data), size));
+  const auto page =
+      gpumeter::audit::ParsePromText(std::string_view(reinterpret_cast<const char*>(data), size));
   if (page) {
     for (const auto& s : page->samples)
       if (s.name.empty() || s.line == 0) __builtin_trap();  // a sample always has a name and a line

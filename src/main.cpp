@@ -1,7 +1,7 @@
 // gpumeter: the one composition root. Each subcommand parses its own options (src/cli/) and wires
 // its sources and sinks; nothing registers itself.
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 
@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
   gpumeter::cli::AddRightsizeCommand(app, rightsize);
   gpumeter::cli::DoctorOptions doctor;
   gpumeter::cli::AddDoctorCommand(app, doctor);
-  app.add_subcommand("metrics-doc", "Print the metric catalogue as the Markdown table in docs/metrics.md");
+  app.add_subcommand("metrics-doc",
+                     "Print the metric catalogue as the Markdown table in docs/metrics.md");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

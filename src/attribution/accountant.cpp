@@ -13,7 +13,8 @@ Accountant::Accountant(ObserveContext ctx, AccountantOptions options)
 
 std::optional<Owner> Accountant::OwnerOf(uint32_t pid) const {
   for (const OwnerTable* table : {&owners_now_, &owners_before_}) {
-    auto it = std::lower_bound(table->begin(), table->end(), pid, [](const auto& e, uint32_t p) { return e.first < p; });
+    auto it = std::lower_bound(table->begin(), table->end(), pid,
+                               [](const auto& e, uint32_t p) { return e.first < p; });
     if (it != table->end() && it->first == pid) return it->second;
   }
   return std::nullopt;
@@ -30,11 +31,13 @@ std::optional<double> FitActivity(const gpu::DeviceSample& d) {
 }  // namespace
 
 std::optional<double> Accountant::IdleWatts(const std::string& gpu_uuid) const {
-  if (auto it = options_.idle_power_watts.find(gpu_uuid); it != options_.idle_power_watts.end()) return it->second;
+  if (auto it = options_.idle_power_watts.find(gpu_uuid); it != options_.idle_power_watts.end())
+    return it->second;
   const auto st = gpus_.find(gpu_uuid);
   if (st == gpus_.end() || !st->second.last) return std::nullopt;
   const std::string& model = st->second.last->name;
-  if (auto it = options_.idle_power_watts.find(model); it != options_.idle_power_watts.end()) return it->second;
+  if (auto it = options_.idle_power_watts.find(model); it != options_.idle_power_watts.end())
+    return it->second;
   if (auto it = fits_.find(model); it != fits_.end()) return it->second.IdleWatts();
   return std::nullopt;
 }
@@ -54,7 +57,8 @@ void Accountant::ResolveOwners(const gpu::GpuSnapshot& snapshot) {
   std::swap(owners_before_, owners_now_);
   owners_now_.clear();
   ForEachPid(snapshot, [&](uint32_t pid) { owners_now_.emplace_back(pid, std::nullopt); });
-  std::sort(owners_now_.begin(), owners_now_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(owners_now_.begin(), owners_now_.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   owners_now_.erase(std::unique(owners_now_.begin(), owners_now_.end(),
                                 [](const auto& a, const auto& b) { return a.first == b.first; }),
                     owners_now_.end());
@@ -97,7 +101,8 @@ std::vector<UnitLedger> Accountant::Step(gpu::GpuSnapshot snapshot, double secon
       const auto energy = GpuEnergyJoules(prev, d, seconds, nullptr);
       const auto activity = FitActivity(d);
       if (energy && activity)
-        fits_.try_emplace(d.name, options_.idle_power_half_life_s).first->second.Add(*activity, *energy / seconds, seconds);
+        fits_.try_emplace(d.name, options_.idle_power_half_life_s)
+            .first->second.Add(*activity, *energy / seconds, seconds);
     }
     st.last = std::move(d);
     st.last_is_previous = true;

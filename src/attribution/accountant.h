@@ -59,11 +59,12 @@ class Accountant {
   // PID → owner, sorted by PID: rebuilt every interval, so a vector whose storage is reused.
   using OwnerTable = std::vector<std::pair<uint32_t, std::optional<Owner>>>;
 
-  ObserveContext ctx_;       // as given
-  ObserveContext observe_;   // what Observe gets: owner through OwnerOf, idle power through IdleWatts
+  ObserveContext ctx_;  // as given
+  ObserveContext
+      observe_;  // what Observe gets: owner through OwnerOf, idle power through IdleWatts
   AccountantOptions options_;
   OwnerTable owners_now_, owners_before_;
-  std::map<std::string, GpuState> gpus_;     // by GPU UUID
+  std::map<std::string, GpuState> gpus_;      // by GPU UUID
   std::map<std::string, IdlePowerFit> fits_;  // by GPU model name
 };
 

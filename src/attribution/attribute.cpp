@@ -53,12 +53,15 @@ class Accumulator {
     });
     size_t kept = 0;
     for (size_t i = 0; i < entries_.size(); ++i) {
-      if (kept > 0 && entries_[kept - 1].owner == entries_[i].owner) Fold(entries_[kept - 1], entries_[i]);
-      else entries_[kept++] = entries_[i];
+      if (kept > 0 && entries_[kept - 1].owner == entries_[i].owner)
+        Fold(entries_[kept - 1], entries_[i]);
+      else
+        entries_[kept++] = entries_[i];
     }
     entries_.resize(kept);
-    std::stable_sort(entries_.begin(), entries_.end(),
-                     [](const Entry& a, const Entry& b) { return OwnerPtrLess{}(a.owner, b.owner); });
+    std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+      return OwnerPtrLess{}(a.owner, b.owner);
+    });
     std::vector<Row> out;
     out.reserve(entries_.size());
     for (size_t i = 0; i < entries_.size();) {
@@ -114,21 +117,25 @@ void AttributeMemory(const UnitObservation& u, double seconds, Accumulator& acc)
   double known = 0;
   for (const auto& p : u.processes) known += static_cast<double>(p.memory_bytes.value_or(0));
   // What processes may hold: `used` when NVML gave it, else everything not reserved.
-  const double ceiling = u.memory_used_bytes ? std::min(static_cast<double>(*u.memory_used_bytes), total - reserved)
-                                             : total - reserved;
+  const double ceiling = u.memory_used_bytes
+                             ? std::min(static_cast<double>(*u.memory_used_bytes), total - reserved)
+                             : total - reserved;
   // Per-process figures above the device's own count are sampling skew: scale them down.
   const double scale = known > ceiling && known > 0 ? ceiling / known : 1.0;
   for (const auto& p : u.processes)
     if (p.memory_bytes)
-      acc.Memory(OwnerOf(p), static_cast<double>(*p.memory_bytes) * scale * seconds,
-                 scale < 1.0 ? "process usedGpuMemory, scaled to device used" : "process usedGpuMemory");
+      acc.Memory(
+          OwnerOf(p), static_cast<double>(*p.memory_bytes) * scale * seconds,
+          scale < 1.0 ? "process usedGpuMemory, scaled to device used" : "process usedGpuMemory");
   const double placed = known * scale;
   acc.Memory(kSystem, reserved * seconds, "driver reservation (NVML memory v2)");
   if (u.memory_used_bytes) {
     // Used but not by any process we could size: context overhead, processes NVML reports as N/A,
     // or (NVML v1) the reservation counted inside `used`.
     acc.Memory(kUnattributed, (ceiling - placed) * seconds,
-               u.memory_reserved_bytes ? "device used minus process memory" : "device used minus process memory (reservation unknown: NVML v1)");
+               u.memory_reserved_bytes
+                   ? "device used minus process memory"
+                   : "device used minus process memory (reservation unknown: NVML v1)");
     acc.Memory(kIdle, (total - reserved - ceiling) * seconds, "device free memory");
   } else {
     acc.Memory(kUnattributed, (total - reserved - placed) * seconds,
@@ -140,8 +147,10 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
   double sampled = 0;
   bool all_sampled = !u.processes.empty();
   for (const auto& p : u.processes) {
-    if (p.sm_fraction) sampled += std::clamp(*p.sm_fraction, 0.0, 1.0);
-    else all_sampled = false;
+    if (p.sm_fraction)
+      sampled += std::clamp(*p.sm_fraction, 0.0, 1.0);
+    else
+      all_sampled = false;
   }
   std::optional<double> busy = u.busy_fraction;
   const char* idle_rule = "unit not busy (device busy fraction)";
@@ -150,40 +159,46 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
     idle_rule = "unit not busy (sum of per-process samples)";
   }
   if (!busy) {
-    acc.Compute(kUnattributed, seconds, u.unknown_reason ? u.unknown_reason : "unit activity unknown");
+    acc.Compute(kUnattributed, seconds,
+                u.unknown_reason ? u.unknown_reason : "unit activity unknown");
     return;
   }
   const double b = std::clamp(*busy, 0.0, 1.0);
   acc.Compute(kIdle, (1.0 - b) * seconds, idle_rule);
 
   double placed = 0;
-  const bool any_sampled = std::any_of(u.processes.begin(), u.processes.end(),
-                                       [](const ProcessObservation& p) { return p.sm_fraction.has_value(); });
+  const bool any_sampled =
+      std::any_of(u.processes.begin(), u.processes.end(),
+                  [](const ProcessObservation& p) { return p.sm_fraction.has_value(); });
   if (any_sampled) {
     // Samples above the busy fraction are noise: scale them to it; never above 100 %.
     const double scale = sampled > b && sampled > 0 ? b / sampled : 1.0;
     for (const auto& p : u.processes) {
       if (!p.sm_fraction) continue;
       const double share = std::clamp(*p.sm_fraction, 0.0, 1.0) * scale;
-      acc.Compute(OwnerOf(p), share * seconds,
-                  scale < 1.0 ? "per-process SM samples, scaled to busy" : "per-process SM samples");
+      acc.Compute(
+          OwnerOf(p), share * seconds,
+          scale < 1.0 ? "per-process SM samples, scaled to busy" : "per-process SM samples");
       placed += share;
     }
   } else if (!u.processes.empty()) {
     // No per-process samples: split the busy time by a proxy, and say which.
     std::map<const Owner*, double, OwnerPtrLess> weight;
     const char* rule = "";
-    const bool threads = u.mode == SharingMode::kMps &&
-                         std::all_of(u.processes.begin(), u.processes.end(),
-                                     [](const ProcessObservation& p) { return p.mps_thread_fraction.has_value(); });
-    const bool memory = std::all_of(u.processes.begin(), u.processes.end(),
-                                    [](const ProcessObservation& p) { return p.memory_bytes.has_value(); });
+    const bool threads =
+        u.mode == SharingMode::kMps &&
+        std::all_of(u.processes.begin(), u.processes.end(),
+                    [](const ProcessObservation& p) { return p.mps_thread_fraction.has_value(); });
+    const bool memory =
+        std::all_of(u.processes.begin(), u.processes.end(),
+                    [](const ProcessObservation& p) { return p.memory_bytes.has_value(); });
     for (const auto& p : u.processes) weight[&OwnerOf(p)] += 0;
     if (weight.size() == 1) {
       weight.begin()->second = 1;
       rule = "single tenant holds the busy time";
     } else if (threads) {
-      for (const auto& p : u.processes) weight[&OwnerOf(p)] += std::max(0.0, *p.mps_thread_fraction);
+      for (const auto& p : u.processes)
+        weight[&OwnerOf(p)] += std::max(0.0, *p.mps_thread_fraction);
       rule = "MPS active-thread percentage (no per-process samples)";
     } else if (memory) {
       for (const auto& p : u.processes) weight[&OwnerOf(p)] += static_cast<double>(*p.memory_bytes);
@@ -204,10 +219,14 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
 
 const char* ToString(OwnerKind kind) {
   switch (kind) {
-    case OwnerKind::kContainer: return "container";
-    case OwnerKind::kIdle: return "idle";
-    case OwnerKind::kSystem: return "system";
-    case OwnerKind::kUnattributed: break;
+    case OwnerKind::kContainer:
+      return "container";
+    case OwnerKind::kIdle:
+      return "idle";
+    case OwnerKind::kSystem:
+      return "system";
+    case OwnerKind::kUnattributed:
+      break;
   }
   return "unattributed";
 }
@@ -220,10 +239,14 @@ OwnerKind OwnerKindFromString(std::string_view text) {
 
 const char* ToString(SharingMode mode) {
   switch (mode) {
-    case SharingMode::kExclusive: return "exclusive";
-    case SharingMode::kTimeSlicing: return "time-slicing";
-    case SharingMode::kMps: return "mps";
-    case SharingMode::kMig: return "mig";
+    case SharingMode::kExclusive:
+      return "exclusive";
+    case SharingMode::kTimeSlicing:
+      return "time-slicing";
+    case SharingMode::kMps:
+      return "mps";
+    case SharingMode::kMig:
+      return "mig";
   }
   return "unknown";
 }

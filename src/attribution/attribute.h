@@ -38,9 +38,9 @@ struct Holding {
 
 struct ProcessObservation {
   uint32_t pid = 0;
-  std::optional<Owner> owner;             // unknown container: counted as unattributed
-  std::optional<uint64_t> memory_bytes;   // NVML usedGpuMemory
-  std::optional<double> sm_fraction;      // mean per-process SM share over the interval, [0, 1]
+  std::optional<Owner> owner;                 // unknown container: counted as unattributed
+  std::optional<uint64_t> memory_bytes;       // NVML usedGpuMemory
+  std::optional<double> sm_fraction;          // mean per-process SM share over the interval, [0, 1]
   std::optional<double> mps_thread_fraction;  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE / 100
 };
 
@@ -52,9 +52,9 @@ struct UnitObservation {
   std::optional<uint64_t> memory_reserved_bytes;  // driver/firmware (NVML v2 only)
   std::optional<double> busy_fraction;            // device (or GPM instance) activity, [0, 1]
   std::vector<ProcessObservation> processes;
-  std::optional<double> energy_joules;            // the unit's energy over the interval
-  const char* energy_rule = "";                   // how energy_joules was obtained (static string)
-  std::vector<Holding> holders;                   // allocations, from the kubelet
+  std::optional<double> energy_joules;  // the unit's energy over the interval
+  const char* energy_rule = "";         // how energy_joules was obtained (static string)
+  std::vector<Holding> holders;         // allocations, from the kubelet
   // Set when the unit gave no readings this interval (e.g. GPU lost): the rule of its
   // unattributed memory and compute rows. Static string.
   const char* unknown_reason = nullptr;
@@ -63,8 +63,8 @@ struct UnitObservation {
 struct Row {
   Owner owner;
   double memory_byte_seconds = 0;
-  double compute_seconds = 0;   // seconds of the unit's time: 1 compute-second per second
-  double energy_joules = 0;     // 0 in every row when UnitLedger::energy_joules is unknown
+  double compute_seconds = 0;          // seconds of the unit's time: 1 compute-second per second
+  double energy_joules = 0;            // 0 in every row when UnitLedger::energy_joules is unknown
   double requested_share_seconds = 0;  // Σ share held × seconds (a request, not usage)
   // Which rule produced each figure; static strings (the unit's sharing mode is in UnitLedger).
   const char* memory_rule = "";
@@ -78,7 +78,7 @@ struct UnitLedger {
   double seconds = 0;
   double memory_capacity_byte_seconds = 0;
   std::optional<double> energy_joules;  // the unit's energy; unknown: no energy in any row
-  std::vector<Row> rows;  // one per owner, sorted by owner
+  std::vector<Row> rows;                // one per owner, sorted by owner
 };
 
 // Attributes one unit over an interval of `seconds` (> 0).

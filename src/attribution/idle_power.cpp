@@ -6,13 +6,15 @@
 namespace gpumeter::attribution {
 
 void IdlePowerFit::Add(double activity, double watts, double seconds) {
-  if (!std::isfinite(activity) || !std::isfinite(watts) || !std::isfinite(seconds) || seconds <= 0 || watts < 0)
+  if (!std::isfinite(activity) || !std::isfinite(watts) || !std::isfinite(seconds) ||
+      seconds <= 0 || watts < 0)
     return;
   const double a = std::clamp(activity, 0.0, 1.0);
   const double decay = std::exp2(-seconds / half_life_s_);
   for (double* s : {&w_, &sa_, &sp_, &saa_, &sap_, &spp_, &n_}) *s *= decay;
   const double w = seconds;  // longer intervals carry more evidence
-  w_ += w, sa_ += w * a, sp_ += w * watts, saa_ += w * a * a, sap_ += w * a * watts, spp_ += w * watts * watts;
+  w_ += w, sa_ += w * a, sp_ += w * watts, saa_ += w * a * a, sap_ += w * a * watts,
+      spp_ += w * watts * watts;
   n_ += 1;
 }
 

@@ -7,8 +7,10 @@ namespace gpumeter::attribution {
 SmShareTable SmShares(const gpu::DeviceSample& d) {
   SmShareTable out;
   if (!d.process_utilization_supported) return out;
-  const double window_us = static_cast<double>(d.process_util_window_end_us - d.process_util_window_start_us);
-  const double period_us = d.process_util_period_us ? static_cast<double>(*d.process_util_period_us) : 0.0;
+  const double window_us =
+      static_cast<double>(d.process_util_window_end_us - d.process_util_window_start_us);
+  const double period_us =
+      d.process_util_period_us ? static_cast<double>(*d.process_util_period_us) : 0.0;
   // Σ smUtil and sample count per PID.
   std::vector<std::pair<uint32_t, uint32_t>> samples;
   samples.reserve(d.process_util.size());
@@ -27,13 +29,17 @@ SmShareTable SmShares(const gpu::DeviceSample& d) {
   // Listed but no sample: idle in the window. Added after the sampled PIDs, then merged by PID
   // (a stable sort keeps a sampled entry ahead of its zero, and unique keeps the first).
   for (const auto& p : d.processes) out.emplace_back(p.pid, 0.0);
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  out.erase(std::unique(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first == b.first; }), out.end());
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const auto& a, const auto& b) { return a.first == b.first; }),
+            out.end());
   return out;
 }
 
 std::optional<double> SmShareOf(const SmShareTable& shares, uint32_t pid) {
-  auto it = std::lower_bound(shares.begin(), shares.end(), pid, [](const auto& e, uint32_t p) { return e.first < p; });
+  auto it = std::lower_bound(shares.begin(), shares.end(), pid,
+                             [](const auto& e, uint32_t p) { return e.first < p; });
   if (it == shares.end() || it->first != pid) return std::nullopt;
   return it->second;
 }
@@ -46,7 +52,8 @@ std::optional<uint64_t> Mean(std::optional<uint64_t> a, std::optional<uint64_t> 
   return *a / 2 + *b / 2 + (*a % 2 + *b % 2) / 2;
 }
 
-void SetMemory(UnitObservation& u, const std::optional<gpu::MemoryInfo>& now, const std::optional<gpu::MemoryInfo>* prev) {
+void SetMemory(UnitObservation& u, const std::optional<gpu::MemoryInfo>& now,
+               const std::optional<gpu::MemoryInfo>* prev) {
   if (!now) return;
   u.memory_total_bytes = now->total_bytes;
   u.memory_used_bytes = now->used_bytes;
@@ -59,8 +66,9 @@ void SetMemory(UnitObservation& u, const std::optional<gpu::MemoryInfo>& now, co
 
 // Splits a MIG GPU's energy over its instances (see Observe). Returns the idle energy of slices
 // that belong to no instance (0 when there are none, or when that is unknown).
-double SplitMigEnergy(const gpu::DeviceSample& d, std::optional<double> energy, std::optional<double> idle_watts,
-                      double seconds, std::vector<UnitObservation>& units) {
+double SplitMigEnergy(const gpu::DeviceSample& d, std::optional<double> energy,
+                      std::optional<double> idle_watts, double seconds,
+                      std::vector<UnitObservation>& units) {
   if (!energy || units.empty()) return 0;
   const size_t n = std::min(d.mig_instances.size(), units.size());
   std::vector<double> size(n), activity(n);
@@ -73,24 +81,32 @@ double SplitMigEnergy(const gpu::DeviceSample& d, std::optional<double> energy, 
   }
   for (size_t i = 0; i < n; ++i) {
     const auto& m = d.mig_instances[i];
-    size[i] = slices_known ? static_cast<double>(*m.slices) : static_cast<double>(m.memory ? m.memory->total_bytes : 0);
+    size[i] = slices_known ? static_cast<double>(*m.slices)
+                           : static_cast<double>(m.memory ? m.memory->total_bytes : 0);
   }
   double size_sum = 0, busy_sum = 0;
   for (size_t i = 0; i < n; ++i) size_sum += size[i], busy_sum += size[i] * activity[i];
   if (size_sum <= 0) return 0;
   // Idle power is spread over the whole GPU's slices when their count is known: slices in no
-  // instance keep their part (returned), so an instance's idle energy does not depend on its neighbours.
+  // instance keep their part (returned), so an instance's idle energy does not depend on its
+  // neighbours.
   const double capacity = slices_known && d.mig_total_slices && *d.mig_total_slices >= size_sum
-                              ? static_cast<double>(*d.mig_total_slices) : size_sum;
-  const double idle = activity_known && idle_watts ? std::min(*energy, std::max(0.0, *idle_watts) * seconds) : 0.0;
+                              ? static_cast<double>(*d.mig_total_slices)
+                              : size_sum;
+  const double idle =
+      activity_known && idle_watts ? std::min(*energy, std::max(0.0, *idle_watts) * seconds) : 0.0;
   const double dynamic = *energy - idle;
   const bool by_activity = activity_known && busy_sum > 0;
-  const char* rule = !activity_known ? (slices_known ? "GPU energy by instance size (instance activity unknown)"
-                                                     : "GPU energy by instance memory size (activity and slices unknown)")
-                     : !idle_watts ? (by_activity ? "GPU energy by instance activity x size (idle power not yet estimated)"
-                                                  : "GPU energy by instance size (idle power not yet estimated, no activity)")
-                     : slices_known ? "GPU idle power by instance size, the rest by instance activity x size"
-                                    : "GPU idle power by instance memory size, the rest by activity x memory size";
+  const char* rule =
+      !activity_known
+          ? (slices_known ? "GPU energy by instance size (instance activity unknown)"
+                          : "GPU energy by instance memory size (activity and slices unknown)")
+      : !idle_watts
+          ? (by_activity
+                 ? "GPU energy by instance activity x size (idle power not yet estimated)"
+                 : "GPU energy by instance size (idle power not yet estimated, no activity)")
+      : slices_known ? "GPU idle power by instance size, the rest by instance activity x size"
+                     : "GPU idle power by instance memory size, the rest by activity x memory size";
   for (size_t i = 0; i < n; ++i) {
     const double dyn_weight = by_activity ? size[i] * activity[i] / busy_sum : size[i] / size_sum;
     // Without activity or idle power, nothing is set aside for free slices: all goes to instances.
@@ -120,15 +136,18 @@ std::optional<UnitObservation> FreeSlicesUnit(const gpu::DeviceSample& d) {
   UnitObservation u;
   u.uuid = d.uuid;
   u.mode = SharingMode::kMig;
-  u.memory_total_bytes = d.memory && d.memory->total_bytes > instance_memory ? d.memory->total_bytes - instance_memory : 0;
+  u.memory_total_bytes = d.memory && d.memory->total_bytes > instance_memory
+                             ? d.memory->total_bytes - instance_memory
+                             : 0;
   return u;
 }
 
 }  // namespace
 
-std::optional<double> GpuEnergyJoules(const gpu::DeviceSample* previous, const gpu::DeviceSample& d, double seconds,
-                                      const char** rule) {
-  if (previous && previous->energy_joules && d.energy_joules && *d.energy_joules >= *previous->energy_joules) {
+std::optional<double> GpuEnergyJoules(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
+                                      double seconds, const char** rule) {
+  if (previous && previous->energy_joules && d.energy_joules &&
+      *d.energy_joules >= *previous->energy_joules) {
     if (rule) *rule = "energy counter delta";
     return *d.energy_joules - *previous->energy_joules;
   }
@@ -146,7 +165,8 @@ std::optional<double> BusyFraction(const gpu::DeviceSample& d) {
 }
 
 std::optional<double> MigGpuActivity(const gpu::DeviceSample& d) {
-  if (!d.mig_enabled || d.mig_instances.empty() || !d.mig_total_slices || *d.mig_total_slices == 0) return std::nullopt;
+  if (!d.mig_enabled || d.mig_instances.empty() || !d.mig_total_slices || *d.mig_total_slices == 0)
+    return std::nullopt;
   double busy = 0;
   for (const auto& m : d.mig_instances) {
     if (!m.sm_active_ratio || !m.slices) return std::nullopt;
@@ -158,7 +178,8 @@ std::optional<double> MigGpuActivity(const gpu::DeviceSample& d) {
 std::vector<UnitObservation> ObserveUnavailable(const gpu::DeviceSample& last, const char* reason,
                                                 const ObserveContext& ctx) {
   std::vector<UnitObservation> out;
-  auto unit = [&](const std::string& uuid, SharingMode mode, const std::optional<gpu::MemoryInfo>& memory) {
+  auto unit = [&](const std::string& uuid, SharingMode mode,
+                  const std::optional<gpu::MemoryInfo>& memory) {
     UnitObservation u;
     u.uuid = uuid;
     u.mode = mode;
@@ -185,8 +206,8 @@ std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gp
   std::vector<UnitObservation> out;
   if (d.lost || d.uuid.empty()) return out;
   if (previous && (previous->uuid != d.uuid || previous->lost)) previous = nullptr;
-  auto processes = [&](const std::vector<gpu::GpuProcess>& procs, const std::vector<gpu::GpuProcess>* before,
-                       const SmShareTable& shares) {
+  auto processes = [&](const std::vector<gpu::GpuProcess>& procs,
+                       const std::vector<gpu::GpuProcess>* before, const SmShareTable& shares) {
     // One entry per PID seen at either end (a vector: this runs for every process every second).
     struct Seen {
       uint32_t pid;
@@ -195,15 +216,19 @@ std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gp
     };
     std::vector<Seen> seen;
     seen.reserve(procs.size() + (before ? before->size() : 0));
-    for (const auto& p : procs) seen.push_back({p.pid, std::nullopt, p.used_memory_bytes, !p.used_memory_bytes});
+    for (const auto& p : procs)
+      seen.push_back({p.pid, std::nullopt, p.used_memory_bytes, !p.used_memory_bytes});
     if (before)
-      for (const auto& p : *before) seen.push_back({p.pid, p.used_memory_bytes, std::nullopt, !p.used_memory_bytes});
-    std::stable_sort(seen.begin(), seen.end(), [](const Seen& a, const Seen& b) { return a.pid < b.pid; });
+      for (const auto& p : *before)
+        seen.push_back({p.pid, p.used_memory_bytes, std::nullopt, !p.used_memory_bytes});
+    std::stable_sort(seen.begin(), seen.end(),
+                     [](const Seen& a, const Seen& b) { return a.pid < b.pid; });
     std::vector<ProcessObservation> ps;
     ps.reserve(seen.size());
     for (size_t i = 0; i < seen.size();) {
       Seen m{seen[i].pid, std::nullopt, std::nullopt, false};
-      for (; i < seen.size() && seen[i].pid == m.pid; ++i) {  // a PID listed twice: the last reading wins
+      for (; i < seen.size() && seen[i].pid == m.pid;
+           ++i) {  // a PID listed twice: the last reading wins
         if (seen[i].now) m.now = seen[i].now;
         if (seen[i].before) m.before = seen[i].before;
         m.unknown = m.unknown || seen[i].unknown;
@@ -211,7 +236,8 @@ std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gp
       ProcessObservation o;
       o.pid = m.pid;
       o.owner = ctx.owner ? ctx.owner(m.pid) : std::nullopt;
-      if (!m.unknown) o.memory_bytes = before ? Mean(m.before.value_or(0), m.now.value_or(0)) : m.now;
+      if (!m.unknown)
+        o.memory_bytes = before ? Mean(m.before.value_or(0), m.now.value_or(0)) : m.now;
       o.sm_fraction = SmShareOf(shares, m.pid);
       if (ctx.mps_thread_fraction) o.mps_thread_fraction = ctx.mps_thread_fraction(m.pid);
       ps.push_back(std::move(o));
@@ -234,7 +260,9 @@ std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gp
       out.push_back(std::move(u));
     }
     const auto energy = GpuEnergyJoules(previous, d, seconds, nullptr);
-    const double free_idle = SplitMigEnergy(d, energy, ctx.idle_power_watts ? ctx.idle_power_watts(d.uuid) : std::nullopt, seconds, out);
+    const double free_idle = SplitMigEnergy(
+        d, energy, ctx.idle_power_watts ? ctx.idle_power_watts(d.uuid) : std::nullopt, seconds,
+        out);
     // Slices in no instance are idle and keep their share of idle power, so the GPU's energy and
     // cost add up.
     if (auto free = FreeSlicesUnit(d)) {
@@ -242,7 +270,8 @@ std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gp
       free->busy_fraction = 0;
       if (energy) {
         free->energy_joules = free_idle;
-        free->energy_rule = free_idle > 0 ? "idle power of MIG slices in no instance" : "MIG slices in no instance (idle power unknown)";
+        free->energy_rule = free_idle > 0 ? "idle power of MIG slices in no instance"
+                                          : "MIG slices in no instance (idle power unknown)";
       }
       out.push_back(std::move(*free));
     }

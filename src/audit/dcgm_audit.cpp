@@ -8,7 +8,8 @@
 namespace gpumeter::audit {
 namespace {
 
-std::string First(const std::map<std::string, std::string>& labels, std::initializer_list<const char*> keys) {
+std::string First(const std::map<std::string, std::string>& labels,
+                  std::initializer_list<const char*> keys) {
   for (const char* k : keys)
     if (auto it = labels.find(k); it != labels.end() && !it->second.empty()) return it->second;
   return "";
@@ -18,15 +19,18 @@ std::string First(const std::map<std::string, std::string>& labels, std::initial
 
 bool IsAdditiveDcgmMetric(const std::string& n) {
   if (n.rfind("DCGM_FI_", 0) != 0) return false;
-  for (const char* part : {"_UTIL", "FB_USED", "POWER_USAGE", "ENERGY", "DCGM_FI_PROF_", "BANDWIDTH", "_BYTES"})
-    if (n.find(part) != std::string::npos) return n.find("TEMP") == std::string::npos && n.find("CLOCK") == std::string::npos;
+  for (const char* part :
+       {"_UTIL", "FB_USED", "POWER_USAGE", "ENERGY", "DCGM_FI_PROF_", "BANDWIDTH", "_BYTES"})
+    if (n.find(part) != std::string::npos)
+      return n.find("TEMP") == std::string::npos && n.find("CLOCK") == std::string::npos;
   return false;
 }
 
 DcgmAudit AuditDcgmPage(const PromPage& page, double threshold) {
   DcgmAudit out;
   out.samples = page.samples.size();
-  using GpuKey = std::tuple<std::string, std::string, std::string, std::string>;  // host, uuid, gpu, MIG instance
+  using GpuKey = std::tuple<std::string, std::string, std::string,
+                            std::string>;  // host, uuid, gpu, MIG instance
   struct Acc {
     std::string model;
     std::set<std::string> pods;
@@ -38,8 +42,8 @@ DcgmAudit AuditDcgmPage(const PromPage& page, double threshold) {
   std::map<std::pair<GpuKey, std::string>, bool> device_seen;
   for (const auto& s : page.samples) {
     if (!IsAdditiveDcgmMetric(s.name)) continue;
-    const GpuKey key{First(s.labels, {"Hostname", "hostname"}), First(s.labels, {"UUID", "uuid"}), First(s.labels, {"gpu"}),
-                     First(s.labels, {"GPU_I_ID"})};
+    const GpuKey key{First(s.labels, {"Hostname", "hostname"}), First(s.labels, {"UUID", "uuid"}),
+                     First(s.labels, {"gpu"}), First(s.labels, {"GPU_I_ID"})};
     auto& g = gpus[key];
     if (g.model.empty()) g.model = First(s.labels, {"modelName"});
     auto& m = g.metrics[s.name];
@@ -74,10 +78,13 @@ DcgmAudit AuditDcgmPage(const PromPage& page, double threshold) {
     ++out.gpus_with_pods;
     out.gpus.push_back(std::move(a));
   }
-  std::stable_sort(out.gpus.begin(), out.gpus.end(), [](const GpuAudit& x, const GpuAudit& y) { return x.worst_factor > y.worst_factor; });
-  out.mode = vgpu ? "virtual GPUs (--kubernetes-virtual-gpus: a copy of each series per pod, vgpu label)"
-             : device_beside_pods ? "per-process (per-pod series beside the device's)"
-                                  : "default (each GPU's series labelled with one pod)";
+  std::stable_sort(out.gpus.begin(), out.gpus.end(), [](const GpuAudit& x, const GpuAudit& y) {
+    return x.worst_factor > y.worst_factor;
+  });
+  out.mode =
+      vgpu ? "virtual GPUs (--kubernetes-virtual-gpus: a copy of each series per pod, vgpu label)"
+      : device_beside_pods ? "per-process (per-pod series beside the device's)"
+                           : "default (each GPU's series labelled with one pod)";
   return out;
 }
 

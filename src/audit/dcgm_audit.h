@@ -21,7 +21,7 @@ struct MetricInflation {
   bool device_series = false;  // whether the page had a series without a pod for this GPU
   size_t pod_series = 0;       // per-pod series (a pod on several replicas or containers repeats)
   double pods_sum = 0;
-  double factor = 0;           // pods_sum / device_value; 0 when the device value is 0
+  double factor = 0;  // pods_sum / device_value; 0 when the device value is 0
 };
 
 struct GpuAudit {
@@ -29,7 +29,7 @@ struct GpuAudit {
   std::vector<std::string> pods;         // namespace/pod seen on the GPU
   std::vector<MetricInflation> metrics;  // every additive metric with per-pod series
   double worst_factor = 0;
-  bool inflated = false;                 // some metric's per-pod sum exceeds the device by the threshold
+  bool inflated = false;  // some metric's per-pod sum exceeds the device by the threshold
 };
 
 struct DcgmAudit {

@@ -8,7 +8,9 @@
 namespace gpumeter::audit {
 namespace {
 
-bool NameStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':'; }
+bool NameStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+}
 bool NameChar(char c) { return NameStart(c) || (c >= '0' && c <= '9'); }
 
 class Line {
@@ -26,8 +28,10 @@ class Line {
   }
   std::string Name(bool label) {
     const size_t start = i_;
-    if (!Done() && (label ? (NameStart(s_[i_]) && s_[i_] != ':') : NameStart(s_[i_]))) ++i_;
-    else return "";
+    if (!Done() && (label ? (NameStart(s_[i_]) && s_[i_] != ':') : NameStart(s_[i_])))
+      ++i_;
+    else
+      return "";
     while (!Done() && NameChar(s_[i_]) && !(label && s_[i_] == ':')) ++i_;
     return std::string(s_.substr(start, i_ - start));
   }
@@ -43,9 +47,12 @@ class Line {
       }
       if (Done()) break;
       const char e = s_[i_++];
-      if (e == 'n') out += '\n';
-      else if (e == '\\' || e == '"') out += e;
-      else return Fail(std::string("unknown escape \\") + e + " in a label value");
+      if (e == 'n')
+        out += '\n';
+      else if (e == '\\' || e == '"')
+        out += e;
+      else
+        return Fail(std::string("unknown escape \\") + e + " in a label value");
     }
     return Fail("label value not closed");
   }
@@ -100,7 +107,8 @@ Expected<PromSample> Sample(Line& line, size_t number) {
       return line.Fail("expected ',' or '}' after label " + key);
     }
   }
-  if (line.Peek() != ' ' && line.Peek() != '\t') return line.Fail("expected a space before the value of " + s.name);
+  if (line.Peek() != ' ' && line.Peek() != '\t')
+    return line.Fail("expected a space before the value of " + s.name);
   auto v = Number(line.Word(), line);
   if (!v) return tl::unexpected(v.error());
   s.value = *v;

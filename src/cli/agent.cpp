@@ -11,11 +11,11 @@
 #include "cli/agent_flags.h"
 #include "cli/node_config.h"
 #include "cli/rightsize_runner.h"
+#include "cli/runtime.h"
 #include "cli/usage_recorder.h"
 #include "common/duration.h"
-#include "metrics/exposition.h"
-#include "cli/runtime.h"
 #include "kubelet/pod_resources_source.h"
+#include "metrics/exposition.h"
 #include "node/api_server_source.h"
 #include "node/kubeconfig.h"
 #include "node/pod_source.h"
@@ -24,46 +24,86 @@
 namespace gpumeter::cli {
 
 void AddAgentCommand(CLI::App& app, AgentOptions& o) {
-  auto* cmd = app.add_subcommand("agent", "Run the node agent: attribute the GPUs of this node to its pods, serve /metrics");
-  cmd->add_option("--node-name", o.node_name, "This node's name (default: $NODE_NAME, else the host name)");
-  cmd->add_option("--nvml-library", o.nvml_library, "NVML library to load (default: libnvidia-ml.so.1 from the loader path)");
-  cmd->add_option("--pod-resources-socket", o.pod_resources_socket, "The kubelet's PodResources socket ('' to run without it)")
+  auto* cmd = app.add_subcommand(
+      "agent", "Run the node agent: attribute the GPUs of this node to its pods, serve /metrics");
+  cmd->add_option("--node-name", o.node_name,
+                  "This node's name (default: $NODE_NAME, else the host name)");
+  cmd->add_option("--nvml-library", o.nvml_library,
+                  "NVML library to load (default: libnvidia-ml.so.1 from the loader path)");
+  cmd->add_option("--pod-resources-socket", o.pod_resources_socket,
+                  "The kubelet's PodResources socket ('' to run without it)")
       ->capture_default_str();
-  cmd->add_option("--proc-root", o.proc_root, "The host's /proc as mounted in the agent (needs hostPID)")->capture_default_str();
-  cmd->add_option("--pods-file", o.pods_file, "Read pods from this PodList JSON file (kubectl get pods -o json), re-read on change");
-  cmd->add_option("--kubeconfig", o.kubeconfig, "Reach the API server through this kubeconfig (default: in-cluster service account)");
-  cmd->add_option("--kube-context", o.kube_context, "Context of --kubeconfig (default: its current-context)");
-  cmd->add_option("--device-plugin-config", o.device_plugin_config, "The NVIDIA device plugin's config file (sharing: timeSlicing/mps)")
+  cmd->add_option("--proc-root", o.proc_root,
+                  "The host's /proc as mounted in the agent (needs hostPID)")
+      ->capture_default_str();
+  cmd->add_option(
+      "--pods-file", o.pods_file,
+      "Read pods from this PodList JSON file (kubectl get pods -o json), re-read on change");
+  cmd->add_option(
+      "--kubeconfig", o.kubeconfig,
+      "Reach the API server through this kubeconfig (default: in-cluster service account)");
+  cmd->add_option("--kube-context", o.kube_context,
+                  "Context of --kubeconfig (default: its current-context)");
+  cmd->add_option("--device-plugin-config", o.device_plugin_config,
+                  "The NVIDIA device plugin's config file (sharing: timeSlicing/mps)")
       ->envname("GPUMETER_DEVICE_PLUGIN_CONFIG");
   cmd->add_option("--resource-slices", o.resource_slices,
-                  "List DRA ResourceSlices from the API server (true/false; off where the agent may not list them)")
+                  "List DRA ResourceSlices from the API server (true/false; off where the agent "
+                  "may not list them)")
       ->envname("GPUMETER_RESOURCE_SLICES")
       ->capture_default_str();
-  cmd->add_option("--store", o.store, "Record usage per minute in this SQLite file, for `gpumeter report`")->envname("GPUMETER_STORE");
-  cmd->add_option("--pricing", o.pricing_file, "Pricing file (docs/pricing.md) for the cost of idle allocations (default: the dated table)")
+  cmd->add_option("--store", o.store,
+                  "Record usage per minute in this SQLite file, for `gpumeter report`")
+      ->envname("GPUMETER_STORE");
+  cmd->add_option("--pricing", o.pricing_file,
+                  "Pricing file (docs/pricing.md) for the cost of idle allocations (default: the "
+                  "dated table)")
       ->envname("GPUMETER_PRICING");
-  cmd->add_option("--guard-config", o.guard_config, "Guardrail thresholds and severities (docs/guardrails.md)")->envname("GPUMETER_GUARD_CONFIG");
+  cmd->add_option("--guard-config", o.guard_config,
+                  "Guardrail thresholds and severities (docs/guardrails.md)")
+      ->envname("GPUMETER_GUARD_CONFIG");
   cmd->add_option("--rightsize-interval", o.rightsize_interval_s,
-                  "With --store: recompute the rightsizing metrics from it every SECONDS (0: off; docs/rightsizing.md)")
-      ->check(CLI::Range(0.0, 86400.0))->capture_default_str();
-  cmd->add_option("--rightsize-min-history", o.rightsize_min_history, "Rightsizing says only keep below this much history")
+                  "With --store: recompute the rightsizing metrics from it every SECONDS (0: off; "
+                  "docs/rightsizing.md)")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+  cmd->add_option("--rightsize-min-history", o.rightsize_min_history,
+                  "Rightsizing says only keep below this much history")
       ->capture_default_str();
   cmd->add_option("--shutdown-grace", o.shutdown_grace_s,
-                  "After SIGTERM, stop sampling and keep serving the final counters this many seconds (a last scrape sees them)")
-      ->check(CLI::Range(0.0, 300.0))->capture_default_str();
-  cmd->add_option("--store-minute-days", o.store_minute_days, "Days of per-minute rows to keep (hourly rows: 400 days)")
-      ->check(CLI::Range(1, 3650))->capture_default_str();
-  cmd->add_option("--sharing", o.sharing, "GPU-UUID=time-slicing:N | mps:N | exclusive (repeatable; beats every other evidence)");
-  cmd->add_option("--node-label", o.node_labels, "KEY=VALUE node label used as sharing evidence, e.g. nvidia.com/gpu.replicas=4");
-  cmd->add_option("--idle-power", o.idle_power, "MODEL_OR_UUID=WATTS idle power (else fitted from the readings)");
-  cmd->add_option("--pod-label", o.pod_labels, "Pod label copied onto the owner series as label_<key> (repeatable)");
-  cmd->add_option("--max-series", o.max_series, "Most container series per metric in one scrape")->capture_default_str();
-  cmd->add_option("--interval", o.interval_s, "Sampling interval in seconds")->check(CLI::Range(0.05, 60.0))->capture_default_str();
-  cmd->add_option("--call-deadline", o.call_deadline_s, "Deadline per NVML call in seconds")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics, /api/v1, /healthz, /readyz")->capture_default_str();
-  cmd->add_option("--tls-cert", o.tls_cert, "Serve HTTPS with this PEM certificate (with --tls-key)");
+                  "After SIGTERM, stop sampling and keep serving the final counters this many "
+                  "seconds (a last scrape sees them)")
+      ->check(CLI::Range(0.0, 300.0))
+      ->capture_default_str();
+  cmd->add_option("--store-minute-days", o.store_minute_days,
+                  "Days of per-minute rows to keep (hourly rows: 400 days)")
+      ->check(CLI::Range(1, 3650))
+      ->capture_default_str();
+  cmd->add_option(
+      "--sharing", o.sharing,
+      "GPU-UUID=time-slicing:N | mps:N | exclusive (repeatable; beats every other evidence)");
+  cmd->add_option("--node-label", o.node_labels,
+                  "KEY=VALUE node label used as sharing evidence, e.g. nvidia.com/gpu.replicas=4");
+  cmd->add_option("--idle-power", o.idle_power,
+                  "MODEL_OR_UUID=WATTS idle power (else fitted from the readings)");
+  cmd->add_option("--pod-label", o.pod_labels,
+                  "Pod label copied onto the owner series as label_<key> (repeatable)");
+  cmd->add_option("--max-series", o.max_series, "Most container series per metric in one scrape")
+      ->capture_default_str();
+  cmd->add_option("--interval", o.interval_s, "Sampling interval in seconds")
+      ->check(CLI::Range(0.05, 60.0))
+      ->capture_default_str();
+  cmd->add_option("--call-deadline", o.call_deadline_s, "Deadline per NVML call in seconds")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics, /api/v1, /healthz, /readyz")
+      ->capture_default_str();
+  cmd->add_option("--tls-cert", o.tls_cert,
+                  "Serve HTTPS with this PEM certificate (with --tls-key)");
   cmd->add_option("--tls-key", o.tls_key, "PEM private key of --tls-cert");
-  cmd->add_option("--bearer-token-file", o.bearer_token_file, "Require 'Authorization: Bearer <token in this file>' (not on /healthz, /readyz)");
+  cmd->add_option(
+      "--bearer-token-file", o.bearer_token_file,
+      "Require 'Authorization: Bearer <token in this file>' (not on /healthz, /readyz)");
 }
 
 int RunAgent(const AgentOptions& o) {
@@ -86,7 +126,9 @@ int RunAgent(const AgentOptions& o) {
   for (const auto& k : o.pod_labels) {
     const auto [it, fresh] = label_names.emplace(metrics::PodLabelName(k), k);
     if (!fresh)
-      return fail({ErrorCode::kInvalidInput, "--pod-label '" + k + "' and '" + it->second + "' both become label " + it->first}, 2);
+      return fail({ErrorCode::kInvalidInput, "--pod-label '" + k + "' and '" + it->second +
+                                                 "' both become label " + it->first},
+                  2);
   }
   auto idle = ParseIdlePower(o.idle_power);
   if (!idle) return fail(idle.error(), 2);
@@ -95,7 +137,10 @@ int RunAgent(const AgentOptions& o) {
     auto text = ReadWhole("--device-plugin-config", o.device_plugin_config);
     if (!text) return fail(text.error(), 2);
     auto cfg = k8s::ParseDevicePluginConfig(*text);
-    if (!cfg) return fail({ErrorCode::kInvalidInput, "--device-plugin-config " + o.device_plugin_config + ": " + cfg.error().message}, 2);
+    if (!cfg)
+      return fail({ErrorCode::kInvalidInput,
+                   "--device-plugin-config " + o.device_plugin_config + ": " + cfg.error().message},
+                  2);
     ro.pipeline.evidence.plugin_config = *cfg;
   }
   auto pricing = LoadPricing(o.pricing_file);
@@ -110,24 +155,30 @@ int RunAgent(const AgentOptions& o) {
   if (!o.pod_resources_socket.empty()) {
     kubelet::PodResourcesOptions ko;
     ko.socket_path = o.pod_resources_socket;
-    kubelet = std::make_unique<kubelet::PodResourcesSource>(std::make_unique<kubelet::PodResourcesClient>(ko));
+    kubelet = std::make_unique<kubelet::PodResourcesSource>(
+        std::make_unique<kubelet::PodResourcesClient>(ko));
   } else {
-    spdlog::warn("no --pod-resources-socket: no container holds any GPU; usage is still attributed to owners from /proc");
+    spdlog::warn(
+        "no --pod-resources-socket: no container holds any GPU; usage is still attributed to "
+        "owners from /proc");
   }
   const std::string node_name = NodeName(o.node_name);
   std::string why_no_api;
   auto api = ApiServerFor(o.kubeconfig, o.kube_context, &why_no_api);
   if (!api) return fail(api.error(), 2);
   if (!*api && o.pods_file.empty())
-    spdlog::warn("no API server ({}; give --kubeconfig or --pods-file): processes in containers are unattributed, for want of pod names",
-                 why_no_api);
+    spdlog::warn(
+        "no API server ({}; give --kubeconfig or --pods-file): processes in containers are "
+        "unattributed, for want of pod names",
+        why_no_api);
   std::unique_ptr<PrivateFile> ca_file;
   if (*api) {
     auto written = MaterializeCa(**api);
     if (!written) return fail(written.error(), 1);
     ca_file = std::move(*written);
   }
-  // Pods from --pods-file, else list/watch from the API server; DRA devices from its ResourceSlices.
+  // Pods from --pods-file, else list/watch from the API server; DRA devices from its
+  // ResourceSlices.
   std::unique_ptr<node::PodSource> pods;
   std::unique_ptr<node::ApiServerSliceSource> slices;
   if (!o.pods_file.empty()) {
@@ -162,7 +213,8 @@ int RunAgent(const AgentOptions& o) {
       ro.after_pass = [r = recorder.get()](const node::NodeState& state) { r->Record(state); };
       spdlog::info("recording usage in {}", o.store);
     } else {
-      spdlog::error("{} (running without the store: metrics are served, usage is not recorded)", opened.error().message);
+      spdlog::error("{} (running without the store: metrics are served, usage is not recorded)",
+                    opened.error().message);
     }
   }
   // Rightsizing from the store, off the sampling thread; the pipeline publishes the latest.
@@ -174,8 +226,10 @@ int RunAgent(const AgentOptions& o) {
     rso.source = "sqlite:" + o.store;
     rso.pricing_file = o.pricing_file;
     rso.min_history = o.rightsize_min_history;
-    const auto every = std::chrono::milliseconds(static_cast<int64_t>(o.rightsize_interval_s * 1000));
-    rightsizer = std::make_unique<RightsizeRunner>(rso, std::min(every, std::chrono::milliseconds(60'000)), every);
+    const auto every =
+        std::chrono::milliseconds(static_cast<int64_t>(o.rightsize_interval_s * 1000));
+    rightsizer = std::make_unique<RightsizeRunner>(
+        rso, std::min(every, std::chrono::milliseconds(60'000)), every);
     ro.pipeline.rightsizing = [r = rightsizer.get()] { return r->Latest(); };
   }
   if (!o.nvml_library.empty()) ro.nvml.library_candidates = {o.nvml_library};
@@ -191,14 +245,17 @@ int RunAgent(const AgentOptions& o) {
   auto rt = NodeRuntime::Start(std::move(ro));
   if (!rt) return fail(rt.error(), rt.error().code == ErrorCode::kInvalidInput ? 2 : 1);
   const auto& caps = (*rt)->capabilities();
-  spdlog::info("gpumeter agent on node {}: NVML {} (driver {}), serving {}/metrics", (*rt)->State()->node, caps.library_path,
+  spdlog::info("gpumeter agent on node {}: NVML {} (driver {}), serving {}/metrics",
+               (*rt)->State()->node, caps.library_path,
                caps.driver_version.empty() ? "?" : caps.driver_version, (*rt)->url());
   int received = 0;
   while ((received = WaitForSignal(signals, std::chrono::seconds(3600))) == 0) {
   }
   spdlog::info("stopping on signal {}", received);
   (*rt)->StopSampling();
-  if (o.shutdown_grace_s > 0) WaitForSignal(signals, std::chrono::duration<double>(o.shutdown_grace_s));  // a second signal ends it
+  if (o.shutdown_grace_s > 0)
+    WaitForSignal(signals,
+                  std::chrono::duration<double>(o.shutdown_grace_s));  // a second signal ends it
   rt->reset();
   return 0;
 }

@@ -21,13 +21,14 @@ struct AgentOptions {
   std::string kube_context;
   std::string device_plugin_config;
   bool resource_slices = true;
-  std::string store;  // usage store (SQLite); empty: none
+  std::string store;         // usage store (SQLite); empty: none
   std::string pricing_file;  // prices of idle allocations in findings (default: the dated table)
   std::string guard_config;  // guardrail thresholds and severities (default: docs/guardrails.md)
   double rightsize_interval_s = 3600;  // recompute rightsizing from the store this often (0: off)
   std::string rightsize_min_history = "24h";
   int store_minute_days = 14;
-  double shutdown_grace_s = 0;  // after SIGTERM: serve the final counters this long, sampling stopped
+  double shutdown_grace_s =
+      0;  // after SIGTERM: serve the final counters this long, sampling stopped
   std::vector<std::string> sharing;      // UUID=MODE[:REPLICAS]
   std::vector<std::string> node_labels;  // KEY=VALUE
   std::vector<std::string> idle_power;   // MODEL_OR_UUID=WATTS

@@ -6,7 +6,8 @@
 namespace gpumeter::cli {
 namespace {
 
-Expected<std::pair<std::string, std::string>> SplitKeyValue(const std::string& flag, const std::string& value) {
+Expected<std::pair<std::string, std::string>> SplitKeyValue(const std::string& flag,
+                                                            const std::string& value) {
   const auto eq = value.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == value.size())
     return MakeError(ErrorCode::kInvalidInput, flag + " '" + value + "': expected KEY=VALUE");
@@ -15,32 +16,45 @@ Expected<std::pair<std::string, std::string>> SplitKeyValue(const std::string& f
 
 }  // namespace
 
-Expected<std::pair<std::string, k8s::SharingEvidence::Configured>> ParseSharingFlag(const std::string& value) {
+Expected<std::pair<std::string, k8s::SharingEvidence::Configured>> ParseSharingFlag(
+    const std::string& value) {
   auto kv = SplitKeyValue("--sharing", value);
   if (!kv) return tl::unexpected(kv.error());
   const auto& [uuid, spec] = *kv;
-  if (!uuid.starts_with("GPU-")) return MakeError(ErrorCode::kInvalidInput, "--sharing '" + value + "': expected a GPU UUID (GPU-…) before '='");
+  if (!uuid.starts_with("GPU-"))
+    return MakeError(ErrorCode::kInvalidInput,
+                     "--sharing '" + value + "': expected a GPU UUID (GPU-…) before '='");
   const auto colon = spec.find(':');
   const std::string mode = spec.substr(0, colon);
   k8s::SharingEvidence::Configured c{k8s::ShareMode::kExclusive, 1};
   if (mode == "exclusive") {
-    if (colon != std::string::npos) return MakeError(ErrorCode::kInvalidInput, "--sharing '" + value + "': exclusive takes no replica count");
+    if (colon != std::string::npos)
+      return MakeError(ErrorCode::kInvalidInput,
+                       "--sharing '" + value + "': exclusive takes no replica count");
     return std::make_pair(uuid, c);
   }
-  if (mode == "time-slicing") c.mode = k8s::ShareMode::kTimeSlicing;
-  else if (mode == "mps") c.mode = k8s::ShareMode::kMps;
-  else return MakeError(ErrorCode::kInvalidInput, "--sharing '" + value + "': mode must be exclusive, time-slicing or mps");
-  if (colon == std::string::npos) return MakeError(ErrorCode::kInvalidInput, "--sharing '" + value + "': " + mode + " needs :REPLICAS");
+  if (mode == "time-slicing")
+    c.mode = k8s::ShareMode::kTimeSlicing;
+  else if (mode == "mps")
+    c.mode = k8s::ShareMode::kMps;
+  else
+    return MakeError(ErrorCode::kInvalidInput,
+                     "--sharing '" + value + "': mode must be exclusive, time-slicing or mps");
+  if (colon == std::string::npos)
+    return MakeError(ErrorCode::kInvalidInput,
+                     "--sharing '" + value + "': " + mode + " needs :REPLICAS");
   const auto r = spec.substr(colon + 1);
   uint32_t replicas = 0;
   const auto [end, ec] = std::from_chars(r.data(), r.data() + r.size(), replicas);
   if (ec != std::errc() || end != r.data() + r.size() || replicas < 2)
-    return MakeError(ErrorCode::kInvalidInput, "--sharing '" + value + "': replicas must be an integer >= 2");
+    return MakeError(ErrorCode::kInvalidInput,
+                     "--sharing '" + value + "': replicas must be an integer >= 2");
   c.replicas = replicas;
   return std::make_pair(uuid, c);
 }
 
-Expected<std::map<std::string, std::string>> ParseKeyValues(const std::string& flag, const std::vector<std::string>& values) {
+Expected<std::map<std::string, std::string>> ParseKeyValues(
+    const std::string& flag, const std::vector<std::string>& values) {
   std::map<std::string, std::string> out;
   for (const auto& v : values) {
     auto kv = SplitKeyValue(flag, v);
@@ -59,7 +73,8 @@ Expected<std::map<std::string, double>> ParseIdlePower(const std::vector<std::st
     const auto& s = kv->second;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), w);
     if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(w) || w <= 0)
-      return MakeError(ErrorCode::kInvalidInput, "--idle-power '" + v + "': watts must be a number > 0");
+      return MakeError(ErrorCode::kInvalidInput,
+                       "--idle-power '" + v + "': watts must be a number > 0");
     out[kv->first] = w;
   }
   return out;

@@ -12,9 +12,11 @@
 namespace gpumeter::cli {
 
 // --sharing GPU-<uuid>=time-slicing:4 | mps:2 | exclusive  (replicas >= 2 for shared modes)
-Expected<std::pair<std::string, k8s::SharingEvidence::Configured>> ParseSharingFlag(const std::string& value);
+Expected<std::pair<std::string, k8s::SharingEvidence::Configured>> ParseSharingFlag(
+    const std::string& value);
 // --node-label KEY=VALUE, --idle-power MODEL_OR_UUID=WATTS (watts > 0)
-Expected<std::map<std::string, std::string>> ParseKeyValues(const std::string& flag, const std::vector<std::string>& values);
+Expected<std::map<std::string, std::string>> ParseKeyValues(const std::string& flag,
+                                                            const std::vector<std::string>& values);
 Expected<std::map<std::string, double>> ParseIdlePower(const std::vector<std::string>& values);
 
 }  // namespace gpumeter::cli

@@ -20,24 +20,40 @@ using nlohmann::json;
 
 void AddAuditCommand(CLI::App& app, AuditOptions& o) {
   auto* cmd = app.add_subcommand("audit",
-                                 "Audit a GPU node: a gpumeter agent's guardrail findings, and dcgm-exporter series that add up to more "
+                                 "Audit a GPU node: a gpumeter agent's guardrail findings, and "
+                                 "dcgm-exporter series that add up to more "
                                  "than their GPU");
-  cmd->add_option("--dcgm-metrics", o.dcgm_metrics, "dcgm-exporter's page: a FILE or an http(s):// URL (e.g. http://node:9400/metrics)");
-  cmd->add_option("--agent", o.agent, "A gpumeter agent's URL (e.g. http://node:9400): its findings, and its split of inflated GPUs");
-  cmd->add_option("--agent-token-file", o.agent_token_file, "Bearer token for an agent run with --bearer-token-file");
-  cmd->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-  cmd->add_option("--fail-on", o.fail_on, "Exit 1 when a finding at or above this severity exists (an inflated GPU is a warning)")
-      ->check(CLI::IsMember({"none", "info", "warning", "critical"}))->capture_default_str();
-  cmd->add_option("--threshold", o.threshold, "Per-pod sum / device above which a GPU counts as inflated")
-      ->check(CLI::Range(1.0, 1000.0))->capture_default_str();
+  cmd->add_option(
+      "--dcgm-metrics", o.dcgm_metrics,
+      "dcgm-exporter's page: a FILE or an http(s):// URL (e.g. http://node:9400/metrics)");
+  cmd->add_option("--agent", o.agent,
+                  "A gpumeter agent's URL (e.g. http://node:9400): its findings, and its split of "
+                  "inflated GPUs");
+  cmd->add_option("--agent-token-file", o.agent_token_file,
+                  "Bearer token for an agent run with --bearer-token-file");
+  cmd->add_option("--format", o.format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  cmd->add_option(
+         "--fail-on", o.fail_on,
+         "Exit 1 when a finding at or above this severity exists (an inflated GPU is a warning)")
+      ->check(CLI::IsMember({"none", "info", "warning", "critical"}))
+      ->capture_default_str();
+  cmd->add_option("--threshold", o.threshold,
+                  "Per-pod sum / device above which a GPU counts as inflated")
+      ->check(CLI::Range(1.0, 1000.0))
+      ->capture_default_str();
 }
 
 namespace {
 
-bool IsUrl(const std::string& s) { return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0; }
+bool IsUrl(const std::string& s) {
+  return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0;
+}
 
 // GET `path` (or the URL's own path when `path` is empty) from `url`; `what` names the flag.
-Expected<std::string> HttpGet(const std::string& what, const std::string& url, const std::string& path, const std::string& token) {
+Expected<std::string> HttpGet(const std::string& what, const std::string& url,
+                              const std::string& path, const std::string& token) {
   const auto path_start = url.find('/', url.find("://") + 3);
   httplib::Client client(path_start == std::string::npos ? url : url.substr(0, path_start));
   client.set_connection_timeout(std::chrono::seconds(5));
@@ -46,11 +62,16 @@ Expected<std::string> HttpGet(const std::string& what, const std::string& url, c
   // `path` goes under the URL's own path (an agent behind a prefix); without one, the URL's path
   // (or /metrics) is the target.
   const std::string base_path = path_start == std::string::npos ? "" : url.substr(path_start);
-  const std::string target = path.empty() ? (base_path.empty() ? "/metrics" : base_path) : base_path + path;
-  const std::string where = what + " " + (path_start == std::string::npos ? url : url.substr(0, path_start)) + target;
+  const std::string target =
+      path.empty() ? (base_path.empty() ? "/metrics" : base_path) : base_path + path;
+  const std::string where =
+      what + " " + (path_start == std::string::npos ? url : url.substr(0, path_start)) + target;
   auto r = client.Get(target);
-  if (!r) return MakeError(ErrorCode::kUnavailable, where + ": unreachable (" + httplib::to_string(r.error()) + ")");
-  if (r->status != 200) return MakeError(ErrorCode::kUnavailable, where + ": HTTP " + std::to_string(r->status));
+  if (!r)
+    return MakeError(ErrorCode::kUnavailable,
+                     where + ": unreachable (" + httplib::to_string(r.error()) + ")");
+  if (r->status != 200)
+    return MakeError(ErrorCode::kUnavailable, where + ": HTTP " + std::to_string(r->status));
   return r->body;
 }
 
@@ -61,11 +82,15 @@ Expected<json> AgentJson(const AuditOptions& o, const std::string& token, const 
   if (!body) return tl::unexpected(body.error());
   auto j = json::parse(*body, nullptr, false);
   if (j.is_discarded() || !j.is_object())
-    return MakeError(ErrorCode::kInvalidInput, "--agent " + base + path + ": the reply is not a JSON object (is this a gpumeter agent?)");
+    return MakeError(
+        ErrorCode::kInvalidInput,
+        "--agent " + base + path + ": the reply is not a JSON object (is this a gpumeter agent?)");
   return j;
 }
 
-std::string Short(const std::string& uuid) { return uuid.size() > 16 ? uuid.substr(0, 16) + ".." : uuid; }
+std::string Short(const std::string& uuid) {
+  return uuid.size() > 16 ? uuid.substr(0, 16) + ".." : uuid;
+}
 
 std::string Utc(double unix_s) {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(static_cast<std::time_t>(unix_s)));
@@ -83,7 +108,9 @@ std::vector<SplitRow> SplitOf(const json& units, const json& ledger, const std::
   std::map<std::string, std::string> unit_label;  // units on this GPU
   for (const auto& u : units.value("units", json::array()))
     if (u.value("gpu_uuid", "") == gpu_uuid)
-      unit_label[u.value("uuid", "")] = u.value("mig_profile", json()).is_string() ? u["mig_profile"].get<std::string>() : "whole GPU";
+      unit_label[u.value("uuid", "")] = u.value("mig_profile", json()).is_string()
+                                            ? u["mig_profile"].get<std::string>()
+                                            : "whole GPU";
   for (const auto& u : ledger.value("units", json::array())) {
     const auto it = unit_label.find(u.value("uuid", ""));
     if (it == unit_label.end()) continue;
@@ -91,9 +118,13 @@ std::vector<SplitRow> SplitOf(const json& units, const json& ledger, const std::
       SplitRow row;
       row.unit = it->second;
       const auto kind = r.value("kind", "");
-      row.owner = kind == "container" ? r.value("namespace", "") + "/" + r.value("pod", "") + "/" + r.value("container", "") : kind;
-      if (r.contains("compute_ratio") && r["compute_ratio"].is_number()) row.compute_ratio = r["compute_ratio"].get<double>();
-      if (r.contains("memory_bytes") && r["memory_bytes"].is_number()) row.memory_bytes = r["memory_bytes"].get<double>();
+      row.owner = kind == "container" ? r.value("namespace", "") + "/" + r.value("pod", "") + "/" +
+                                            r.value("container", "")
+                                      : kind;
+      if (r.contains("compute_ratio") && r["compute_ratio"].is_number())
+        row.compute_ratio = r["compute_ratio"].get<double>();
+      if (r.contains("memory_bytes") && r["memory_bytes"].is_number())
+        row.memory_bytes = r["memory_bytes"].get<double>();
       if (row.compute_ratio || row.memory_bytes) out.push_back(std::move(row));
     }
   }
@@ -113,21 +144,27 @@ Expected<AgentView> ReadAgent(const AuditOptions& o) {
     auto t = ReadWhole("--agent-token-file", o.agent_token_file);
     if (!t) return tl::unexpected(t.error());
     token = *t;
-    while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' '))
+      token.pop_back();
   }
   auto f = AgentJson(o, token, "/api/v1/findings");
   if (!f) return tl::unexpected(f.error());
   AgentView v;
   const auto node = f->find("node");
   const auto checked = f->find("checked");
-  if (node == f->end() || !node->is_string() || checked == f->end() || !checked->is_boolean() || !f->contains("findings") ||
-      !(*f)["findings"].is_array())
-    return MakeError(ErrorCode::kInvalidInput, "--agent " + o.agent + "/api/v1/findings: expected {node: string, checked: bool, findings: [...]}");
+  if (node == f->end() || !node->is_string() || checked == f->end() || !checked->is_boolean() ||
+      !f->contains("findings") || !(*f)["findings"].is_array())
+    return MakeError(
+        ErrorCode::kInvalidInput,
+        "--agent " + o.agent +
+            "/api/v1/findings: expected {node: string, checked: bool, findings: [...]}");
   v.node = node->get<std::string>();
   v.checked = checked->get<bool>();
   for (const auto& j : (*f)["findings"]) {
     auto finding = guard::FindingFromJson(j);
-    if (!finding) return MakeError(ErrorCode::kInvalidInput, "--agent " + o.agent + "/api/v1/findings: " + finding.error().message);
+    if (!finding)
+      return MakeError(ErrorCode::kInvalidInput,
+                       "--agent " + o.agent + "/api/v1/findings: " + finding.error().message);
     v.findings.push_back(std::move(*finding));
   }
   if (!o.dcgm_metrics.empty()) {  // the split is only needed beside inflated GPUs
@@ -143,7 +180,9 @@ Expected<AgentView> ReadAgent(const AuditOptions& o) {
 json SplitJson(const std::vector<SplitRow>& rows) {
   json out = json::array();
   for (const auto& r : rows)
-    out.push_back({{"unit", r.unit}, {"owner", r.owner}, {"computeRatio", r.compute_ratio ? json(*r.compute_ratio) : json(nullptr)},
+    out.push_back({{"unit", r.unit},
+                   {"owner", r.owner},
+                   {"computeRatio", r.compute_ratio ? json(*r.compute_ratio) : json(nullptr)},
                    {"memoryBytes", r.memory_bytes ? json(*r.memory_bytes) : json(nullptr)}});
   return out;
 }
@@ -155,23 +194,33 @@ void PrintSplit(const std::vector<SplitRow>& rows) {
   }
   fmt::print("  gpumeter's split (agent's last interval; the parts add up to the GPU):\n");
   for (const auto& r : rows)
-    fmt::print("    {:<12} {:<48} {:>9} {:>12}\n", r.unit, r.owner, r.compute_ratio ? fmt::format("{:.1f} %", 100 * *r.compute_ratio) : "?",
-               r.memory_bytes ? fmt::format("{:.2f} GiB", *r.memory_bytes / (1024.0 * 1024 * 1024)) : "?");
+    fmt::print(
+        "    {:<12} {:<48} {:>9} {:>12}\n", r.unit, r.owner,
+        r.compute_ratio ? fmt::format("{:.1f} %", 100 * *r.compute_ratio) : "?",
+        r.memory_bytes ? fmt::format("{:.2f} GiB", *r.memory_bytes / (1024.0 * 1024 * 1024)) : "?");
 }
 
 void PrintFindings(const AuditOptions& o, const AgentView& a) {
   std::map<guard::Severity, size_t> by;
   for (const auto& f : a.findings) ++by[f.severity];
-  fmt::print("gpumeter agent {} (node {}): {} open finding(s){}\n", o.agent, a.node, a.findings.size(),
-             a.findings.empty() ? "" : fmt::format(" — {} critical, {} warning, {} info", by[guard::Severity::kCritical],
-                                                   by[guard::Severity::kWarning], by[guard::Severity::kInfo]));
-  if (!a.checked) fmt::print("  the agent has not taken a good sample yet: nothing has been checked\n");
+  fmt::print(
+      "gpumeter agent {} (node {}): {} open finding(s){}\n", o.agent, a.node, a.findings.size(),
+      a.findings.empty()
+          ? ""
+          : fmt::format(" — {} critical, {} warning, {} info", by[guard::Severity::kCritical],
+                        by[guard::Severity::kWarning], by[guard::Severity::kInfo]));
+  if (!a.checked)
+    fmt::print("  the agent has not taken a good sample yet: nothing has been checked\n");
   for (const auto& f : a.findings) {
-    const std::string who = !f.pod.empty() ? f.ns + "/" + f.pod + "/" + f.container : !f.process.empty() ? "host process " + f.process : "-";
-    fmt::print("\n  {:<8} {:<23} {:<40} {}  since {}\n    {}\n", guard::ToString(f.severity), guard::ToString(f.kind), who,
-               f.unit_uuid.empty() ? "" : Short(f.unit_uuid), Utc(f.first_seen), f.evidence);
+    const std::string who = !f.pod.empty()       ? f.ns + "/" + f.pod + "/" + f.container
+                            : !f.process.empty() ? "host process " + f.process
+                                                 : "-";
+    fmt::print("\n  {:<8} {:<23} {:<40} {}  since {}\n    {}\n", guard::ToString(f.severity),
+               guard::ToString(f.kind), who, f.unit_uuid.empty() ? "" : Short(f.unit_uuid),
+               Utc(f.first_seen), f.evidence);
   }
-  if (!a.findings.empty()) fmt::print("\nWhat each finding means and how to fix it: docs/guardrails.md\n");
+  if (!a.findings.empty())
+    fmt::print("\nWhat each finding means and how to fix it: docs/guardrails.md\n");
 }
 
 }  // namespace
@@ -191,10 +240,13 @@ int RunAudit(const AuditOptions& o) {
   };
   std::optional<audit::DcgmAudit> dcgm;
   if (!o.dcgm_metrics.empty()) {
-    auto text = IsUrl(o.dcgm_metrics) ? HttpGet("--dcgm-metrics", o.dcgm_metrics, "", "") : ReadWhole("--dcgm-metrics", o.dcgm_metrics);
+    auto text = IsUrl(o.dcgm_metrics) ? HttpGet("--dcgm-metrics", o.dcgm_metrics, "", "")
+                                      : ReadWhole("--dcgm-metrics", o.dcgm_metrics);
     if (!text) return failed(text.error());
     auto page = audit::ParsePromText(*text);
-    if (!page) return failed({ErrorCode::kInvalidInput, "--dcgm-metrics " + o.dcgm_metrics + ": " + page.error().message});
+    if (!page)
+      return failed({ErrorCode::kInvalidInput,
+                     "--dcgm-metrics " + o.dcgm_metrics + ": " + page.error().message});
     dcgm = audit::AuditDcgmPage(*page, o.threshold);
   }
   std::optional<AgentView> agent;
@@ -219,20 +271,35 @@ int RunAudit(const AuditOptions& o) {
       for (const auto& g : dcgm->gpus) {
         json metrics = json::array();
         for (const auto& m : g.metrics)
-          metrics.push_back({{"metric", m.metric}, {"deviceValue", m.device_value}, {"deviceSeries", m.device_series},
-                             {"podSeries", m.pod_series}, {"podsSum", m.pods_sum}, {"factor", m.factor}});
-        json gpu = {{"host", g.host}, {"uuid", g.uuid}, {"gpu", g.gpu}, {"migInstance", g.mig_instance}, {"model", g.model},
-                    {"pods", g.pods}, {"inflated", g.inflated}, {"worstFactor", g.worst_factor}, {"metrics", metrics}};
-        if (agent && g.inflated) gpu["gpumeterSplit"] = SplitJson(SplitOf(agent->units, agent->ledger, g.uuid));
+          metrics.push_back({{"metric", m.metric},
+                             {"deviceValue", m.device_value},
+                             {"deviceSeries", m.device_series},
+                             {"podSeries", m.pod_series},
+                             {"podsSum", m.pods_sum},
+                             {"factor", m.factor}});
+        json gpu = {{"host", g.host},         {"uuid", g.uuid},
+                    {"gpu", g.gpu},           {"migInstance", g.mig_instance},
+                    {"model", g.model},       {"pods", g.pods},
+                    {"inflated", g.inflated}, {"worstFactor", g.worst_factor},
+                    {"metrics", metrics}};
+        if (agent && g.inflated)
+          gpu["gpumeterSplit"] = SplitJson(SplitOf(agent->units, agent->ledger, g.uuid));
         gpus.push_back(std::move(gpu));
       }
-      out.update({{"source", o.dcgm_metrics}, {"mode", dcgm->mode}, {"samples", dcgm->samples},
-                  {"gpusWithPods", dcgm->gpus_with_pods}, {"inflatedGpus", inflated}, {"gpus", gpus}});
+      out.update({{"source", o.dcgm_metrics},
+                  {"mode", dcgm->mode},
+                  {"samples", dcgm->samples},
+                  {"gpusWithPods", dcgm->gpus_with_pods},
+                  {"inflatedGpus", inflated},
+                  {"gpus", gpus}});
     }
     if (agent) {
       json findings = json::array();
       for (const auto& f : agent->findings) findings.push_back(guard::ToJson(f));
-      out["agent"] = {{"url", o.agent}, {"node", agent->node}, {"checked", agent->checked}, {"findings", findings}};
+      out["agent"] = {{"url", o.agent},
+                      {"node", agent->node},
+                      {"checked", agent->checked},
+                      {"findings", findings}};
     }
     out["worstSeverity"] = worst ? json(guard::ToString(*worst)) : json(nullptr);
     fmt::print("{}\n", out.dump(2, ' ', false, json::error_handler_t::replace));
@@ -240,29 +307,37 @@ int RunAudit(const AuditOptions& o) {
     if (agent) PrintFindings(o, *agent);
     if (dcgm) {
       if (agent) fmt::print("\n");
-      fmt::print("dcgm-exporter page {}: {} samples; mode: {}\n", o.dcgm_metrics, dcgm->samples, dcgm->mode);
-      fmt::print("{} of {} GPUs with per-pod series add up to more than the GPU (threshold {:.2f}x)\n", inflated, dcgm->gpus_with_pods,
-                 o.threshold);
+      fmt::print("dcgm-exporter page {}: {} samples; mode: {}\n", o.dcgm_metrics, dcgm->samples,
+                 dcgm->mode);
+      fmt::print(
+          "{} of {} GPUs with per-pod series add up to more than the GPU (threshold {:.2f}x)\n",
+          inflated, dcgm->gpus_with_pods, o.threshold);
       for (const auto& g : dcgm->gpus) {
         if (!g.inflated) continue;
-        fmt::print("\n{} gpu {}{} {} ({}): {} pods: {}\n", g.host, g.gpu, g.mig_instance.empty() ? "" : " MIG instance " + g.mig_instance,
-                   Short(g.uuid), g.model, g.pods.size(), fmt::join(g.pods, ", "));
-        fmt::print("  {:<40} {:>8} {:>14} {:>14} {:>8}\n", "metric", "series", "device", "sum of pods", "factor");
+        fmt::print("\n{} gpu {}{} {} ({}): {} pods: {}\n", g.host, g.gpu,
+                   g.mig_instance.empty() ? "" : " MIG instance " + g.mig_instance, Short(g.uuid),
+                   g.model, g.pods.size(), fmt::join(g.pods, ", "));
+        fmt::print("  {:<40} {:>8} {:>14} {:>14} {:>8}\n", "metric", "series", "device",
+                   "sum of pods", "factor");
         for (const auto& m : g.metrics)
-          fmt::print("  {:<40} {:>8} {:>14.6g} {:>14.6g} {:>7.2f}x{}\n", m.metric, m.pod_series, m.device_value, m.pods_sum, m.factor,
+          fmt::print("  {:<40} {:>8} {:>14.6g} {:>14.6g} {:>7.2f}x{}\n", m.metric, m.pod_series,
+                     m.device_value, m.pods_sum, m.factor,
                      m.device_series ? "" : " (no device series: the copies' value)");
         if (agent) PrintSplit(SplitOf(agent->units, agent->ledger, g.uuid));
       }
       if (inflated)
-        fmt::print("\nA sum by pod or namespace over these series counts each GPU up to {:.2f} times. gpumeter splits each GPU "
-                   "between its pods so the parts add up to the whole (docs/guardrails.md).\n",
-                   dcgm->gpus.front().worst_factor);
+        fmt::print(
+            "\nA sum by pod or namespace over these series counts each GPU up to {:.2f} times. "
+            "gpumeter splits each GPU "
+            "between its pods so the parts add up to the whole (docs/guardrails.md).\n",
+            dcgm->gpus.front().worst_factor);
     }
   }
   if (o.fail_on == "none") return 0;
   if (agent && !agent->checked) {
     // Nothing checked is not a clean node.
-    spdlog::error("--agent {}: the agent has not taken a good sample yet; nothing to gate on", o.agent);
+    spdlog::error("--agent {}: the agent has not taken a good sample yet; nothing to gate on",
+                  o.agent);
     return 1;
   }
   if (!worst) return 0;

@@ -13,8 +13,8 @@
 namespace gpumeter::cli {
 
 struct AuditOptions {
-  std::string dcgm_metrics;  // a file, or an http(s):// URL
-  std::string agent;         // a gpumeter agent's base URL, e.g. http://node:9400
+  std::string dcgm_metrics;      // a file, or an http(s):// URL
+  std::string agent;             // a gpumeter agent's base URL, e.g. http://node:9400
   std::string agent_token_file;  // bearer token for an agent started with --bearer-token-file
   std::string format = "table";
   std::string fail_on = "none";  // none | info | warning | critical (an inflated GPU is a warning)

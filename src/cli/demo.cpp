@@ -11,11 +11,11 @@
 #include "cli/report.h"
 #include "cli/rightsize.h"
 #include "cli/rightsize_runner.h"
-#include "cli/usage_recorder.h"
 #include "cli/runtime.h"
 #include "cli/scenario_context.h"
 #include "cli/simulated_node.h"
 #include "cli/table.h"
+#include "cli/usage_recorder.h"
 #include "kubelet/pod_resources_source.h"
 #include "node/pod_source.h"
 #include "scenario/loader.h"
@@ -23,23 +23,46 @@
 namespace gpumeter::cli {
 
 void AddDemoCommand(CLI::App& app, DemoOptions& o) {
-  auto* cmd = app.add_subcommand("demo", "Run the agent on a simulated node (fake NVML); no GPU or cluster needed");
-  cmd->add_option("--scenario", o.scenario, "Bundled scenario NAME or a scenario FILE")->capture_default_str();
-  cmd->add_option("--scenario-dir", o.scenario_dir, "Extra directory to search for bundled scenarios");
-  cmd->add_option("--nvml-library", o.nvml_library, "NVML library to load (default: the bundled fake)");
+  auto* cmd = app.add_subcommand(
+      "demo", "Run the agent on a simulated node (fake NVML); no GPU or cluster needed");
+  cmd->add_option("--scenario", o.scenario, "Bundled scenario NAME or a scenario FILE")
+      ->capture_default_str();
+  cmd->add_option("--scenario-dir", o.scenario_dir,
+                  "Extra directory to search for bundled scenarios");
+  cmd->add_option("--nvml-library", o.nvml_library,
+                  "NVML library to load (default: the bundled fake)");
   cmd->add_option("--driver-profile", o.driver_profile, "Fake driver release to emulate")
-      ->check(CLI::IsMember({"r580", "r535_43", "r470", "r418"}))->capture_default_str();
-  cmd->add_option("--duration", o.duration_s, "Stop after SECONDS (0: run until Ctrl-C)")->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_option("--refresh", o.refresh_s, "Print the table every SECONDS")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--interval", o.interval_s, "Sampling interval in seconds")->check(CLI::Range(0.05, 60.0))->capture_default_str();
-  cmd->add_option("--call-deadline", o.call_deadline_s, "Deadline per NVML call in seconds")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--speedup", o.speedup, "Scenario seconds per real second")->check(CLI::Range(0.01, 1000.0))->capture_default_str();
-  cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics (port 0: any free port)")->capture_default_str();
-  cmd->add_option("--store", o.store, "Write usage to this SQLite store (kept; default: a temporary one) for `gpumeter report`");
-  cmd->add_option("--pricing", o.pricing_file, "Pricing file for the closing chargeback and idle findings (default: the dated default table)");
-  cmd->add_option("--guard-config", o.guard_config, "Guardrail thresholds and severities (default: the agent's, idle window 3m)");
-  cmd->add_option("--shutdown-grace", o.shutdown_grace_s, "On stop, serve the final counters this many seconds after sampling ends")
-      ->check(CLI::Range(0.0, 300.0))->capture_default_str();
+      ->check(CLI::IsMember({"r580", "r535_43", "r470", "r418"}))
+      ->capture_default_str();
+  cmd->add_option("--duration", o.duration_s, "Stop after SECONDS (0: run until Ctrl-C)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--refresh", o.refresh_s, "Print the table every SECONDS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--interval", o.interval_s, "Sampling interval in seconds")
+      ->check(CLI::Range(0.05, 60.0))
+      ->capture_default_str();
+  cmd->add_option("--call-deadline", o.call_deadline_s, "Deadline per NVML call in seconds")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--speedup", o.speedup, "Scenario seconds per real second")
+      ->check(CLI::Range(0.01, 1000.0))
+      ->capture_default_str();
+  cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics (port 0: any free port)")
+      ->capture_default_str();
+  cmd->add_option(
+      "--store", o.store,
+      "Write usage to this SQLite store (kept; default: a temporary one) for `gpumeter report`");
+  cmd->add_option("--pricing", o.pricing_file,
+                  "Pricing file for the closing chargeback and idle findings (default: the dated "
+                  "default table)");
+  cmd->add_option("--guard-config", o.guard_config,
+                  "Guardrail thresholds and severities (default: the agent's, idle window 3m)");
+  cmd->add_option("--shutdown-grace", o.shutdown_grace_s,
+                  "On stop, serve the final counters this many seconds after sampling ends")
+      ->check(CLI::Range(0.0, 300.0))
+      ->capture_default_str();
 }
 
 int RunDemo(const DemoOptions& o, const std::string& argv0) {
@@ -59,7 +82,8 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   }
   auto pricing = LoadPricing(o.pricing_file);
   auto guard_config = LoadGuardConfig(o.guard_config);
-  for (const Error* e : {pricing ? nullptr : &pricing.error(), guard_config ? nullptr : &guard_config.error()})
+  for (const Error* e :
+       {pricing ? nullptr : &pricing.error(), guard_config ? nullptr : &guard_config.error()})
     if (e) {
       spdlog::error("{}", e->message);
       return 2;
@@ -70,8 +94,9 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   // The fake library reads its scenario and clock from the environment at nvmlInit. Its sample
   // stamps are epoch0 + scenario time; the agent's wall clock is made to agree (below), so
   // per-process sample windows line up at any speedup.
-  const auto epoch0 = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  const auto epoch0 = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                std::chrono::system_clock::now().time_since_epoch())
+                                                .count());
   ::setenv("GPUMETER_FAKE_NVML_SCENARIO", path.c_str(), 1);
   ::setenv("GPUMETER_FAKE_NVML_SPEEDUP", fmt::format("{}", o.speedup).c_str(), 1);
   ::setenv("GPUMETER_FAKE_NVML_EPOCH_US", std::to_string(epoch0).c_str(), 1);
@@ -107,13 +132,18 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   // The scenario clock the fake NVML runs on: wall time × speedup since it started.
   const auto start = std::chrono::steady_clock::now();
   auto scenario_now = [start, speedup = o.speedup] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * speedup;
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() *
+           speedup;
   };
-  ro.nvml.wall_clock_us = [epoch0, scenario_now] { return epoch0 + static_cast<uint64_t>(scenario_now() * 1e6); };
+  ro.nvml.wall_clock_us = [epoch0, scenario_now] {
+    return epoch0 + static_cast<uint64_t>(scenario_now() * 1e6);
+  };
   ro.before_pass = [&sim, scenario_now] {
-    if (auto r = (*sim)->RefreshProc(scenario_now()); !r) spdlog::warn("demo /proc fixture: {}", r.error().message);
+    if (auto r = (*sim)->RefreshProc(scenario_now()); !r)
+      spdlog::warn("demo /proc fixture: {}", r.error().message);
   };
-  // Usage into the store, as the agent does with --store; the closing chargeback is read back from it.
+  // Usage into the store, as the agent does with --store; the closing chargeback is read back from
+  // it.
   const std::string store_path = o.store.empty() ? ((*sim)->dir() / "usage.db").string() : o.store;
   auto store = store::Store::Open(store_path);
   if (!store) {
@@ -135,23 +165,29 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
     return 1;
   }
   const auto& caps = (*rt)->capabilities();
-  fmt::print("gpumeter demo: scenario '{}' ({}), {} GPU(s), node {}\n", scen.name, path, scen.gpus.size(), scen.node_name);
-  fmt::print("NVML: {} (driver {}, {}; memory: {}; per-process utilization: {}; GPM: {})\n", caps.library_path,
-             caps.driver_version.empty() ? "?" : caps.driver_version, caps.process_api, caps.memory_api,
-             caps.util_api.empty() ? "none" : caps.util_api, caps.gpm ? "yes" : "no");
-  fmt::print("kubelet: {} (fake, gRPC)   pods: {}   /proc: {}\n", (*sim)->kubelet_socket(), (*sim)->pods_file().string(),
-             (*sim)->proc_root().string());
-  fmt::print("metrics: {}/metrics   health: {}/healthz   ready: {}/readyz\n", (*rt)->url(), (*rt)->url(), (*rt)->url());
+  fmt::print("gpumeter demo: scenario '{}' ({}), {} GPU(s), node {}\n", scen.name, path,
+             scen.gpus.size(), scen.node_name);
+  fmt::print("NVML: {} (driver {}, {}; memory: {}; per-process utilization: {}; GPM: {})\n",
+             caps.library_path, caps.driver_version.empty() ? "?" : caps.driver_version,
+             caps.process_api, caps.memory_api, caps.util_api.empty() ? "none" : caps.util_api,
+             caps.gpm ? "yes" : "no");
+  fmt::print("kubelet: {} (fake, gRPC)   pods: {}   /proc: {}\n", (*sim)->kubelet_socket(),
+             (*sim)->pods_file().string(), (*sim)->proc_root().string());
+  fmt::print("metrics: {}/metrics   health: {}/healthz   ready: {}/readyz\n", (*rt)->url(),
+             (*rt)->url(), (*rt)->url());
   fmt::print("usage store: {}\n", store_path);
   std::fflush(stdout);
 
   // Per-process samples and GPM activity are rates over the window between two passes.
-  (*rt)->WaitForPass(2, std::chrono::milliseconds(static_cast<int64_t>((o.interval_s + o.call_deadline_s) * 2000)));
+  (*rt)->WaitForPass(2, std::chrono::milliseconds(
+                            static_cast<int64_t>((o.interval_s + o.call_deadline_s) * 2000)));
   const auto deadline = start + std::chrono::duration<double>(o.duration_s);
   int received = 0;
   for (;;) {
-    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    fmt::print("\n--- t={:.0f}s (scenario t={:.0f}s) ---\n{}", t, t * o.speedup, RenderTable((*rt)->Health(), *(*rt)->State()));
+    const double t =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print("\n--- t={:.0f}s (scenario t={:.0f}s) ---\n{}", t, t * o.speedup,
+               RenderTable((*rt)->Health(), *(*rt)->State()));
     std::fflush(stdout);
     std::chrono::duration<double> wait(o.refresh_s);
     if (o.duration_s > 0) {
@@ -164,7 +200,8 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   }
   if (received > 0) fmt::print("\nstopping on signal {}\n", received);
   (*rt)->StopSampling();  // the store now holds every interval; /metrics shows the same totals
-  if (o.shutdown_grace_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(o.shutdown_grace_s));
+  if (o.shutdown_grace_s > 0)
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.shutdown_grace_s));
   rt->reset();
   ReportOptions ro_report;
   ro_report.source = "sqlite:" + store_path;
@@ -175,7 +212,8 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
     spdlog::error("chargeback: {}", summary.error().message);
     return 1;
   }
-  fmt::print("\n--- chargeback (from {}; `gpumeter report --source sqlite:PATH` for more) ---\n{}", store_path, *summary);
+  fmt::print("\n--- chargeback (from {}; `gpumeter report --source sqlite:PATH` for more) ---\n{}",
+             store_path, *summary);
   // Rightsizing from the same store. A demo lasts minutes: the minimum history is 2 minutes, not
   // the day a real recommendation wants (docs/rightsizing.md).
   auto sizes = RenderRightsize(rightsize_options);
@@ -183,7 +221,10 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
     spdlog::error("rightsizing: {}", sizes.error().message);
     return 1;
   }
-  fmt::print("\n--- rightsizing (history of minutes, not days: a demo; `gpumeter rightsize --source sqlite:PATH`) ---\n{}", *sizes);
+  fmt::print(
+      "\n--- rightsizing (history of minutes, not days: a demo; `gpumeter rightsize --source "
+      "sqlite:PATH`) ---\n{}",
+      *sizes);
   return 0;
 }
 

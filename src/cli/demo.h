@@ -23,8 +23,10 @@ struct DemoOptions {
   double speedup = 1;
   std::string listen = "127.0.0.1:9400";
   std::string store;         // usage store; default: one in the demo's temporary directory
-  std::string pricing_file;  // for the closing chargeback and idle findings (default: the dated default table)
-  std::string guard_config;  // guardrails (default: the agent's, with a 3-minute idle window to fit the scenario)
+  std::string pricing_file;  // for the closing chargeback and idle findings (default: the dated
+                             // default table)
+  std::string guard_config;  // guardrails (default: the agent's, with a 3-minute idle window to fit
+                             // the scenario)
   double shutdown_grace_s = 0;  // keep serving the final counters this long after sampling stops
 };
 

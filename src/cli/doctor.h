@@ -19,7 +19,7 @@ struct DoctorOptions {
   std::string proc_root = "/proc";
   std::string pods_file;
   std::string kubeconfig, kube_context;
-  bool resource_slices = true;   // as the agent's --resource-slices (GPUMETER_RESOURCE_SLICES)
+  bool resource_slices = true;  // as the agent's --resource-slices (GPUMETER_RESOURCE_SLICES)
   std::string format = "text";  // text | json
 };
 

@@ -17,7 +17,7 @@ enum class CheckStatus { kOk, kWarn, kFail, kSkip };
 const char* ToString(CheckStatus status);  // "ok", "warn", "fail", "skip"
 
 struct CheckResult {
-  std::string name;    // nvml, pod-resources, proc, pods, dra, attribution
+  std::string name;  // nvml, pod-resources, proc, pods, dra, attribution
   CheckStatus status = CheckStatus::kSkip;
   std::string detail;  // what was found
   std::string fix;     // what to do about it (empty when nothing)
@@ -41,7 +41,8 @@ CheckResult CheckProc(const std::string& proc_root, const NvmlFindings& nvml);
 // The pods the agent would see for `node`: from `pods_file` when given, else listed from the API
 // server (`api`; nullopt: none configured, for `why_no_api`). The PodList body is kept in
 // `pod_list` for the attribution check.
-CheckResult CheckPods(const std::string& node, const std::string& pods_file, const std::optional<node::ApiServerConfig>& api,
+CheckResult CheckPods(const std::string& node, const std::string& pods_file,
+                      const std::optional<node::ApiServerConfig>& api,
                       const std::string& why_no_api, std::string& pod_list);
 
 // Whether ResourceSlices can be listed (DRA); skipped without an API server or when the agent is
@@ -50,6 +51,7 @@ CheckResult CheckDra(const std::optional<node::ApiServerConfig>& api, bool enabl
 
 // Resolves each GPU process to its pod and container from /proc and `pod_list`, as the pipeline
 // does: fails when every process in a container stays unattributed.
-CheckResult CheckAttribution(const std::string& proc_root, const NvmlFindings& nvml, const std::string& pod_list);
+CheckResult CheckAttribution(const std::string& proc_root, const NvmlFindings& nvml,
+                             const std::string& pod_list);
 
 }  // namespace gpumeter::cli

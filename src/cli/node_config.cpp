@@ -28,12 +28,14 @@ Expected<std::string> ReadWhole(const std::string& flag, const std::string& path
   return ss.str();
 }
 
-Expected<std::optional<node::ApiServerConfig>> ApiServerFor(const std::string& kubeconfig, const std::string& context,
+Expected<std::optional<node::ApiServerConfig>> ApiServerFor(const std::string& kubeconfig,
+                                                            const std::string& context,
                                                             std::string* why_none) {
   if (!kubeconfig.empty()) {
     auto text = ReadWhole("--kubeconfig", kubeconfig);
     if (!text) return tl::unexpected(text.error());
-    auto config = node::ParseKubeconfig(*text, std::filesystem::path(kubeconfig).parent_path(), kubeconfig, context);
+    auto config = node::ParseKubeconfig(*text, std::filesystem::path(kubeconfig).parent_path(),
+                                        kubeconfig, context);
     if (!config) return tl::unexpected(config.error());
     return std::optional<node::ApiServerConfig>(*config);
   }
@@ -51,7 +53,9 @@ Expected<std::optional<node::ApiServerConfig>> ApiServerFor(const std::string& k
 Expected<std::unique_ptr<PrivateFile>> PrivateFile::Write(const std::string& content) {
   std::string path = (std::filesystem::temp_directory_path() / "gpumeter-ca-XXXXXX").string();
   const int fd = ::mkstemp(path.data());  // mode 0600
-  if (fd < 0) return MakeError(ErrorCode::kUnavailable, path + ": cannot create a private file for the CA data");
+  if (fd < 0)
+    return MakeError(ErrorCode::kUnavailable,
+                     path + ": cannot create a private file for the CA data");
   std::unique_ptr<PrivateFile> f(new PrivateFile(path));
   size_t done = 0;
   while (done < content.size()) {
@@ -60,7 +64,8 @@ Expected<std::unique_ptr<PrivateFile>> PrivateFile::Write(const std::string& con
     done += static_cast<size_t>(n);
   }
   const bool closed = ::close(fd) == 0;
-  if (done != content.size() || !closed) return MakeError(ErrorCode::kUnavailable, path + ": cannot write the CA data");
+  if (done != content.size() || !closed)
+    return MakeError(ErrorCode::kUnavailable, path + ": cannot write the CA data");
   return f;
 }
 

@@ -31,7 +31,8 @@ int EmitText(const Expected<std::string>& text, const std::string& output);
 // The API server from `kubeconfig` (its `context`, or the current one) when given, else the
 // in-cluster service account; nullopt outside a cluster without a kubeconfig, with the reason in
 // `why_none` when given. Errors: an unreadable or malformed kubeconfig.
-Expected<std::optional<node::ApiServerConfig>> ApiServerFor(const std::string& kubeconfig, const std::string& context,
+Expected<std::optional<node::ApiServerConfig>> ApiServerFor(const std::string& kubeconfig,
+                                                            const std::string& context,
                                                             std::string* why_none = nullptr);
 
 // A file only this user can read (mode 0600) holding `content`, removed with the object: where

@@ -24,11 +24,14 @@ std::vector<std::string> ScenarioDirs(const std::string& extra_dir, const fs::pa
   return dirs;
 }
 
-std::vector<std::string> FakeLibraryCandidates(const std::string& explicit_path, const std::string& profile,
+std::vector<std::string> FakeLibraryCandidates(const std::string& explicit_path,
+                                               const std::string& profile,
                                                const fs::path& exe_dir) {
   if (!explicit_path.empty()) return {explicit_path};
   return {(exe_dir / "fake_nvml" / profile / "libnvidia-ml.so.1").string(),
-          (exe_dir / "../lib/gpumeter/fake_nvml" / profile / "libnvidia-ml.so.1").lexically_normal().string()};
+          (exe_dir / "../lib/gpumeter/fake_nvml" / profile / "libnvidia-ml.so.1")
+              .lexically_normal()
+              .string()};
 }
 
 Expected<LoadedScenario> LoadScenario(const std::string& name_or_file, const std::string& extra_dir,
@@ -36,7 +39,8 @@ Expected<LoadedScenario> LoadScenario(const std::string& name_or_file, const std
   auto path = scenario::ResolveScenarioPath(name_or_file, ScenarioDirs(extra_dir, exe_dir));
   if (!path) return tl::unexpected(path.error());
   auto loaded = scenario::LoadScenarioFile(*path);
-  if (!loaded) return MakeError(loaded.error().code, "refusing to start: " + loaded.error().message);
+  if (!loaded)
+    return MakeError(loaded.error().code, "refusing to start: " + loaded.error().message);
   return LoadedScenario{*path, std::move(*loaded)};
 }
 

@@ -12,9 +12,11 @@
 namespace gpumeter::cli {
 
 std::filesystem::path ExeDir(const std::string& argv0);
-std::vector<std::string> ScenarioDirs(const std::string& extra_dir, const std::filesystem::path& exe_dir);
+std::vector<std::string> ScenarioDirs(const std::string& extra_dir,
+                                      const std::filesystem::path& exe_dir);
 // The fake libnvidia-ml.so.1 of `profile`, or `explicit_path` when given.
-std::vector<std::string> FakeLibraryCandidates(const std::string& explicit_path, const std::string& profile,
+std::vector<std::string> FakeLibraryCandidates(const std::string& explicit_path,
+                                               const std::string& profile,
                                                const std::filesystem::path& exe_dir);
 
 struct LoadedScenario {

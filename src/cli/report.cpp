@@ -19,17 +19,30 @@
 namespace gpumeter::cli {
 
 void AddReportCommand(CLI::App& app, ReportOptions& o) {
-  auto* cmd = app.add_subcommand("report", "GPU chargeback over a window: cost per namespace, pod, label, … from the usage store");
-  cmd->add_option("--source", o.source, "sqlite:PATH (the store written by `gpumeter agent --store`) or prometheus:URL")->required();
-  cmd->add_option("--window", o.window, "How far back from now: 30m, 24h, 7d, … or 'all' (the store's whole span; the default for sqlite)");
+  auto* cmd = app.add_subcommand(
+      "report",
+      "GPU chargeback over a window: cost per namespace, pod, label, … from the usage store");
+  cmd->add_option("--source", o.source,
+                  "sqlite:PATH (the store written by `gpumeter agent --store`) or prometheus:URL")
+      ->required();
+  cmd->add_option("--window", o.window,
+                  "How far back from now: 30m, 24h, 7d, … or 'all' (the store's whole span; the "
+                  "default for sqlite)");
   cmd->add_option("--from", o.from, "Start: RFC 3339 (2026-12-01T00:00:00Z) or Unix seconds");
   cmd->add_option("--to", o.to, "End (default: now)");
-  cmd->add_option("--by", o.by, "Group by namespace, pod, container, label:KEY, gpu_model, node (comma-separated)")->capture_default_str();
-  cmd->add_option("--policy", o.policy, "Cost follows memory, compute, blend:ALPHA or request")->capture_default_str();
-  cmd->add_option("--idle", o.idle, "Idle cost: share (by use), owner (by request) or separate")->capture_default_str();
-  cmd->add_option("--pricing", o.pricing_file, "Pricing file (YAML, docs/pricing.md); default: the dated default table");
+  cmd->add_option(
+         "--by", o.by,
+         "Group by namespace, pod, container, label:KEY, gpu_model, node (comma-separated)")
+      ->capture_default_str();
+  cmd->add_option("--policy", o.policy, "Cost follows memory, compute, blend:ALPHA or request")
+      ->capture_default_str();
+  cmd->add_option("--idle", o.idle, "Idle cost: share (by use), owner (by request) or separate")
+      ->capture_default_str();
+  cmd->add_option("--pricing", o.pricing_file,
+                  "Pricing file (YAML, docs/pricing.md); default: the dated default table");
   cmd->add_option("--format", o.format, "table, csv, json, focus or html")
-      ->check(CLI::IsMember({"table", "csv", "json", "focus", "html"}))->capture_default_str();
+      ->check(CLI::IsMember({"table", "csv", "json", "focus", "html"}))
+      ->capture_default_str();
   cmd->add_option("-o,--output", o.output, "Write to this file instead of stdout");
 }
 
@@ -52,9 +65,11 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
   auto loaded_pricing = LoadPricing(o.pricing_file);
   if (!loaded_pricing) return tl::unexpected(loaded_pricing.error());
   const cost::Pricing pricing = std::move(*loaded_pricing);
-  const bool from_store = o.source.rfind("sqlite:", 0) == 0, from_prometheus = o.source.rfind("prometheus:", 0) == 0;
+  const bool from_store = o.source.rfind("sqlite:", 0) == 0,
+             from_prometheus = o.source.rfind("prometheus:", 0) == 0;
   if (!from_store && !from_prometheus)
-    return tl::unexpected(Bad("--source '" + o.source + "': expected sqlite:PATH or prometheus:URL"));
+    return tl::unexpected(
+        Bad("--source '" + o.source + "': expected sqlite:PATH or prometheus:URL"));
   const std::string where = o.source.substr(o.source.find(':') + 1);
   std::unique_ptr<store::Store> store;
   if (from_store) {
@@ -64,7 +79,8 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
   }
 
   report::Window w;
-  if (!o.window.empty() && !o.from.empty()) return tl::unexpected(Bad("--window and --from: give one of them"));
+  if (!o.window.empty() && !o.from.empty())
+    return tl::unexpected(Bad("--window and --from: give one of them"));
   auto end = [&]() -> Expected<int64_t> {
     if (o.to.empty()) return now;
     auto to = report::ParseTime(o.to);
@@ -86,7 +102,9 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
   } else if (from_store) {
     auto span = store->Span();
     if (!span) return tl::unexpected(span.error());
-    if (!*span) return MakeError(ErrorCode::kNotFound, "store " + where + ": empty (no interval recorded yet)");
+    if (!*span)
+      return MakeError(ErrorCode::kNotFound,
+                       "store " + where + ": empty (no interval recorded yet)");
     w = {(*span)->first, (*span)->second};
     if (!o.to.empty()) {  // everything up to --to
       auto to = end();
@@ -97,8 +115,9 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
     return tl::unexpected(Bad("--source prometheus: needs --window (e.g. 7d) or --from"));
   }
   if (w.to_unix_s <= w.from_unix_s)
-    return tl::unexpected(Bad(fmt::format("window {} .. {} is empty: the end must be after the start", report::Rfc3339(w.from_unix_s),
-                                          report::Rfc3339(w.to_unix_s))));
+    return tl::unexpected(
+        Bad(fmt::format("window {} .. {} is empty: the end must be after the start",
+                        report::Rfc3339(w.from_unix_s), report::Rfc3339(w.to_unix_s))));
   std::vector<store::UnitRecord> units;
   report::Labels labels;
   if (from_store) {
@@ -118,8 +137,9 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
     labels = std::move(usage->labels);
   }
   if (units.empty())
-    return MakeError(ErrorCode::kNotFound, fmt::format("{}: no usage between {} and {}", o.source, report::Rfc3339(w.from_unix_s),
-                                                       report::Rfc3339(w.to_unix_s)));
+    return MakeError(ErrorCode::kNotFound,
+                     fmt::format("{}: no usage between {} and {}", o.source,
+                                 report::Rfc3339(w.from_unix_s), report::Rfc3339(w.to_unix_s)));
   const auto cb = report::BuildChargeback(units, labels, pricing, policy, *dims);
   if (o.format == "csv") return report::RenderCsv(cb);
   if (o.format == "json") return report::RenderJson(cb, w);
@@ -130,7 +150,8 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
     if (store) {
       auto hourly = store->HourlyUsage(w.from_unix_s, w.to_unix_s);
       if (!hourly) return tl::unexpected(hourly.error());
-      for (const auto& [hour, hu] : *hourly) over_time.emplace_back(hour, report::BuildChargeback(hu, labels, pricing, policy, *dims));
+      for (const auto& [hour, hu] : *hourly)
+        over_time.emplace_back(hour, report::BuildChargeback(hu, labels, pricing, policy, *dims));
     }
     // From the store, the rightsizing of the same workloads follows the chargeback.
     std::string sections;
@@ -143,7 +164,8 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
       // The chargeback stands without it: a rightsizing that cannot be made is said, not fatal.
       auto rs = Rightsize(ro, &used);
       sections = rs ? rightsize::RenderHtmlSection(*rs, used)
-                    : "<h2>Rightsizing</h2><p class=\"note\">Not available: " + HtmlEscape(rs.error().message) + "</p>";
+                    : "<h2>Rightsizing</h2><p class=\"note\">Not available: " +
+                          HtmlEscape(rs.error().message) + "</p>";
     }
     return report::RenderHtml(cb, w, over_time, sections);
   }
@@ -151,7 +173,9 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
 }
 
 int RunReport(const ReportOptions& o) {
-  const auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
   auto text = RenderReport(o, now);
   return EmitText(text, o.output);
 }

@@ -14,8 +14,8 @@
 namespace gpumeter::cli {
 
 struct ReportOptions {
-  std::string source;   // sqlite:PATH or prometheus:URL
-  std::string window;   // e.g. 7d, or "all" (the store's whole span)
+  std::string source;  // sqlite:PATH or prometheus:URL
+  std::string window;  // e.g. 7d, or "all" (the store's whole span)
   std::string from, to;
   std::string by = "namespace";
   std::string policy = "memory";

@@ -30,7 +30,8 @@ void AddRightsizeCommand(CLI::App& app, RightsizeOptions& options);
 int RunRightsize(const RightsizeOptions& options);
 
 // The recommendations for the options (the demo's closing section, and the HTML report).
-Expected<std::vector<rightsize::Recommendation>> Rightsize(const RightsizeOptions& options, rightsize::RecommendOptions* used = nullptr);
+Expected<std::vector<rightsize::Recommendation>> Rightsize(
+    const RightsizeOptions& options, rightsize::RecommendOptions* used = nullptr);
 Expected<std::string> RenderRightsize(const RightsizeOptions& options);
 
 }  // namespace gpumeter::cli

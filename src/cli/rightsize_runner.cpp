@@ -7,12 +7,14 @@ namespace gpumeter::cli {
 std::vector<node::RightsizingRow> ToRows(const std::vector<rightsize::Recommendation>& rs) {
   std::vector<node::RightsizingRow> out;
   for (const auto& r : rs)
-    out.push_back({r.key.ns, r.key.workload, r.key.container, rightsize::ToString(r.action), r.current, r.recommended, r.current_gpu,
-                   r.recommended_gpu, r.replicas, r.monthly_savings, r.currency});
+    out.push_back({r.key.ns, r.key.workload, r.key.container, rightsize::ToString(r.action),
+                   r.current, r.recommended, r.current_gpu, r.recommended_gpu, r.replicas,
+                   r.monthly_savings, r.currency});
   return out;
 }
 
-RightsizeRunner::RightsizeRunner(RightsizeOptions options, std::chrono::milliseconds first, std::chrono::milliseconds interval)
+RightsizeRunner::RightsizeRunner(RightsizeOptions options, std::chrono::milliseconds first,
+                                 std::chrono::milliseconds interval)
     : options_(std::move(options)), thread_([this, first, interval] { Loop(first, interval); }) {}
 
 RightsizeRunner::~RightsizeRunner() {

@@ -21,8 +21,10 @@ std::vector<node::RightsizingRow> ToRows(const std::vector<rightsize::Recommenda
 
 class RightsizeRunner {
  public:
-  // The first run is `first` after the start (the store needs some intervals), then every `interval`.
-  RightsizeRunner(RightsizeOptions options, std::chrono::milliseconds first, std::chrono::milliseconds interval);
+  // The first run is `first` after the start (the store needs some intervals), then every
+  // `interval`.
+  RightsizeRunner(RightsizeOptions options, std::chrono::milliseconds first,
+                  std::chrono::milliseconds interval);
   ~RightsizeRunner();
   RightsizeRunner(const RightsizeRunner&) = delete;
   RightsizeRunner& operator=(const RightsizeRunner&) = delete;

@@ -16,7 +16,8 @@ Expected<std::unique_ptr<NodeRuntime>> NodeRuntime::Start(RuntimeOptions o) {
   so.interval = std::chrono::milliseconds(static_cast<int64_t>(o.interval_s * 1000));
   so.call_deadline = std::chrono::milliseconds(static_cast<int64_t>(o.call_deadline_s * 1000));
   so.before_pass = std::move(o.before_pass);
-  so.on_pass = [pipeline, after = std::move(o.after_pass)](std::shared_ptr<const sampler::SampleResult> r) {
+  so.on_pass = [pipeline,
+                after = std::move(o.after_pass)](std::shared_ptr<const sampler::SampleResult> r) {
     pipeline->OnPass(std::move(r));
     if (after) after(*pipeline->Latest());
   };

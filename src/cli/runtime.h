@@ -27,7 +27,8 @@ struct RuntimeOptions {
   node::PipelineSources sources;  // borrowed; must outlive the runtime
   metrics::ExpositionOptions exposition;
   metrics::HttpOptions http;
-  std::function<void()> before_pass;  // on the sampling thread (the demo refreshes its /proc fixture)
+  std::function<void()>
+      before_pass;  // on the sampling thread (the demo refreshes its /proc fixture)
   // On the sampling thread, after each pass is published (the usage store records intervals).
   std::function<void(const node::NodeState&)> after_pass;
 };
@@ -44,7 +45,9 @@ class NodeRuntime {
   const std::string& url() const { return http_->url(); }
   sampler::SamplerHealth Health() const { return sampler_->Health(); }
   std::shared_ptr<const node::NodeState> State() const { return pipeline_->Latest(); }
-  bool WaitForPass(uint64_t sequence, std::chrono::milliseconds timeout) const { return sampler_->WaitForPass(sequence, timeout); }
+  bool WaitForPass(uint64_t sequence, std::chrono::milliseconds timeout) const {
+    return sampler_->WaitForPass(sequence, timeout);
+  }
   // Stops sampling (and so recording) while /metrics keeps serving the final counters: a last
   // scrape then sees everything the store has. Idempotent.
   void StopSampling() { sampler_->Stop(); }

@@ -70,14 +70,22 @@ std::string ScenarioPodListJson(const scenario::Scenario& s) {
       containers.push_back({{"name", c.name}, {"resources", {{"limits", c.requests}}}});
       statuses.push_back({{"name", c.name}, {"containerID", c.id}, {"ready", true}});
     }
-    items.push_back({{"metadata", {{"name", pod.name}, {"namespace", pod.ns}, {"uid", pod.uid}, {"labels", pod.labels}}},
-                     {"spec", {{"nodeName", s.node_name}, {"containers", containers}}},
-                     {"status", {{"phase", "Running"}, {"qosClass", pod.qos}, {"containerStatuses", statuses}}}});
+    items.push_back(
+        {{"metadata",
+          {{"name", pod.name}, {"namespace", pod.ns}, {"uid", pod.uid}, {"labels", pod.labels}}},
+         {"spec", {{"nodeName", s.node_name}, {"containers", containers}}},
+         {"status",
+          {{"phase", "Running"}, {"qosClass", pod.qos}, {"containerStatuses", statuses}}}});
   }
-  return nlohmann::json{{"kind", "PodList"}, {"apiVersion", "v1"}, {"metadata", {{"resourceVersion", "1"}}}, {"items", items}}.dump();
+  return nlohmann::json{{"kind", "PodList"},
+                        {"apiVersion", "v1"},
+                        {"metadata", {{"resourceVersion", "1"}}},
+                        {"items", items}}
+      .dump();
 }
 
-Expected<void> WriteProcFixture(const std::filesystem::path& root, const scenario::Scenario& s, double t_s) {
+Expected<void> WriteProcFixture(const std::filesystem::path& root, const scenario::Scenario& s,
+                                double t_s) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(root, ec);
@@ -99,18 +107,20 @@ Expected<void> WriteProcFixture(const std::filesystem::path& root, const scenari
     const auto start = static_cast<long long>(std::llround(p.start_s * kClockTicksPerSecond)) + 1;
     std::ostringstream stat;
     // The kernel keeps 15 characters of the command name (TASK_COMM_LEN).
-    stat << p.pid << " (" << p.name.substr(0, 15) << ") S 1 " << p.pid << " " << p.pid << " 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 " << start
-         << " 0 0\n";
+    stat << p.pid << " (" << p.name.substr(0, 15) << ") S 1 " << p.pid << " " << p.pid
+         << " 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 " << start << " 0 0\n";
     // A real environment has more than the GPU variables; the reader must drop the rest.
     std::string env = std::string("PATH=/usr/local/bin:/usr/bin") + '\0';
     for (const auto& [k, v] : p.env) env += k + "=" + v + '\0';
-    for (const auto& [name, content] : {std::pair<const char*, std::string>{"stat", stat.str()}, {"cgroup", "0::" + cgroup + "\n"},
+    for (const auto& [name, content] : {std::pair<const char*, std::string>{"stat", stat.str()},
+                                        {"cgroup", "0::" + cgroup + "\n"},
                                         {"environ", env}})
       if (auto w = WriteIfChanged(dir / name, content); !w) return w;
   }
   for (const auto& entry : fs::directory_iterator(root, ec)) {
     const auto name = entry.path().filename().string();
-    if (!live.count(name) && !name.empty() && std::isdigit(static_cast<unsigned char>(name[0]))) fs::remove_all(entry.path(), ec);
+    if (!live.count(name) && !name.empty() && std::isdigit(static_cast<unsigned char>(name[0])))
+      fs::remove_all(entry.path(), ec);
   }
   return {};
 }

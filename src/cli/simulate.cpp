@@ -36,9 +36,12 @@ using Key = std::pair<std::string, std::string>;  // unit uuid, container key
 SharingMode ModeOf(const scenario::Gpu& g) {
   if (g.mig_enabled) return SharingMode::kMig;
   switch (g.sharing.mode) {
-    case scenario::SharingMode::kTimeSlicing: return SharingMode::kTimeSlicing;
-    case scenario::SharingMode::kMps: return SharingMode::kMps;
-    case scenario::SharingMode::kExclusive: break;
+    case scenario::SharingMode::kTimeSlicing:
+      return SharingMode::kTimeSlicing;
+    case scenario::SharingMode::kMps:
+      return SharingMode::kMps;
+    case scenario::SharingMode::kExclusive:
+      break;
   }
   return SharingMode::kExclusive;
 }
@@ -52,7 +55,8 @@ using LostIntervals = std::map<std::string, std::map<double, double>>;  // GPU u
 // A tenant's true power on a unit: the unit's power while it holds the unit (energy follows the
 // unit's time, as the rule does). A MIG instance's power is its slices' share of idle power plus
 // its slices' share of the dynamic power at its own activity (the scenario's power model).
-double UnitPowerWatts(const scenario::Scenario& s, const scenario::Gpu& g, const std::string& unit, double busy, double t) {
+double UnitPowerWatts(const scenario::Scenario& s, const scenario::Gpu& g, const std::string& unit,
+                      double busy, double t) {
   if (!g.mig_enabled) return scenario::GpuPowerWattsAt(s, g, t);
   const auto ref = s.FindUnit(unit);
   const double frac = ref.mig ? ref.mig->slices / static_cast<double>(g.mig_total_slices) : 0.0;
@@ -74,8 +78,10 @@ std::map<Key, Amounts> Truth(const scenario::Scenario& s, double from, double to
       }
     if (cursor < to) segments.emplace_back(cursor, to);
     std::vector<std::string> units;
-    if (g.mig_enabled) for (const auto& m : g.mig_instances) units.push_back(m.uuid);
-    else units.push_back(g.uuid);
+    if (g.mig_enabled)
+      for (const auto& m : g.mig_instances) units.push_back(m.uuid);
+    else
+      units.push_back(g.uuid);
     for (const auto& unit : units) {
       for (const auto& [a, b] : segments) {
         const double n = std::ceil((b - a) / (step / 100));
@@ -112,7 +118,8 @@ std::map<Key, double> MemoryBound(const scenario::Scenario& s, const std::vector
         if (!te || *te <= times.front() || *te >= times.back()) continue;
         const auto hi = std::upper_bound(times.begin(), times.end(), *te);
         const double len = *hi - *std::prev(hi);
-        const double mem = static_cast<double>(std::max(scenario::MemoryAt(p, u, *te), scenario::MemoryAt(p, u, *te - 1e-6)));
+        const double mem = static_cast<double>(
+            std::max(scenario::MemoryAt(p, u, *te), scenario::MemoryAt(p, u, *te - 1e-6)));
         out[{u.unit_uuid, p.container->Key()}] += len / 2 * mem;
       }
     }
@@ -128,14 +135,16 @@ std::vector<double> SampleTimes(const SimulateOptions& o, double to) {
   std::mt19937_64 rng(o.seed);
   std::uniform_real_distribution<double> u01(0.0, 1.0);
   const bool noisy = o.noise == "default";
-  const double jitter = noisy ? 0.1 : 0, drop = noisy ? 0.03 : 0, late = noisy ? 0.02 : 0, late_by = 0.5;
+  const double jitter = noisy ? 0.1 : 0, drop = noisy ? 0.03 : 0, late = noisy ? 0.02 : 0,
+               late_by = 0.5;
   double last = o.from_s;
   for (long k = 1;; ++k) {
     const double nominal = o.from_s + static_cast<double>(k) * o.step_s;
     if (nominal > to + 1e-9) break;
     const double r_drop = u01(rng), r_jitter = u01(rng), r_late = u01(rng);
     if (r_drop < drop) continue;
-    double t = nominal + (2 * r_jitter - 1) * jitter * o.step_s + (r_late < late ? late_by * o.step_s : 0);
+    double t =
+        nominal + (2 * r_jitter - 1) * jitter * o.step_s + (r_late < late ? late_by * o.step_s : 0);
     t = std::min(t, to);
     if (t <= last + 0.05 * o.step_s) continue;
     out.push_back(t);
@@ -147,17 +156,29 @@ std::vector<double> SampleTimes(const SimulateOptions& o, double to) {
 }  // namespace
 
 void AddSimulateCommand(CLI::App& app, SimulateOptions& o) {
-  auto* cmd = app.add_subcommand("simulate", "Score attribution against a scenario's ground truth (fake NVML)");
-  cmd->add_option("--scenario", o.scenario, "Bundled scenario NAME or a scenario FILE")->capture_default_str();
-  cmd->add_option("--scenario-dir", o.scenario_dir, "Extra directory to search for bundled scenarios");
+  auto* cmd = app.add_subcommand("simulate",
+                                 "Score attribution against a scenario's ground truth (fake NVML)");
+  cmd->add_option("--scenario", o.scenario, "Bundled scenario NAME or a scenario FILE")
+      ->capture_default_str();
+  cmd->add_option("--scenario-dir", o.scenario_dir,
+                  "Extra directory to search for bundled scenarios");
   cmd->add_option("--nvml-library", o.nvml_library, "Fake NVML library (default: the bundled one)");
   cmd->add_option("--driver-profile", o.driver_profile, "Fake driver release to emulate")
-      ->check(CLI::IsMember({"r580", "r535_43", "r470", "r418"}))->capture_default_str();
-  cmd->add_option("--step", o.step_s, "Sampling interval in scenario seconds")->check(CLI::Range(0.2, 60.0))->capture_default_str();
-  cmd->add_option("--from", o.from_s, "Start at this scenario second")->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_option("--to", o.to_s, "Stop at this scenario second (0: the scenario's duration)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--noise", o.noise, "Sampling noise: default (jitter ±10 % of a step, 3 % dropped, 2 % half a step late) or none")
-      ->check(CLI::IsMember({"default", "none"}))->capture_default_str();
+      ->check(CLI::IsMember({"r580", "r535_43", "r470", "r418"}))
+      ->capture_default_str();
+  cmd->add_option("--step", o.step_s, "Sampling interval in scenario seconds")
+      ->check(CLI::Range(0.2, 60.0))
+      ->capture_default_str();
+  cmd->add_option("--from", o.from_s, "Start at this scenario second")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--to", o.to_s, "Stop at this scenario second (0: the scenario's duration)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--noise", o.noise,
+                  "Sampling noise: default (jitter ±10 % of a step, 3 % dropped, 2 % half a step "
+                  "late) or none")
+      ->check(CLI::IsMember({"default", "none"}))
+      ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed of the noise")->capture_default_str();
 }
 
@@ -178,16 +199,20 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
 
   // The harness owns the clock: the fake's stamps are epoch0 + scenario time, as is our wall clock.
   const auto epoch0 = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::system_clock::now().time_since_epoch()).count());
+                                                std::chrono::system_clock::now().time_since_epoch())
+                                                .count());
   ::setenv("GPUMETER_FAKE_NVML_SCENARIO", path->c_str(), 1);
   ::setenv("GPUMETER_FAKE_NVML_EPOCH_US", std::to_string(epoch0).c_str(), 1);
   ::setenv("GPUMETER_FAKE_NVML_START_S", "0", 1);
   const auto candidates = FakeLibraryCandidates(o.nvml_library, o.driver_profile, exe_dir);
   // The harness steps the fake's clock itself, through the fake's control symbol.
   void* control = dlopen(candidates.front().c_str(), RTLD_NOW | RTLD_LOCAL);
-  auto set_time = control ? reinterpret_cast<void (*)(double)>(dlsym(control, "gpumeterFakeNvmlSetTime")) : nullptr;
+  auto set_time =
+      control ? reinterpret_cast<void (*)(double)>(dlsym(control, "gpumeterFakeNvmlSetTime"))
+              : nullptr;
   if (!set_time) {
-    spdlog::error("{}: not the gpumeter fake NVML (no gpumeterFakeNvmlSetTime); simulate needs it", candidates.front());
+    spdlog::error("{}: not the gpumeter fake NVML (no gpumeterFakeNvmlSetTime); simulate needs it",
+                  candidates.front());
     if (control) dlclose(control);
     return 2;
   }
@@ -204,7 +229,8 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
     return 1;
   }
 
-  std::map<std::string, SharingMode> mode_of_unit;  // the scenario's own mode: scores are grouped by it
+  std::map<std::string, SharingMode>
+      mode_of_unit;  // the scenario's own mode: scores are grouped by it
   for (const auto& g : s.gpus) {
     mode_of_unit[g.uuid] = ModeOf(g);
     for (const auto& m : g.mig_instances) mode_of_unit[m.uuid] = SharingMode::kMig;
@@ -215,7 +241,8 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
     const auto* p = scenario::LiveProcess(s, pid, now - 1e-6);
     if (!p) return std::nullopt;
     if (!p->container) return Owner{OwnerKind::kSystem, {}, {}, {}};
-    return Owner{OwnerKind::kContainer, p->container->ns, p->container->pod, p->container->container};
+    return Owner{OwnerKind::kContainer, p->container->ns, p->container->pod,
+                 p->container->container};
   };
   ctx.mps_thread_fraction = [&](uint32_t pid) -> std::optional<double> {
     const auto* p = scenario::LiveProcess(s, pid, now - 1e-6);
@@ -227,11 +254,14 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
 
   // Holders and requested shares through the production path: the kubelet's allocations and the
   // node's sharing evidence, as the scenario would present them.
-  const auto allocations = k8s::BuildAllocations(ScenarioAllocations(s), ScenarioSharingEvidence(s));
+  const auto allocations =
+      k8s::BuildAllocations(ScenarioAllocations(s), ScenarioSharingEvidence(s));
   for (const auto& p : allocations.problems) spdlog::warn("scenario allocation: {}", p);
   std::map<std::string, std::vector<attribution::Holding>> holders;
   for (const auto& u : allocations.units)
-    for (const auto& h : u.holders) holders[u.unit_uuid].push_back({Owner{OwnerKind::kContainer, h.ns, h.pod, h.container}, h.share});
+    for (const auto& h : u.holders)
+      holders[u.unit_uuid].push_back(
+          {Owner{OwnerKind::kContainer, h.ns, h.pod, h.container}, h.share});
   ctx.holders = [&](const std::string& unit) {
     auto it = holders.find(unit);
     return it == holders.end() ? std::vector<attribution::Holding>{} : it->second;
@@ -242,7 +272,9 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
                            : u.mode == k8s::ShareMode::kTimeSlicing ? SharingMode::kTimeSlicing
                            : u.mode == k8s::ShareMode::kMig         ? SharingMode::kMig
                                                                     : SharingMode::kExclusive;
-  ctx.sharing = [&](const std::string& uuid) { return decided.count(uuid) ? decided[uuid] : SharingMode::kExclusive; };
+  ctx.sharing = [&](const std::string& uuid) {
+    return decided.count(uuid) ? decided[uuid] : SharingMode::kExclusive;
+  };
   attribution::Accountant accountant(ctx);
 
   std::map<Key, Amounts> est, naive;
@@ -250,8 +282,9 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
   size_t unit_intervals = 0, lost_intervals = 0, intervals = 0;
   LostIntervals lost;
   set_time(now);
-  if (auto warm = (*source)->Sample()) accountant.Prime(std::move(*warm));  // lastSeen, GPM baseline
-  std::vector<double> times{now};  // of the samples that made an interval
+  if (auto warm = (*source)->Sample())
+    accountant.Prime(std::move(*warm));  // lastSeen, GPM baseline
+  std::vector<double> times{now};        // of the samples that made an interval
   for (const double t : SampleTimes(o, to)) {
     const double seconds = t - now;
     const double t_prev = now;
@@ -289,13 +322,16 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
         a.memory_byte_s += r.memory_byte_seconds;
         a.energy_j += r.energy_joules;
         // Naive labelling: every holder of the unit is shown the whole unit's busy value.
-        if (r.requested_share_seconds > 0) naive[{ledger.uuid, key}].compute_s += busy[ledger.uuid] * seconds;
+        if (r.requested_share_seconds > 0)
+          naive[{ledger.uuid, key}].compute_s += busy[ledger.uuid] * seconds;
       }
       if (ledger.memory_capacity_byte_seconds > 0)
-        worst_conservation = std::max(worst_conservation, std::abs(mem / ledger.memory_capacity_byte_seconds - 1));
+        worst_conservation =
+            std::max(worst_conservation, std::abs(mem / ledger.memory_capacity_byte_seconds - 1));
       worst_conservation = std::max(worst_conservation, std::abs(cpu / seconds - 1));
       if (ledger.energy_joules && *ledger.energy_joules > 0)
-        worst_conservation = std::max(worst_conservation, std::abs(energy / *ledger.energy_joules - 1));
+        worst_conservation =
+            std::max(worst_conservation, std::abs(energy / *ledger.energy_joules - 1));
     }
   }
   source->reset();  // shut NVML down before closing the control handle
@@ -322,13 +358,14 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
     auto& sc = scores[mode_of_unit[k.first]];
     const double cpu_pp = std::abs(e.compute_s - t.compute_s) / span * 100;
     const double naive_pp = std::abs(nv.compute_s - t.compute_s) / span * 100;
-    const double mem_rel = t.memory_byte_s > 0 ? std::abs(e.memory_byte_s - t.memory_byte_s) / t.memory_byte_s
-                                               : (e.memory_byte_s > 0 ? 1.0 : 0.0);
+    const double mem_rel = t.memory_byte_s > 0
+                               ? std::abs(e.memory_byte_s - t.memory_byte_s) / t.memory_byte_s
+                               : (e.memory_byte_s > 0 ? 1.0 : 0.0);
     const double allowed = (bound.count(k) ? bound.at(k) : 0.0) + 1e-9 * t.memory_byte_s;
     if (std::abs(e.memory_byte_s - t.memory_byte_s) > allowed) {
       memory_within_bound = false;
-      spdlog::warn("memory of {} on {}: {:.6g} byte-s measured, {:.6g} true, bound {:.6g}", k.second, k.first,
-                   e.memory_byte_s, t.memory_byte_s, allowed);
+      spdlog::warn("memory of {} on {}: {:.6g} byte-s measured, {:.6g} true, bound {:.6g}",
+                   k.second, k.first, e.memory_byte_s, t.memory_byte_s, allowed);
     }
     ++sc.n;
     if (t.energy_j > 0) {
@@ -340,25 +377,43 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
     sc.mem_sum += mem_rel, sc.mem_worst = std::max(sc.mem_worst, mem_rel);
     sc.naive_sum += naive_pp, sc.naive_worst = std::max(sc.naive_worst, naive_pp);
   }
-  fmt::print("gpumeter simulate: scenario '{}', driver profile {}, t={}..{} s, step {} s, noise {} (seed {}), "
-             "{} intervals, {} unit-intervals{}\n",
-             s.name, o.driver_profile, o.from_s, now, o.step_s, o.noise, o.seed, intervals, unit_intervals,
-             lost_intervals ? fmt::format(" ({} GPU-intervals lost: left out of the score)", lost_intervals) : "");
-  fmt::print("per-container error against ground truth (compute in percentage points of the unit's time)\n");
-  fmt::print("{:<13} {:>10} {:>22} {:>22} {:>20} {:>26}\n", "mode", "containers", "compute mean / worst",
-             "memory mean / worst", "energy mean / worst", "naive compute mean / worst");
+  fmt::print(
+      "gpumeter simulate: scenario '{}', driver profile {}, t={}..{} s, step {} s, noise {} (seed "
+      "{}), "
+      "{} intervals, {} unit-intervals{}\n",
+      s.name, o.driver_profile, o.from_s, now, o.step_s, o.noise, o.seed, intervals, unit_intervals,
+      lost_intervals
+          ? fmt::format(" ({} GPU-intervals lost: left out of the score)", lost_intervals)
+          : "");
+  fmt::print(
+      "per-container error against ground truth (compute in percentage points of the unit's "
+      "time)\n");
+  fmt::print("{:<13} {:>10} {:>22} {:>22} {:>20} {:>26}\n", "mode", "containers",
+             "compute mean / worst", "memory mean / worst", "energy mean / worst",
+             "naive compute mean / worst");
   for (const auto& [mode, sc] : scores) {
-    const std::string energy = sc.energy_n ? fmt::format("{:.2f}% / {:.2f}%", sc.energy_sum / sc.energy_n * 100, sc.energy_worst * 100)
-                                           : std::string("n/a");
-    fmt::print("{:<13} {:>10} {:>10.2f} / {:>6.2f} pp {:>9.3f}% / {:>7.3f}% {:>20} {:>14.2f} / {:>6.2f} pp\n",
-               attribution::ToString(mode), sc.n, sc.cpu_sum / sc.n, sc.cpu_worst, sc.mem_sum / sc.n * 100,
-               sc.mem_worst * 100, energy, sc.naive_sum / sc.n, sc.naive_worst);
+    const std::string energy =
+        sc.energy_n ? fmt::format("{:.2f}% / {:.2f}%", sc.energy_sum / sc.energy_n * 100,
+                                  sc.energy_worst * 100)
+                    : std::string("n/a");
+    fmt::print(
+        "{:<13} {:>10} {:>10.2f} / {:>6.2f} pp {:>9.3f}% / {:>7.3f}% {:>20} {:>14.2f} / {:>6.2f} "
+        "pp\n",
+        attribution::ToString(mode), sc.n, sc.cpu_sum / sc.n, sc.cpu_worst, sc.mem_sum / sc.n * 100,
+        sc.mem_worst * 100, energy, sc.naive_sum / sc.n, sc.naive_worst);
   }
-  fmt::print("conservation: worst |sum of rows / capacity - 1| = {:.1e} (memory, compute, energy)\n", worst_conservation);
-  if (const auto* g = [&]() -> const scenario::Gpu* { for (const auto& x : s.gpus) if (x.mig_enabled) return &x; return nullptr; }()) {
+  fmt::print(
+      "conservation: worst |sum of rows / capacity - 1| = {:.1e} (memory, compute, energy)\n",
+      worst_conservation);
+  if (const auto* g = [&]() -> const scenario::Gpu* {
+        for (const auto& x : s.gpus)
+          if (x.mig_enabled) return &x;
+        return nullptr;
+      }()) {
     const auto idle = accountant.IdleWatts(g->uuid);
     fmt::print("energy: MIG GPU {} idle power {} (scenario: {:.1f} W)\n", g->uuid,
-               idle ? fmt::format("fitted {:.1f} W", *idle) : std::string("not estimated"), g->power.idle_watts);
+               idle ? fmt::format("fitted {:.1f} W", *idle) : std::string("not estimated"),
+               g->power.idle_watts);
   }
   // Targets (docs/attribution.md): compute mean <= 2 pp and worst <= 5 pp per mode; energy mean
   // <= 3 %; memory exact
@@ -367,7 +422,8 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
              memory_within_bound ? "every container within" : "some container OUTSIDE");
   bool met = worst_conservation <= 1e-9 && memory_within_bound;
   for (const auto& [mode, sc] : scores)
-    met = met && sc.cpu_sum / sc.n <= 2.0 && sc.cpu_worst <= 5.0 && (sc.energy_n == 0 || sc.energy_sum / sc.energy_n <= 0.03);
+    met = met && sc.cpu_sum / sc.n <= 2.0 && sc.cpu_worst <= 5.0 &&
+          (sc.energy_n == 0 || sc.energy_sum / sc.energy_n <= 0.03);
   fmt::print("targets: {}\n", met ? "met" : "NOT met");
   return met ? 0 : 1;
 }

@@ -17,7 +17,7 @@ struct SimulateOptions {
   std::string driver_profile = "r580";
   double step_s = 1;
   double from_s = 0;
-  double to_s = 0;  // 0: the scenario's duration
+  double to_s = 0;                // 0: the scenario's duration
   std::string noise = "default";  // "default" or "none"
   uint64_t seed = 1;
 };

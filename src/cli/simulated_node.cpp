@@ -9,11 +9,13 @@
 
 namespace gpumeter::cli {
 
-Expected<std::unique_ptr<SimulatedNode>> SimulatedNode::Create(const scenario::Scenario& s, const std::filesystem::path& dir) {
+Expected<std::unique_ptr<SimulatedNode>> SimulatedNode::Create(const scenario::Scenario& s,
+                                                               const std::filesystem::path& dir) {
   std::unique_ptr<SimulatedNode> node(new SimulatedNode(s));
   if (dir.empty()) {
     std::string tmpl = (std::filesystem::temp_directory_path() / "gpumeter-demo-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) return MakeError(ErrorCode::kUnavailable, tmpl + ": cannot create a temporary directory");
+    if (!::mkdtemp(tmpl.data()))
+      return MakeError(ErrorCode::kUnavailable, tmpl + ": cannot create a temporary directory");
     node->dir_ = tmpl;
     node->owns_dir_ = true;
   } else {
@@ -25,7 +27,8 @@ Expected<std::unique_ptr<SimulatedNode>> SimulatedNode::Create(const scenario::S
 
   std::ofstream pods(node->pods_file());
   pods << ScenarioPodListJson(s);
-  if (!pods.flush()) return MakeError(ErrorCode::kUnavailable, node->pods_file().string() + ": cannot write");
+  if (!pods.flush())
+    return MakeError(ErrorCode::kUnavailable, node->pods_file().string() + ": cannot write");
 
   // The kubelet reports pods with their containers' devices.
   std::map<std::pair<std::string, std::string>, kubelet::FakePod> by_pod;
@@ -38,7 +41,8 @@ Expected<std::unique_ptr<SimulatedNode>> SimulatedNode::Create(const scenario::S
   std::vector<kubelet::FakePod> fake_pods;
   for (auto& [k, p] : by_pod) fake_pods.push_back(std::move(p));
   node->kubelet_.SetPods(std::move(fake_pods));
-  if (auto started = node->kubelet_.Start(node->kubelet_socket()); !started) return tl::unexpected(started.error());
+  if (auto started = node->kubelet_.Start(node->kubelet_socket()); !started)
+    return tl::unexpected(started.error());
   if (auto proc = node->RefreshProc(0); !proc) return tl::unexpected(proc.error());
   return node;
 }
@@ -49,6 +53,8 @@ SimulatedNode::~SimulatedNode() {
   if (owns_dir_) std::filesystem::remove_all(dir_, ec);
 }
 
-Expected<void> SimulatedNode::RefreshProc(double t_s) { return WriteProcFixture(proc_root(), scenario_, t_s); }
+Expected<void> SimulatedNode::RefreshProc(double t_s) {
+  return WriteProcFixture(proc_root(), scenario_, t_s);
+}
 
 }  // namespace gpumeter::cli

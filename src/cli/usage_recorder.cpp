@@ -3,7 +3,8 @@
 #include <spdlog/spdlog.h>
 
 namespace gpumeter::cli {
-store::IntervalRecord ToIntervalRecord(const node::NodeState& state, const std::map<std::string, node::UnitInfo>& known) {
+store::IntervalRecord ToIntervalRecord(const node::NodeState& state,
+                                       const std::map<std::string, node::UnitInfo>& known) {
   store::IntervalRecord rec;
   if (!state.last_good) return rec;
   rec.end_unix_s = static_cast<int64_t>(state.last_good->snapshot.timestamp_us / 1'000'000);
@@ -21,12 +22,16 @@ store::IntervalRecord ToIntervalRecord(const node::NodeState& state, const std::
     u.unit.fraction = info ? info->gpu_fraction : 1;
     u.seconds = ledger.seconds;
     u.memory_capacity_byte_seconds = ledger.memory_capacity_byte_seconds;
-    if (ledger.energy_joules) u.energy_joules = *ledger.energy_joules;
-    else u.energy_unknown_seconds = ledger.seconds;
+    if (ledger.energy_joules)
+      u.energy_joules = *ledger.energy_joules;
+    else
+      u.energy_unknown_seconds = ledger.seconds;
     for (const auto& row : ledger.rows) {
-      u.owners.push_back({row.owner, row.memory_byte_seconds, row.compute_seconds, row.energy_joules, row.requested_share_seconds});
+      u.owners.push_back({row.owner, row.memory_byte_seconds, row.compute_seconds,
+                          row.energy_joules, row.requested_share_seconds});
       if (row.owner.kind == attribution::OwnerKind::kContainer)
-        if (auto it = state.pod_labels.find({row.owner.ns, row.owner.pod}); it != state.pod_labels.end())
+        if (auto it = state.pod_labels.find({row.owner.ns, row.owner.pod});
+            it != state.pod_labels.end())
           rec.pod_labels[it->first] = it->second;
     }
     rec.units.push_back(std::move(u));
@@ -38,16 +43,21 @@ void UsageRecorder::Record(const node::NodeState& state) {
   if (state.intervals == 0 || state.intervals == last_interval_) return;
   last_interval_ = state.intervals;
   for (const auto& u : state.units)
-    if (!u.model.empty()) known_[u.uuid] = u;  // a lost GPU's empty description must not replace its last good one
+    if (!u.model.empty())
+      known_[u.uuid] = u;  // a lost GPU's empty description must not replace its last good one
   const auto rec = ToIntervalRecord(state, known_);
   if (rec.units.empty()) return;
   if (auto r = store_.Write(rec); !r) {
     ++failed_;
-    if (!failing_) spdlog::error("{} (usage of this interval not stored; retrying with the next; metrics are unaffected)", r.error().message);
+    if (!failing_)
+      spdlog::error(
+          "{} (usage of this interval not stored; retrying with the next; metrics are unaffected)",
+          r.error().message);
     failing_ = true;
     return;
   }
-  if (failing_) spdlog::info("store {}: writing again after {} failed interval(s)", store_.path(), failed_);
+  if (failing_)
+    spdlog::info("store {}: writing again after {} failed interval(s)", store_.path(), failed_);
   failing_ = false;
   ++written_;
   if (rec.end_unix_s - last_prune_s_ >= 3600) {  // retention, hourly

@@ -17,7 +17,8 @@ namespace gpumeter::cli {
 // The interval of `state` (its last_interval ledgers) as a store record; the end is the wall
 // time of the sample that closed it. A unit the state no longer describes (a GPU that fell off
 // the bus) is described from `known` (by unit UUID) when there.
-store::IntervalRecord ToIntervalRecord(const node::NodeState& state, const std::map<std::string, node::UnitInfo>& known = {});
+store::IntervalRecord ToIntervalRecord(const node::NodeState& state,
+                                       const std::map<std::string, node::UnitInfo>& known = {});
 
 class UsageRecorder {
  public:
@@ -30,7 +31,8 @@ class UsageRecorder {
 
  private:
   store::Store& store_;
-  std::map<std::string, node::UnitInfo> known_;  // every unit seen, by UUID (its model outlives a lost GPU)
+  std::map<std::string, node::UnitInfo>
+      known_;  // every unit seen, by UUID (its model outlives a lost GPU)
   uint64_t last_interval_ = 0;
   uint64_t written_ = 0, failed_ = 0;
   bool failing_ = false;

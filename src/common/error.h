@@ -1,5 +1,6 @@
 // One error model for the whole project: Expected<T> = tl::expected<T, Error>.
-// No exceptions cross module or thread boundaries; third-party exceptions are converted at the edge.
+// No exceptions cross module or thread boundaries; third-party exceptions are converted at the
+// edge.
 #pragma once
 
 #include <string>
@@ -9,10 +10,10 @@
 namespace gpumeter {
 
 enum class ErrorCode {
-  kInvalidInput,   // malformed user input (scenario, flag, file)
-  kNotFound,       // a file, library or symbol is missing
-  kUnavailable,    // a source is down (driver not loaded, GPU lost, socket gone)
-  kNotSupported,   // the device or driver cannot provide this
+  kInvalidInput,  // malformed user input (scenario, flag, file)
+  kNotFound,      // a file, library or symbol is missing
+  kUnavailable,   // a source is down (driver not loaded, GPU lost, socket gone)
+  kNotSupported,  // the device or driver cannot provide this
   kDeadlineExceeded,
   kInternal,
 };

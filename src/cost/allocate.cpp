@@ -9,13 +9,23 @@
 namespace gpumeter::cost {
 
 std::string Policy::Name() const {
-  const char* idle_name = idle == IdleRule::kShare ? "share" : idle == IdleRule::kOwner ? "owner" : "separate";
+  const char* idle_name = idle == IdleRule::kShare   ? "share"
+                          : idle == IdleRule::kOwner ? "owner"
+                                                     : "separate";
   std::string b;
   switch (basis) {
-    case Basis::kMemory: b = "memory"; break;
-    case Basis::kCompute: b = "compute"; break;
-    case Basis::kRequest: b = "request"; break;
-    case Basis::kBlend: b = fmt::format("blend:{}", alpha); break;
+    case Basis::kMemory:
+      b = "memory";
+      break;
+    case Basis::kCompute:
+      b = "compute";
+      break;
+    case Basis::kRequest:
+      b = "request";
+      break;
+    case Basis::kBlend:
+      b = fmt::format("blend:{}", alpha);
+      break;
   }
   return b + "/idle=" + idle_name;
 }
@@ -32,17 +42,20 @@ Expected<Basis> ParseBasis(std::string_view text, double* alpha) {
       if (alpha) *alpha = a;
       return Basis::kBlend;
     }
-    return MakeError(ErrorCode::kInvalidInput, "policy '" + std::string(text) + "': blend:α needs α in [0, 1] (the weight of compute)");
+    return MakeError(
+        ErrorCode::kInvalidInput,
+        "policy '" + std::string(text) + "': blend:α needs α in [0, 1] (the weight of compute)");
   }
-  return MakeError(ErrorCode::kInvalidInput,
-                   "policy '" + std::string(text) + "': expected memory, compute, request or blend:α");
+  return MakeError(ErrorCode::kInvalidInput, "policy '" + std::string(text) +
+                                                 "': expected memory, compute, request or blend:α");
 }
 
 Expected<IdleRule> ParseIdleRule(std::string_view text) {
   if (text == "share") return IdleRule::kShare;
   if (text == "owner") return IdleRule::kOwner;
   if (text == "separate") return IdleRule::kSeparate;
-  return MakeError(ErrorCode::kInvalidInput, "idle rule '" + std::string(text) + "': expected share, owner or separate");
+  return MakeError(ErrorCode::kInvalidInput,
+                   "idle rule '" + std::string(text) + "': expected share, owner or separate");
 }
 
 std::vector<CostRow> Allocate(const UnitUsage& u, const Policy& policy) {
@@ -58,15 +71,25 @@ std::vector<CostRow> Allocate(const UnitUsage& u, const Policy& policy) {
   double used_sum = 0, held_sum = 0;
   for (const auto& o : u.owners) {
     if (o.owner.kind != attribution::OwnerKind::kContainer) continue;
-    const double mem = u.memory_capacity_byte_seconds > 0 ? o.memory_byte_seconds / u.memory_capacity_byte_seconds : 0;
+    const double mem = u.memory_capacity_byte_seconds > 0
+                           ? o.memory_byte_seconds / u.memory_capacity_byte_seconds
+                           : 0;
     const double cmp = o.compute_seconds / u.seconds;
     const double req = o.requested_share_seconds / u.seconds;
     double f = 0;
     switch (policy.basis) {
-      case Basis::kMemory: f = mem; break;
-      case Basis::kCompute: f = cmp; break;
-      case Basis::kBlend: f = policy.alpha * cmp + (1 - policy.alpha) * mem; break;
-      case Basis::kRequest: f = req; break;
+      case Basis::kMemory:
+        f = mem;
+        break;
+      case Basis::kCompute:
+        f = cmp;
+        break;
+      case Basis::kBlend:
+        f = policy.alpha * cmp + (1 - policy.alpha) * mem;
+        break;
+      case Basis::kRequest:
+        f = req;
+        break;
     }
     f = std::max(0.0, f);
     if (f > 0) used[o.owner] += f, used_sum += f;

@@ -40,7 +40,8 @@ Expected<IdleRule> ParseIdleRule(std::string_view text);
 // One owner's usage of the unit over the window (sums of the attribution rows).
 struct OwnerUsage {
   attribution::Owner owner;
-  double memory_byte_seconds = 0, compute_seconds = 0, energy_joules = 0, requested_share_seconds = 0;
+  double memory_byte_seconds = 0, compute_seconds = 0, energy_joules = 0,
+         requested_share_seconds = 0;
 };
 
 struct UnitUsage {

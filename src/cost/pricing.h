@@ -24,10 +24,10 @@ struct ModelPrice {
 };
 
 struct PriceQuote {
-  double per_gpu_hour = 0;  // after the discount
+  double per_gpu_hour = 0;       // after the discount
   double list_per_gpu_hour = 0;  // before it
-  std::string source;       // where it came from
-  bool flagged = false;     // a default-table or fallback price: the report says so
+  std::string source;            // where it came from
+  bool flagged = false;          // a default-table or fallback price: the report says so
 };
 
 class Pricing {
@@ -40,7 +40,8 @@ class Pricing {
   // The price of one whole GPU of `model` (its NVML name) per hour, or of `instance_type`'s
   // share when that node price is configured; nullopt when nothing matches and there is no
   // fallback.
-  std::optional<PriceQuote> Quote(const std::string& model, const std::string& instance_type = {}) const;
+  std::optional<PriceQuote> Quote(const std::string& model,
+                                  const std::string& instance_type = {}) const;
 
   // The instance type the file maps node `node` to (instance_types), or "".
   std::string InstanceTypeOf(const std::string& node) const;
@@ -50,8 +51,8 @@ class Pricing {
 
  private:
   std::string currency_ = "USD";
-  double discount_ = 0;  // fraction off every price, [0, 1)
-  std::vector<ModelPrice> models_;    // the file's first, then the defaults (when kept)
+  double discount_ = 0;             // fraction off every price, [0, 1)
+  std::vector<ModelPrice> models_;  // the file's first, then the defaults (when kept)
   struct NodePrice {
     std::string instance_type;
     double per_gpu_hour;  // node price × GPU share / GPUs

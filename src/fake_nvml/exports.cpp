@@ -5,9 +5,9 @@
 
 using gpumeter::fake::Driver;
 
-#define ENTER_SYS(name)                                             \
+#define ENTER_SYS(name) \
   if (nvmlReturn_t rc_ = Driver().EnterSystem(name); rc_ != NVML_SUCCESS) return rc_
-#define ENTER_DEV(name, dev)                                        \
+#define ENTER_DEV(name, dev) \
   if (nvmlReturn_t rc_ = Driver().Enter(name, dev); rc_ != NVML_SUCCESS) return rc_
 
 extern "C" {
@@ -20,35 +20,64 @@ EXPORT nvmlReturn_t nvmlShutdown(void) { return Driver().Shutdown(); }
 
 EXPORT const char* nvmlErrorString(nvmlReturn_t r) {
   switch (r) {
-    case 0: return "Success";
-    case 1: return "Uninitialized";
-    case 2: return "Invalid Argument";
-    case 3: return "Not Supported";
-    case 4: return "Insufficient Permissions";
-    case 5: return "Already Initialized";
-    case 6: return "Not Found";
-    case 7: return "Insufficient Size";
-    case 8: return "Insufficient External Power";
-    case 9: return "Driver Not Loaded";
-    case 10: return "Timeout";
-    case 11: return "Interrupt Request Issue";
-    case 12: return "NVML Shared Library Not Found";
-    case 13: return "Function Not Found";
-    case 14: return "Corrupted infoROM";
-    case 15: return "GPU is lost";
-    case 16: return "GPU requires restart";
-    case 17: return "The operating system has blocked the request.";
-    case 18: return "RM has detected an NVML/RM version mismatch.";
-    case 19: return "In use by another client";
-    case 20: return "Insufficient Memory";
-    case 21: return "No data";
-    case 25: return "Argument version mismatch";
-    case 26: return "Deprecated";
-    case 27: return "Not Ready";
-    case 28: return "GPU Not Found";
-    case 29: return "Invalid State";
-    case 999: return "Unknown Error";
-    default: return "Unknown Error";
+    case 0:
+      return "Success";
+    case 1:
+      return "Uninitialized";
+    case 2:
+      return "Invalid Argument";
+    case 3:
+      return "Not Supported";
+    case 4:
+      return "Insufficient Permissions";
+    case 5:
+      return "Already Initialized";
+    case 6:
+      return "Not Found";
+    case 7:
+      return "Insufficient Size";
+    case 8:
+      return "Insufficient External Power";
+    case 9:
+      return "Driver Not Loaded";
+    case 10:
+      return "Timeout";
+    case 11:
+      return "Interrupt Request Issue";
+    case 12:
+      return "NVML Shared Library Not Found";
+    case 13:
+      return "Function Not Found";
+    case 14:
+      return "Corrupted infoROM";
+    case 15:
+      return "GPU is lost";
+    case 16:
+      return "GPU requires restart";
+    case 17:
+      return "The operating system has blocked the request.";
+    case 18:
+      return "RM has detected an NVML/RM version mismatch.";
+    case 19:
+      return "In use by another client";
+    case 20:
+      return "Insufficient Memory";
+    case 21:
+      return "No data";
+    case 25:
+      return "Argument version mismatch";
+    case 26:
+      return "Deprecated";
+    case 27:
+      return "Not Ready";
+    case 28:
+      return "GPU Not Found";
+    case 29:
+      return "Invalid State";
+    case 999:
+      return "Unknown Error";
+    default:
+      return "Unknown Error";
   }
 }
 
@@ -118,15 +147,17 @@ EXPORT nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t d, int* mode) {
   return Driver().ComputeMode(d, mode);
 }
 
-#define PROCESS_FN(sym, mps, stride)                                         \
-  EXPORT nvmlReturn_t sym(nvmlDevice_t d, unsigned int* n, void* infos) {    \
-    ENTER_DEV(#sym, d);                                                      \
-    return Driver().Processes(d, mps, n, infos, stride);                     \
+#define PROCESS_FN(sym, mps, stride)                                      \
+  EXPORT nvmlReturn_t sym(nvmlDevice_t d, unsigned int* n, void* infos) { \
+    ENTER_DEV(#sym, d);                                                   \
+    return Driver().Processes(d, mps, n, infos, stride);                  \
   }
-PROCESS_FN(nvmlDeviceGetComputeRunningProcesses_v3, false, gpumeter::fake::ActiveProfile().v3_stride)
+PROCESS_FN(nvmlDeviceGetComputeRunningProcesses_v3, false,
+           gpumeter::fake::ActiveProfile().v3_stride)
 PROCESS_FN(nvmlDeviceGetComputeRunningProcesses_v2, false, sizeof(nvmlProcessInfo_v2_t))
 PROCESS_FN(nvmlDeviceGetComputeRunningProcesses, false, sizeof(nvmlProcessInfo_v1_t))
-PROCESS_FN(nvmlDeviceGetMPSComputeRunningProcesses_v3, true, gpumeter::fake::ActiveProfile().v3_stride)
+PROCESS_FN(nvmlDeviceGetMPSComputeRunningProcesses_v3, true,
+           gpumeter::fake::ActiveProfile().v3_stride)
 PROCESS_FN(nvmlDeviceGetMPSComputeRunningProcesses_v2, true, sizeof(nvmlProcessInfo_v2_t))
 PROCESS_FN(nvmlDeviceGetMPSComputeRunningProcesses, true, sizeof(nvmlProcessInfo_v1_t))
 #undef PROCESS_FN
@@ -136,21 +167,26 @@ EXPORT nvmlReturn_t nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_t d, void* in
   if (!info) return NVML_ERROR_INVALID_ARGUMENT;
   return NVML_ERROR_NOT_SUPPORTED;  // confidential computing is off on simulated GPUs
 }
-EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t d, nvmlProcessDetailList_v1_t* l) {
+EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t d,
+                                                          nvmlProcessDetailList_v1_t* l) {
   ENTER_DEV("nvmlDeviceGetRunningProcessDetailList", d);
-  if (!l || l->version != nvmlProcessDetailList_v1 || l->mode > 2) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!l || l->version != nvmlProcessDetailList_v1 || l->mode > 2)
+    return NVML_ERROR_INVALID_ARGUMENT;
   if (l->mode == 1) {  // no graphics processes on simulated nodes
     l->numProcArrayEntries = 0;
     return NVML_SUCCESS;
   }
-  return Driver().Processes(d, l->mode == 2, &l->numProcArrayEntries, l->procArray, sizeof(nvmlProcessDetail_v1_t));
+  return Driver().Processes(d, l->mode == 2, &l->numProcArrayEntries, l->procArray,
+                            sizeof(nvmlProcessDetail_v1_t));
 }
-EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtilizationSample_t* s,
+EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d,
+                                                    nvmlProcessUtilizationSample_t* s,
                                                     unsigned int* n, unsigned long long last_seen) {
   ENTER_DEV("nvmlDeviceGetProcessUtilization", d);
   return Driver().ProcessUtil(d, last_seen, n, s);
 }
-EXPORT nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t d, nvmlProcessesUtilizationInfo_v1_t* i) {
+EXPORT nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t d,
+                                                          nvmlProcessesUtilizationInfo_v1_t* i) {
   ENTER_DEV("nvmlDeviceGetProcessesUtilizationInfo", d);
   return Driver().ProcessesUtilInfo(d, i);
 }
@@ -162,7 +198,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int*
   ENTER_DEV("nvmlDeviceGetMaxMigDeviceCount", d);
   return Driver().MaxMigCount(d, n);
 }
-EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int i, nvmlDevice_t* m) {
+EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int i,
+                                                        nvmlDevice_t* m) {
   ENTER_DEV("nvmlDeviceGetMigDeviceHandleByIndex", d);
   return Driver().MigHandle(d, i, m);
 }
@@ -179,7 +216,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t d, unsigned
   ENTER_DEV("nvmlDeviceGetGpuInstanceProfileInfo", d);
   return Driver().GiProfileInfo(d, profile, info);
 }
-EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t d, unsigned int id, nvmlGpuInstance_t* gi) {
+EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t d, unsigned int id,
+                                                 nvmlGpuInstance_t* gi) {
   ENTER_DEV("nvmlDeviceGetGpuInstanceById", d);
   return Driver().GiById(d, id, gi);
 }

@@ -67,9 +67,12 @@ nvmlReturn_t FakeDriver::Init() {
   offset_s_ = EnvDouble("GPUMETER_FAKE_NVML_START_S", 0.0);
   start_ = std::chrono::steady_clock::now();
   // Sample timestamps are this epoch + scenario time. A harness that steps the clock passes its own
-  // epoch, so its wall clock and the driver's stamps agree exactly (no real-time skew between them).
-  epoch_at_start_us_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::system_clock::now().time_since_epoch()).count());
+  // epoch, so its wall clock and the driver's stamps agree exactly (no real-time skew between
+  // them).
+  epoch_at_start_us_ =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count());
   if (const char* e = std::getenv("GPUMETER_FAKE_NVML_EPOCH_US"); e && *e)
     epoch_at_start_us_ = std::strtoull(e, nullptr, 10);
   manual_t_s_.reset();
@@ -93,7 +96,8 @@ void FakeDriver::SetTime(double t_s) {
 
 double FakeDriver::NowLocked() const {
   if (manual_t_s_) return *manual_t_s_;
-  const double real = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double real =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   return offset_s_ + real * speedup_;
 }
 
@@ -126,7 +130,8 @@ nvmlReturn_t FakeDriver::Enter(const char* call, nvmlDevice_t device) {
       if (t < f.from_s || (f.to_s && t >= *f.to_s)) continue;
       const bool gpu_match = !f.gpu_index || (device && GpuOf(device).index == *f.gpu_index);
       const bool call_match = f.call == "*" || f.call == call;
-      if (f.kind == scenario::FaultKind::kGpuLost && device && gpu_match) return NVML_ERROR_GPU_IS_LOST;
+      if (f.kind == scenario::FaultKind::kGpuLost && device && gpu_match)
+        return NVML_ERROR_GPU_IS_LOST;
       if (!call_match || !(gpu_match || (!device && !f.gpu_index))) continue;
       if (f.kind == scenario::FaultKind::kCallError && rc == NVML_SUCCESS) rc = f.code;
       if (f.kind == scenario::FaultKind::kDelay) delay_ms = std::max(delay_ms, f.delay_ms);
@@ -177,12 +182,14 @@ nvmlReturn_t FakeDriver::Uuid(nvmlDevice_t d, char* buf, unsigned int len) {
 nvmlReturn_t FakeDriver::Name(nvmlDevice_t d, char* buf, unsigned int len) {
   std::lock_guard lock(mu_);
   const auto& g = GpuOf(d);
-  const std::string name = d->mig < 0 ? g.model : g.model + " MIG " + g.mig_instances[static_cast<size_t>(d->mig)].profile;
+  const std::string name =
+      d->mig < 0 ? g.model
+                 : g.model + " MIG " + g.mig_instances[static_cast<size_t>(d->mig)].profile;
   return CopyString(name, buf, len);
 }
 
-nvmlReturn_t FakeDriver::Memory(nvmlDevice_t d, unsigned long long* total, unsigned long long* reserved,
-                                unsigned long long* used, bool v2) {
+nvmlReturn_t FakeDriver::Memory(nvmlDevice_t d, unsigned long long* total,
+                                unsigned long long* reserved, unsigned long long* used, bool v2) {
   std::lock_guard lock(mu_);
   const auto& g = GpuOf(d);
   const double t = NowLocked();
@@ -196,7 +203,8 @@ nvmlReturn_t FakeDriver::Memory(nvmlDevice_t d, unsigned long long* total, unsig
     *total = g.memory_bytes;
     *reserved = g.reserved_bytes;
     if (g.mig_enabled) {
-      for (const auto& m : g.mig_instances) process_bytes += scenario::UnitAt(*scenario_, m.uuid, t).process_memory_bytes;
+      for (const auto& m : g.mig_instances)
+        process_bytes += scenario::UnitAt(*scenario_, m.uuid, t).process_memory_bytes;
     } else {
       process_bytes = scenario::UnitAt(*scenario_, g.uuid, t).process_memory_bytes;
     }
@@ -221,7 +229,8 @@ nvmlReturn_t FakeDriver::Power(nvmlDevice_t d, unsigned int* mw) {
   if (!mw) return NVML_ERROR_INVALID_ARGUMENT;
   std::lock_guard lock(mu_);
   if (d->mig >= 0) return NVML_ERROR_NOT_SUPPORTED;
-  *mw = static_cast<unsigned int>(std::lround(scenario::GpuPowerWattsAt(*scenario_, GpuOf(d), NowLocked()) * 1000));
+  *mw = static_cast<unsigned int>(
+      std::lround(scenario::GpuPowerWattsAt(*scenario_, GpuOf(d), NowLocked()) * 1000));
   return NVML_SUCCESS;
 }
 
@@ -229,7 +238,8 @@ nvmlReturn_t FakeDriver::Energy(nvmlDevice_t d, unsigned long long* mj) {
   if (!mj) return NVML_ERROR_INVALID_ARGUMENT;
   std::lock_guard lock(mu_);
   if (d->mig >= 0) return NVML_ERROR_NOT_SUPPORTED;
-  *mj = static_cast<unsigned long long>(std::floor(scenario::GpuEnergyJoulesAt(*scenario_, GpuOf(d), NowLocked()) * 1000));
+  *mj = static_cast<unsigned long long>(
+      std::floor(scenario::GpuEnergyJoulesAt(*scenario_, GpuOf(d), NowLocked()) * 1000));
   return NVML_SUCCESS;
 }
 
@@ -242,7 +252,8 @@ nvmlReturn_t FakeDriver::ComputeMode(nvmlDevice_t d, int* mode) {
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t FakeDriver::Processes(nvmlDevice_t d, bool mps, unsigned int* count, void* buf, size_t stride) {
+nvmlReturn_t FakeDriver::Processes(nvmlDevice_t d, bool mps, unsigned int* count, void* buf,
+                                   size_t stride) {
   if (!count) return NVML_ERROR_INVALID_ARGUMENT;
   std::lock_guard lock(mu_);
   const auto& g = GpuOf(d);
@@ -301,8 +312,8 @@ struct UtilSample {
 // Samples newer than last_seen_us from the driver's rolling buffer: one per busy process per
 // period, stamped at the period's end. Processes with zero utilization get no sample.
 std::vector<UtilSample> CollectUtil(const scenario::Scenario& s, const std::string& unit,
-                                           double now_s, double last_seen_s,
-                                           const std::function<uint64_t(double)>& epoch_us) {
+                                    double now_s, double last_seen_s,
+                                    const std::function<uint64_t(double)>& epoch_us) {
   std::vector<UtilSample> out;
   const long k_max = static_cast<long>(std::floor(now_s / kUtilPeriodS));
   long k_min = static_cast<long>(std::floor(last_seen_s / kUtilPeriodS)) + 1;
@@ -320,15 +331,18 @@ std::vector<UtilSample> CollectUtil(const scenario::Scenario& s, const std::stri
 }
 }  // namespace
 
-nvmlReturn_t FakeDriver::ProcessUtil(nvmlDevice_t d, unsigned long long last_seen_us, unsigned int* count,
-                                     nvmlProcessUtilizationSample_t* samples) {
+nvmlReturn_t FakeDriver::ProcessUtil(nvmlDevice_t d, unsigned long long last_seen_us,
+                                     unsigned int* count, nvmlProcessUtilizationSample_t* samples) {
   if (!count) return NVML_ERROR_INVALID_ARGUMENT;
   std::lock_guard lock(mu_);
   const auto& g = GpuOf(d);
   if (d->mig >= 0 || g.mig_enabled || !g.per_process_utilization) return NVML_ERROR_NOT_SUPPORTED;
-  const double last_s = last_seen_us <= epoch_at_start_us_ ? -1e9
-      : offset_s_ + static_cast<double>(last_seen_us - epoch_at_start_us_) / 1e6;
-  const auto all = CollectUtil(*scenario_, g.uuid, NowLocked(), last_s, [this](double t) { return EpochUsLocked(t); });
+  const double last_s =
+      last_seen_us <= epoch_at_start_us_
+          ? -1e9
+          : offset_s_ + static_cast<double>(last_seen_us - epoch_at_start_us_) / 1e6;
+  const auto all = CollectUtil(*scenario_, g.uuid, NowLocked(), last_s,
+                               [this](double t) { return EpochUsLocked(t); });
   std::vector<UtilSample> fresh;
   for (const auto& s : all)
     if (s.ts > last_seen_us) fresh.push_back(s);
@@ -343,16 +357,20 @@ nvmlReturn_t FakeDriver::ProcessUtil(nvmlDevice_t d, unsigned long long last_see
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t FakeDriver::ProcessesUtilInfo(nvmlDevice_t d, nvmlProcessesUtilizationInfo_v1_t* info) {
+nvmlReturn_t FakeDriver::ProcessesUtilInfo(nvmlDevice_t d,
+                                           nvmlProcessesUtilizationInfo_v1_t* info) {
   if (!info) return NVML_ERROR_INVALID_ARGUMENT;
   if (info->version != nvmlProcessesUtilizationInfo_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-  std::vector<nvmlProcessUtilizationSample_t> tmp(info->procUtilArray ? info->processSamplesCount : 0);
+  std::vector<nvmlProcessUtilizationSample_t> tmp(info->procUtilArray ? info->processSamplesCount
+                                                                      : 0);
   unsigned int count = info->procUtilArray ? info->processSamplesCount : 0;
-  const nvmlReturn_t rc = ProcessUtil(d, info->lastSeenTimeStamp, &count, tmp.empty() ? nullptr : tmp.data());
+  const nvmlReturn_t rc =
+      ProcessUtil(d, info->lastSeenTimeStamp, &count, tmp.empty() ? nullptr : tmp.data());
   info->processSamplesCount = count;
   if (rc != NVML_SUCCESS) return rc;
   for (unsigned int i = 0; i < count; ++i)
-    info->procUtilArray[i] = {tmp[i].timeStamp, tmp[i].pid, tmp[i].smUtil, tmp[i].memUtil, 0, 0, 0, 0};
+    info->procUtilArray[i] = {
+        tmp[i].timeStamp, tmp[i].pid, tmp[i].smUtil, tmp[i].memUtil, 0, 0, 0, 0};
   return NVML_SUCCESS;
 }
 
@@ -413,7 +431,8 @@ unsigned int ProfileIdForSlices(unsigned int slices) {
 }
 }  // namespace
 
-nvmlReturn_t FakeDriver::GiProfileInfo(nvmlDevice_t d, unsigned int profile, nvmlGpuInstanceProfileInfo_t* info) {
+nvmlReturn_t FakeDriver::GiProfileInfo(nvmlDevice_t d, unsigned int profile,
+                                       nvmlGpuInstanceProfileInfo_t* info) {
   if (!info) return NVML_ERROR_INVALID_ARGUMENT;
   std::lock_guard lock(mu_);
   const auto& g = GpuOf(d);
@@ -503,7 +522,8 @@ nvmlReturn_t FakeDriver::GpmMetrics(nvmlGpmMetricsGet_t* m) {
   if (m->numMetrics > kGpmMetricSlots) return NVML_ERROR_INVALID_ARGUMENT;
   std::lock_guard lock(mu_);
   const nvmlGpmSample_st a = *m->sample1, b = *m->sample2;
-  if (!a.device || a.device != b.device || a.gi != b.gi || !ValidHandle(a.device)) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!a.device || a.device != b.device || a.gi != b.gi || !ValidHandle(a.device))
+    return NVML_ERROR_INVALID_ARGUMENT;
   const auto& g = GpuOf(a.device);
   for (unsigned int i = 0; i < m->numMetrics; ++i) {
     auto& metric = m->metrics[i];  // only the first numMetrics entries are read
@@ -518,7 +538,8 @@ nvmlReturn_t FakeDriver::GpmMetrics(nvmlGpmMetricsGet_t* m) {
     double busy_s = 0;
     if (a.gi >= 0) {
       for (const auto& mi : g.mig_instances)
-        if (static_cast<int>(mi.gi_id) == a.gi) busy_s += scenario::UnitBusySeconds(*scenario_, mi.uuid, a.t_s, b.t_s);
+        if (static_cast<int>(mi.gi_id) == a.gi)
+          busy_s += scenario::UnitBusySeconds(*scenario_, mi.uuid, a.t_s, b.t_s);
     } else if (a.device->mig >= 0) {
       busy_s = scenario::UnitBusySeconds(*scenario_, UnitUuid(a.device), a.t_s, b.t_s);
     } else {

@@ -18,8 +18,8 @@
 
 // Opaque to callers; the fake hands out pointers to these.
 struct nvmlDevice_st {
-  size_t gpu = 0;      // position in Scenario::gpus
-  int mig = -1;        // position in Gpu::mig_instances, or -1 for the physical GPU
+  size_t gpu = 0;  // position in Scenario::gpus
+  int mig = -1;    // position in Gpu::mig_instances, or -1 for the physical GPU
 };
 struct nvmlGpuInstance_st {
   size_t gpu = 0;  // position in Scenario::gpus
@@ -27,7 +27,7 @@ struct nvmlGpuInstance_st {
 };
 struct nvmlGpmSample_st {
   nvmlDevice_t device = nullptr;
-  int gi = -1;  // GPU instance id for nvmlGpmMigSampleGet, else -1
+  int gi = -1;      // GPU instance id for nvmlGpmMigSampleGet, else -1
   double t_s = -1;  // when it was taken; -1: never filled
 };
 
@@ -72,7 +72,8 @@ class FakeDriver {
   nvmlReturn_t MigHandle(nvmlDevice_t d, unsigned int index, nvmlDevice_t* out);
   nvmlReturn_t InstanceId(nvmlDevice_t d, bool compute, unsigned int* id);
   // GPU-instance profiles by index (1, 2, 3, 4, 7 slices; IDs as on an H100) and instances.
-  nvmlReturn_t GiProfileInfo(nvmlDevice_t d, unsigned int profile, nvmlGpuInstanceProfileInfo_t* info);
+  nvmlReturn_t GiProfileInfo(nvmlDevice_t d, unsigned int profile,
+                             nvmlGpuInstanceProfileInfo_t* info);
   nvmlReturn_t GiById(nvmlDevice_t d, unsigned int id, nvmlGpuInstance_t* out);
   nvmlReturn_t GiInfo(nvmlGpuInstance_t gi, nvmlGpuInstanceInfo_t* info);
   nvmlReturn_t GpmSupport(nvmlDevice_t d, nvmlGpmSupport_t* s);

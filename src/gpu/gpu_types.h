@@ -67,11 +67,12 @@ struct DeviceSample {
   std::optional<double> energy_joules;  // counter since driver load
   std::optional<ComputeMode> compute_mode;
   bool mig_enabled = false;
-  std::vector<GpuProcess> processes;  // whole device (aggregate on MIG GPUs)
+  std::vector<GpuProcess> processes;          // whole device (aggregate on MIG GPUs)
   bool process_utilization_supported = true;  // false on MIG GPUs, old drivers
   std::vector<ProcessUtilSample> process_util;
   // The samples cover (start, end]. Once the driver's sample period is known, end is the last
-  // period boundary at or before the poll and the next window starts there; before, end is the poll.
+  // period boundary at or before the poll and the next window starts there; before, end is the
+  // poll.
   uint64_t process_util_window_start_us = 0;
   uint64_t process_util_window_end_us = 0;
   // The driver's per-process sample period: the smallest spacing of distinct sample timestamps
@@ -88,9 +89,9 @@ struct Capabilities {
   std::string library_path;
   std::string driver_version;  // empty if unknown
   std::string nvml_version;
-  std::string process_api;   // e.g. "nvmlDeviceGetComputeRunningProcesses_v3 (24-byte entries)"
-  std::string memory_api;    // "nvmlDeviceGetMemoryInfo_v2" or "nvmlDeviceGetMemoryInfo"
-  std::string util_api;      // per-process utilization entry point, or "" when none
+  std::string process_api;  // e.g. "nvmlDeviceGetComputeRunningProcesses_v3 (24-byte entries)"
+  std::string memory_api;   // "nvmlDeviceGetMemoryInfo_v2" or "nvmlDeviceGetMemoryInfo"
+  std::string util_api;     // per-process utilization entry point, or "" when none
   bool gpm = false;
   bool mig = false;
 };

@@ -38,22 +38,36 @@ Expected<Finding> FindingFromJson(const json& j) {
     return true;
   };
   std::string kind, severity;
-  for (const auto& [key, out] : std::initializer_list<std::pair<const char*, std::string*>>{
-           {"kind", &kind}, {"severity", &severity}, {"node", &f.node}, {"namespace", &f.ns}, {"pod", &f.pod},
-           {"container", &f.container}, {"unit", &f.unit_uuid}, {"gpu_uuid", &f.gpu_uuid}, {"process", &f.process},
-           {"evidence", &f.evidence}})
-    if (!text(key, *out)) return MakeError(ErrorCode::kInvalidInput, std::string("finding field '") + key + "' is missing or not a string");
+  for (const auto& [key, out] :
+       std::initializer_list<std::pair<const char*, std::string*>>{{"kind", &kind},
+                                                                   {"severity", &severity},
+                                                                   {"node", &f.node},
+                                                                   {"namespace", &f.ns},
+                                                                   {"pod", &f.pod},
+                                                                   {"container", &f.container},
+                                                                   {"unit", &f.unit_uuid},
+                                                                   {"gpu_uuid", &f.gpu_uuid},
+                                                                   {"process", &f.process},
+                                                                   {"evidence", &f.evidence}})
+    if (!text(key, *out))
+      return MakeError(ErrorCode::kInvalidInput,
+                       std::string("finding field '") + key + "' is missing or not a string");
   const auto k = KindFromString(kind);
   if (!k) return MakeError(ErrorCode::kInvalidInput, "finding kind '" + kind + "' is unknown");
   const auto s = SeverityFromString(severity);
-  if (!s) return MakeError(ErrorCode::kInvalidInput, "finding severity '" + severity + "' is unknown");
+  if (!s)
+    return MakeError(ErrorCode::kInvalidInput, "finding severity '" + severity + "' is unknown");
   f.kind = *k, f.severity = *s;
-  for (const auto& [key, out] : std::initializer_list<std::pair<const char*, double*>>{{"first_seen", &f.first_seen}, {"last_seen", &f.last_seen}}) {
+  for (const auto& [key, out] : std::initializer_list<std::pair<const char*, double*>>{
+           {"first_seen", &f.first_seen}, {"last_seen", &f.last_seen}}) {
     const auto it = j.find(key);
-    if (it == j.end() || !it->is_number()) return MakeError(ErrorCode::kInvalidInput, std::string("finding field '") + key + "' is missing or not a number");
+    if (it == j.end() || !it->is_number())
+      return MakeError(ErrorCode::kInvalidInput,
+                       std::string("finding field '") + key + "' is missing or not a number");
     *out = it->get<double>();
   }
-  if (const auto it = j.find("waste_gpu_hours"); it != j.end() && it->is_number()) f.waste_gpu_hours = it->get<double>();
+  if (const auto it = j.find("waste_gpu_hours"); it != j.end() && it->is_number())
+    f.waste_gpu_hours = it->get<double>();
   if (const auto it = j.find("waste_cost"); it != j.end() && it->is_number()) {
     f.waste_cost = it->get<double>();
     text("currency", f.currency);

@@ -8,14 +8,22 @@ namespace gpumeter::guard {
 
 const char* ToString(Kind kind) {
   switch (kind) {
-    case Kind::kUnallocatedDevice: return "unallocated-device";
-    case Kind::kNoGpuRequest: return "no-gpu-request";
-    case Kind::kVisibleDevicesAll: return "visible-devices-all";
-    case Kind::kVisibleDevicesOutside: return "visible-devices-outside";
-    case Kind::kHostProcess: return "host-process";
-    case Kind::kIdleAllocation: return "idle-allocation";
-    case Kind::kOomRisk: return "oom-risk";
-    case Kind::kMpsNoLimits: return "mps-no-limits";
+    case Kind::kUnallocatedDevice:
+      return "unallocated-device";
+    case Kind::kNoGpuRequest:
+      return "no-gpu-request";
+    case Kind::kVisibleDevicesAll:
+      return "visible-devices-all";
+    case Kind::kVisibleDevicesOutside:
+      return "visible-devices-outside";
+    case Kind::kHostProcess:
+      return "host-process";
+    case Kind::kIdleAllocation:
+      return "idle-allocation";
+    case Kind::kOomRisk:
+      return "oom-risk";
+    case Kind::kMpsNoLimits:
+      return "mps-no-limits";
   }
   return "unknown";
 }
@@ -28,9 +36,12 @@ std::optional<Kind> KindFromString(std::string_view text) {
 
 const char* ToString(Severity severity) {
   switch (severity) {
-    case Severity::kInfo: return "info";
-    case Severity::kWarning: return "warning";
-    case Severity::kCritical: return "critical";
+    case Severity::kInfo:
+      return "info";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kCritical:
+      return "critical";
   }
   return "unknown";
 }
@@ -49,15 +60,19 @@ Expected<double> Fraction(const YAML::Node& n, const std::string& where) {
   try {
     v = n.as<double>();
   } catch (const YAML::Exception&) {
-    return MakeError(ErrorCode::kInvalidInput, where + ": '" + n.as<std::string>("") + "' is not a number");
+    return MakeError(ErrorCode::kInvalidInput,
+                     where + ": '" + n.as<std::string>("") + "' is not a number");
   }
-  if (!(v > 0) || v > 1) return MakeError(ErrorCode::kInvalidInput, where + ": " + std::to_string(v) + " is not in (0, 1]");
+  if (!(v > 0) || v > 1)
+    return MakeError(ErrorCode::kInvalidInput,
+                     where + ": " + std::to_string(v) + " is not in (0, 1]");
   return v;
 }
 
 // Seconds, written "90m", "1h", … or as a plain number of seconds.
 Expected<double> Seconds(const YAML::Node& n, const std::string& where) {
-  if (!n.IsScalar()) return MakeError(ErrorCode::kInvalidInput, where + ": expected a duration such as 30m or 1h");
+  if (!n.IsScalar())
+    return MakeError(ErrorCode::kInvalidInput, where + ": expected a duration such as 30m or 1h");
   const auto text = n.as<std::string>();
   try {
     const double v = n.as<double>();
@@ -70,16 +85,21 @@ Expected<double> Seconds(const YAML::Node& n, const std::string& where) {
 }
 
 Expected<void> Apply(const YAML::Node& root, const std::string& label, GuardConfig& c) {
-  if (!root.IsMap()) return MakeError(ErrorCode::kInvalidInput, label + ": expected a mapping at the top");
+  if (!root.IsMap())
+    return MakeError(ErrorCode::kInvalidInput, label + ": expected a mapping at the top");
   for (const auto& top : root) {
     const auto key = top.first.as<std::string>();
     const auto& v = top.second;
     if (key == "severity") {
-      if (!v.IsMap()) return MakeError(ErrorCode::kInvalidInput, label + ": severity: expected a mapping of finding kind to severity");
+      if (!v.IsMap())
+        return MakeError(ErrorCode::kInvalidInput,
+                         label + ": severity: expected a mapping of finding kind to severity");
       for (const auto& e : v) {
         const auto kind_text = e.first.as<std::string>();
         const auto kind = KindFromString(kind_text);
-        if (!kind) return MakeError(ErrorCode::kInvalidInput, label + ": severity." + kind_text + ": unknown finding kind");
+        if (!kind)
+          return MakeError(ErrorCode::kInvalidInput,
+                           label + ": severity." + kind_text + ": unknown finding kind");
         const auto sev_text = e.second.as<std::string>("");
         if (sev_text == "off") {
           c.severity.erase(*kind);
@@ -87,12 +107,15 @@ Expected<void> Apply(const YAML::Node& root, const std::string& label, GuardConf
         }
         const auto sev = SeverityFromString(sev_text);
         if (!sev)
-          return MakeError(ErrorCode::kInvalidInput,
-                           label + ": severity." + kind_text + ": '" + sev_text + "' is not info, warning, critical or off");
+          return MakeError(ErrorCode::kInvalidInput, label + ": severity." + kind_text + ": '" +
+                                                         sev_text +
+                                                         "' is not info, warning, critical or off");
         c.severity[*kind] = *sev;
       }
     } else if (key == "idle") {
-      if (!v.IsMap()) return MakeError(ErrorCode::kInvalidInput, label + ": idle: expected a mapping with below and window");
+      if (!v.IsMap())
+        return MakeError(ErrorCode::kInvalidInput,
+                         label + ": idle: expected a mapping with below and window");
       for (const auto& e : v) {
         const auto k = e.first.as<std::string>();
         if (k == "below") {
@@ -104,7 +127,8 @@ Expected<void> Apply(const YAML::Node& root, const std::string& label, GuardConf
           if (!s) return tl::unexpected(s.error());
           c.idle_window_s = *s;
         } else {
-          return MakeError(ErrorCode::kInvalidInput, label + ": idle." + k + ": unknown key (below, window)");
+          return MakeError(ErrorCode::kInvalidInput,
+                           label + ": idle." + k + ": unknown key (below, window)");
         }
       }
     } else if (key == "oom") {
@@ -114,12 +138,15 @@ Expected<void> Apply(const YAML::Node& root, const std::string& label, GuardConf
       if (!f) return tl::unexpected(f.error());
       c.oom_ratio = *f;
     } else if (key == "expected_host_processes") {
-      if (!v.IsSequence()) return MakeError(ErrorCode::kInvalidInput, label + ": expected_host_processes: expected a list of command names");
+      if (!v.IsSequence())
+        return MakeError(ErrorCode::kInvalidInput,
+                         label + ": expected_host_processes: expected a list of command names");
       c.expected_host_processes.clear();
       for (const auto& e : v) c.expected_host_processes.insert(e.as<std::string>());
     } else {
-      return MakeError(ErrorCode::kInvalidInput,
-                       label + ": " + key + ": unknown key (severity, idle, oom, expected_host_processes)");
+      return MakeError(
+          ErrorCode::kInvalidInput,
+          label + ": " + key + ": unknown key (severity, idle, oom, expected_host_processes)");
     }
   }
   return {};

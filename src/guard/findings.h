@@ -18,18 +18,20 @@
 namespace gpumeter::guard {
 
 enum class Kind {
-  kUnallocatedDevice,     // a container's process runs on a unit not allocated to it
-  kNoGpuRequest,          // a container uses a GPU although its pod requested none
-  kVisibleDevicesAll,     // a container's NVIDIA_VISIBLE_DEVICES is "all"
-  kVisibleDevicesOutside, // it names GPUs or MIG instances outside the container's allocation
-  kHostProcess,           // a process outside any pod uses a GPU
-  kIdleAllocation,        // an allocated unit unused for the idle window (waste, with its cost)
-  kOomRisk,               // a shared GPU whose tenants' memory approaches its total
-  kMpsNoLimits,           // an MPS client without a memory or active-thread limit
+  kUnallocatedDevice,      // a container's process runs on a unit not allocated to it
+  kNoGpuRequest,           // a container uses a GPU although its pod requested none
+  kVisibleDevicesAll,      // a container's NVIDIA_VISIBLE_DEVICES is "all"
+  kVisibleDevicesOutside,  // it names GPUs or MIG instances outside the container's allocation
+  kHostProcess,            // a process outside any pod uses a GPU
+  kIdleAllocation,         // an allocated unit unused for the idle window (waste, with its cost)
+  kOomRisk,                // a shared GPU whose tenants' memory approaches its total
+  kMpsNoLimits,            // an MPS client without a memory or active-thread limit
 };
-inline constexpr std::array<Kind, 8> kAllKinds = {Kind::kUnallocatedDevice, Kind::kNoGpuRequest, Kind::kVisibleDevicesAll,
-                                                  Kind::kVisibleDevicesOutside, Kind::kHostProcess, Kind::kIdleAllocation,
-                                                  Kind::kOomRisk, Kind::kMpsNoLimits};
+inline constexpr std::array<Kind, 8> kAllKinds = {
+    Kind::kUnallocatedDevice, Kind::kNoGpuRequest,
+    Kind::kVisibleDevicesAll, Kind::kVisibleDevicesOutside,
+    Kind::kHostProcess,       Kind::kIdleAllocation,
+    Kind::kOomRisk,           Kind::kMpsNoLimits};
 // "unallocated-device", "no-gpu-request", "visible-devices-all", "visible-devices-outside",
 // "host-process", "idle-allocation", "oom-risk", "mps-no-limits".
 const char* ToString(Kind kind);
@@ -57,11 +59,14 @@ struct Finding {
 
 struct GuardConfig {
   // Severity of each kind; a kind absent from the map is off.
-  std::map<Kind, Severity> severity = {
-      {Kind::kUnallocatedDevice, Severity::kCritical}, {Kind::kNoGpuRequest, Severity::kCritical},
-      {Kind::kVisibleDevicesAll, Severity::kWarning},  {Kind::kVisibleDevicesOutside, Severity::kWarning},
-      {Kind::kHostProcess, Severity::kWarning},        {Kind::kIdleAllocation, Severity::kWarning},
-      {Kind::kOomRisk, Severity::kWarning},            {Kind::kMpsNoLimits, Severity::kWarning}};
+  std::map<Kind, Severity> severity = {{Kind::kUnallocatedDevice, Severity::kCritical},
+                                       {Kind::kNoGpuRequest, Severity::kCritical},
+                                       {Kind::kVisibleDevicesAll, Severity::kWarning},
+                                       {Kind::kVisibleDevicesOutside, Severity::kWarning},
+                                       {Kind::kHostProcess, Severity::kWarning},
+                                       {Kind::kIdleAllocation, Severity::kWarning},
+                                       {Kind::kOomRisk, Severity::kWarning},
+                                       {Kind::kMpsNoLimits, Severity::kWarning}};
   // A holder is idle while it uses less than this fraction of its share of the unit's compute.
   double idle_below = 0.02;
   // … for at least this many accounted seconds of known activity in a row.

@@ -19,7 +19,8 @@ std::string Name(const Owner& o) { return o.ns + "/" + o.pod + "/" + o.container
 
 std::string Duration(double s) {
   const auto m = static_cast<int64_t>(s / 60);
-  return m >= 60 ? fmt::format("{}h {}m", m / 60, m % 60) : fmt::format("{}m {}s", m, static_cast<int64_t>(s) % 60);
+  return m >= 60 ? fmt::format("{}h {}m", m / 60, m % 60)
+                 : fmt::format("{}m {}s", m, static_cast<int64_t>(s) % 60);
 }
 
 const attribution::Row* RowOf(const UnitView& u, const Owner& o) {
@@ -33,7 +34,8 @@ const attribution::Row* RowOf(const UnitView& u, const Owner& o) {
 std::string UsageText(const UnitView& u, const Owner& o) {
   const auto* r = RowOf(u, o);
   if (!r || u.ledger->seconds <= 0) return "usage over the last interval not yet known";
-  return fmt::format("{:.1f} GiB, {:.1f} % compute over the last interval", r->memory_byte_seconds / u.ledger->seconds / kGiB,
+  return fmt::format("{:.1f} GiB, {:.1f} % compute over the last interval",
+                     r->memory_byte_seconds / u.ledger->seconds / kGiB,
                      100 * r->compute_seconds / u.ledger->seconds);
 }
 
@@ -46,19 +48,24 @@ std::string Holders(const UnitView& u) {
 
 std::string Pids(const std::vector<const ProcessView*>& procs) {
   std::vector<std::string> out;
-  for (const auto* p : procs) out.push_back(p->comm.empty() ? fmt::format("{}", p->pid) : fmt::format("{} ({})", p->pid, p->comm));
+  for (const auto* p : procs)
+    out.push_back(p->comm.empty() ? fmt::format("{}", p->pid)
+                                  : fmt::format("{} ({})", p->pid, p->comm));
   return fmt::format("{} {}", procs.size() == 1 ? "pid" : "pids", fmt::join(out, ", "));
 }
 
 // The kernel keeps 15 characters of a command name (TASK_COMM_LEN 16): "nvidia-cuda-mps-server"
 // reads "nvidia-cuda-mps".
 bool NameMatches(const std::string& comm, const std::string& name) {
-  return !comm.empty() && (comm == name || (comm.size() == 15 && name.size() > 15 && name.compare(0, 15, comm) == 0));
+  return !comm.empty() && (comm == name || (comm.size() == 15 && name.size() > 15 &&
+                                            name.compare(0, 15, comm) == 0));
 }
 
 bool IsMpsServer(const std::string& comm) { return NameMatches(comm, "nvidia-cuda-mps-server"); }
 
-std::string Join(const std::set<std::string>& s) { return s.empty() ? "none" : fmt::format("{}", fmt::join(s, ", ")); }
+std::string Join(const std::set<std::string>& s) {
+  return s.empty() ? "none" : fmt::format("{}", fmt::join(s, ", "));
+}
 
 std::optional<std::string> Env(const ProcessView& p, const char* key) {
   if (!p.env) return std::nullopt;
@@ -75,18 +82,24 @@ std::string Trim(std::string s) {
 
 // The GPUs and MIG instances an NVIDIA_VISIBLE_DEVICES list names, as UUIDs. Entries that name
 // nothing checkable are left out: none, void, a volume-mounts path, "<gpu>:<mig>" indices.
-std::vector<std::string> NamedUnits(const std::string& value, const std::map<uint32_t, std::string>& by_index) {
+std::vector<std::string> NamedUnits(const std::string& value,
+                                    const std::map<uint32_t, std::string>& by_index) {
   std::vector<std::string> out;
   size_t start = 0;
   while (start <= value.size()) {
     const auto comma = value.find(',', start);
-    const auto item = Trim(value.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    const auto item =
+        Trim(value.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (item.rfind("MIG-GPU-", 0) == 0) {
       // The legacy MIG-GPU-<uuid>/<gi>/<ci> form: not resolved here, so not judged.
     } else if (item.rfind("GPU-", 0) == 0 || item.rfind("MIG-", 0) == 0) {
       out.push_back(item);
-    } else if (!item.empty() && std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; }) && item.size() < 6) {
-      if (const auto it = by_index.find(static_cast<uint32_t>(std::stoul(item))); it != by_index.end()) out.push_back(it->second);
+    } else if (!item.empty() &&
+               std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+               item.size() < 6) {
+      if (const auto it = by_index.find(static_cast<uint32_t>(std::stoul(item)));
+          it != by_index.end())
+        out.push_back(it->second);
     }
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -96,11 +109,14 @@ std::vector<std::string> NamedUnits(const std::string& value, const std::map<uin
 
 }  // namespace
 
-Guard::Guard(GuardConfig config, const cost::Pricing* pricing) : config_(std::move(config)), pricing_(pricing) {
-  for (const auto& [kind, severity] : config_.severity) opened_[{kind, severity}] = 0;  // every counter exists from the start
+Guard::Guard(GuardConfig config, const cost::Pricing* pricing)
+    : config_(std::move(config)), pricing_(pricing) {
+  for (const auto& [kind, severity] : config_.severity)
+    opened_[{kind, severity}] = 0;  // every counter exists from the start
 }
 
-void Guard::Raise(std::map<Key, Finding>& seen, Kind kind, const std::string& extra, Finding f) const {
+void Guard::Raise(std::map<Key, Finding>& seen, Kind kind, const std::string& extra,
+                  Finding f) const {
   const auto sev = config_.severity.find(kind);
   if (sev == config_.severity.end()) return;  // off
   f.kind = kind;
@@ -130,7 +146,7 @@ void Guard::Update(const PassView& pass) {
     return false;
   };
   std::map<Owner, std::set<std::string>> unrequested_use;  // container -> units it used
-  std::map<Owner, const ProcessView*> env_of;              // container -> a process with a readable environment
+  std::map<Owner, const ProcessView*> env_of;  // container -> a process with a readable environment
   for (const auto& u : pass.units) {
     std::set<Owner> holders;
     for (const auto& h : u.holders) holders.insert(h.owner);
@@ -144,10 +160,13 @@ void Guard::Update(const PassView& pass) {
         if (p.env && !env_of.count(p.owner)) env_of[p.owner] = &p;
       } else if (p.owner.kind == OwnerKind::kSystem) {
         auto f = base(&u, nullptr);
-        f.evidence = fmt::format("pid {}{} runs outside any pod on {} ({}){}; {}", p.pid, p.comm.empty() ? "" : " (" + p.comm + ")",
-                                 u.uuid, u.model,
-                                 p.memory_bytes ? fmt::format(" holding {:.1f} GiB", static_cast<double>(*p.memory_bytes) / kGiB) : "",
-                                 Holders(u));
+        f.evidence = fmt::format(
+            "pid {}{} runs outside any pod on {} ({}){}; {}", p.pid,
+            p.comm.empty() ? "" : " (" + p.comm + ")", u.uuid, u.model,
+            p.memory_bytes
+                ? fmt::format(" holding {:.1f} GiB", static_cast<double>(*p.memory_bytes) / kGiB)
+                : "",
+            Holders(u));
         f.process = p.comm.empty() ? std::to_string(p.pid) : p.comm;
         const auto extra = f.process;
         Raise(seen, Kind::kHostProcess, extra, std::move(f));
@@ -155,7 +174,8 @@ void Guard::Update(const PassView& pass) {
     }
     for (const auto& [owner, procs] : by_container) {
       // Held: the unit itself, or (MIG with migStrategy none) the GPU it is carved from.
-      const bool holds = holders.count(owner) || (held.count(owner) && held.at(owner).count(u.gpu_uuid));
+      const bool holds =
+          holders.count(owner) || (held.count(owner) && held.at(owner).count(u.gpu_uuid));
       if (pass.allocations_known && !holds && !pass.allocation_unknown.count(owner)) {
         auto f = base(&u, &owner);
         std::string env;
@@ -165,8 +185,10 @@ void Guard::Update(const PassView& pass) {
             break;
           }
         const auto& mine = held[owner];
-        f.evidence = fmt::format("{} of {} ran on {} ({}): {}; the unit is {}; the container holds {}{}", Pids(procs), Name(owner), u.uuid,
-                                 u.model, UsageText(u, owner), Holders(u), mine.empty() ? "no GPU" : Join(mine), env);
+        f.evidence =
+            fmt::format("{} of {} ran on {} ({}): {}; the unit is {}; the container holds {}{}",
+                        Pids(procs), Name(owner), u.uuid, u.model, UsageText(u, owner), Holders(u),
+                        mine.empty() ? "no GPU" : Join(mine), env);
         Raise(seen, Kind::kUnallocatedDevice, "", std::move(f));
         if (held[owner].empty()) unrequested_use[owner].insert(u.uuid);
       }
@@ -179,34 +201,40 @@ void Guard::Update(const PassView& pass) {
           if (IsMpsServer(p.comm) && p.env) {
             server_known = true;
             server_memory = server_memory || Env(p, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT").has_value();
-            server_threads = server_threads || Env(p, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE").has_value();
+            server_threads =
+                server_threads || Env(p, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE").has_value();
           }
         for (const auto* p : server_known ? procs : std::vector<const ProcessView*>{}) {
           if (!p->env) continue;  // unreadable: unknown, not unlimited
           std::vector<std::string> missing;
-          if (!server_memory && !Env(*p, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT")) missing.push_back("memory (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT)");
+          if (!server_memory && !Env(*p, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"))
+            missing.push_back("memory (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT)");
           if (!server_threads && !Env(*p, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"))
             missing.push_back("active threads (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE)");
           if (missing.empty()) continue;
           auto f = base(&u, &owner);
-          f.evidence = fmt::format("MPS client pid {} of {} on {} has no limit on {}, in its environment or the MPS server's: it can "
-                                   "take what its co-tenants were promised",
-                                   p->pid, Name(owner), u.uuid, fmt::join(missing, " or "));
+          f.evidence = fmt::format(
+              "MPS client pid {} of {} on {} has no limit on {}, in its environment or the MPS "
+              "server's: it can "
+              "take what its co-tenants were promised",
+              p->pid, Name(owner), u.uuid, fmt::join(missing, " or "));
           Raise(seen, Kind::kMpsNoLimits, "", std::move(f));
           break;
         }
       }
     }
-    if ((u.mode == SharingMode::kTimeSlicing || u.mode == SharingMode::kMps) && u.ledger && u.ledger->seconds > 0 &&
-        u.ledger->memory_capacity_byte_seconds > 0) {
+    if ((u.mode == SharingMode::kTimeSlicing || u.mode == SharingMode::kMps) && u.ledger &&
+        u.ledger->seconds > 0 && u.ledger->memory_capacity_byte_seconds > 0) {
       const double s = u.ledger->seconds, capacity = u.ledger->memory_capacity_byte_seconds / s;
       double free = 0;
       std::vector<std::string> tenants;
       for (const auto& r : u.ledger->rows) {
         if (r.owner.kind == OwnerKind::kIdle) free += r.memory_byte_seconds / s;
         // A container that runs only expected processes here (the MPS server's pod) is no tenant.
-        if (r.owner.kind == OwnerKind::kContainer && r.memory_byte_seconds > 0 && by_container.count(r.owner))
-          tenants.push_back(fmt::format("{} {:.1f} GiB", Name(r.owner), r.memory_byte_seconds / s / kGiB));
+        if (r.owner.kind == OwnerKind::kContainer && r.memory_byte_seconds > 0 &&
+            by_container.count(r.owner))
+          tenants.push_back(
+              fmt::format("{} {:.1f} GiB", Name(r.owner), r.memory_byte_seconds / s / kGiB));
       }
       // Known only when nothing on the unit is unattributed for want of a device reading.
       bool known = true;
@@ -217,10 +245,13 @@ void Guard::Update(const PassView& pass) {
       const double used = capacity - free;
       if (known && tenants.size() >= 2 && used >= config_.oom_ratio * capacity) {
         auto f = base(&u, nullptr);
-        f.evidence = fmt::format("{} GPU {} ({}): {:.1f} of {:.1f} GiB in use ({:.0f} %, threshold {:.0f} %): {}; nothing "
-                                 "divides memory between them, so the next allocation of any of them can fail with out-of-memory",
-                                 ToString(u.mode), u.uuid, u.model, used / kGiB, capacity / kGiB, 100 * used / capacity,
-                                 100 * config_.oom_ratio, fmt::join(tenants, ", "));
+        f.evidence = fmt::format(
+            "{} GPU {} ({}): {:.1f} of {:.1f} GiB in use ({:.0f} %, threshold {:.0f} %): {}; "
+            "nothing "
+            "divides memory between them, so the next allocation of any of them can fail with "
+            "out-of-memory",
+            ToString(u.mode), u.uuid, u.model, used / kGiB, capacity / kGiB, 100 * used / capacity,
+            100 * config_.oom_ratio, fmt::join(tenants, ", "));
         Raise(seen, Kind::kOomRisk, "", std::move(f));
       }
     }
@@ -230,11 +261,14 @@ void Guard::Update(const PassView& pass) {
     for (const auto& [owner, units] : unrequested_use) {
       if (pass.allocation_unknown.count(owner)) continue;
       const auto it = pass.requests_gpu.find(owner);
-      if (it == pass.requests_gpu.end() || it->second) continue;  // pod unknown, or it asked for a GPU some other way
+      if (it == pass.requests_gpu.end() || it->second)
+        continue;  // pod unknown, or it asked for a GPU some other way
       auto f = base(nullptr, &owner);
-      f.evidence = fmt::format("{} used {} although its pod requests no GPU resource and the kubelet allocated it none: the scheduler "
-                               "does not know this use and may place other work on the same GPUs",
-                               Name(owner), Join(units));
+      f.evidence = fmt::format(
+          "{} used {} although its pod requests no GPU resource and the kubelet allocated it none: "
+          "the scheduler "
+          "does not know this use and may place other work on the same GPUs",
+          Name(owner), Join(units));
       Raise(seen, Kind::kNoGpuRequest, "", std::move(f));
     }
 
@@ -244,9 +278,11 @@ void Guard::Update(const PassView& pass) {
     const auto& mine = held[owner];
     if (Trim(*value) == "all") {
       auto f = base(nullptr, &owner);
-      f.evidence = fmt::format("pid {} of {}: NVIDIA_VISIBLE_DEVICES=all, so the NVIDIA runtime may give it every GPU on the node; it "
-                               "holds {}",
-                               p->pid, Name(owner), mine.empty() ? "no GPU" : Join(mine));
+      f.evidence = fmt::format(
+          "pid {} of {}: NVIDIA_VISIBLE_DEVICES=all, so the NVIDIA runtime may give it every GPU "
+          "on the node; it "
+          "holds {}",
+          p->pid, Name(owner), mine.empty() ? "no GPU" : Join(mine));
       Raise(seen, Kind::kVisibleDevicesAll, "", std::move(f));
       continue;
     }
@@ -261,23 +297,28 @@ void Guard::Update(const PassView& pass) {
       if (!covered.count(uuid)) outside.insert(uuid);
     if (outside.empty()) continue;
     auto f = base(nullptr, &owner);
-    f.evidence = fmt::format("pid {} of {}: NVIDIA_VISIBLE_DEVICES={} names {} outside its allocation ({})", p->pid, Name(owner), *value,
-                             Join(outside), mine.empty() ? "no GPU" : Join(mine));
+    f.evidence = fmt::format(
+        "pid {} of {}: NVIDIA_VISIBLE_DEVICES={} names {} outside its allocation ({})", p->pid,
+        Name(owner), *value, Join(outside), mine.empty() ? "no GPU" : Join(mine));
     Raise(seen, Kind::kVisibleDevicesOutside, "", std::move(f));
   }
 
   Idle(pass, seen);
 
   for (auto& [key, f] : seen) {
-    if (const auto it = open_.find(key); it != open_.end() && it->second.severity == f.severity) f.first_seen = it->second.first_seen;
-    else ++opened_[{f.kind, f.severity}];
+    if (const auto it = open_.find(key); it != open_.end() && it->second.severity == f.severity)
+      f.first_seen = it->second.first_seen;
+    else
+      ++opened_[{f.kind, f.severity}];
     missed_.erase(key);
   }
   // Open findings not seen this pass stay open (as last seen) for a few passes.
   for (auto& [key, f] : open_) {
     if (seen.count(key)) continue;
-    if (++missed_[key] < kGracePasses) seen.emplace(key, std::move(f));
-    else missed_.erase(key);
+    if (++missed_[key] < kGracePasses)
+      seen.emplace(key, std::move(f));
+    else
+      missed_.erase(key);
   }
   open_ = std::move(seen);
 }
@@ -301,7 +342,9 @@ void Guard::Idle(const PassView& pass, std::map<Key, Finding>& seen) {
       const auto* r = RowOf(u, h.owner);
       // A split of busy time by memory or MPS threads (no per-process samples) is an estimate:
       // it cannot show a tenant idle.
-      const bool estimated = r && r->compute_seconds > 0 && std::string_view(r->compute_rule).find("no per-process samples") != std::string_view::npos;
+      const bool estimated = r && r->compute_seconds > 0 &&
+                             std::string_view(r->compute_rule).find("no per-process samples") !=
+                                 std::string_view::npos;
       if (s > 0 && unplaced <= threshold && !estimated) {
         const double used = r ? r->compute_seconds : 0;
         idle = used < threshold ? idle + s : 0;
@@ -318,14 +361,20 @@ void Guard::Idle(const PassView& pass, std::map<Key, Finding>& seen) {
       f.waste_gpu_hours = gpu_hours;
       std::string cost = "no price known for " + u.model;
       if (const auto q = pricing_ ? pricing_->Quote(u.model) : std::nullopt)
-        f.waste_cost = gpu_hours * q->per_gpu_hour, f.currency = pricing_->currency(), f.price_source = q->source,
-        cost = fmt::format("{:.2f} {} at {:.2f} {}/GPU-hour ({})", *f.waste_cost, f.currency, q->per_gpu_hour, f.currency, q->source);
-      f.evidence = fmt::format("{} holds {:.2f} of {} ({}{}) and used under {:.1f} % of that share for {} of known activity in a row{}; "
-                               "waste {:.3f} GPU-hours = {}",
-                               Name(h.owner), h.share * u.gpu_fraction, u.uuid, u.model, u.mig_profile.empty() ? "" : " " + u.mig_profile,
-                               100 * config_.idle_below, Duration(idle),
-                               r && s > 0 ? fmt::format(" while holding {:.1f} GiB", r->memory_byte_seconds / s / kGiB) : "",
-                               gpu_hours, cost);
+        f.waste_cost = gpu_hours * q->per_gpu_hour, f.currency = pricing_->currency(),
+        f.price_source = q->source,
+        cost = fmt::format("{:.2f} {} at {:.2f} {}/GPU-hour ({})", *f.waste_cost, f.currency,
+                           q->per_gpu_hour, f.currency, q->source);
+      f.evidence = fmt::format(
+          "{} holds {:.2f} of {} ({}{}) and used under {:.1f} % of that share for {} of known "
+          "activity in a row{}; "
+          "waste {:.3f} GPU-hours = {}",
+          Name(h.owner), h.share * u.gpu_fraction, u.uuid, u.model,
+          u.mig_profile.empty() ? "" : " " + u.mig_profile, 100 * config_.idle_below,
+          Duration(idle),
+          r && s > 0 ? fmt::format(" while holding {:.1f} GiB", r->memory_byte_seconds / s / kGiB)
+                     : "",
+          gpu_hours, cost);
       Raise(seen, Kind::kIdleAllocation, "", std::move(f));
     }
   }
@@ -335,7 +384,8 @@ void Guard::Idle(const PassView& pass, std::map<Key, Finding>& seen) {
 std::vector<Finding> Guard::Open() const {
   std::vector<Finding> out;
   for (const auto& [key, f] : open_) out.push_back(f);
-  std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
   return out;
 }
 

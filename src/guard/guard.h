@@ -24,8 +24,8 @@ namespace gpumeter::guard {
 
 struct ProcessView {
   uint32_t pid = 0;
-  std::string comm;           // command name; empty when unknown
-  attribution::Owner owner;   // container, system (outside any pod) or unattributed (unknown)
+  std::string comm;          // command name; empty when unknown
+  attribution::Owner owner;  // container, system (outside any pod) or unattributed (unknown)
   std::optional<uint64_t> memory_bytes;
   // The NVIDIA_* and CUDA_* variables of its environment; nullopt when unreadable.
   std::optional<std::map<std::string, std::string>> env;
@@ -34,15 +34,15 @@ struct ProcessView {
 struct UnitView {
   std::string uuid, gpu_uuid, model, mig_profile;
   attribution::SharingMode mode = attribution::SharingMode::kExclusive;
-  double gpu_fraction = 1;                      // what its cost is priced at (node::UnitInfo)
-  std::vector<attribution::Holding> holders;    // from the kubelet (empty: nobody)
+  double gpu_fraction = 1;                    // what its cost is priced at (node::UnitInfo)
+  std::vector<attribution::Holding> holders;  // from the kubelet (empty: nobody)
   std::vector<ProcessView> processes;
   const attribution::UnitLedger* ledger = nullptr;  // the last interval's; null when none
 };
 
 struct PassView {
   std::string node;
-  double now = 0;         // Unix seconds
+  double now = 0;                  // Unix seconds
   bool allocations_known = false;  // the kubelet answered at least once
   bool pods_known = false;         // the pod source has a snapshot
   // MPS is run by the NVIDIA device plugin, whose control daemon gives every client a default
@@ -76,7 +76,8 @@ class Guard {
   const GuardConfig& config() const { return config_; }
 
  private:
-  using Key = std::tuple<Kind, std::string, std::string, std::string, std::string, std::string>;  // kind, unit, ns, pod, container, extra
+  using Key = std::tuple<Kind, std::string, std::string, std::string, std::string,
+                         std::string>;  // kind, unit, ns, pod, container, extra
   void Raise(std::map<Key, Finding>& seen, Kind kind, const std::string& extra, Finding f) const;
   void Idle(const PassView& pass, std::map<Key, Finding>& seen);
 

@@ -15,7 +15,9 @@ bool AllHex(std::string_view s, size_t n) {
 }
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool EndsWith(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(s.size() - p.size()) == p; }
+bool EndsWith(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
 
 std::vector<std::string_view> Split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
@@ -79,8 +81,10 @@ std::optional<std::pair<std::string, bool>> PodComponent(std::string_view c) {
 }
 
 QosClass QosOf(std::string_view c) {
-  if (c == "burstable" || c.find("-burstable") != std::string_view::npos) return QosClass::kBurstable;
-  if (c == "besteffort" || c.find("-besteffort") != std::string_view::npos) return QosClass::kBestEffort;
+  if (c == "burstable" || c.find("-burstable") != std::string_view::npos)
+    return QosClass::kBurstable;
+  if (c == "besteffort" || c.find("-besteffort") != std::string_view::npos)
+    return QosClass::kBestEffort;
   return QosClass::kUnknown;
 }
 
@@ -88,20 +92,28 @@ QosClass QosOf(std::string_view c) {
 
 const char* ToString(QosClass q) {
   switch (q) {
-    case QosClass::kGuaranteed: return "Guaranteed";
-    case QosClass::kBurstable: return "Burstable";
-    case QosClass::kBestEffort: return "BestEffort";
-    case QosClass::kUnknown: break;
+    case QosClass::kGuaranteed:
+      return "Guaranteed";
+    case QosClass::kBurstable:
+      return "Burstable";
+    case QosClass::kBestEffort:
+      return "BestEffort";
+    case QosClass::kUnknown:
+      break;
   }
   return "unknown";
 }
 
 const char* ToString(ContainerRuntime r) {
   switch (r) {
-    case ContainerRuntime::kContainerd: return "containerd";
-    case ContainerRuntime::kCrio: return "cri-o";
-    case ContainerRuntime::kDocker: return "docker";
-    case ContainerRuntime::kUnknown: break;
+    case ContainerRuntime::kContainerd:
+      return "containerd";
+    case ContainerRuntime::kCrio:
+      return "cri-o";
+    case ContainerRuntime::kDocker:
+      return "docker";
+    case ContainerRuntime::kUnknown:
+      break;
   }
   return "unknown";
 }
@@ -130,7 +142,8 @@ CgroupIdentity ParseCgroupPath(std::string_view path) {
   };
   // QoS from the pod's own component (systemd: kubepods-burstable-pod…) or its parent (cgroupfs:
   // burstable/pod…); a visible parent without a QoS level means Guaranteed.
-  auto set_pod = [&](std::pair<std::string, bool> pod, std::string_view component, std::optional<std::string_view> parent) {
+  auto set_pod = [&](std::pair<std::string, bool> pod, std::string_view component,
+                     std::optional<std::string_view> parent) {
     out.pod_uid = std::move(pod.first);
     out.static_pod = pod.second;
     out.qos = QosOf(component);
@@ -139,7 +152,8 @@ CgroupIdentity ParseCgroupPath(std::string_view path) {
       if (out.qos == QosClass::kUnknown) out.qos = QosClass::kGuaranteed;
     }
   };
-  // The slice-style form keeps the pod's slice in the same component: "<pod slice>:cri-containerd:<id>".
+  // The slice-style form keeps the pod's slice in the same component: "<pod
+  // slice>:cri-containerd:<id>".
   if (i < parts.size())
     if (const auto colon = parts[i].find(':'); colon != std::string_view::npos)
       if (auto pod = PodComponent(parts[i].substr(0, colon))) {
@@ -165,22 +179,30 @@ Expected<CgroupIdentity> ParseProcCgroup(std::string_view content) {
     const auto c1 = line.find(':');
     const auto c2 = c1 == std::string_view::npos ? c1 : line.find(':', c1 + 1);
     if (c2 == std::string_view::npos)
-      return MakeError(ErrorCode::kInvalidInput, "cgroup line " + std::to_string(line_no) + " '" + std::string(line) +
+      return MakeError(ErrorCode::kInvalidInput, "cgroup line " + std::to_string(line_no) + " '" +
+                                                     std::string(line) +
                                                      "': expected hierarchy-ID:controllers:path");
-    const auto id = line.substr(0, c1), controllers = line.substr(c1 + 1, c2 - c1 - 1), path = line.substr(c2 + 1);
+    const auto id = line.substr(0, c1), controllers = line.substr(c1 + 1, c2 - c1 - 1),
+               path = line.substr(c2 + 1);
     if (id.empty() || path.empty() || path[0] != '/')
-      return MakeError(ErrorCode::kInvalidInput, "cgroup line " + std::to_string(line_no) + " '" + std::string(line) +
-                                                     "': empty hierarchy ID or a path not starting with '/'");
+      return MakeError(ErrorCode::kInvalidInput,
+                       "cgroup line " + std::to_string(line_no) + " '" + std::string(line) +
+                           "': empty hierarchy ID or a path not starting with '/'");
     if (id == "0" && controllers.empty()) {
       v2 = path;
       continue;
     }
     for (const auto ctl : Split(controllers, ','))
-      if (!v1 && (ctl == "memory" || ctl == "cpu" || ctl == "pids" || ctl == "name=systemd" || ctl == "devices")) v1 = path;
+      if (!v1 && (ctl == "memory" || ctl == "cpu" || ctl == "pids" || ctl == "name=systemd" ||
+                  ctl == "devices"))
+        v1 = path;
   }
   // v2 unless it is the bare root of a hybrid system, where the v1 controllers say more.
   std::optional<std::string_view> chosen = v2 && (*v2 != "/" || !v1) ? v2 : v1;
-  if (!chosen) return MakeError(ErrorCode::kInvalidInput, "cgroup file has no usable line (no 0:: line and no memory, cpu, pids, devices or name=systemd controller)");
+  if (!chosen)
+    return MakeError(ErrorCode::kInvalidInput,
+                     "cgroup file has no usable line (no 0:: line and no memory, cpu, pids, "
+                     "devices or name=systemd controller)");
   return ParseCgroupPath(*chosen);
 }
 

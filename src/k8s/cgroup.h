@@ -24,7 +24,7 @@ struct CgroupIdentity {
   bool static_pod = false;                  // pod_uid is the kubelet's config hash
   std::optional<std::string> container_id;  // 64 lowercase hex (may be a pod sandbox's ID)
   ContainerRuntime runtime = ContainerRuntime::kUnknown;
-  QosClass qos = QosClass::kUnknown;        // Guaranteed when the pod has no QoS level
+  QosClass qos = QosClass::kUnknown;  // Guaranteed when the pod has no QoS level
 };
 
 // Parses the whole file. A process outside any pod (host service, user session) parses fine with

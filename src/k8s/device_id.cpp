@@ -5,7 +5,9 @@
 namespace gpumeter::k8s {
 namespace {
 
-bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool IsHex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
 
 // 8-4-4-4-12 hex digits.
 bool IsUuidBody(std::string_view s) {
@@ -53,13 +55,15 @@ Expected<DeviceId> ParseDeviceId(std::string_view raw) {
     const auto body = id.substr(4);
     const auto s1 = body.find('/');
     const auto s2 = s1 == std::string_view::npos ? s1 : body.find('/', s1 + 1);
-    if (s2 == std::string_view::npos) return Bad(raw, "legacy MIG ID needs MIG-GPU-<uuid>/<gi>/<ci>");
+    if (s2 == std::string_view::npos)
+      return Bad(raw, "legacy MIG ID needs MIG-GPU-<uuid>/<gi>/<ci>");
     if (!IsUuidBody(body.substr(4, s1 - 4))) return Bad(raw, "parent GPU UUID is malformed");
     out.kind = DeviceIdKind::kMigLegacy;
     out.uuid = std::string(body.substr(0, s1));
     out.gpu_instance = Number(body.substr(s1 + 1, s2 - s1 - 1));
     out.compute_instance = Number(body.substr(s2 + 1));
-    if (!out.gpu_instance || !out.compute_instance) return Bad(raw, "GPU/compute instance IDs must be numbers");
+    if (!out.gpu_instance || !out.compute_instance)
+      return Bad(raw, "GPU/compute instance IDs must be numbers");
     return out;
   }
   if (StartsWith(id, "GPU-") || StartsWith(id, "MIG-")) {
@@ -79,10 +83,14 @@ Expected<DeviceId> ParseDeviceId(std::string_view raw) {
     while (!rest.empty()) {
       const auto next = rest.find('/');
       const auto part = rest.substr(0, next);
-      if (StartsWith(part, "gi") && !out.gpu_instance && !out.replica) out.gpu_instance = Number(part.substr(2));
-      else if (StartsWith(part, "vgpu") && !out.replica) out.replica = Number(part.substr(4));
-      else return Bad(raw, "unexpected part '" + std::string(part) + "'");
-      if ((StartsWith(part, "gi") && !out.gpu_instance) || (StartsWith(part, "vgpu") && !out.replica))
+      if (StartsWith(part, "gi") && !out.gpu_instance && !out.replica)
+        out.gpu_instance = Number(part.substr(2));
+      else if (StartsWith(part, "vgpu") && !out.replica)
+        out.replica = Number(part.substr(4));
+      else
+        return Bad(raw, "unexpected part '" + std::string(part) + "'");
+      if ((StartsWith(part, "gi") && !out.gpu_instance) ||
+          (StartsWith(part, "vgpu") && !out.replica))
         return Bad(raw, "'" + std::string(part) + "' needs a number");
       rest = next == std::string_view::npos ? std::string_view{} : rest.substr(next + 1);
     }
@@ -101,13 +109,17 @@ Expected<DeviceId> ParseDeviceId(std::string_view raw) {
 std::string UnitKey(const DeviceId& id) {
   switch (id.kind) {
     case DeviceIdKind::kGpuUuid:
-    case DeviceIdKind::kMigUuid: return id.uuid;
+    case DeviceIdKind::kMigUuid:
+      return id.uuid;
     case DeviceIdKind::kMigLegacy:
-      return id.uuid + "/" + std::to_string(id.gpu_instance.value_or(0)) + "/" + std::to_string(id.compute_instance.value_or(0));
+      return id.uuid + "/" + std::to_string(id.gpu_instance.value_or(0)) + "/" +
+             std::to_string(id.compute_instance.value_or(0));
     case DeviceIdKind::kIndex:
-      return "index:" + std::to_string(id.gpu_index.value_or(0)) + (id.gpu_instance ? ":" + std::to_string(*id.gpu_instance) : "");
+      return "index:" + std::to_string(id.gpu_index.value_or(0)) +
+             (id.gpu_instance ? ":" + std::to_string(*id.gpu_instance) : "");
     case DeviceIdKind::kGke:
-      return "gke:" + std::to_string(id.gpu_index.value_or(0)) + (id.gpu_instance ? "/gi" + std::to_string(*id.gpu_instance) : "");
+      return "gke:" + std::to_string(id.gpu_index.value_or(0)) +
+             (id.gpu_instance ? "/gi" + std::to_string(*id.gpu_instance) : "");
   }
   return id.uuid;
 }
@@ -129,7 +141,8 @@ std::optional<std::string> MigProfileOfResource(std::string_view name) {
 bool IsGpuResource(std::string_view name, const std::vector<std::string>& extra) {
   for (const auto& e : extra)
     if (name == e) return true;
-  return name == "nvidia.com/gpu" || name == "nvidia.com/gpu.shared" || MigProfileOfResource(name).has_value();
+  return name == "nvidia.com/gpu" || name == "nvidia.com/gpu.shared" ||
+         MigProfileOfResource(name).has_value();
 }
 
 }  // namespace gpumeter::k8s

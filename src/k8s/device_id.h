@@ -22,10 +22,11 @@ enum class DeviceIdKind {
 
 struct DeviceId {
   DeviceIdKind kind = DeviceIdKind::kGpuUuid;
-  std::string uuid;                   // GPU-… or MIG-… (kGpuUuid, kMigUuid; kMigLegacy: the parent GPU)
+  std::string uuid;  // GPU-… or MIG-… (kGpuUuid, kMigUuid; kMigLegacy: the parent GPU)
   std::optional<uint32_t> gpu_index;  // kIndex, kGke
-  std::optional<uint32_t> gpu_instance, compute_instance;  // kMigLegacy (gi, ci), kIndex/kGke (mig, gi)
-  std::optional<uint32_t> replica;    // "::N" (device-plugin replicas) or "/vgpuN" (GKE)
+  std::optional<uint32_t> gpu_instance,
+      compute_instance;             // kMigLegacy (gi, ci), kIndex/kGke (mig, gi)
+  std::optional<uint32_t> replica;  // "::N" (device-plugin replicas) or "/vgpuN" (GKE)
 };
 
 // Parses one device ID. Errors name the ID and what is wrong with it.

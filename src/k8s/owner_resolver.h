@@ -38,7 +38,8 @@ class OwnerResolver {
  private:
   ProcReader& proc_;
   const PodStore& pods_;
-  std::map<std::pair<uint32_t, uint64_t>, ProcessOwner> resolved_;  // (pid, start ticks) -> container
+  std::map<std::pair<uint32_t, uint64_t>, ProcessOwner>
+      resolved_;  // (pid, start ticks) -> container
 };
 
 }  // namespace gpumeter::k8s

@@ -17,10 +17,11 @@ namespace gpumeter::k8s {
 
 struct PodContainer {
   std::string name;
-  std::optional<std::string> container_id;   // 64 hex, the "<runtime>://" prefix removed
-  std::string runtime;                       // "containerd", "cri-o", "docker", … ("" until created)
-  std::map<std::string, std::string> requests;  // resource name -> quantity (limits where no request)
-  bool init = false;                         // an init container (sidecars included)
+  std::optional<std::string> container_id;  // 64 hex, the "<runtime>://" prefix removed
+  std::string runtime;  // "containerd", "cri-o", "docker", … ("" until created)
+  std::map<std::string, std::string>
+      requests;       // resource name -> quantity (limits where no request)
+  bool init = false;  // an init container (sidecars included)
 };
 
 struct PodInfo {
@@ -62,7 +63,7 @@ class PodStore {
   void Erase(const std::string& uid);
 
   std::map<std::string, PodInfo> by_uid_;
-  std::map<std::string, std::string> uid_by_hash_;                     // static-pod hash -> UID
+  std::map<std::string, std::string> uid_by_hash_;  // static-pod hash -> UID
   std::map<std::pair<std::string, std::string>, std::string> uid_by_name_;  // (ns, name) -> UID
   std::string resource_version_;
 };

@@ -22,7 +22,8 @@ std::optional<std::string> ReadFile(const std::filesystem::path& p) {
 
 Expected<uint64_t> ParseStatStartTime(std::string_view stat) {
   const auto close = stat.rfind(')');
-  if (close == std::string_view::npos) return MakeError(ErrorCode::kInvalidInput, "no ')' closing the command name");
+  if (close == std::string_view::npos)
+    return MakeError(ErrorCode::kInvalidInput, "no ')' closing the command name");
   // After ')': field 3 (state) onwards, space-separated; starttime is field 22.
   std::string_view rest = stat.substr(close + 1);
   int field = 2;
@@ -35,7 +36,8 @@ Expected<uint64_t> ParseStatStartTime(std::string_view stat) {
       uint64_t v = 0;
       const auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
       if (ec != std::errc() || p != token.data() + token.size())
-        return MakeError(ErrorCode::kInvalidInput, "field 22 (starttime) '" + std::string(token) + "' is not a number");
+        return MakeError(ErrorCode::kInvalidInput,
+                         "field 22 (starttime) '" + std::string(token) + "' is not a number");
       return v;
     }
     rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end);
@@ -67,14 +69,21 @@ std::map<std::string, std::string> ParseGpuEnviron(std::string_view environ) {
 Expected<ProcessIdentity> ProcReader::Identify(uint32_t pid) {
   const auto dir = root_ / std::to_string(pid);
   const auto stat = ReadFile(dir / "stat");
-  if (!stat) return MakeError(ErrorCode::kNotFound, (dir / "stat").string() + ": no such process (exited?)");
+  if (!stat)
+    return MakeError(ErrorCode::kNotFound, (dir / "stat").string() + ": no such process (exited?)");
   const auto start = ParseStatStartTime(*stat);
-  if (!start) return MakeError(ErrorCode::kInvalidInput, (dir / "stat").string() + ": " + start.error().message);
+  if (!start)
+    return MakeError(ErrorCode::kInvalidInput,
+                     (dir / "stat").string() + ": " + start.error().message);
   if (auto it = cache_.find({pid, *start}); it != cache_.end()) return it->second;
   const auto cgroup_text = ReadFile(dir / "cgroup");
-  if (!cgroup_text) return MakeError(ErrorCode::kNotFound, (dir / "cgroup").string() + ": no such process (exited?)");
+  if (!cgroup_text)
+    return MakeError(ErrorCode::kNotFound,
+                     (dir / "cgroup").string() + ": no such process (exited?)");
   auto cgroup = ParseProcCgroup(*cgroup_text);
-  if (!cgroup) return MakeError(ErrorCode::kInvalidInput, (dir / "cgroup").string() + ": " + cgroup.error().message);
+  if (!cgroup)
+    return MakeError(ErrorCode::kInvalidInput,
+                     (dir / "cgroup").string() + ": " + cgroup.error().message);
   ProcessIdentity id;
   id.pid = pid;
   id.start_ticks = *start;
@@ -82,13 +91,15 @@ Expected<ProcessIdentity> ProcReader::Identify(uint32_t pid) {
   id.cgroup = std::move(*cgroup);
   if (const auto env = ReadFile(dir / "environ")) id.gpu_env = ParseGpuEnviron(*env);
   // One entry per PID: a new start time replaces the old process.
-  for (auto it = cache_.lower_bound({pid, 0}); it != cache_.end() && it->first.first == pid;) it = cache_.erase(it);
+  for (auto it = cache_.lower_bound({pid, 0}); it != cache_.end() && it->first.first == pid;)
+    it = cache_.erase(it);
   cache_.emplace(std::pair{pid, *start}, id);
   return id;
 }
 
 void ProcReader::Retain(const std::set<uint32_t>& live) {
-  for (auto it = cache_.begin(); it != cache_.end();) it = live.count(it->first.first) ? std::next(it) : cache_.erase(it);
+  for (auto it = cache_.begin(); it != cache_.end();)
+    it = live.count(it->first.first) ? std::next(it) : cache_.erase(it);
 }
 
 }  // namespace gpumeter::k8s

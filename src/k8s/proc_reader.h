@@ -1,15 +1,16 @@
 // Identifies a host process from /proc under a configurable root (the DaemonSet mounts the host's
 // /proc, e.g. at /host/proc): its start time (field 22 of /proc/<pid>/stat, clock ticks since
-// boot), its cgroup identity and its GPU-related environment variables. Results are cached by (PID, start time), so a reused PID is read
-// afresh and never inherits the old process's owner. Not thread-safe: one per sampling loop.
+// boot), its cgroup identity and its GPU-related environment variables. Results are cached by (PID,
+// start time), so a reused PID is read afresh and never inherits the old process's owner. Not
+// thread-safe: one per sampling loop.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <string>
 #include <set>
+#include <string>
 #include <string_view>
 #include <utility>
 

@@ -21,13 +21,17 @@ std::optional<std::string> StringAttr(const json& attrs, const char* key) {
 
 Expected<void> ResourceSliceStore::ApplyList(std::string_view body) {
   const json doc = json::parse(body, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) return MakeError(ErrorCode::kInvalidInput, "ResourceSliceList: not valid JSON");
+  if (doc.is_discarded() || !doc.is_object())
+    return MakeError(ErrorCode::kInvalidInput, "ResourceSliceList: not valid JSON");
   const auto items = doc.find("items");
-  if (items == doc.end() || !items->is_array()) return MakeError(ErrorCode::kInvalidInput, "ResourceSliceList: no items array");
+  if (items == doc.end() || !items->is_array())
+    return MakeError(ErrorCode::kInvalidInput, "ResourceSliceList: no items array");
   // Newest generation per (driver, pool) first, then the devices of those slices only.
   std::map<std::pair<std::string, std::string>, int64_t> newest;
   for (size_t i = 0; i < items->size(); ++i) {
-    if (!(*items)[i].is_object()) return MakeError(ErrorCode::kInvalidInput, "ResourceSliceList items[" + std::to_string(i) + "]: not an object");
+    if (!(*items)[i].is_object())
+      return MakeError(ErrorCode::kInvalidInput,
+                       "ResourceSliceList items[" + std::to_string(i) + "]: not an object");
     const auto& spec = (*items)[i].value("spec", json::object());
     const auto where = "ResourceSliceList items[" + std::to_string(i) + "].spec";
     if (!spec.is_object() || !spec.contains("driver") || !spec["driver"].is_string())
@@ -48,12 +52,15 @@ Expected<void> ResourceSliceStore::ApplyList(std::string_view body) {
     const std::string driver = spec["driver"], pool = spec["pool"]["name"];
     if (spec["pool"].value("generation", int64_t{0}) != newest[{driver, pool}]) continue;
     const auto devices = spec.value("devices", json::array());
-    if (!devices.is_array()) return MakeError(ErrorCode::kInvalidInput, "ResourceSliceList items[" + std::to_string(i) + "].spec.devices: not an array");
+    if (!devices.is_array())
+      return MakeError(ErrorCode::kInvalidInput, "ResourceSliceList items[" + std::to_string(i) +
+                                                     "].spec.devices: not an array");
     for (size_t j = 0; j < devices.size(); ++j) {
       const auto& d = devices[j];
       if (!d.is_object() || !d.contains("name") || !d["name"].is_string())
-        return MakeError(ErrorCode::kInvalidInput, "ResourceSliceList items[" + std::to_string(i) + "].spec.devices[" +
-                                                       std::to_string(j) + "].name: missing or not a string");
+        return MakeError(ErrorCode::kInvalidInput, "ResourceSliceList items[" + std::to_string(i) +
+                                                       "].spec.devices[" + std::to_string(j) +
+                                                       "].name: missing or not a string");
       DraDevice dev;
       dev.driver = driver, dev.pool = pool, dev.device = d["name"];
       const auto attrs = d.value("attributes", json::object());
@@ -68,7 +75,8 @@ Expected<void> ResourceSliceStore::ApplyList(std::string_view body) {
   return {};
 }
 
-const DraDevice* ResourceSliceStore::Find(const std::string& driver, const std::string& pool, const std::string& device) const {
+const DraDevice* ResourceSliceStore::Find(const std::string& driver, const std::string& pool,
+                                          const std::string& device) const {
   const auto it = devices_.find({driver, pool, device});
   return it == devices_.end() ? nullptr : &it->second;
 }

@@ -16,8 +16,8 @@ namespace gpumeter::k8s {
 
 struct DraDevice {
   std::string driver, pool, device;
-  std::string type;                        // attribute "type": "gpu", "mig", …
-  std::optional<std::string> uuid;         // GPU-… or MIG-…; absent for dynamic MIG before prepare
+  std::string type;                 // attribute "type": "gpu", "mig", …
+  std::optional<std::string> uuid;  // GPU-… or MIG-…; absent for dynamic MIG before prepare
   std::optional<std::string> parent_uuid;  // MIG: the GPU
   std::optional<std::string> profile;      // MIG: e.g. "1g.10gb"
   bool operator==(const DraDevice&) const = default;
@@ -29,7 +29,8 @@ class ResourceSliceStore {
  public:
   // Replaces the devices with those of a ResourceSliceList (JSON). Errors name the slice and field.
   Expected<void> ApplyList(std::string_view body);
-  const DraDevice* Find(const std::string& driver, const std::string& pool, const std::string& device) const;
+  const DraDevice* Find(const std::string& driver, const std::string& pool,
+                        const std::string& device) const;
   const std::map<DraKey, DraDevice>& devices() const { return devices_; }
 
  private:

@@ -17,8 +17,8 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <string>
 #include <set>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
@@ -34,7 +34,7 @@ const char* ToString(ShareMode mode);
 
 // The device plugin's sharing section (config file, `version: v1`).
 struct DevicePluginSharing {
-  ShareMode mode = ShareMode::kTimeSlicing;            // kMps when sharing.mps has resources
+  ShareMode mode = ShareMode::kTimeSlicing;              // kMps when sharing.mps has resources
   std::map<std::string, uint32_t> replicas_by_resource;  // e.g. nvidia.com/gpu -> 4
 };
 // Errors name the key and the problem (replicas must be >= 2, resources must be non-empty, …).
@@ -47,11 +47,11 @@ struct SharingEvidence {
     ShareMode mode;
     uint32_t replicas;
   };
-  std::map<std::string, Configured> configured;         // by GPU UUID (operator's configuration)
-  std::map<std::string, std::string> mig_parent;         // MIG UUID -> GPU UUID (NVML)
+  std::map<std::string, Configured> configured;   // by GPU UUID (operator's configuration)
+  std::map<std::string, std::string> mig_parent;  // MIG UUID -> GPU UUID (NVML)
   // Legacy MIG IDs (MIG-GPU-<uuid>/<gi>/<ci>) -> MIG UUID, from NVML's instance IDs.
   std::map<std::string, std::string> legacy_mig;
-  std::vector<std::string> extra_gpu_resources;          // configured resource names
+  std::vector<std::string> extra_gpu_resources;  // configured resource names
   // DRA devices of this node (ResourceSlices): a claim device's GPU or MIG instance.
   std::map<DraKey, DraDevice> dra_devices;
 };
@@ -66,7 +66,7 @@ struct UnitAllocation {
   std::string unit_uuid;  // GPU-… or MIG-…
   ShareMode mode = ShareMode::kExclusive;
   uint32_t replicas = 1;
-  std::string evidence;   // which evidence decided mode and replicas
+  std::string evidence;  // which evidence decided mode and replicas
   std::vector<UnitHolder> holders;
 };
 
@@ -78,6 +78,7 @@ struct AllocationResult {
   std::set<std::tuple<std::string, std::string, std::string>> unplaced;
 };
 
-AllocationResult BuildAllocations(const std::vector<ContainerAllocation>& containers, const SharingEvidence& evidence);
+AllocationResult BuildAllocations(const std::vector<ContainerAllocation>& containers,
+                                  const SharingEvidence& evidence);
 
 }  // namespace gpumeter::k8s

@@ -40,7 +40,8 @@ void Fill(const FakePod& p, v1::PodResources& out) {
 
 class FakeKubelet::Service final : public v1::PodResourcesLister::Service {
  public:
-  grpc::Status List(grpc::ServerContext*, const v1::ListPodResourcesRequest*, v1::ListPodResourcesResponse* resp) override {
+  grpc::Status List(grpc::ServerContext*, const v1::ListPodResourcesRequest*,
+                    v1::ListPodResourcesResponse* resp) override {
     const auto st = Misbehave();
     if (!st.ok()) return st;
     std::lock_guard lock(mu_);
@@ -63,7 +64,8 @@ class FakeKubelet::Service final : public v1::PodResourcesLister::Service {
     for (const auto& d : allocatable_) Fill(d, *resp->add_devices());
     return grpc::Status::OK;
   }
-  grpc::Status Get(grpc::ServerContext*, const v1::GetPodResourcesRequest* req, v1::GetPodResourcesResponse* resp) override {
+  grpc::Status Get(grpc::ServerContext*, const v1::GetPodResourcesRequest* req,
+                   v1::GetPodResourcesResponse* resp) override {
     const auto st = Misbehave();
     if (!st.ok()) return st;
     std::lock_guard lock(mu_);
@@ -74,7 +76,8 @@ class FakeKubelet::Service final : public v1::PodResourcesLister::Service {
       }
     }
     // The kubelet's own reply for an unknown pod: a plain error with code Unknown.
-    return {grpc::StatusCode::UNKNOWN, "pod " + req->pod_name() + " in namespace " + req->pod_namespace() + " not found"};
+    return {grpc::StatusCode::UNKNOWN,
+            "pod " + req->pod_name() + " in namespace " + req->pod_namespace() + " not found"};
   }
 
   std::mutex mu_;
@@ -111,7 +114,8 @@ Expected<void> FakeKubelet::Start(const std::string& socket_path) {
   builder.AddListeningPort("unix://" + socket_path, grpc::InsecureServerCredentials());
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();
-  if (!server_) return MakeError(ErrorCode::kUnavailable, "fake kubelet: cannot listen on " + socket_path);
+  if (!server_)
+    return MakeError(ErrorCode::kUnavailable, "fake kubelet: cannot listen on " + socket_path);
   socket_path_ = socket_path;
   return {};
 }

@@ -7,10 +7,12 @@
 namespace gpumeter::kubelet {
 namespace {
 
-std::vector<DeviceAllocation> Devices(const google::protobuf::RepeatedPtrField<v1::ContainerDevices>& in) {
+std::vector<DeviceAllocation> Devices(
+    const google::protobuf::RepeatedPtrField<v1::ContainerDevices>& in) {
   std::vector<DeviceAllocation> out;
   out.reserve(static_cast<size_t>(in.size()));
-  for (const auto& d : in) out.push_back({d.resource_name(), {d.device_ids().begin(), d.device_ids().end()}});
+  for (const auto& d : in)
+    out.push_back({d.resource_name(), {d.device_ids().begin(), d.device_ids().end()}});
   return out;
 }
 
@@ -19,8 +21,9 @@ void AppendPod(const v1::PodResources& pod, std::vector<ContainerAllocation>& ou
     ContainerAllocation a{pod.namespace_(), pod.name(), c.name(), Devices(c.devices()), {}};
     for (const auto& claim : c.dynamic_resources())
       for (const auto& r : claim.claim_resources())
-        a.claim_devices.push_back({claim.claim_name(), claim.claim_namespace(), r.driver_name(), r.pool_name(),
-                                   r.device_name(), r.has_share_id() ? std::optional(r.share_id()) : std::nullopt});
+        a.claim_devices.push_back({claim.claim_name(), claim.claim_namespace(), r.driver_name(),
+                                   r.pool_name(), r.device_name(),
+                                   r.has_share_id() ? std::optional(r.share_id()) : std::nullopt});
     out.push_back(std::move(a));
   }
 }
@@ -33,24 +36,29 @@ struct PodResourcesClient::Impl {
 
   // Maps a failed status to our error, naming the socket and the RPC.
   Error Fail(const PodResourcesOptions& o, const char* rpc, const grpc::Status& s) const {
-    const std::string where = "kubelet PodResources " + std::string(rpc) + " at " + o.socket_path + ": ";
+    const std::string where =
+        "kubelet PodResources " + std::string(rpc) + " at " + o.socket_path + ": ";
     const std::string detail = s.error_message();
     switch (s.error_code()) {
       case grpc::StatusCode::UNAVAILABLE:
-        return {ErrorCode::kUnavailable, where + "unavailable (" + detail +
-                                             "); is the kubelet running and /var/lib/kubelet/pod-resources mounted?"};
+        return {ErrorCode::kUnavailable,
+                where + "unavailable (" + detail +
+                    "); is the kubelet running and /var/lib/kubelet/pod-resources mounted?"};
       case grpc::StatusCode::DEADLINE_EXCEEDED:
-        return {ErrorCode::kDeadlineExceeded, where + "no reply within " + std::to_string(o.deadline.count()) + " ms"};
+        return {ErrorCode::kDeadlineExceeded,
+                where + "no reply within " + std::to_string(o.deadline.count()) + " ms"};
       case grpc::StatusCode::RESOURCE_EXHAUSTED:
         // Either the kubelet's rate limit or a reply larger than our receive limit.
         if (detail.find("rate limit") != std::string::npos)
           return {ErrorCode::kUnavailable, where + "rate limited by the kubelet (" + detail + ")"};
-        return {ErrorCode::kInvalidInput, where + "reply too large (limit " + std::to_string(o.max_receive_bytes) +
+        return {ErrorCode::kInvalidInput, where + "reply too large (limit " +
+                                              std::to_string(o.max_receive_bytes) +
                                               " bytes): " + detail};
       case grpc::StatusCode::UNIMPLEMENTED:
         return {ErrorCode::kNotSupported, where + "not served by this kubelet (" + detail + ")"};
       default:
-        return {ErrorCode::kInternal, where + detail + " (gRPC code " + std::to_string(static_cast<int>(s.error_code())) + ")"};
+        return {ErrorCode::kInternal, where + detail + " (gRPC code " +
+                                          std::to_string(static_cast<int>(s.error_code())) + ")"};
     }
   }
   std::unique_ptr<grpc::ClientContext> Context(const PodResourcesOptions& o) const {
@@ -68,7 +76,8 @@ PodResourcesClient::PodResourcesClient(PodResourcesOptions options)
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
-  impl_->channel = grpc::CreateCustomChannel("unix://" + options_.socket_path, grpc::InsecureChannelCredentials(), args);
+  impl_->channel = grpc::CreateCustomChannel("unix://" + options_.socket_path,
+                                             grpc::InsecureChannelCredentials(), args);
   impl_->stub = v1::PodResourcesLister::NewStub(impl_->channel);
 }
 
@@ -94,7 +103,8 @@ Expected<std::vector<DeviceAllocation>> PodResourcesClient::GetAllocatable() {
   return Devices(resp.devices());
 }
 
-Expected<std::vector<ContainerAllocation>> PodResourcesClient::Get(const std::string& ns, const std::string& pod) {
+Expected<std::vector<ContainerAllocation>> PodResourcesClient::Get(const std::string& ns,
+                                                                   const std::string& pod) {
   v1::GetPodResourcesRequest req;
   req.set_pod_namespace(ns);
   req.set_pod_name(pod);

@@ -6,7 +6,8 @@
 
 namespace gpumeter::kubelet {
 
-PodResourcesSource::PodResourcesSource(std::unique_ptr<PodResourcesClient> client, BackoffOptions backoff)
+PodResourcesSource::PodResourcesSource(std::unique_ptr<PodResourcesClient> client,
+                                       BackoffOptions backoff)
     : client_(std::move(client)), backoff_(backoff) {}
 
 bool PodResourcesSource::Poll(Clock::time_point now) {
@@ -17,8 +18,8 @@ bool PodResourcesSource::Poll(Clock::time_point now) {
   status_.last_duration_seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   if (list) {
     if (status_.consecutive_failures > 0)
-      spdlog::info("kubelet PodResources at {}: back after {} failed polls", client_->options().socket_path,
-                   status_.consecutive_failures);
+      spdlog::info("kubelet PodResources at {}: back after {} failed polls",
+                   client_->options().socket_path, status_.consecutive_failures);
     allocations_ = std::make_shared<const Allocations>(std::move(*list));
     status_.up = true;
     status_.last_success = now;
@@ -29,7 +30,9 @@ bool PodResourcesSource::Poll(Clock::time_point now) {
     return true;
   }
   // Log the first failure of an outage, not every retry; the status carries the latest.
-  if (status_.consecutive_failures == 0) spdlog::warn("{} (keeping the last good allocations; retrying with backoff)", list.error().message);
+  if (status_.consecutive_failures == 0)
+    spdlog::warn("{} (keeping the last good allocations; retrying with backoff)",
+                 list.error().message);
   status_.up = false;
   ++status_.consecutive_failures;
   ++status_.failures;

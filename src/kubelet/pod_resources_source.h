@@ -37,7 +37,8 @@ class PodResourcesSource {
     Clock::time_point next_attempt{};
   };
 
-  explicit PodResourcesSource(std::unique_ptr<PodResourcesClient> client, BackoffOptions backoff = {});
+  explicit PodResourcesSource(std::unique_ptr<PodResourcesClient> client,
+                              BackoffOptions backoff = {});
 
   // Polls the kubelet unless a backoff is pending; true if it polled.
   bool Poll(Clock::time_point now);

@@ -29,7 +29,8 @@ struct ExpositionOptions {
   size_t max_series = 20000;
 };
 
-// The Prometheus-safe name for a pod label key: "app.kubernetes.io/team" -> "label_app_kubernetes_io_team".
+// The Prometheus-safe name for a pod label key: "app.kubernetes.io/team" ->
+// "label_app_kubernetes_io_team".
 std::string PodLabelName(const std::string& key);
 
 // The series of one scrape, by family in catalogue order. Label sets are rendered and escaped
@@ -44,7 +45,8 @@ struct SeriesSet {
   size_t series() const;
 };
 
-SeriesSet BuildFamilies(const sampler::SamplerHealth& health, const node::NodeState& state, const ExpositionOptions& options,
+SeriesSet BuildFamilies(const sampler::SamplerHealth& health, const node::NodeState& state,
+                        const ExpositionOptions& options,
                         std::chrono::steady_clock::time_point now);
 
 // Text exposition format 0.0.4. Numbers in their shortest round-trip form, never in the locale's.

@@ -21,9 +21,11 @@ constexpr size_t kWorkerThreads = 16;
 Expected<std::pair<std::string, int>> ParseListen(const std::string& listen) {
   const auto colon = listen.rfind(':');
   if (colon == std::string::npos || colon + 1 == listen.size())
-    return MakeError(ErrorCode::kInvalidInput, "--listen '" + listen + "': expected HOST:PORT, e.g. 127.0.0.1:9400");
+    return MakeError(ErrorCode::kInvalidInput,
+                     "--listen '" + listen + "': expected HOST:PORT, e.g. 127.0.0.1:9400");
   std::string host = listen.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   if (host.empty()) host = "0.0.0.0";
   int port = -1;
   const auto p = listen.substr(colon + 1);
@@ -33,7 +35,8 @@ Expected<std::pair<std::string, int>> ParseListen(const std::string& listen) {
   return std::make_pair(host, port);
 }
 
-HttpServer::HttpServer(const sampler::Sampler& sampler, const node::NodePipeline& pipeline, ExpositionOptions options)
+HttpServer::HttpServer(const sampler::Sampler& sampler, const node::NodePipeline& pipeline,
+                       ExpositionOptions options)
     : sampler_(sampler), pipeline_(pipeline), options_(std::move(options)) {}
 
 HttpServer::~HttpServer() { Stop(); }
@@ -62,16 +65,18 @@ bool AcceptsGzip(const httplib::Request& req) {
   return req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos;
 }
 
-// httplib compresses text/plain and application/json itself (gzip or brotli, as the client prefers); the
-// OpenMetrics type is not on its list, so that body is compressed here.
-void SetBody(const httplib::Request& req, httplib::Response& res, std::string body, const char* type, bool compress_here) {
+// httplib compresses text/plain and application/json itself (gzip or brotli, as the client
+// prefers); the OpenMetrics type is not on its list, so that body is compressed here.
+void SetBody(const httplib::Request& req, httplib::Response& res, std::string body,
+             const char* type, bool compress_here) {
   if (compress_here && AcceptsGzip(req)) {
     std::string gz;
     httplib::detail::gzip_compressor compressor;
-    const bool ok = compressor.compress(body.data(), body.size(), true, [&](const char* d, size_t n) {
-      gz.append(d, n);
-      return true;
-    });
+    const bool ok =
+        compressor.compress(body.data(), body.size(), true, [&](const char* d, size_t n) {
+          gz.append(d, n);
+          return true;
+        });
     if (ok) {
       res.set_header("Content-Encoding", "gzip");
       body = std::move(gz);
@@ -90,10 +95,12 @@ Expected<void> HttpServer::Start(const HttpOptions& o) {
     return MakeError(ErrorCode::kInvalidInput, "--tls-cert and --tls-key go together");
   const bool tls = !o.tls_cert_file.empty();
   if (tls) {
-    auto ssl = std::make_unique<httplib::SSLServer>(o.tls_cert_file.c_str(), o.tls_key_file.c_str());
+    auto ssl =
+        std::make_unique<httplib::SSLServer>(o.tls_cert_file.c_str(), o.tls_key_file.c_str());
     if (!ssl->is_valid())
-      return MakeError(ErrorCode::kInvalidInput, "--tls-cert " + o.tls_cert_file + " / --tls-key " + o.tls_key_file +
-                                                     ": cannot load the certificate and key (PEM, matching)");
+      return MakeError(ErrorCode::kInvalidInput,
+                       "--tls-cert " + o.tls_cert_file + " / --tls-key " + o.tls_key_file +
+                           ": cannot load the certificate and key (PEM, matching)");
     server_ = std::move(ssl);
   } else {
     server_ = std::make_unique<httplib::Server>();
@@ -101,14 +108,19 @@ Expected<void> HttpServer::Start(const HttpOptions& o) {
   std::string token;
   if (!o.bearer_token_file.empty()) {
     if (!std::ifstream(o.bearer_token_file))
-      return MakeError(ErrorCode::kInvalidInput, "--bearer-token-file " + o.bearer_token_file + ": cannot read");
+      return MakeError(ErrorCode::kInvalidInput,
+                       "--bearer-token-file " + o.bearer_token_file + ": cannot read");
     token = ReadFile(o.bearer_token_file);
-    if (token.empty()) return MakeError(ErrorCode::kInvalidInput, "--bearer-token-file " + o.bearer_token_file + ": empty");
+    if (token.empty())
+      return MakeError(ErrorCode::kInvalidInput,
+                       "--bearer-token-file " + o.bearer_token_file + ": empty");
   }
   if (!token.empty()) {
     server_->set_pre_routing_handler([token](const httplib::Request& req, httplib::Response& res) {
-      if (req.path == "/healthz" || req.path == "/readyz") return httplib::Server::HandlerResponse::Unhandled;
-      if (SameSecret(req.get_header_value("Authorization"), "Bearer " + token)) return httplib::Server::HandlerResponse::Unhandled;
+      if (req.path == "/healthz" || req.path == "/readyz")
+        return httplib::Server::HandlerResponse::Unhandled;
+      if (SameSecret(req.get_header_value("Authorization"), "Bearer " + token))
+        return httplib::Server::HandlerResponse::Unhandled;
       res.status = 401;
       res.set_header("WWW-Authenticate", "Bearer");
       res.set_content("unauthorized: send Authorization: Bearer <token>\n", "text/plain");
@@ -117,16 +129,20 @@ Expected<void> HttpServer::Start(const HttpOptions& o) {
   }
 
   server_->Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
-    const auto families = BuildFamilies(sampler_.Health(), *pipeline_.Latest(), options_, std::chrono::steady_clock::now());
+    const auto families = BuildFamilies(sampler_.Health(), *pipeline_.Latest(), options_,
+                                        std::chrono::steady_clock::now());
     if (WantsOpenMetrics(req.get_header_value("Accept")))
-      SetBody(req, res, RenderOpenMetrics(families), "application/openmetrics-text; version=1.0.0; charset=utf-8", true);
+      SetBody(req, res, RenderOpenMetrics(families),
+              "application/openmetrics-text; version=1.0.0; charset=utf-8", true);
     else
       SetBody(req, res, RenderText(families), "text/plain; version=0.0.4; charset=utf-8", false);
   });
   auto json = [this](const char* path, std::function<nlohmann::json(const node::NodeState&)> f) {
     server_->Get(path, [this, f](const httplib::Request& req, httplib::Response& res) {
       // Error texts from sources may hold cut UTF-8: replace it rather than fail the request.
-      SetBody(req, res, f(*pipeline_.Latest()).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+      SetBody(req, res,
+              f(*pipeline_.Latest()).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                  "\n",
               "application/json", false);
     });
   };
@@ -134,10 +150,15 @@ Expected<void> HttpServer::Start(const HttpOptions& o) {
   json("/api/v1/ledger", LedgerJson);
   json("/api/v1/processes", ProcessesJson);
   json("/api/v1/findings", FindingsJson);
-  json("/api/v1/sources", [this](const node::NodeState& s) { return SourcesJson(sampler_.Health(), s, std::chrono::steady_clock::now()); });
-  server_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  json("/api/v1/sources", [this](const node::NodeState& s) {
+    return SourcesJson(sampler_.Health(), s, std::chrono::steady_clock::now());
+  });
+  server_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain");
+  });
   server_->Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    const bool ready = pipeline_.Latest()->last_good != nullptr;  // ready after the first full sample
+    const bool ready =
+        pipeline_.Latest()->last_good != nullptr;  // ready after the first full sample
     res.status = ready ? 200 : 503;
     res.set_content(ready ? "ready\n" : "waiting for the first sample\n", "text/plain");
   });
@@ -160,13 +181,17 @@ Expected<void> HttpServer::Start(const HttpOptions& o) {
     bound = -1;
   }
   if (bound < 0)
-    return MakeError(ErrorCode::kUnavailable, "--listen " + o.listen + ": cannot bind (address in use or not local?)");
+    return MakeError(ErrorCode::kUnavailable,
+                     "--listen " + o.listen + ": cannot bind (address in use or not local?)");
   const bool v6 = host.find(':') != std::string::npos;
-  url_ = std::string(tls ? "https" : "http") + "://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(bound);
+  url_ = std::string(tls ? "https" : "http") + "://" + (v6 ? "[" + host + "]" : host) + ":" +
+         std::to_string(bound);
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   // stop() is a no-op until the listen loop runs; wait for it so Stop() cannot miss it.
-  for (int i = 0; i < 5000 && !server_->is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  if (!server_->is_running()) return MakeError(ErrorCode::kInternal, "--listen " + o.listen + ": HTTP server did not start");
+  for (int i = 0; i < 5000 && !server_->is_running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!server_->is_running())
+    return MakeError(ErrorCode::kInternal, "--listen " + o.listen + ": HTTP server did not start");
   return {};
 }
 

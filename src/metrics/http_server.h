@@ -23,7 +23,7 @@ class Server;
 namespace gpumeter::metrics {
 
 struct HttpOptions {
-  std::string listen = "127.0.0.1:9400";  // HOST:PORT
+  std::string listen = "127.0.0.1:9400";    // HOST:PORT
   std::string tls_cert_file, tls_key_file;  // both or neither: HTTPS
   std::string bearer_token_file;            // read once at Start; empty: no auth
 };
@@ -31,12 +31,14 @@ struct HttpOptions {
 class HttpServer {
  public:
   // `sampler` and `pipeline` must outlive the server.
-  HttpServer(const sampler::Sampler& sampler, const node::NodePipeline& pipeline, ExpositionOptions options);
+  HttpServer(const sampler::Sampler& sampler, const node::NodePipeline& pipeline,
+             ExpositionOptions options);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Errors name the flag and the problem (bad address, port in use, unreadable certificate or token).
+  // Errors name the flag and the problem (bad address, port in use, unreadable certificate or
+  // token).
   Expected<void> Start(const HttpOptions& options);
   Expected<void> Start(const std::string& listen) { return Start(HttpOptions{listen, {}, {}, {}}); }
   void Stop();

@@ -13,11 +13,12 @@
 namespace httplib {
 class Client;
 class Result;
-}
+}  // namespace httplib
 
 namespace gpumeter::node {
 
-Expected<std::unique_ptr<httplib::Client>> MakeApiClient(const ApiServerConfig& config, std::chrono::milliseconds connect_timeout,
+Expected<std::unique_ptr<httplib::Client>> MakeApiClient(const ApiServerConfig& config,
+                                                         std::chrono::milliseconds connect_timeout,
                                                          std::chrono::seconds read_timeout);
 
 // "HTTP 403: <body start>" or "request failed: <transport error>", for messages.

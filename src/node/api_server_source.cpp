@@ -62,7 +62,8 @@ void ApiServerPodSource::Attempt() {
 
 void ApiServerPodSource::Succeeded() {
   std::lock_guard lock(mu_);
-  if (!status_.up && status_.failures > 0) spdlog::info("API server {}: pods flowing again", options_.config.server);
+  if (!status_.up && status_.failures > 0)
+    spdlog::info("API server {}: pods flowing again", options_.config.server);
   status_.up = true;
   status_.last_success = std::chrono::steady_clock::now();
   status_.last_error.clear();
@@ -70,7 +71,9 @@ void ApiServerPodSource::Succeeded() {
 
 void ApiServerPodSource::Failed(const std::string& why) {
   std::lock_guard lock(mu_);
-  if (status_.up || status_.failures == 0) spdlog::warn("API server {}: {} (keeping the last good pods; retrying with backoff)", options_.config.server, why);
+  if (status_.up || status_.failures == 0)
+    spdlog::warn("API server {}: {} (keeping the last good pods; retrying with backoff)",
+                 options_.config.server, why);
   status_.up = false;
   ++status_.failures;
   status_.last_error = why;
@@ -78,12 +81,14 @@ void ApiServerPodSource::Failed(const std::string& why) {
 
 Expected<std::unique_ptr<httplib::Client>> ApiServerPodSource::Connect(bool watch) {
   // A watch is quiet between events; the server closes it after timeoutSeconds.
-  return MakeApiClient(options_.config, options_.connect_timeout,
-                       watch ? options_.watch_timeout + std::chrono::seconds(30) : std::chrono::seconds(60));
+  return MakeApiClient(
+      options_.config, options_.connect_timeout,
+      watch ? options_.watch_timeout + std::chrono::seconds(30) : std::chrono::seconds(60));
 }
 
 Expected<void> ApiServerPodSource::ListAndWatch() {
-  const std::string selector = "fieldSelector=" + httplib::detail::encode_query_param("spec.nodeName=" + options_.node_name);
+  const std::string selector =
+      "fieldSelector=" + httplib::detail::encode_query_param("spec.nodeName=" + options_.node_name);
   k8s::PodStore store;
   {
     auto client = Connect(false);
@@ -98,14 +103,17 @@ Expected<void> ApiServerPodSource::ListAndWatch() {
     auto r = (*client)->Get("/api/v1/pods?" + selector);
     {
       std::lock_guard lock(mu_);
-      status_.last_duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      status_.last_duration_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     }
     {
       std::lock_guard lock(mu_);
       active_ = nullptr;
     }
-    if (!r || r->status != 200) return MakeError(ErrorCode::kUnavailable, "list pods: " + Describe(r));
-    if (auto applied = store.ApplyList(r->body); !applied) return MakeError(ErrorCode::kInvalidInput, "list pods: " + applied.error().message);
+    if (!r || r->status != 200)
+      return MakeError(ErrorCode::kUnavailable, "list pods: " + Describe(r));
+    if (auto applied = store.ApplyList(r->body); !applied)
+      return MakeError(ErrorCode::kInvalidInput, "list pods: " + applied.error().message);
     ++lists_;
     Publish(store);
     Succeeded();
@@ -121,7 +129,8 @@ Expected<void> ApiServerPodSource::ListAndWatch() {
     Attempt();
     std::string pending, problem;
     bool relist = false;
-    const std::string path = "/api/v1/pods?" + selector + "&watch=true&allowWatchBookmarks=true&resourceVersion=" +
+    const std::string path = "/api/v1/pods?" + selector +
+                             "&watch=true&allowWatchBookmarks=true&resourceVersion=" +
                              httplib::detail::encode_query_param(store.resource_version()) +
                              "&timeoutSeconds=" + std::to_string(options_.watch_timeout.count());
     int status = 0;
@@ -132,28 +141,28 @@ Expected<void> ApiServerPodSource::ListAndWatch() {
           return status == 200;
         },
         [&](const char* data, size_t len) {
-      if (stopping_.load()) return false;
-      pending.append(data, len);
-      bool changed = false;
-      for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
-        const std::string line = pending.substr(0, nl);
-        pending.erase(0, nl + 1);
-        if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
-        auto ev = store.ApplyWatchLine(line);
-        if (!ev) {
-          problem = ev.error().message;
-          relist = true;  // an event was lost: resynchronise from a fresh list
-          break;
-        }
-        if (*ev == k8s::PodStore::Event::kRelist) {
-          relist = true;
-          break;
-        }
-        changed = changed || *ev != k8s::PodStore::Event::kBookmark;
-      }
-      if (changed) Publish(store);
-      if (!relist) Succeeded();
-      return !relist;
+          if (stopping_.load()) return false;
+          pending.append(data, len);
+          bool changed = false;
+          for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
+            const std::string line = pending.substr(0, nl);
+            pending.erase(0, nl + 1);
+            if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
+            auto ev = store.ApplyWatchLine(line);
+            if (!ev) {
+              problem = ev.error().message;
+              relist = true;  // an event was lost: resynchronise from a fresh list
+              break;
+            }
+            if (*ev == k8s::PodStore::Event::kRelist) {
+              relist = true;
+              break;
+            }
+            changed = changed || *ev != k8s::PodStore::Event::kBookmark;
+          }
+          if (changed) Publish(store);
+          if (!relist) Succeeded();
+          return !relist;
         });
     {
       std::lock_guard lock(mu_);
@@ -162,11 +171,14 @@ Expected<void> ApiServerPodSource::ListAndWatch() {
     }
     if (!problem.empty()) return MakeError(ErrorCode::kInvalidInput, problem);
     if (relist) {
-      spdlog::info("API server {}: resource version {} expired; listing again", options_.config.server, store.resource_version());
+      spdlog::info("API server {}: resource version {} expired; listing again",
+                   options_.config.server, store.resource_version());
       return {};
     }
-    if (status != 0 && status != 200) return MakeError(ErrorCode::kUnavailable, "watch pods: HTTP " + std::to_string(status));
-    if (!r && r.error() != httplib::Error::Canceled) return MakeError(ErrorCode::kUnavailable, "watch pods: " + Describe(r));
+    if (status != 0 && status != 200)
+      return MakeError(ErrorCode::kUnavailable, "watch pods: HTTP " + std::to_string(status));
+    if (!r && r.error() != httplib::Error::Canceled)
+      return MakeError(ErrorCode::kUnavailable, "watch pods: " + Describe(r));
     // The server ended the watch (timeoutSeconds): watch again from where it left off.
   }
 }

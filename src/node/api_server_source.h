@@ -26,7 +26,8 @@ namespace gpumeter::node {
 struct ApiServerOptions {
   ApiServerConfig config;
   std::string node_name;
-  std::chrono::seconds watch_timeout{300};  // the server ends each watch after this (timeoutSeconds)
+  std::chrono::seconds watch_timeout{
+      300};  // the server ends each watch after this (timeoutSeconds)
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds initial_backoff{1000};
   std::chrono::milliseconds max_backoff{30000};
@@ -42,7 +43,8 @@ class ApiServerPodSource final : public PodSource {
   void Start();
   void Stop();
 
-  void Poll(std::chrono::steady_clock::time_point) override {}  // the work happens on its own thread
+  void Poll(std::chrono::steady_clock::time_point) override {
+  }  // the work happens on its own thread
   std::shared_ptr<const k8s::PodStore> Current() const override;
   SourceStatus Status() const override;
   uint64_t lists() const { return lists_.load(); }  // for tests and logs
@@ -61,7 +63,7 @@ class ApiServerPodSource final : public PodSource {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
-  bool finished_ = false;            // Run has returned
+  bool finished_ = false;              // Run has returned
   std::atomic<bool> stopping_{false};  // read by the watch receiver without the lock
   httplib::Client* active_ = nullptr;  // the client of the request in flight (for Stop)
   std::shared_ptr<const k8s::PodStore> current_;

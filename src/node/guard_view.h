@@ -7,8 +7,8 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "guard/guard.h"
@@ -25,10 +25,10 @@ struct ProcFacts {
 };
 
 struct GuardViewInputs {
-  const NodeState* state = nullptr;       // units, owners and last_interval of this pass
+  const NodeState* state = nullptr;  // units, owners and last_interval of this pass
   const gpu::GpuSnapshot* snapshot = nullptr;
   const std::map<uint32_t, ProcFacts>* procs = nullptr;
-  const k8s::PodStore* pods = nullptr;    // null: no pod source snapshot yet
+  const k8s::PodStore* pods = nullptr;  // null: no pod source snapshot yet
   const k8s::SharingEvidence* evidence = nullptr;
   bool allocations_known = false;
   // Containers with a device the allocation could not place (k8s::AllocationResult::unplaced).

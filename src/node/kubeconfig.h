@@ -32,8 +32,10 @@ Expected<ApiServerConfig> InClusterConfig(const std::map<std::string, std::strin
 
 // The current context (or `context` when non-empty) of a kubeconfig's text. Relative file paths
 // are resolved against `base_dir` (the kubeconfig's directory), as kubectl does.
-Expected<ApiServerConfig> ParseKubeconfig(std::string_view yaml, const std::filesystem::path& base_dir,
-                                          const std::string& label, const std::string& context = {});
+Expected<ApiServerConfig> ParseKubeconfig(std::string_view yaml,
+                                          const std::filesystem::path& base_dir,
+                                          const std::string& label,
+                                          const std::string& context = {});
 
 // Base64 (standard alphabet, padding optional) as in the *-data keys; nullopt when malformed.
 std::optional<std::string> DecodeBase64(std::string_view in);

@@ -56,7 +56,7 @@ struct OwnerTotals {
 struct UnitTotals {
   double seconds = 0;
   double memory_capacity_byte_seconds = 0;
-  double energy_joules = 0;          // over the intervals whose energy was known
+  double energy_joules = 0;           // over the intervals whose energy was known
   double energy_unknown_seconds = 0;  // time in which the unit's energy was unknown
   uint64_t last_interval = 0;         // NodeState::intervals when it last had a ledger
 };
@@ -65,7 +65,7 @@ struct UnitTotals {
 // usage store off the sampling thread; see cli/rightsize_runner.h.
 struct RightsizingRow {
   std::string ns, workload, container;
-  std::string action;       // reclaim, mig, share, keep
+  std::string action;  // reclaim, mig, share, keep
   std::string current, recommended;
   double current_gpu = 0, recommended_gpu = 0;  // per replica
   uint32_t replicas = 1;
@@ -80,11 +80,11 @@ struct NodeState {
   // The latest sampling pass (also when it failed) and the latest good one.
   std::shared_ptr<const sampler::SampleResult> latest, last_good;
   std::map<uint32_t, k8s::ProcessOwner> owners;  // every PID of last_good
-  std::vector<UnitInfo> units;                    // every unit of last_good, by GPU index
-  std::vector<std::string> allocation_problems;   // device IDs that could not be placed
+  std::vector<UnitInfo> units;                   // every unit of last_good, by GPU index
+  std::vector<std::string> allocation_problems;  // device IDs that could not be placed
   std::vector<attribution::UnitLedger> last_interval;
   std::map<std::pair<std::string, attribution::Owner>, OwnerTotals> totals;  // (unit UUID, owner)
-  std::map<std::string, UnitTotals> unit_totals;                            // by unit UUID
+  std::map<std::string, UnitTotals> unit_totals;                             // by unit UUID
   std::vector<SourceStatus> sources;  // kubelet, pods, proc (NVML's is in the sampler's health)
   // Labels of the pods of the containers in `totals` (kept after a pod is deleted, while its
   // totals are), by (namespace, pod).

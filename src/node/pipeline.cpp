@@ -13,19 +13,26 @@ using attribution::SharingMode;
 
 SharingMode ToMode(k8s::ShareMode m) {
   switch (m) {
-    case k8s::ShareMode::kTimeSlicing: return SharingMode::kTimeSlicing;
-    case k8s::ShareMode::kMps: return SharingMode::kMps;
-    case k8s::ShareMode::kMig: return SharingMode::kMig;
-    case k8s::ShareMode::kExclusive: break;
+    case k8s::ShareMode::kTimeSlicing:
+      return SharingMode::kTimeSlicing;
+    case k8s::ShareMode::kMps:
+      return SharingMode::kMps;
+    case k8s::ShareMode::kMig:
+      return SharingMode::kMig;
+    case k8s::ShareMode::kExclusive:
+      break;
   }
   return SharingMode::kExclusive;
 }
 
 std::optional<Owner> ToOwner(const k8s::ProcessOwner& o) {
   switch (o.kind) {
-    case k8s::ProcessOwner::Kind::kContainer: return Owner{OwnerKind::kContainer, o.ns, o.pod, o.container};
-    case k8s::ProcessOwner::Kind::kSystem: return Owner{OwnerKind::kSystem, {}, {}, {}};
-    case k8s::ProcessOwner::Kind::kUnattributed: break;
+    case k8s::ProcessOwner::Kind::kContainer:
+      return Owner{OwnerKind::kContainer, o.ns, o.pod, o.container};
+    case k8s::ProcessOwner::Kind::kSystem:
+      return Owner{OwnerKind::kSystem, {}, {}, {}};
+    case k8s::ProcessOwner::Kind::kUnattributed:
+      break;
   }
   return std::nullopt;
 }
@@ -95,7 +102,8 @@ std::shared_ptr<const NodeState> NodePipeline::Latest() const {
   return latest_;
 }
 
-void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono::steady_clock::time_point now) {
+void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap,
+                                      std::chrono::steady_clock::time_point now) {
   std::shared_ptr<const kubelet::PodResourcesSource::Allocations> allocations;
   if (sources_.kubelet) {
     sources_.kubelet->Poll(now);
@@ -120,13 +128,18 @@ void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono:
     in.devices[d.uuid] = d.mig_enabled;
     for (const auto& m : d.mig_instances) {
       in.mig_parent[m.uuid] = d.uuid;
-      in.legacy_mig["MIG-" + d.uuid + "/" + std::to_string(m.gpu_instance_id) + "/" + std::to_string(m.compute_instance_id)] = m.uuid;
+      in.legacy_mig["MIG-" + d.uuid + "/" + std::to_string(m.gpu_instance_id) + "/" +
+                    std::to_string(m.compute_instance_id)] = m.uuid;
     }
   }
-  if (const auto slices = sources_.slices ? sources_.slices->Current() : nullptr) in.dra = slices->devices();
+  if (const auto slices = sources_.slices ? sources_.slices->Current() : nullptr)
+    in.dra = slices->devices();
   if (built_ && in == inputs_) return;
   if (finished > 0 && finished != finished_logged_)
-    spdlog::info("{} container(s) of finished pods are still listed by the kubelet with devices: they hold nothing", finished);
+    spdlog::info(
+        "{} container(s) of finished pods are still listed by the kubelet with devices: they hold "
+        "nothing",
+        finished);
   finished_logged_ = finished;
 
   auto evidence = options_.evidence;
@@ -145,12 +158,14 @@ void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono:
   for (const auto& u : allocation_.units) {
     modes_[u.unit_uuid] = ToMode(u.mode);
     for (const auto& h : u.holders)
-      holders_[u.unit_uuid].push_back({Owner{OwnerKind::kContainer, h.ns, h.pod, h.container}, h.share});
+      holders_[u.unit_uuid].push_back(
+          {Owner{OwnerKind::kContainer, h.ns, h.pod, h.container}, h.share});
   }
   // A GPU that nobody holds still has a mode: MIG from NVML, else what the operator configured.
   for (const auto& [uuid, mig] : inputs_.devices) {
     if (mig) modes_.emplace(uuid, SharingMode::kMig);
-    if (const auto it = options_.evidence.configured.find(uuid); it != options_.evidence.configured.end())
+    if (const auto it = options_.evidence.configured.find(uuid);
+        it != options_.evidence.configured.end())
       modes_.emplace(uuid, ToMode(it->second.mode));
   }
 }
@@ -196,7 +211,8 @@ std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap) const {
       u.evidence = it->second->evidence;
       u.holders = it->second->holders;
     } else {
-      u.evidence = u.mode == SharingMode::kMig ? "MIG instance (NVML); no allocation" : "no allocation";
+      u.evidence =
+          u.mode == SharingMode::kMig ? "MIG instance (NVML); no allocation" : "no allocation";
     }
     out.push_back(std::move(u));
   };
@@ -205,12 +221,15 @@ std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap) const {
       for (const auto& m : d.mig_instances) {
         UnitInfo u;
         u.uuid = m.uuid, u.gpu_uuid = d.uuid, u.gpu_index = d.index, u.model = d.name;
-        u.mig_profile = MigProfileOfName(m.name), u.mig_gpu_instance = m.gpu_instance_id, u.mode = SharingMode::kMig;
+        u.mig_profile = MigProfileOfName(m.name), u.mig_gpu_instance = m.gpu_instance_id,
+        u.mode = SharingMode::kMig;
         if (m.memory) u.memory_total_bytes = m.memory->total_bytes;
         if (m.slices && d.mig_total_slices && *d.mig_total_slices > 0)
           u.gpu_fraction = static_cast<double>(*m.slices) / *d.mig_total_slices;
-        else if (m.memory && d.memory && d.memory->total_bytes > 0)  // slices unknown: by memory, never a whole GPU
-          u.gpu_fraction = std::min(1.0, static_cast<double>(m.memory->total_bytes) / static_cast<double>(d.memory->total_bytes));
+        else if (m.memory && d.memory &&
+                 d.memory->total_bytes > 0)  // slices unknown: by memory, never a whole GPU
+          u.gpu_fraction = std::min(1.0, static_cast<double>(m.memory->total_bytes) /
+                                             static_cast<double>(d.memory->total_bytes));
         add(std::move(u));
       }
       // Slices in no instance are a unit of their own under the GPU's UUID (their idle power and
@@ -226,8 +245,8 @@ std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap) const {
         u.uuid = d.uuid, u.gpu_uuid = d.uuid, u.gpu_index = d.index, u.model = d.name;
         u.mig_profile = "unpartitioned", u.mode = SharingMode::kMig;
         u.gpu_fraction = static_cast<double>(*d.mig_total_slices - used) / *d.mig_total_slices;
-        u.evidence = std::to_string(*d.mig_total_slices - used) + " of " + std::to_string(*d.mig_total_slices) +
-                     " slices in no MIG instance (NVML)";
+        u.evidence = std::to_string(*d.mig_total_slices - used) + " of " +
+                     std::to_string(*d.mig_total_slices) + " slices in no MIG instance (NVML)";
         out.push_back(std::move(u));
       }
       continue;
@@ -242,14 +261,17 @@ std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap) const {
   return out;
 }
 
-void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledgers, NodeState& next) const {
+void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledgers,
+                              NodeState& next) const {
   for (const auto& l : ledgers) {
     auto& ut = next.unit_totals[l.uuid];
     ut.last_interval = next.intervals;
     ut.seconds += l.seconds;
     ut.memory_capacity_byte_seconds += l.memory_capacity_byte_seconds;
-    if (l.energy_joules) ut.energy_joules += *l.energy_joules;
-    else ut.energy_unknown_seconds += l.seconds;
+    if (l.energy_joules)
+      ut.energy_joules += *l.energy_joules;
+    else
+      ut.energy_unknown_seconds += l.seconds;
     for (const auto& r : l.rows) {
       auto& t = next.totals[{l.uuid, r.owner}];
       t.memory_byte_seconds += r.memory_byte_seconds;
@@ -277,8 +299,8 @@ void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledger
     }
   }
   for (auto it = next.totals.begin(); it != next.totals.end();)
-    it = gone.count(it->first.first) ||
-                 (it->first.second.kind == OwnerKind::kContainer && next.intervals - it->second.last_interval > horizon)
+    it = gone.count(it->first.first) || (it->first.second.kind == OwnerKind::kContainer &&
+                                         next.intervals - it->second.last_interval > horizon)
              ? next.totals.erase(it)
              : std::next(it);
 }
@@ -291,7 +313,8 @@ SourceStatus NodePipeline::ProcStatus() const {
   s.up = std::filesystem::is_directory(options_.proc_root, ec);
   s.attempts = proc_attempts_;
   s.failures = proc_failures_;
-  s.last_error = s.up ? proc_last_error_ : options_.proc_root.string() + ": not a readable directory";
+  s.last_error =
+      s.up ? proc_last_error_ : options_.proc_root.string() + ": not a readable directory";
   return s;
 }
 
@@ -301,7 +324,8 @@ void NodePipeline::OnPass(std::shared_ptr<const sampler::SampleResult> pass) {
   ++next->passes;
   next->latest = pass;
   const gpu::GpuSnapshot empty;
-  const auto& snap = pass->ok ? pass->snapshot : (prev->last_good ? prev->last_good->snapshot : empty);
+  const auto& snap =
+      pass->ok ? pass->snapshot : (prev->last_good ? prev->last_good->snapshot : empty);
   if (pass->ok) next->last_good = pass;
 
   if (sources_.pods) sources_.pods->Poll(pass->taken);
@@ -323,11 +347,13 @@ void NodePipeline::OnPass(std::shared_ptr<const sampler::SampleResult> pass) {
       last_taken_ = pass->taken;
     }
   } else {
-    const double seconds = std::chrono::duration<double>(pass->taken - *last_taken_).count() * options_.time_scale;
+    const double seconds =
+        std::chrono::duration<double>(pass->taken - *last_taken_).count() * options_.time_scale;
     last_taken_ = pass->taken;
     if (seconds > 0) {
       // A failed pass is an interval in which every GPU answered nothing: it is accounted as such.
-      next->last_interval = accountant_.Step(pass->ok ? pass->snapshot : gpu::GpuSnapshot{}, seconds);
+      next->last_interval =
+          accountant_.Step(pass->ok ? pass->snapshot : gpu::GpuSnapshot{}, seconds);
       ++next->intervals;
       Accumulate(next->last_interval, *next);
     }
@@ -339,8 +365,10 @@ void NodePipeline::OnPass(std::shared_ptr<const sampler::SampleResult> pass) {
     const auto& o = key.second;
     if (o.kind != OwnerKind::kContainer) continue;
     const std::pair<std::string, std::string> name{o.ns, o.pod};
-    if (const auto* pod = pods_.ByName(o.ns, o.pod)) labels[name] = pod->labels;
-    else if (const auto it = prev->pod_labels.find(name); it != prev->pod_labels.end()) labels[name] = it->second;
+    if (const auto* pod = pods_.ByName(o.ns, o.pod))
+      labels[name] = pod->labels;
+    else if (const auto it = prev->pod_labels.find(name); it != prev->pod_labels.end())
+      labels[name] = it->second;
   }
   next->pod_labels = std::move(labels);
   next->units = Units(snap);
@@ -359,10 +387,13 @@ void NodePipeline::OnPass(std::shared_ptr<const sampler::SampleResult> pass) {
     s.last_error = k.last_error;
     next->sources.push_back(std::move(s));
   } else {
-    next->sources.push_back({"kubelet", false, false, {}, 0, 0, std::nullopt, "", "not configured"});
+    next->sources.push_back(
+        {"kubelet", false, false, {}, 0, 0, std::nullopt, "", "not configured"});
   }
-  if (sources_.pods) next->sources.push_back(sources_.pods->Status());
-  else next->sources.push_back({"pods", false, false, {}, 0, 0, std::nullopt, "", "not configured"});
+  if (sources_.pods)
+    next->sources.push_back(sources_.pods->Status());
+  else
+    next->sources.push_back({"pods", false, false, {}, 0, 0, std::nullopt, "", "not configured"});
   if (sources_.slices) next->sources.push_back(sources_.slices->Status());
   next->sources.push_back(ProcStatus());
 

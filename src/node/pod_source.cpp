@@ -24,11 +24,13 @@ void PodsFileSource::Poll(std::chrono::steady_clock::time_point now) {
   }
   ++status_.attempts;
   auto fail = [&](const std::string& why) {
-    if (status_.up || status_.attempts == 1) spdlog::warn("pods file {}: {} (keeping the last good pod set)", path_.string(), why);
+    if (status_.up || status_.attempts == 1)
+      spdlog::warn("pods file {}: {} (keeping the last good pod set)", path_.string(), why);
     status_.up = false;
     ++status_.failures;
     status_.last_error = why;
-    status_.last_duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    status_.last_duration_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   };
   if (ec) return fail("cannot stat: " + ec.message());
   std::ifstream in(path_);
@@ -37,14 +39,16 @@ void PodsFileSource::Poll(std::chrono::steady_clock::time_point now) {
   body << in.rdbuf();
   auto store = std::make_shared<k8s::PodStore>();
   if (auto applied = store->ApplyList(body.str()); !applied) return fail(applied.error().message);
-  if (!status_.up && status_.failures > 0) spdlog::info("pods file {}: read again ({} pods)", path_.string(), store->size());
+  if (!status_.up && status_.failures > 0)
+    spdlog::info("pods file {}: read again ({} pods)", path_.string(), store->size());
   current_ = std::move(store);
   mtime_ = mtime;
   size_ = size;
   status_.up = true;
   status_.last_success = now;
   status_.last_error.clear();
-  status_.last_duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  status_.last_duration_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 }
 
 std::shared_ptr<const k8s::PodStore> PodsFileSource::Current() const {

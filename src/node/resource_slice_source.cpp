@@ -7,7 +7,8 @@
 
 namespace gpumeter::node {
 
-ApiServerSliceSource::ApiServerSliceSource(SliceSourceOptions options) : options_(std::move(options)) {
+ApiServerSliceSource::ApiServerSliceSource(SliceSourceOptions options)
+    : options_(std::move(options)) {
   status_.name = "resourceslices";
   status_.detail = "API server " + options_.config.server;
 }
@@ -50,7 +51,9 @@ void ApiServerSliceSource::ListOnce() {
   const auto begin = std::chrono::steady_clock::now();
   std::string error;
   std::shared_ptr<k8s::ResourceSliceStore> store;
-  if (auto client = MakeApiClient(options_.config, options_.connect_timeout, std::chrono::seconds(60)); !client) {
+  if (auto client =
+          MakeApiClient(options_.config, options_.connect_timeout, std::chrono::seconds(60));
+      !client) {
     error = client.error().message;
   } else {
     {
@@ -58,8 +61,9 @@ void ApiServerSliceSource::ListOnce() {
       if (stop_) return;
       active_ = client->get();
     }
-    auto r = (*client)->Get("/apis/resource.k8s.io/v1/resourceslices?fieldSelector=" +
-                            httplib::detail::encode_query_param("spec.nodeName=" + options_.node_name));
+    auto r =
+        (*client)->Get("/apis/resource.k8s.io/v1/resourceslices?fieldSelector=" +
+                       httplib::detail::encode_query_param("spec.nodeName=" + options_.node_name));
     {
       std::lock_guard lock(mu_);
       active_ = nullptr;
@@ -79,14 +83,16 @@ void ApiServerSliceSource::ListOnce() {
   }
   std::lock_guard lock(mu_);
   ++status_.attempts;
-  status_.last_duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  status_.last_duration_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   if (store) {
     current_ = std::move(store);
     status_.up = true;
     status_.last_success = std::chrono::steady_clock::now();
     status_.last_error.clear();
   } else {
-    if (status_.up || status_.failures == 0) spdlog::warn("{} (keeping the last good DRA devices)", error);
+    if (status_.up || status_.failures == 0)
+      spdlog::warn("{} (keeping the last good DRA devices)", error);
     status_.up = false;
     ++status_.failures;
     status_.last_error = error;

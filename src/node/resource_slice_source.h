@@ -25,7 +25,8 @@ namespace gpumeter::node {
 class SliceSource {
  public:
   virtual ~SliceSource() = default;
-  virtual std::shared_ptr<const k8s::ResourceSliceStore> Current() const = 0;  // null before the first list
+  virtual std::shared_ptr<const k8s::ResourceSliceStore> Current()
+      const = 0;  // null before the first list
   virtual SourceStatus Status() const = 0;
 };
 
@@ -56,8 +57,8 @@ class ApiServerSliceSource final : public SliceSource {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
-  bool finished_ = false;               // Run has returned
-  httplib::Client* active_ = nullptr;   // the request in flight (for Stop)
+  bool finished_ = false;              // Run has returned
+  httplib::Client* active_ = nullptr;  // the request in flight (for Stop)
   std::shared_ptr<const k8s::ResourceSliceStore> current_;
   SourceStatus status_;
   std::thread worker_;

@@ -44,7 +44,8 @@ typedef struct {
   unsigned int version;
   unsigned long long total, reserved, free, used;
 } nvmlMemory_v2_t;
-constexpr unsigned int nvmlMemory_v2 = static_cast<unsigned int>(sizeof(nvmlMemory_v2_t) | (2u << 24));
+constexpr unsigned int nvmlMemory_v2 =
+    static_cast<unsigned int>(sizeof(nvmlMemory_v2_t) | (2u << 24));
 
 typedef struct {
   unsigned int gpu, memory;  // percent
@@ -158,7 +159,8 @@ static_assert(sizeof(nvmlMemory_v2_t) == 40 && offsetof(nvmlMemory_v2_t, reserve
               offsetof(nvmlMemory_v2_t, used) == 32);
 static_assert(nvmlMemory_v2 == 0x02000028);
 static_assert(sizeof(nvmlProcessInfo_v1_t) == 16);
-static_assert(sizeof(nvmlProcessInfo_v2_t) == 24 && offsetof(nvmlProcessInfo_v2_t, gpuInstanceId) == 16);
+static_assert(sizeof(nvmlProcessInfo_v2_t) == 24 &&
+              offsetof(nvmlProcessInfo_v2_t, gpuInstanceId) == 16);
 static_assert(sizeof(nvmlProcessDetail_v1_t) == 32);
 static_assert(nvmlProcessDetailList_v1 == 0x01000018);
 static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32 &&
@@ -168,7 +170,9 @@ static_assert(sizeof(nvmlProcessUtilizationInfo_v1_t) == 40 &&
 static_assert(nvmlProcessesUtilizationInfo_v1 == 0x01000018);
 static_assert(sizeof(nvmlGpmMetric_t) == 40 && offsetof(nvmlGpmMetric_t, value) == 8);
 static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24 && sizeof(nvmlGpmMetricsGet_t) == 3944);
-static_assert(sizeof(nvmlGpuInstanceProfileInfo_t) == 48 && offsetof(nvmlGpuInstanceProfileInfo_t, sliceCount) == 8 &&
+static_assert(sizeof(nvmlGpuInstanceProfileInfo_t) == 48 &&
+              offsetof(nvmlGpuInstanceProfileInfo_t, sliceCount) == 8 &&
               offsetof(nvmlGpuInstanceProfileInfo_t, memorySizeMB) == 40);
-static_assert(sizeof(nvmlGpuInstanceInfo_t) == 24 && offsetof(nvmlGpuInstanceInfo_t, profileId) == 12 &&
+static_assert(sizeof(nvmlGpuInstanceInfo_t) == 24 &&
+              offsetof(nvmlGpuInstanceInfo_t, profileId) == 12 &&
               offsetof(nvmlGpuInstanceInfo_t, placement) == 16);

@@ -61,7 +61,8 @@ void NvmlGpuSource::DetectCapabilities() {
   const NvmlApi& api = lib_->api();
   caps_.library_path = lib_->path();
   char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
-  if (api.nvmlSystemGetDriverVersion && api.nvmlSystemGetDriverVersion(buf, sizeof buf) == NVML_SUCCESS)
+  if (api.nvmlSystemGetDriverVersion &&
+      api.nvmlSystemGetDriverVersion(buf, sizeof buf) == NVML_SUCCESS)
     caps_.driver_version = buf;
   if (api.nvmlSystemGetNVMLVersion && api.nvmlSystemGetNVMLVersion(buf, sizeof buf) == NVML_SUCCESS)
     caps_.nvml_version = buf;
@@ -69,14 +70,16 @@ void NvmlGpuSource::DetectCapabilities() {
   // _v3 wrote 32-byte entries only on 535.43–535.86, the drivers that had ConfComputeMemSizeInfo
   // but not yet RunningProcessDetailList (nvitop PR #94). Later drivers: 24 bytes again.
   if (api.nvmlDeviceGetComputeRunningProcesses_v3) {
-    const bool wide = api.nvmlDeviceGetConfComputeMemSizeInfo && !api.nvmlDeviceGetRunningProcessDetailList;
-    procs_ = {api.nvmlDeviceGetComputeRunningProcesses_v3, api.nvmlDeviceGetMPSComputeRunningProcesses_v3,
+    const bool wide =
+        api.nvmlDeviceGetConfComputeMemSizeInfo && !api.nvmlDeviceGetRunningProcessDetailList;
+    procs_ = {api.nvmlDeviceGetComputeRunningProcesses_v3,
+              api.nvmlDeviceGetMPSComputeRunningProcesses_v3,
               wide ? sizeof(nvmlProcessDetail_v1_t) : sizeof(nvmlProcessInfo_v2_t)};
     caps_.process_api = std::string("nvmlDeviceGetComputeRunningProcesses_v3 (") +
                         (wide ? "32" : "24") + "-byte entries)";
   } else if (api.nvmlDeviceGetComputeRunningProcesses_v2) {
-    procs_ = {api.nvmlDeviceGetComputeRunningProcesses_v2, api.nvmlDeviceGetMPSComputeRunningProcesses_v2,
-              sizeof(nvmlProcessInfo_v2_t)};
+    procs_ = {api.nvmlDeviceGetComputeRunningProcesses_v2,
+              api.nvmlDeviceGetMPSComputeRunningProcesses_v2, sizeof(nvmlProcessInfo_v2_t)};
     caps_.process_api = "nvmlDeviceGetComputeRunningProcesses_v2 (24-byte entries)";
   } else if (api.nvmlDeviceGetComputeRunningProcesses) {
     procs_ = {api.nvmlDeviceGetComputeRunningProcesses, api.nvmlDeviceGetMPSComputeRunningProcesses,
@@ -86,9 +89,10 @@ void NvmlGpuSource::DetectCapabilities() {
   caps_.memory_api = api.nvmlDeviceGetMemoryInfo_v2 ? "nvmlDeviceGetMemoryInfo_v2"
                      : api.nvmlDeviceGetMemoryInfo  ? "nvmlDeviceGetMemoryInfo"
                                                     : "";
-  caps_.util_api = api.nvmlDeviceGetProcessesUtilizationInfo ? "nvmlDeviceGetProcessesUtilizationInfo"
-                   : api.nvmlDeviceGetProcessUtilization     ? "nvmlDeviceGetProcessUtilization"
-                                                             : "";
+  caps_.util_api = api.nvmlDeviceGetProcessesUtilizationInfo
+                       ? "nvmlDeviceGetProcessesUtilizationInfo"
+                   : api.nvmlDeviceGetProcessUtilization ? "nvmlDeviceGetProcessUtilization"
+                                                         : "";
   caps_.gpm = api.nvmlGpmQueryDeviceSupport && api.nvmlGpmSampleAlloc && api.nvmlGpmSampleFree &&
               api.nvmlGpmSampleGet && api.nvmlGpmMetricsGet;
   caps_.mig = api.nvmlDeviceGetMigMode && api.nvmlDeviceGetMaxMigDeviceCount &&
@@ -120,7 +124,8 @@ Expected<gpu::GpuSnapshot> NvmlGpuSource::Sample() {
     return v2 ? api.nvmlDeviceGetCount_v2(&count) : api.nvmlDeviceGetCount(&count);
   });
   if (rc != NVML_SUCCESS)
-    return MakeError(ErrorCode::kUnavailable, "nvmlDeviceGetCount failed: " + lib_->ErrorString(rc));
+    return MakeError(ErrorCode::kUnavailable,
+                     "nvmlDeviceGetCount failed: " + lib_->ErrorString(rc));
   for (unsigned int i = 0; i < count; ++i) {
     nvmlDevice_t h = nullptr;
     const nvmlReturn_t hrc = Call("nvmlDeviceGetHandleByIndex", [&] {
@@ -128,15 +133,18 @@ Expected<gpu::GpuSnapshot> NvmlGpuSource::Sample() {
     });
     if (hrc != NVML_SUCCESS) {
       // NO_PERMISSION: counted by count_v2 but not ours to open (e.g. another container's GPU).
-      snap.errors.push_back({"nvmlDeviceGetHandleByIndex(" + std::to_string(i) + ")", hrc, lib_->ErrorString(hrc)});
+      snap.errors.push_back(
+          {"nvmlDeviceGetHandleByIndex(" + std::to_string(i) + ")", hrc, lib_->ErrorString(hrc)});
       continue;
     }
     gpu::DeviceSample dev;
     dev.index = i;
     SampleDevice(h, dev, snap.timestamp_us);
     // A lost GPU cannot tell its UUID; indices are stable while the driver stays loaded.
-    if (!dev.uuid.empty()) uuid_by_index_[i] = dev.uuid;
-    else if (auto known = uuid_by_index_.find(i); known != uuid_by_index_.end()) dev.uuid = known->second;
+    if (!dev.uuid.empty())
+      uuid_by_index_[i] = dev.uuid;
+    else if (auto known = uuid_by_index_.find(i); known != uuid_by_index_.end())
+      dev.uuid = known->second;
     snap.devices.push_back(std::move(dev));
   }
   return snap;
@@ -145,16 +153,20 @@ Expected<gpu::GpuSnapshot> NvmlGpuSource::Sample() {
 void NvmlGpuSource::SampleDevice(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_t now_us) {
   const NvmlApi& api = lib_->api();
   char buf[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
-  if (!Check(dev, "nvmlDeviceGetUUID", Call("nvmlDeviceGetUUID", [&] { return api.nvmlDeviceGetUUID(h, buf, sizeof buf); })))
+  if (!Check(dev, "nvmlDeviceGetUUID",
+             Call("nvmlDeviceGetUUID", [&] { return api.nvmlDeviceGetUUID(h, buf, sizeof buf); })))
     return;  // without a UUID the device cannot be keyed; its error says why
   dev.uuid = buf;
-  if (Check(dev, "nvmlDeviceGetName", Call("nvmlDeviceGetName", [&] { return api.nvmlDeviceGetName(h, buf, sizeof buf); })))
+  if (Check(dev, "nvmlDeviceGetName",
+            Call("nvmlDeviceGetName", [&] { return api.nvmlDeviceGetName(h, buf, sizeof buf); })))
     dev.name = buf;
   if (dev.lost) return;
 
   if (caps_.mig) {
     unsigned int current = 0, pending = 0;
-    if (Check(dev, "nvmlDeviceGetMigMode", Call("nvmlDeviceGetMigMode", [&] { return api.nvmlDeviceGetMigMode(h, &current, &pending); })))
+    if (Check(dev, "nvmlDeviceGetMigMode", Call("nvmlDeviceGetMigMode", [&] {
+                return api.nvmlDeviceGetMigMode(h, &current, &pending);
+              })))
       dev.mig_enabled = current == kMigEnabled;
   }
   dev.memory = ReadMemory(h, dev);
@@ -162,23 +174,31 @@ void NvmlGpuSource::SampleDevice(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_
 
   if (api.nvmlDeviceGetUtilizationRates && !dev.mig_enabled) {
     nvmlUtilization_t u{};
-    if (Check(dev, "nvmlDeviceGetUtilizationRates", Call("nvmlDeviceGetUtilizationRates", [&] { return api.nvmlDeviceGetUtilizationRates(h, &u); })) && u.gpu <= 100)
+    if (Check(dev, "nvmlDeviceGetUtilizationRates",
+              Call("nvmlDeviceGetUtilizationRates",
+                   [&] { return api.nvmlDeviceGetUtilizationRates(h, &u); })) &&
+        u.gpu <= 100)
       dev.utilization_gpu_percent = u.gpu;
   }
   if (api.nvmlDeviceGetPowerUsage) {
     unsigned int mw = 0;
-    if (Check(dev, "nvmlDeviceGetPowerUsage", Call("nvmlDeviceGetPowerUsage", [&] { return api.nvmlDeviceGetPowerUsage(h, &mw); })))
+    if (Check(dev, "nvmlDeviceGetPowerUsage",
+              Call("nvmlDeviceGetPowerUsage", [&] { return api.nvmlDeviceGetPowerUsage(h, &mw); })))
       dev.power_watts = mw / 1000.0;
   }
   if (api.nvmlDeviceGetTotalEnergyConsumption) {
     unsigned long long mj = 0;
-    if (Check(dev, "nvmlDeviceGetTotalEnergyConsumption", Call("nvmlDeviceGetTotalEnergyConsumption", [&] { return api.nvmlDeviceGetTotalEnergyConsumption(h, &mj); })))
+    if (Check(dev, "nvmlDeviceGetTotalEnergyConsumption",
+              Call("nvmlDeviceGetTotalEnergyConsumption",
+                   [&] { return api.nvmlDeviceGetTotalEnergyConsumption(h, &mj); })))
       dev.energy_joules = static_cast<double>(mj) / 1000.0;
   }
   if (api.nvmlDeviceGetComputeMode && !dev.mig_enabled) {  // MIG: only on MIG handles
     int mode = 0;
-    if (Check(dev, "nvmlDeviceGetComputeMode", Call("nvmlDeviceGetComputeMode", [&] { return api.nvmlDeviceGetComputeMode(h, &mode); })))
-      dev.compute_mode = mode == 0 ? gpu::ComputeMode::kDefault
+    if (Check(dev, "nvmlDeviceGetComputeMode", Call("nvmlDeviceGetComputeMode", [&] {
+                return api.nvmlDeviceGetComputeMode(h, &mode);
+              })))
+      dev.compute_mode = mode == 0   ? gpu::ComputeMode::kDefault
                          : mode == 3 ? gpu::ComputeMode::kExclusiveProcess
                          : mode == 2 ? gpu::ComputeMode::kProhibited
                                      : gpu::ComputeMode::kUnknown;
@@ -201,7 +221,8 @@ std::optional<gpu::MemoryInfo> NvmlGpuSource::ReadMemory(nvmlDevice_t h, gpu::De
   if (api.nvmlDeviceGetMemoryInfo_v2) {
     nvmlMemory_v2_t m{};
     m.version = nvmlMemory_v2;  // the encoded value; a literal 2 gets FUNCTION_NOT_FOUND
-    const nvmlReturn_t rc = Call("nvmlDeviceGetMemoryInfo_v2", [&] { return api.nvmlDeviceGetMemoryInfo_v2(h, &m); });
+    const nvmlReturn_t rc =
+        Call("nvmlDeviceGetMemoryInfo_v2", [&] { return api.nvmlDeviceGetMemoryInfo_v2(h, &m); });
     if (rc == NVML_SUCCESS) return gpu::MemoryInfo{m.total, m.used, m.reserved, m.free};
     // 13/25/2 after a versioned call: this struct version is unknown to the driver; try v1.
     if (rc != NVML_ERROR_FUNCTION_NOT_FOUND && rc != NVML_ERROR_ARGUMENT_VERSION_MISMATCH &&
@@ -212,7 +233,8 @@ std::optional<gpu::MemoryInfo> NvmlGpuSource::ReadMemory(nvmlDevice_t h, gpu::De
   }
   if (api.nvmlDeviceGetMemoryInfo) {
     nvmlMemory_t m{};
-    if (Check(dev, "nvmlDeviceGetMemoryInfo", Call("nvmlDeviceGetMemoryInfo", [&] { return api.nvmlDeviceGetMemoryInfo(h, &m); })))
+    if (Check(dev, "nvmlDeviceGetMemoryInfo",
+              Call("nvmlDeviceGetMemoryInfo", [&] { return api.nvmlDeviceGetMemoryInfo(h, &m); })))
       return gpu::MemoryInfo{m.total, m.used, std::nullopt, m.free};  // v1 used includes reserved
   }
   return std::nullopt;
@@ -230,12 +252,14 @@ std::vector<gpu::GpuProcess> NvmlGpuSource::ReadProcesses(nvmlDevice_t h, gpu::D
 void NvmlGpuSource::ReadProcessList(nvmlDevice_t h, gpu::DeviceSample& dev, bool mps,
                                     uint64_t total_bytes, std::vector<gpu::GpuProcess>& out) {
   const auto fn = mps ? procs_.mps : procs_.compute;
-  const char* name = mps ? "nvmlDeviceGetMPSComputeRunningProcesses" : "nvmlDeviceGetComputeRunningProcesses";
+  const char* name =
+      mps ? "nvmlDeviceGetMPSComputeRunningProcesses" : "nvmlDeviceGetComputeRunningProcesses";
   const auto type = mps ? gpu::ProcessType::kMps : gpu::ProcessType::kCompute;
   unsigned int count = 0;
   nvmlReturn_t rc = Call(name, [&] { return fn(h, &count, nullptr); });
   std::vector<unsigned char> buf;
-  for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < kMaxSizeRetries; ++attempt) {
+  for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < kMaxSizeRetries;
+       ++attempt) {
     count = count * 2 + 5;  // headroom: the list can grow between calls
     buf.assign(static_cast<size_t>(count) * procs_.stride, 0);
     rc = Call(name, [&] { return fn(h, &count, buf.data()); });
@@ -244,9 +268,11 @@ void NvmlGpuSource::ReadProcessList(nvmlDevice_t h, gpu::DeviceSample& dev, bool
   if (!Check(dev, name, rc)) return;
   auto entries = detail::DecodeProcessEntries(buf.data(), count, procs_.stride, type);
   // Some drivers wrote a different stride than their header declared (docs/nvml.md §3.3).
-  if (detail::CountImplausible(entries, total_bytes) >= 2 && procs_.stride != sizeof(nvmlProcessInfo_v1_t)) {
-    const size_t other = procs_.stride == sizeof(nvmlProcessInfo_v2_t) ? sizeof(nvmlProcessDetail_v1_t)
-                                                                       : sizeof(nvmlProcessInfo_v2_t);
+  if (detail::CountImplausible(entries, total_bytes) >= 2 &&
+      procs_.stride != sizeof(nvmlProcessInfo_v1_t)) {
+    const size_t other = procs_.stride == sizeof(nvmlProcessInfo_v2_t)
+                             ? sizeof(nvmlProcessDetail_v1_t)
+                             : sizeof(nvmlProcessInfo_v2_t);
     if (static_cast<size_t>(count) * other <= buf.size()) {
       auto alt = detail::DecodeProcessEntries(buf.data(), count, other, type);
       if (detail::CountImplausible(alt, total_bytes) == 0) {
@@ -258,10 +284,12 @@ void NvmlGpuSource::ReadProcessList(nvmlDevice_t h, gpu::DeviceSample& dev, bool
   for (auto& e : entries) out.push_back(e);
 }
 
-void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_t now_us) {
+void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& dev,
+                                           uint64_t now_us) {
   const NvmlApi& api = lib_->api();
   auto it = last_seen_us_.find(dev.uuid);
-  const uint64_t last_seen = it != last_seen_us_.end() ? it->second : now_us - options_.first_util_lookback_us;
+  const uint64_t last_seen =
+      it != last_seen_us_.end() ? it->second : now_us - options_.first_util_lookback_us;
   dev.process_util_window_start_us = last_seen;
   dev.process_util_window_end_us = now_us;
   uint64_t newest = last_seen;
@@ -292,12 +320,15 @@ void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& de
   } else if (api.nvmlDeviceGetProcessUtilization) {
     name = "nvmlDeviceGetProcessUtilization";
     unsigned int count = 0;
-    rc = Call(name, [&] { return api.nvmlDeviceGetProcessUtilization(h, nullptr, &count, last_seen); });
+    rc = Call(name,
+              [&] { return api.nvmlDeviceGetProcessUtilization(h, nullptr, &count, last_seen); });
     std::vector<nvmlProcessUtilizationSample_t> buf;
     for (int a = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && a < kMaxSizeRetries; ++a) {
       buf.assign(count ? count : 100, {});
       count = static_cast<unsigned int>(buf.size());
-      rc = Call(name, [&] { return api.nvmlDeviceGetProcessUtilization(h, buf.data(), &count, last_seen); });
+      rc = Call(name, [&] {
+        return api.nvmlDeviceGetProcessUtilization(h, buf.data(), &count, last_seen);
+      });
     }
     if (rc == NVML_SUCCESS)
       for (unsigned int i = 0; i < count && i < buf.size(); ++i)
@@ -320,7 +351,8 @@ void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& de
     if (period == 0 || gap < period) period = gap;
   }
   if (period > 0) dev.process_util_period_us = period;
-  const bool anchored = !stamps.empty() || it != last_seen_us_.end();  // newest is a stamp or a boundary
+  const bool anchored =
+      !stamps.empty() || it != last_seen_us_.end();  // newest is a stamp or a boundary
   if (period > 0 && anchored && now_us >= newest) {
     dev.process_util_window_end_us = newest + (now_us - newest) / period * period;
     last_seen_us_[dev.uuid] = dev.process_util_window_end_us;
@@ -332,32 +364,49 @@ void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& de
 void NvmlGpuSource::ReadMigInstances(nvmlDevice_t h, gpu::DeviceSample& dev) {
   const NvmlApi& api = lib_->api();
   unsigned int max = 0;
-  if (!Check(dev, "nvmlDeviceGetMaxMigDeviceCount", Call("nvmlDeviceGetMaxMigDeviceCount", [&] { return api.nvmlDeviceGetMaxMigDeviceCount(h, &max); })))
+  if (!Check(dev, "nvmlDeviceGetMaxMigDeviceCount", Call("nvmlDeviceGetMaxMigDeviceCount", [&] {
+               return api.nvmlDeviceGetMaxMigDeviceCount(h, &max);
+             })))
     return;
   for (unsigned int i = 0; i < max && !dev.lost; ++i) {
     nvmlDevice_t mh = nullptr;
-    const nvmlReturn_t rc = Call("nvmlDeviceGetMigDeviceHandleByIndex", [&] { return api.nvmlDeviceGetMigDeviceHandleByIndex(h, i, &mh); });
+    const nvmlReturn_t rc = Call("nvmlDeviceGetMigDeviceHandleByIndex", [&] {
+      return api.nvmlDeviceGetMigDeviceHandleByIndex(h, i, &mh);
+    });
     if (rc == NVML_ERROR_NOT_FOUND) continue;  // indices may be sparse: keep going
     if (!Check(dev, "nvmlDeviceGetMigDeviceHandleByIndex", rc)) continue;
     gpu::MigInstanceSample mig;
     char buf[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
-    if (!Check(dev, "nvmlDeviceGetUUID(mig)", Call("nvmlDeviceGetUUID", [&] { return api.nvmlDeviceGetUUID(mh, buf, sizeof buf); })))
+    if (!Check(dev, "nvmlDeviceGetUUID(mig)", Call("nvmlDeviceGetUUID", [&] {
+                 return api.nvmlDeviceGetUUID(mh, buf, sizeof buf);
+               })))
       continue;
     mig.uuid = buf;
-    if (Check(dev, "nvmlDeviceGetName(mig)", Call("nvmlDeviceGetName", [&] { return api.nvmlDeviceGetName(mh, buf, sizeof buf); })))
+    if (Check(dev, "nvmlDeviceGetName(mig)", Call("nvmlDeviceGetName", [&] {
+                return api.nvmlDeviceGetName(mh, buf, sizeof buf);
+              })))
       mig.name = buf;
     unsigned int id = 0;
-    if (api.nvmlDeviceGetGpuInstanceId && Check(dev, "nvmlDeviceGetGpuInstanceId", Call("nvmlDeviceGetGpuInstanceId", [&] { return api.nvmlDeviceGetGpuInstanceId(mh, &id); })))
+    if (api.nvmlDeviceGetGpuInstanceId &&
+        Check(dev, "nvmlDeviceGetGpuInstanceId", Call("nvmlDeviceGetGpuInstanceId", [&] {
+                return api.nvmlDeviceGetGpuInstanceId(mh, &id);
+              })))
       mig.gpu_instance_id = id;
-    if (api.nvmlDeviceGetComputeInstanceId && Check(dev, "nvmlDeviceGetComputeInstanceId", Call("nvmlDeviceGetComputeInstanceId", [&] { return api.nvmlDeviceGetComputeInstanceId(mh, &id); })))
+    if (api.nvmlDeviceGetComputeInstanceId &&
+        Check(dev, "nvmlDeviceGetComputeInstanceId", Call("nvmlDeviceGetComputeInstanceId", [&] {
+                return api.nvmlDeviceGetComputeInstanceId(mh, &id);
+              })))
       mig.compute_instance_id = id;
     mig.memory = ReadMemory(mh, dev);
     mig.processes = ReadProcesses(mh, dev, mig.memory ? mig.memory->total_bytes : 0);
     // An instance's profile is fixed for its life (reconfiguring MIG gives new UUIDs): ask once.
-    if (auto known = mig_slices_.find(mig.uuid); known != mig_slices_.end()) mig.slices = known->second;
-    else if ((mig.slices = InstanceSlices(h, mig.gpu_instance_id, dev))) mig_slices_.emplace(mig.uuid, *mig.slices);
+    if (auto known = mig_slices_.find(mig.uuid); known != mig_slices_.end())
+      mig.slices = known->second;
+    else if ((mig.slices = InstanceSlices(h, mig.gpu_instance_id, dev)))
+      mig_slices_.emplace(mig.uuid, *mig.slices);
     if (api.nvmlGpmMigSampleGet)
-      mig.sm_active_ratio = GpmSmActive(dev.uuid + "/gi" + std::to_string(mig.gpu_instance_id), h, mig.gpu_instance_id, dev);
+      mig.sm_active_ratio = GpmSmActive(dev.uuid + "/gi" + std::to_string(mig.gpu_instance_id), h,
+                                        mig.gpu_instance_id, dev);
     dev.mig_instances.push_back(std::move(mig));
   }
   if (auto it = gi_profile_slices_.find(dev.uuid); it != gi_profile_slices_.end())
@@ -365,9 +414,11 @@ void NvmlGpuSource::ReadMigInstances(nvmlDevice_t h, gpu::DeviceSample& dev) {
       if (!dev.mig_total_slices || slices > *dev.mig_total_slices) dev.mig_total_slices = slices;
 }
 
-std::optional<uint32_t> NvmlGpuSource::InstanceSlices(nvmlDevice_t h, unsigned int gi_id, gpu::DeviceSample& dev) {
+std::optional<uint32_t> NvmlGpuSource::InstanceSlices(nvmlDevice_t h, unsigned int gi_id,
+                                                      gpu::DeviceSample& dev) {
   const NvmlApi& api = lib_->api();
-  if (!api.nvmlDeviceGetGpuInstanceProfileInfo || !api.nvmlDeviceGetGpuInstanceById || !api.nvmlGpuInstanceGetInfo)
+  if (!api.nvmlDeviceGetGpuInstanceProfileInfo || !api.nvmlDeviceGetGpuInstanceById ||
+      !api.nvmlGpuInstanceGetInfo)
     return std::nullopt;
   auto table = gi_profile_slices_.find(dev.uuid);
   if (table == gi_profile_slices_.end()) {
@@ -376,19 +427,25 @@ std::optional<uint32_t> NvmlGpuSource::InstanceSlices(nvmlDevice_t h, unsigned i
     std::map<unsigned int, unsigned int> slices;
     for (unsigned int index = 0; index < 64; ++index) {
       nvmlGpuInstanceProfileInfo_t info{};
-      const nvmlReturn_t rc = Call("nvmlDeviceGetGpuInstanceProfileInfo", [&] { return api.nvmlDeviceGetGpuInstanceProfileInfo(h, index, &info); });
+      const nvmlReturn_t rc = Call("nvmlDeviceGetGpuInstanceProfileInfo", [&] {
+        return api.nvmlDeviceGetGpuInstanceProfileInfo(h, index, &info);
+      });
       if (rc == NVML_ERROR_INVALID_ARGUMENT) break;
       if (rc == NVML_ERROR_NOT_SUPPORTED) continue;
-      if (!Check(dev, "nvmlDeviceGetGpuInstanceProfileInfo", rc)) return std::nullopt;  // try again next pass
+      if (!Check(dev, "nvmlDeviceGetGpuInstanceProfileInfo", rc))
+        return std::nullopt;  // try again next pass
       if (info.sliceCount > 0) slices[info.id] = info.sliceCount;
     }
     table = gi_profile_slices_.emplace(dev.uuid, std::move(slices)).first;
   }
   nvmlGpuInstance_t gi = nullptr;
-  if (!Check(dev, "nvmlDeviceGetGpuInstanceById", Call("nvmlDeviceGetGpuInstanceById", [&] { return api.nvmlDeviceGetGpuInstanceById(h, gi_id, &gi); })))
+  if (!Check(dev, "nvmlDeviceGetGpuInstanceById", Call("nvmlDeviceGetGpuInstanceById", [&] {
+               return api.nvmlDeviceGetGpuInstanceById(h, gi_id, &gi);
+             })))
     return std::nullopt;
   nvmlGpuInstanceInfo_t info{};
-  if (!Check(dev, "nvmlGpuInstanceGetInfo", Call("nvmlGpuInstanceGetInfo", [&] { return api.nvmlGpuInstanceGetInfo(gi, &info); })))
+  if (!Check(dev, "nvmlGpuInstanceGetInfo",
+             Call("nvmlGpuInstanceGetInfo", [&] { return api.nvmlGpuInstanceGetInfo(gi, &info); })))
     return std::nullopt;
   const auto it = table->second.find(info.profileId);
   if (it == table->second.end()) return std::nullopt;
@@ -396,23 +453,27 @@ std::optional<uint32_t> NvmlGpuSource::InstanceSlices(nvmlDevice_t h, unsigned i
 }
 
 std::optional<double> NvmlGpuSource::GpmSmActive(const std::string& key, nvmlDevice_t h,
-                                                 std::optional<unsigned int> gi, gpu::DeviceSample& dev) {
+                                                 std::optional<unsigned int> gi,
+                                                 gpu::DeviceSample& dev) {
   if (!caps_.gpm) return std::nullopt;
   const NvmlApi& api = lib_->api();
   auto sup = gpm_supported_.find(dev.uuid);
   if (sup == gpm_supported_.end()) {
     nvmlGpmSupport_t s{};
     s.version = 1;  // NVML_GPM_SUPPORT_VERSION is a plain 1, not size-encoded
-    const nvmlReturn_t rc = Call("nvmlGpmQueryDeviceSupport", [&] { return api.nvmlGpmQueryDeviceSupport(h, &s); });
+    const nvmlReturn_t rc =
+        Call("nvmlGpmQueryDeviceSupport", [&] { return api.nvmlGpmQueryDeviceSupport(h, &s); });
     sup = gpm_supported_.emplace(dev.uuid, rc == NVML_SUCCESS && s.isSupportedDevice).first;
   }
   if (!sup->second) return std::nullopt;
   nvmlGpmSample_t raw = nullptr;
-  if (!Check(dev, "nvmlGpmSampleAlloc", Call("nvmlGpmSampleAlloc", [&] { return api.nvmlGpmSampleAlloc(&raw); })))
+  if (!Check(dev, "nvmlGpmSampleAlloc",
+             Call("nvmlGpmSampleAlloc", [&] { return api.nvmlGpmSampleAlloc(&raw); })))
     return std::nullopt;
   auto sample = std::make_unique<GpmSample>(api, raw);
-  const nvmlReturn_t rc = gi ? Call("nvmlGpmMigSampleGet", [&] { return api.nvmlGpmMigSampleGet(h, *gi, raw); })
-                             : Call("nvmlGpmSampleGet", [&] { return api.nvmlGpmSampleGet(h, raw); });
+  const nvmlReturn_t rc =
+      gi ? Call("nvmlGpmMigSampleGet", [&] { return api.nvmlGpmMigSampleGet(h, *gi, raw); })
+         : Call("nvmlGpmSampleGet", [&] { return api.nvmlGpmSampleGet(h, raw); });
   if (!Check(dev, gi ? "nvmlGpmMigSampleGet" : "nvmlGpmSampleGet", rc)) return std::nullopt;
   std::optional<double> result;
   auto prev = gpm_prev_.find(key);
@@ -424,8 +485,10 @@ std::optional<double> NvmlGpuSource::GpmSmActive(const std::string& key, nvmlDev
     get->sample1 = prev->second->get();  // older first, as DCGM does
     get->sample2 = raw;
     get->metrics[0].metricId = NVML_GPM_METRIC_SM_UTIL;
-    if (Check(dev, "nvmlGpmMetricsGet", Call("nvmlGpmMetricsGet", [&] { return api.nvmlGpmMetricsGet(get.get()); })) &&
-        get->metrics[0].nvmlReturn == NVML_SUCCESS && get->metrics[0].value >= 0 && get->metrics[0].value <= 100)
+    if (Check(dev, "nvmlGpmMetricsGet",
+              Call("nvmlGpmMetricsGet", [&] { return api.nvmlGpmMetricsGet(get.get()); })) &&
+        get->metrics[0].nvmlReturn == NVML_SUCCESS && get->metrics[0].value >= 0 &&
+        get->metrics[0].value <= 100)
       result = get->metrics[0].value / 100.0;  // NaN fails both comparisons: stays unknown
   }
   gpm_prev_[key] = std::move(sample);

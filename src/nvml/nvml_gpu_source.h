@@ -59,7 +59,8 @@ class NvmlGpuSource final : public gpu::GpuSource {
   void ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_t now_us);
   void ReadMigInstances(nvmlDevice_t h, gpu::DeviceSample& dev);
   // Compute slices of the GPU instance `gi_id`, from its profile; unknown if NVML cannot say.
-  std::optional<uint32_t> InstanceSlices(nvmlDevice_t h, unsigned int gi_id, gpu::DeviceSample& dev);
+  std::optional<uint32_t> InstanceSlices(nvmlDevice_t h, unsigned int gi_id,
+                                         gpu::DeviceSample& dev);
   std::optional<double> GpmSmActive(const std::string& key, nvmlDevice_t h,
                                     std::optional<unsigned int> gi, gpu::DeviceSample& dev);
 
@@ -68,12 +69,14 @@ class NvmlGpuSource final : public gpu::GpuSource {
   std::unique_ptr<NvmlSession> session_;
   gpu::Capabilities caps_;
   ProcessApi procs_;
-  std::map<std::string, uint64_t> last_seen_us_;               // per GPU UUID
-  std::map<std::string, uint64_t> util_period_us_;             // driver's sample period per GPU UUID (0: unknown)
-  std::map<unsigned int, std::string> uuid_by_index_;          // names a GPU once it is lost
-  std::map<std::string, bool> gpm_supported_;                  // per GPU UUID
-  std::map<std::string, std::map<unsigned int, unsigned int>> gi_profile_slices_;  // GPU UUID -> profile ID -> slices
-  std::map<std::string, uint32_t> mig_slices_;                 // MIG UUID -> compute slices
+  std::map<std::string, uint64_t> last_seen_us_;  // per GPU UUID
+  std::map<std::string, uint64_t>
+      util_period_us_;  // driver's sample period per GPU UUID (0: unknown)
+  std::map<unsigned int, std::string> uuid_by_index_;  // names a GPU once it is lost
+  std::map<std::string, bool> gpm_supported_;          // per GPU UUID
+  std::map<std::string, std::map<unsigned int, unsigned int>>
+      gi_profile_slices_;                                       // GPU UUID -> profile ID -> slices
+  std::map<std::string, uint32_t> mig_slices_;                  // MIG UUID -> compute slices
   std::map<std::string, std::unique_ptr<GpmSample>> gpm_prev_;  // per unit key
 };
 

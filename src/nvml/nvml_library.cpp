@@ -13,7 +13,8 @@ const std::vector<std::string>& AllSymbolNames() {
   return kNames;
 }
 
-Expected<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::vector<std::string>& candidates) {
+Expected<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(
+    const std::vector<std::string>& candidates) {
   std::string tried;
   for (const auto& candidate : candidates) {
     // RTLD_LOCAL keeps NVML's symbols out of the global namespace; NOW surfaces a broken library
@@ -72,7 +73,8 @@ Expected<std::unique_ptr<NvmlSession>> NvmlSession::Start(const NvmlLibrary& lib
   else if (rc == NVML_ERROR_NO_PERMISSION)
     hint = " (no permission to open /dev/nvidia*)";
   return MakeError(ErrorCode::kUnavailable, "nvmlInit failed in " + lib.path() + ": " +
-                                                lib.ErrorString(rc) + " (code " + std::to_string(rc) + ")" + hint);
+                                                lib.ErrorString(rc) + " (code " +
+                                                std::to_string(rc) + ")" + hint);
 }
 
 NvmlSession::~NvmlSession() {

@@ -9,11 +9,13 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 const char* const kIdleGroup = "__idle__";
 
-std::string Value(const std::string& dim, const store::UnitKey& unit, const attribution::Owner& o, const Labels& labels) {
+std::string Value(const std::string& dim, const store::UnitKey& unit, const attribution::Owner& o,
+                  const Labels& labels) {
   const bool container = o.kind == attribution::OwnerKind::kContainer;
   if (dim == "node") return unit.node;
   if (dim == "gpu_model") return unit.model.empty() ? "(unknown)" : unit.model;
-  if (!container) return o.kind == attribution::OwnerKind::kIdle ? kIdleGroup : attribution::ToString(o.kind);
+  if (!container)
+    return o.kind == attribution::OwnerKind::kIdle ? kIdleGroup : attribution::ToString(o.kind);
   if (dim == "namespace") return o.ns;
   if (dim == "pod") return o.ns + "/" + o.pod;
   if (dim == "container") return o.ns + "/" + o.pod + "/" + o.container;
@@ -31,11 +33,13 @@ Expected<std::vector<std::string>> ParseGroupBy(std::string_view text) {
   size_t start = 0;
   while (start <= text.size()) {
     const size_t comma = text.find(',', start);
-    const std::string d(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    const std::string d(text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
     static const std::set<std::string> known{"namespace", "pod", "container", "gpu_model", "node"};
     if (!known.count(d) && !(d.rfind("label:", 0) == 0 && d.size() > 6))
       return MakeError(ErrorCode::kInvalidInput,
-                       "--by '" + std::string(text) + "': unknown '" + d + "' (namespace, pod, container, label:KEY, gpu_model, node)");
+                       "--by '" + std::string(text) + "': unknown '" + d +
+                           "' (namespace, pod, container, label:KEY, gpu_model, node)");
     out.push_back(d);
     if (comma == std::string_view::npos) break;
     start = comma + 1;
@@ -43,8 +47,9 @@ Expected<std::vector<std::string>> ParseGroupBy(std::string_view text) {
   return out;
 }
 
-Chargeback BuildChargeback(const std::vector<store::UnitRecord>& units, const Labels& labels, const cost::Pricing& pricing,
-                           const cost::Policy& policy, const std::vector<std::string>& dims) {
+Chargeback BuildChargeback(const std::vector<store::UnitRecord>& units, const Labels& labels,
+                           const cost::Pricing& pricing, const cost::Policy& policy,
+                           const std::vector<std::string>& dims) {
   Chargeback out;
   out.dimensions = dims;
   out.policy = policy.Name();
@@ -63,14 +68,17 @@ Chargeback BuildChargeback(const std::vector<store::UnitRecord>& units, const La
     uc.unit = u.unit;
     uc.hours = u.seconds / 3600;
     uc.price = pricing.Quote(u.unit.model, pricing.InstanceTypeOf(u.unit.node));
-    if (!uc.price) unpriced.insert(u.unit.model.empty() ? "(unknown model)" : u.unit.model);
-    else if (uc.price->flagged) flagged.insert(u.unit.model + ": " + uc.price->source);
+    if (!uc.price)
+      unpriced.insert(u.unit.model.empty() ? "(unknown model)" : u.unit.model);
+    else if (uc.price->flagged)
+      flagged.insert(u.unit.model + ": " + uc.price->source);
     uc.cost = uc.price ? uc.price->per_gpu_hour * u.unit.fraction * uc.hours : 0;
     // Usage into groups: container rows under their owner, the rest under theirs.
     for (const auto& o : u.owners) {
       auto& g = group(u.unit, o.owner);
       g.gpu_hours_held += o.requested_share_seconds * u.unit.fraction / 3600;
-      if (o.owner.kind == attribution::OwnerKind::kContainer) g.compute_hours += o.compute_seconds * u.unit.fraction / 3600;
+      if (o.owner.kind == attribution::OwnerKind::kContainer)
+        g.compute_hours += o.compute_seconds * u.unit.fraction / 3600;
       g.memory_gib_hours += o.memory_byte_seconds / kGiB / 3600;
       g.energy_kwh += o.energy_joules / 3.6e6;
     }
@@ -80,7 +88,8 @@ Chargeback BuildChargeback(const std::vector<store::UnitRecord>& units, const La
       usage.memory_capacity_byte_seconds = u.memory_capacity_byte_seconds;
       usage.cost = uc.cost;
       for (const auto& o : u.owners)
-        usage.owners.push_back({o.owner, o.memory_byte_seconds, o.compute_seconds, o.energy_joules, o.requested_share_seconds});
+        usage.owners.push_back({o.owner, o.memory_byte_seconds, o.compute_seconds, o.energy_joules,
+                                o.requested_share_seconds});
       uc.rows = cost::Allocate(usage, policy);
       for (const auto& r : uc.rows) {
         auto& g = group(u.unit, r.owner);
@@ -99,7 +108,8 @@ Chargeback BuildChargeback(const std::vector<store::UnitRecord>& units, const La
     out.total.idle_cost += g.idle_cost;
     out.groups.push_back(g);
   }
-  std::stable_sort(out.groups.begin(), out.groups.end(), [](const GroupTotals& a, const GroupTotals& b) { return a.cost > b.cost; });
+  std::stable_sort(out.groups.begin(), out.groups.end(),
+                   [](const GroupTotals& a, const GroupTotals& b) { return a.cost > b.cost; });
   out.unpriced_models.assign(unpriced.begin(), unpriced.end());
   out.flagged_prices.assign(flagged.begin(), flagged.end());
   return out;

@@ -18,7 +18,8 @@
 
 namespace gpumeter::report {
 
-using Labels = std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>>;  // (ns, pod) → labels
+using Labels = std::map<std::pair<std::string, std::string>,
+                        std::map<std::string, std::string>>;  // (ns, pod) → labels
 
 // "namespace,label:team" → {"namespace", "label:team"}; errors name the unknown dimension.
 Expected<std::vector<std::string>> ParseGroupBy(std::string_view text);
@@ -32,7 +33,8 @@ struct GroupTotals {
   double cost = 0, idle_cost = 0;
   // compute used over GPU time held; nullopt when nothing was held.
   std::optional<double> efficiency() const {
-    return gpu_hours_held > 0 ? std::optional<double>(compute_hours / gpu_hours_held) : std::nullopt;
+    return gpu_hours_held > 0 ? std::optional<double>(compute_hours / gpu_hours_held)
+                              : std::nullopt;
   }
 };
 
@@ -53,7 +55,8 @@ struct Chargeback {
   std::vector<std::string> unpriced_models, flagged_prices;  // for the reader
 };
 
-Chargeback BuildChargeback(const std::vector<store::UnitRecord>& units, const Labels& labels, const cost::Pricing& pricing,
-                           const cost::Policy& policy, const std::vector<std::string>& dimensions);
+Chargeback BuildChargeback(const std::vector<store::UnitRecord>& units, const Labels& labels,
+                           const cost::Pricing& pricing, const cost::Policy& policy,
+                           const std::vector<std::string>& dimensions);
 
 }  // namespace gpumeter::report

@@ -4,8 +4,8 @@
 
 #include <cctype>
 #include <map>
-#include <tuple>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 namespace gpumeter::report {
 namespace {
@@ -30,16 +30,23 @@ class Api {
   // An instant query at `at`; every sample of the vector result.
   Expected<std::vector<Sample>> Query(const std::string& promql, int64_t at) {
     httplib::Client client(base_);
-    if (!client.is_valid()) return MakeError(ErrorCode::kInvalidInput, "prometheus '" + url_ + "': not an http(s)://host:port URL");
+    if (!client.is_valid())
+      return MakeError(ErrorCode::kInvalidInput,
+                       "prometheus '" + url_ + "': not an http(s)://host:port URL");
     client.set_connection_timeout(std::chrono::seconds(5));
     client.set_read_timeout(std::chrono::seconds(60));
     const httplib::Params params{{"query", promql}, {"time", std::to_string(at)}};
     auto r = client.Post(prefix_ + "/api/v1/query", params);
-    if (!r) return MakeError(ErrorCode::kUnavailable, "prometheus " + url_ + ": unreachable (" + httplib::to_string(r.error()) + ")");
+    if (!r)
+      return MakeError(ErrorCode::kUnavailable, "prometheus " + url_ + ": unreachable (" +
+                                                    httplib::to_string(r.error()) + ")");
     const auto body = json::parse(r->body, nullptr, false);
     if (r->status != 200 || body.is_discarded() || body.value("status", "") != "success") {
-      std::string why = body.is_discarded() ? r->body.substr(0, 200) : body.value("error", r->body.substr(0, 200));
-      return MakeError(ErrorCode::kUnavailable, "prometheus " + url_ + ": HTTP " + std::to_string(r->status) + " for " + promql + ": " + why);
+      std::string why = body.is_discarded() ? r->body.substr(0, 200)
+                                            : body.value("error", r->body.substr(0, 200));
+      return MakeError(ErrorCode::kUnavailable, "prometheus " + url_ + ": HTTP " +
+                                                    std::to_string(r->status) + " for " + promql +
+                                                    ": " + why);
     }
     std::vector<Sample> out;
     for (const auto& item : body["data"]["result"]) {
@@ -49,7 +56,8 @@ class Api {
       try {
         s.value = std::stod(item["value"][1].get<std::string>());
       } catch (const std::exception&) {
-        return MakeError(ErrorCode::kInvalidInput, "prometheus " + url_ + ": a sample of " + promql + " is not a number");
+        return MakeError(ErrorCode::kInvalidInput,
+                         "prometheus " + url_ + ": a sample of " + promql + " is not a number");
       }
       out.push_back(std::move(s));
     }
@@ -67,7 +75,8 @@ std::string Get(const Sample& s, const std::string& k) {
 
 }  // namespace
 
-Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t from, int64_t to, const std::vector<std::string>& label_keys) {
+Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t from, int64_t to,
+                                              const std::vector<std::string>& label_keys) {
   Api api(url);
   const std::string range = "[" + std::to_string(to - from) + "s]";
   // What a counter grew by in the window. A series that had samples before the window: increase()
@@ -78,36 +87,54 @@ Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t fr
   auto grown = [&](const std::string& metric, const std::string& by) {
     std::string b = before;
     b.replace(b.find("{m}"), 3, metric);
-    return "sum by (" + by + ") ((increase(" + metric + range + ") and " + b + ") or (last_over_time(" + metric + range + ") unless " + b + "))";
+    return "sum by (" + by + ") ((increase(" + metric + range + ") and " + b +
+           ") or (last_over_time(" + metric + range + ") unless " + b + "))";
   };
   using Key = std::pair<std::string, std::string>;  // (node, unit)
   std::map<Key, store::UnitRecord> units;
   // Unit identity: the latest info in the window.
-  auto info = api.Query("max by (node, unit, gpu_uuid, model, mig_profile, sharing_mode) (last_over_time(gpumeter_unit_info" + range + "))", to);
+  auto info = api.Query(
+      "max by (node, unit, gpu_uuid, model, mig_profile, sharing_mode) "
+      "(last_over_time(gpumeter_unit_info" +
+          range + "))",
+      to);
   if (!info) return tl::unexpected(info.error());
   for (const auto& s : *info) {
     auto& u = units[{Get(s, "node"), Get(s, "unit")}];
-    u.unit = {Get(s, "node"), Get(s, "unit"), Get(s, "gpu_uuid"), Get(s, "model"), Get(s, "mig_profile"), Get(s, "sharing_mode"), 1.0};
+    u.unit = {Get(s, "node"),
+              Get(s, "unit"),
+              Get(s, "gpu_uuid"),
+              Get(s, "model"),
+              Get(s, "mig_profile"),
+              Get(s, "sharing_mode"),
+              1.0};
   }
   if (units.empty())
-    return MakeError(ErrorCode::kNotFound, "prometheus " + url + ": no gpumeter_unit_info in the window (is it scraping the agents?)");
-  auto fraction = api.Query("max by (node, unit) (last_over_time(gpumeter_unit_gpu_share_ratio" + range + "))", to);
+    return MakeError(
+        ErrorCode::kNotFound,
+        "prometheus " + url + ": no gpumeter_unit_info in the window (is it scraping the agents?)");
+  auto fraction = api.Query(
+      "max by (node, unit) (last_over_time(gpumeter_unit_gpu_share_ratio" + range + "))", to);
   if (!fraction) return tl::unexpected(fraction.error());
   for (const auto& s : *fraction)
-    if (auto it = units.find({Get(s, "node"), Get(s, "unit")}); it != units.end()) it->second.unit.fraction = s.value;
+    if (auto it = units.find({Get(s, "node"), Get(s, "unit")}); it != units.end())
+      it->second.unit.fraction = s.value;
   // Unit capacities over the window.
   const std::pair<const char*, double store::UnitRecord::*> unit_counters[] = {
       {"gpumeter_unit_seconds_total", &store::UnitRecord::seconds},
-      {"gpumeter_unit_memory_capacity_byte_seconds_total", &store::UnitRecord::memory_capacity_byte_seconds},
+      {"gpumeter_unit_memory_capacity_byte_seconds_total",
+       &store::UnitRecord::memory_capacity_byte_seconds},
       {"gpumeter_unit_energy_joules_total", &store::UnitRecord::energy_joules}};
   for (const auto& [metric, field] : unit_counters) {
     auto r = api.Query(grown(metric, "node, unit"), to);
     if (!r) return tl::unexpected(r.error());
     for (const auto& s : *r)
-      if (auto it = units.find({Get(s, "node"), Get(s, "unit")}); it != units.end()) it->second.*field = s.value;
+      if (auto it = units.find({Get(s, "node"), Get(s, "unit")}); it != units.end())
+        it->second.*field = s.value;
   }
   // Owners: one query per counter, joined on (node, unit, owner).
-  using OwnerKey = std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>;
+  using OwnerKey =
+      std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>;
   std::map<OwnerKey, store::OwnerAmounts> owners;
   const std::pair<const char*, double store::OwnerAmounts::*> owner_counters[] = {
       {"gpumeter_memory_byte_seconds_total", &store::OwnerAmounts::memory_byte_seconds},
@@ -118,13 +145,16 @@ Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t fr
     auto r = api.Query(grown(metric, "node, unit, namespace, pod, container, owner_kind"), to);
     if (!r) return tl::unexpected(r.error());
     for (const auto& s : *r) {
-      auto& o = owners[{Get(s, "node"), Get(s, "unit"), Get(s, "owner_kind"), Get(s, "namespace"), Get(s, "pod"), Get(s, "container")}];
-      o.owner = {attribution::OwnerKindFromString(Get(s, "owner_kind")), Get(s, "namespace"), Get(s, "pod"), Get(s, "container")};
+      auto& o = owners[{Get(s, "node"), Get(s, "unit"), Get(s, "owner_kind"), Get(s, "namespace"),
+                        Get(s, "pod"), Get(s, "container")}];
+      o.owner = {attribution::OwnerKindFromString(Get(s, "owner_kind")), Get(s, "namespace"),
+                 Get(s, "pod"), Get(s, "container")};
       o.*field = s.value;
     }
   }
   for (auto& [k, o] : owners)
-    if (auto it = units.find({std::get<0>(k), std::get<1>(k)}); it != units.end()) it->second.owners.push_back(o);
+    if (auto it = units.find({std::get<0>(k), std::get<1>(k)}); it != units.end())
+      it->second.owners.push_back(o);
   PrometheusUsage out;
   for (auto& [k, u] : units)
     if (u.seconds > 0) out.units.push_back(std::move(u));
@@ -132,7 +162,11 @@ Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t fr
     std::string name = "label_" + key;  // as the agent names it (metrics/exposition.h)
     for (auto& c : name)
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
-    auto r = api.Query("group by (namespace, pod, " + name + ") (last_over_time(gpumeter_requested_share_seconds_total{owner_kind=\"container\"}" + range + "))", to);
+    auto r = api.Query(
+        "group by (namespace, pod, " + name +
+            ") (last_over_time(gpumeter_requested_share_seconds_total{owner_kind=\"container\"}" +
+            range + "))",
+        to);
     if (!r) return tl::unexpected(r.error());
     for (const auto& s : *r) {
       const std::string v = Get(s, name);

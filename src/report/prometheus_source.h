@@ -22,7 +22,8 @@ struct PrometheusUsage {
 
 // `url`: http(s)://host:port[/prefix]. `label_keys`: pod label keys wanted (exported by the agent
 // as label_<key> with --pod-label). Errors: unreachable, HTTP or PromQL errors, no gpumeter data.
-Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t from_unix_s, int64_t to_unix_s,
-                                             const std::vector<std::string>& label_keys);
+Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t from_unix_s,
+                                              int64_t to_unix_s,
+                                              const std::vector<std::string>& label_keys);
 
 }  // namespace gpumeter::report

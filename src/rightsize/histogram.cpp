@@ -18,7 +18,8 @@ HistogramOptions ComputeHistogramOptions() { return {0.001, 1.05, 16, 24 * 3600}
 DecayingHistogram::DecayingHistogram(HistogramOptions options) : o_(options) {
   // Bucket i ends at first × (ratio^(i+1) − 1) / (ratio − 1): the first is `first` wide and each
   // is `ratio` times wider than the one before, as in VPA's exponential histogram.
-  const double n = std::ceil(std::log(o_.max_value * (o_.ratio - 1) / o_.first_bucket + 1) / std::log(o_.ratio));
+  const double n =
+      std::ceil(std::log(o_.max_value * (o_.ratio - 1) / o_.first_bucket + 1) / std::log(o_.ratio));
   weights_.assign(static_cast<size_t>(std::max(1.0, n)), 0.0);
 }
 
@@ -29,7 +30,8 @@ double DecayingHistogram::BucketEnd(size_t i) const {
 size_t DecayingHistogram::BucketOf(double value) const {
   if (!(value > o_.first_bucket)) return 0;
   // The first i with BucketEnd(i) >= value.
-  const double i = std::ceil(std::log(value * (o_.ratio - 1) / o_.first_bucket + 1) / std::log(o_.ratio)) - 1;
+  const double i =
+      std::ceil(std::log(value * (o_.ratio - 1) / o_.first_bucket + 1) / std::log(o_.ratio)) - 1;
   size_t b = static_cast<size_t>(std::clamp(i, 0.0, static_cast<double>(weights_.size() - 1)));
   // Guard against rounding at bucket edges.
   while (b > 0 && BucketEnd(b - 1) >= value) --b;
@@ -72,31 +74,39 @@ std::string DecayingHistogram::Save() const {
   while (last > 0 && weights_[last - 1] == 0) --last;
   std::ostringstream out;
   out.precision(17);
-  out << "v1 " << weights_.size() << ' ' << (has_reference_ ? reference_s_ : 0) << ' ' << (has_reference_ ? 1 : 0);
+  out << "v1 " << weights_.size() << ' ' << (has_reference_ ? reference_s_ : 0) << ' '
+      << (has_reference_ ? 1 : 0);
   for (size_t i = 0; i < last; ++i) out << ' ' << weights_[i];
   return out.str();
 }
 
-Expected<DecayingHistogram> DecayingHistogram::Load(HistogramOptions options, const std::string& text) {
+Expected<DecayingHistogram> DecayingHistogram::Load(HistogramOptions options,
+                                                    const std::string& text) {
   DecayingHistogram h(options);
   std::istringstream in(text);
   std::string version;
   size_t n = 0;
   int has_ref = 0;
   if (!(in >> version >> n >> h.reference_s_ >> has_ref) || version != "v1")
-    return MakeError(ErrorCode::kInvalidInput, "histogram: expected 'v1 <buckets> <reference> <0|1> <weights…>'");
-  if (n != h.weights_.size())
     return MakeError(ErrorCode::kInvalidInput,
-                     "histogram: saved with " + std::to_string(n) + " buckets, these options have " + std::to_string(h.weights_.size()));
+                     "histogram: expected 'v1 <buckets> <reference> <0|1> <weights…>'");
+  if (n != h.weights_.size())
+    return MakeError(ErrorCode::kInvalidInput, "histogram: saved with " + std::to_string(n) +
+                                                   " buckets, these options have " +
+                                                   std::to_string(h.weights_.size()));
   h.has_reference_ = has_ref != 0;
   double w = 0;
   size_t i = 0;
   while (in >> w) {
-    if (i >= n || !(w >= 0) || !std::isfinite(w)) return MakeError(ErrorCode::kInvalidInput, "histogram: bad weight at bucket " + std::to_string(i));
+    if (i >= n || !(w >= 0) || !std::isfinite(w))
+      return MakeError(ErrorCode::kInvalidInput,
+                       "histogram: bad weight at bucket " + std::to_string(i));
     h.weights_[i++] = w;
     h.total_ += w;
   }
-  if (!in.eof()) return MakeError(ErrorCode::kInvalidInput, "histogram: bad weight at bucket " + std::to_string(i));
+  if (!in.eof())
+    return MakeError(ErrorCode::kInvalidInput,
+                     "histogram: bad weight at bucket " + std::to_string(i));
   return h;
 }
 

@@ -30,7 +30,11 @@ WorkloadKey HistoryBuilder::KeyOf(const attribution::Owner& o) {
   auto it = workload_of_.find(pod);
   if (it == workload_of_.end()) {
     const auto l = labels_.find(pod);
-    it = workload_of_.emplace(pod, WorkloadOf(o.pod, l == labels_.end() ? std::map<std::string, std::string>{} : l->second)).first;
+    it = workload_of_
+             .emplace(pod,
+                      WorkloadOf(o.pod, l == labels_.end() ? std::map<std::string, std::string>{}
+                                                           : l->second))
+             .first;
   }
   return {o.ns, it->second.Key(), o.container};
 }
@@ -39,7 +43,8 @@ void HistoryBuilder::CloseDay(WorkloadHistory& h, const std::string& pod, int64_
   const auto it = day_peak_.find({h.key, pod});
   if (it == day_peak_.end() || it->second.first != day) return;
   // The day's peak, stamped at the day's end (or its last sample, for the running day).
-  h.memory_peaks.Add(it->second.second, 1, static_cast<double>(std::min((day + 1) * 86400, h.last_s + 60)));
+  h.memory_peaks.Add(it->second.second, 1,
+                     static_cast<double>(std::min((day + 1) * 86400, h.last_s + 60)));
   day_peak_.erase(it);
 }
 
@@ -64,8 +69,11 @@ void HistoryBuilder::Add(int64_t t, const std::vector<store::UnitRecord>& units)
     bool unknown = false;
     double unplaced_compute = 0, unplaced_memory = 0;
     for (const auto& o : u.owners)
-      if (o.owner.kind == OwnerKind::kUnattributed) unplaced_compute += o.compute_seconds, unplaced_memory += o.memory_byte_seconds;
-    if (unplaced_compute >= 0.5 * u.seconds || (u.memory_capacity_byte_seconds > 0 && unplaced_memory >= 0.5 * u.memory_capacity_byte_seconds))
+      if (o.owner.kind == OwnerKind::kUnattributed)
+        unplaced_compute += o.compute_seconds, unplaced_memory += o.memory_byte_seconds;
+    if (unplaced_compute >= 0.5 * u.seconds ||
+        (u.memory_capacity_byte_seconds > 0 &&
+         unplaced_memory >= 0.5 * u.memory_capacity_byte_seconds))
       unknown = true;
     for (const auto& o : u.owners) {
       if (o.owner.kind != OwnerKind::kContainer) continue;
@@ -78,7 +86,9 @@ void HistoryBuilder::Add(int64_t t, const std::vector<store::UnitRecord>& units)
         auto& [at, held] = held_[{key, o.owner.pod}];
         if (at != t || held.empty()) held.clear(), at = t;
         held.push_back({u.unit, o.requested_share_seconds / u.seconds,
-                        u.memory_capacity_byte_seconds > 0 ? std::optional<double>(u.memory_capacity_byte_seconds / u.seconds) : std::nullopt});
+                        u.memory_capacity_byte_seconds > 0
+                            ? std::optional<double>(u.memory_capacity_byte_seconds / u.seconds)
+                            : std::nullopt});
       }
       auto& m = minute[{key, o.owner.pod}];
       m.unknown = m.unknown || unknown;
@@ -91,7 +101,8 @@ void HistoryBuilder::Add(int64_t t, const std::vector<store::UnitRecord>& units)
     auto& h = out_.at(kp.first);
     if (h.samples == 0) h.first_s = t;
     h.samples += static_cast<uint64_t>(weight);
-    if (auto& last = last_minute_[kp.first]; h.minutes == 0 || last != t) h.minutes += static_cast<uint64_t>(weight), last = t;
+    if (auto& last = last_minute_[kp.first]; h.minutes == 0 || last != t)
+      h.minutes += static_cast<uint64_t>(weight), last = t;
     h.last_s = std::max(h.last_s, t);
     h.compute.Add(m.compute, weight, static_cast<double>(t));
     h.peak_memory_bytes = std::max(h.peak_memory_bytes, m.memory);
@@ -124,7 +135,8 @@ std::map<WorkloadKey, WorkloadHistory> HistoryBuilder::Finish() {
   return std::move(out_);
 }
 
-Expected<std::map<WorkloadKey, WorkloadHistory>> BuildHistories(const store::Store& store, int64_t from_s, int64_t to_s) {
+Expected<std::map<WorkloadKey, WorkloadHistory>> BuildHistories(const store::Store& store,
+                                                                int64_t from_s, int64_t to_s) {
   auto labels = store.PodLabels();
   if (!labels) return tl::unexpected(labels.error());
   HistoryBuilder b(std::move(*labels));

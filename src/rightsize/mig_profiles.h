@@ -11,7 +11,7 @@
 namespace gpumeter::rightsize {
 
 struct MigProfile {
-  std::string name;        // e.g. "1g.10gb"
+  std::string name;         // e.g. "1g.10gb"
   uint32_t memory_eighths;  // fraction of the GPU's memory: memory_eighths / 8 (8: the whole)
   uint32_t slices;          // compute slices out of kMigSlices
   uint32_t max_instances;   // on one GPU

@@ -38,11 +38,11 @@ struct Recommendation {
   WorkloadKey key;
   std::vector<std::string> pods;
   std::string node, model;
-  std::string current;      // per replica: "whole GPU", "MIG 3g.40gb", "1/4 of a time-sliced GPU", …
+  std::string current;  // per replica: "whole GPU", "MIG 3g.40gb", "1/4 of a time-sliced GPU", …
   double current_gpu = 0;   // fraction of a GPU held, per replica
   uint32_t replicas = 1;    // pods holding it now; savings are for all of them
   std::string recommended;  // "MIG 1g.20gb", "time-slice one GPU with 2 replicas", "release it", …
-  double recommended_gpu = 0;  // per replica
+  double recommended_gpu = 0;           // per replica
   std::vector<std::string> share_with;  // share: the other workloads on the same GPU
   // Evidence.
   double days = 0, confidence = 0;
@@ -55,7 +55,8 @@ struct Recommendation {
   std::string reason;
 };
 
-std::vector<Recommendation> Recommend(const std::map<WorkloadKey, WorkloadHistory>& histories, const cost::Pricing& pricing,
+std::vector<Recommendation> Recommend(const std::map<WorkloadKey, WorkloadHistory>& histories,
+                                      const cost::Pricing& pricing,
                                       const RecommendOptions& options);
 
 }  // namespace gpumeter::rightsize

@@ -28,7 +28,8 @@ Workload WorkloadOf(const std::string& pod, const std::map<std::string, std::str
     if (const auto set = DropLast(pod); !set.empty()) return {"StatefulSet", set};
   for (const char* key : {"batch.kubernetes.io/job-name", "job-name"})
     if (const auto job = Label(labels, key); !job.empty()) return {"Job", job};
-  if (!Label(labels, "pod-template-generation").empty() && !Label(labels, "controller-revision-hash").empty())
+  if (!Label(labels, "pod-template-generation").empty() &&
+      !Label(labels, "controller-revision-hash").empty())
     if (const auto set = DropLast(pod); !set.empty()) return {"DaemonSet", set};
   return {"Pod", pod};
 }

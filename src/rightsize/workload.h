@@ -1,9 +1,10 @@
 // The workload a pod belongs to, so that restarts and rollouts share one usage history: the
 // controller, read from the labels that controllers put on their pods (the store keeps pod
 // labels, not owner references). Deployment (pod-template-hash: the pod is named
-// <deployment>-<hash>-<5 chars>), StatefulSet (statefulset.kubernetes.io/pod-name: <set>-<ordinal>),
-// Job (job-name, or batch.kubernetes.io/job-name), DaemonSet (pod-template-generation with
-// controller-revision-hash: <set>-<5 chars>); anything else is the pod itself. Pure.
+// <deployment>-<hash>-<5 chars>), StatefulSet (statefulset.kubernetes.io/pod-name:
+// <set>-<ordinal>), Job (job-name, or batch.kubernetes.io/job-name), DaemonSet
+// (pod-template-generation with controller-revision-hash: <set>-<5 chars>); anything else is the
+// pod itself. Pure.
 #pragma once
 
 #include <map>

@@ -3,7 +3,9 @@
 namespace gpumeter::sampler {
 namespace {
 int64_t SteadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 constexpr auto kWatchdogTick = std::chrono::milliseconds(50);
 }  // namespace
@@ -54,7 +56,8 @@ void Sampler::Run() {
     result->wall = std::chrono::system_clock::now();
     if (options_.before_pass) options_.before_pass();
     auto snap = source_.Sample();
-    result->duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    result->duration_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     if (snap) {
       result->ok = true;
       result->snapshot = std::move(*snap);
@@ -86,7 +89,8 @@ void Sampler::Watchdog() {
   std::unique_lock lock(mu_);
   while (!cv_.wait_for(lock, kWatchdogTick, [this] { return stop_; })) {
     const auto in_flight = watch_.Current();
-    if (in_flight.call && in_flight.elapsed > options_.call_deadline && stalled_call_ != in_flight.call) {
+    if (in_flight.call && in_flight.elapsed > options_.call_deadline &&
+        stalled_call_ != in_flight.call) {
       stalled_call_ = in_flight.call;
       ++deadline_exceeded_;
     }

@@ -39,10 +39,11 @@ class CallWatch final : public gpu::CallObserver {
 struct SampleResult {
   uint64_t sequence = 0;  // 1, 2, … per successful or failed pass
   std::chrono::steady_clock::time_point taken;
-  std::chrono::system_clock::time_point wall;  // when it was taken, by the wall clock (for first/last seen)
+  std::chrono::system_clock::time_point
+      wall;  // when it was taken, by the wall clock (for first/last seen)
   double duration_seconds = 0;
   bool ok = false;
-  std::string error;        // when !ok
+  std::string error;          // when !ok
   gpu::GpuSnapshot snapshot;  // when ok
 };
 

@@ -61,8 +61,8 @@ MigInstance ParseMigInstance(const Field& f) {
 
 Gpu ParseGpu(const Field& f) {
   f.ExpectMap({"index", "uuid", "model", "memory_mib", "reserved_mib", "power",
-               "energy_start_joules", "compute_mode", "gpm", "per_process_utilization",
-               "forbidden", "sharing", "mig"});
+               "energy_start_joules", "compute_mode", "gpm", "per_process_utilization", "forbidden",
+               "sharing", "mig"});
   Gpu g;
   g.index = static_cast<uint32_t>(f.Child("index").UInt());
   g.uuid = f.Child("uuid").Str();
@@ -77,7 +77,8 @@ Gpu ParseGpu(const Field& f) {
   g.power.idle_watts = power.Child("idle_watts").Double();
   g.power.max_watts = power.Child("max_watts").Double();
   if (g.power.idle_watts < 0) power.Child("idle_watts").Fail("must not be negative");
-  if (g.power.max_watts < g.power.idle_watts) power.Child("max_watts").Fail("must be >= idle_watts");
+  if (g.power.max_watts < g.power.idle_watts)
+    power.Child("max_watts").Fail("must be >= idle_watts");
   g.energy_start_joules = f.Double("energy_start_joules", 0);
   if (g.energy_start_joules < 0) f.Child("energy_start_joules").Fail("must not be negative");
   if (auto c = f.Optional("compute_mode")) g.compute_mode = ParseComputeMode(*c);
@@ -146,7 +147,8 @@ DeviceUsage ParseUsage(const Field& f) {
   u.unit_uuid = f.Child("unit").Str();
   u.memory_bytes = MiB(f.Child("memory_mib"));
   u.memory_growth_bytes_per_s = f.Double("memory_growth_mib_per_s", 0) * static_cast<double>(kMiB);
-  if (u.memory_growth_bytes_per_s < 0) f.Child("memory_growth_mib_per_s").Fail("must not be negative");
+  if (u.memory_growth_bytes_per_s < 0)
+    f.Child("memory_growth_mib_per_s").Fail("must not be negative");
   if (auto m = f.Optional("memory_max_mib")) {
     u.memory_max_bytes = MiB(*m);
     if (*u.memory_max_bytes < u.memory_bytes) m->Fail("must be >= memory_mib");
@@ -164,7 +166,8 @@ DeviceUsage ParseUsage(const Field& f) {
       const Field p = s->At(i);
       p.ExpectMap({"at_s", "pct"});
       DutyPoint d{p.Child("at_s").Double(), pct(p.Child("pct"))};
-      if (!u.duty.empty() && d.at_s <= u.duty.back().at_s) p.Child("at_s").Fail("points must be in increasing time order");
+      if (!u.duty.empty() && d.at_s <= u.duty.back().at_s)
+        p.Child("at_s").Fail("points must be in increasing time order");
       u.duty.push_back(d);
     }
   }
@@ -188,8 +191,10 @@ Process ParseProcess(const Field& f) {
   }
   if (auto e = f.Optional("env")) p.env = ParseStringMap(*e);
   const auto list = f.Str("list", "compute");
-  if (list == "mps") p.list = ProcessList::kMps;
-  else if (list != "compute") f.Child("list").Fail("expected compute or mps, got '" + list + "'");
+  if (list == "mps")
+    p.list = ProcessList::kMps;
+  else if (list != "compute")
+    f.Child("list").Fail("expected compute or mps, got '" + list + "'");
   p.start_s = f.Double("start_s", 0);
   if (p.start_s < 0) f.Child("start_s").Fail("must not be negative");
   if (auto e = f.Optional("end_s")) {
@@ -221,10 +226,15 @@ std::optional<Fault> ParseFault(const Field& f, Scenario& s) {
     if (!found) f.Child("pid").Fail("no process with this pid is running at at_s");
     return std::nullopt;
   }
-  if (kind == "call-error") out.kind = FaultKind::kCallError;
-  else if (kind == "gpu-lost") out.kind = FaultKind::kGpuLost;
-  else if (kind == "delay") out.kind = FaultKind::kDelay;
-  else f.Child("kind").Fail("unknown fault kind '" + kind + "' (expected call-error, gpu-lost, delay or process-exit)");
+  if (kind == "call-error")
+    out.kind = FaultKind::kCallError;
+  else if (kind == "gpu-lost")
+    out.kind = FaultKind::kGpuLost;
+  else if (kind == "delay")
+    out.kind = FaultKind::kDelay;
+  else
+    f.Child("kind").Fail("unknown fault kind '" + kind +
+                         "' (expected call-error, gpu-lost, delay or process-exit)");
   out.call = f.Str("call", out.kind == FaultKind::kGpuLost ? "*" : "");
   if (out.kind != FaultKind::kGpuLost && out.call.empty()) f.Fail("missing required field 'call'");
   if (auto g = f.Optional("gpu")) out.gpu_index = static_cast<uint32_t>(g->UInt());
@@ -293,7 +303,8 @@ Expected<void> Validate(const Scenario& s) {
   for (size_t i = 0; i < s.gpus.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (s.gpus[i].index == s.gpus[j].index)
-        return fail("gpus[" + std::to_string(i) + "].index: duplicate GPU index " + std::to_string(s.gpus[i].index));
+        return fail("gpus[" + std::to_string(i) + "].index: duplicate GPU index " +
+                    std::to_string(s.gpus[i].index));
       if (s.gpus[i].uuid == s.gpus[j].uuid)
         return fail("gpus[" + std::to_string(i) + "].uuid: duplicate UUID " + s.gpus[i].uuid);
     }
@@ -313,18 +324,22 @@ Expected<void> Validate(const Scenario& s) {
     const std::string at = "processes[" + std::to_string(i) + "]";
     if (p.container) {
       const Pod* pod = s.FindPod(p.container->ns, p.container->pod);
-      const bool found = pod && std::any_of(pod->containers.begin(), pod->containers.end(),
-                                            [&](const Container& c) { return c.name == p.container->container; });
+      const bool found =
+          pod && std::any_of(pod->containers.begin(), pod->containers.end(),
+                             [&](const Container& c) { return c.name == p.container->container; });
       if (!found) return fail(at + ".container: no container '" + p.container->Key() + "' in pods");
     }
     for (size_t u = 0; u < p.usage.size(); ++u) {
       const auto ref = s.FindUnit(p.usage[u].unit_uuid);
       const std::string uat = at + ".usage[" + std::to_string(u) + "].unit";
-      if (!ref.gpu) return fail(uat + ": process " + std::to_string(p.pid) + " runs on '" + p.usage[u].unit_uuid + "', which is not a GPU or MIG instance of this node");
+      if (!ref.gpu)
+        return fail(uat + ": process " + std::to_string(p.pid) + " runs on '" +
+                    p.usage[u].unit_uuid + "', which is not a GPU or MIG instance of this node");
       if (ref.gpu->mig_enabled && !ref.mig)
         return fail(uat + ": GPU " + ref.gpu->uuid + " is in MIG mode; name a MIG instance UUID");
       if (p.list == ProcessList::kMps && ref.gpu->sharing.mode != SharingMode::kMps)
-        return fail(at + ".list: an MPS client on GPU " + ref.gpu->uuid + ", which is not shared by MPS");
+        return fail(at + ".list: an MPS client on GPU " + ref.gpu->uuid +
+                    ", which is not shared by MPS");
       for (size_t w = 0; w < u; ++w)
         if (p.usage[w].unit_uuid == p.usage[u].unit_uuid) return fail(uat + ": unit listed twice");
     }
@@ -334,13 +349,15 @@ Expected<void> Validate(const Scenario& s) {
       if (q.pid != p.pid) continue;
       const double p_end = p.end_s.value_or(1e300), q_end = q.end_s.value_or(1e300);
       if (p.start_s < q_end && q.start_s < p_end)
-        return fail(at + ".pid: pid " + std::to_string(p.pid) + " is alive twice at once (see processes[" + std::to_string(j) + "])");
+        return fail(at + ".pid: pid " + std::to_string(p.pid) +
+                    " is alive twice at once (see processes[" + std::to_string(j) + "])");
     }
   }
   for (size_t i = 0; i < s.faults.size(); ++i) {
     const auto& f = s.faults[i];
     if (f.gpu_index && !s.FindGpuByIndex(*f.gpu_index))
-      return fail("faults[" + std::to_string(i) + "].gpu: no GPU with index " + std::to_string(*f.gpu_index));
+      return fail("faults[" + std::to_string(i) + "].gpu: no GPU with index " +
+                  std::to_string(*f.gpu_index));
   }
   return {};
 }
@@ -349,7 +366,8 @@ Expected<Scenario> ParseScenario(const std::string& yaml_text, const std::string
   Scenario s;
   try {
     const YAML::Node doc = YAML::Load(yaml_text);
-    if (!doc || doc.IsNull()) return MakeError(ErrorCode::kInvalidInput, source_name + ": the scenario is empty");
+    if (!doc || doc.IsNull())
+      return MakeError(ErrorCode::kInvalidInput, source_name + ": the scenario is empty");
     s = ParseRoot(Field(doc, ""));
   } catch (const YAML::Exception& e) {
     return MakeError(ErrorCode::kInvalidInput,
@@ -388,8 +406,9 @@ Expected<std::string> ResolveScenarioPath(const std::string& name_or_file,
   std::string names;
   for (const auto& dir : search_dirs)
     for (const auto& n : ListScenarios(dir)) names += (names.empty() ? "" : ", ") + n;
-  return MakeError(ErrorCode::kNotFound, "no bundled scenario named '" + name_or_file + "' (looked in " +
-                                             looked + "; available: " + (names.empty() ? "none" : names) + ")");
+  return MakeError(ErrorCode::kNotFound,
+                   "no bundled scenario named '" + name_or_file + "' (looked in " + looked +
+                       "; available: " + (names.empty() ? "none" : names) + ")");
 }
 
 std::vector<std::string> ListScenarios(const std::string& dir) {

@@ -4,18 +4,24 @@ namespace gpumeter::scenario {
 
 const char* ToString(SharingMode mode) {
   switch (mode) {
-    case SharingMode::kExclusive: return "exclusive";
-    case SharingMode::kTimeSlicing: return "time-slicing";
-    case SharingMode::kMps: return "mps";
+    case SharingMode::kExclusive:
+      return "exclusive";
+    case SharingMode::kTimeSlicing:
+      return "time-slicing";
+    case SharingMode::kMps:
+      return "mps";
   }
   return "unknown";
 }
 
 const char* ToString(ComputeMode mode) {
   switch (mode) {
-    case ComputeMode::kDefault: return "default";
-    case ComputeMode::kProhibited: return "prohibited";
-    case ComputeMode::kExclusiveProcess: return "exclusive-process";
+    case ComputeMode::kDefault:
+      return "default";
+    case ComputeMode::kProhibited:
+      return "prohibited";
+    case ComputeMode::kExclusiveProcess:
+      return "exclusive-process";
   }
   return "unknown";
 }

@@ -47,9 +47,9 @@ struct Gpu {
   PowerModel power;
   double energy_start_joules = 0;  // counter value at t = 0 (energy since driver load)
   ComputeMode compute_mode = ComputeMode::kDefault;
-  bool gpm_supported = false;             // Hopper and later
-  bool per_process_utilization = true;    // the driver returns per-PID SM samples
-  bool forbidden = false;                 // handle by index returns NO_PERMISSION
+  bool gpm_supported = false;           // Hopper and later
+  bool per_process_utilization = true;  // the driver returns per-PID SM samples
+  bool forbidden = false;               // handle by index returns NO_PERMISSION
   bool mig_enabled = false;
   uint32_t mig_total_slices = 7;
   std::vector<MigInstance> mig_instances;
@@ -58,8 +58,8 @@ struct Gpu {
 
 struct Container {
   std::string name;
-  std::string id;                        // "containerd://<64 hex>"
-  std::vector<std::string> device_ids;   // as the kubelet reports them: GPU-…, MIG-…, …::N
+  std::string id;                       // "containerd://<64 hex>"
+  std::vector<std::string> device_ids;  // as the kubelet reports them: GPU-…, MIG-…, …::N
   std::map<std::string, std::string> requests;  // resource name -> quantity
 };
 
@@ -86,8 +86,8 @@ struct DutyPoint {
 
 // What one process does on one unit (a GPU, or a MIG instance on MIG-enabled GPUs).
 struct DeviceUsage {
-  std::string unit_uuid;  // GPU-… or MIG-…
-  uint64_t memory_bytes = 0;          // at process start
+  std::string unit_uuid;      // GPU-… or MIG-…
+  uint64_t memory_bytes = 0;  // at process start
   double memory_growth_bytes_per_s = 0;
   std::optional<uint64_t> memory_max_bytes;
   std::vector<DutyPoint> duty;  // sorted by at_s; before the first point the duty is 0
@@ -114,8 +114,8 @@ struct Fault {
   std::optional<uint32_t> gpu_index;  // empty: every GPU
   int code = 0;                       // nvmlReturn_t for kCallError
   double from_s = 0;
-  std::optional<double> to_s;         // empty: until the end
-  uint32_t delay_ms = 0;              // kDelay: the call blocks this long
+  std::optional<double> to_s;  // empty: until the end
+  uint32_t delay_ms = 0;       // kDelay: the call blocks this long
 };
 
 struct Driver {
@@ -127,7 +127,7 @@ struct Driver {
 struct Scenario {
   std::string name;
   std::string description;
-  std::string source;   // file it was loaded from
+  std::string source;  // file it was loaded from
   std::string node_name;
   double duration_s = 300;
   Driver driver;

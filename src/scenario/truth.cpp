@@ -27,7 +27,8 @@ double DutyAt(const Process& p, const DeviceUsage& u, double t_s) {
 
 uint64_t MemoryAt(const Process& p, const DeviceUsage& u, double t_s) {
   if (!IsAlive(p, t_s)) return 0;
-  const double grown = static_cast<double>(u.memory_bytes) + u.memory_growth_bytes_per_s * (t_s - p.start_s);
+  const double grown =
+      static_cast<double>(u.memory_bytes) + u.memory_growth_bytes_per_s * (t_s - p.start_s);
   uint64_t bytes = static_cast<uint64_t>(std::floor(grown));
   if (u.memory_max_bytes) bytes = std::min(bytes, *u.memory_max_bytes);
   return bytes;
@@ -90,7 +91,8 @@ double GpuBusySeconds(const Scenario& s, const Gpu& g, double t0_s, double t1_s)
   if (!g.mig_enabled) return UnitBusySeconds(s, g.uuid, t0_s, t1_s);
   double total = 0;
   for (const auto& m : g.mig_instances)
-    total += UnitBusySeconds(s, m.uuid, t0_s, t1_s) * m.slices / static_cast<double>(g.mig_total_slices);
+    total +=
+        UnitBusySeconds(s, m.uuid, t0_s, t1_s) * m.slices / static_cast<double>(g.mig_total_slices);
   return total;
 }
 

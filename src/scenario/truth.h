@@ -17,14 +17,14 @@ namespace gpumeter::scenario {
 bool IsAlive(const Process& p, double t_s);
 // The process with this PID alive at t (PIDs are reused, never by two live processes), or null.
 const Process* LiveProcess(const Scenario& s, uint32_t pid, double t_s);
-double DutyAt(const Process& p, const DeviceUsage& u, double t_s);        // 0 when not alive
-uint64_t MemoryAt(const Process& p, const DeviceUsage& u, double t_s);    // 0 when not alive
+double DutyAt(const Process& p, const DeviceUsage& u, double t_s);      // 0 when not alive
+uint64_t MemoryAt(const Process& p, const DeviceUsage& u, double t_s);  // 0 when not alive
 
 struct ProcessTruth {
   const Process* process = nullptr;
   const DeviceUsage* usage = nullptr;
-  double duty = 0;         // what the process asks for, [0, 1]
-  double sm_share = 0;     // fraction of the unit's time it actually holds, [0, 1]
+  double duty = 0;      // what the process asks for, [0, 1]
+  double sm_share = 0;  // fraction of the unit's time it actually holds, [0, 1]
   uint64_t memory_bytes = 0;
 };
 

@@ -63,7 +63,8 @@ uint64_t Field::UInt() const {
   errno = 0;
   char* end = nullptr;
   const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || errno == ERANGE) Fail("expected a non-negative integer, got '" + s + "'");
+  if (s.empty() || *end != '\0' || errno == ERANGE)
+    Fail("expected a non-negative integer, got '" + s + "'");
   return v;
 }
 

@@ -39,7 +39,8 @@ class Field {
   // Iterates a mapping: calls fn(key, value-field).
   template <typename Fn>
   void ForEachEntry(Fn fn) const {
-    for (const auto& kv : node_) fn(kv.first.as<std::string>(), Field(kv.second, path_ + "." + kv.first.as<std::string>()));
+    for (const auto& kv : node_)
+      fn(kv.first.as<std::string>(), Field(kv.second, path_ + "." + kv.first.as<std::string>()));
   }
 
   std::string Str() const;

@@ -34,7 +34,8 @@ struct UnitKey {
 
 struct OwnerAmounts {
   attribution::Owner owner;
-  double memory_byte_seconds = 0, compute_seconds = 0, energy_joules = 0, requested_share_seconds = 0;
+  double memory_byte_seconds = 0, compute_seconds = 0, energy_joules = 0,
+         requested_share_seconds = 0;
 };
 
 // One unit over one interval, or summed over a window.
@@ -42,7 +43,7 @@ struct UnitRecord {
   UnitKey unit;
   double seconds = 0;
   double memory_capacity_byte_seconds = 0;
-  double energy_joules = 0;          // of the time its energy was known
+  double energy_joules = 0;  // of the time its energy was known
   double energy_unknown_seconds = 0;
   std::vector<OwnerAmounts> owners;
 };
@@ -80,15 +81,18 @@ class Store {
   // is taken back to its hour. Read in one transaction (one snapshot).
   Expected<std::vector<UnitRecord>> Usage(int64_t from_unix_s, int64_t to_unix_s) const;
   // Usage per unit and hour over [from, to): for charts over time. Key: hour start (Unix s).
-  Expected<std::map<int64_t, std::vector<UnitRecord>>> HourlyUsage(int64_t from_unix_s, int64_t to_unix_s) const;
+  Expected<std::map<int64_t, std::vector<UnitRecord>>> HourlyUsage(int64_t from_unix_s,
+                                                                   int64_t to_unix_s) const;
   // Usage per unit and minute over [from, to), keyed by minute start, from the minute rows wherever
   // they are kept; for hours whose minutes were pruned, per hour (keyed by the hour start: a
   // record's `seconds` says how long it covers). For usage histories (rightsizing): read a day at
   // a time, a month of minutes is large.
-  Expected<std::map<int64_t, std::vector<UnitRecord>>> MinuteUsage(int64_t from_unix_s, int64_t to_unix_s) const;
+  Expected<std::map<int64_t, std::vector<UnitRecord>>> MinuteUsage(int64_t from_unix_s,
+                                                                   int64_t to_unix_s) const;
   // The first and last minute with data (Unix seconds); nullopt when empty.
   Expected<std::optional<std::pair<int64_t, int64_t>>> Span() const;
-  Expected<std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>>> PodLabels() const;
+  Expected<std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>>>
+  PodLabels() const;
 
   const std::string& path() const { return path_; }
 
@@ -101,8 +105,11 @@ class Store {
   Error Fail(const std::string& what) const;  // the error of the last call, naming the file
   // Sums over [from, to) per unit, per `bucket_s` seconds (keyed by bucket start; 0: everything
   // under key 0). A bucket shorter than an hour still holds whole hours where only rollups remain.
-  Expected<std::map<int64_t, std::vector<UnitRecord>>> Query(int64_t from_unix_s, int64_t to_unix_s, int64_t bucket_s) const;
-  Expected<std::map<int64_t, std::vector<UnitRecord>>> QuerySnapshot(int64_t from_unix_s, int64_t to_unix_s, int64_t bucket_s) const;
+  Expected<std::map<int64_t, std::vector<UnitRecord>>> Query(int64_t from_unix_s, int64_t to_unix_s,
+                                                             int64_t bucket_s) const;
+  Expected<std::map<int64_t, std::vector<UnitRecord>>> QuerySnapshot(int64_t from_unix_s,
+                                                                     int64_t to_unix_s,
+                                                                     int64_t bucket_s) const;
 
   // Rolls the minutes of hours in [rolled_up_to_hour_, hour) into hourly rows.
   Expected<void> RollUpBefore(int64_t hour);

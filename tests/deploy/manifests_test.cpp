@@ -30,7 +30,8 @@ const std::string kDeploy = GPUMETER_DEPLOY_DIR;
 // `kubectl kustomize DIR`, parsed; fails the test when kubectl fails.
 std::vector<YAML::Node> Render(const std::string& dir) {
   const char* kubectl = std::getenv("GPUMETER_KUBECTL");
-  const std::string cmd = std::string(kubectl && *kubectl ? kubectl : "kubectl") + " kustomize " + kDeploy + "/" + dir + " 2>&1";
+  const std::string cmd = std::string(kubectl && *kubectl ? kubectl : "kubectl") + " kustomize " +
+                          kDeploy + "/" + dir + " 2>&1";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), ::pclose);
   if (!pipe) {
     ADD_FAILURE() << "cannot run " << cmd;
@@ -69,7 +70,8 @@ std::set<std::string> Strings(const YAML::Node& seq) {
   return out;
 }
 
-const char* const kAgentOverlays[] = {"base", "overlays/time-slicing", "overlays/mps", "overlays/dra"};
+const char* const kAgentOverlays[] = {"base", "overlays/time-slicing", "overlays/mps",
+                                      "overlays/dra"};
 
 class EveryOverlay : public ::testing::TestWithParam<const char*> {
  protected:
@@ -85,12 +87,14 @@ class EveryOverlay : public ::testing::TestWithParam<const char*> {
 };
 
 TEST_P(EveryOverlay, RunsOnGpuNodesOnlyWithHostPids) {
-  const auto terms = pod_["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  const auto terms = pod_["affinity"]["nodeAffinity"]
+                         ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
   ASSERT_TRUE(terms.IsSequence());
   for (const auto& term : terms) {  // every term (they are ORed) must require a GPU node
     bool gpu = false;
     for (const auto& e : term["matchExpressions"])
-      gpu = gpu || (e["key"].as<std::string>() == "nvidia.com/gpu.present" && e["operator"].as<std::string>() == "In" &&
+      gpu = gpu || (e["key"].as<std::string>() == "nvidia.com/gpu.present" &&
+                    e["operator"].as<std::string>() == "In" &&
                     Strings(e["values"]) == std::set<std::string>{"true"});
     EXPECT_TRUE(gpu) << "a node selector term that admits nodes without GPUs";
   }
@@ -107,47 +111,57 @@ TEST_P(EveryOverlay, ContainersAreBoundedProbedAndUnprivileged) {
   for (const auto& c : containers) {
     const std::string name = c["name"].as<std::string>();
     for (const char* kind : {"requests", "limits"})
-      for (const char* res : {"cpu", "memory"}) EXPECT_TRUE(c["resources"][kind][res].IsScalar()) << name << " " << kind << "." << res;
-    EXPECT_FALSE(c["resources"]["limits"]["nvidia.com/gpu"].IsDefined()) << name << " must not take a GPU from workloads";
+      for (const char* res : {"cpu", "memory"})
+        EXPECT_TRUE(c["resources"][kind][res].IsScalar()) << name << " " << kind << "." << res;
+    EXPECT_FALSE(c["resources"]["limits"]["nvidia.com/gpu"].IsDefined())
+        << name << " must not take a GPU from workloads";
     const auto sc = c["securityContext"];
     EXPECT_TRUE(sc["readOnlyRootFilesystem"].as<bool>(false)) << name;
     EXPECT_FALSE(sc["privileged"].as<bool>(false)) << name;
     EXPECT_FALSE(sc["allowPrivilegeEscalation"].as<bool>(true)) << name;
     EXPECT_EQ(Strings(sc["capabilities"]["drop"]), std::set<std::string>{"ALL"}) << name;
-    // With hostPID these two are close to root on the node: only MPS (clients' environment) needs them.
-    const std::set<std::string> allowed = std::string(GetParam()) == "overlays/mps"
-                                              ? std::set<std::string>{"SYS_PTRACE", "DAC_READ_SEARCH"}
-                                              : std::set<std::string>{};
+    // With hostPID these two are close to root on the node: only MPS (clients' environment) needs
+    // them.
+    const std::set<std::string> allowed =
+        std::string(GetParam()) == "overlays/mps"
+            ? std::set<std::string>{"SYS_PTRACE", "DAC_READ_SEARCH"}
+            : std::set<std::string>{};
     EXPECT_EQ(Strings(sc["capabilities"]["add"]), allowed) << name;
   }
   const auto& agent = containers.back();
   std::set<std::string> ports;
   for (const auto& p : agent["ports"]) ports.insert(p["name"].as<std::string>());
-  for (const auto& [probe, path] : {std::pair{"livenessProbe", "/healthz"}, std::pair{"readinessProbe", "/readyz"}}) {
+  for (const auto& [probe, path] :
+       {std::pair{"livenessProbe", "/healthz"}, std::pair{"readinessProbe", "/readyz"}}) {
     EXPECT_EQ(agent[probe]["httpGet"]["path"].as<std::string>(""), path);
-    EXPECT_EQ(ports.count(agent[probe]["httpGet"]["port"].as<std::string>("")), 1u) << probe << " on a port the agent serves";
+    EXPECT_EQ(ports.count(agent[probe]["httpGet"]["port"].as<std::string>("")), 1u)
+        << probe << " on a port the agent serves";
   }
 }
 
 TEST_P(EveryOverlay, MountsAreReadOnlyButThePodResourcesSocketDirectory) {
   std::map<std::string, YAML::Node> volumes;
-  for (const auto& v : pod_["volumes"]) volumes[v["name"].as<std::string>()] = static_cast<const YAML::Node&>(v);
+  for (const auto& v : pod_["volumes"])
+    volumes[v["name"].as<std::string>()] = static_cast<const YAML::Node&>(v);
   for (const auto& c : pod_["containers"]) {
     for (const auto& m : c["volumeMounts"]) {
       const std::string name = m["name"].as<std::string>();
       ASSERT_EQ(volumes.count(name), 1u) << "mount of an undeclared volume " << name;
       const auto v = volumes[name];
       if (v["emptyDir"].IsDefined()) {
-        EXPECT_TRUE(v["emptyDir"]["sizeLimit"].IsScalar()) << name << ": scratch space needs a size limit";
+        EXPECT_TRUE(v["emptyDir"]["sizeLimit"].IsScalar())
+            << name << ": scratch space needs a size limit";
         continue;
       }
-      if (v["hostPath"].IsDefined() && v["hostPath"]["path"].as<std::string>() == "/var/lib/kubelet/pod-resources") {
+      if (v["hostPath"].IsDefined() &&
+          v["hostPath"]["path"].as<std::string>() == "/var/lib/kubelet/pod-resources") {
         // Connecting to a unix socket needs write permission on it; the directory, not the
         // socket, because the kubelet re-creates the socket when it restarts.
         EXPECT_EQ(v["hostPath"]["type"].as<std::string>(""), "Directory");
         continue;
       }
-      if (v["hostPath"].IsDefined() && v["hostPath"]["path"].as<std::string>() == "/var/lib/gpumeter") {
+      if (v["hostPath"].IsDefined() &&
+          v["hostPath"]["path"].as<std::string>() == "/var/lib/gpumeter") {
         // The usage store: the agent's own directory, written by design.
         EXPECT_EQ(m["mountPath"].as<std::string>(), "/var/lib/gpumeter");
         continue;
@@ -165,7 +179,8 @@ TEST_P(EveryOverlay, RbacIsReadOnlyAndExactlyWhatIsNeeded) {
     EXPECT_FALSE(rule["nonResourceURLs"].IsDefined());
     EXPECT_EQ(Strings(rule["verbs"]), (std::set<std::string>{"get", "list", "watch"}));
     for (const auto& g : rule["apiGroups"])
-      for (const auto& r : rule["resources"]) granted.insert(g.as<std::string>() + "/" + r.as<std::string>());
+      for (const auto& r : rule["resources"])
+        granted.insert(g.as<std::string>() + "/" + r.as<std::string>());
   }
   std::set<std::string> expected{"/pods"};
   if (std::string(GetParam()) == "overlays/dra") expected.insert("resource.k8s.io/resourceslices");
@@ -173,18 +188,22 @@ TEST_P(EveryOverlay, RbacIsReadOnlyAndExactlyWhatIsNeeded) {
   EXPECT_TRUE(OfKind(docs_, "Role").empty());
   EXPECT_TRUE(OfKind(docs_, "RoleBinding").empty());
   const auto binding = One(docs_, "ClusterRoleBinding");
-  EXPECT_EQ(binding["roleRef"]["name"].as<std::string>(), role["metadata"]["name"].as<std::string>());
+  EXPECT_EQ(binding["roleRef"]["name"].as<std::string>(),
+            role["metadata"]["name"].as<std::string>());
   ASSERT_EQ(binding["subjects"].size(), 1u);
   const auto sa = One(docs_, "ServiceAccount");
   EXPECT_EQ(binding["subjects"][0]["kind"].as<std::string>(), "ServiceAccount");
-  EXPECT_EQ(binding["subjects"][0]["name"].as<std::string>(), sa["metadata"]["name"].as<std::string>());
-  EXPECT_EQ(binding["subjects"][0]["namespace"].as<std::string>(), sa["metadata"]["namespace"].as<std::string>());
+  EXPECT_EQ(binding["subjects"][0]["name"].as<std::string>(),
+            sa["metadata"]["name"].as<std::string>());
+  EXPECT_EQ(binding["subjects"][0]["namespace"].as<std::string>(),
+            sa["metadata"]["namespace"].as<std::string>());
   EXPECT_EQ(pod_["serviceAccountName"].as<std::string>(), sa["metadata"]["name"].as<std::string>());
 }
 
 TEST_P(EveryOverlay, ServiceSelectsTheAgentsMetricsPort) {
   const auto svc = One(docs_, "Service");
-  EXPECT_EQ(svc["metadata"]["name"].as<std::string>(), "gpumeter") << "the rules match job=\"gpumeter\"";
+  EXPECT_EQ(svc["metadata"]["name"].as<std::string>(), "gpumeter")
+      << "the rules match job=\"gpumeter\"";
   const auto labels = ds_["spec"]["template"]["metadata"]["labels"];
   for (const auto& kv : svc["spec"]["selector"])
     EXPECT_EQ(labels[kv.first.as<std::string>()].as<std::string>(""), kv.second.as<std::string>());
@@ -203,7 +222,8 @@ TEST_P(EveryOverlay, TheAgentAcceptsItsArgumentsAndConfig) {
     for (const auto& m : OfKind(docs_, "ConfigMap"))
       if (m["metadata"]["name"].as<std::string>() == cm) {
         found = true;
-        for (const auto& kv : m["data"]) env[kv.first.as<std::string>()] = kv.second.as<std::string>();
+        for (const auto& kv : m["data"])
+          env[kv.first.as<std::string>()] = kv.second.as<std::string>();
       }
     EXPECT_TRUE(found) << "envFrom names ConfigMap " << cm << ", which is not rendered";
   }
@@ -211,7 +231,9 @@ TEST_P(EveryOverlay, TheAgentAcceptsItsArgumentsAndConfig) {
     if (e["value"].IsDefined()) env[e["name"].as<std::string>()] = e["value"].as<std::string>();
   std::vector<std::string> args{"gpumeter"};
   for (const auto& a : agent["args"]) args.push_back(a.as<std::string>());
-  for (const char* k : {"GPUMETER_RESOURCE_SLICES", "GPUMETER_DEVICE_PLUGIN_CONFIG", "GPUMETER_STORE"}) ::unsetenv(k);  // hermetic
+  for (const char* k :
+       {"GPUMETER_RESOURCE_SLICES", "GPUMETER_DEVICE_PLUGIN_CONFIG", "GPUMETER_STORE"})
+    ::unsetenv(k);  // hermetic
   for (const auto& [k, v] : env)
     if (k.rfind("GPUMETER_", 0) == 0) ::setenv(k.c_str(), v.c_str(), 1);
   CLI::App app;
@@ -227,7 +249,8 @@ TEST_P(EveryOverlay, TheAgentAcceptsItsArgumentsAndConfig) {
   // The store is on the mounted hostPath.
   EXPECT_EQ(options.store, "/var/lib/gpumeter/usage.db");
   bool store_mounted = false;
-  for (const auto& m : agent["volumeMounts"]) store_mounted = store_mounted || m["mountPath"].as<std::string>() == "/var/lib/gpumeter";
+  for (const auto& m : agent["volumeMounts"])
+    store_mounted = store_mounted || m["mountPath"].as<std::string>() == "/var/lib/gpumeter";
   EXPECT_TRUE(store_mounted);
 
   if (overlay != "overlays/time-slicing" && overlay != "overlays/mps") {
@@ -239,19 +262,24 @@ TEST_P(EveryOverlay, TheAgentAcceptsItsArgumentsAndConfig) {
   std::optional<std::string> content;
   std::map<std::string, std::string> volume_to_cm;
   for (const auto& v : pod_["volumes"])
-    if (v["configMap"].IsDefined()) volume_to_cm[v["name"].as<std::string>()] = v["configMap"]["name"].as<std::string>();
+    if (v["configMap"].IsDefined())
+      volume_to_cm[v["name"].as<std::string>()] = v["configMap"]["name"].as<std::string>();
   for (const auto& m : agent["volumeMounts"]) {
     const std::string dir = m["mountPath"].as<std::string>() + "/";
-    if (options.device_plugin_config.rfind(dir, 0) != 0 || !volume_to_cm.count(m["name"].as<std::string>())) continue;
+    if (options.device_plugin_config.rfind(dir, 0) != 0 ||
+        !volume_to_cm.count(m["name"].as<std::string>()))
+      continue;
     const std::string key = options.device_plugin_config.substr(dir.size());
     for (const auto& cm : OfKind(docs_, "ConfigMap"))
-      if (cm["metadata"]["name"].as<std::string>() == volume_to_cm[m["name"].as<std::string>()] && cm["data"][key].IsDefined())
+      if (cm["metadata"]["name"].as<std::string>() == volume_to_cm[m["name"].as<std::string>()] &&
+          cm["data"][key].IsDefined())
         content = cm["data"][key].as<std::string>();
   }
   ASSERT_TRUE(content) << options.device_plugin_config << " is in no mounted ConfigMap";
   const auto sharing = k8s::ParseDevicePluginConfig(*content);
   ASSERT_TRUE(sharing) << sharing.error().message;
-  EXPECT_EQ(sharing->mode, overlay == "overlays/mps" ? k8s::ShareMode::kMps : k8s::ShareMode::kTimeSlicing);
+  EXPECT_EQ(sharing->mode,
+            overlay == "overlays/mps" ? k8s::ShareMode::kMps : k8s::ShareMode::kTimeSlicing);
   EXPECT_EQ(sharing->replicas_by_resource.at("nvidia.com/gpu"), 4u);
 }
 
@@ -270,7 +298,8 @@ TEST(Pricing, TheShippedPricingFileParses) {
   for (const auto& cm : OfKind(docs, "ConfigMap")) {
     if (cm["metadata"]["name"].as<std::string>() != "gpumeter-pricing") continue;
     found = true;
-    const auto p = cost::Pricing::Parse(cm["data"]["pricing.yaml"].as<std::string>(""), "pricing.yaml");
+    const auto p =
+        cost::Pricing::Parse(cm["data"]["pricing.yaml"].as<std::string>(""), "pricing.yaml");
     ASSERT_TRUE(p) << p.error().message;
     EXPECT_EQ(p->currency(), "USD");
   }
@@ -285,10 +314,13 @@ TEST(Monitoring, ServiceMonitorRuleAndDashboard) {
   const auto sm = One(docs, "ServiceMonitor");
   const auto svc = One(base, "Service");
   for (const auto& kv : sm["spec"]["selector"]["matchLabels"])
-    EXPECT_EQ(svc["metadata"]["labels"][kv.first.as<std::string>()].as<std::string>(""), kv.second.as<std::string>());
-  EXPECT_EQ(Strings(sm["spec"]["namespaceSelector"]["matchNames"]), std::set<std::string>{svc["metadata"]["namespace"].as<std::string>()});
+    EXPECT_EQ(svc["metadata"]["labels"][kv.first.as<std::string>()].as<std::string>(""),
+              kv.second.as<std::string>());
+  EXPECT_EQ(Strings(sm["spec"]["namespaceSelector"]["matchNames"]),
+            std::set<std::string>{svc["metadata"]["namespace"].as<std::string>()});
   ASSERT_EQ(sm["spec"]["endpoints"].size(), 1u);
-  EXPECT_EQ(sm["spec"]["endpoints"][0]["port"].as<std::string>(), svc["spec"]["ports"][0]["name"].as<std::string>());
+  EXPECT_EQ(sm["spec"]["endpoints"][0]["port"].as<std::string>(),
+            svc["spec"]["ports"][0]["name"].as<std::string>());
   // The series' namespace/pod/container are the workload's, not the target's.
   EXPECT_TRUE(sm["spec"]["endpoints"][0]["honorLabels"].as<bool>(false));
 
@@ -305,7 +337,8 @@ TEST(Monitoring, ServiceMonitorRuleAndDashboard) {
 
   const auto dash = One(docs, "ConfigMap");
   EXPECT_EQ(dash["metadata"]["labels"]["grafana_dashboard"].as<std::string>(""), "1");
-  const auto json = nlohmann::json::parse(dash["data"]["gpumeter-dashboard.json"].as<std::string>(""), nullptr, false);
+  const auto json = nlohmann::json::parse(
+      dash["data"]["gpumeter-dashboard.json"].as<std::string>(""), nullptr, false);
   ASSERT_FALSE(json.is_discarded());
   EXPECT_FALSE(json["panels"].empty());
 }

@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
   fmt::print("serving {}\n", (*node)->kubelet_socket());
   std::fflush(stdout);
   while (gpumeter::cli::WaitForSignal(signals, std::chrono::milliseconds(100)) == 0) {
-    const double t = start_s + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double t =
+        start_s + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (auto r = (*node)->RefreshProc(t); !r) fmt::print(stderr, "{}\n", r.error().message);
   }
   return 0;

@@ -19,12 +19,14 @@ namespace gpumeter::testing {
 
 inline uint64_t WallUs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::system_clock::now().time_since_epoch()).count());
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
 }
 
 // Writes `yaml` to a fresh temp file and returns its path.
 inline std::string WriteTempScenario(const std::string& yaml, const std::string& stem) {
-  const auto dir = std::filesystem::temp_directory_path() / ("gpumeter-test-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("gpumeter-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto path = dir / (stem + ".yaml");
   std::ofstream(path) << yaml;

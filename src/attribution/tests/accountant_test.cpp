@@ -27,7 +27,8 @@ double Sum(const UnitLedger& l, double Row::*field) {
 
 // A MIG GPU of 7 slices with instances of 3, 2 and 1 slices (one slice free). Power model:
 // P = idle + (max − idle) × Σ activity × slices / 7.
-gpu::DeviceSample MigGpu(double t, double a0, double a1, double a2, double idle = 90, double max = 700) {
+gpu::DeviceSample MigGpu(double t, double a0, double a1, double a2, double idle = 90,
+                         double max = 700) {
   gpu::DeviceSample d;
   d.uuid = "GPU-m";
   d.name = "NVIDIA H200";
@@ -46,7 +47,8 @@ gpu::DeviceSample MigGpu(double t, double a0, double a1, double a2, double idle 
     m.slices = slices[i];
     m.memory = gpu::MemoryInfo{slices[i] * 100ull, 50, 0, slices[i] * 100ull - 50};
     m.sm_active_ratio = as[i];
-    m.processes.push_back({static_cast<uint32_t>(100 + i), gpu::ProcessType::kCompute, 50, static_cast<uint32_t>(i), 0});
+    m.processes.push_back({static_cast<uint32_t>(100 + i), gpu::ProcessType::kCompute, 50,
+                           static_cast<uint32_t>(i), 0});
     d.mig_instances.push_back(std::move(m));
   }
   return d;
@@ -128,7 +130,8 @@ TEST(Accountant, IdlePowerIsFittedFromTheGpusOwnHistory) {
   for (int i = 0; i < 10; ++i, t += 1) ls = acc.Step(Snap({at(0.1 + 0.08 * i)}), 1.0);
   ASSERT_TRUE(acc.IdleWatts("GPU-m"));
   EXPECT_NEAR(*acc.IdleWatts("GPU-m"), 90, 1e-3);
-  EXPECT_NE(std::string(Unit(ls, "MIG-0")->rows[0].energy_rule).find("idle power by instance size"), std::string::npos);
+  EXPECT_NE(std::string(Unit(ls, "MIG-0")->rows[0].energy_rule).find("idle power by instance size"),
+            std::string::npos);
 }
 
 TEST(Accountant, WithoutIdlePowerEnergyFollowsActivityAndSaysSo) {
@@ -139,7 +142,9 @@ TEST(Accountant, WithoutIdlePowerEnergyFollowsActivityAndSaysSo) {
   EXPECT_NEAR(*Unit(ls, "MIG-0")->energy_joules, e * 0.6, 1e-9);  // 3 × 0.5 of 5 × 0.5
   EXPECT_NEAR(*Unit(ls, "MIG-1")->energy_joules, e * 0.4, 1e-9);
   EXPECT_NEAR(*Unit(ls, "MIG-2")->energy_joules, 0, 1e-9);
-  EXPECT_NE(std::string(Unit(ls, "MIG-0")->rows[0].energy_rule).find("idle power not yet estimated"), std::string::npos);
+  EXPECT_NE(
+      std::string(Unit(ls, "MIG-0")->rows[0].energy_rule).find("idle power not yet estimated"),
+      std::string::npos);
 }
 
 TEST(Accountant, UnknownInstanceActivitySplitsBySize) {
@@ -150,10 +155,12 @@ TEST(Accountant, UnknownInstanceActivitySplitsBySize) {
   const auto ls = acc.Step(Snap({std::move(d)}), 1);
   const double e = 90 + 610 * 0.5 * 6 / 7;
   EXPECT_NEAR(*Unit(ls, "MIG-0")->energy_joules, e * 3 / 6, 1e-9);
-  EXPECT_NE(std::string(Unit(ls, "MIG-0")->rows[0].energy_rule).find("activity unknown"), std::string::npos);
+  EXPECT_NE(std::string(Unit(ls, "MIG-0")->rows[0].energy_rule).find("activity unknown"),
+            std::string::npos);
   const auto* un = Find(*Unit(ls, "MIG-1"), Owner{OwnerKind::kUnattributed, {}, {}, {}});
   ASSERT_TRUE(un);
-  EXPECT_DOUBLE_EQ(un->compute_seconds, 1) << "activity unknown: the instance's time is unattributed";
+  EXPECT_DOUBLE_EQ(un->compute_seconds, 1)
+      << "activity unknown: the instance's time is unattributed";
 }
 
 gpu::DeviceSample Whole(const std::string& uuid, bool lost = false) {
@@ -170,7 +177,9 @@ gpu::DeviceSample Whole(const std::string& uuid, bool lost = false) {
 
 TEST(Accountant, ALostGpuIsAccountedAsUnattributedFromItsLastGoodSample) {
   ObserveContext ctx = Ctx();
-  ctx.holders = [](const std::string& unit) { return std::vector<Holding>{{C("holder-" + unit), 1.0}}; };
+  ctx.holders = [](const std::string& unit) {
+    return std::vector<Holding>{{C("holder-" + unit), 1.0}};
+  };
   Accountant acc(ctx);
   acc.Prime(Snap({Whole("GPU-a"), Whole("GPU-b")}));
   auto ls = acc.Step(Snap({Whole("GPU-a"), Whole("GPU-b", true)}), 2);
@@ -192,7 +201,8 @@ TEST(Accountant, ALostGpuIsAccountedAsUnattributedFromItsLastGoodSample) {
   // A GPU that vanished from the sample altogether is accounted the same way.
   ls = acc.Step(Snap({Whole("GPU-a")}), 1);
   ASSERT_TRUE(Unit(ls, "GPU-b"));
-  EXPECT_STREQ(Find(*Unit(ls, "GPU-b"), Owner{OwnerKind::kUnattributed, {}, {}, {}})->memory_rule, "GPU missing from the sample");
+  EXPECT_STREQ(Find(*Unit(ls, "GPU-b"), Owner{OwnerKind::kUnattributed, {}, {}, {}})->memory_rule,
+               "GPU missing from the sample");
 
   // Back: a fresh start, no deltas across the gap (no energy, memory from this reading only).
   auto back = Whole("GPU-b");
@@ -217,7 +227,8 @@ TEST(Accountant, RequestedShareIsHeldWhetherUsedOrNot) {
   ASSERT_TRUE(idle_holder) << "a holder that uses nothing still has a row";
   EXPECT_DOUBLE_EQ(idle_holder->requested_share_seconds, 1.0);
   EXPECT_DOUBLE_EQ(idle_holder->compute_seconds, 0);
-  EXPECT_DOUBLE_EQ(Find(l, C("too-much"))->requested_share_seconds, 4.0) << "a share is capped at the whole unit";
+  EXPECT_DOUBLE_EQ(Find(l, C("too-much"))->requested_share_seconds, 4.0)
+      << "a share is capped at the whole unit";
 }
 
 TEST(Accountant, AProcessThatExitedKeepsTheOwnerItHadWhenSeen) {

@@ -18,14 +18,16 @@ UnitObservation RandomUnit(std::mt19937_64& rng) {
   u.mode = static_cast<SharingMode>(rng() % 4);
   u.memory_total_bytes = 1 + rng() % (200ull << 30);
   if (maybe(0.8)) u.memory_reserved_bytes = rng() % (u.memory_total_bytes / 8 + 1);
-  if (maybe(0.8)) u.memory_used_bytes = rng() % (u.memory_total_bytes + 1);  // may exceed what is left
+  if (maybe(0.8))
+    u.memory_used_bytes = rng() % (u.memory_total_bytes + 1);  // may exceed what is left
   if (maybe(0.8)) u.busy_fraction = maybe(0.1) ? 1.0 : unit(rng);
   if (maybe(0.7)) u.energy_joules = unit(rng) * 7000;
   const int n = static_cast<int>(rng() % 12);
   for (int i = 0; i < n; ++i) {
     ProcessObservation p;
     p.pid = static_cast<uint32_t>(100 + i);
-    if (maybe(0.9)) p.owner = Owner{OwnerKind::kContainer, "ns", "pod" + std::to_string(rng() % 5), "c"};
+    if (maybe(0.9))
+      p.owner = Owner{OwnerKind::kContainer, "ns", "pod" + std::to_string(rng() % 5), "c"};
     if (maybe(0.85)) p.memory_bytes = rng() % (u.memory_total_bytes / 2 + 1);
     if (maybe(0.6)) p.sm_fraction = unit(rng) * 1.2;  // samples can be noisy, even above 100 %
     if (maybe(0.5)) p.mps_thread_fraction = unit(rng);
@@ -85,7 +87,8 @@ TEST(Conservation, ProcessOrderDoesNotMatter) {
     ASSERT_EQ(a.rows.size(), b.rows.size());
     for (size_t k = 0; k < a.rows.size(); ++k) {
       ASSERT_EQ(a.rows[k].owner, b.rows[k].owner);
-      ASSERT_NEAR(a.rows[k].memory_byte_seconds, b.rows[k].memory_byte_seconds, 1e-6 * (1 + a.rows[k].memory_byte_seconds));
+      ASSERT_NEAR(a.rows[k].memory_byte_seconds, b.rows[k].memory_byte_seconds,
+                  1e-6 * (1 + a.rows[k].memory_byte_seconds));
       ASSERT_NEAR(a.rows[k].compute_seconds, b.rows[k].compute_seconds, 1e-12);
     }
   }
@@ -99,7 +102,8 @@ TEST(Conservation, SplittingAnIntervalGivesTheSameTotals) {
     const auto first = AttributeUnit(u, 2), second = AttributeUnit(u, 3);
     ASSERT_EQ(whole.rows.size(), first.rows.size());
     for (size_t k = 0; k < whole.rows.size(); ++k) {
-      ASSERT_NEAR(whole.rows[k].compute_seconds, first.rows[k].compute_seconds + second.rows[k].compute_seconds, 1e-9);
+      ASSERT_NEAR(whole.rows[k].compute_seconds,
+                  first.rows[k].compute_seconds + second.rows[k].compute_seconds, 1e-9);
       ASSERT_NEAR(whole.rows[k].memory_byte_seconds,
                   first.rows[k].memory_byte_seconds + second.rows[k].memory_byte_seconds,
                   1e-9 * whole.memory_capacity_byte_seconds);

@@ -10,7 +10,8 @@ gpu::DeviceSample Device() {
   d.uuid = "GPU-1";
   d.memory = gpu::MemoryInfo{100, 40, 10, 50};
   d.utilization_gpu_percent = 60;
-  d.processes = {{1, gpu::ProcessType::kCompute, 30, {}, {}}, {2, gpu::ProcessType::kCompute, 10, {}, {}}};
+  d.processes = {{1, gpu::ProcessType::kCompute, 30, {}, {}},
+                 {2, gpu::ProcessType::kCompute, 10, {}, {}}};
   // Window of 1 s, driver period 1/4 s: pid 1 busy in all 4 periods at 50 %, pid 2 in one at 40 %.
   d.process_util_window_start_us = 1'000'000;
   d.process_util_window_end_us = 2'000'000;
@@ -36,10 +37,13 @@ TEST(Observe, NoPerProcessUtilizationGivesNoShares) {
 
 TEST(Observe, MemoryIsTheMeanOfBothEnds) {
   auto before = Device();
-  before.processes = {{1, gpu::ProcessType::kCompute, 20, {}, {}}, {3, gpu::ProcessType::kCompute, 8, {}, {}}};
+  before.processes = {{1, gpu::ProcessType::kCompute, 20, {}, {}},
+                      {3, gpu::ProcessType::kCompute, 8, {}, {}}};
   before.memory->used_bytes = 28;
   ObserveContext ctx;
-  ctx.owner = [](uint32_t pid) -> std::optional<Owner> { return Owner{OwnerKind::kContainer, "ns", std::to_string(pid), "c"}; };
+  ctx.owner = [](uint32_t pid) -> std::optional<Owner> {
+    return Owner{OwnerKind::kContainer, "ns", std::to_string(pid), "c"};
+  };
   const auto units = Observe(&before, Device(), 1.0, ctx);
   ASSERT_EQ(units.size(), 1u);
   const auto& u = units[0];
@@ -96,7 +100,8 @@ TEST(Observe, EnergyFromCounterElsePowerElseUnknown) {
   EXPECT_NE(std::string(u.energy_rule).find("mean board power"), std::string::npos);
   now.power_watts.reset();
   EXPECT_FALSE(Observe(&before, now, 2.0, {})[0].energy_joules.has_value());
-  EXPECT_FALSE(Observe(nullptr, now, 2.0, {})[0].energy_joules.has_value()) << "first pass: no interval";
+  EXPECT_FALSE(Observe(nullptr, now, 2.0, {})[0].energy_joules.has_value())
+      << "first pass: no interval";
 }
 
 }  // namespace

@@ -11,13 +11,17 @@
 namespace gpumeter::audit {
 namespace {
 
-std::string Series(const std::string& metric, const std::string& gpu, const std::string& extra, double v) {
+std::string Series(const std::string& metric, const std::string& gpu, const std::string& extra,
+                   double v) {
   return metric + "{gpu=\"" + gpu + "\",UUID=\"GPU-" + gpu + "\",pci_bus_id=\"00000000:0" + gpu +
-         ":00.0\",device=\"nvidia" + gpu + "\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"580.65.06\"" +
+         ":00.0\",device=\"nvidia" + gpu +
+         "\",modelName=\"NVIDIA H100 80GB "
+         "HBM3\",Hostname=\"node-a\",DCGM_FI_DRIVER_VERSION=\"580.65.06\"" +
          extra + "} " + std::to_string(v) + "\n";
 }
 std::string Pod(const std::string& ns, const std::string& pod, int vgpu = -1) {
-  return ",container=\"main\",namespace=\"" + ns + "\",pod=\"" + pod + "\"" + (vgpu >= 0 ? ",vgpu=\"" + std::to_string(vgpu) + "\"" : "");
+  return ",container=\"main\",namespace=\"" + ns + "\",pod=\"" + pod + "\"" +
+         (vgpu >= 0 ? ",vgpu=\"" + std::to_string(vgpu) + "\"" : "");
 }
 
 DcgmAudit Audit(const std::string& text) {
@@ -96,8 +100,10 @@ TEST(DcgmAudit, DefaultModeLabelsOnePodAndIsNotInflated) {
 TEST(DcgmAudit, MigInstancesAndOldLabelNamesAreTheirOwnGpus) {
   // MIG: GPU_I_ID/GPU_I_PROFILE; older exporters: pod_name/pod_namespace, lower-case uuid/hostname.
   auto mig = [](const std::string& gi, const std::string& pod, double v) {
-    return "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",uuid=\"GPU-m\",hostname=\"node-b\",GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"" + gi +
-           "\",pod_name=\"" + pod + "\",pod_namespace=\"ml\",container_name=\"c\"} " + std::to_string(v) + "\n";
+    return "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",uuid=\"GPU-m\",hostname=\"node-b\",GPU_I_"
+           "PROFILE=\"3g.40gb\",GPU_I_ID=\"" +
+           gi + "\",pod_name=\"" + pod + "\",pod_namespace=\"ml\",container_name=\"c\"} " +
+           std::to_string(v) + "\n";
   };
   const auto a = Audit(mig("1", "x", 0.5) + mig("1", "y", 0.5) + mig("2", "z", 0.2));
   ASSERT_EQ(a.gpus.size(), 2u);
@@ -110,10 +116,13 @@ TEST(DcgmAudit, MigInstancesAndOldLabelNamesAreTheirOwnGpus) {
 }
 
 TEST(DcgmAudit, AdditiveMetrics) {
-  for (const char* yes : {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
-                          "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_DEV_GPU_UTIL_RATIO", "DCGM_FI_DEV_MEM_COPY_UTIL"})
+  for (const char* yes :
+       {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_POWER_USAGE",
+        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_PROF_SM_ACTIVE",
+        "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_DEV_GPU_UTIL_RATIO", "DCGM_FI_DEV_MEM_COPY_UTIL"})
     EXPECT_TRUE(IsAdditiveDcgmMetric(yes)) << yes;
-  for (const char* no : {"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_XID_ERRORS", "up", "gpumeter_compute_ratio"})
+  for (const char* no : {"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_FB_FREE",
+                         "DCGM_FI_DEV_XID_ERRORS", "up", "gpumeter_compute_ratio"})
     EXPECT_FALSE(IsAdditiveDcgmMetric(no)) << no;
 }
 

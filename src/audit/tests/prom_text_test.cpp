@@ -11,7 +11,8 @@ TEST(PromText, ParsesWhatExportersWrite) {
   const auto page = ParsePromText(
       "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).\r\n"
       "# TYPE DCGM_FI_DEV_FB_USED gauge\r\n"
-      "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-a\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"n1\",pod=\"p\\\"1\\\\x\\n\"} 1234\r\n"
+      "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-a\",modelName=\"NVIDIA H100 80GB "
+      "HBM3\",Hostname=\"n1\",pod=\"p\\\"1\\\\x\\n\"} 1234\r\n"
       "\n"
       "up 1 1733000000000\n"
       "x_total{a=\"\",} NaN\n"
@@ -51,7 +52,8 @@ TEST(PromText, MalformedLinesNameTheLine) {
   for (const auto& [text, want] : cases) {
     const auto p = ParsePromText(text);
     ASSERT_FALSE(p) << text;
-    EXPECT_NE(p.error().message.find(want), std::string::npos) << text << " → " << p.error().message;
+    EXPECT_NE(p.error().message.find(want), std::string::npos)
+        << text << " → " << p.error().message;
   }
 }
 

@@ -17,9 +17,11 @@ TEST(AgentFlags, Sharing) {
   EXPECT_EQ(ParseSharingFlag("GPU-2=mps:2")->second.mode, k8s::ShareMode::kMps);
   EXPECT_EQ(ParseSharingFlag("GPU-3=exclusive")->second.replicas, 1u);
   EXPECT_THAT(ParseSharingFlag("GPU-1=time-slicing").error().message, HasSubstr("needs :REPLICAS"));
-  EXPECT_THAT(ParseSharingFlag("GPU-1=mps:1").error().message, HasSubstr("replicas must be an integer >= 2"));
+  EXPECT_THAT(ParseSharingFlag("GPU-1=mps:1").error().message,
+              HasSubstr("replicas must be an integer >= 2"));
   EXPECT_THAT(ParseSharingFlag("GPU-1=mps:x").error().message, HasSubstr("'GPU-1=mps:x'"));
-  EXPECT_THAT(ParseSharingFlag("GPU-1=mig").error().message, HasSubstr("exclusive, time-slicing or mps"));
+  EXPECT_THAT(ParseSharingFlag("GPU-1=mig").error().message,
+              HasSubstr("exclusive, time-slicing or mps"));
   EXPECT_THAT(ParseSharingFlag("0=exclusive").error().message, HasSubstr("GPU UUID"));
   EXPECT_THAT(ParseSharingFlag("GPU-1").error().message, HasSubstr("KEY=VALUE"));
   EXPECT_THAT(ParseSharingFlag("GPU-1=exclusive:2").error().message, HasSubstr("no replica count"));
@@ -30,7 +32,8 @@ TEST(AgentFlags, KeyValuesAndIdlePower) {
   ASSERT_TRUE(labels);
   EXPECT_EQ(labels->at("nvidia.com/gpu.replicas"), "4");
   EXPECT_EQ(labels->at("a"), "b=c");
-  EXPECT_THAT(ParseKeyValues("--node-label", {"=x"}).error().message, HasSubstr("--node-label '=x'"));
+  EXPECT_THAT(ParseKeyValues("--node-label", {"=x"}).error().message,
+              HasSubstr("--node-label '=x'"));
   auto idle = ParseIdlePower({"NVIDIA H100 80GB HBM3=70.5"});
   ASSERT_TRUE(idle);
   EXPECT_DOUBLE_EQ(idle->at("NVIDIA H100 80GB HBM3"), 70.5);

@@ -52,7 +52,8 @@ class DoctorTest : public ::testing::Test {
   // Every check's status, in order, as "name=status".
   static std::string Statuses(const std::vector<CheckResult>& checks) {
     std::string out;
-    for (const auto& c : checks) out += (out.empty() ? "" : " ") + c.name + "=" + ToString(c.status);
+    for (const auto& c : checks)
+      out += (out.empty() ? "" : " ") + c.name + "=" + ToString(c.status);
     return out;
   }
 
@@ -65,10 +66,12 @@ class DoctorTest : public ::testing::Test {
 TEST_F(DoctorTest, AllGoodOnTheDemoNode) {
   const auto checks = RunChecks(options_);
   EXPECT_EQ(Statuses(checks), "nvml=ok pod-resources=ok proc=ok pods=ok dra=skip attribution=ok");
-  EXPECT_NE(Named(checks, "nvml").detail.find("1 GPU(s), 3 GPU process(es)"), std::string::npos) << Named(checks, "nvml").detail;
+  EXPECT_NE(Named(checks, "nvml").detail.find("1 GPU(s), 3 GPU process(es)"), std::string::npos)
+      << Named(checks, "nvml").detail;
   EXPECT_NE(Named(checks, "pod-resources").detail.find("3 holding 3 device(s)"), std::string::npos);
   EXPECT_NE(Named(checks, "proc").detail.find("3 of 3 GPU process(es) found"), std::string::npos);
-  EXPECT_NE(Named(checks, "attribution").detail.find("3 in containers, 0 host, 0 unattributed"), std::string::npos)
+  EXPECT_NE(Named(checks, "attribution").detail.find("3 in containers, 0 host, 0 unattributed"),
+            std::string::npos)
       << Named(checks, "attribution").detail;
   EXPECT_EQ(RunDoctor(options_), 0);
 }
@@ -80,7 +83,8 @@ TEST_F(DoctorTest, NoNvml) {
   EXPECT_EQ(c.status, CheckStatus::kFail);
   EXPECT_NE(c.detail.find(options_.nvml_library), std::string::npos) << c.detail;
   EXPECT_NE(c.fix.find("runtimeClassName: nvidia"), std::string::npos);
-  EXPECT_EQ(Named(checks, "attribution").status, CheckStatus::kSkip);  // nothing to attribute without NVML
+  EXPECT_EQ(Named(checks, "attribution").status,
+            CheckStatus::kSkip);  // nothing to attribute without NVML
   EXPECT_EQ(RunDoctor(options_), 1);
 }
 
@@ -89,12 +93,14 @@ TEST_F(DoctorTest, SocketNotMounted) {
   const auto checks = RunChecks(options_);
   EXPECT_EQ(Statuses(checks), "nvml=ok pod-resources=fail proc=ok pods=ok dra=skip attribution=ok");
   EXPECT_NE(Named(checks, "pod-resources").detail.find("no such socket"), std::string::npos);
-  EXPECT_NE(Named(checks, "pod-resources").fix.find("hostPath /var/lib/kubelet/pod-resources"), std::string::npos);
+  EXPECT_NE(Named(checks, "pod-resources").fix.find("hostPath /var/lib/kubelet/pod-resources"),
+            std::string::npos);
 }
 
 TEST_F(DoctorTest, SocketThatIsNotOne) {
   options_.pod_resources_socket = options_.pods_file;  // a regular file
-  EXPECT_NE(Named(RunChecks(options_), "pod-resources").detail.find("not a socket"), std::string::npos);
+  EXPECT_NE(Named(RunChecks(options_), "pod-resources").detail.find("not a socket"),
+            std::string::npos);
 }
 
 TEST_F(DoctorTest, NoHostPid) {
@@ -108,7 +114,8 @@ TEST_F(DoctorTest, NoHostPid) {
   EXPECT_EQ(c.status, CheckStatus::kFail);
   EXPECT_NE(c.detail.find("0 of 3 GPU process(es) found"), std::string::npos) << c.detail;
   EXPECT_NE(c.fix.find("hostPID: true"), std::string::npos);
-  EXPECT_EQ(Named(checks, "attribution").status, CheckStatus::kFail);  // every GPU process unattributed
+  EXPECT_EQ(Named(checks, "attribution").status,
+            CheckStatus::kFail);  // every GPU process unattributed
 }
 
 // No GPU process to check against: the PID namespace is told by PID 2 (the kernel's kthreadd on
@@ -119,7 +126,8 @@ TEST_F(DoctorTest, HostPidsWithoutGpuProcesses) {
   std::filesystem::create_directories(proc / "1");
   std::filesystem::create_directories(proc / "2");
   std::ofstream(proc / "2" / "comm") << "kthreadd\n";
-  EXPECT_EQ(CheckProc(proc.string(), none).status, CheckStatus::kOk) << CheckProc(proc.string(), none).detail;
+  EXPECT_EQ(CheckProc(proc.string(), none).status, CheckStatus::kOk)
+      << CheckProc(proc.string(), none).detail;
   std::ofstream(proc / "2" / "comm") << "bash\n";
   const auto c = CheckProc(proc.string(), none);
   EXPECT_EQ(c.status, CheckStatus::kFail);
@@ -133,7 +141,8 @@ TEST_F(DoctorTest, NoProcAtAll) {
 }
 
 TEST_F(DoctorTest, PodsMissingForThisNode) {
-  std::ofstream(dir_.path() / "empty.json") << R"({"kind":"PodList","metadata":{"resourceVersion":"1"},"items":[]})";
+  std::ofstream(dir_.path() / "empty.json")
+      << R"({"kind":"PodList","metadata":{"resourceVersion":"1"},"items":[]})";
   options_.pods_file = (dir_.path() / "empty.json").string();
   const auto checks = RunChecks(options_);
   EXPECT_EQ(Named(checks, "pods").status, CheckStatus::kWarn);
@@ -141,7 +150,8 @@ TEST_F(DoctorTest, PodsMissingForThisNode) {
   // With no pods every container process is unattributed: named, with the pods check as the cause.
   const auto& a = Named(checks, "attribution");
   EXPECT_EQ(a.status, CheckStatus::kFail);
-  EXPECT_NE(a.detail.find("0 in containers, 0 host, 3 unattributed"), std::string::npos) << a.detail;
+  EXPECT_NE(a.detail.find("0 in containers, 0 host, 3 unattributed"), std::string::npos)
+      << a.detail;
 }
 
 TEST_F(DoctorTest, MalformedPodsFile) {
@@ -159,12 +169,14 @@ class FakeApi {
       seen_selector_ = req.get_param_value("fieldSelector");
       seen_auth_ = req.get_header_value("Authorization");
       res.status = pods_status;
-      res.set_content(pods_status == 200 ? pods_body : R"({"kind":"Status","reason":"Forbidden"})", "application/json");
+      res.set_content(pods_status == 200 ? pods_body : R"({"kind":"Status","reason":"Forbidden"})",
+                      "application/json");
     });
-    server_.Get("/apis/resource.k8s.io/v1/resourceslices", [=](const httplib::Request&, httplib::Response& res) {
-      res.status = slices_status;
-      res.set_content(R"({"kind":"ResourceSliceList","items":[]})", "application/json");
-    });
+    server_.Get("/apis/resource.k8s.io/v1/resourceslices",
+                [=](const httplib::Request&, httplib::Response& res) {
+                  res.status = slices_status;
+                  res.set_content(R"({"kind":"ResourceSliceList","items":[]})", "application/json");
+                });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -177,7 +189,8 @@ class FakeApi {
   std::string Kubeconfig(const std::filesystem::path& dir) const {
     const auto path = dir / "kubeconfig";
     std::ofstream(path) << "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-                        << "clusters: [{name: k, cluster: {server: 'http://127.0.0.1:" << port_ << "'}}]\n"
+                        << "clusters: [{name: k, cluster: {server: 'http://127.0.0.1:" << port_
+                        << "'}}]\n"
                         << "users: [{name: u, user: {token: doctor-token}}]\n"
                         << "contexts: [{name: c, context: {cluster: k, user: u}}]\n";
     return path.string();
@@ -215,7 +228,8 @@ TEST_F(DoctorTest, ResourceSlicesNotListedAreNotChecked) {
   FakeApi api(200, ScenarioPodListJson(*scenario_), 403);
   options_.pods_file.clear();
   options_.kubeconfig = api.Kubeconfig(dir_.path());
-  options_.resource_slices = false;  // the base DaemonSet: no RBAC on resourceslices, and not asked for
+  options_.resource_slices =
+      false;  // the base DaemonSet: no RBAC on resourceslices, and not asked for
   EXPECT_EQ(Named(RunChecks(options_), "dra").status, CheckStatus::kSkip);
 }
 

@@ -20,7 +20,8 @@ namespace {
 // The kubelet's List duration is wall-clock time, the one figure a fixed clock cannot fix: its
 // value is masked on both sides (the series must still be there).
 std::string MaskDurations(const std::string& text) {
-  static const std::regex duration(R"((gpumeter_source_duration_seconds\{node="[^"]*",source="kubelet"\}) \S+)");
+  static const std::regex duration(
+      R"((gpumeter_source_duration_seconds\{node="[^"]*",source="kubelet"\}) \S+)");
   return std::regex_replace(text, duration, "$1 <duration>");
 }
 
@@ -34,7 +35,8 @@ TEST(GoldenMetrics, Node8GpuAtAFixedClock) {
   health.passes = 5;
   metrics::ExpositionOptions eo;
   eo.pod_label_keys = {"team"};
-  const auto text = metrics::RenderText(metrics::BuildFamilies(health, *run.Latest(), eo, last->taken + std::chrono::milliseconds(500)));
+  const auto text = metrics::RenderText(metrics::BuildFamilies(
+      health, *run.Latest(), eo, last->taken + std::chrono::milliseconds(500)));
 
   const std::string golden = gpumeter::testing::SourceDir() + "/tests/golden/node-8gpu-r580.prom";
   if (std::getenv("GPUMETER_UPDATE_GOLDEN")) {
@@ -45,8 +47,10 @@ TEST(GoldenMetrics, Node8GpuAtAFixedClock) {
   ASSERT_TRUE(in) << golden << " missing: run with GPUMETER_UPDATE_GOLDEN=1";
   std::stringstream ss;
   ss << in.rdbuf();
-  EXPECT_EQ(MaskDurations(text), MaskDurations(ss.str())) << "/metrics differs from " << golden
-                            << "; if the change is intended, regenerate with GPUMETER_UPDATE_GOLDEN=1 and review the diff";
+  EXPECT_EQ(MaskDurations(text), MaskDurations(ss.str()))
+      << "/metrics differs from " << golden
+      << "; if the change is intended, regenerate with GPUMETER_UPDATE_GOLDEN=1 and review the "
+         "diff";
 }
 
 }  // namespace

@@ -21,7 +21,9 @@ using guard::Severity;
 constexpr const char* kG0 = "GPU-9a000000-0000-4000-8000-000000000000";
 constexpr const char* kG1 = "GPU-9a000001-0000-4000-8000-000000000001";
 
-std::string Path(const std::string& name) { return gpumeter::testing::SourceDir() + "/tests/scenarios/guard/" + name + ".yaml"; }
+std::string Path(const std::string& name) {
+  return gpumeter::testing::SourceDir() + "/tests/scenarios/guard/" + name + ".yaml";
+}
 
 // (kind, namespace/pod/container or process, unit)
 using Seen = std::set<std::tuple<std::string, std::string, std::string>>;
@@ -33,7 +35,8 @@ struct Run {
 };
 
 Run RunScenario(const std::string& name, double minutes = 10) {
-  static const auto pricing = cost::Pricing::Parse("currency: USD\ngpu_models:\n  H100: 3.00\n", "test-pricing.yaml");
+  static const auto pricing =
+      cost::Pricing::Parse("currency: USD\ngpu_models:\n  H100: 3.00\n", "test-pricing.yaml");
   EXPECT_TRUE(pricing);
   testing::ScenarioPipeline p(Path(name), 0, [&](node::PipelineOptions& o) {
     o.guard.idle_window_s = 300;
@@ -46,7 +49,9 @@ Run RunScenario(const std::string& name, double minutes = 10) {
   for (int k = 0; k <= minutes; ++k) last = p.Pass(60.0 * k);
   r.state = p.Latest();
   for (const auto& f : r.state->findings)
-    r.seen.insert({guard::ToString(f.kind), f.pod.empty() ? f.process : f.ns + "/" + f.pod + "/" + f.container, f.unit_uuid});
+    r.seen.insert({guard::ToString(f.kind),
+                   f.pod.empty() ? f.process : f.ns + "/" + f.pod + "/" + f.container,
+                   f.unit_uuid});
   sampler::SamplerHealth health;
   health.latest = health.last_good = last;
   r.metrics = metrics::RenderText(metrics::BuildFamilies(health, *r.state, {}, last->taken));
@@ -57,10 +62,13 @@ Run RunScenario(const std::string& name, double minutes = 10) {
 TEST(GuardScenarios, ACleanNodeHasNoFinding) {
   const auto r = RunScenario("clean");
   ASSERT_TRUE(r.state);
-  for (const auto& f : r.state->findings) ADD_FAILURE() << guard::ToString(f.kind) << ": " << f.evidence;
-  for (const auto& [key, n] : r.state->findings_opened) EXPECT_EQ(n, 0u) << guard::ToString(key.first);
+  for (const auto& f : r.state->findings)
+    ADD_FAILURE() << guard::ToString(f.kind) << ": " << f.evidence;
+  for (const auto& [key, n] : r.state->findings_opened)
+    EXPECT_EQ(n, 0u) << guard::ToString(key.first);
   EXPECT_EQ(r.metrics.find("gpumeter_finding_first_seen_timestamp_seconds{"), std::string::npos);
-  EXPECT_NE(r.metrics.find("gpumeter_findings_opened_total{node=\"gpu-node-clean\",kind=\"unallocated-device\",severity=\"critical\"} 0"),
+  EXPECT_NE(r.metrics.find("gpumeter_findings_opened_total{node=\"gpu-node-clean\",kind="
+                           "\"unallocated-device\",severity=\"critical\"} 0"),
             std::string::npos);
 }
 
@@ -74,20 +82,26 @@ TEST(GuardScenarios, TheLeakIsUseOfGpusAllocatedToAnotherPod) {
   EXPECT_EQ(r.seen, want);
   for (const auto& f : r.state->findings) {
     EXPECT_EQ(f.node, "gpu-node-leak");
-    EXPECT_EQ(f.first_seen, 1796083200 + 0.0) << guard::ToString(f.kind) << " seen from the first pass";
+    EXPECT_EQ(f.first_seen, 1796083200 + 0.0)
+        << guard::ToString(f.kind) << " seen from the first pass";
     EXPECT_EQ(f.last_seen, 1796083200 + 600.0);
     if (f.kind == Kind::kUnallocatedDevice) {
       EXPECT_EQ(f.severity, Severity::kCritical);
-      EXPECT_NE(f.evidence.find("allocated to vision/train-0/trainer"), std::string::npos) << f.evidence;
+      EXPECT_NE(f.evidence.find("allocated to vision/train-0/trainer"), std::string::npos)
+          << f.evidence;
       EXPECT_NE(f.evidence.find("4.0 GiB"), std::string::npos) << f.evidence;
     }
   }
-  EXPECT_NE(r.metrics.find("gpumeter_finding_first_seen_timestamp_seconds{node=\"gpu-node-leak\",kind=\"unallocated-device\","
-                           "severity=\"critical\",namespace=\"sandbox\",pod=\"debug\",container=\"shell\",unit=\"" +
-                           std::string(kG0) + "\",gpu_uuid=\"" + kG0 + "\",process=\"\"} 1796083200"),
-            std::string::npos)
+  EXPECT_NE(
+      r.metrics.find(
+          "gpumeter_finding_first_seen_timestamp_seconds{node=\"gpu-node-leak\",kind=\"unallocated-"
+          "device\","
+          "severity=\"critical\",namespace=\"sandbox\",pod=\"debug\",container=\"shell\",unit=\"" +
+          std::string(kG0) + "\",gpu_uuid=\"" + kG0 + "\",process=\"\"} 1796083200"),
+      std::string::npos)
       << r.metrics;
-  EXPECT_NE(r.metrics.find("gpumeter_findings_opened_total{node=\"gpu-node-leak\",kind=\"unallocated-device\",severity=\"critical\"} 2"),
+  EXPECT_NE(r.metrics.find("gpumeter_findings_opened_total{node=\"gpu-node-leak\",kind="
+                           "\"unallocated-device\",severity=\"critical\"} 2"),
             std::string::npos);
 }
 
@@ -95,11 +109,14 @@ TEST(GuardScenarios, ASecretInTheEnvironmentNeverLeavesTheAgent) {
   const auto r = RunScenario("leak");
   ASSERT_TRUE(r.state);
   // The canary is in /proc/<pid>/environ beside NVIDIA_VISIBLE_DEVICES (the fixture writes it).
-  for (const std::string canary : {"gpumeter-canary", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "wJalrXUtnFEMI"}) {
+  for (const std::string canary :
+       {"gpumeter-canary", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "wJalrXUtnFEMI"}) {
     EXPECT_EQ(r.metrics.find(canary), std::string::npos) << canary << " in /metrics";
     EXPECT_EQ(r.api.find(canary), std::string::npos) << canary << " in /api/v1/findings";
-    EXPECT_EQ(metrics::ProcessesJson(*r.state).dump().find(canary), std::string::npos) << canary << " in /api/v1/processes";
-    for (const auto& f : r.state->findings) EXPECT_EQ(f.evidence.find(canary), std::string::npos) << canary << " in " << f.evidence;
+    EXPECT_EQ(metrics::ProcessesJson(*r.state).dump().find(canary), std::string::npos)
+        << canary << " in /api/v1/processes";
+    for (const auto& f : r.state->findings)
+      EXPECT_EQ(f.evidence.find(canary), std::string::npos) << canary << " in " << f.evidence;
   }
 }
 
@@ -108,14 +125,17 @@ TEST(GuardScenarios, VisibleDevicesNamingAGpuOutsideTheAllocation) {
   ASSERT_TRUE(r.state);
   EXPECT_EQ(r.seen, (Seen{{"visible-devices-outside", "team-a/job-a/main", ""}}));
   ASSERT_EQ(r.state->findings.size(), 1u);
-  EXPECT_NE(r.state->findings[0].evidence.find("names " + std::string(kG1) + " outside its allocation (" + kG0 + ")"), std::string::npos)
+  EXPECT_NE(r.state->findings[0].evidence.find("names " + std::string(kG1) +
+                                               " outside its allocation (" + kG0 + ")"),
+            std::string::npos)
       << r.state->findings[0].evidence;
 }
 
 TEST(GuardScenarios, AHostProcessOutsideAnyPod) {
   const auto r = RunScenario("host-process");
   ASSERT_TRUE(r.state);
-  EXPECT_EQ(r.seen, (Seen{{"host-process", "gpu-burn", kG0}})) << "the MPS server (nvidia-cuda-mps in /proc) is expected";
+  EXPECT_EQ(r.seen, (Seen{{"host-process", "gpu-burn", kG0}}))
+      << "the MPS server (nvidia-cuda-mps in /proc) is expected";
   EXPECT_NE(r.metrics.find("process=\"gpu-burn\""), std::string::npos);
 }
 
@@ -132,7 +152,10 @@ TEST(GuardScenarios, AnIdleAllocationWithItsCost) {
   EXPECT_EQ(f.currency, "USD");
   // Opened once the window (5 minutes) was reached: at the pass of minute 5.
   EXPECT_EQ(f.first_seen, 1796083200 + 300.0);
-  EXPECT_NE(r.metrics.find("gpumeter_finding_waste_gpu_seconds{node=\"gpu-node-idle\",kind=\"idle-allocation\""), std::string::npos);
+  EXPECT_NE(
+      r.metrics.find(
+          "gpumeter_finding_waste_gpu_seconds{node=\"gpu-node-idle\",kind=\"idle-allocation\""),
+      std::string::npos);
   EXPECT_NE(r.metrics.find("currency=\"USD\"} 0.5"), std::string::npos) << r.metrics;
   // Four minutes are not the window yet.
   EXPECT_TRUE(RunScenario("idle", 4).seen.empty());
@@ -143,7 +166,8 @@ TEST(GuardScenarios, ASharedGpuNearOutOfMemory) {
   ASSERT_TRUE(r.state);
   EXPECT_EQ(r.seen, (Seen{{"oom-risk", "", kG0}}));
   ASSERT_EQ(r.state->findings.size(), 1u);
-  EXPECT_NE(r.state->findings[0].evidence.find("llm/big-0/vllm 39.1 GiB, llm/big-1/vllm 36.1 GiB"), std::string::npos)
+  EXPECT_NE(r.state->findings[0].evidence.find("llm/big-0/vllm 39.1 GiB, llm/big-1/vllm 36.1 GiB"),
+            std::string::npos)
       << r.state->findings[0].evidence;
 }
 

@@ -11,16 +11,17 @@
 
 #include "cli/rightsize.h"
 #include "cli/rightsize_runner.h"
-#include "metrics/exposition.h"
 #include "cli/tests/scenario_pipeline.h"
 #include "cli/usage_recorder.h"
+#include "metrics/exposition.h"
 
 namespace gpumeter::cli {
 namespace {
 
 using rightsize::Action;
 
-const rightsize::Recommendation* Find(const std::vector<rightsize::Recommendation>& rs, const std::string& name) {
+const rightsize::Recommendation* Find(const std::vector<rightsize::Recommendation>& rs,
+                                      const std::string& name) {
   for (const auto& r : rs)
     if (r.key.Name() == name) return &r;
   return nullptr;
@@ -107,7 +108,8 @@ TEST_F(RightsizeDemo, EveryKindWithSavingsWorkedByHand) {
 TEST_F(RightsizeDemo, TableAndJson) {
   auto table = RenderRightsize(options_);
   ASSERT_TRUE(table) << table.error().message;
-  EXPECT_NE(table->find("total savings per month: 3337.14 USD"), std::string::npos) << *table;  // 1460 + 417.14 + 2 × 730
+  EXPECT_NE(table->find("total savings per month: 3337.14 USD"), std::string::npos)
+      << *table;  // 1460 + 417.14 + 2 × 730
   options_.format = "json";
   auto json = RenderRightsize(options_);
   ASSERT_TRUE(json);
@@ -119,11 +121,15 @@ TEST_F(RightsizeDemo, TableAndJson) {
 
 TEST_F(RightsizeDemo, BadInputNamesItself) {
   const std::pair<std::function<void(RightsizeOptions&)>, std::string> cases[] = {
-      {[](RightsizeOptions& o) { o.source = "prometheus:http://x"; }, "--source 'prometheus:http://x': expected sqlite:PATH"},
-      {[](RightsizeOptions& o) { o.window = "soon"; }, "--window 'soon': expected a number and a unit"},
+      {[](RightsizeOptions& o) { o.source = "prometheus:http://x"; },
+       "--source 'prometheus:http://x': expected sqlite:PATH"},
+      {[](RightsizeOptions& o) { o.window = "soon"; },
+       "--window 'soon': expected a number and a unit"},
       {[](RightsizeOptions& o) { o.min_history = "1x"; }, "--min-history '1x'"},
-      {[](RightsizeOptions& o) { o.source = "sqlite:/nonexistent/usage.db"; }, "/nonexistent/usage.db"},
-      {[](RightsizeOptions& o) { o.pricing_file = "/nonexistent/prices.yaml"; }, "/nonexistent/prices.yaml"},
+      {[](RightsizeOptions& o) { o.source = "sqlite:/nonexistent/usage.db"; },
+       "/nonexistent/usage.db"},
+      {[](RightsizeOptions& o) { o.pricing_file = "/nonexistent/prices.yaml"; },
+       "/nonexistent/prices.yaml"},
   };
   for (const auto& [edit, want] : cases) {
     auto o = options_;
@@ -142,20 +148,26 @@ namespace {
 
 TEST_F(RightsizeDemo, TheAgentExportsTheLatestRunAsMetrics) {
   RightsizeRunner runner(options_, std::chrono::milliseconds(0), std::chrono::hours(1));
-  for (int i = 0; i < 600 && runner.runs() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 600 && runner.runs() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_EQ(runner.runs(), 1u);
   const auto rows = runner.Latest();
   ASSERT_TRUE(rows);
   node::NodeState state;
   state.node = "gpu-node-dgx-07";
   state.rightsizing = rows;
-  const auto text = metrics::RenderText(metrics::BuildFamilies({}, state, {}, std::chrono::steady_clock::now()));
-  EXPECT_NE(text.find("gpumeter_rightsize_recommended_gpu_ratio{node=\"gpu-node-dgx-07\",namespace=\"llm\",workload=\"Pod/summarizer-0\","
-                      "container=\"vllm\",action=\"mig\",current=\"MIG 3g.40gb\",recommended=\"MIG 1g.20gb\",replicas=\"1\"} 0.14285714"),
+  const auto text =
+      metrics::RenderText(metrics::BuildFamilies({}, state, {}, std::chrono::steady_clock::now()));
+  EXPECT_NE(text.find("gpumeter_rightsize_recommended_gpu_ratio{node=\"gpu-node-dgx-07\",namespace="
+                      "\"llm\",workload=\"Pod/summarizer-0\","
+                      "container=\"vllm\",action=\"mig\",current=\"MIG 3g.40gb\",recommended=\"MIG "
+                      "1g.20gb\",replicas=\"1\"} 0.14285714"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("gpumeter_rightsize_monthly_savings{node=\"gpu-node-dgx-07\",namespace=\"research\",workload=\"Pod/forgotten-notebook\","
-                      "container=\"jupyter\",action=\"reclaim\",current=\"whole GPU\",recommended=\"release it\",replicas=\"1\",currency=\"USD\"} 1460"),
+  EXPECT_NE(text.find("gpumeter_rightsize_monthly_savings{node=\"gpu-node-dgx-07\",namespace="
+                      "\"research\",workload=\"Pod/forgotten-notebook\","
+                      "container=\"jupyter\",action=\"reclaim\",current=\"whole "
+                      "GPU\",recommended=\"release it\",replicas=\"1\",currency=\"USD\"} 1460"),
             std::string::npos)
       << text;
 }

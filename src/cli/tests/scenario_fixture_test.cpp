@@ -26,16 +26,20 @@ TEST_P(EveryScenario, EveryLiveProcessResolvesToItsOwner) {
   k8s::ProcReader proc(dir.path());
   k8s::OwnerResolver resolver(proc, pods);
   size_t checked = 0;
-  for (double t = 0.5; t < s->duration_s; t += 7.25) {  // one resolver across time: caches must not mislead
+  for (double t = 0.5; t < s->duration_s;
+       t += 7.25) {  // one resolver across time: caches must not mislead
     ASSERT_TRUE(WriteProcFixture(dir.path(), *s, t));
     for (const auto& p : s->processes) {
       if (!scenario::IsAlive(p, t)) continue;
       const auto o = resolver.Resolve(p.pid);
       if (!p.container) {
-        EXPECT_EQ(o.kind, k8s::ProcessOwner::Kind::kSystem) << p.pid << " at " << t << ": " << o.how;
+        EXPECT_EQ(o.kind, k8s::ProcessOwner::Kind::kSystem)
+            << p.pid << " at " << t << ": " << o.how;
       } else {
-        ASSERT_EQ(o.kind, k8s::ProcessOwner::Kind::kContainer) << p.pid << " at " << t << ": " << o.how;
-        EXPECT_EQ(o.ns + "/" + o.pod + "/" + o.container, p.container->Key()) << p.pid << " at " << t;
+        ASSERT_EQ(o.kind, k8s::ProcessOwner::Kind::kContainer)
+            << p.pid << " at " << t << ": " << o.how;
+        EXPECT_EQ(o.ns + "/" + o.pod + "/" + o.container, p.container->Key())
+            << p.pid << " at " << t;
       }
       ++checked;
     }
@@ -48,7 +52,8 @@ TEST_P(EveryScenario, EveryLiveProcessResolvesToItsOwner) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Bundled, EveryScenario,
-                         ::testing::Values("exclusive", "timeslice-h100", "mps-a100", "mig-h200", "node-8gpu"),
+                         ::testing::Values("exclusive", "timeslice-h100", "mps-a100", "mig-h200",
+                                           "node-8gpu"),
                          [](const auto& i) {
                            std::string n = i.param;
                            for (auto& ch : n)
@@ -62,12 +67,16 @@ TEST(ScenarioFixture, CgroupPathsFollowTheKubeletLayoutPerQos) {
   scenario::Container c;
   c.id = "containerd://" + std::string(64, 'a');
   pod.qos = "Guaranteed";
-  EXPECT_EQ(ScenarioCgroupPath(pod, c),
-            "/kubepods.slice/kubepods-pod3a0f4b5d_4444_4d8e_bfc0_000000000001.slice/cri-containerd-" + std::string(64, 'a') + ".scope");
+  EXPECT_EQ(
+      ScenarioCgroupPath(pod, c),
+      "/kubepods.slice/kubepods-pod3a0f4b5d_4444_4d8e_bfc0_000000000001.slice/cri-containerd-" +
+          std::string(64, 'a') + ".scope");
   pod.qos = "BestEffort";
   EXPECT_EQ(ScenarioCgroupPath(pod, c),
-            "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod3a0f4b5d_4444_4d8e_bfc0_000000000001.slice/"
-            "cri-containerd-" + std::string(64, 'a') + ".scope");
+            "/kubepods.slice/kubepods-besteffort.slice/"
+            "kubepods-besteffort-pod3a0f4b5d_4444_4d8e_bfc0_000000000001.slice/"
+            "cri-containerd-" +
+                std::string(64, 'a') + ".scope");
 }
 
 TEST(ScenarioFixture, AnUnwritableRootIsAClearError) {
@@ -75,7 +84,8 @@ TEST(ScenarioFixture, AnUnwritableRootIsAClearError) {
   ASSERT_TRUE(s);
   const auto r = WriteProcFixture("/proc/self/gpumeter-not-writable", *s, 1);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("/proc/self/gpumeter-not-writable"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("/proc/self/gpumeter-not-writable"), std::string::npos)
+      << r.error().message;
 }
 
 }  // namespace

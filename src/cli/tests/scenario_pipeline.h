@@ -30,7 +30,9 @@ class FixedPods final : public node::PodSource {
   }
   void Poll(std::chrono::steady_clock::time_point) override {}
   std::shared_ptr<const k8s::PodStore> Current() const override { return store_; }
-  node::SourceStatus Status() const override { return {"pods", true, ok_, std::nullopt, 1, 0, std::nullopt, "", "fixed"}; }
+  node::SourceStatus Status() const override {
+    return {"pods", true, ok_, std::nullopt, 1, 0, std::nullopt, "", "fixed"};
+  }
 
  private:
   bool ok_ = false;
@@ -38,12 +40,14 @@ class FixedPods final : public node::PodSource {
 };
 
 // 2026-12-01T00:00:00Z.
-inline const auto kWall0 = std::chrono::system_clock::time_point{} + std::chrono::seconds(1796083200);
+inline const auto kWall0 =
+    std::chrono::system_clock::time_point{} + std::chrono::seconds(1796083200);
 
 class ScenarioPipeline {
  public:
   // `tweak` adjusts the pipeline options (guardrails, pricing) before the pipeline is built.
-  ScenarioPipeline(const std::string& scenario_path, double t0, const std::function<void(node::PipelineOptions&)>& tweak = {})
+  ScenarioPipeline(const std::string& scenario_path, double t0,
+                   const std::function<void(node::PipelineOptions&)>& tweak = {})
       : dir_("gpumeter-scenario-pipeline") {
     auto scen = scenario::LoadScenarioFile(scenario_path);
     EXPECT_TRUE(scen) << (scen ? "" : scen.error().message);
@@ -55,7 +59,8 @@ class ScenarioPipeline {
     node_ = std::move(*node);
     kubelet::PodResourcesOptions ko;
     ko.socket_path = node_->kubelet_socket();
-    kubelet_ = std::make_unique<kubelet::PodResourcesSource>(std::make_unique<kubelet::PodResourcesClient>(ko));
+    kubelet_ = std::make_unique<kubelet::PodResourcesSource>(
+        std::make_unique<kubelet::PodResourcesClient>(ko));
     pods_ = std::make_unique<FixedPods>(ScenarioPodListJson(scenario_));
     node::PipelineOptions po;
     po.node = scenario_.node_name;
@@ -63,7 +68,8 @@ class ScenarioPipeline {
     po.evidence = ScenarioSharingEvidence(scenario_);
     po.evidence.mig_parent.clear();
     if (tweak) tweak(po);
-    pipeline_ = std::make_unique<node::NodePipeline>(node::PipelineSources{kubelet_.get(), pods_.get(), nullptr}, po);
+    pipeline_ = std::make_unique<node::NodePipeline>(
+        node::PipelineSources{kubelet_.get(), pods_.get(), nullptr}, po);
     fake_ = std::make_unique<gpumeter::testing::FakeNvml>("r580", scenario_path, t0);
     t0_ = t0;
   }
@@ -76,8 +82,10 @@ class ScenarioPipeline {
     EXPECT_TRUE(node_->RefreshProc(t_s));
     auto r = std::make_shared<sampler::SampleResult>();
     r->sequence = ++passes_;
-    r->taken = kSteady0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(t_s - t0_));
-    r->wall = kWall0 + std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(t_s));
+    r->taken = kSteady0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(t_s - t0_));
+    r->wall = kWall0 + std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                           std::chrono::duration<double>(t_s));
     r->duration_seconds = 0.004;
     r->ok = true;
     r->snapshot = fake_->Sample();
@@ -89,7 +97,8 @@ class ScenarioPipeline {
   const scenario::Scenario& scenario() const { return scenario_; }
 
  private:
-  static inline const auto kSteady0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  static inline const auto kSteady0 =
+      std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
   gpumeter::testing::TempDir dir_;
   scenario::Scenario scenario_;
   std::unique_ptr<SimulatedNode> node_;

@@ -24,7 +24,8 @@ node::NodeState State(uint64_t intervals, bool gpu1_lost) {
   pass->snapshot.timestamp_us = 1'796'083'230'000'000;  // 2026-12-01T00:00:30Z
   s.last_good = pass;
   node::UnitInfo mig;
-  mig.uuid = "MIG-1", mig.gpu_uuid = "GPU-0", mig.model = "NVIDIA H200", mig.mig_profile = "3g.71gb";
+  mig.uuid = "MIG-1", mig.gpu_uuid = "GPU-0", mig.model = "NVIDIA H200",
+  mig.mig_profile = "3g.71gb";
   mig.mode = attribution::SharingMode::kMig, mig.gpu_fraction = 3.0 / 7;
   s.units.push_back(mig);
   node::UnitInfo gpu;
@@ -51,7 +52,8 @@ TEST(UsageRecorder, DescribesUnitsAndKeepsALostGpusModel) {
   const auto rec = ToIntervalRecord(State(1, false));
   EXPECT_EQ(rec.end_unix_s, 1'796'083'230);
   ASSERT_EQ(rec.units.size(), 2u);
-  EXPECT_EQ(rec.units[0].unit, (store::UnitKey{"node-a", "MIG-1", "GPU-0", "NVIDIA H200", "3g.71gb", "mig", 3.0 / 7}));
+  EXPECT_EQ(rec.units[0].unit,
+            (store::UnitKey{"node-a", "MIG-1", "GPU-0", "NVIDIA H200", "3g.71gb", "mig", 3.0 / 7}));
   EXPECT_DOUBLE_EQ(rec.units[0].energy_joules, 300);
   EXPECT_EQ(rec.pod_labels.at({"ns", "pod-a"}).at("team"), "blue");
 
@@ -66,10 +68,12 @@ TEST(UsageRecorder, DescribesUnitsAndKeepsALostGpusModel) {
   auto usage = (*st)->Usage(1'796'083'200, 1'796'083'260);
   ASSERT_TRUE(usage) << usage.error().message;
   for (const auto& u : *usage) {
-    EXPECT_FALSE(u.unit.model.empty()) << u.unit.uuid << ": a lost GPU keeps its model (and its price)";
+    EXPECT_FALSE(u.unit.model.empty())
+        << u.unit.uuid << ": a lost GPU keeps its model (and its price)";
     EXPECT_DOUBLE_EQ(u.seconds, 2.0) << u.unit.uuid;
   }
-  const auto gpu1 = std::find_if(usage->begin(), usage->end(), [](const auto& u) { return u.unit.uuid == "GPU-1"; });
+  const auto gpu1 = std::find_if(usage->begin(), usage->end(),
+                                 [](const auto& u) { return u.unit.uuid == "GPU-1"; });
   ASSERT_NE(gpu1, usage->end());
   EXPECT_DOUBLE_EQ(gpu1->energy_unknown_seconds, 1.0);
 }

@@ -53,7 +53,8 @@ TEST(Allocate, HandComputedPolicies) {
       {{Basis::kMemory, 0.5, IdleRule::kOwner}, 1 + 2.0 / 3, 2 + 1.0 / 3, 0},
       // compute: a 1.6, b 0.4, idle 2.0 shared 4:1.
       {{Basis::kCompute, 0.5, IdleRule::kShare}, 1.6 + 1.6, 0.4 + 0.4, 0},
-      // blend 0.5: a 0.5×0.4 + 0.5×0.25 = 0.325 → 1.3; b 0.5×0.1 + 0.5×0.5 = 0.3 → 1.2; idle 1.5 separate.
+      // blend 0.5: a 0.5×0.4 + 0.5×0.25 = 0.325 → 1.3; b 0.5×0.1 + 0.5×0.5 = 0.3 → 1.2; idle 1.5
+      // separate.
       {{Basis::kBlend, 0.5, IdleRule::kSeparate}, 1.3, 1.2, 1.5},
       // request: a 2, b 1, the unrequested quarter $1 separate.
       {{Basis::kRequest, 0.5, IdleRule::kSeparate}, 2, 1, 1},
@@ -96,13 +97,17 @@ TEST(Allocate, ConservationUnderEveryPolicy) {
     u.memory_capacity_byte_seconds = cap * u.seconds;
     u.cost = 10 * U(rng) + 1e-6;
     const int n = static_cast<int>(rng() % 6);
-    double mem_left = 1, cmp_left = 1, req_left = 1.2;  // requests may exceed the unit (misconfigured)
+    double mem_left = 1, cmp_left = 1,
+           req_left = 1.2;  // requests may exceed the unit (misconfigured)
     for (int i = 0; i < n; ++i) {
-      const double m = mem_left * U(rng), c = cmp_left * U(rng), r = req_left * U(rng) * (rng() % 3 == 0 ? 0 : 1);
+      const double m = mem_left * U(rng), c = cmp_left * U(rng),
+                   r = req_left * U(rng) * (rng() % 3 == 0 ? 0 : 1);
       mem_left -= m, cmp_left -= c, req_left -= r;
-      u.owners.push_back({C("p" + std::to_string(i)), m * cap * u.seconds, c * u.seconds, 0, r * u.seconds});
+      u.owners.push_back(
+          {C("p" + std::to_string(i)), m * cap * u.seconds, c * u.seconds, 0, r * u.seconds});
     }
-    u.owners.push_back({K(OwnerKind::kIdle), mem_left * cap * u.seconds, cmp_left * u.seconds, 0, 0});
+    u.owners.push_back(
+        {K(OwnerKind::kIdle), mem_left * cap * u.seconds, cmp_left * u.seconds, 0, 0});
     for (auto basis : {Basis::kMemory, Basis::kCompute, Basis::kBlend, Basis::kRequest})
       for (auto idle : {IdleRule::kShare, IdleRule::kOwner, IdleRule::kSeparate}) {
         const Policy p{basis, U(rng), idle};
@@ -125,7 +130,8 @@ TEST(Allocate, PolicyTextsParseOrNameTheProblem) {
   for (const char* bad : {"blend:1.5", "blend:", "blend:x", "usage", ""}) {
     const auto b = ParseBasis(bad, &alpha);
     ASSERT_FALSE(b) << bad;
-    EXPECT_NE(b.error().message.find(std::string("'") + bad + "'"), std::string::npos) << b.error().message;
+    EXPECT_NE(b.error().message.find(std::string("'") + bad + "'"), std::string::npos)
+        << b.error().message;
   }
   EXPECT_EQ(*ParseIdleRule("owner"), IdleRule::kOwner);
   EXPECT_FALSE(ParseIdleRule("even"));

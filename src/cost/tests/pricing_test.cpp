@@ -8,9 +8,14 @@ namespace {
 TEST(Pricing, DefaultTableMatchesNvmlNamesByWords) {
   const auto p = Pricing::Defaults();
   const std::pair<const char*, double> cases[] = {
-      {"NVIDIA H100 80GB HBM3", 6.88}, {"NVIDIA H200", 7.91},         {"NVIDIA A100-SXM4-80GB", 3.43},
-      {"NVIDIA A100-SXM4-40GB", 2.74}, {"NVIDIA A100-PCIE-40GB", 2.74}, {"NVIDIA L4", 0.80},
-      {"Tesla T4", 0.53},              {"NVIDIA B200", 14.24},
+      {"NVIDIA H100 80GB HBM3", 6.88},
+      {"NVIDIA H200", 7.91},
+      {"NVIDIA A100-SXM4-80GB", 3.43},
+      {"NVIDIA A100-SXM4-40GB", 2.74},
+      {"NVIDIA A100-PCIE-40GB", 2.74},
+      {"NVIDIA L4", 0.80},
+      {"Tesla T4", 0.53},
+      {"NVIDIA B200", 14.24},
   };
   for (const auto& [model, price] : cases) {
     const auto q = p.Quote(model);
@@ -30,10 +35,12 @@ gpu_models:
   A100: 2.00
   "NVIDIA H100 80GB HBM3": 4.00
 fallback_per_gpu_hour: 1.00
-)", "pricing.yaml");
+)",
+                                "pricing.yaml");
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_EQ(p->currency(), "EUR");
-  const auto a100 = p->Quote("NVIDIA A100-SXM4-80GB");  // the file's "A100" beats the default "A100 80GB"
+  const auto a100 =
+      p->Quote("NVIDIA A100-SXM4-80GB");  // the file's "A100" beats the default "A100 80GB"
   ASSERT_TRUE(a100);
   EXPECT_DOUBLE_EQ(a100->per_gpu_hour, 1.50);
   EXPECT_FALSE(a100->flagged);
@@ -53,7 +60,8 @@ defaults: false
 nodes:
   p5.48xlarge: {price_per_hour: 55.04, gpus: 8, split: aws-scad}
   custom.8x: {price_per_hour: 10, gpus: 4, split: "0.8"}
-)", "pricing.yaml");
+)",
+                                "pricing.yaml");
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_DOUBLE_EQ(p->Quote("NVIDIA H100 80GB HBM3", "p5.48xlarge")->per_gpu_hour, 55.04 * 0.9 / 8);
   EXPECT_DOUBLE_EQ(p->Quote("anything", "custom.8x")->per_gpu_hour, 2.0);
@@ -66,12 +74,15 @@ nodes:
   p5.48xlarge: {price_per_hour: 55.04, gpus: 8, split: aws-scad}
 instance_types:
   gpu-node-1: p5.48xlarge
-)", "pricing.yaml");
+)",
+                                "pricing.yaml");
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_EQ(p->InstanceTypeOf("gpu-node-1"), "p5.48xlarge");
   EXPECT_EQ(p->InstanceTypeOf("gpu-node-2"), "");
-  EXPECT_DOUBLE_EQ(p->Quote("NVIDIA H100 80GB HBM3", p->InstanceTypeOf("gpu-node-1"))->per_gpu_hour, 55.04 * 0.9 / 8);
-  EXPECT_DOUBLE_EQ(p->Quote("NVIDIA H100 80GB HBM3", p->InstanceTypeOf("gpu-node-2"))->per_gpu_hour, 6.88);  // unmapped: by model
+  EXPECT_DOUBLE_EQ(p->Quote("NVIDIA H100 80GB HBM3", p->InstanceTypeOf("gpu-node-1"))->per_gpu_hour,
+                   55.04 * 0.9 / 8);
+  EXPECT_DOUBLE_EQ(p->Quote("NVIDIA H100 80GB HBM3", p->InstanceTypeOf("gpu-node-2"))->per_gpu_hour,
+                   6.88);  // unmapped: by model
 }
 
 TEST(Pricing, BadFilesAreClearErrors) {
@@ -93,7 +104,8 @@ TEST(Pricing, BadFilesAreClearErrors) {
     const auto p = Pricing::Parse(text, "bad.yaml");
     ASSERT_FALSE(p) << text;
     EXPECT_NE(p.error().message.find("bad.yaml"), std::string::npos) << p.error().message;
-    EXPECT_NE(p.error().message.find(want), std::string::npos) << text << " → " << p.error().message;
+    EXPECT_NE(p.error().message.find(want), std::string::npos)
+        << text << " → " << p.error().message;
   }
 }
 

@@ -14,7 +14,8 @@ namespace gpumeter::fake {
 namespace {
 
 struct Lib {
-  explicit Lib(const std::string& profile) : handle(dlopen(testing::FakeNvmlPath(profile).c_str(), RTLD_NOW | RTLD_LOCAL)) {}
+  explicit Lib(const std::string& profile)
+      : handle(dlopen(testing::FakeNvmlPath(profile).c_str(), RTLD_NOW | RTLD_LOCAL)) {}
   ~Lib() {
     if (handle) dlclose(handle);
   }
@@ -23,7 +24,8 @@ struct Lib {
 };
 
 std::set<std::string> Omitted(const std::string& profile) {
-  std::ifstream in(std::string(GPUMETER_TEST_BINARY_DIR) + "/src/fake_nvml/" + profile + ".omitted");
+  std::ifstream in(std::string(GPUMETER_TEST_BINARY_DIR) + "/src/fake_nvml/" + profile +
+                   ".omitted");
   std::set<std::string> out;
   std::string s;
   while (in >> s) out.insert(s);
@@ -42,7 +44,8 @@ TEST(FakeContract, ProfilesOmitExactlyTheirDocumentedSymbols) {
   // What each driver release lacked (docs/nvml.md, "Driver profiles of the fake").
   const std::map<std::string, std::set<std::string>> expected = {
       {"r580", {}},
-      {"r535_43", {"nvmlDeviceGetRunningProcessDetailList", "nvmlDeviceGetProcessesUtilizationInfo"}},
+      {"r535_43",
+       {"nvmlDeviceGetRunningProcessDetailList", "nvmlDeviceGetProcessesUtilizationInfo"}},
   };
   for (const char* profile : testing::kProfiles) {
     SCOPED_TRACE(profile);
@@ -56,7 +59,8 @@ TEST(FakeContract, ProfilesOmitExactlyTheirDocumentedSymbols) {
       EXPECT_EQ(lib.Has(sym), omitted.count(sym) == 0) << sym;
     }
     for (const auto& sym : omitted) {
-      EXPECT_NE(std::find(nvml::AllSymbolNames().begin(), nvml::AllSymbolNames().end(), sym), nvml::AllSymbolNames().end())
+      EXPECT_NE(std::find(nvml::AllSymbolNames().begin(), nvml::AllSymbolNames().end(), sym),
+                nvml::AllSymbolNames().end())
           << sym << " is omitted but not a loader symbol";
     }
   }
@@ -65,7 +69,8 @@ TEST(FakeContract, ProfilesOmitExactlyTheirDocumentedSymbols) {
   for (const auto& s : r470) {
     EXPECT_TRUE(r418.count(s)) << s;
   }
-  for (const char* s : {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetMemoryInfo_v2", "nvmlGpmSampleGet"})
+  for (const char* s : {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetMemoryInfo_v2",
+                        "nvmlGpmSampleGet"})
     EXPECT_TRUE(r470.count(s)) << s;
   for (const char* s : {"nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetMigMode"}) {
     EXPECT_TRUE(r418.count(s)) << s;
@@ -76,7 +81,9 @@ TEST(FakeContract, OnlyNvmlAndControlSymbolsAreExported) {
   Lib lib("r580");
   ASSERT_NE(lib.handle, nullptr);
   // Internals (the scenario loader, yaml-cpp glue) stay hidden behind the version script.
-  EXPECT_FALSE(lib.Has("_ZN8gpumeter8scenario16LoadScenarioFileERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"));
+  EXPECT_FALSE(
+      lib.Has("_ZN8gpumeter8scenario16LoadScenarioFileERKNSt7__cxx1112basic_stringIcSt11char_"
+              "traitsIcESaIcEEE"));
   EXPECT_TRUE(lib.Has("gpumeterFakeNvmlSetTime"));
 }
 

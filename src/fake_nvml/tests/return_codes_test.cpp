@@ -41,11 +41,14 @@ class RawFake : public ::testing::Test {
   }
   nvmlDevice_t Device(unsigned int i) {
     nvmlDevice_t d = nullptr;
-    EXPECT_EQ(F<nvmlReturn_t (*)(unsigned int, nvmlDevice_t*)>("nvmlDeviceGetHandleByIndex_v2")(i, &d), NVML_SUCCESS);
+    EXPECT_EQ(
+        F<nvmlReturn_t (*)(unsigned int, nvmlDevice_t*)>("nvmlDeviceGetHandleByIndex_v2")(i, &d),
+        NVML_SUCCESS);
     return d;
   }
   using ProcFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, void*);
-  using UtilFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlProcessUtilizationSample_t*, unsigned int*, unsigned long long);
+  using UtilFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlProcessUtilizationSample_t*, unsigned int*,
+                                  unsigned long long);
 
   void* handle_ = nullptr;
   int inits_ = 0;
@@ -99,7 +102,8 @@ TEST_F(RawFake, NoProcessesIsSuccessWithZero) {
   Open("node-8gpu", 1);  // GPU 6 has no process until 10 s
   Init();
   unsigned int n = 0;
-  EXPECT_EQ(F<ProcFn>("nvmlDeviceGetComputeRunningProcesses_v3")(Device(6), &n, nullptr), NVML_SUCCESS);
+  EXPECT_EQ(F<ProcFn>("nvmlDeviceGetComputeRunningProcesses_v3")(Device(6), &n, nullptr),
+            NVML_SUCCESS);
   EXPECT_EQ(n, 0u);
 }
 
@@ -113,7 +117,9 @@ TEST_F(RawFake, MemoryInfoVersionsAndReserved) {
   m2.version = nvmlMemory_v2;
   ASSERT_EQ(v2(Device(0), &m2), NVML_SUCCESS);
   nvmlMemory_t m1{};
-  ASSERT_EQ(F<nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*)>("nvmlDeviceGetMemoryInfo")(Device(0), &m1), NVML_SUCCESS);
+  ASSERT_EQ(
+      F<nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*)>("nvmlDeviceGetMemoryInfo")(Device(0), &m1),
+      NVML_SUCCESS);
   EXPECT_EQ(m2.reserved, 912ull << 20);
   EXPECT_EQ(m2.used, 30000ull << 20);
   EXPECT_EQ(m1.used, m2.used + m2.reserved) << "v1 used includes the reservation";
@@ -139,21 +145,26 @@ TEST_F(RawFake, ProcessUtilizationSemantics) {
   // Epoch microseconds: the fake's t=20 s lies ~20 s after the wall clock at its init.
   EXPECT_NEAR(static_cast<double>(newest), static_cast<double>(now_us) + 20e6, 5e6);
   n = 0;
-  EXPECT_EQ(fn(Device(0), nullptr, &n, newest), NVML_ERROR_NOT_FOUND) << "nothing newer than lastSeen";
+  EXPECT_EQ(fn(Device(0), nullptr, &n, newest), NVML_ERROR_NOT_FOUND)
+      << "nothing newer than lastSeen";
 }
 
 TEST_F(RawFake, MigGpuRejectsUtilizationQueries) {
   Open("mig-h200", 5);
   Init();
   unsigned int n = 0;
-  EXPECT_EQ(F<UtilFn>("nvmlDeviceGetProcessUtilization")(Device(0), nullptr, &n, 0), NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(F<UtilFn>("nvmlDeviceGetProcessUtilization")(Device(0), nullptr, &n, 0),
+            NVML_ERROR_NOT_SUPPORTED);
   nvmlUtilization_t u{};
-  EXPECT_EQ(F<nvmlReturn_t (*)(nvmlDevice_t, nvmlUtilization_t*)>("nvmlDeviceGetUtilizationRates")(Device(0), &u),
+  EXPECT_EQ(F<nvmlReturn_t (*)(nvmlDevice_t, nvmlUtilization_t*)>("nvmlDeviceGetUtilizationRates")(
+                Device(0), &u),
             NVML_ERROR_NOT_SUPPORTED);
   nvmlDevice_t mig = nullptr;
-  auto by_index = F<nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlDevice_t*)>("nvmlDeviceGetMigDeviceHandleByIndex");
+  auto by_index = F<nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlDevice_t*)>(
+      "nvmlDeviceGetMigDeviceHandleByIndex");
   ASSERT_EQ(by_index(Device(0), 0, &mig), NVML_SUCCESS);
-  EXPECT_EQ(by_index(Device(0), 5, &mig), NVML_ERROR_NOT_FOUND) << "4 instances: no MIG device at index 5";
+  EXPECT_EQ(by_index(Device(0), 5, &mig), NVML_ERROR_NOT_FOUND)
+      << "4 instances: no MIG device at index 5";
   // Processes on the parent carry their GPU instance ids.
   nvmlProcessInfo_v2_t buf[8] = {};
   n = 8;
@@ -199,7 +210,9 @@ TEST_F(RawFake, PreHopperHasNoGpm) {
   nvmlGpmSupport_t s{};
   s.version = 1;
   s.isSupportedDevice = 7;
-  ASSERT_EQ(F<nvmlReturn_t (*)(nvmlDevice_t, nvmlGpmSupport_t*)>("nvmlGpmQueryDeviceSupport")(Device(0), &s), NVML_SUCCESS);
+  ASSERT_EQ(F<nvmlReturn_t (*)(nvmlDevice_t, nvmlGpmSupport_t*)>("nvmlGpmQueryDeviceSupport")(
+                Device(0), &s),
+            NVML_SUCCESS);
   EXPECT_EQ(s.isSupportedDevice, 0u);
 }
 
@@ -208,17 +221,23 @@ TEST_F(RawFake, LostGpuFailsEveryDeviceCall) {
   Init();
   const nvmlDevice_t d = Device(7);
   char buf[96];
-  EXPECT_EQ(F<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int)>("nvmlDeviceGetUUID")(d, buf, sizeof buf), NVML_ERROR_GPU_IS_LOST);
+  EXPECT_EQ(F<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int)>("nvmlDeviceGetUUID")(d, buf,
+                                                                                        sizeof buf),
+            NVML_ERROR_GPU_IS_LOST);
   unsigned int mw = 0;
-  EXPECT_EQ(F<nvmlReturn_t (*)(nvmlDevice_t, unsigned int*)>("nvmlDeviceGetPowerUsage")(d, &mw), NVML_ERROR_GPU_IS_LOST);
-  EXPECT_EQ(F<nvmlReturn_t (*)(nvmlDevice_t, unsigned int*)>("nvmlDeviceGetPowerUsage")(Device(6), &mw), NVML_SUCCESS);
+  EXPECT_EQ(F<nvmlReturn_t (*)(nvmlDevice_t, unsigned int*)>("nvmlDeviceGetPowerUsage")(d, &mw),
+            NVML_ERROR_GPU_IS_LOST);
+  EXPECT_EQ(
+      F<nvmlReturn_t (*)(nvmlDevice_t, unsigned int*)>("nvmlDeviceGetPowerUsage")(Device(6), &mw),
+      NVML_SUCCESS);
 }
 
 TEST_F(RawFake, StringBuffersAndErrorStrings) {
   Open("exclusive", 0);
   Init();
   char small[8];
-  EXPECT_EQ(F<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int)>("nvmlDeviceGetUUID")(Device(0), small, sizeof small),
+  EXPECT_EQ(F<nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int)>("nvmlDeviceGetUUID")(
+                Device(0), small, sizeof small),
             NVML_ERROR_INSUFFICIENT_SIZE);
   auto err = F<const char* (*)(nvmlReturn_t)>("nvmlErrorString");
   EXPECT_STREQ(err(15), "GPU is lost");

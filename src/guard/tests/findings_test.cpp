@@ -46,7 +46,8 @@ expected_host_processes: [Xorg]
 TEST(GuardConfig, ErrorsNameTheFileAndTheKey) {
   const std::pair<const char*, const char*> cases[] = {
       {"severity: {leak: critical}", "g.yaml: severity.leak: unknown finding kind"},
-      {"severity: {oom-risk: high}", "g.yaml: severity.oom-risk: 'high' is not info, warning, critical or off"},
+      {"severity: {oom-risk: high}",
+       "g.yaml: severity.oom-risk: 'high' is not info, warning, critical or off"},
       {"idle: {below: 2}", "g.yaml: idle.below: 2.000000 is not in (0, 1]"},
       {"idle: {below: lots}", "g.yaml: idle.below: 'lots' is not a number"},
       {"idle: {window: soon}", "g.yaml: idle.window: 'soon': expected a number and a unit"},
@@ -59,7 +60,8 @@ TEST(GuardConfig, ErrorsNameTheFileAndTheKey) {
   for (const auto& [yaml, want] : cases) {
     const auto c = ParseGuardConfig(yaml, "g.yaml");
     ASSERT_FALSE(c) << yaml;
-    EXPECT_NE(c.error().message.find(want), std::string::npos) << yaml << " -> " << c.error().message;
+    EXPECT_NE(c.error().message.find(want), std::string::npos)
+        << yaml << " -> " << c.error().message;
   }
 }
 

@@ -18,7 +18,8 @@ TEST(DeviceId, EveryFormOfTheReference) {
   const std::vector<Case> cases = {
       {kGpu, DeviceIdKind::kGpuUuid, kGpu, std::nullopt},
       {kMig, DeviceIdKind::kMigUuid, kMig, std::nullopt},
-      {std::string("MIG-") + kGpu + "/3/0", DeviceIdKind::kMigLegacy, std::string(kGpu) + "/3/0", std::nullopt},
+      {std::string("MIG-") + kGpu + "/3/0", DeviceIdKind::kMigLegacy, std::string(kGpu) + "/3/0",
+       std::nullopt},
       {std::string(kGpu) + "::3", DeviceIdKind::kGpuUuid, kGpu, 3},
       {std::string(kMig) + "::7", DeviceIdKind::kMigUuid, kMig, 7},
       {"0", DeviceIdKind::kIndex, "index:0", std::nullopt},
@@ -51,7 +52,7 @@ TEST(DeviceId, MalformedIdsAreRefusedWithTheIdInTheMessage) {
       std::string(kGpu) + "::",                     // empty replica
       std::string(kGpu) + "::x",
       std::string(kGpu) + "::-1",
-      std::string("MIG-") + kGpu + "/3",            // legacy without ci
+      std::string("MIG-") + kGpu + "/3",  // legacy without ci
       std::string("MIG-") + kGpu + "/a/0",
       "nvidia",
       "nvidiax",
@@ -60,12 +61,13 @@ TEST(DeviceId, MalformedIdsAreRefusedWithTheIdInTheMessage) {
       "1:",
       ":1",
       "abc",
-      "12345678901234567890",                      // out of range
+      "12345678901234567890",  // out of range
   };
   for (const auto& id : bad) {
     const auto r = ParseDeviceId(id);
     ASSERT_FALSE(r) << "accepted '" << id << "'";
-    EXPECT_NE(r.error().message.find("device ID '" + id + "'"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("device ID '" + id + "'"), std::string::npos)
+        << r.error().message;
   }
 }
 

@@ -31,7 +31,8 @@ class Resolver : public ::testing::Test {
   void Process(uint32_t pid, uint64_t start, const std::string& cgroup_path) {
     const auto d = dir_.path() / std::to_string(pid);
     std::filesystem::create_directories(d);
-    std::ofstream(d / "stat") << pid << " (python) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " << start << " 0 0\n";
+    std::ofstream(d / "stat") << pid << " (python) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 "
+                              << start << " 0 0\n";
     std::ofstream(d / "cgroup") << "0::" << cgroup_path << "\n";
   }
   testing::TempDir dir_{"gpumeter-owner"};
@@ -41,7 +42,9 @@ class Resolver : public ::testing::Test {
 };
 
 const std::string kChatCgroup =
-    std::string("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-poddde1244b_5bb5_4297_b544_85f3bc0d80bf.slice/cri-containerd-") +
+    std::string(
+        "/kubepods.slice/kubepods-burstable.slice/"
+        "kubepods-burstable-poddde1244b_5bb5_4297_b544_85f3bc0d80bf.slice/cri-containerd-") +
     kVllm + ".scope";
 
 TEST_F(Resolver, AContainerProcessIsNamedWithHowItWasFound) {
@@ -60,7 +63,8 @@ TEST_F(Resolver, HostProcessesAreSystem) {
 }
 
 TEST_F(Resolver, StaticPodsByTheirHashAndHiddenPodsByContainerId) {
-  Process(200, 5, std::string("/kubepods/besteffort/podb53dfa9e2dc9b890f7fadb2770857b03/crio-") + kMonitor);
+  Process(200, 5,
+          std::string("/kubepods/besteffort/podb53dfa9e2dc9b890f7fadb2770857b03/crio-") + kMonitor);
   auto o = resolver_.Resolve(200);
   EXPECT_EQ(o.kind, Kind::kContainer);
   EXPECT_EQ(o.pod, "kube-gpu-monitor-gpu-node-1");
@@ -75,10 +79,13 @@ TEST_F(Resolver, StaticPodsByTheirHashAndHiddenPodsByContainerId) {
 TEST_F(Resolver, WhatCannotBePlacedIsUnattributedWithTheReason) {
   Process(300, 5, std::string("/kubepods/pod11111111-2222-4333-8444-555555555555/") + kVllm);
   EXPECT_EQ(resolver_.Resolve(300).kind, Kind::kUnattributed);
-  EXPECT_THAT(resolver_.Resolve(300).how, HasSubstr("pod UID 11111111-2222-4333-8444-555555555555 not known"));
+  EXPECT_THAT(resolver_.Resolve(300).how,
+              HasSubstr("pod UID 11111111-2222-4333-8444-555555555555 not known"));
   // The pause container of chat-0: its ID is in no container status.
-  Process(301, 5, "/kubepods/burstable/poddde1244b-5bb5-4297-b544-85f3bc0d80bf/" + std::string(64, 'a'));
-  EXPECT_THAT(resolver_.Resolve(301).how, HasSubstr("container aaaaaaaaaaaa of llm/chat-0 not in the pod's status"));
+  Process(301, 5,
+          "/kubepods/burstable/poddde1244b-5bb5-4297-b544-85f3bc0d80bf/" + std::string(64, 'a'));
+  EXPECT_THAT(resolver_.Resolve(301).how,
+              HasSubstr("container aaaaaaaaaaaa of llm/chat-0 not in the pod's status"));
   EXPECT_THAT(resolver_.Resolve(999).how, HasSubstr("exited before /proc was read"));
   Process(302, 5, "/kubepods/burstable/poddde1244b-5bb5-4297-b544-85f3bc0d80bf");
   EXPECT_THAT(resolver_.Resolve(302).how, HasSubstr("pod-level process of llm/chat-0"));

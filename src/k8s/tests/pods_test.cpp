@@ -60,7 +60,8 @@ TEST(PodStore, StaticPodsAreFoundByTheirCgroupHash) {
   ASSERT_TRUE(mirror);
   EXPECT_EQ(mirror->name, "kube-gpu-monitor-gpu-node-1");
   EXPECT_EQ(mirror->containers[0].runtime, "cri-o");
-  EXPECT_EQ(store.ByUid("9f1c2b4e-0000-4000-8000-000000000001"), mirror) << "and by the mirror's own UID";
+  EXPECT_EQ(store.ByUid("9f1c2b4e-0000-4000-8000-000000000001"), mirror)
+      << "and by the mirror's own UID";
 }
 
 TEST(PodStore, WatchEventsBookmarkMalformedAnd410) {
@@ -86,7 +87,8 @@ TEST(PodStore, WatchEventsBookmarkMalformedAnd410) {
 
   const auto bad = store.ApplyWatchLine(lines[3]);  // no uid
   ASSERT_FALSE(bad);
-  EXPECT_THAT(bad.error().message, HasSubstr("watch MODIFIED research/broken: metadata.uid: missing"));
+  EXPECT_THAT(bad.error().message,
+              HasSubstr("watch MODIFIED research/broken: metadata.uid: missing"));
   EXPECT_EQ(store.size(), 4u) << "bad input changes nothing";
   EXPECT_EQ(store.resource_version(), "81400");
 
@@ -105,29 +107,32 @@ TEST(PodStore, MalformedInputIsRefusedAndTheLastGoodSetKept) {
   struct Bad {
     std::string text, expect;
   };
-  for (const auto& b : std::vector<Bad>{
-           {"{not json", "PodList: not valid JSON"},
-           {R"({"kind":"PodList"})", "PodList: no items array"},
-           {R"({"items":[{"metadata":{"name":"a","namespace":"n","uid":"u"}},{"metadata":{"name":"b","namespace":"n"}}]})",
-            "PodList items[1] (n/b): metadata.uid: missing"},
-           {R"({"items":[{"metadata":{"name":"a","namespace":"n","uid":"u","labels":{"team":7}}}]})",
-            "metadata.labels.team: not a string"},
-           {R"({"items":[{"metadata":{"name":"a","namespace":"n","uid":"u"},"spec":{"containers":{}}}]})",
-            "spec.containers: not an array"},
-           {R"({"items":[{"metadata":{"name":"a","namespace":"n","uid":"u"},"spec":{"containers":[{"image":"x"}]}}]})",
-            "spec.containers[0].name: missing"},
-       }) {
+  for (
+      const auto& b : std::vector<Bad>{
+          {"{not json", "PodList: not valid JSON"},
+          {R"({"kind":"PodList"})", "PodList: no items array"},
+          {R"({"items":[{"metadata":{"name":"a","namespace":"n","uid":"u"}},{"metadata":{"name":"b","namespace":"n"}}]})",
+           "PodList items[1] (n/b): metadata.uid: missing"},
+          {R"({"items":[{"metadata":{"name":"a","namespace":"n","uid":"u","labels":{"team":7}}}]})",
+           "metadata.labels.team: not a string"},
+          {R"({"items":[{"metadata":{"name":"a","namespace":"n","uid":"u"},"spec":{"containers":{}}}]})",
+           "spec.containers: not an array"},
+          {R"({"items":[{"metadata":{"name":"a","namespace":"n","uid":"u"},"spec":{"containers":[{"image":"x"}]}}]})",
+           "spec.containers[0].name: missing"},
+      }) {
     const auto r = store.ApplyList(b.text);
     ASSERT_FALSE(r) << b.text;
     EXPECT_THAT(r.error().message, HasSubstr(b.expect));
     EXPECT_EQ(store.size(), 3u) << "kept after: " << b.text;
     EXPECT_EQ(store.resource_version(), "81234");
   }
-  for (const auto& line : {std::string("garbage"), std::string(R"({"type":"ADDED"})"),
-                           std::string(R"({"type":"RENAMED","object":{}})"),
-                           std::string(R"({"type":"ERROR","object":{"code":500,"message":"etcd down"}})"),
-                           std::string(R"({"type":"ERROR","object":{"code":"410","message":7}})"),
-                           std::string(R"({"type":"ADDED","object":{"metadata":{"name":1,"namespace":[],"uid":"u"}}})")}) {
+  for (const auto& line :
+       {std::string("garbage"), std::string(R"({"type":"ADDED"})"),
+        std::string(R"({"type":"RENAMED","object":{}})"),
+        std::string(R"({"type":"ERROR","object":{"code":500,"message":"etcd down"}})"),
+        std::string(R"({"type":"ERROR","object":{"code":"410","message":7}})"),
+        std::string(
+            R"({"type":"ADDED","object":{"metadata":{"name":1,"namespace":[],"uid":"u"}}})")}) {
     EXPECT_FALSE(store.ApplyWatchLine(line)) << line;
     EXPECT_EQ(store.size(), 3u);
   }

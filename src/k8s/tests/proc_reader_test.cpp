@@ -13,8 +13,9 @@ namespace fs = std::filesystem;
 
 std::string Stat(uint32_t pid, const std::string& comm, uint64_t start) {
   // Fields 3..21 as a real line has them, then starttime (22), then the rest.
-  return std::to_string(pid) + " (" + comm + ") S 1 100 100 0 -1 4194560 1000 0 0 0 10 5 0 0 20 0 12 0 " +
-         std::to_string(start) + " 123456789 2000 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0\n";
+  return std::to_string(pid) + " (" + comm +
+         ") S 1 100 100 0 -1 4194560 1000 0 0 0 10 5 0 0 20 0 12 0 " + std::to_string(start) +
+         " 123456789 2000 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0\n";
 }
 
 class ProcFixture : public ::testing::Test {
@@ -29,7 +30,8 @@ class ProcFixture : public ::testing::Test {
 };
 
 const std::string kPodA =
-    "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod4c9f1974_5c46_44c2_b42f_3bbf0e98eef9.slice/"
+    "0::/kubepods.slice/kubepods-besteffort.slice/"
+    "kubepods-besteffort-pod4c9f1974_5c46_44c2_b42f_3bbf0e98eef9.slice/"
     "cri-containerd-bacb920470900725e0aa7d914fee5eb0854315448b024b6b8420ad8429c607ba.scope\n";
 const std::string kPodB =
     "0::/kubepods/burstable/pod05e102bf-8744-4942-a241-9b6f07983a53/"
@@ -40,7 +42,8 @@ TEST(ProcStat, StartTimeIsField22EvenWithAnAwkwardCommandName) {
   EXPECT_EQ(ParseStatStartTime(Stat(42, "a) b (c", 5)), 5u) << "spaces and parentheses in comm";
   EXPECT_FALSE(ParseStatStartTime("42 python S 1"));
   EXPECT_FALSE(ParseStatStartTime("42 (python) S 1 2 3"));
-  const auto bad = ParseStatStartTime("42 (p) S 1 100 100 0 -1 4 1 0 0 0 10 5 0 0 20 0 12 0 x7 1\n");
+  const auto bad =
+      ParseStatStartTime("42 (p) S 1 100 100 0 -1 4 1 0 0 0 10 5 0 0 20 0 12 0 x7 1\n");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("'x7' is not a number"), std::string::npos);
 }
@@ -59,7 +62,8 @@ TEST_F(ProcFixture, IdentifiesThePodAndContainerOfAPid) {
   EXPECT_EQ(id->start_ticks, 500u);
   EXPECT_EQ(id->comm, "python");
   EXPECT_EQ(id->cgroup.pod_uid, "4c9f1974-5c46-44c2-b42f-3bbf0e98eef9");
-  EXPECT_EQ(id->cgroup.container_id, "bacb920470900725e0aa7d914fee5eb0854315448b024b6b8420ad8429c607ba");
+  EXPECT_EQ(id->cgroup.container_id,
+            "bacb920470900725e0aa7d914fee5eb0854315448b024b6b8420ad8429c607ba");
 }
 
 TEST_F(ProcFixture, AReusedPidIsReadAfreshNotTakenFromTheCache) {
@@ -88,7 +92,8 @@ TEST_F(ProcFixture, AnExitedProcessIsNotFoundAndAMalformedFileNamesItself) {
   const auto bad = reader.Identify(77);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, ErrorCode::kInvalidInput);
-  EXPECT_NE(bad.error().message.find("77/cgroup: cgroup line 1"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("77/cgroup: cgroup line 1"), std::string::npos)
+      << bad.error().message;
 }
 
 TEST_F(ProcFixture, RetainKeepsOnlyLivePids) {
@@ -108,13 +113,14 @@ namespace gpumeter::k8s {
 namespace {
 
 TEST(ProcEnviron, KeepsOnlyNvidiaAndCudaVariables) {
-  const std::string environ("PATH=/usr/bin\0AWS_SECRET_ACCESS_KEY=hunter2\0NVIDIA_VISIBLE_DEVICES=all\0"
-                            "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25\0CUDA_\0NVIDIA_X=a=b\0MY_CUDA_VAR=1",
-                            140);
+  const std::string environ(
+      "PATH=/usr/bin\0AWS_SECRET_ACCESS_KEY=hunter2\0NVIDIA_VISIBLE_DEVICES=all\0"
+      "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25\0CUDA_\0NVIDIA_X=a=b\0MY_CUDA_VAR=1",
+      140);
   const auto env = ParseGpuEnviron(environ);
   EXPECT_EQ(env, (std::map<std::string, std::string>{{"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "25"},
-                                                      {"NVIDIA_VISIBLE_DEVICES", "all"},
-                                                      {"NVIDIA_X", "a=b"}}));
+                                                     {"NVIDIA_VISIBLE_DEVICES", "all"},
+                                                     {"NVIDIA_X", "a=b"}}));
   EXPECT_TRUE(ParseGpuEnviron("").empty());
 }
 
@@ -125,7 +131,8 @@ TEST_F(ProcFixture, EnvironIsReadWhenPresentAndUnknownWhenNot) {
   ASSERT_TRUE(id.has_value());
   EXPECT_FALSE(id->gpu_env.has_value()) << "no environ file: unknown, not empty";
   Write(8, Stat(8, "worker", 100), kPodA);
-  std::ofstream(root_ / "8" / "environ") << std::string("HOME=/root\0NVIDIA_VISIBLE_DEVICES=GPU-1\0", 40);
+  std::ofstream(root_ / "8" / "environ")
+      << std::string("HOME=/root\0NVIDIA_VISIBLE_DEVICES=GPU-1\0", 40);
   id = reader.Identify(8);
   ASSERT_TRUE(id.has_value());
   ASSERT_TRUE(id->gpu_env.has_value());

@@ -21,17 +21,26 @@ class Kubelet : public ::testing::Test {
   void SetUp() override {
     socket_ = (dir_.path() / "kubelet.sock").string();
     fake_.SetPods({
-        {"llm", "chat-0", {{"", "", "vllm", {{"nvidia.com/gpu.shared", {std::string(kGpu) + "::1"}}}, {}},
-                           {"", "", "sidecar", {}, {}}}},
-        {"research", "dra-0",
-         {{"", "", "trainer", {}, {{"gpu-claim", "research", "gpu.nvidia.com", "node-a", "gpu-0", std::nullopt},
-                                    {"gpu-claim", "research", "gpu.nvidia.com", "node-a", "gpu-1", "share-7"}}}}},
+        {"llm",
+         "chat-0",
+         {{"", "", "vllm", {{"nvidia.com/gpu.shared", {std::string(kGpu) + "::1"}}}, {}},
+          {"", "", "sidecar", {}, {}}}},
+        {"research",
+         "dra-0",
+         {{"",
+           "",
+           "trainer",
+           {},
+           {{"gpu-claim", "research", "gpu.nvidia.com", "node-a", "gpu-0", std::nullopt},
+            {"gpu-claim", "research", "gpu.nvidia.com", "node-a", "gpu-1", "share-7"}}}}},
     });
-    fake_.SetAllocatable({{"nvidia.com/gpu.shared", {std::string(kGpu) + "::0", std::string(kGpu) + "::1"}}});
+    fake_.SetAllocatable(
+        {{"nvidia.com/gpu.shared", {std::string(kGpu) + "::0", std::string(kGpu) + "::1"}}});
     ASSERT_TRUE(fake_.Start(socket_));
   }
   void TearDown() override { fake_.Stop(); }
-  PodResourcesOptions Options(std::chrono::milliseconds deadline = std::chrono::milliseconds(2000)) const {
+  PodResourcesOptions Options(
+      std::chrono::milliseconds deadline = std::chrono::milliseconds(2000)) const {
     PodResourcesOptions o;
     o.socket_path = socket_;
     o.deadline = deadline;
@@ -138,8 +147,9 @@ TEST_F(Kubelet, AKubeletRestartIsSurvivedByTheSameClient) {
 }
 
 TEST_F(Kubelet, SourceKeepsTheLastGoodListAndBacksOff) {
-  PodResourcesSource source(std::make_unique<PodResourcesClient>(Options()),
-                            BackoffOptions{std::chrono::milliseconds(1000), std::chrono::milliseconds(4000)});
+  PodResourcesSource source(
+      std::make_unique<PodResourcesClient>(Options()),
+      BackoffOptions{std::chrono::milliseconds(1000), std::chrono::milliseconds(4000)});
   auto t = PodResourcesSource::Clock::time_point{} + std::chrono::hours(1);
   ASSERT_TRUE(source.Poll(t));
   ASSERT_TRUE(source.status().up);

@@ -11,11 +11,11 @@
 namespace gpumeter::metrics {
 namespace {
 
+using attribution::Owner;
+using attribution::OwnerKind;
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using attribution::Owner;
-using attribution::OwnerKind;
 
 node::NodeState State() {
   node::NodeState s;
@@ -27,10 +27,12 @@ node::NodeState State() {
   d.uuid = "GPU-x";
   d.name = "Test GPU";
   d.memory = gpu::MemoryInfo{1000, 300, std::nullopt, 700};
-  d.processes = {{7, gpu::ProcessType::kCompute, 200, {}, {}}, {8, gpu::ProcessType::kMps, std::nullopt, {}, {}}};
+  d.processes = {{7, gpu::ProcessType::kCompute, 200, {}, {}},
+                 {8, gpu::ProcessType::kMps, std::nullopt, {}, {}}};
   r->snapshot.devices.push_back(d);
   s.latest = s.last_good = r;
-  s.owners[7] = {k8s::ProcessOwner::Kind::kContainer, "ns", "p", "c", "cgroup pod UID + container ID"};
+  s.owners[7] = {k8s::ProcessOwner::Kind::kContainer, "ns", "p", "c",
+                 "cgroup pod UID + container ID"};
   node::UnitInfo u;
   u.uuid = u.gpu_uuid = "GPU-x";
   u.model = "Test GPU";
@@ -39,30 +41,42 @@ node::NodeState State() {
   s.units = {u};
   s.unit_totals["GPU-x"] = {4, 4000, 0, 4, 4};  // energy unknown throughout
   auto& t = s.totals[{"GPU-x", Owner{OwnerKind::kContainer, "ns", "p", "c"}}];
-  t.compute_seconds = 1.5, t.memory_byte_seconds = 800, t.requested_share_seconds = 4, t.last_interval = 4, t.last_memory_bytes = 200;
+  t.compute_seconds = 1.5, t.memory_byte_seconds = 800, t.requested_share_seconds = 4,
+  t.last_interval = 4, t.last_memory_bytes = 200;
   t.compute_rule = "per-process samples";
   auto& gone = s.totals[{"GPU-x", Owner{OwnerKind::kContainer, "ns", "old", "c"}}];
   gone.compute_seconds = 0.5, gone.last_interval = 1;
   auto& idle = s.totals[{"GPU-x", Owner{OwnerKind::kIdle, "", "", ""}}];
   idle.compute_seconds = 2, idle.memory_byte_seconds = 3200, idle.last_interval = 4;
-  s.sources.push_back({"kubelet", true, true, std::chrono::steady_clock::time_point{} + std::chrono::seconds(90), 5, 0, 0.01, "", "sock"});
+  s.sources.push_back({"kubelet", true, true,
+                       std::chrono::steady_clock::time_point{} + std::chrono::seconds(90), 5, 0,
+                       0.01, "", "sock"});
   return s;
 }
 
 TEST(OpenMetrics, FamiliesUnitsInfoAndEof) {
   sampler::SamplerHealth h;
-  const auto text = RenderOpenMetrics(BuildFamilies(h, State(), {}, std::chrono::steady_clock::time_point{} + std::chrono::seconds(100)));
+  const auto text = RenderOpenMetrics(BuildFamilies(
+      h, State(), {}, std::chrono::steady_clock::time_point{} + std::chrono::seconds(100)));
   // Counters: the family without _total, samples with it, and the unit from the catalogue.
-  EXPECT_THAT(text, HasSubstr("# TYPE gpumeter_compute_seconds counter\n# UNIT gpumeter_compute_seconds seconds\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          "# TYPE gpumeter_compute_seconds counter\n# UNIT gpumeter_compute_seconds seconds\n"));
   EXPECT_THAT(text, HasSubstr("\ngpumeter_compute_seconds_total{node=\"n1\",unit=\"GPU-x\","));
-  EXPECT_THAT(text, HasSubstr("# TYPE gpumeter_unit_memory_capacity_byte_seconds counter\n# UNIT gpumeter_unit_memory_capacity_byte_seconds byte_seconds\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE gpumeter_unit_memory_capacity_byte_seconds counter\n# UNIT "
+                              "gpumeter_unit_memory_capacity_byte_seconds byte_seconds\n"));
   // _info gauges are the info type.
   EXPECT_THAT(text, HasSubstr("# TYPE gpumeter_unit info\n"));
   EXPECT_THAT(text, HasSubstr("\ngpumeter_unit_info{node=\"n1\",unit=\"GPU-x\""));
-  EXPECT_THAT(text, HasSubstr("# TYPE gpumeter_memory_bytes gauge\n# UNIT gpumeter_memory_bytes bytes\n"));
-  EXPECT_THAT(text, HasSubstr("gpumeter_source_last_success_age_seconds{node=\"n1\",source=\"kubelet\"} 10\n"));
+  EXPECT_THAT(
+      text, HasSubstr("# TYPE gpumeter_memory_bytes gauge\n# UNIT gpumeter_memory_bytes bytes\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("gpumeter_source_last_success_age_seconds{node=\"n1\",source=\"kubelet\"} 10\n"));
   EXPECT_THAT(text, EndsWith("# EOF\n"));
-  EXPECT_TRUE(WantsOpenMetrics("application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"));
+  EXPECT_TRUE(WantsOpenMetrics(
+      "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"));
   EXPECT_FALSE(WantsOpenMetrics("text/plain"));
 }
 
@@ -80,7 +94,8 @@ TEST(JsonApi, UnitsLedgerProcessesSources) {
   ASSERT_EQ(owners.size(), 3u);
   double compute = 0;
   for (const auto& o : owners) compute += o["compute_seconds"].get<double>();
-  EXPECT_DOUBLE_EQ(compute, ledger["units"][0]["seconds"].get<double>()) << "owners add up to the unit";
+  EXPECT_DOUBLE_EQ(compute, ledger["units"][0]["seconds"].get<double>())
+      << "owners add up to the unit";
   EXPECT_TRUE(ledger["units"][0]["energy_joules"].is_null()) << "unknown energy is null, not 0";
   for (const auto& o : owners) {
     EXPECT_TRUE(o["energy_joules"].is_null());
@@ -101,7 +116,8 @@ TEST(JsonApi, UnitsLedgerProcessesSources) {
   EXPECT_EQ(procs[1]["type"], "mps");
 
   sampler::SamplerHealth h;
-  const auto sources = SourcesJson(h, s, std::chrono::steady_clock::time_point{} + std::chrono::seconds(100))["sources"];
+  const auto sources = SourcesJson(
+      h, s, std::chrono::steady_clock::time_point{} + std::chrono::seconds(100))["sources"];
   ASSERT_EQ(sources.size(), 2u);
   EXPECT_EQ(sources[0]["name"], "nvml");
   EXPECT_EQ(sources[0]["up"], false);
@@ -128,14 +144,19 @@ TEST(OpenMetrics, LocaleProofAndHugeEscapedLabelValues) {
   ExpositionOptions o;
   o.pod_label_keys = {"team"};
   const auto saved = std::locale::global(std::locale(std::locale::classic(), new CommaLocale));
-  const auto families = BuildFamilies({}, s, o, std::chrono::steady_clock::time_point{} + std::chrono::seconds(100));
+  const auto families =
+      BuildFamilies({}, s, o, std::chrono::steady_clock::time_point{} + std::chrono::seconds(100));
   const auto om = RenderOpenMetrics(families);
   const auto text = RenderText(families);
   std::locale::global(saved);
-  EXPECT_THAT(om, HasSubstr("gpumeter_compute_seconds_total{node=\"n1\",unit=\"GPU-x\",gpu_uuid=\"GPU-x\",model=\"Test GPU\",mig_profile=\"\",namespace=\"ns\",pod=\"p\",container=\"c\",owner_kind=\"container\",label_team=\""));
+  EXPECT_THAT(om, HasSubstr("gpumeter_compute_seconds_total{node=\"n1\",unit=\"GPU-x\",gpu_uuid="
+                            "\"GPU-x\",model=\"Test "
+                            "GPU\",mig_profile=\"\",namespace=\"ns\",pod=\"p\",container=\"c\","
+                            "owner_kind=\"container\",label_team=\""));
   EXPECT_THAT(om, HasSubstr("} 1.5\n")) << "no decimal comma";
   for (const auto* out : {&om, &text}) {
-    std::string escaped = huge.substr(0, 10) + "\\\"" + huge.substr(11, 9) + "\\\\" + huge.substr(21, 9) + "\\n" + huge.substr(31);
+    std::string escaped = huge.substr(0, 10) + "\\\"" + huge.substr(11, 9) + "\\\\" +
+                          huge.substr(21, 9) + "\\n" + huge.substr(31);
     EXPECT_THAT(*out, HasSubstr("label_team=\"" + escaped + "\"}"));
     // Every line is one sample or one comment: the newline inside the value is escaped.
     std::istringstream lines(*out);

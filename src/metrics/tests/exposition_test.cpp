@@ -27,7 +27,8 @@ gpu::DeviceSample Device() {
   d.utilization_gpu_percent = 50;
   d.energy_joules = 1234.5;
   // power_watts left unknown on purpose
-  d.processes = {{1, gpu::ProcessType::kCompute, 100, {}, {}}, {2, gpu::ProcessType::kCompute, std::nullopt, {}, {}},
+  d.processes = {{1, gpu::ProcessType::kCompute, 100, {}, {}},
+                 {2, gpu::ProcessType::kCompute, std::nullopt, {}, {}},
                  {3, gpu::ProcessType::kCompute, 200, {}, {}}};
   d.process_util = {{1, 10, 40, 0}, {1, 20, 45, 0}};
   return d;
@@ -73,46 +74,63 @@ node::NodeState State() {
   s.units = {u};
   s.unit_totals["GPU-x"] = {10, 10000, 500, 0, 10};
   auto& a = s.totals[{"GPU-x", Owner{OwnerKind::kContainer, "ns", "pod \"quoted\"\\", "c"}}];
-  a.compute_seconds = 4, a.memory_byte_seconds = 1000, a.energy_joules = 300, a.requested_share_seconds = 5;
+  a.compute_seconds = 4, a.memory_byte_seconds = 1000, a.energy_joules = 300,
+  a.requested_share_seconds = 5;
   a.last_memory_bytes = 100, a.last_compute_ratio = 0.4, a.last_interval = 10;
   auto& b = s.totals[{"GPU-x", Owner{OwnerKind::kContainer, "ns", "lazy", "c"}}];
   b.requested_share_seconds = 5, b.last_interval = 10;
   auto& idle = s.totals[{"GPU-x", Owner{OwnerKind::kIdle, "", "", ""}}];
-  idle.compute_seconds = 6, idle.memory_byte_seconds = 7000, idle.energy_joules = 200, idle.last_interval = 10;
+  idle.compute_seconds = 6, idle.memory_byte_seconds = 7000, idle.energy_joules = 200,
+  idle.last_interval = 10;
   auto& sys = s.totals[{"GPU-x", Owner{OwnerKind::kSystem, "", "", ""}}];
   sys.memory_byte_seconds = 2000, sys.last_interval = 10;
   s.pod_labels[{"ns", "lazy"}] = {{"team", "vision"}, {"app.kubernetes.io/name", "lazy"}};
   s.sources.push_back({"kubelet", true, false, std::nullopt, 3, 3, 0.01, "unavailable", ""});
-  s.sources.push_back({"pods", false, false, std::nullopt, 0, 0, std::nullopt, "", "not configured"});
+  s.sources.push_back(
+      {"pods", false, false, std::nullopt, 0, 0, std::nullopt, "", "not configured"});
   return s;
 }
 
 std::string Render(const ExpositionOptions& o = {}) {
-  return RenderText(BuildFamilies(Health(), State(), o, std::chrono::steady_clock::time_point{} + std::chrono::seconds(103)));
+  return RenderText(BuildFamilies(
+      Health(), State(), o, std::chrono::steady_clock::time_point{} + std::chrono::seconds(103)));
 }
 
 TEST(SnapshotMetrics, DeviceSeriesAndUnknownsAreAbsent) {
   const auto text = Render();
-  EXPECT_THAT(text, HasSubstr("gpumeter_gpu_memory_used_bytes{node=\"n1\",gpu=\"0\",uuid=\"GPU-x\"} 300\n"));
-  EXPECT_THAT(text, HasSubstr("gpumeter_gpu_memory_reserved_bytes{node=\"n1\",gpu=\"0\",uuid=\"GPU-x\"} 50\n"));
-  EXPECT_THAT(text, HasSubstr("gpumeter_gpu_busy_ratio{node=\"n1\",gpu=\"0\",uuid=\"GPU-x\"} 0.5\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("gpumeter_gpu_memory_used_bytes{node=\"n1\",gpu=\"0\",uuid=\"GPU-x\"} 300\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("gpumeter_gpu_memory_reserved_bytes{node=\"n1\",gpu=\"0\",uuid=\"GPU-x\"} 50\n"));
+  EXPECT_THAT(text,
+              HasSubstr("gpumeter_gpu_busy_ratio{node=\"n1\",gpu=\"0\",uuid=\"GPU-x\"} 0.5\n"));
   EXPECT_THAT(text, HasSubstr("# TYPE gpumeter_gpu_energy_joules_total counter"));
   EXPECT_THAT(text, HasSubstr("sharing_mode=\"time-slicing\""));
-  EXPECT_THAT(text, Not(HasSubstr("gpumeter_gpu_power_watts"))) << "unknown power must not appear as 0";
-  EXPECT_THAT(text, HasSubstr("gpumeter_source_last_success_age_seconds{node=\"n1\",source=\"nvml\"} 3\n"));
+  EXPECT_THAT(text, Not(HasSubstr("gpumeter_gpu_power_watts")))
+      << "unknown power must not appear as 0";
+  EXPECT_THAT(
+      text, HasSubstr("gpumeter_source_last_success_age_seconds{node=\"n1\",source=\"nvml\"} 3\n"));
 }
 
 TEST(SnapshotMetrics, ProcessSeriesByOwner) {
   const auto text = Render();
   // Label values are escaped: quote and backslash.
-  EXPECT_THAT(text, HasSubstr("pod=\"pod \\\"quoted\\\"\\\\\",container=\"c\",owner=\"container\"} 100\n"));
-  EXPECT_THAT(text, HasSubstr("pid=\"3\",namespace=\"\",pod=\"\",container=\"\",owner=\"unattributed\"} 200\n"));
+  EXPECT_THAT(
+      text, HasSubstr("pod=\"pod \\\"quoted\\\"\\\\\",container=\"c\",owner=\"container\"} 100\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("pid=\"3\",namespace=\"\",pod=\"\",container=\"\",owner=\"unattributed\"} 200\n"));
   // Newest sample wins; a listed process without samples was idle (0), per NVML's semantics.
   EXPECT_THAT(text, HasSubstr("gpumeter_process_sm_ratio{node=\"n1\",uuid=\"GPU-x\",pid=\"1\""));
   EXPECT_THAT(text, HasSubstr("owner=\"container\"} 0.45\n"));
-  EXPECT_THAT(text, HasSubstr("pid=\"2\",namespace=\"\",pod=\"\",container=\"\",owner=\"system\"} 0\n"));
+  EXPECT_THAT(text,
+              HasSubstr("pid=\"2\",namespace=\"\",pod=\"\",container=\"\",owner=\"system\"} 0\n"));
   // pid 2 has unknown memory: no memory series for it.
-  EXPECT_THAT(text, Not(HasSubstr("gpumeter_process_memory_used_bytes{node=\"n1\",uuid=\"GPU-x\",pid=\"2\"")));
+  EXPECT_THAT(
+      text,
+      Not(HasSubstr("gpumeter_process_memory_used_bytes{node=\"n1\",uuid=\"GPU-x\",pid=\"2\"")));
 }
 
 TEST(SnapshotMetrics, NoSampleYetOnlyHealth) {
@@ -140,19 +158,36 @@ TEST(SnapshotMetrics, LocaleProof) {
 
 TEST(Attribution, OwnerSeriesAddUpToTheUnit) {
   const auto text = Render();
-  const std::string unit = "node=\"n1\",unit=\"GPU-x\",gpu_uuid=\"GPU-x\",model=\"Test GPU\",mig_profile=\"\",";
-  EXPECT_THAT(text, HasSubstr("gpumeter_unit_info{node=\"n1\",unit=\"GPU-x\",gpu_uuid=\"GPU-x\",gpu=\"0\",model=\"Test GPU\","
-                              "mig_profile=\"\",sharing_mode=\"time-slicing\",replicas=\"2\",evidence=\"node label nvidia.com/gpu.replicas=2\"} 1\n"));
+  const std::string unit =
+      "node=\"n1\",unit=\"GPU-x\",gpu_uuid=\"GPU-x\",model=\"Test GPU\",mig_profile=\"\",";
+  EXPECT_THAT(text, HasSubstr("gpumeter_unit_info{node=\"n1\",unit=\"GPU-x\",gpu_uuid=\"GPU-x\","
+                              "gpu=\"0\",model=\"Test GPU\","
+                              "mig_profile=\"\",sharing_mode=\"time-slicing\",replicas=\"2\","
+                              "evidence=\"node label nvidia.com/gpu.replicas=2\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("gpumeter_unit_seconds_total{node=\"n1\",unit=\"GPU-x\"} 10\n"));
-  EXPECT_THAT(text, HasSubstr("gpumeter_compute_seconds_total{" + unit + "namespace=\"ns\",pod=\"lazy\",container=\"c\",owner_kind=\"container\"} 0\n"));
-  EXPECT_THAT(text, HasSubstr("gpumeter_compute_seconds_total{" + unit + "namespace=\"\",pod=\"\",container=\"\",owner_kind=\"idle\"} 6\n"));
-  EXPECT_THAT(text, HasSubstr("gpumeter_memory_byte_seconds_total{" + unit + "namespace=\"\",pod=\"\",container=\"\",owner_kind=\"system\"} 2000\n"));
-  EXPECT_THAT(text, HasSubstr("gpumeter_requested_share_ratio{" + unit + "namespace=\"ns\",pod=\"lazy\",container=\"c\",owner_kind=\"container\"} 0.5\n"));
-  EXPECT_THAT(text, HasSubstr("gpumeter_compute_ratio{" + unit + "namespace=\"ns\",pod=\"pod \\\"quoted\\\"\\\\\",container=\"c\",owner_kind=\"container\"} 0.4\n"));
-  EXPECT_THAT(text, Not(HasSubstr("gpumeter_requested_share_ratio{" + unit + "namespace=\"\",pod=\"\",container=\"\",owner_kind=\"idle\"")))
+  EXPECT_THAT(
+      text,
+      HasSubstr("gpumeter_compute_seconds_total{" + unit +
+                "namespace=\"ns\",pod=\"lazy\",container=\"c\",owner_kind=\"container\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("gpumeter_compute_seconds_total{" + unit +
+                              "namespace=\"\",pod=\"\",container=\"\",owner_kind=\"idle\"} 6\n"));
+  EXPECT_THAT(text,
+              HasSubstr("gpumeter_memory_byte_seconds_total{" + unit +
+                        "namespace=\"\",pod=\"\",container=\"\",owner_kind=\"system\"} 2000\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("gpumeter_requested_share_ratio{" + unit +
+                "namespace=\"ns\",pod=\"lazy\",container=\"c\",owner_kind=\"container\"} 0.5\n"));
+  EXPECT_THAT(text,
+              HasSubstr("gpumeter_compute_ratio{" + unit +
+                        "namespace=\"ns\",pod=\"pod "
+                        "\\\"quoted\\\"\\\\\",container=\"c\",owner_kind=\"container\"} 0.4\n"));
+  EXPECT_THAT(text, Not(HasSubstr("gpumeter_requested_share_ratio{" + unit +
+                                  "namespace=\"\",pod=\"\",container=\"\",owner_kind=\"idle\"")))
       << "only containers hold a share";
   EXPECT_THAT(text, HasSubstr("gpumeter_source_up{node=\"n1\",source=\"kubelet\"} 0\n"));
-  EXPECT_THAT(text, HasSubstr("gpumeter_source_failures_total{node=\"n1\",source=\"kubelet\"} 3\n"));
+  EXPECT_THAT(text,
+              HasSubstr("gpumeter_source_failures_total{node=\"n1\",source=\"kubelet\"} 3\n"));
   EXPECT_THAT(text, HasSubstr("gpumeter_source_up{node=\"n1\",source=\"pods\"} 0\n"));
   EXPECT_THAT(text, HasSubstr("gpumeter_series_dropped{node=\"n1\"} 0\n"));
 }
@@ -162,8 +197,11 @@ TEST(Attribution, PodLabelsAreCopiedUnderSafeNames) {
   o.pod_label_keys = {"team", "app.kubernetes.io/name"};
   const auto text = Render(o);
   EXPECT_EQ(PodLabelName("app.kubernetes.io/name"), "label_app_kubernetes_io_name");
-  EXPECT_THAT(text, HasSubstr("pod=\"lazy\",container=\"c\",owner_kind=\"container\",label_team=\"vision\",label_app_kubernetes_io_name=\"lazy\"} 0.5\n"));
-  EXPECT_THAT(text, HasSubstr("owner_kind=\"idle\",label_team=\"\",label_app_kubernetes_io_name=\"\"} 6\n"));
+  EXPECT_THAT(text, HasSubstr("pod=\"lazy\",container=\"c\",owner_kind=\"container\",label_team="
+                              "\"vision\",label_app_kubernetes_io_name=\"lazy\"} 0.5\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("owner_kind=\"idle\",label_team=\"\",label_app_kubernetes_io_name=\"\"} 6\n"));
 }
 
 TEST(Attribution, SeriesCapKeepsTheActiveContainersAndEveryNonContainerRow) {
@@ -171,7 +209,10 @@ TEST(Attribution, SeriesCapKeepsTheActiveContainersAndEveryNonContainerRow) {
   o.max_series = 1;
   const auto text = Render(o);
   EXPECT_THAT(text, HasSubstr("gpumeter_series_dropped{node=\"n1\"} 1\n"));
-  EXPECT_THAT(text, HasSubstr("pod=\"pod \\\"quoted\\\"\\\\\",container=\"c\",owner_kind=\"container\"} 4\n")) << "the busier one is kept";
+  EXPECT_THAT(
+      text,
+      HasSubstr("pod=\"pod \\\"quoted\\\"\\\\\",container=\"c\",owner_kind=\"container\"} 4\n"))
+      << "the busier one is kept";
   EXPECT_THAT(text, Not(HasSubstr("pod=\"lazy\"")));
   EXPECT_THAT(text, HasSubstr("owner_kind=\"idle\"} 6\n"));
   EXPECT_THAT(text, HasSubstr("owner_kind=\"system\"} 2000\n"));
@@ -193,9 +234,12 @@ TEST(HttpServer, ServesMetricsHealthAndReadiness) {
   node::PipelineOptions po;
   po.node = "n1";
   node::NodePipeline pipeline({nullptr, nullptr, nullptr}, po);
-  sampler::Sampler s(fake.source(), watch,
-                     {std::chrono::milliseconds(50), std::chrono::milliseconds(2000), {},
-                      [&](std::shared_ptr<const sampler::SampleResult> r) { pipeline.OnPass(std::move(r)); }});
+  sampler::Sampler s(
+      fake.source(), watch,
+      {std::chrono::milliseconds(50),
+       std::chrono::milliseconds(2000),
+       {},
+       [&](std::shared_ptr<const sampler::SampleResult> r) { pipeline.OnPass(std::move(r)); }});
   HttpServer server(s, pipeline, {});
   ASSERT_TRUE(server.Start("127.0.0.1:0"));
   ASSERT_THAT(server.url(), HasSubstr("http://127.0.0.1:"));
@@ -215,7 +259,8 @@ TEST(HttpServer, ServesMetricsHealthAndReadiness) {
   ASSERT_TRUE(m);
   EXPECT_EQ(m->status, 200);
   EXPECT_EQ(m->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
-  EXPECT_THAT(m->body, HasSubstr("gpumeter_gpu_memory_total_bytes{node=\"n1\",gpu=\"0\",uuid=\"GPU-8c5e0f6a-7d3b-4a9e-b1c2-3d4e5f6a7b01\"} 85520809984\n"));
+  EXPECT_THAT(m->body, HasSubstr("gpumeter_gpu_memory_total_bytes{node=\"n1\",gpu=\"0\",uuid=\"GPU-"
+                                 "8c5e0f6a-7d3b-4a9e-b1c2-3d4e5f6a7b01\"} 85520809984\n"));
   EXPECT_THAT(m->body, HasSubstr("gpumeter_source_up{node=\"n1\",source=\"nvml\"} 1\n"));
   server.Stop();
   s.Stop();
@@ -229,7 +274,9 @@ TEST(HttpServer, FiftyConcurrentScrapersDoNotHoldUpSampling) {
   std::mutex mu;
   std::vector<std::chrono::steady_clock::time_point> passes;
   sampler::Sampler s(fake.source(), watch,
-                     {std::chrono::milliseconds(100), std::chrono::milliseconds(2000), {},
+                     {std::chrono::milliseconds(100),
+                      std::chrono::milliseconds(2000),
+                      {},
                       [&](std::shared_ptr<const sampler::SampleResult> r) {
                         pipeline.OnPass(r);
                         std::lock_guard lock(mu);

@@ -25,13 +25,17 @@ std::string Pod(const std::string& name, const std::string& uid) {
 std::string List(const std::string& rv, const std::vector<std::string>& pods) {
   std::string items;
   for (const auto& p : pods) items += (items.empty() ? "" : ",") + p;
-  return R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":")" + rv + R"("},"items":[)" + items + "]}";
+  return R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":")" + rv +
+         R"("},"items":[)" + items + "]}";
 }
 std::string Event(const std::string& type, const std::string& object) {
   return R"({"type":")" + type + R"(","object":)" + object + "}\n";
 }
-const std::string kBookmark = Event("BOOKMARK", R"({"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"20"}})");
-const std::string kGone = Event("ERROR", R"j({"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 20 (30)","reason":"Expired","code":410})j");
+const std::string kBookmark =
+    Event("BOOKMARK", R"({"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"20"}})");
+const std::string kGone = Event(
+    "ERROR",
+    R"j({"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 20 (30)","reason":"Expired","code":410})j");
 
 // Serves scripted list bodies and watch streams; records every request.
 class FakeApiServer {
@@ -40,36 +44,42 @@ class FakeApiServer {
     std::string lines;
     bool hold = true;  // keep the stream open after the lines (as a quiet watch does)
     std::chrono::milliseconds delay{0};  // before the lines
-    int status = 200;                     // else an error reply with a Status body
+    int status = 200;                    // else an error reply with a Status body
   };
   FakeApiServer() {
     server_.Get("/api/v1/pods", [this](const httplib::Request& req, httplib::Response& res) {
       std::unique_lock lock(mu_);
-      requests_.push_back(req.path + "?" + Query(req) + " auth=" + req.get_header_value("Authorization"));
+      requests_.push_back(req.path + "?" + Query(req) +
+                          " auth=" + req.get_header_value("Authorization"));
       if (req.get_param_value("watch") != "true") {
         const std::string body = lists_.size() > 1 ? Pop(lists_) : lists_.front();
-        if (body.starts_with("{\"kind\":\"Status\"")) res.status = 403;  // a Status body is an RBAC denial
+        if (body.starts_with("{\"kind\":\"Status\""))
+          res.status = 403;  // a Status body is an RBAC denial
         res.set_content(body, "application/json");
         return;
       }
       Watch w = watches_.empty() ? Watch{"", true, {}, 200} : Pop(watches_);
       if (w.status != 200) {
         res.status = w.status;
-        res.set_content(R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":)" + std::to_string(w.status) + "}",
+        res.set_content(R"({"kind":"Status","status":"Failure","reason":"Forbidden","code":)" +
+                            std::to_string(w.status) + "}",
                         "application/json");
         return;
       }
-      res.set_chunked_content_provider("application/json", [this, w](size_t, httplib::DataSink& sink) {
-        std::this_thread::sleep_for(w.delay);
-        if (!w.lines.empty()) sink.write(w.lines.data(), w.lines.size());
-        while (w.hold && !stopping_ && sink.is_writable()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        sink.done();
-        return true;
-      });
+      res.set_chunked_content_provider(
+          "application/json", [this, w](size_t, httplib::DataSink& sink) {
+            std::this_thread::sleep_for(w.delay);
+            if (!w.lines.empty()) sink.write(w.lines.data(), w.lines.size());
+            while (w.hold && !stopping_ && sink.is_writable())
+              std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            sink.done();
+            return true;
+          });
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
-    for (int i = 0; i < 2000 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (int i = 0; i < 2000 && !server_.is_running(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ~FakeApiServer() {
     stopping_ = true;
@@ -144,8 +154,12 @@ TEST_F(ApiServer, ListsThenAppliesWatchEventsAndBookmarks) {
   api.AddWatch({Event("ADDED", Pod("b", "u-b")) + kBookmark, true, {}, 200});
   ApiServerPodSource src(Options(api.url()));
   src.Start();
-  ASSERT_TRUE(Eventually([&] { auto c = src.Current(); return c && c->size() == 2; }));
-  EXPECT_TRUE(Eventually([&] { return src.Current()->resource_version() == "20"; })) << "bookmark is the resume point";
+  ASSERT_TRUE(Eventually([&] {
+    auto c = src.Current();
+    return c && c->size() == 2;
+  }));
+  EXPECT_TRUE(Eventually([&] { return src.Current()->resource_version() == "20"; }))
+      << "bookmark is the resume point";
   EXPECT_NE(src.Current()->ByName("ns", "b"), nullptr);
   EXPECT_TRUE(src.Status().up);
   const auto reqs = api.requests();
@@ -158,7 +172,8 @@ TEST_F(ApiServer, ListsThenAppliesWatchEventsAndBookmarks) {
   EXPECT_EQ(src.lists(), 1u);
   const auto t = std::chrono::steady_clock::now();
   src.Stop();
-  EXPECT_LT(std::chrono::steady_clock::now() - t, std::chrono::seconds(2)) << "Stop ends a quiet watch";
+  EXPECT_LT(std::chrono::steady_clock::now() - t, std::chrono::seconds(2))
+      << "Stop ends a quiet watch";
 }
 
 TEST_F(ApiServer, Gone410RelistsAndTheNewTokenIsUsed) {
@@ -171,10 +186,14 @@ TEST_F(ApiServer, Gone410RelistsAndTheNewTokenIsUsed) {
   src.Start();
   ASSERT_TRUE(Eventually([&] { return src.lists() >= 1; }));
   std::ofstream(dir_.path() / "token") << "tok-2\n";  // rotated by the kubelet
-  ASSERT_TRUE(Eventually([&] { auto c = src.Current(); return c && c->ByName("ns", "c") != nullptr; }));
+  ASSERT_TRUE(Eventually([&] {
+    auto c = src.Current();
+    return c && c->ByName("ns", "c") != nullptr;
+  }));
   EXPECT_EQ(src.lists(), 2u);
   EXPECT_EQ(src.Current()->resource_version(), "30");
-  EXPECT_THAT(api.requests().back(), HasSubstr("auth=Bearer tok-2")) << "the token file is re-read per connection";
+  EXPECT_THAT(api.requests().back(), HasSubstr("auth=Bearer tok-2"))
+      << "the token file is re-read per connection";
   EXPECT_TRUE(src.Status().up);
   EXPECT_EQ(src.Status().failures, 0u) << "a 410 is routine, not a failure";
   src.Stop();
@@ -191,7 +210,10 @@ TEST_F(ApiServer, AMalformedEventKeepsTheLastGoodPodsAndRelists) {
   EXPECT_THAT(src.Status().last_error, HasSubstr("watch event"));
   ASSERT_NE(src.Current(), nullptr);
   EXPECT_NE(src.Current()->ByName("ns", "a"), nullptr) << "last good pods kept";
-  ASSERT_TRUE(Eventually([&] { auto c = src.Current(); return c && c->ByName("ns", "d") != nullptr; })) << "relisted";
+  ASSERT_TRUE(Eventually([&] {
+    auto c = src.Current();
+    return c && c->ByName("ns", "d") != nullptr;
+  })) << "relisted";
   EXPECT_TRUE(Eventually([&] { return src.Status().up; }));
   src.Stop();
 }
@@ -239,12 +261,14 @@ namespace {
 TEST_F(ApiServer, ResourceSlicesAreListedAndA404MeansNoDra) {
   httplib::Server api;
   std::atomic<int> mode{200};
-  api.Get("/apis/resource.k8s.io/v1/resourceslices", [&](const httplib::Request& req, httplib::Response& res) {
+  api.Get("/apis/resource.k8s.io/v1/resourceslices", [&](const httplib::Request& req,
+                                                         httplib::Response& res) {
     res.status = mode.load();
     if (req.get_param_value("fieldSelector") != "spec.nodeName=node-a") res.status = 400;
-    res.set_content(R"({"kind":"ResourceSliceList","items":[{"spec":{"driver":"gpu.nvidia.com","pool":{"name":"node-a"},)"
-                    R"("devices":[{"name":"gpu-0","attributes":{"uuid":{"string":"GPU-1"}}}]}}]})",
-                    "application/json");
+    res.set_content(
+        R"({"kind":"ResourceSliceList","items":[{"spec":{"driver":"gpu.nvidia.com","pool":{"name":"node-a"},)"
+        R"("devices":[{"name":"gpu-0","attributes":{"uuid":{"string":"GPU-1"}}}]}}]})",
+        "application/json");
   });
   const int port = api.bind_to_any_port("127.0.0.1");
   std::thread t([&] { api.listen_after_bind(); });
@@ -261,7 +285,8 @@ TEST_F(ApiServer, ResourceSlicesAreListedAndA404MeansNoDra) {
   EXPECT_THAT(src.Status().last_error, HasSubstr("list resourceslices: HTTP 403"));
   EXPECT_EQ(src.Current()->devices().size(), 1u) << "last good devices kept";
   mode = 404;
-  ASSERT_TRUE(Eventually([&] { return src.Status().up && src.Current()->devices().empty(); })) << "no DRA API: no devices, not an error";
+  ASSERT_TRUE(Eventually([&] { return src.Status().up && src.Current()->devices().empty(); }))
+      << "no DRA API: no devices, not an error";
   src.Stop();
   api.stop();
   t.join();

@@ -23,8 +23,10 @@ TEST(Base64, DecodesAndRejects) {
 TEST(InCluster, FromTheEnvironmentAndTheServiceAccount) {
   testing::TempDir dir("gpumeter-incluster");
   EXPECT_EQ(InClusterConfig({}, dir.path()).error().code, ErrorCode::kNotFound);
-  const std::map<std::string, std::string> env{{"KUBERNETES_SERVICE_HOST", "fd00::1"}, {"KUBERNETES_SERVICE_PORT", "443"}};
-  EXPECT_THAT(InClusterConfig(env, dir.path()).error().message, HasSubstr("no service-account token"));
+  const std::map<std::string, std::string> env{{"KUBERNETES_SERVICE_HOST", "fd00::1"},
+                                               {"KUBERNETES_SERVICE_PORT", "443"}};
+  EXPECT_THAT(InClusterConfig(env, dir.path()).error().message,
+              HasSubstr("no service-account token"));
   std::ofstream(dir.path() / "token") << "t";
   auto c = InClusterConfig(env, dir.path());
   ASSERT_TRUE(c) << c.error().message;
@@ -76,16 +78,23 @@ TEST(Kubeconfig, CurrentContextAndANamedOne) {
 
 TEST(Kubeconfig, ErrorsNameTheFileAndKey) {
   EXPECT_THAT(ParseKubeconfig("a: [", "/", "cfg").error().message, HasSubstr("cfg: not YAML"));
-  EXPECT_THAT(ParseKubeconfig(kKubeconfig, "/", "cfg", "nope").error().message, HasSubstr("cfg: contexts: no context named 'nope'"));
-  EXPECT_THAT(ParseKubeconfig("current-context: x\ncontexts:\n- name: x\n  context: {cluster: gone}\n", "/", "cfg").error().message,
-              HasSubstr("clusters: no cluster named 'gone'"));
-  EXPECT_THAT(ParseKubeconfig("current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n  cluster: {server: ftp://x}\n",
+  EXPECT_THAT(ParseKubeconfig(kKubeconfig, "/", "cfg", "nope").error().message,
+              HasSubstr("cfg: contexts: no context named 'nope'"));
+  EXPECT_THAT(
+      ParseKubeconfig("current-context: x\ncontexts:\n- name: x\n  context: {cluster: gone}\n", "/",
+                      "cfg")
+          .error()
+          .message,
+      HasSubstr("clusters: no cluster named 'gone'"));
+  EXPECT_THAT(ParseKubeconfig("current-context: x\ncontexts:\n- name: x\n  context: {cluster: "
+                              "c}\nclusters:\n- name: c\n  cluster: {server: ftp://x}\n",
                               "/", "cfg")
                   .error()
                   .message,
               HasSubstr("is not an http(s) URL"));
   const auto exec = ParseKubeconfig(
-      "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n- name: c\n  cluster: {server: https://x}\n"
+      "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n- "
+      "name: c\n  cluster: {server: https://x}\n"
       "users:\n- name: u\n  user:\n    exec: {command: aws}\n",
       "/", "cfg");
   EXPECT_EQ(exec.error().code, ErrorCode::kNotSupported);

@@ -18,8 +18,10 @@ namespace fs = std::filesystem;
 using attribution::OwnerKind;
 using attribution::SharingMode;
 
-constexpr const char* kGpu0 = "GPU-b1028956-cfa2-0990-bf4a-5da9abb51763";  // time-sliced, 2 replicas
-constexpr const char* kGpu1 = "GPU-6a8f3c2e-1111-2222-3333-444455556666";  // exclusive, nobody holds it
+constexpr const char* kGpu0 =
+    "GPU-b1028956-cfa2-0990-bf4a-5da9abb51763";  // time-sliced, 2 replicas
+constexpr const char* kGpu1 =
+    "GPU-6a8f3c2e-1111-2222-3333-444455556666";  // exclusive, nobody holds it
 constexpr const char* kUidA = "4c9f1974-5c46-44c2-b42f-3bbf0e98eef9";
 constexpr const char* kUidB = "05e102bf-8744-4942-a241-9b6f07983a53";
 const std::string kCidA(64, 'a'), kCidB(64, 'b');
@@ -31,11 +33,13 @@ std::string Underscored(std::string s) {
   return s;
 }
 
-std::string PodJson(const std::string& ns, const std::string& name, const std::string& uid, const std::string& container,
-                    const std::string& cid, const std::string& phase = "Running") {
+std::string PodJson(const std::string& ns, const std::string& name, const std::string& uid,
+                    const std::string& container, const std::string& cid,
+                    const std::string& phase = "Running") {
   return R"({"metadata":{"name":")" + name + R"(","namespace":")" + ns + R"(","uid":")" + uid +
-         R"(","labels":{"team":"ml"}},"spec":{"nodeName":"node-a","containers":[{"name":")" + container +
-         R"("}]},"status":{"phase":")" + phase + R"(","qosClass":"BestEffort","containerStatuses":[{"name":")" + container +
+         R"(","labels":{"team":"ml"}},"spec":{"nodeName":"node-a","containers":[{"name":")" +
+         container + R"("}]},"status":{"phase":")" + phase +
+         R"(","qosClass":"BestEffort","containerStatuses":[{"name":")" + container +
          R"(","containerID":"containerd://)" + cid + R"("}]}})";
 }
 
@@ -49,8 +53,13 @@ class Pipeline : public ::testing::Test {
     WriteProc(101, 500, kUidA, kCidA, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=30");
     WriteProc(102, 600, kUidB, kCidB, "");
     WriteHostProc(103, 700);
-    kubelet_.SetPods({{"llm", "chat-0", {{"", "", "vllm", {{"nvidia.com/gpu", {std::string(kGpu0) + "::0"}}}, {}}}},
-                      {"llm", "chat-1", {{"", "", "vllm", {{"nvidia.com/gpu", {std::string(kGpu0) + "::1"}}}, {}}}}});
+    kubelet_.SetPods(
+        {{"llm",
+          "chat-0",
+          {{"", "", "vllm", {{"nvidia.com/gpu", {std::string(kGpu0) + "::0"}}}, {}}}},
+         {"llm",
+          "chat-1",
+          {{"", "", "vllm", {{"nvidia.com/gpu", {std::string(kGpu0) + "::1"}}}, {}}}}});
     ASSERT_TRUE(kubelet_.Start(socket_));
     kubelet::PodResourcesOptions ko;
     ko.socket_path = socket_;
@@ -63,32 +72,39 @@ class Pipeline : public ::testing::Test {
     po.node = "node-a";
     po.proc_root = proc_;
     po.evidence.node_labels["nvidia.com/gpu.replicas"] = "2";
-    pipeline_ = std::make_unique<NodePipeline>(PipelineSources{kubelet_source_.get(), pods_source_.get(), nullptr}, po);
+    pipeline_ = std::make_unique<NodePipeline>(
+        PipelineSources{kubelet_source_.get(), pods_source_.get(), nullptr}, po);
   }
 
   void WritePods(bool with_b, const std::string& phase_b = "Running") {
     std::string items = PodJson("llm", "chat-0", kUidA, "vllm", kCidA);
     if (with_b) items += "," + PodJson("llm", "chat-1", kUidB, "vllm", kCidB, phase_b);
-    std::ofstream(pods_file_) << R"({"kind":"PodList","metadata":{"resourceVersion":"7"},"items":[)" + items + "]}";
+    std::ofstream(pods_file_)
+        << R"({"kind":"PodList","metadata":{"resourceVersion":"7"},"items":[)" + items + "]}";
   }
-  void WriteProc(uint32_t pid, uint64_t start, const std::string& uid, const std::string& cid, const std::string& env) {
+  void WriteProc(uint32_t pid, uint64_t start, const std::string& uid, const std::string& cid,
+                 const std::string& env) {
     const auto d = proc_ / std::to_string(pid);
     fs::create_directories(d);
-    std::ofstream(d / "stat") << pid << " (python) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " << start << " 0 0\n";
-    std::ofstream(d / "cgroup") << "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" << Underscored(uid)
-                                << ".slice/cri-containerd-" << cid << ".scope\n";
+    std::ofstream(d / "stat") << pid << " (python) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 "
+                              << start << " 0 0\n";
+    std::ofstream(d / "cgroup")
+        << "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod"
+        << Underscored(uid) << ".slice/cri-containerd-" << cid << ".scope\n";
     std::ofstream(d / "environ", std::ios::binary) << "HOME=/root" << '\0' << env << '\0';
   }
   void WriteHostProc(uint32_t pid, uint64_t start) {
     const auto d = proc_ / std::to_string(pid);
     fs::create_directories(d);
-    std::ofstream(d / "stat") << pid << " (Xorg) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " << start << " 0 0\n";
+    std::ofstream(d / "stat") << pid << " (Xorg) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " << start
+                              << " 0 0\n";
     std::ofstream(d / "cgroup") << "0::/system.slice/display-manager.service\n";
   }
 
-  // GPU 0: chat-0 (pid 101, 4 GiB) and chat-1 (pid 102, 2 GiB) time-slice it; GPU 1: a host process.
-  // Energy counters advance by 200 J and 80 J per pass.
-  std::shared_ptr<const sampler::SampleResult> Pass(int k, std::vector<uint32_t> pids_on_gpu0 = {101, 102}) {
+  // GPU 0: chat-0 (pid 101, 4 GiB) and chat-1 (pid 102, 2 GiB) time-slice it; GPU 1: a host
+  // process. Energy counters advance by 200 J and 80 J per pass.
+  std::shared_ptr<const sampler::SampleResult> Pass(int k, std::vector<uint32_t> pids_on_gpu0 = {
+                                                               101, 102}) {
     auto r = std::make_shared<sampler::SampleResult>();
     r->sequence = static_cast<uint64_t>(k);
     r->taken = t0_ + std::chrono::seconds(k);
@@ -100,7 +116,8 @@ class Pipeline : public ::testing::Test {
     g0.energy_joules = 1000.0 + 200.0 * k;
     g0.power_watts = 200;
     for (const auto pid : pids_on_gpu0)
-      g0.processes.push_back({pid, gpu::ProcessType::kCompute, (pid == 101 ? 4 : 2) * kGiB, std::nullopt, std::nullopt});
+      g0.processes.push_back({pid, gpu::ProcessType::kCompute, (pid == 101 ? 4 : 2) * kGiB,
+                              std::nullopt, std::nullopt});
     g0.process_utilization_supported = false;
     gpu::DeviceSample g1;
     g1.index = 1, g1.uuid = kGpu1, g1.name = "NVIDIA H100 80GB HBM3";
@@ -168,7 +185,8 @@ TEST_F(Pipeline, OwnersHoldersModesAndTotalsFromTheRealSources) {
   for (const auto& [unit, ut] : s->unit_totals) {
     double mem = 0, compute = 0, energy = 0;
     for (const auto& [k, v] : s->totals)
-      if (k.first == unit) mem += v.memory_byte_seconds, compute += v.compute_seconds, energy += v.energy_joules;
+      if (k.first == unit)
+        mem += v.memory_byte_seconds, compute += v.compute_seconds, energy += v.energy_joules;
     EXPECT_DOUBLE_EQ(ut.seconds, 3.0) << unit;
     EXPECT_NEAR(mem / ut.memory_capacity_byte_seconds, 1.0, 1e-9) << unit;
     EXPECT_NEAR(compute / ut.seconds, 1.0, 1e-9) << unit;
@@ -225,7 +243,8 @@ TEST_F(Pipeline, WithoutAKubeletEverythingIsStillAccountedAndNothingIsHeld) {
   const auto s = bare.Latest();
   EXPECT_FALSE(s->sources[0].configured);
   EXPECT_TRUE(s->FindUnit(kGpu0)->holders.empty());
-  EXPECT_DOUBLE_EQ(TotalsOf(*s, kGpu0, "chat-0").memory_byte_seconds, 4.0 * kGiB) << "owners still come from /proc";
+  EXPECT_DOUBLE_EQ(TotalsOf(*s, kGpu0, "chat-0").memory_byte_seconds, 4.0 * kGiB)
+      << "owners still come from /proc";
 }
 
 TEST_F(Pipeline, ABadPodsFileKeepsTheLastGoodPods) {
@@ -284,7 +303,8 @@ TEST_F(Pipeline, AFailedPassIsAnIntervalOfUnattributedCapacity) {
   EXPECT_EQ(s->units.size(), 2u) << "units from the last good sample";
   double unattributed = 0;
   for (const auto& [k, v] : s->totals)
-    if (k.first == kGpu0 && k.second.kind == OwnerKind::kUnattributed) unattributed += v.compute_seconds;
+    if (k.first == kGpu0 && k.second.kind == OwnerKind::kUnattributed)
+      unattributed += v.compute_seconds;
   EXPECT_DOUBLE_EQ(unattributed, 1.0);
   EXPECT_FALSE(s->unit_totals.at(kGpu0).energy_unknown_seconds == 0);
 }
@@ -300,7 +320,8 @@ TEST_F(Pipeline, AFailedPassKeepsWhatIsKnownAboutRunningProcesses) {
   failed->error = "nvmlDeviceGetCount: Unknown Error";
   pipeline_->OnPass(failed);
   pipeline_->OnPass(Pass(2));
-  EXPECT_EQ(pipeline_->Latest()->owners.at(102).pod, "chat-1") << "the owner cache outlives a failed pass";
+  EXPECT_EQ(pipeline_->Latest()->owners.at(102).pod, "chat-1")
+      << "the owner cache outlives a failed pass";
 }
 
 TEST_F(Pipeline, TimeScaleStretchesIntervals) {
@@ -311,7 +332,8 @@ TEST_F(Pipeline, TimeScaleStretchesIntervals) {
   fast.OnPass(Pass(0));
   fast.OnPass(Pass(1));
   EXPECT_DOUBLE_EQ(fast.Latest()->unit_totals.at(kGpu0).seconds, 10.0);
-  EXPECT_EQ(fast.Latest()->owners.at(101).kind, k8s::ProcessOwner::Kind::kUnattributed) << "no pods: no names";
+  EXPECT_EQ(fast.Latest()->owners.at(101).kind, k8s::ProcessOwner::Kind::kUnattributed)
+      << "no pods: no names";
 }
 
 }  // namespace
@@ -329,7 +351,9 @@ class FixedSlices final : public SliceSource {
     store_ = std::move(store);
   }
   std::shared_ptr<const k8s::ResourceSliceStore> Current() const override { return store_; }
-  SourceStatus Status() const override { return {"resourceslices", true, ok_, std::nullopt, 1, 0, std::nullopt, "", "test"}; }
+  SourceStatus Status() const override {
+    return {"resourceslices", true, ok_, std::nullopt, 1, 0, std::nullopt, "", "test"};
+  }
 
  private:
   bool ok_ = false;
@@ -338,10 +362,26 @@ class FixedSlices final : public SliceSource {
 
 TEST_F(Pipeline, DraClaimDevicesArePlacedThroughResourceSlices) {
   // chat-0 and chat-1 share one DRA claim whose device is GPU 0.
-  kubelet_.SetPods({{"llm", "chat-0", {{"", "", "vllm", {}, {{"shared-gpu", "llm", "gpu.nvidia.com", "node-a", "gpu-0", std::nullopt}}}}},
-                    {"llm", "chat-1", {{"", "", "vllm", {}, {{"shared-gpu", "llm", "gpu.nvidia.com", "node-a", "gpu-0", std::nullopt}}}}}});
-  FixedSlices slices(std::string(R"({"items":[{"spec":{"driver":"gpu.nvidia.com","pool":{"name":"node-a","generation":1},)") +
-                     R"("devices":[{"name":"gpu-0","attributes":{"type":{"string":"gpu"},"uuid":{"string":")" + kGpu0 + R"("}}}]}}]})");
+  kubelet_.SetPods(
+      {{"llm",
+        "chat-0",
+        {{"",
+          "",
+          "vllm",
+          {},
+          {{"shared-gpu", "llm", "gpu.nvidia.com", "node-a", "gpu-0", std::nullopt}}}}},
+       {"llm",
+        "chat-1",
+        {{"",
+          "",
+          "vllm",
+          {},
+          {{"shared-gpu", "llm", "gpu.nvidia.com", "node-a", "gpu-0", std::nullopt}}}}}});
+  FixedSlices slices(
+      std::string(
+          R"({"items":[{"spec":{"driver":"gpu.nvidia.com","pool":{"name":"node-a","generation":1},)") +
+      R"("devices":[{"name":"gpu-0","attributes":{"type":{"string":"gpu"},"uuid":{"string":")" +
+      kGpu0 + R"("}}}]}}]})");
   PipelineOptions po;
   po.proc_root = proc_;
   NodePipeline dra({kubelet_source_.get(), pods_source_.get(), &slices}, po);

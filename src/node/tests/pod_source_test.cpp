@@ -20,7 +20,8 @@ TEST(PodsFile, ReadsRereadsOnChangeAndKeepsTheLastGoodSet) {
   const auto now = std::chrono::steady_clock::now();
   src.Poll(now);
   EXPECT_FALSE(src.Status().up);
-  EXPECT_NE(src.Status().last_error.find("cannot stat"), std::string::npos) << src.Status().last_error;
+  EXPECT_NE(src.Status().last_error.find("cannot stat"), std::string::npos)
+      << src.Status().last_error;
   EXPECT_EQ(src.Current(), nullptr);
 
   std::ofstream(path) << kList;
@@ -33,7 +34,8 @@ TEST(PodsFile, ReadsRereadsOnChangeAndKeepsTheLastGoodSet) {
   EXPECT_EQ(src.Current(), first) << "unchanged file: same snapshot";
 
   std::ofstream(path) << "[1,2";
-  std::filesystem::last_write_time(path, std::filesystem::last_write_time(path) + std::chrono::seconds(2));
+  std::filesystem::last_write_time(
+      path, std::filesystem::last_write_time(path) + std::chrono::seconds(2));
   src.Poll(now);
   EXPECT_FALSE(src.Status().up);
   EXPECT_EQ(src.Current(), first) << "bad file: last good pods kept";

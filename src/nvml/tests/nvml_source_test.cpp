@@ -14,8 +14,8 @@
 namespace gpumeter::nvml {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::FakeNvml;
+using ::testing::HasSubstr;
 
 scenario::Scenario LoadBundled(const std::string& name) {
   auto s = scenario::LoadScenarioFile(testing::ScenarioPath(name));
@@ -62,14 +62,16 @@ TEST_P(EveryScenarioEveryProfile, SampleMatchesGroundTruth) {
       const auto truth = scenario::UnitAt(s, u, t);
       proc_bytes += truth.process_memory_bytes;
       for (const auto& pt : truth.processes)
-        if (pt.process->list == scenario::ProcessList::kCompute || has_mps) expected_pids.insert(pt.process->pid);
+        if (pt.process->list == scenario::ProcessList::kCompute || has_mps)
+          expected_pids.insert(pt.process->pid);
     }
     if (mem_v2) {
       EXPECT_EQ(d->memory->reserved_bytes, g.reserved_bytes);
       EXPECT_EQ(d->memory->used_bytes, proc_bytes);
       EXPECT_EQ(d->memory->free_bytes, g.memory_bytes - g.reserved_bytes - proc_bytes);
     } else {
-      EXPECT_FALSE(d->memory->reserved_bytes.has_value()) << "v1 has no reserved field: unknown, not 0";
+      EXPECT_FALSE(d->memory->reserved_bytes.has_value())
+          << "v1 has no reserved field: unknown, not 0";
       EXPECT_EQ(d->memory->used_bytes, proc_bytes + g.reserved_bytes);  // v1 used includes reserved
     }
     ASSERT_TRUE(d->power_watts);
@@ -104,7 +106,8 @@ std::vector<Case> AllCases() {
 INSTANTIATE_TEST_SUITE_P(Fake, EveryScenarioEveryProfile, ::testing::ValuesIn(AllCases()),
                          [](const ::testing::TestParamInfo<Case>& p) {
                            std::string n = p.param.scenario + "_" + p.param.profile;
-                           for (auto& c : n) if (c == '-') c = '_';
+                           for (auto& c : n)
+                             if (c == '-') c = '_';
                            return n;
                          });
 
@@ -285,7 +288,8 @@ name: forbidden
 gpus:
   - {index: 0, uuid: GPU-a, model: T, memory_mib: 1000, power: {idle_watts: 1, max_watts: 2}, forbidden: true}
   - {index: 1, uuid: GPU-b, model: T, memory_mib: 1000, power: {idle_watts: 1, max_watts: 2}}
-)", "forbidden");
+)",
+                                               "forbidden");
   FakeNvml f("r580", path);
   const auto snap = f.Sample();
   ASSERT_EQ(snap.devices.size(), 1u);
@@ -312,7 +316,8 @@ gpus:
 faults:
   - {kind: call-error, call: nvmlDeviceGetGpuInstanceProfileInfo, gpu: 0, code: 999, from_s: 0, to_s: 5}
   - {kind: call-error, call: nvmlGpuInstanceGetInfo, code: 999, from_s: 5, to_s: 10}
-)", "mig-faults");
+)",
+                                               "mig-faults");
   auto has_error = [](const gpu::DeviceSample& d, const std::string& call) {
     for (const auto& e : d.errors)
       if (e.call == call && e.code == 999) return true;

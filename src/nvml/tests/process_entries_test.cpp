@@ -34,7 +34,8 @@ TEST(ProcessEntries, DecodesEachStride) {
   EXPECT_FALSE(p[0].gpu_instance_id.has_value());
   EXPECT_EQ(p[0].type, gpu::ProcessType::kMps);
 
-  const auto v3 = Bytes<nvmlProcessDetail_v1_t>({{30, 300, 0xFFFFFFFF, 0xFFFFFFFF, 0}, {31, 400, 0xFFFFFFFF, 0xFFFFFFFF, 0}});
+  const auto v3 = Bytes<nvmlProcessDetail_v1_t>(
+      {{30, 300, 0xFFFFFFFF, 0xFFFFFFFF, 0}, {31, 400, 0xFFFFFFFF, 0xFFFFFFFF, 0}});
   p = DecodeProcessEntries(v3.data(), 2, 32, gpu::ProcessType::kCompute);
   EXPECT_EQ(p[1].pid, 31u);
   EXPECT_EQ(p[1].used_memory_bytes, 400u);
@@ -54,8 +55,8 @@ TEST(ProcessEntries, WrongStrideIsImplausible) {
 
 TEST(ProcessEntries, PlausibilityRules) {
   std::vector<gpu::GpuProcess> p(5);
-  p[0].pid = 0;  // impossible PID
-  p[1].pid = 5000000;  // above pid_max
+  p[0].pid = 0;                                       // impossible PID
+  p[1].pid = 5000000;                                 // above pid_max
   p[2].pid = 7, p[2].used_memory_bytes = 2ull << 30;  // more than the device has
   p[3].pid = 8, p[3].gpu_instance_id = 4000;
   p[4].pid = 9, p[4].used_memory_bytes = 1ull << 20, p[4].gpu_instance_id = 2;

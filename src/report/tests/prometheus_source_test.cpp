@@ -42,16 +42,21 @@ TEST(PrometheusSource, BadRepliesAreClearErrors) {
   };
   const Case cases[] = {
       {200, "<html>not json</html>", "HTTP 200"},
-      {400, R"({"status":"error","errorType":"bad_data","error":"parse error at char 3"})", "parse error at char 3"},
-      {200, R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"many"]}]}})", "is not a number"},
-      {200, R"({"status":"success","data":{"resultType":"vector","result":[]}})", "no gpumeter_unit_info"},
+      {400, R"({"status":"error","errorType":"bad_data","error":"parse error at char 3"})",
+       "parse error at char 3"},
+      {200,
+       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"many"]}]}})",
+       "is not a number"},
+      {200, R"({"status":"success","data":{"resultType":"vector","result":[]}})",
+       "no gpumeter_unit_info"},
   };
   for (const auto& c : cases) {
     FixedReply prometheus(c.status, c.body);
     const auto r = UsageFromPrometheus(prometheus.url(), 1'796'083'200, 1'796'083'200 + 3600, {});
     ASSERT_FALSE(r) << c.body;
     EXPECT_NE(r.error().message.find(prometheus.url()), std::string::npos) << r.error().message;
-    EXPECT_NE(r.error().message.find(c.want), std::string::npos) << c.body << " → " << r.error().message;
+    EXPECT_NE(r.error().message.find(c.want), std::string::npos)
+        << c.body << " → " << r.error().message;
   }
 }
 

@@ -23,10 +23,13 @@ TEST(Recompute, StoredUsageGivesTheLiveCostUnderEveryPolicy) {
   ASSERT_TRUE(store) << store.error().message;
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> U(0, 1);
-  const store::UnitKey units[] = {{"n", "GPU-1", "GPU-1", "NVIDIA H100 80GB HBM3", "", "time-slicing", 1.0},
-                                  {"n", "MIG-1", "GPU-2", "NVIDIA H200", "1g.18gb", "mig", 1.0 / 7}};
-  const Owner owners[] = {{OwnerKind::kContainer, "a", "p1", "c"}, {OwnerKind::kContainer, "b", "p2", "c"},
-                          {OwnerKind::kIdle, {}, {}, {}}, {OwnerKind::kUnattributed, {}, {}, {}}};
+  const store::UnitKey units[] = {
+      {"n", "GPU-1", "GPU-1", "NVIDIA H100 80GB HBM3", "", "time-slicing", 1.0},
+      {"n", "MIG-1", "GPU-2", "NVIDIA H200", "1g.18gb", "mig", 1.0 / 7}};
+  const Owner owners[] = {{OwnerKind::kContainer, "a", "p1", "c"},
+                          {OwnerKind::kContainer, "b", "p2", "c"},
+                          {OwnerKind::kIdle, {}, {}, {}},
+                          {OwnerKind::kUnattributed, {}, {}, {}}};
   // Live: the same intervals summed in memory.
   std::map<store::UnitKey, store::UnitRecord> live;
   const int64_t t0 = 1'796'083'200 - 1234;
@@ -44,7 +47,8 @@ TEST(Recompute, StoredUsageGivesTheLiveCostUnderEveryPolicy) {
         const bool last = &o == &owners[3];
         const double m = last ? mem : mem * U(rng), c = last ? cmp : cmp * U(rng);
         mem -= m, cmp -= c;
-        u.owners.push_back({o, m * 13 * 8e10, c * 13, 13 * U(rng), o.kind == OwnerKind::kContainer ? 13 * 0.5 : 0});
+        u.owners.push_back({o, m * 13 * 8e10, c * 13, 13 * U(rng),
+                            o.kind == OwnerKind::kContainer ? 13 * 0.5 : 0});
       }
       rec.units.push_back(u);
       auto& l = live[k];
@@ -53,8 +57,10 @@ TEST(Recompute, StoredUsageGivesTheLiveCostUnderEveryPolicy) {
       l.memory_capacity_byte_seconds += u.memory_capacity_byte_seconds;
       l.energy_joules += u.energy_joules;
       for (const auto& o : u.owners) {
-        auto it = std::find_if(l.owners.begin(), l.owners.end(), [&](const auto& x) { return x.owner == o.owner; });
-        if (it == l.owners.end()) l.owners.push_back(o);
+        auto it = std::find_if(l.owners.begin(), l.owners.end(),
+                               [&](const auto& x) { return x.owner == o.owner; });
+        if (it == l.owners.end())
+          l.owners.push_back(o);
         else {
           it->memory_byte_seconds += o.memory_byte_seconds;
           it->compute_seconds += o.compute_seconds;
@@ -67,10 +73,12 @@ TEST(Recompute, StoredUsageGivesTheLiveCostUnderEveryPolicy) {
   }
   std::vector<store::UnitRecord> live_units;
   for (auto& [k, u] : live) live_units.push_back(u);
-  auto stored = (*store)->Usage(t0 - 3600, t0 + 7 * 3600);  // whole hours from rollups, edges from minutes
+  auto stored =
+      (*store)->Usage(t0 - 3600, t0 + 7 * 3600);  // whole hours from rollups, edges from minutes
   ASSERT_TRUE(stored) << stored.error().message;
   const auto pricing = cost::Pricing::Defaults();
-  for (auto basis : {cost::Basis::kMemory, cost::Basis::kCompute, cost::Basis::kBlend, cost::Basis::kRequest})
+  for (auto basis :
+       {cost::Basis::kMemory, cost::Basis::kCompute, cost::Basis::kBlend, cost::Basis::kRequest})
     for (auto idle : {cost::IdleRule::kShare, cost::IdleRule::kOwner, cost::IdleRule::kSeparate}) {
       const cost::Policy p{basis, 0.6, idle};
       const auto a = BuildChargeback(live_units, {}, pricing, p, {"namespace"});

@@ -58,7 +58,8 @@ TEST(DecayingHistogram, SavedAndLoaded) {
   auto back = DecayingHistogram::Load(MemoryHistogramOptions(), h.Save());
   ASSERT_TRUE(back) << back.error().message;
   for (const double p : {0.1, 0.5, 0.9, 1.0}) EXPECT_EQ(back->Percentile(p), h.Percentile(p)) << p;
-  EXPECT_FALSE(DecayingHistogram::Load(ComputeHistogramOptions(), h.Save())) << "saved with other buckets";
+  EXPECT_FALSE(DecayingHistogram::Load(ComputeHistogramOptions(), h.Save()))
+      << "saved with other buckets";
   const auto bad = DecayingHistogram::Load(MemoryHistogramOptions(), "v1 12 0 1 x");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("histogram:"), std::string::npos);

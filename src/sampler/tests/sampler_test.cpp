@@ -11,7 +11,8 @@ TEST(Sampler, PublishesPassesOnItsOwnThread) {
   CallWatch watch;
   testing::FakeNvml fake("r580", testing::ScenarioPath("timeslice-h100"), 5, &watch);
   ASSERT_TRUE(fake.ok());
-  Sampler sampler(fake.source(), watch, {std::chrono::milliseconds(20), std::chrono::milliseconds(2000), {}, {}});
+  Sampler sampler(fake.source(), watch,
+                  {std::chrono::milliseconds(20), std::chrono::milliseconds(2000), {}, {}});
   EXPECT_FALSE(sampler.Health().latest) << "nothing before Start";
   sampler.Start();
   ASSERT_TRUE(sampler.WaitForPass(3, std::chrono::seconds(10)));
@@ -34,11 +35,13 @@ gpus:
   - {index: 0, uuid: GPU-a, model: T, memory_mib: 1000, power: {idle_watts: 1, max_watts: 2}}
 faults:
   - {kind: delay, call: nvmlDeviceGetPowerUsage, gpu: 0, delay_ms: 1500}
-)", "hang");
+)",
+                                               "hang");
   CallWatch watch;
   testing::FakeNvml fake("r580", path, 0, &watch);
   ASSERT_TRUE(fake.ok());
-  Sampler sampler(fake.source(), watch, {std::chrono::milliseconds(50), std::chrono::milliseconds(200), {}, {}});
+  Sampler sampler(fake.source(), watch,
+                  {std::chrono::milliseconds(50), std::chrono::milliseconds(200), {}, {}});
   sampler.Start();
   SamplerHealth h;
   for (int i = 0; i < 100 && h.stalled_call.empty(); ++i) {

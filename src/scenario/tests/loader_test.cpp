@@ -98,7 +98,8 @@ TEST(Loader, MalformedYamlGivesFileAndLine) {
 TEST(Loader, EmptyDocument) { EXPECT_THAT(ErrorOf(""), HasSubstr("empty")); }
 
 TEST(Loader, UnknownFieldNamesPathAndAllowed) {
-  const auto msg = ErrorOf(Replace(kMinimal, "    model: Test GPU", "    model: Test GPU\n    colour: green"));
+  const auto msg =
+      ErrorOf(Replace(kMinimal, "    model: Test GPU", "    model: Test GPU\n    colour: green"));
   EXPECT_THAT(msg, HasSubstr("gpus[0].colour"));
   EXPECT_THAT(msg, HasSubstr("unknown field 'colour'"));
   EXPECT_THAT(msg, HasSubstr("allowed:"));
@@ -112,7 +113,8 @@ TEST(Loader, NegativeMemoryIsRejected) {
 }
 
 TEST(Loader, ZeroMemoryIsRejected) {
-  EXPECT_THAT(ErrorOf(Replace(kMinimal, "memory_mib: 1024", "memory_mib: 0")), HasSubstr("must be positive"));
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, "memory_mib: 1024", "memory_mib: 0")),
+              HasSubstr("must be positive"));
 }
 
 TEST(Loader, NonNumericValue) {
@@ -121,8 +123,9 @@ TEST(Loader, NonNumericValue) {
 }
 
 TEST(Loader, ProcessOnMissingGpu) {
-  const auto msg = ErrorOf(Replace(kMinimal, "{unit: GPU-00000000-0000-0000-0000-000000000001, memory_mib: 100",
-                                   "{unit: GPU-99999999-0000-0000-0000-000000000009, memory_mib: 100"));
+  const auto msg =
+      ErrorOf(Replace(kMinimal, "{unit: GPU-00000000-0000-0000-0000-000000000001, memory_mib: 100",
+                      "{unit: GPU-99999999-0000-0000-0000-000000000009, memory_mib: 100"));
   EXPECT_THAT(msg, HasSubstr("processes[0].usage[0].unit"));
   EXPECT_THAT(msg, HasSubstr("GPU-99999999"));
   EXPECT_THAT(msg, HasSubstr("not a GPU or MIG instance of this node"));
@@ -139,18 +142,21 @@ TEST(Loader, BadContainerReference) {
 }
 
 TEST(Loader, DeviceIdOfUnknownGpuInPod) {
-  EXPECT_THAT(ErrorOf(Replace(kMinimal, "devices: [GPU-00000000-0000-0000-0000-000000000001]", "devices: [GPU-x::2]")),
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, "devices: [GPU-00000000-0000-0000-0000-000000000001]",
+                              "devices: [GPU-x::2]")),
               HasSubstr("device 'GPU-x::2' is not a GPU or MIG instance"));
 }
 
 TEST(Loader, ReplicaSuffixIsAccepted) {
   auto s = ParseScenario(Replace(kMinimal, "devices: [GPU-00000000-0000-0000-0000-000000000001]",
-                                 "devices: [GPU-00000000-0000-0000-0000-000000000001::3]"), "t.yaml");
+                                 "devices: [GPU-00000000-0000-0000-0000-000000000001::3]"),
+                         "t.yaml");
   ASSERT_TRUE(s) << s.error().message;
 }
 
 TEST(Loader, DutyAbove100) {
-  EXPECT_THAT(ErrorOf(Replace(kMinimal, "sm_pct: 50", "sm_pct: 150")), HasSubstr("between 0 and 100"));
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, "sm_pct: 50", "sm_pct: 150")),
+              HasSubstr("between 0 and 100"));
 }
 
 TEST(Loader, DuplicateGpuIndex) {
@@ -206,8 +212,9 @@ TEST(Loader, ProcessOnMigParentIsRejected) {
 }
 
 TEST(Loader, FaultOnMissingGpu) {
-  EXPECT_THAT(ErrorOf(std::string(kMinimal) + "\nfaults:\n  - {kind: gpu-lost, gpu: 3, from_s: 1}\n"),
-              HasSubstr("no GPU with index 3"));
+  EXPECT_THAT(
+      ErrorOf(std::string(kMinimal) + "\nfaults:\n  - {kind: gpu-lost, gpu: 3, from_s: 1}\n"),
+      HasSubstr("no GPU with index 3"));
 }
 
 TEST(Loader, UnknownFaultKind) {
@@ -216,7 +223,8 @@ TEST(Loader, UnknownFaultKind) {
 }
 
 TEST(Loader, ExclusiveWithReplicas) {
-  EXPECT_THAT(ErrorOf(Replace(kMinimal, "    model: Test GPU", "    model: Test GPU\n    sharing: {mode: exclusive, replicas: 2}")),
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, "    model: Test GPU",
+                              "    model: Test GPU\n    sharing: {mode: exclusive, replicas: 2}")),
               HasSubstr("exactly 1 replica"));
 }
 
@@ -229,7 +237,8 @@ TEST(Resolve, NameFileAndUnknown) {
   ASSERT_TRUE(by_file);
   auto unknown = ResolveScenarioPath("no-such-scenario", dirs);
   ASSERT_FALSE(unknown);
-  EXPECT_THAT(unknown.error().message, HasSubstr("available: exclusive, mig-h200, mps-a100, node-8gpu, timeslice-h100"));
+  EXPECT_THAT(unknown.error().message,
+              HasSubstr("available: exclusive, mig-h200, mps-a100, node-8gpu, timeslice-h100"));
 }
 
 }  // namespace

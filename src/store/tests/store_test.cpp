@@ -17,7 +17,9 @@ using attribution::OwnerKind;
 
 Owner C(const std::string& pod) { return {OwnerKind::kContainer, "ns", pod, "c"}; }
 
-UnitKey Gpu(const std::string& uuid) { return {"node-a", uuid, uuid, "NVIDIA H100 80GB HBM3", "", "time-slicing", 1.0}; }
+UnitKey Gpu(const std::string& uuid) {
+  return {"node-a", uuid, uuid, "NVIDIA H100 80GB HBM3", "", "time-slicing", 1.0};
+}
 
 IntervalRecord Interval(int64_t end, double seconds, double a_compute) {
   IntervalRecord r;
@@ -28,7 +30,11 @@ IntervalRecord Interval(int64_t end, double seconds, double a_compute) {
   u.memory_capacity_byte_seconds = 80e9 * seconds;
   u.energy_joules = 300 * seconds;
   u.owners = {{C("a"), 10e9 * seconds, a_compute * seconds, 100 * seconds, 0.5 * seconds},
-              {{OwnerKind::kIdle, {}, {}, {}}, 70e9 * seconds, (1 - a_compute) * seconds, 200 * seconds, 0}};
+              {{OwnerKind::kIdle, {}, {}, {}},
+               70e9 * seconds,
+               (1 - a_compute) * seconds,
+               200 * seconds,
+               0}};
   r.units.push_back(u);
   r.pod_labels[{"ns", "a"}] = {{"team", "search"}};
   return r;
@@ -59,8 +65,9 @@ TEST(Store, IntervalsAddUpPerMinuteAndRollUpPerHour) {
     written.emplace_back(t, c);
   }
   // Any window: whole hours from rollups plus minute edges equal the brute-force sum.
-  for (const auto& [from, to] : {std::pair{t0, t0 + 4 * 3600}, std::pair{t0 + 125, t0 + 2 * 3600 + 601},
-                                 std::pair{t0 + 3600 - 1800, t0 + 3600 + 1800}, std::pair{t0 + 60, t0 + 120}}) {
+  for (const auto& [from, to] :
+       {std::pair{t0, t0 + 4 * 3600}, std::pair{t0 + 125, t0 + 2 * 3600 + 601},
+        std::pair{t0 + 3600 - 1800, t0 + 3600 + 1800}, std::pair{t0 + 60, t0 + 120}}) {
     double want_s = 0, want_a = 0;
     const int64_t m0 = (from + 59) / 60 * 60, m1 = to / 60 * 60;  // whole minutes of the window
     for (const auto& [t, c] : written)
@@ -70,7 +77,8 @@ TEST(Store, IntervalsAddUpPerMinuteAndRollUpPerHour) {
     double got_s = 0;
     for (const auto& u : *usage) got_s += u.seconds;
     EXPECT_NEAR(got_s, want_s, 1e-6) << from - t0 << ".." << to - t0;
-    EXPECT_NEAR(Owned(*usage, C("a"), &OwnerAmounts::compute_seconds), want_a, 1e-6) << from - t0 << ".." << to - t0;
+    EXPECT_NEAR(Owned(*usage, C("a"), &OwnerAmounts::compute_seconds), want_a, 1e-6)
+        << from - t0 << ".." << to - t0;
     EXPECT_NEAR(Owned(*usage, C("a"), &OwnerAmounts::requested_share_seconds), 0.5 * want_s, 1e-6);
     total_seconds = want_s, total_a = want_a;
   }
@@ -99,20 +107,24 @@ TEST(Store, MinuteUsageReadsMinutesWhereverTheyAreKept) {
   // Three hours of one-minute intervals: the first two hours are rolled up by the writes of the
   // third, and their minute rows are kept too (retention is 14 days).
   const int64_t t0 = 1'767'225'600;  // 2026-01-01T00:00:00Z
-  for (int64_t m = 0; m < 180; ++m) ASSERT_TRUE((*s)->Write(Interval(t0 + m * 60 + 30, 60, m % 2 ? 0.5 : 0.1)));
+  for (int64_t m = 0; m < 180; ++m)
+    ASSERT_TRUE((*s)->Write(Interval(t0 + m * 60 + 30, 60, m % 2 ? 0.5 : 0.1)));
   auto rows = (*s)->MinuteUsage(t0, t0 + 3 * 3600);
   ASSERT_TRUE(rows) << rows.error().message;
   ASSERT_EQ(rows->size(), 180u) << "one bucket per minute, also in the rolled-up hours";
   for (const auto& [t, units] : *rows) {
     ASSERT_EQ(units.size(), 1u);
     EXPECT_DOUBLE_EQ(units[0].seconds, 60) << t;
-    EXPECT_DOUBLE_EQ(Owned(units, C("a"), &OwnerAmounts::compute_seconds), ((t - t0) / 60) % 2 ? 30.0 : 6.0) << t;
+    EXPECT_DOUBLE_EQ(Owned(units, C("a"), &OwnerAmounts::compute_seconds),
+                     ((t - t0) / 60) % 2 ? 30.0 : 6.0)
+        << t;
   }
   // Sums per hour still come from the rollups: the same totals.
   auto hourly = (*s)->HourlyUsage(t0, t0 + 3 * 3600);
   ASSERT_TRUE(hourly);
   ASSERT_EQ(hourly->size(), 3u);
-  EXPECT_DOUBLE_EQ(Owned(hourly->begin()->second, C("a"), &OwnerAmounts::compute_seconds), 30 * 30.0 + 30 * 6.0);
+  EXPECT_DOUBLE_EQ(Owned(hourly->begin()->second, C("a"), &OwnerAmounts::compute_seconds),
+                   30 * 30.0 + 30 * 6.0);
 }
 
 TEST(Store, ReopensWithItsDataAndRefusesWhatItCannotRead) {
@@ -138,7 +150,8 @@ TEST(Store, ReopensWithItsDataAndRefusesWhatItCannotRead) {
     auto opened = read_only ? Store::OpenReadOnly(junk) : Store::Open(junk);
     ASSERT_FALSE(opened);
     EXPECT_NE(opened.error().message.find(junk), std::string::npos) << opened.error().message;
-    EXPECT_NE(opened.error().message.find("not a gpumeter store"), std::string::npos) << opened.error().message;
+    EXPECT_NE(opened.error().message.find("not a gpumeter store"), std::string::npos)
+        << opened.error().message;
   }
   // A newer schema.
   sqlite3* db = nullptr;
@@ -147,9 +160,11 @@ TEST(Store, ReopensWithItsDataAndRefusesWhatItCannotRead) {
   sqlite3_close(db);
   auto newer = Store::Open((dir.path() / "new.db").string());
   ASSERT_FALSE(newer);
-  EXPECT_NE(newer.error().message.find("newer gpumeter"), std::string::npos) << newer.error().message;
+  EXPECT_NE(newer.error().message.find("newer gpumeter"), std::string::npos)
+      << newer.error().message;
   // Missing file, for reading; unwritable place, for writing.
-  EXPECT_EQ(Store::OpenReadOnly((dir.path() / "none.db").string()).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(Store::OpenReadOnly((dir.path() / "none.db").string()).error().code,
+            ErrorCode::kNotFound);
   auto nowhere = Store::Open((dir.path() / "no-dir" / "x.db").string());
   ASSERT_FALSE(nowhere);
   EXPECT_NE(nowhere.error().message.find("no-dir"), std::string::npos);
@@ -163,13 +178,15 @@ TEST(Store, LockedDatabaseIsAnErrorAndLosesNothing) {
   ASSERT_TRUE((*s)->Write(Interval(1'767'225'600, 1.0, 0.5)));
   sqlite3* other = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);  // holds the write lock
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr),
+            SQLITE_OK);  // holds the write lock
   auto w = (*s)->Write(Interval(1'767'225'660, 1.0, 0.5));
   ASSERT_FALSE(w);
   EXPECT_NE(w.error().message.find("another process"), std::string::npos) << w.error().message;
   ASSERT_EQ(sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(other);
-  ASSERT_TRUE((*s)->Write(Interval(1'767'225'720, 1.0, 0.5))) << "writes resume once the lock is gone";
+  ASSERT_TRUE((*s)->Write(Interval(1'767'225'720, 1.0, 0.5)))
+      << "writes resume once the lock is gone";
   auto usage = (*s)->Usage(1'767'225'600, 1'767'225'600 + 3600);
   ASSERT_TRUE(usage);
   EXPECT_DOUBLE_EQ((*usage)[0].seconds, 2.0);  // the first and the third interval
@@ -185,7 +202,8 @@ TEST(Store, LateIntervalsForARolledUpHourCountOnce) {
   ASSERT_TRUE((*s)->Write(Interval(t + 100, 1.0, 0.5)));
   ASSERT_TRUE((*s)->Write(Interval(t + 3600 + 100, 1.0, 0.5)));  // rolls the first hour up
   ASSERT_TRUE((*s)->Write(Interval(t + 200, 2.0, 0.5)));         // late, into the rolled-up hour
-  for (const auto& [from, to] : {std::pair{t, t + 3600}, std::pair{t + 60, t + 3600}, std::pair{t - 3600, t + 7200}}) {
+  for (const auto& [from, to] :
+       {std::pair{t, t + 3600}, std::pair{t + 60, t + 3600}, std::pair{t - 3600, t + 7200}}) {
     auto u = (*s)->Usage(from, to);
     ASSERT_TRUE(u) << u.error().message;
     double seconds = 0;
@@ -222,7 +240,7 @@ TEST(Store, PruneDropsOldMinutesButKeepsHours) {
   auto s = Store::Open((dir.path() / "usage.db").string(), o);
   ASSERT_TRUE(s) << s.error().message;
   const int64_t day = 86400, t = 1'767'225'600;
-  ASSERT_TRUE((*s)->Write(Interval(t + 90, 1.0, 0.5)));          // 00:01:30, 10 days before "now"
+  ASSERT_TRUE((*s)->Write(Interval(t + 90, 1.0, 0.5)));            // 00:01:30, 10 days before "now"
   ASSERT_TRUE((*s)->Write(Interval(t + 9 * day + 90, 1.0, 0.5)));  // 1 day before "now"
   ASSERT_TRUE((*s)->Prune(t + 10 * day));
   // The old interval's minute is gone; its hour (whole hours of the window) is still there.
