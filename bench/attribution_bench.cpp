@@ -11,8 +11,8 @@
 #include <random>
 #include <string>
 
-#include "attribution/accountant.h"
-#include "attribution/attribute.h"
+#include "core/attribution/accountant.h"
+#include "core/attribution/attribute.h"
 
 namespace {
 

@@ -9,10 +9,10 @@
 
 #include <fstream>
 
-#include "cli/scenario_fixture.h"
-#include "metrics/exposition.h"
-#include "node/pipeline.h"
-#include "scenario/loader.h"
+#include "sim/node/scenario_fixture.h"
+#include "sinks/metrics/exposition.h"
+#include "node/pipeline/pipeline.h"
+#include "sim/scenario/loader.h"
 #include "support/fake_nvml.h"
 
 namespace {
@@ -39,8 +39,8 @@ struct NodeFixture {
       : dir(std::filesystem::temp_directory_path() /
             ("gpumeter-bench-" + std::to_string(::getpid()))) {
     scen = *gpumeter::scenario::LoadScenarioFile(ScenarioPath("node-8gpu"));
-    (void)gpumeter::cli::WriteProcFixture(dir / "proc", scen, 101);
-    std::ofstream(dir / "pods.json") << gpumeter::cli::ScenarioPodListJson(scen);
+    (void)gpumeter::app::WriteProcFixture(dir / "proc", scen, 101);
+    std::ofstream(dir / "pods.json") << gpumeter::app::ScenarioPodListJson(scen);
     pods = std::make_unique<gpumeter::node::PodsFileSource>(dir / "pods.json");
     gpumeter::node::PipelineOptions po;
     po.node = scen.node_name;
@@ -58,10 +58,10 @@ struct NodeFixture {
   std::unique_ptr<gpumeter::node::NodePipeline> pipeline;
 };
 
-std::shared_ptr<const gpumeter::sampler::SampleResult> PassAt(FakeNvml& fake, double t,
+std::shared_ptr<const gpumeter::gpu::SampleResult> PassAt(FakeNvml& fake, double t,
                                                               int64_t seq) {
   fake.SetTime(t);
-  auto r = std::make_shared<gpumeter::sampler::SampleResult>();
+  auto r = std::make_shared<gpumeter::gpu::SampleResult>();
   r->ok = true;
   r->sequence = static_cast<uint64_t>(seq);
   r->taken = std::chrono::steady_clock::time_point{} + std::chrono::seconds(seq);
@@ -73,12 +73,12 @@ void BM_PipelinePass(benchmark::State& state) {
   FakeNvml fake("r580", ScenarioPath("node-8gpu"), 100);
   NodeFixture node;
   // Samples taken up front: the loop measures the pipeline only.
-  std::vector<std::shared_ptr<const gpumeter::sampler::SampleResult>> passes;
+  std::vector<std::shared_ptr<const gpumeter::gpu::SampleResult>> passes;
   for (int i = 0; i < 64; ++i) passes.push_back(PassAt(fake, 100 + i, i + 1));
   int64_t seq = 1000;
   size_t i = 0;
   for (auto _ : state) {
-    auto p = std::make_shared<gpumeter::sampler::SampleResult>(*passes[i++ % passes.size()]);
+    auto p = std::make_shared<gpumeter::gpu::SampleResult>(*passes[i++ % passes.size()]);
     p->taken = std::chrono::steady_clock::time_point{} + std::chrono::seconds(++seq);
     node.pipeline->OnPass(std::move(p));
   }
@@ -89,7 +89,7 @@ void BM_RenderMetrics(benchmark::State& state) {
   FakeNvml fake("r580", ScenarioPath("node-8gpu"), 100);
   NodeFixture node;
   for (int i = 0; i < 3; ++i) node.pipeline->OnPass(PassAt(fake, 100 + i, i + 1));
-  gpumeter::sampler::SamplerHealth health;
+  gpumeter::gpu::SamplerHealth health;
   health.latest = health.last_good = node.pipeline->Latest()->last_good;
   const auto st = node.pipeline->Latest();
   size_t bytes = 0;
@@ -141,7 +141,7 @@ gpumeter::node::NodeState LargeState() {
 
 void BM_Render20kSeries(benchmark::State& state, bool openmetrics) {
   const auto st = LargeState();
-  gpumeter::sampler::SamplerHealth health;
+  gpumeter::gpu::SamplerHealth health;
   size_t series = 0, bytes = 0;
   for (auto _ : state) {
     const auto families =

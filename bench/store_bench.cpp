@@ -11,11 +11,11 @@
 #include <filesystem>
 #include <string>
 
-#include "cost/pricing.h"
-#include "report/chargeback.h"
-#include "rightsize/history.h"
-#include "rightsize/recommend.h"
-#include "store/store.h"
+#include "core/cost/pricing.h"
+#include "sinks/report/chargeback.h"
+#include "core/rightsize/history.h"
+#include "core/rightsize/recommend.h"
+#include "sinks/store/store.h"
 
 namespace {
 

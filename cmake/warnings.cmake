@@ -20,7 +20,7 @@ function(gpumeter_test name)
   cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
-  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_compile_definitions(${name} PRIVATE
     GPUMETER_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}" GPUMETER_TEST_BINARY_DIR="${PROJECT_BINARY_DIR}")
   gpumeter_warnings(${name})

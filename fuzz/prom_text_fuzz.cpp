@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "audit/prom_text.h"
+#include "core/audit/prom_text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto page =

@@ -18,9 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/agent.h"
-#include "cost/pricing.h"
-#include "k8s/sharing.h"
+#include "app/agent.h"
+#include "core/cost/pricing.h"
+#include "sources/k8s/sharing.h"
 
 namespace gpumeter {
 namespace {
@@ -237,8 +237,8 @@ TEST_P(EveryOverlay, TheAgentAcceptsItsArgumentsAndConfig) {
   for (const auto& [k, v] : env)
     if (k.rfind("GPUMETER_", 0) == 0) ::setenv(k.c_str(), v.c_str(), 1);
   CLI::App app;
-  cli::AgentOptions options;
-  cli::AddAgentCommand(app, options);
+  app::AgentOptions options;
+  app::AddAgentCommand(app, options);
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
   ASSERT_NO_THROW(app.parse(static_cast<int>(argv.size()), argv.data()));

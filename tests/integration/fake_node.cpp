@@ -8,9 +8,9 @@
 #include <csignal>
 #include <cstdlib>
 
-#include "cli/runtime.h"
-#include "cli/simulated_node.h"
-#include "scenario/loader.h"
+#include "app/runtime.h"
+#include "sim/node/simulated_node.h"
+#include "sim/scenario/loader.h"
 
 int main(int argc, char** argv) {
   if (argc != 4) {
@@ -23,8 +23,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const double start_s = std::strtod(argv[3], nullptr);
-  const auto signals = gpumeter::cli::BlockStopSignals();
-  auto node = gpumeter::cli::SimulatedNode::Create(*scen, argv[2]);
+  const auto signals = gpumeter::app::BlockStopSignals();
+  auto node = gpumeter::app::SimulatedNode::Create(*scen, argv[2]);
   if (!node) {
     fmt::print(stderr, "{}\n", node.error().message);
     return 1;
@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   fmt::print("serving {}\n", (*node)->kubelet_socket());
   std::fflush(stdout);
-  while (gpumeter::cli::WaitForSignal(signals, std::chrono::milliseconds(100)) == 0) {
+  while (gpumeter::app::WaitForSignal(signals, std::chrono::milliseconds(100)) == 0) {
     const double t =
         start_s + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (auto r = (*node)->RefreshProc(t); !r) fmt::print(stderr, "{}\n", r.error().message);

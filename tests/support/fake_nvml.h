@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "nvml/nvml_gpu_source.h"
+#include "sources/nvml/nvml_gpu_source.h"
 #include "support/paths.h"
 
 namespace gpumeter::testing {

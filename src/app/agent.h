@@ -1,0 +1,47 @@
+// `gpumeter agent`: the node agent. Samples the real NVML, asks the kubelet which containers hold
+// which devices, reads pods from the API server (in-cluster, --kubeconfig, or --pods-file) and
+// owners from /proc, and
+// serves the attributed usage on /metrics until SIGTERM.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace gpumeter::app {
+
+struct AgentOptions {
+  std::string node_name;  // default: $NODE_NAME, else the host name
+  std::string nvml_library;
+  std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
+  std::string proc_root = "/proc";
+  std::string pods_file;
+  std::string kubeconfig;  // default: in-cluster when KUBERNETES_SERVICE_HOST is set
+  std::string kube_context;
+  std::string device_plugin_config;
+  bool resource_slices = true;
+  std::string store;         // usage store (SQLite); empty: none
+  std::string pricing_file;  // prices of idle allocations in findings (default: the dated table)
+  std::string guard_config;  // guardrail thresholds and severities (default: docs/guardrails.md)
+  double rightsize_interval_s = 3600;  // recompute rightsizing from the store this often (0: off)
+  std::string rightsize_min_history = "24h";
+  int store_minute_days = 14;
+  double shutdown_grace_s =
+      0;  // after SIGTERM: serve the final counters this long, sampling stopped
+  std::vector<std::string> sharing;      // UUID=MODE[:REPLICAS]
+  std::vector<std::string> node_labels;  // KEY=VALUE
+  std::vector<std::string> idle_power;   // MODEL_OR_UUID=WATTS
+  std::vector<std::string> pod_labels;
+  size_t max_series = 20000;
+  double interval_s = 1;
+  double call_deadline_s = 2;
+  std::string listen = "0.0.0.0:9400";
+  std::string tls_cert, tls_key, bearer_token_file;
+};
+
+void AddAgentCommand(CLI::App& app, AgentOptions& options);
+// Runs until SIGINT/SIGTERM; returns the exit code (0 ok, 1 runtime failure, 2 bad input).
+int RunAgent(const AgentOptions& options);
+
+}  // namespace gpumeter::app

@@ -1,0 +1,348 @@
+#include "app/audit.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+
+#include "core/audit/dcgm_audit.h"
+#include "app/node_config.h"
+#include "core/guard/finding_json.h"
+
+namespace gpumeter::app {
+
+using nlohmann::json;
+
+void AddAuditCommand(CLI::App& app, AuditOptions& o) {
+  auto* cmd = app.add_subcommand("audit",
+                                 "Audit a GPU node: a gpumeter agent's guardrail findings, and "
+                                 "dcgm-exporter series that add up to more "
+                                 "than their GPU");
+  cmd->add_option(
+      "--dcgm-metrics", o.dcgm_metrics,
+      "dcgm-exporter's page: a FILE or an http(s):// URL (e.g. http://node:9400/metrics)");
+  cmd->add_option("--agent", o.agent,
+                  "A gpumeter agent's URL (e.g. http://node:9400): its findings, and its split of "
+                  "inflated GPUs");
+  cmd->add_option("--agent-token-file", o.agent_token_file,
+                  "Bearer token for an agent run with --bearer-token-file");
+  cmd->add_option("--format", o.format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  cmd->add_option(
+         "--fail-on", o.fail_on,
+         "Exit 1 when a finding at or above this severity exists (an inflated GPU is a warning)")
+      ->check(CLI::IsMember({"none", "info", "warning", "critical"}))
+      ->capture_default_str();
+  cmd->add_option("--threshold", o.threshold,
+                  "Per-pod sum / device above which a GPU counts as inflated")
+      ->check(CLI::Range(1.0, 1000.0))
+      ->capture_default_str();
+}
+
+namespace {
+
+bool IsUrl(const std::string& s) {
+  return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0;
+}
+
+// GET `path` (or the URL's own path when `path` is empty) from `url`; `what` names the flag.
+Expected<std::string> HttpGet(const std::string& what, const std::string& url,
+                              const std::string& path, const std::string& token) {
+  const auto path_start = url.find('/', url.find("://") + 3);
+  httplib::Client client(path_start == std::string::npos ? url : url.substr(0, path_start));
+  client.set_connection_timeout(std::chrono::seconds(5));
+  client.set_read_timeout(std::chrono::seconds(30));
+  if (!token.empty()) client.set_bearer_token_auth(token);
+  // `path` goes under the URL's own path (an agent behind a prefix); without one, the URL's path
+  // (or /metrics) is the target.
+  const std::string base_path = path_start == std::string::npos ? "" : url.substr(path_start);
+  const std::string target =
+      path.empty() ? (base_path.empty() ? "/metrics" : base_path) : base_path + path;
+  const std::string where =
+      what + " " + (path_start == std::string::npos ? url : url.substr(0, path_start)) + target;
+  auto r = client.Get(target);
+  if (!r)
+    return MakeError(ErrorCode::kUnavailable,
+                     where + ": unreachable (" + httplib::to_string(r.error()) + ")");
+  if (r->status != 200)
+    return MakeError(ErrorCode::kUnavailable, where + ": HTTP " + std::to_string(r->status));
+  return r->body;
+}
+
+Expected<json> AgentJson(const AuditOptions& o, const std::string& token, const std::string& path) {
+  std::string base = o.agent;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  auto body = HttpGet("--agent", base, path, token);
+  if (!body) return tl::unexpected(body.error());
+  auto j = json::parse(*body, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return MakeError(
+        ErrorCode::kInvalidInput,
+        "--agent " + base + path + ": the reply is not a JSON object (is this a gpumeter agent?)");
+  return j;
+}
+
+std::string Short(const std::string& uuid) {
+  return uuid.size() > 16 ? uuid.substr(0, 16) + ".." : uuid;
+}
+
+std::string Utc(double unix_s) {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(static_cast<std::time_t>(unix_s)));
+}
+
+// The agent's split of one physical GPU: each unit on it with its owners' share of compute and
+// memory over the agent's last interval.
+struct SplitRow {
+  std::string unit, owner;
+  std::optional<double> compute_ratio, memory_bytes;
+};
+
+std::vector<SplitRow> SplitOf(const json& units, const json& ledger, const std::string& gpu_uuid) {
+  std::vector<SplitRow> out;
+  std::map<std::string, std::string> unit_label;  // units on this GPU
+  for (const auto& u : units.value("units", json::array()))
+    if (u.value("gpu_uuid", "") == gpu_uuid)
+      unit_label[u.value("uuid", "")] = u.value("mig_profile", json()).is_string()
+                                            ? u["mig_profile"].get<std::string>()
+                                            : "whole GPU";
+  for (const auto& u : ledger.value("units", json::array())) {
+    const auto it = unit_label.find(u.value("uuid", ""));
+    if (it == unit_label.end()) continue;
+    for (const auto& r : u.value("owners", json::array())) {
+      SplitRow row;
+      row.unit = it->second;
+      const auto kind = r.value("kind", "");
+      row.owner = kind == "container" ? r.value("namespace", "") + "/" + r.value("pod", "") + "/" +
+                                            r.value("container", "")
+                                      : kind;
+      if (r.contains("compute_ratio") && r["compute_ratio"].is_number())
+        row.compute_ratio = r["compute_ratio"].get<double>();
+      if (r.contains("memory_bytes") && r["memory_bytes"].is_number())
+        row.memory_bytes = r["memory_bytes"].get<double>();
+      if (row.compute_ratio || row.memory_bytes) out.push_back(std::move(row));
+    }
+  }
+  return out;
+}
+
+struct AgentView {
+  std::string node;
+  bool checked = false;
+  std::vector<guard::Finding> findings;
+  json units, ledger;
+};
+
+Expected<AgentView> ReadAgent(const AuditOptions& o) {
+  std::string token;
+  if (!o.agent_token_file.empty()) {
+    auto t = ReadWhole("--agent-token-file", o.agent_token_file);
+    if (!t) return tl::unexpected(t.error());
+    token = *t;
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' '))
+      token.pop_back();
+  }
+  auto f = AgentJson(o, token, "/api/v1/findings");
+  if (!f) return tl::unexpected(f.error());
+  AgentView v;
+  const auto node = f->find("node");
+  const auto checked = f->find("checked");
+  if (node == f->end() || !node->is_string() || checked == f->end() || !checked->is_boolean() ||
+      !f->contains("findings") || !(*f)["findings"].is_array())
+    return MakeError(
+        ErrorCode::kInvalidInput,
+        "--agent " + o.agent +
+            "/api/v1/findings: expected {node: string, checked: bool, findings: [...]}");
+  v.node = node->get<std::string>();
+  v.checked = checked->get<bool>();
+  for (const auto& j : (*f)["findings"]) {
+    auto finding = guard::FindingFromJson(j);
+    if (!finding)
+      return MakeError(ErrorCode::kInvalidInput,
+                       "--agent " + o.agent + "/api/v1/findings: " + finding.error().message);
+    v.findings.push_back(std::move(*finding));
+  }
+  if (!o.dcgm_metrics.empty()) {  // the split is only needed beside inflated GPUs
+    auto units = AgentJson(o, token, "/api/v1/units");
+    if (!units) return tl::unexpected(units.error());
+    auto ledger = AgentJson(o, token, "/api/v1/ledger");
+    if (!ledger) return tl::unexpected(ledger.error());
+    v.units = std::move(*units), v.ledger = std::move(*ledger);
+  }
+  return v;
+}
+
+json SplitJson(const std::vector<SplitRow>& rows) {
+  json out = json::array();
+  for (const auto& r : rows)
+    out.push_back({{"unit", r.unit},
+                   {"owner", r.owner},
+                   {"computeRatio", r.compute_ratio ? json(*r.compute_ratio) : json(nullptr)},
+                   {"memoryBytes", r.memory_bytes ? json(*r.memory_bytes) : json(nullptr)}});
+  return out;
+}
+
+void PrintSplit(const std::vector<SplitRow>& rows) {
+  if (rows.empty()) {
+    fmt::print("  gpumeter: the agent does not account this GPU (another node?)\n");
+    return;
+  }
+  fmt::print("  gpumeter's split (agent's last interval; the parts add up to the GPU):\n");
+  for (const auto& r : rows)
+    fmt::print(
+        "    {:<12} {:<48} {:>9} {:>12}\n", r.unit, r.owner,
+        r.compute_ratio ? fmt::format("{:.1f} %", 100 * *r.compute_ratio) : "?",
+        r.memory_bytes ? fmt::format("{:.2f} GiB", *r.memory_bytes / (1024.0 * 1024 * 1024)) : "?");
+}
+
+void PrintFindings(const AuditOptions& o, const AgentView& a) {
+  std::map<guard::Severity, size_t> by;
+  for (const auto& f : a.findings) ++by[f.severity];
+  fmt::print(
+      "gpumeter agent {} (node {}): {} open finding(s){}\n", o.agent, a.node, a.findings.size(),
+      a.findings.empty()
+          ? ""
+          : fmt::format(" — {} critical, {} warning, {} info", by[guard::Severity::kCritical],
+                        by[guard::Severity::kWarning], by[guard::Severity::kInfo]));
+  if (!a.checked)
+    fmt::print("  the agent has not taken a good sample yet: nothing has been checked\n");
+  for (const auto& f : a.findings) {
+    const std::string who = !f.pod.empty()       ? f.ns + "/" + f.pod + "/" + f.container
+                            : !f.process.empty() ? "host process " + f.process
+                                                 : "-";
+    fmt::print("\n  {:<8} {:<23} {:<40} {}  since {}\n    {}\n", guard::ToString(f.severity),
+               guard::ToString(f.kind), who, f.unit_uuid.empty() ? "" : Short(f.unit_uuid),
+               Utc(f.first_seen), f.evidence);
+  }
+  if (!a.findings.empty())
+    fmt::print("\nWhat each finding means and how to fix it: docs/guardrails.md\n");
+}
+
+}  // namespace
+
+int RunAudit(const AuditOptions& o) {
+  if (o.dcgm_metrics.empty() && o.agent.empty()) {
+    spdlog::error("audit: give --agent URL, --dcgm-metrics FILE|URL, or both");
+    return 2;
+  }
+  if (!o.agent.empty() && !IsUrl(o.agent)) {
+    spdlog::error("--agent '{}': expected an http(s):// URL, e.g. http://node:9400", o.agent);
+    return 2;
+  }
+  const auto failed = [](const Error& e) {
+    spdlog::error("{}", e.message);
+    return e.code == ErrorCode::kInvalidInput ? 2 : 1;
+  };
+  std::optional<audit::DcgmAudit> dcgm;
+  if (!o.dcgm_metrics.empty()) {
+    auto text = IsUrl(o.dcgm_metrics) ? HttpGet("--dcgm-metrics", o.dcgm_metrics, "", "")
+                                      : ReadWhole("--dcgm-metrics", o.dcgm_metrics);
+    if (!text) return failed(text.error());
+    auto page = audit::ParsePromText(*text);
+    if (!page)
+      return failed({ErrorCode::kInvalidInput,
+                     "--dcgm-metrics " + o.dcgm_metrics + ": " + page.error().message});
+    dcgm = audit::AuditDcgmPage(*page, o.threshold);
+  }
+  std::optional<AgentView> agent;
+  if (!o.agent.empty()) {
+    auto a = ReadAgent(o);
+    if (!a) return failed(a.error());
+    agent = std::move(*a);
+  }
+
+  size_t inflated = 0;
+  if (dcgm)
+    for (const auto& g : dcgm->gpus) inflated += g.inflated ? 1 : 0;
+  std::optional<guard::Severity> worst;
+  if (inflated) worst = guard::Severity::kWarning;
+  if (agent)
+    for (const auto& f : agent->findings) worst = worst ? std::max(*worst, f.severity) : f.severity;
+
+  if (o.format == "json") {
+    json out = json::object();
+    if (dcgm) {
+      json gpus = json::array();
+      for (const auto& g : dcgm->gpus) {
+        json metrics = json::array();
+        for (const auto& m : g.metrics)
+          metrics.push_back({{"metric", m.metric},
+                             {"deviceValue", m.device_value},
+                             {"deviceSeries", m.device_series},
+                             {"podSeries", m.pod_series},
+                             {"podsSum", m.pods_sum},
+                             {"factor", m.factor}});
+        json gpu = {{"host", g.host},         {"uuid", g.uuid},
+                    {"gpu", g.gpu},           {"migInstance", g.mig_instance},
+                    {"model", g.model},       {"pods", g.pods},
+                    {"inflated", g.inflated}, {"worstFactor", g.worst_factor},
+                    {"metrics", metrics}};
+        if (agent && g.inflated)
+          gpu["gpumeterSplit"] = SplitJson(SplitOf(agent->units, agent->ledger, g.uuid));
+        gpus.push_back(std::move(gpu));
+      }
+      out.update({{"source", o.dcgm_metrics},
+                  {"mode", dcgm->mode},
+                  {"samples", dcgm->samples},
+                  {"gpusWithPods", dcgm->gpus_with_pods},
+                  {"inflatedGpus", inflated},
+                  {"gpus", gpus}});
+    }
+    if (agent) {
+      json findings = json::array();
+      for (const auto& f : agent->findings) findings.push_back(guard::ToJson(f));
+      out["agent"] = {{"url", o.agent},
+                      {"node", agent->node},
+                      {"checked", agent->checked},
+                      {"findings", findings}};
+    }
+    out["worstSeverity"] = worst ? json(guard::ToString(*worst)) : json(nullptr);
+    fmt::print("{}\n", out.dump(2, ' ', false, json::error_handler_t::replace));
+  } else {
+    if (agent) PrintFindings(o, *agent);
+    if (dcgm) {
+      if (agent) fmt::print("\n");
+      fmt::print("dcgm-exporter page {}: {} samples; mode: {}\n", o.dcgm_metrics, dcgm->samples,
+                 dcgm->mode);
+      fmt::print(
+          "{} of {} GPUs with per-pod series add up to more than the GPU (threshold {:.2f}x)\n",
+          inflated, dcgm->gpus_with_pods, o.threshold);
+      for (const auto& g : dcgm->gpus) {
+        if (!g.inflated) continue;
+        fmt::print("\n{} gpu {}{} {} ({}): {} pods: {}\n", g.host, g.gpu,
+                   g.mig_instance.empty() ? "" : " MIG instance " + g.mig_instance, Short(g.uuid),
+                   g.model, g.pods.size(), fmt::join(g.pods, ", "));
+        fmt::print("  {:<40} {:>8} {:>14} {:>14} {:>8}\n", "metric", "series", "device",
+                   "sum of pods", "factor");
+        for (const auto& m : g.metrics)
+          fmt::print("  {:<40} {:>8} {:>14.6g} {:>14.6g} {:>7.2f}x{}\n", m.metric, m.pod_series,
+                     m.device_value, m.pods_sum, m.factor,
+                     m.device_series ? "" : " (no device series: the copies' value)");
+        if (agent) PrintSplit(SplitOf(agent->units, agent->ledger, g.uuid));
+      }
+      if (inflated)
+        fmt::print(
+            "\nA sum by pod or namespace over these series counts each GPU up to {:.2f} times. "
+            "gpumeter splits each GPU "
+            "between its pods so the parts add up to the whole (docs/guardrails.md).\n",
+            dcgm->gpus.front().worst_factor);
+    }
+  }
+  if (o.fail_on == "none") return 0;
+  if (agent && !agent->checked) {
+    // Nothing checked is not a clean node.
+    spdlog::error("--agent {}: the agent has not taken a good sample yet; nothing to gate on",
+                  o.agent);
+    return 1;
+  }
+  if (!worst) return 0;
+  const auto threshold = guard::SeverityFromString(o.fail_on);
+  return threshold && *worst >= *threshold ? 1 : 0;
+}
+
+}  // namespace gpumeter::app

@@ -1,0 +1,37 @@
+// `gpumeter demo`: the agent on a simulated node, through the production path for every source:
+// the fake libnvidia-ml.so.1 loaded through the same dlopen path as the driver's, a fake kubelet
+// serving the scenario's allocations over gRPC on a unix socket, a pods file and a /proc tree
+// built from the scenario. It prints a refreshed table (processes by pod, each unit's holders,
+// mode and shares) and serves /metrics until --duration passes or Ctrl-C.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace gpumeter::app {
+
+struct DemoOptions {
+  std::string scenario = "node-8gpu";
+  std::string scenario_dir;  // extra directory searched for bundled scenarios
+  std::string nvml_library;  // default: the fake library built next to the binary
+  std::string driver_profile = "r580";
+  double duration_s = 30;
+  double refresh_s = 5;
+  double interval_s = 1;
+  double call_deadline_s = 2;
+  double speedup = 1;
+  std::string listen = "127.0.0.1:9400";
+  std::string store;         // usage store; default: one in the demo's temporary directory
+  std::string pricing_file;  // for the closing chargeback and idle findings (default: the dated
+                             // default table)
+  std::string guard_config;  // guardrails (default: the agent's, with a 3-minute idle window to fit
+                             // the scenario)
+  double shutdown_grace_s = 0;  // keep serving the final counters this long after sampling stops
+};
+
+void AddDemoCommand(CLI::App& app, DemoOptions& options);
+// Runs the demo; returns the process exit code (0 ok, 1 runtime failure, 2 bad input).
+int RunDemo(const DemoOptions& options, const std::string& argv0);
+
+}  // namespace gpumeter::app

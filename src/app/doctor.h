@@ -1,0 +1,34 @@
+// `gpumeter doctor`: run on a node (or in the agent's pod) with the agent's flags, it tries every
+// source the agent needs (NVML, the kubelet's PodResources, /proc with host PIDs, pods from the
+// API server or a file, ResourceSlices) and says what is wrong and how to fix it.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "app/doctor_checks.h"
+
+namespace gpumeter::app {
+
+struct DoctorOptions {
+  std::string node_name;  // default: $NODE_NAME, else the host name
+  std::string nvml_library;
+  std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
+  std::string proc_root = "/proc";
+  std::string pods_file;
+  std::string kubeconfig, kube_context;
+  bool resource_slices = true;  // as the agent's --resource-slices (GPUMETER_RESOURCE_SLICES)
+  std::string format = "text";  // text | json
+};
+
+void AddDoctorCommand(CLI::App& app, DoctorOptions& options);
+
+// Every check, in order; an unreadable kubeconfig is the pods check's failure.
+std::vector<CheckResult> RunChecks(const DoctorOptions& options);
+
+// Prints the checks; returns 0 when none failed, 1 when one did, 2 on bad flags.
+int RunDoctor(const DoctorOptions& options);
+
+}  // namespace gpumeter::app

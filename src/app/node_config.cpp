@@ -1,0 +1,115 @@
+#include "app/node_config.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace gpumeter::app {
+
+std::string NodeName(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("NODE_NAME"); env && *env) return env;
+  char host[256] = {};
+  return ::gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
+}
+
+Expected<std::string> ReadWhole(const std::string& flag, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return MakeError(ErrorCode::kInvalidInput, flag + " " + path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Expected<std::optional<node::ApiServerConfig>> ApiServerFor(const std::string& kubeconfig,
+                                                            const std::string& context,
+                                                            std::string* why_none) {
+  if (!kubeconfig.empty()) {
+    auto text = ReadWhole("--kubeconfig", kubeconfig);
+    if (!text) return tl::unexpected(text.error());
+    auto config = node::ParseKubeconfig(*text, std::filesystem::path(kubeconfig).parent_path(),
+                                        kubeconfig, context);
+    if (!config) return tl::unexpected(config.error());
+    return std::optional<node::ApiServerConfig>(*config);
+  }
+  std::map<std::string, std::string> env;
+  for (const char* k : {"KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"})
+    if (const char* v = std::getenv(k)) env[k] = v;
+  auto config = node::InClusterConfig(env, "/var/run/secrets/kubernetes.io/serviceaccount");
+  if (!config) {
+    if (why_none) *why_none = config.error().message;
+    return std::optional<node::ApiServerConfig>();
+  }
+  return std::optional<node::ApiServerConfig>(*config);
+}
+
+Expected<std::unique_ptr<PrivateFile>> PrivateFile::Write(const std::string& content) {
+  std::string path = (std::filesystem::temp_directory_path() / "gpumeter-ca-XXXXXX").string();
+  const int fd = ::mkstemp(path.data());  // mode 0600
+  if (fd < 0)
+    return MakeError(ErrorCode::kUnavailable,
+                     path + ": cannot create a private file for the CA data");
+  std::unique_ptr<PrivateFile> f(new PrivateFile(path));
+  size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  const bool closed = ::close(fd) == 0;
+  if (done != content.size() || !closed)
+    return MakeError(ErrorCode::kUnavailable, path + ": cannot write the CA data");
+  return f;
+}
+
+PrivateFile::~PrivateFile() { ::unlink(path_.c_str()); }
+
+Expected<std::unique_ptr<PrivateFile>> MaterializeCa(node::ApiServerConfig& config) {
+  if (config.ca_pem.empty()) return std::unique_ptr<PrivateFile>();
+  auto written = PrivateFile::Write(config.ca_pem);
+  if (!written) return tl::unexpected(written.error());
+  config.ca_file = (*written)->path();
+  return written;
+}
+
+Expected<cost::Pricing> LoadPricing(const std::string& path) {
+  if (path.empty()) return cost::Pricing::Defaults();
+  auto text = ReadWhole("--pricing", path);
+  if (!text) return tl::unexpected(text.error());
+  return cost::Pricing::Parse(*text, path);
+}
+
+Expected<guard::GuardConfig> LoadGuardConfig(const std::string& path) {
+  if (path.empty()) return guard::GuardConfig{};
+  auto text = ReadWhole("--guard-config", path);
+  if (!text) return tl::unexpected(text.error());
+  return guard::ParseGuardConfig(*text, path);
+}
+
+int EmitText(const Expected<std::string>& text, const std::string& output) {
+  if (!text) {
+    spdlog::error("{}", text.error().message);
+    return text.error().code == ErrorCode::kInvalidInput ? 2 : 1;
+  }
+  if (output.empty()) {
+    fmt::print("{}", *text);
+    return 0;
+  }
+  std::ofstream out(output, std::ios::binary | std::ios::trunc);
+  out << *text;
+  out.close();
+  if (!out) {
+    spdlog::error("--output {}: cannot write", output);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace gpumeter::app

@@ -1,0 +1,35 @@
+// `gpumeter report`: a chargeback over a window from the usage store (sqlite:PATH), priced by a
+// pricing file (or the dated defaults), split by a policy, grouped, in table, CSV, JSON, FOCUS
+// or HTML.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "common/error.h"
+#include "sinks/report/chargeback.h"
+#include "sinks/report/render.h"
+
+namespace gpumeter::app {
+
+struct ReportOptions {
+  std::string source;  // sqlite:PATH or prometheus:URL
+  std::string window;  // e.g. 7d, or "all" (the store's whole span)
+  std::string from, to;
+  std::string by = "namespace";
+  std::string policy = "memory";
+  std::string idle = "share";
+  std::string pricing_file;
+  std::string format = "table";  // table | csv | json | focus | html
+  std::string output;            // file; empty: stdout
+};
+
+void AddReportCommand(CLI::App& app, ReportOptions& options);
+// 0 ok, 1 the source failed, 2 bad input (each with a message naming it).
+int RunReport(const ReportOptions& options);
+
+// The report as text, for `gpumeter report` and the demo's closing summary.
+Expected<std::string> RenderReport(const ReportOptions& options, int64_t now_unix_s);
+
+}  // namespace gpumeter::app

@@ -1,0 +1,37 @@
+// `gpumeter rightsize`: the GPU share each workload needs, from the usage store's history
+// (docs/rightsizing.md): reclaim, a smaller MIG profile, sharing a GPU, or keep — with the evidence
+// and the monthly savings at the configured prices. As a table or JSON.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/error.h"
+#include "core/rightsize/recommend.h"
+
+namespace gpumeter::app {
+
+struct RightsizeOptions {
+  std::string source;          // sqlite:PATH
+  std::string window = "14d";  // history to read back from the end of the store
+  std::string min_history = "24h";
+  double margin = 0.15;
+  std::string pricing_file;
+  std::string format = "table";  // table | json
+  std::string output;
+  std::optional<int64_t> to_s;  // history up to here (Unix s; default: the store's last minute)
+};
+
+void AddRightsizeCommand(CLI::App& app, RightsizeOptions& options);
+// 0 ok, 1 the store failed, 2 bad input.
+int RunRightsize(const RightsizeOptions& options);
+
+// The recommendations for the options (the demo's closing section, and the HTML report).
+Expected<std::vector<rightsize::Recommendation>> Rightsize(
+    const RightsizeOptions& options, rightsize::RecommendOptions* used = nullptr);
+Expected<std::string> RenderRightsize(const RightsizeOptions& options);
+
+}  // namespace gpumeter::app

@@ -1,0 +1,47 @@
+// Recomputes the rightsizing of this node's workloads from its usage store on a thread of its own
+// (a store holding weeks of minutes takes seconds to read: never on the sampling thread), every
+// `interval`, and keeps the latest for the pipeline to publish (NodeState::rightsizing). A run that
+// fails is logged and the last good result kept. Stops with the object. Latest() is thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "app/rightsize.h"
+#include "node/state/node_state.h"
+
+namespace gpumeter::app {
+
+// The recommendations as the agent exports them.
+std::vector<node::RightsizingRow> ToRows(const std::vector<rightsize::Recommendation>& rs);
+
+class RightsizeRunner {
+ public:
+  // The first run is `first` after the start (the store needs some intervals), then every
+  // `interval`.
+  RightsizeRunner(RightsizeOptions options, std::chrono::milliseconds first,
+                  std::chrono::milliseconds interval);
+  ~RightsizeRunner();
+  RightsizeRunner(const RightsizeRunner&) = delete;
+  RightsizeRunner& operator=(const RightsizeRunner&) = delete;
+
+  std::shared_ptr<const std::vector<node::RightsizingRow>> Latest() const;
+  uint64_t runs() const;
+
+ private:
+  void Loop(std::chrono::milliseconds first, std::chrono::milliseconds interval);
+
+  RightsizeOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  uint64_t runs_ = 0;
+  std::shared_ptr<const std::vector<node::RightsizingRow>> latest_;
+  std::thread thread_;  // last: starts once everything above is ready
+};
+
+}  // namespace gpumeter::app

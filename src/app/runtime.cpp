@@ -1,0 +1,54 @@
+#include "app/runtime.h"
+
+#include <pthread.h>
+
+namespace gpumeter::app {
+
+Expected<std::unique_ptr<NodeRuntime>> NodeRuntime::Start(RuntimeOptions o) {
+  std::unique_ptr<NodeRuntime> rt(new NodeRuntime());
+  o.nvml.observer = &rt->watch_;
+  auto source = nvml::NvmlGpuSource::Create(o.nvml);
+  if (!source) return tl::unexpected(source.error());
+  rt->source_ = std::move(*source);
+  rt->pipeline_ = std::make_unique<node::NodePipeline>(o.sources, o.pipeline);
+  auto* pipeline = rt->pipeline_.get();
+  sampler::SamplerOptions so;
+  so.interval = std::chrono::milliseconds(static_cast<int64_t>(o.interval_s * 1000));
+  so.call_deadline = std::chrono::milliseconds(static_cast<int64_t>(o.call_deadline_s * 1000));
+  so.before_pass = std::move(o.before_pass);
+  so.on_pass = [pipeline,
+                after = std::move(o.after_pass)](std::shared_ptr<const gpu::SampleResult> r) {
+    pipeline->OnPass(std::move(r));
+    if (after) after(*pipeline->Latest());
+  };
+  rt->sampler_ = std::make_unique<sampler::Sampler>(*rt->source_, rt->watch_, std::move(so));
+  rt->view_ = std::make_unique<SamplingView>(*rt->sampler_, *rt->pipeline_);
+  rt->http_ = std::make_unique<metrics::HttpServer>(*rt->view_, o.exposition);
+  if (auto started = rt->http_->Start(o.http); !started) return tl::unexpected(started.error());
+  rt->sampler_->Start();
+  return rt;
+}
+
+NodeRuntime::~NodeRuntime() {
+  if (http_) http_->Stop();
+  if (sampler_) sampler_->Stop();
+}
+
+sigset_t BlockStopSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+int WaitForSignal(const sigset_t& signals, std::chrono::duration<double> timeout) {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
+  if (ns <= 0) return 0;
+  timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  const int received = sigtimedwait(&signals, nullptr, &ts);
+  return received > 0 ? received : 0;
+}
+
+}  // namespace gpumeter::app

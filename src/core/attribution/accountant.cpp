@@ -1,0 +1,118 @@
+#include "core/attribution/accountant.h"
+
+#include <algorithm>
+#include <set>
+
+namespace gpumeter::attribution {
+
+Accountant::Accountant(ObserveContext ctx, AccountantOptions options)
+    : ctx_(std::move(ctx)), observe_(ctx_), options_(std::move(options)) {
+  observe_.owner = [this](uint32_t pid) { return OwnerOf(pid); };
+  observe_.idle_power_watts = [this](const std::string& uuid) { return IdleWatts(uuid); };
+}
+
+std::optional<Owner> Accountant::OwnerOf(uint32_t pid) const {
+  for (const OwnerTable* table : {&owners_now_, &owners_before_}) {
+    auto it = std::lower_bound(table->begin(), table->end(), pid,
+                               [](const auto& e, uint32_t p) { return e.first < p; });
+    if (it != table->end() && it->first == pid) return it->second;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Whole-GPU activity for the idle-power fit: slice-weighted on MIG GPUs, else the busy fraction
+// (utilization.gpu is coarser than GPM: the fit's error check decides whether it is usable).
+std::optional<double> FitActivity(const gpu::DeviceSample& d) {
+  return d.mig_enabled ? MigGpuActivity(d) : BusyFraction(d);
+}
+
+}  // namespace
+
+std::optional<double> Accountant::IdleWatts(const std::string& gpu_uuid) const {
+  if (auto it = options_.idle_power_watts.find(gpu_uuid); it != options_.idle_power_watts.end())
+    return it->second;
+  const auto st = gpus_.find(gpu_uuid);
+  if (st == gpus_.end() || !st->second.last) return std::nullopt;
+  const std::string& model = st->second.last->name;
+  if (auto it = options_.idle_power_watts.find(model); it != options_.idle_power_watts.end())
+    return it->second;
+  if (auto it = fits_.find(model); it != fits_.end()) return it->second.IdleWatts();
+  return std::nullopt;
+}
+
+namespace {
+template <typename F>
+void ForEachPid(const gpu::GpuSnapshot& snap, F f) {
+  for (const auto& d : snap.devices) {
+    for (const auto& p : d.processes) f(p.pid);
+    for (const auto& m : d.mig_instances)
+      for (const auto& p : m.processes) f(p.pid);
+  }
+}
+}  // namespace
+
+void Accountant::ResolveOwners(const gpu::GpuSnapshot& snapshot) {
+  std::swap(owners_before_, owners_now_);
+  owners_now_.clear();
+  ForEachPid(snapshot, [&](uint32_t pid) { owners_now_.emplace_back(pid, std::nullopt); });
+  std::sort(owners_now_.begin(), owners_now_.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  owners_now_.erase(std::unique(owners_now_.begin(), owners_now_.end(),
+                                [](const auto& a, const auto& b) { return a.first == b.first; }),
+                    owners_now_.end());
+  if (ctx_.owner)
+    for (auto& [pid, owner] : owners_now_) owner = ctx_.owner(pid);
+}
+
+void Accountant::Prime(gpu::GpuSnapshot snapshot) {
+  ResolveOwners(snapshot);
+  owners_before_.clear();
+  for (auto& d : snapshot.devices) {
+    if (d.uuid.empty() || d.lost) continue;
+    auto& st = gpus_[d.uuid];
+    st.last = std::move(d);
+    st.last_is_previous = true;
+  }
+}
+
+std::vector<UnitLedger> Accountant::Step(gpu::GpuSnapshot snapshot, double seconds) {
+  std::vector<UnitLedger> out;
+  if (seconds <= 0) return out;
+  ResolveOwners(snapshot);
+  out.reserve(gpus_.size() + 8);
+  auto account = [&](const std::vector<UnitObservation>& units) {
+    for (const auto& u : units) out.push_back(AttributeUnit(u, seconds));
+  };
+  std::set<std::string> seen;
+  for (auto& d : snapshot.devices) {
+    if (d.uuid.empty()) continue;  // never identified: nothing to account against
+    seen.insert(d.uuid);
+    auto& st = gpus_[d.uuid];
+    if (d.lost) {
+      if (st.last) account(ObserveUnavailable(*st.last, "GPU lost: no readings", observe_));
+      st.last_is_previous = false;
+      continue;
+    }
+    const gpu::DeviceSample* prev = st.last && st.last_is_previous ? &*st.last : nullptr;
+    account(Observe(prev, d, seconds, observe_));
+    if (prev && !d.name.empty()) {
+      const auto energy = GpuEnergyJoules(prev, d, seconds, nullptr);
+      const auto activity = FitActivity(d);
+      if (energy && activity)
+        fits_.try_emplace(d.name, options_.idle_power_half_life_s)
+            .first->second.Add(*activity, *energy / seconds, seconds);
+    }
+    st.last = std::move(d);
+    st.last_is_previous = true;
+  }
+  for (auto& [uuid, st] : gpus_) {
+    if (seen.count(uuid) || !st.last) continue;
+    account(ObserveUnavailable(*st.last, "GPU missing from the sample", observe_));
+    st.last_is_previous = false;
+  }
+  return out;
+}
+
+}  // namespace gpumeter::attribution

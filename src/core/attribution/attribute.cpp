@@ -1,0 +1,270 @@
+#include "core/attribution/attribute.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+namespace gpumeter::attribution {
+namespace {
+
+const Owner kIdle{OwnerKind::kIdle, {}, {}, {}};
+const Owner kSystem{OwnerKind::kSystem, {}, {}, {}};
+const Owner kUnattributed{OwnerKind::kUnattributed, {}, {}, {}};
+
+const Owner& OwnerOf(const ProcessObservation& p) { return p.owner ? *p.owner : kUnattributed; }
+
+// Orders owners by value through pointers (the owners live in the observation or are constants).
+struct OwnerPtrLess {
+  bool operator()(const Owner* a, const Owner* b) const { return *a < *b; }
+};
+
+// Accumulates per-owner amounts; a rule text is kept per owner (the last non-empty one wins,
+// and within one unit every owner's amount comes from a single rule). Amounts are recorded as
+// entries that point at their owner and are merged once at the end: a unit sees each owner a
+// few times, and a map keyed by owner value costs a node and two owner copies per owner.
+// The owners must outlive the accumulator.
+class Accumulator {
+ public:
+  // Amounts at or below these are rounding residue (e.g. busy − Σ shares summed in another
+  // order), not a measurement: they make no row, so the result does not depend on process order.
+  Accumulator(double memory_epsilon, double compute_epsilon)
+      : memory_epsilon_(memory_epsilon), compute_epsilon_(compute_epsilon) {}
+  void Memory(const Owner& o, double v, const char* rule) {
+    if (v > memory_epsilon_) entries_.push_back({&o, v, 0, 0, rule, nullptr, entries_.size(), 0});
+  }
+  void Compute(const Owner& o, double v, const char* rule) {
+    if (v > compute_epsilon_) entries_.push_back({&o, 0, v, 0, nullptr, rule, 0, entries_.size()});
+  }
+  void Request(const Owner& o, double v) {
+    if (v > 0) entries_.push_back({&o, 0, 0, v, nullptr, nullptr, 0, 0});
+  }
+  // One row per owner, sorted by owner. Amounts of an owner are summed in the order they were
+  // recorded. With `joules` known, energy follows the unit's time: each owner gets the energy of
+  // its share of the interval (idle time's energy is idle's); exact when power is constant
+  // within the interval.
+  std::vector<Row> Take(std::optional<double> joules, double seconds, const char* energy_rule) {
+    // Entries of one owner object first (an integer sort), then those partial sums by owner
+    // value: far fewer string comparisons. Sums over one owner's processes or holders keep the
+    // order they were recorded in (loops over vectors: ascending addresses); only equal owners
+    // held by different objects (a process owned by `system` and the reservation's constant)
+    // are added in address order, which can change the last bits, never conservation.
+    std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+      return std::less<const Owner*>{}(a.owner, b.owner);
+    });
+    size_t kept = 0;
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      if (kept > 0 && entries_[kept - 1].owner == entries_[i].owner)
+        Fold(entries_[kept - 1], entries_[i]);
+      else
+        entries_[kept++] = entries_[i];
+    }
+    entries_.resize(kept);
+    std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+      return OwnerPtrLess{}(a.owner, b.owner);
+    });
+    std::vector<Row> out;
+    out.reserve(entries_.size());
+    for (size_t i = 0; i < entries_.size();) {
+      Entry sum = entries_[i++];
+      for (; i < entries_.size() && *entries_[i].owner == *sum.owner; ++i) Fold(sum, entries_[i]);
+      Row r;
+      r.owner = *sum.owner;
+      r.memory_byte_seconds = sum.memory;
+      r.compute_seconds = sum.compute;
+      r.requested_share_seconds = sum.request;
+      r.memory_rule = sum.memory_rule ? sum.memory_rule : "";
+      r.compute_rule = sum.compute_rule ? sum.compute_rule : "";
+      if (joules && r.compute_seconds > 0) {
+        r.energy_joules = *joules * r.compute_seconds / seconds;
+        r.energy_rule = energy_rule;
+      }
+      out.push_back(std::move(r));
+    }
+    entries_.clear();
+    return out;
+  }
+
+ private:
+  struct Entry {
+    const Owner* owner;
+    double memory, compute, request;
+    const char* memory_rule;
+    const char* compute_rule;
+    size_t memory_seq, compute_seq;  // when each rule was recorded: the latest one wins
+  };
+  static void Fold(Entry& into, const Entry& e) {
+    into.memory += e.memory;
+    into.compute += e.compute;
+    into.request += e.request;
+    if (e.memory_rule && (!into.memory_rule || e.memory_seq > into.memory_seq)) {
+      into.memory_rule = e.memory_rule;
+      into.memory_seq = e.memory_seq;
+    }
+    if (e.compute_rule && (!into.compute_rule || e.compute_seq > into.compute_seq)) {
+      into.compute_rule = e.compute_rule;
+      into.compute_seq = e.compute_seq;
+    }
+  }
+  double memory_epsilon_, compute_epsilon_;
+  std::vector<Entry> entries_;
+};
+
+constexpr double kResidue = 1e-12;  // relative to capacity; far below the 1e-9 conservation bound
+
+void AttributeMemory(const UnitObservation& u, double seconds, Accumulator& acc) {
+  const double total = static_cast<double>(u.memory_total_bytes);
+  const double reserved = std::min(total, static_cast<double>(u.memory_reserved_bytes.value_or(0)));
+  double known = 0;
+  for (const auto& p : u.processes) known += static_cast<double>(p.memory_bytes.value_or(0));
+  // What processes may hold: `used` when NVML gave it, else everything not reserved.
+  const double ceiling = u.memory_used_bytes
+                             ? std::min(static_cast<double>(*u.memory_used_bytes), total - reserved)
+                             : total - reserved;
+  // Per-process figures above the device's own count are sampling skew: scale them down.
+  const double scale = known > ceiling && known > 0 ? ceiling / known : 1.0;
+  for (const auto& p : u.processes)
+    if (p.memory_bytes)
+      acc.Memory(
+          OwnerOf(p), static_cast<double>(*p.memory_bytes) * scale * seconds,
+          scale < 1.0 ? "process usedGpuMemory, scaled to device used" : "process usedGpuMemory");
+  const double placed = known * scale;
+  acc.Memory(kSystem, reserved * seconds, "driver reservation (NVML memory v2)");
+  if (u.memory_used_bytes) {
+    // Used but not by any process we could size: context overhead, processes NVML reports as N/A,
+    // or (NVML v1) the reservation counted inside `used`.
+    acc.Memory(kUnattributed, (ceiling - placed) * seconds,
+               u.memory_reserved_bytes
+                   ? "device used minus process memory"
+                   : "device used minus process memory (reservation unknown: NVML v1)");
+    acc.Memory(kIdle, (total - reserved - ceiling) * seconds, "device free memory");
+  } else {
+    acc.Memory(kUnattributed, (total - reserved - placed) * seconds,
+               u.unknown_reason ? u.unknown_reason : "device memory state unknown");
+  }
+}
+
+void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc) {
+  double sampled = 0;
+  bool all_sampled = !u.processes.empty();
+  for (const auto& p : u.processes) {
+    if (p.sm_fraction)
+      sampled += std::clamp(*p.sm_fraction, 0.0, 1.0);
+    else
+      all_sampled = false;
+  }
+  std::optional<double> busy = u.busy_fraction;
+  const char* idle_rule = "unit not busy (device busy fraction)";
+  if (!busy && all_sampled) {
+    busy = std::min(1.0, sampled);
+    idle_rule = "unit not busy (sum of per-process samples)";
+  }
+  if (!busy) {
+    acc.Compute(kUnattributed, seconds,
+                u.unknown_reason ? u.unknown_reason : "unit activity unknown");
+    return;
+  }
+  const double b = std::clamp(*busy, 0.0, 1.0);
+  acc.Compute(kIdle, (1.0 - b) * seconds, idle_rule);
+
+  double placed = 0;
+  const bool any_sampled =
+      std::any_of(u.processes.begin(), u.processes.end(),
+                  [](const ProcessObservation& p) { return p.sm_fraction.has_value(); });
+  if (any_sampled) {
+    // Samples above the busy fraction are noise: scale them to it; never above 100 %.
+    const double scale = sampled > b && sampled > 0 ? b / sampled : 1.0;
+    for (const auto& p : u.processes) {
+      if (!p.sm_fraction) continue;
+      const double share = std::clamp(*p.sm_fraction, 0.0, 1.0) * scale;
+      acc.Compute(
+          OwnerOf(p), share * seconds,
+          scale < 1.0 ? "per-process SM samples, scaled to busy" : "per-process SM samples");
+      placed += share;
+    }
+  } else if (!u.processes.empty()) {
+    // No per-process samples: split the busy time by a proxy, and say which.
+    std::map<const Owner*, double, OwnerPtrLess> weight;
+    const char* rule = "";
+    const bool threads =
+        u.mode == SharingMode::kMps &&
+        std::all_of(u.processes.begin(), u.processes.end(),
+                    [](const ProcessObservation& p) { return p.mps_thread_fraction.has_value(); });
+    const bool memory =
+        std::all_of(u.processes.begin(), u.processes.end(),
+                    [](const ProcessObservation& p) { return p.memory_bytes.has_value(); });
+    for (const auto& p : u.processes) weight[&OwnerOf(p)] += 0;
+    if (weight.size() == 1) {
+      weight.begin()->second = 1;
+      rule = "single tenant holds the busy time";
+    } else if (threads) {
+      for (const auto& p : u.processes)
+        weight[&OwnerOf(p)] += std::max(0.0, *p.mps_thread_fraction);
+      rule = "MPS active-thread percentage (no per-process samples)";
+    } else if (memory) {
+      for (const auto& p : u.processes) weight[&OwnerOf(p)] += static_cast<double>(*p.memory_bytes);
+      rule = "memory share (no per-process samples)";
+    }
+    double sum = 0;
+    for (const auto& [o, w] : weight) sum += w;
+    if (sum > 0) {
+      for (const auto& [o, w] : weight) acc.Compute(*o, b * w / sum * seconds, rule);
+      placed = b;
+    }
+  }
+  // Busy time no process accounts for: unattributed, not spread over the others.
+  acc.Compute(kUnattributed, (b - placed) * seconds, "busy time not covered by process data");
+}
+
+}  // namespace
+
+const char* ToString(OwnerKind kind) {
+  switch (kind) {
+    case OwnerKind::kContainer:
+      return "container";
+    case OwnerKind::kIdle:
+      return "idle";
+    case OwnerKind::kSystem:
+      return "system";
+    case OwnerKind::kUnattributed:
+      break;
+  }
+  return "unattributed";
+}
+
+OwnerKind OwnerKindFromString(std::string_view text) {
+  for (auto k : {OwnerKind::kContainer, OwnerKind::kIdle, OwnerKind::kSystem})
+    if (text == ToString(k)) return k;
+  return OwnerKind::kUnattributed;
+}
+
+const char* ToString(SharingMode mode) {
+  switch (mode) {
+    case SharingMode::kExclusive:
+      return "exclusive";
+    case SharingMode::kTimeSlicing:
+      return "time-slicing";
+    case SharingMode::kMps:
+      return "mps";
+    case SharingMode::kMig:
+      return "mig";
+  }
+  return "unknown";
+}
+
+UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
+  UnitLedger out;
+  out.uuid = unit.uuid;
+  out.mode = unit.mode;
+  out.seconds = seconds;
+  out.memory_capacity_byte_seconds = static_cast<double>(unit.memory_total_bytes) * seconds;
+  if (seconds <= 0) return out;
+  Accumulator acc(kResidue * out.memory_capacity_byte_seconds, kResidue * seconds);
+  AttributeMemory(unit, seconds, acc);
+  AttributeCompute(unit, seconds, acc);
+  for (const auto& h : unit.holders) acc.Request(h.owner, std::clamp(h.share, 0.0, 1.0) * seconds);
+  if (unit.energy_joules && *unit.energy_joules >= 0) out.energy_joules = unit.energy_joules;
+  out.rows = acc.Take(out.energy_joules, seconds, unit.energy_rule);
+  return out;
+}
+
+}  // namespace gpumeter::attribution

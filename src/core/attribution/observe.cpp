@@ -1,0 +1,292 @@
+#include "core/attribution/observe.h"
+
+#include <algorithm>
+
+namespace gpumeter::attribution {
+
+SmShareTable SmShares(const gpu::DeviceSample& d) {
+  SmShareTable out;
+  if (!d.process_utilization_supported) return out;
+  const double window_us =
+      static_cast<double>(d.process_util_window_end_us - d.process_util_window_start_us);
+  const double period_us =
+      d.process_util_period_us ? static_cast<double>(*d.process_util_period_us) : 0.0;
+  // Σ smUtil and sample count per PID.
+  std::vector<std::pair<uint32_t, uint32_t>> samples;
+  samples.reserve(d.process_util.size());
+  for (const auto& s : d.process_util) samples.emplace_back(s.pid, s.sm_percent);
+  std::sort(samples.begin(), samples.end());
+  for (size_t i = 0; i < samples.size();) {
+    const uint32_t pid = samples[i].first;
+    double pct = 0;
+    size_t count = 0;
+    for (; i < samples.size() && samples[i].first == pid; ++i, ++count) pct += samples[i].second;
+    // Period unknown (fewer than two distinct stamps so far): take the samples' mean as the share.
+    const double n = static_cast<double>(count);
+    const double periods = period_us > 0 && window_us > 0 ? window_us / period_us : n;
+    out.emplace_back(pid, std::clamp(pct / 100.0 / std::max(periods, n), 0.0, 1.0));
+  }
+  // Listed but no sample: idle in the window. Added after the sampled PIDs, then merged by PID
+  // (a stable sort keeps a sampled entry ahead of its zero, and unique keeps the first).
+  for (const auto& p : d.processes) out.emplace_back(p.pid, 0.0);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const auto& a, const auto& b) { return a.first == b.first; }),
+            out.end());
+  return out;
+}
+
+std::optional<double> SmShareOf(const SmShareTable& shares, uint32_t pid) {
+  auto it = std::lower_bound(shares.begin(), shares.end(), pid,
+                             [](const auto& e, uint32_t p) { return e.first < p; });
+  if (it == shares.end() || it->first != pid) return std::nullopt;
+  return it->second;
+}
+
+namespace {
+
+// Mean of two readings, unknown if either is; rounds down, without overflow.
+std::optional<uint64_t> Mean(std::optional<uint64_t> a, std::optional<uint64_t> b) {
+  if (!a || !b) return std::nullopt;
+  return *a / 2 + *b / 2 + (*a % 2 + *b % 2) / 2;
+}
+
+void SetMemory(UnitObservation& u, const std::optional<gpu::MemoryInfo>& now,
+               const std::optional<gpu::MemoryInfo>* prev) {
+  if (!now) return;
+  u.memory_total_bytes = now->total_bytes;
+  u.memory_used_bytes = now->used_bytes;
+  u.memory_reserved_bytes = now->reserved_bytes;
+  if (prev && *prev) {
+    u.memory_used_bytes = Mean((*prev)->used_bytes, now->used_bytes);
+    u.memory_reserved_bytes = Mean((*prev)->reserved_bytes, now->reserved_bytes);
+  }
+}
+
+// Splits a MIG GPU's energy over its instances (see Observe). Returns the idle energy of slices
+// that belong to no instance (0 when there are none, or when that is unknown).
+double SplitMigEnergy(const gpu::DeviceSample& d, std::optional<double> energy,
+                      std::optional<double> idle_watts, double seconds,
+                      std::vector<UnitObservation>& units) {
+  if (!energy || units.empty()) return 0;
+  const size_t n = std::min(d.mig_instances.size(), units.size());
+  std::vector<double> size(n), activity(n);
+  bool slices_known = true, activity_known = true;
+  for (size_t i = 0; i < n; ++i) {
+    const auto& m = d.mig_instances[i];
+    slices_known = slices_known && m.slices && *m.slices > 0;
+    activity_known = activity_known && m.sm_active_ratio;
+    activity[i] = std::clamp(m.sm_active_ratio.value_or(0), 0.0, 1.0);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const auto& m = d.mig_instances[i];
+    size[i] = slices_known ? static_cast<double>(*m.slices)
+                           : static_cast<double>(m.memory ? m.memory->total_bytes : 0);
+  }
+  double size_sum = 0, busy_sum = 0;
+  for (size_t i = 0; i < n; ++i) size_sum += size[i], busy_sum += size[i] * activity[i];
+  if (size_sum <= 0) return 0;
+  // Idle power is spread over the whole GPU's slices when their count is known: slices in no
+  // instance keep their part (returned), so an instance's idle energy does not depend on its
+  // neighbours.
+  const double capacity = slices_known && d.mig_total_slices && *d.mig_total_slices >= size_sum
+                              ? static_cast<double>(*d.mig_total_slices)
+                              : size_sum;
+  const double idle =
+      activity_known && idle_watts ? std::min(*energy, std::max(0.0, *idle_watts) * seconds) : 0.0;
+  const double dynamic = *energy - idle;
+  const bool by_activity = activity_known && busy_sum > 0;
+  const char* rule =
+      !activity_known
+          ? (slices_known ? "GPU energy by instance size (instance activity unknown)"
+                          : "GPU energy by instance memory size (activity and slices unknown)")
+      : !idle_watts
+          ? (by_activity
+                 ? "GPU energy by instance activity x size (idle power not yet estimated)"
+                 : "GPU energy by instance size (idle power not yet estimated, no activity)")
+      : slices_known ? "GPU idle power by instance size, the rest by instance activity x size"
+                     : "GPU idle power by instance memory size, the rest by activity x memory size";
+  for (size_t i = 0; i < n; ++i) {
+    const double dyn_weight = by_activity ? size[i] * activity[i] / busy_sum : size[i] / size_sum;
+    // Without activity or idle power, nothing is set aside for free slices: all goes to instances.
+    const double idle_weight = idle > 0 ? size[i] / capacity : 0.0;
+    units[i].energy_joules = idle * idle_weight + dynamic * dyn_weight;
+    units[i].energy_rule = rule;
+  }
+  return idle > 0 ? idle * (capacity - size_sum) / capacity : 0.0;
+}
+
+std::vector<Holding> HoldersOf(const ObserveContext& ctx, const std::string& uuid) {
+  return ctx.holders ? ctx.holders(uuid) : std::vector<Holding>{};
+}
+
+// The unit of a MIG GPU's slices that are in no instance: named by the GPU's UUID, holding the
+// memory no instance has; nullopt when every slice is in an instance or the counts are unknown.
+std::optional<UnitObservation> FreeSlicesUnit(const gpu::DeviceSample& d) {
+  if (!d.mig_total_slices) return std::nullopt;
+  uint32_t used_slices = 0;
+  uint64_t instance_memory = 0;
+  for (const auto& m : d.mig_instances) {
+    if (!m.slices) return std::nullopt;
+    used_slices += *m.slices;
+    instance_memory += m.memory ? m.memory->total_bytes : 0;
+  }
+  if (used_slices >= *d.mig_total_slices) return std::nullopt;
+  UnitObservation u;
+  u.uuid = d.uuid;
+  u.mode = SharingMode::kMig;
+  u.memory_total_bytes = d.memory && d.memory->total_bytes > instance_memory
+                             ? d.memory->total_bytes - instance_memory
+                             : 0;
+  return u;
+}
+
+}  // namespace
+
+std::optional<double> GpuEnergyJoules(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
+                                      double seconds, const char** rule) {
+  if (previous && previous->energy_joules && d.energy_joules &&
+      *d.energy_joules >= *previous->energy_joules) {
+    if (rule) *rule = "energy counter delta";
+    return *d.energy_joules - *previous->energy_joules;
+  }
+  if (previous && previous->power_watts && d.power_watts) {
+    if (rule) *rule = "mean board power x time (energy counter missing or reset)";
+    return (*previous->power_watts + *d.power_watts) / 2 * seconds;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> BusyFraction(const gpu::DeviceSample& d) {
+  if (d.sm_active_ratio) return d.sm_active_ratio;
+  if (d.utilization_gpu_percent) return *d.utilization_gpu_percent / 100.0;
+  return std::nullopt;
+}
+
+std::optional<double> MigGpuActivity(const gpu::DeviceSample& d) {
+  if (!d.mig_enabled || d.mig_instances.empty() || !d.mig_total_slices || *d.mig_total_slices == 0)
+    return std::nullopt;
+  double busy = 0;
+  for (const auto& m : d.mig_instances) {
+    if (!m.sm_active_ratio || !m.slices) return std::nullopt;
+    busy += std::clamp(*m.sm_active_ratio, 0.0, 1.0) * *m.slices;
+  }
+  return std::min(1.0, busy / *d.mig_total_slices);
+}
+
+std::vector<UnitObservation> ObserveUnavailable(const gpu::DeviceSample& last, const char* reason,
+                                                const ObserveContext& ctx) {
+  std::vector<UnitObservation> out;
+  auto unit = [&](const std::string& uuid, SharingMode mode,
+                  const std::optional<gpu::MemoryInfo>& memory) {
+    UnitObservation u;
+    u.uuid = uuid;
+    u.mode = mode;
+    u.memory_total_bytes = memory ? memory->total_bytes : 0;
+    u.holders = HoldersOf(ctx, uuid);
+    u.unknown_reason = reason;
+    out.push_back(std::move(u));
+  };
+  if (last.mig_enabled) {
+    for (const auto& m : last.mig_instances) unit(m.uuid, SharingMode::kMig, m.memory);
+    if (auto free = FreeSlicesUnit(last)) {  // its capacity is unknown-in-use too, not dropped
+      free->holders = HoldersOf(ctx, free->uuid);
+      free->unknown_reason = reason;
+      out.push_back(std::move(*free));
+    }
+  } else {
+    unit(last.uuid, ctx.sharing ? ctx.sharing(last.uuid) : SharingMode::kExclusive, last.memory);
+  }
+  return out;
+}
+
+std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
+                                     double seconds, const ObserveContext& ctx) {
+  std::vector<UnitObservation> out;
+  if (d.lost || d.uuid.empty()) return out;
+  if (previous && (previous->uuid != d.uuid || previous->lost)) previous = nullptr;
+  auto processes = [&](const std::vector<gpu::GpuProcess>& procs,
+                       const std::vector<gpu::GpuProcess>* before, const SmShareTable& shares) {
+    // One entry per PID seen at either end (a vector: this runs for every process every second).
+    struct Seen {
+      uint32_t pid;
+      std::optional<uint64_t> before, now;
+      bool unknown;
+    };
+    std::vector<Seen> seen;
+    seen.reserve(procs.size() + (before ? before->size() : 0));
+    for (const auto& p : procs)
+      seen.push_back({p.pid, std::nullopt, p.used_memory_bytes, !p.used_memory_bytes});
+    if (before)
+      for (const auto& p : *before)
+        seen.push_back({p.pid, p.used_memory_bytes, std::nullopt, !p.used_memory_bytes});
+    std::stable_sort(seen.begin(), seen.end(),
+                     [](const Seen& a, const Seen& b) { return a.pid < b.pid; });
+    std::vector<ProcessObservation> ps;
+    ps.reserve(seen.size());
+    for (size_t i = 0; i < seen.size();) {
+      Seen m{seen[i].pid, std::nullopt, std::nullopt, false};
+      for (; i < seen.size() && seen[i].pid == m.pid;
+           ++i) {  // a PID listed twice: the last reading wins
+        if (seen[i].now) m.now = seen[i].now;
+        if (seen[i].before) m.before = seen[i].before;
+        m.unknown = m.unknown || seen[i].unknown;
+      }
+      ProcessObservation o;
+      o.pid = m.pid;
+      o.owner = ctx.owner ? ctx.owner(m.pid) : std::nullopt;
+      if (!m.unknown)
+        o.memory_bytes = before ? Mean(m.before.value_or(0), m.now.value_or(0)) : m.now;
+      o.sm_fraction = SmShareOf(shares, m.pid);
+      if (ctx.mps_thread_fraction) o.mps_thread_fraction = ctx.mps_thread_fraction(m.pid);
+      ps.push_back(std::move(o));
+    }
+    return ps;
+  };
+  if (d.mig_enabled) {
+    for (const auto& m : d.mig_instances) {
+      UnitObservation u;
+      u.uuid = m.uuid;
+      u.mode = SharingMode::kMig;
+      const gpu::MigInstanceSample* before = nullptr;
+      if (previous)
+        for (const auto& pm : previous->mig_instances)
+          if (pm.uuid == m.uuid) before = &pm;
+      SetMemory(u, m.memory, before ? &before->memory : nullptr);
+      u.busy_fraction = m.sm_active_ratio;
+      u.processes = processes(m.processes, before ? &before->processes : nullptr, {});
+      u.holders = HoldersOf(ctx, m.uuid);
+      out.push_back(std::move(u));
+    }
+    const auto energy = GpuEnergyJoules(previous, d, seconds, nullptr);
+    const double free_idle = SplitMigEnergy(
+        d, energy, ctx.idle_power_watts ? ctx.idle_power_watts(d.uuid) : std::nullopt, seconds,
+        out);
+    // Slices in no instance are idle and keep their share of idle power, so the GPU's energy and
+    // cost add up.
+    if (auto free = FreeSlicesUnit(d)) {
+      free->memory_used_bytes = 0;
+      free->busy_fraction = 0;
+      if (energy) {
+        free->energy_joules = free_idle;
+        free->energy_rule = free_idle > 0 ? "idle power of MIG slices in no instance"
+                                          : "MIG slices in no instance (idle power unknown)";
+      }
+      out.push_back(std::move(*free));
+    }
+    return out;
+  }
+  UnitObservation u;
+  u.uuid = d.uuid;
+  u.mode = ctx.sharing ? ctx.sharing(d.uuid) : SharingMode::kExclusive;
+  SetMemory(u, d.memory, previous ? &previous->memory : nullptr);
+  u.busy_fraction = BusyFraction(d);
+  u.processes = processes(d.processes, previous ? &previous->processes : nullptr, SmShares(d));
+  u.energy_joules = GpuEnergyJoules(previous, d, seconds, &u.energy_rule);
+  u.holders = HoldersOf(ctx, d.uuid);
+  out.push_back(std::move(u));
+  return out;
+}
+
+}  // namespace gpumeter::attribution

@@ -1,0 +1,70 @@
+// Turns one NVML sample of a device into the per-unit observations the attribution core takes:
+// the GPU itself, or each MIG instance. Pure. The per-process SM share over the sample's window
+// is estimated from the driver's samples: NVML reports one sample per busy process per driver
+// period, so share = Σ smUtil / 100 / (periods in the window), with the period the NVML source
+// measured (DeviceSample::process_util_period_us).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "core/attribution/attribute.h"
+#include "domain/gpu_types.h"
+
+namespace gpumeter::attribution {
+
+struct ObserveContext {
+  // Owner of a host PID; nullopt when unknown (counted as unattributed).
+  std::function<std::optional<Owner>(uint32_t pid)> owner;
+  // Sharing mode of a physical GPU (exclusive, time-slicing or MPS; MIG is read from NVML).
+  std::function<SharingMode(const std::string& gpu_uuid)> sharing;
+  // MPS active-thread fraction of a PID, from its CUDA_MPS_ACTIVE_THREAD_PERCENTAGE.
+  std::function<std::optional<double>(uint32_t pid)> mps_thread_fraction;
+  // The containers allocated to a unit (GPU or MIG UUID) and the share each holds.
+  std::function<std::vector<Holding>(const std::string& unit_uuid)> holders;
+  // Idle power of a physical GPU in watts (IdlePowerFit, or configured); unknown: nullopt.
+  std::function<std::optional<double>(const std::string& gpu_uuid)> idle_power_watts;
+};
+
+// Observations for the interval that ends with `device`. With the `previous` sample of the same
+// device (null on the first pass), memory is the mean of the readings at both ends: a process
+// seen at one end only held its memory for part of the interval (half, as the best estimate),
+// and linear growth integrates exactly. Energy of a whole GPU is the energy counter's delta over
+// the interval (`seconds` long); where the counter is missing or went backwards (driver reload),
+// the mean of the two power readings × `seconds`; else unknown. On a MIG GPU that energy is split
+// over the instances: idle power × `seconds` by instance size (compute slices), the rest by
+// activity × size; without an idle-power estimate all of it by activity × size; without activity
+// by size alone. Each instance's observation names the rule.
+std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous,
+                                     const gpu::DeviceSample& device, double seconds,
+                                     const ObserveContext& ctx);
+
+// Units of a GPU that gave no readings this interval (lost, or missing from the sample), named
+// from its `last_good` sample: capacity known, everything else unknown, with `reason` as rule.
+std::vector<UnitObservation> ObserveUnavailable(const gpu::DeviceSample& last_good,
+                                                const char* reason, const ObserveContext& ctx);
+
+// The GPU's energy over the interval and the rule that gave it (see Observe); unknown: nullopt.
+std::optional<double> GpuEnergyJoules(const gpu::DeviceSample* previous,
+                                      const gpu::DeviceSample& device, double seconds,
+                                      const char** rule);
+
+// Busy fraction of a whole GPU over the sample window, [0, 1]: GPM SM activity (it covers the same
+// window as the per-process samples), else utilization.gpu (the driver's last period only).
+std::optional<double> BusyFraction(const gpu::DeviceSample& device);
+
+// Slice-weighted SM activity of a MIG GPU over the sample window, [0, 1]: Σ activity × slices /
+// total slices. Unknown unless every instance's activity and slices are known.
+std::optional<double> MigGpuActivity(const gpu::DeviceSample& device);
+
+// Mean SM share of each PID over the device's sample window, [0, 1], as (PID, share) sorted by
+// PID; empty when the driver gives no per-process utilization. Exposed for tests.
+using SmShareTable = std::vector<std::pair<uint32_t, double>>;
+SmShareTable SmShares(const gpu::DeviceSample& device);
+
+// The share of `pid` in a table from SmShares; nullopt when the PID is not in it.
+std::optional<double> SmShareOf(const SmShareTable& shares, uint32_t pid);
+
+}  // namespace gpumeter::attribution

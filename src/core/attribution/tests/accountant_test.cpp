@@ -1,0 +1,255 @@
+#include "core/attribution/accountant.h"
+
+#include <gtest/gtest.h>
+
+namespace gpumeter::attribution {
+namespace {
+
+Owner C(const std::string& pod) { return Owner{OwnerKind::kContainer, "ns", pod, "c"}; }
+
+const Row* Find(const UnitLedger& l, const Owner& o) {
+  for (const auto& r : l.rows)
+    if (r.owner == o) return &r;
+  return nullptr;
+}
+
+const UnitLedger* Unit(const std::vector<UnitLedger>& ls, const std::string& uuid) {
+  for (const auto& l : ls)
+    if (l.uuid == uuid) return &l;
+  return nullptr;
+}
+
+double Sum(const UnitLedger& l, double Row::*field) {
+  double s = 0;
+  for (const auto& r : l.rows) s += r.*field;
+  return s;
+}
+
+// A MIG GPU of 7 slices with instances of 3, 2 and 1 slices (one slice free). Power model:
+// P = idle + (max − idle) × Σ activity × slices / 7.
+gpu::DeviceSample MigGpu(double t, double a0, double a1, double a2, double idle = 90,
+                         double max = 700) {
+  gpu::DeviceSample d;
+  d.uuid = "GPU-m";
+  d.name = "NVIDIA H200";
+  d.mig_enabled = true;
+  d.process_utilization_supported = false;
+  d.mig_total_slices = 7;
+  d.memory = gpu::MemoryInfo{1000, 0, 0, 1000};
+  const double busy = (a0 * 3 + a1 * 2 + a2 * 1) / 7;
+  d.energy_joules = 1e6 + t * (idle + (max - idle) * busy);  // constant power over [0, t]
+  const double as[] = {a0, a1, a2};
+  const uint32_t slices[] = {3, 2, 1};
+  for (int i = 0; i < 3; ++i) {
+    gpu::MigInstanceSample m;
+    m.uuid = "MIG-" + std::to_string(i);
+    m.gpu_instance_id = static_cast<uint32_t>(i);
+    m.slices = slices[i];
+    m.memory = gpu::MemoryInfo{slices[i] * 100ull, 50, 0, slices[i] * 100ull - 50};
+    m.sm_active_ratio = as[i];
+    m.processes.push_back({static_cast<uint32_t>(100 + i), gpu::ProcessType::kCompute, 50,
+                           static_cast<uint32_t>(i), 0});
+    d.mig_instances.push_back(std::move(m));
+  }
+  return d;
+}
+
+gpu::GpuSnapshot Snap(std::vector<gpu::DeviceSample> ds) {
+  gpu::GpuSnapshot s;
+  s.devices = std::move(ds);
+  return s;
+}
+
+ObserveContext Ctx() {
+  ObserveContext ctx;
+  ctx.owner = [](uint32_t pid) -> std::optional<Owner> { return C("p" + std::to_string(pid)); };
+  return ctx;
+}
+
+TEST(Accountant, MigEnergyIdleBySizeAndTheRestByActivityWhenIdleIsKnown) {
+  AccountantOptions opt;
+  opt.idle_power_watts["NVIDIA H200"] = 90;  // configured by model
+  Accountant acc(Ctx(), opt);
+  acc.Prime(Snap({MigGpu(0, 0.7, 0.25, 0.05)}));
+  const auto ls = acc.Step(Snap({MigGpu(10, 0.7, 0.25, 0.05)}), 10);
+  // Instance i: idle × slices/7 + (max − idle) × activity × slices/7, × 10 s.
+  const double want[] = {(90 * 3 + 610 * 0.7 * 3) / 7.0 * 10, (90 * 2 + 610 * 0.25 * 2) / 7.0 * 10,
+                         (90 * 1 + 610 * 0.05 * 1) / 7.0 * 10};
+  double total = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto* l = Unit(ls, "MIG-" + std::to_string(i));
+    ASSERT_TRUE(l && l->energy_joules);
+    EXPECT_NEAR(*l->energy_joules, want[i], 1e-6) << i;
+    EXPECT_NEAR(Sum(*l, &Row::energy_joules), *l->energy_joules, 1e-9 * *l->energy_joules);
+    total += *l->energy_joules;
+  }
+  // The free slice is a unit of its own under the GPU's UUID: idle, with its idle power.
+  const auto* free = Unit(ls, "GPU-m");
+  ASSERT_TRUE(free && free->energy_joules);
+  EXPECT_NEAR(*free->energy_joules, 90.0 / 7 * 10, 1e-6);
+  ASSERT_EQ(free->rows.size(), 1u);
+  EXPECT_EQ(free->rows[0].owner.kind, OwnerKind::kIdle);
+  EXPECT_DOUBLE_EQ(free->rows[0].compute_seconds, 10);
+  EXPECT_EQ(free->memory_capacity_byte_seconds, (1000.0 - 600) * 10);
+  // The GPU's energy is conserved across its instances and free slices.
+  const double busy = (0.7 * 3 + 0.25 * 2 + 0.05) / 7;
+  EXPECT_NEAR(total + *free->energy_joules, (90 + 610 * busy) * 10, 1e-6);
+}
+
+TEST(Accountant, ALostMigGpuKeepsEveryUnitIncludingItsFreeSlices) {
+  Accountant acc(Ctx());
+  acc.Prime(Snap({MigGpu(0, 0.5, 0.5, 0.5)}));
+  gpu::DeviceSample lost;
+  lost.uuid = "GPU-m";
+  lost.lost = true;
+  const auto ls = acc.Step(Snap({lost}), 2);
+  ASSERT_EQ(ls.size(), 4u) << "three instances and the free slice";
+  double capacity = 0;
+  for (const auto& l : ls) {
+    capacity += l.memory_capacity_byte_seconds;
+    ASSERT_EQ(l.rows.size(), 1u) << l.uuid;
+    EXPECT_EQ(l.rows[0].owner.kind, OwnerKind::kUnattributed) << l.uuid;
+    EXPECT_STREQ(l.rows[0].memory_rule, "GPU lost: no readings");
+  }
+  EXPECT_DOUBLE_EQ(capacity, 1000.0 * 2) << "the whole GPU's memory, as before it was lost";
+}
+
+TEST(Accountant, IdlePowerIsFittedFromTheGpusOwnHistory) {
+  Accountant acc(Ctx());
+  double t = 0, e0 = 0;
+  auto at = [&](double a0) {
+    auto d = MigGpu(0, a0, 0.25, 0.05);
+    const double busy = (a0 * 3 + 0.25 * 2 + 0.05) / 7;
+    e0 += (90 + 610 * busy) * 1.0;  // one second at this activity
+    d.energy_joules = 1e6 + e0;
+    return d;
+  };
+  acc.Prime(Snap({at(0.1)}));
+  EXPECT_FALSE(acc.IdleWatts("GPU-m"));
+  std::vector<UnitLedger> ls;
+  for (int i = 0; i < 10; ++i, t += 1) ls = acc.Step(Snap({at(0.1 + 0.08 * i)}), 1.0);
+  ASSERT_TRUE(acc.IdleWatts("GPU-m"));
+  EXPECT_NEAR(*acc.IdleWatts("GPU-m"), 90, 1e-3);
+  EXPECT_NE(std::string(Unit(ls, "MIG-0")->rows[0].energy_rule).find("idle power by instance size"),
+            std::string::npos);
+}
+
+TEST(Accountant, WithoutIdlePowerEnergyFollowsActivityAndSaysSo) {
+  Accountant acc(Ctx());
+  acc.Prime(Snap({MigGpu(0, 0.5, 0.5, 0.0)}));
+  const auto ls = acc.Step(Snap({MigGpu(1, 0.5, 0.5, 0.0)}), 1);
+  const double e = 90 + 610 * (0.5 * 5 / 7.0);
+  EXPECT_NEAR(*Unit(ls, "MIG-0")->energy_joules, e * 0.6, 1e-9);  // 3 × 0.5 of 5 × 0.5
+  EXPECT_NEAR(*Unit(ls, "MIG-1")->energy_joules, e * 0.4, 1e-9);
+  EXPECT_NEAR(*Unit(ls, "MIG-2")->energy_joules, 0, 1e-9);
+  EXPECT_NE(
+      std::string(Unit(ls, "MIG-0")->rows[0].energy_rule).find("idle power not yet estimated"),
+      std::string::npos);
+}
+
+TEST(Accountant, UnknownInstanceActivitySplitsBySize) {
+  Accountant acc(Ctx());
+  acc.Prime(Snap({MigGpu(0, 0.5, 0.5, 0.5)}));
+  auto d = MigGpu(1, 0.5, 0.5, 0.5);
+  d.mig_instances[1].sm_active_ratio.reset();
+  const auto ls = acc.Step(Snap({std::move(d)}), 1);
+  const double e = 90 + 610 * 0.5 * 6 / 7;
+  EXPECT_NEAR(*Unit(ls, "MIG-0")->energy_joules, e * 3 / 6, 1e-9);
+  EXPECT_NE(std::string(Unit(ls, "MIG-0")->rows[0].energy_rule).find("activity unknown"),
+            std::string::npos);
+  const auto* un = Find(*Unit(ls, "MIG-1"), Owner{OwnerKind::kUnattributed, {}, {}, {}});
+  ASSERT_TRUE(un);
+  EXPECT_DOUBLE_EQ(un->compute_seconds, 1)
+      << "activity unknown: the instance's time is unattributed";
+}
+
+gpu::DeviceSample Whole(const std::string& uuid, bool lost = false) {
+  gpu::DeviceSample d;
+  d.uuid = uuid;
+  d.name = "NVIDIA H100";
+  d.lost = lost;
+  if (lost) return d;
+  d.memory = gpu::MemoryInfo{1000, 400, 0, 600};
+  d.sm_active_ratio = 0.5;
+  d.processes = {{7, gpu::ProcessType::kCompute, 400, {}, {}}};
+  return d;
+}
+
+TEST(Accountant, ALostGpuIsAccountedAsUnattributedFromItsLastGoodSample) {
+  ObserveContext ctx = Ctx();
+  ctx.holders = [](const std::string& unit) {
+    return std::vector<Holding>{{C("holder-" + unit), 1.0}};
+  };
+  Accountant acc(ctx);
+  acc.Prime(Snap({Whole("GPU-a"), Whole("GPU-b")}));
+  auto ls = acc.Step(Snap({Whole("GPU-a"), Whole("GPU-b", true)}), 2);
+  const auto* b = Unit(ls, "GPU-b");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->memory_capacity_byte_seconds, 2000);
+  EXPECT_FALSE(b->energy_joules) << "no energy reading: unknown, not zero";
+  const auto* un = Find(*b, Owner{OwnerKind::kUnattributed, {}, {}, {}});
+  ASSERT_TRUE(un);
+  EXPECT_DOUBLE_EQ(un->memory_byte_seconds, 2000);
+  EXPECT_DOUBLE_EQ(un->compute_seconds, 2);
+  EXPECT_STREQ(un->compute_rule, "GPU lost: no readings");
+  // The allocation is still held while the GPU is lost.
+  const auto* holder = Find(*b, C("holder-GPU-b"));
+  ASSERT_TRUE(holder);
+  EXPECT_DOUBLE_EQ(holder->requested_share_seconds, 2);
+  EXPECT_DOUBLE_EQ(holder->compute_seconds, 0);
+
+  // A GPU that vanished from the sample altogether is accounted the same way.
+  ls = acc.Step(Snap({Whole("GPU-a")}), 1);
+  ASSERT_TRUE(Unit(ls, "GPU-b"));
+  EXPECT_STREQ(Find(*Unit(ls, "GPU-b"), Owner{OwnerKind::kUnattributed, {}, {}, {}})->memory_rule,
+               "GPU missing from the sample");
+
+  // Back: a fresh start, no deltas across the gap (no energy, memory from this reading only).
+  auto back = Whole("GPU-b");
+  back.energy_joules = 5e6;
+  ls = acc.Step(Snap({Whole("GPU-a"), back}), 1);
+  EXPECT_FALSE(Unit(ls, "GPU-b")->energy_joules);
+  EXPECT_DOUBLE_EQ(Find(*Unit(ls, "GPU-b"), C("p7"))->memory_byte_seconds, 400);
+}
+
+TEST(Accountant, RequestedShareIsHeldWhetherUsedOrNot) {
+  ObserveContext ctx = Ctx();
+  ctx.holders = [](const std::string&) {
+    return std::vector<Holding>{{C("p7"), 0.25}, {C("idle-holder"), 0.25}, {C("too-much"), 3.0}};
+  };
+  Accountant acc(ctx);
+  acc.Prime(Snap({Whole("GPU-a")}));
+  const auto ls = acc.Step(Snap({Whole("GPU-a")}), 4);
+  const auto& l = ls.at(0);
+  EXPECT_DOUBLE_EQ(Find(l, C("p7"))->requested_share_seconds, 1.0);
+  EXPECT_GT(Find(l, C("p7"))->memory_byte_seconds, 0);
+  const auto* idle_holder = Find(l, C("idle-holder"));
+  ASSERT_TRUE(idle_holder) << "a holder that uses nothing still has a row";
+  EXPECT_DOUBLE_EQ(idle_holder->requested_share_seconds, 1.0);
+  EXPECT_DOUBLE_EQ(idle_holder->compute_seconds, 0);
+  EXPECT_DOUBLE_EQ(Find(l, C("too-much"))->requested_share_seconds, 4.0)
+      << "a share is capped at the whole unit";
+}
+
+TEST(Accountant, AProcessThatExitedKeepsTheOwnerItHadWhenSeen) {
+  // The owner lookup knows only live PIDs: PID 7 is gone by the second sample.
+  bool alive = true;
+  ObserveContext ctx;
+  ctx.owner = [&](uint32_t pid) -> std::optional<Owner> {
+    if (pid == 7 && alive) return C("p7");
+    return std::nullopt;
+  };
+  Accountant acc(ctx);
+  acc.Prime(Snap({Whole("GPU-a")}));
+  alive = false;
+  auto gone = Whole("GPU-a");
+  gone.processes.clear();
+  gone.memory->used_bytes = 0;
+  const auto ls = acc.Step(Snap({gone}), 2);
+  const auto* row = Find(ls.at(0), C("p7"));
+  ASSERT_TRUE(row) << "half the interval's memory belongs to the container it exited from";
+  EXPECT_DOUBLE_EQ(row->memory_byte_seconds, 400);  // mean of 400 and 0, for 2 s
+}
+
+}  // namespace
+}  // namespace gpumeter::attribution

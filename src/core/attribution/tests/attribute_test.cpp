@@ -1,0 +1,145 @@
+// Worked examples per rule (the same ones as docs/attribution.md), computed by hand.
+#include "core/attribution/attribute.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gpumeter::attribution {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr uint64_t kGiB = 1ull << 30;
+const Owner kA{OwnerKind::kContainer, "ns", "a", "c"};
+const Owner kB{OwnerKind::kContainer, "ns", "b", "c"};
+const Owner kC{OwnerKind::kContainer, "ns", "c", "c"};
+
+UnitObservation MakeUnit(std::string uuid, SharingMode mode, uint64_t total,
+                         std::optional<uint64_t> used, std::optional<uint64_t> reserved,
+                         std::optional<double> busy, std::vector<ProcessObservation> processes) {
+  UnitObservation u;
+  u.uuid = std::move(uuid);
+  u.mode = mode;
+  u.memory_total_bytes = total;
+  u.memory_used_bytes = used;
+  u.memory_reserved_bytes = reserved;
+  u.busy_fraction = busy;
+  u.processes = std::move(processes);
+  return u;
+}
+
+const Row* Find(const UnitLedger& l, OwnerKind kind, const std::string& pod = "") {
+  for (const auto& r : l.rows)
+    if (r.owner.kind == kind && r.owner.pod == pod) return &r;
+  return nullptr;
+}
+double Mem(const UnitLedger& l, OwnerKind k, const std::string& pod = "") {
+  const Row* r = Find(l, k, pod);
+  return r ? r->memory_byte_seconds : 0;
+}
+double Cpu(const UnitLedger& l, OwnerKind k, const std::string& pod = "") {
+  const Row* r = Find(l, k, pod);
+  return r ? r->compute_seconds : 0;
+}
+
+TEST(Attribute, TimeSlicingWithSamplesBelowBusy) {
+  // 80 GiB GPU, 1 GiB reserved, 40 GiB used: a 10, b 20, one process of unknown size.
+  // Busy 70 %; samples a 30 %, b 25 %: 15 % of busy time has no owner.
+  UnitObservation u =
+      MakeUnit("GPU-1", SharingMode::kTimeSlicing, 80 * kGiB, 40 * kGiB, 1 * kGiB, 0.70,
+               {{1, kA, 10 * kGiB, 0.30, {}},
+                {2, kB, 20 * kGiB, 0.25, {}},
+                {3, kC, std::nullopt, std::nullopt, {}}});
+  const auto l = AttributeUnit(u, 10);
+  EXPECT_EQ(l.mode, SharingMode::kTimeSlicing);
+  EXPECT_DOUBLE_EQ(Mem(l, OwnerKind::kContainer, "a"), 10.0 * kGiB * 10);
+  EXPECT_DOUBLE_EQ(Mem(l, OwnerKind::kContainer, "b"), 20.0 * kGiB * 10);
+  EXPECT_DOUBLE_EQ(Mem(l, OwnerKind::kSystem), 1.0 * kGiB * 10);
+  EXPECT_DOUBLE_EQ(Mem(l, OwnerKind::kUnattributed), 10.0 * kGiB * 10) << "40 used - 30 sized";
+  EXPECT_DOUBLE_EQ(Mem(l, OwnerKind::kIdle), 39.0 * kGiB * 10);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 3.0);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "b"), 2.5);
+  EXPECT_NEAR(Cpu(l, OwnerKind::kUnattributed), 1.5, 1e-12) << "not spread over a and b";
+  EXPECT_NEAR(Cpu(l, OwnerKind::kIdle), 3.0, 1e-12);
+  EXPECT_EQ(Find(l, OwnerKind::kContainer, "c"), nullptr)
+      << "nothing known about c: no row, not a zero";
+  EXPECT_THAT(Find(l, OwnerKind::kContainer, "a")->compute_rule,
+              HasSubstr("per-process SM samples"));
+}
+
+TEST(Attribute, EnergyFollowsTheUnitsTime) {
+  // 1000 J over 10 s; busy 70 %: a 30 %, b 25 %, unattributed 15 %, idle 30 %.
+  UnitObservation u = MakeUnit("GPU-1", SharingMode::kTimeSlicing, 80 * kGiB, 40 * kGiB, 1 * kGiB,
+                               0.70, {{1, kA, 10 * kGiB, 0.30, {}}, {2, kB, 20 * kGiB, 0.25, {}}});
+  u.energy_joules = 1000;
+  u.energy_rule = "energy counter delta";
+  const auto l = AttributeUnit(u, 10);
+  ASSERT_TRUE(l.energy_joules);
+  EXPECT_NEAR(Find(l, OwnerKind::kContainer, "a")->energy_joules, 300, 1e-9);
+  EXPECT_NEAR(Find(l, OwnerKind::kContainer, "b")->energy_joules, 250, 1e-9);
+  EXPECT_NEAR(Find(l, OwnerKind::kUnattributed)->energy_joules, 150, 1e-9);
+  EXPECT_NEAR(Find(l, OwnerKind::kIdle)->energy_joules, 300, 1e-9);
+  EXPECT_EQ(Find(l, OwnerKind::kSystem)->energy_joules, 0.0)
+      << "the reservation draws no compute time";
+  EXPECT_STREQ(Find(l, OwnerKind::kContainer, "a")->energy_rule, "energy counter delta");
+}
+
+TEST(Attribute, SamplesAboveBusyAreScaledDown) {
+  // Busy 60 %, samples 50 % + 40 % = 90 %: scaled by 60/90; never above 100 %.
+  UnitObservation u = MakeUnit("GPU-1", SharingMode::kTimeSlicing, 16 * kGiB, 0, 0, 0.60,
+                               {{1, kA, 0, 0.50, {}}, {2, kB, 0, 0.40, {}}});
+  const auto l = AttributeUnit(u, 1);
+  EXPECT_NEAR(Cpu(l, OwnerKind::kContainer, "a"), 0.5 * 60 / 90, 1e-12);
+  EXPECT_NEAR(Cpu(l, OwnerKind::kContainer, "b"), 0.4 * 60 / 90, 1e-12);
+  EXPECT_NEAR(Cpu(l, OwnerKind::kIdle), 0.4, 1e-12);
+  EXPECT_THAT(Find(l, OwnerKind::kContainer, "a")->compute_rule, HasSubstr("scaled to busy"));
+}
+
+TEST(Attribute, MpsFallsBackToThreadsThenMemory) {
+  UnitObservation u = MakeUnit("GPU-1", SharingMode::kMps, 80 * kGiB, 40 * kGiB, 0, 0.50,
+                               {{1, kA, 10 * kGiB, {}, 0.25}, {2, kB, 30 * kGiB, {}, 0.75}});
+  auto l = AttributeUnit(u, 4);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 0.5 * 0.25 * 4);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "b"), 0.5 * 0.75 * 4);
+  EXPECT_THAT(Find(l, OwnerKind::kContainer, "a")->compute_rule,
+              HasSubstr("active-thread percentage"));
+  u.processes[1].mps_thread_fraction.reset();  // one client without a limit: use memory
+  l = AttributeUnit(u, 4);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 0.5 * 10 / 40 * 4);
+  EXPECT_THAT(Find(l, OwnerKind::kContainer, "b")->compute_rule, HasSubstr("memory share"));
+}
+
+TEST(Attribute, MigWithoutActivityIsUnknownNotIdle) {
+  UnitObservation u = MakeUnit("MIG-1", SharingMode::kMig, 10 * kGiB, 3 * kGiB, {}, std::nullopt,
+                               {{1, kA, 3 * kGiB, {}, {}}});
+  auto l = AttributeUnit(u, 2);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kUnattributed), 2.0);
+  EXPECT_EQ(Cpu(l, OwnerKind::kIdle), 0.0);
+  EXPECT_THAT(Find(l, OwnerKind::kUnattributed)->compute_rule, HasSubstr("activity unknown"));
+  u.busy_fraction = 0.7;  // GPM SM activity of the instance
+  l = AttributeUnit(u, 2);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 1.4);
+  EXPECT_THAT(Find(l, OwnerKind::kContainer, "a")->compute_rule, HasSubstr("single tenant"));
+}
+
+TEST(Attribute, UnknownContainerAndUnknownMemoryState) {
+  // A process whose container is unknown is unattributed; with `used` unknown, what is not
+  // sized is unattributed too (not idle).
+  UnitObservation u = MakeUnit("GPU-1", SharingMode::kExclusive, 8 * kGiB, std::nullopt,
+                               std::nullopt, 0.5, {{1, std::nullopt, 2 * kGiB, 0.5, {}}});
+  const auto l = AttributeUnit(u, 1);
+  EXPECT_DOUBLE_EQ(Mem(l, OwnerKind::kUnattributed), 8.0 * kGiB);
+  EXPECT_EQ(Mem(l, OwnerKind::kIdle), 0.0);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kUnattributed), 0.5);
+}
+
+TEST(Attribute, ProcessMemoryAboveUsedIsScaled) {
+  UnitObservation u = MakeUnit("GPU-1", SharingMode::kTimeSlicing, 8 * kGiB, 4 * kGiB, 0, 0,
+                               {{1, kA, 3 * kGiB, 0, {}}, {2, kB, 3 * kGiB, 0, {}}});
+  const auto l = AttributeUnit(u, 1);
+  EXPECT_DOUBLE_EQ(Mem(l, OwnerKind::kContainer, "a"), 2.0 * kGiB);
+  EXPECT_DOUBLE_EQ(Mem(l, OwnerKind::kIdle), 4.0 * kGiB);
+}
+
+}  // namespace
+}  // namespace gpumeter::attribution

@@ -1,0 +1,108 @@
+#include "core/attribution/observe.h"
+
+#include <gtest/gtest.h>
+
+namespace gpumeter::attribution {
+namespace {
+
+gpu::DeviceSample Device() {
+  gpu::DeviceSample d;
+  d.uuid = "GPU-1";
+  d.memory = gpu::MemoryInfo{100, 40, 10, 50};
+  d.utilization_gpu_percent = 60;
+  d.processes = {{1, gpu::ProcessType::kCompute, 30, {}, {}},
+                 {2, gpu::ProcessType::kCompute, 10, {}, {}}};
+  // Window of 1 s, driver period 1/4 s: pid 1 busy in all 4 periods at 50 %, pid 2 in one at 40 %.
+  d.process_util_window_start_us = 1'000'000;
+  d.process_util_window_end_us = 2'000'000;
+  d.process_util_period_us = 250'000;
+  for (uint64_t k = 1; k <= 4; ++k) d.process_util.push_back({1, 1'000'000 + k * 250'000, 50, 0});
+  d.process_util.push_back({2, 1'500'000, 40, 0});
+  return d;
+}
+
+TEST(Observe, SmSharesCountPeriodsWithoutSamplesAsIdle) {
+  const auto shares = SmShares(Device());
+  ASSERT_EQ(shares.size(), 2u);
+  EXPECT_DOUBLE_EQ(SmShareOf(shares, 1).value_or(-1), 0.5);
+  EXPECT_DOUBLE_EQ(SmShareOf(shares, 2).value_or(-1), 0.1);
+  EXPECT_FALSE(SmShareOf(shares, 3).has_value());
+}
+
+TEST(Observe, NoPerProcessUtilizationGivesNoShares) {
+  auto d = Device();
+  d.process_utilization_supported = false;
+  EXPECT_TRUE(SmShares(d).empty());
+}
+
+TEST(Observe, MemoryIsTheMeanOfBothEnds) {
+  auto before = Device();
+  before.processes = {{1, gpu::ProcessType::kCompute, 20, {}, {}},
+                      {3, gpu::ProcessType::kCompute, 8, {}, {}}};
+  before.memory->used_bytes = 28;
+  ObserveContext ctx;
+  ctx.owner = [](uint32_t pid) -> std::optional<Owner> {
+    return Owner{OwnerKind::kContainer, "ns", std::to_string(pid), "c"};
+  };
+  const auto units = Observe(&before, Device(), 1.0, ctx);
+  ASSERT_EQ(units.size(), 1u);
+  const auto& u = units[0];
+  EXPECT_EQ(u.memory_used_bytes, 34u);
+  EXPECT_DOUBLE_EQ(*u.busy_fraction, 0.6);
+  std::map<uint32_t, uint64_t> mem;
+  for (const auto& p : u.processes) mem[p.pid] = p.memory_bytes.value_or(999);
+  EXPECT_EQ(mem.at(1), 25u);  // grew 20 -> 30
+  EXPECT_EQ(mem.at(2), 5u);   // appeared: half the interval
+  EXPECT_EQ(mem.at(3), 4u);   // exited: half the interval
+}
+
+TEST(Observe, UnknownMemoryStaysUnknownAndLostGpuHasNoUnits) {
+  auto d = Device();
+  d.processes[0].used_memory_bytes.reset();
+  const auto units = Observe(nullptr, d, 1.0, {});
+  EXPECT_FALSE(units[0].processes[0].memory_bytes.has_value());
+  EXPECT_FALSE(units[0].processes[0].owner.has_value()) << "no owner source: unattributed";
+  d.lost = true;
+  EXPECT_TRUE(Observe(nullptr, d, 1.0, {}).empty());
+}
+
+TEST(Observe, MigInstancesBecomeUnits) {
+  gpu::DeviceSample d;
+  d.uuid = "GPU-m";
+  d.mig_enabled = true;
+  d.process_utilization_supported = false;
+  gpu::MigInstanceSample m;
+  m.uuid = "MIG-1";
+  m.memory = gpu::MemoryInfo{10, 4, 0, 6};
+  m.sm_active_ratio = 0.7;
+  m.processes = {{5, gpu::ProcessType::kCompute, 4, 1, 0}};
+  d.mig_instances = {m};
+  const auto units = Observe(nullptr, d, 1.0, {});
+  ASSERT_EQ(units.size(), 1u);
+  EXPECT_EQ(units[0].uuid, "MIG-1");
+  EXPECT_EQ(units[0].mode, SharingMode::kMig);
+  EXPECT_DOUBLE_EQ(*units[0].busy_fraction, 0.7);
+  EXPECT_FALSE(units[0].processes[0].sm_fraction.has_value());
+}
+
+TEST(Observe, EnergyFromCounterElsePowerElseUnknown) {
+  auto before = Device(), now = Device();
+  before.energy_joules = 1000;
+  now.energy_joules = 1600;
+  before.power_watts = 500;
+  now.power_watts = 700;
+  auto u = Observe(&before, now, 2.0, {})[0];
+  EXPECT_DOUBLE_EQ(*u.energy_joules, 600);
+  EXPECT_STREQ(u.energy_rule, "energy counter delta");
+  now.energy_joules = 5;  // counter reset (driver reload): never a negative delta
+  u = Observe(&before, now, 2.0, {})[0];
+  EXPECT_DOUBLE_EQ(*u.energy_joules, 1200);
+  EXPECT_NE(std::string(u.energy_rule).find("mean board power"), std::string::npos);
+  now.power_watts.reset();
+  EXPECT_FALSE(Observe(&before, now, 2.0, {})[0].energy_joules.has_value());
+  EXPECT_FALSE(Observe(nullptr, now, 2.0, {})[0].energy_joules.has_value())
+      << "first pass: no interval";
+}
+
+}  // namespace
+}  // namespace gpumeter::attribution

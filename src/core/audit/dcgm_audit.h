@@ -1,0 +1,47 @@
+// Audits a dcgm-exporter /metrics page for per-pod series that add up to more than their GPU:
+// the "300 %" that dashboards show when they sum dcgm-exporter's series by pod on shared GPUs
+// (docs/guardrails.md). Series are grouped per GPU (host, UUID, gpu index, and MIG instance) and
+// per metric; per-pod series (a `pod` or `pod_name` label) are summed and compared with the
+// device's own series, or, where the exporter wrote none (its virtual-GPU mode copies the device
+// value into every pod's series), with the value the copies carry. Only additive metrics are
+// audited (utilization, memory used, power, energy, profiling activity, bytes): summing
+// temperatures or clocks means nothing to begin with. Pure.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/audit/prom_text.h"
+
+namespace gpumeter::audit {
+
+struct MetricInflation {
+  std::string metric;
+  double device_value = 0;     // the device's series, or the copies' value where there is none
+  bool device_series = false;  // whether the page had a series without a pod for this GPU
+  size_t pod_series = 0;       // per-pod series (a pod on several replicas or containers repeats)
+  double pods_sum = 0;
+  double factor = 0;  // pods_sum / device_value; 0 when the device value is 0
+};
+
+struct GpuAudit {
+  std::string host, uuid, gpu, mig_instance, model;
+  std::vector<std::string> pods;         // namespace/pod seen on the GPU
+  std::vector<MetricInflation> metrics;  // every additive metric with per-pod series
+  double worst_factor = 0;
+  bool inflated = false;  // some metric's per-pod sum exceeds the device by the threshold
+};
+
+struct DcgmAudit {
+  std::string mode;  // which dcgm-exporter mode the page looks like written in
+  size_t samples = 0, gpus_with_pods = 0;
+  std::vector<GpuAudit> gpus;  // every GPU with per-pod series, inflated first
+};
+
+// `threshold`: a factor above which a sum counts as inflated (1.01: 1 % over the device).
+DcgmAudit AuditDcgmPage(const PromPage& page, double threshold = 1.01);
+
+// True for the metric families whose per-pod values should add up to the device's.
+bool IsAdditiveDcgmMetric(const std::string& name);
+
+}  // namespace gpumeter::audit

@@ -1,0 +1,231 @@
+#include "core/rightsize/recommend.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/rightsize/mig_profiles.h"
+
+namespace gpumeter::rightsize {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string Current(const WorkloadHistory& h) {
+  if (h.held.size() > 1) return fmt::format("{} units", h.held.size());
+  const auto& u = h.held.front();
+  if (!u.unit.mig_profile.empty() && u.unit.mig_profile != "unpartitioned")
+    return "MIG " + u.unit.mig_profile;
+  if (u.share >= 0.999) return "whole GPU";
+  const auto n = std::lround(1 / u.share);
+  return fmt::format("1/{} of {} GPU", n, u.unit.mode == "mps" ? "an MPS" : "a time-sliced");
+}
+
+// The GPU's memory for a held unit: its own (a whole GPU), or an instance's scaled up by its
+// profile's memory fraction.
+std::optional<double> GpuMemory(const Held& u, const MigModel* table) {
+  if (!u.unit_memory_bytes) return std::nullopt;
+  if (u.unit.mig_profile.empty()) return *u.unit_memory_bytes;
+  if (!table) return std::nullopt;
+  for (const auto& p : table->profiles)
+    if (p.name == u.unit.mig_profile) return *u.unit_memory_bytes * 8.0 / p.memory_eighths;
+  return std::nullopt;
+}
+
+struct Candidate {
+  Recommendation r;
+  const MigProfile* mig = nullptr;  // the smallest profile that fits, below the whole GPU
+  double gpu_memory = 0;
+  bool whole_exclusive = false;
+};
+
+}  // namespace
+
+const char* ToString(Action a) {
+  switch (a) {
+    case Action::kReclaim:
+      return "reclaim";
+    case Action::kMig:
+      return "mig";
+    case Action::kShare:
+      return "share";
+    case Action::kKeep:
+      break;
+  }
+  return "keep";
+}
+
+std::vector<Recommendation> Recommend(const std::map<WorkloadKey, WorkloadHistory>& histories,
+                                      const cost::Pricing& pricing, const RecommendOptions& o) {
+  std::vector<Candidate> all;
+  for (const auto& [key, h] : histories) {
+    if (h.held.empty()) continue;  // holds nothing now: nothing to resize
+    Candidate c;
+    auto& r = c.r;
+    r.key = key;
+    r.pods.assign(h.pods.begin(), h.pods.end());
+    r.node = h.held.front().unit.node;
+    r.model = h.held.front().unit.model;
+    r.current = Current(h);
+    r.replicas = std::max<uint32_t>(1, h.replicas);
+    r.current_gpu = r.recommended_gpu = h.HeldGpuFraction();
+    r.recommended = "keep " + r.current;
+    r.days = static_cast<double>(h.last_s + 60 - h.first_s) / 86400.0;
+    r.confidence = h.Confidence();
+    r.samples = h.samples;
+    r.memory_p95_bytes = h.memory_peaks.Percentile(0.95);
+    r.compute_p90 = h.compute.Percentile(0.90);
+    r.memory_peak_bytes = h.peak_memory_bytes;
+    r.compute_peak = h.peak_compute;
+    r.memory_target_bytes =
+        std::max(r.memory_p95_bytes.value_or(0), h.peak_memory_bytes) * (1 + o.margin);
+    r.compute_target = r.compute_p90.value_or(0) * (1 + o.margin);
+    if (const auto q = pricing.Quote(r.model, pricing.InstanceTypeOf(r.node))) {
+      r.currency = pricing.currency(), r.price_source = q->source;
+      r.monthly_savings = 0.0;
+    }
+    const double min_conf = o.min_history_s / 86400.0;
+    if (h.samples == 0 || r.confidence + 1e-9 < min_conf) {
+      r.reason = fmt::format(
+          "history too short to say: {} minutes sampled over {:.1f} h, confidence {:.3f} days "
+          "(needs {:.3f})",
+          h.minutes, r.days * 24, r.confidence, min_conf);
+      all.push_back(std::move(c));
+      continue;
+    }
+    // Idle through its history: the P99 of its use is under idle_below of what it holds.
+    const auto p99 = h.compute.Percentile(0.99).value_or(0);
+    if (h.peak_compute < o.idle_below * r.current_gpu &&
+        p99 < o.idle_below * r.current_gpu + 1e-12) {
+      r.action = Action::kReclaim;
+      r.recommended = "release it";
+      r.recommended_gpu = 0;
+      r.reason = fmt::format(
+          "used at most {:.2f} % of a GPU while holding {:.2f} GPU, over {:.1f} h of history",
+          100 * h.peak_compute, r.current_gpu, r.days * 24);
+      all.push_back(std::move(c));
+      continue;
+    }
+    if (h.held.size() != 1) {
+      r.reason = "holds several units: multi-GPU workloads are not resized";
+      all.push_back(std::move(c));
+      continue;
+    }
+    const auto& u = h.held.front();
+    const auto* table = MigModelFor(r.model);
+    const auto gpu_memory = GpuMemory(u, table);
+    c.whole_exclusive = u.unit.mig_profile.empty() && u.share >= 0.999;
+    if (!u.unit.mig_profile.empty() || u.share >= 0.999) {
+      if (table && gpu_memory) {
+        c.gpu_memory = *gpu_memory;
+        for (const auto& p : table->profiles) {
+          if (p.slices >= kMigSlices) break;  // the whole GPU is not a move
+          if (MigProfileMemory(p, *gpu_memory) >= r.memory_target_bytes &&
+              static_cast<double>(p.slices) / kMigSlices >= r.compute_target) {
+            c.mig = &p;
+            break;
+          }
+        }
+      } else if (gpu_memory) {
+        c.gpu_memory = *gpu_memory;
+      }
+    }
+    // "Keep" because it fits, or because it needs more than it holds: say which.
+    std::vector<std::string> over;
+    if (r.compute_target > r.current_gpu + 1e-9)
+      over.push_back(fmt::format("compute target {:.1f} % of a GPU > the {:.1f} % it holds",
+                                 100 * r.compute_target, 100 * r.current_gpu));
+    if (u.unit_memory_bytes && r.memory_target_bytes > *u.unit_memory_bytes)
+      over.push_back(
+          fmt::format("memory target {:.1f} GiB > the unit's {:.1f} GiB (out-of-memory risk)",
+                      r.memory_target_bytes / kGiB, *u.unit_memory_bytes / kGiB));
+    r.reason = over.empty() ? fmt::format(
+                                  "fits its allocation: targets {:.1f} GiB and {:.1f} % of a GPU "
+                                  "within what it holds",
+                                  r.memory_target_bytes / kGiB, 100 * r.compute_target)
+                            : fmt::format("needs more than it holds: {}", fmt::join(over, "; "));
+    if (c.mig && static_cast<double>(c.mig->slices) / kMigSlices < r.current_gpu - 1e-9) {
+      r.action = Action::kMig;
+      r.recommended = "MIG " + c.mig->name;
+      r.recommended_gpu = static_cast<double>(c.mig->slices) / kMigSlices;
+      r.reason = fmt::format(
+          "memory target {:.1f} GiB ≤ {:.1f} GiB ({}/8 of the GPU, {:.0f} % counted), compute "
+          "target {:.1f} % ≤ {}/7 "
+          "of the GPU",
+          r.memory_target_bytes / kGiB, MigProfileMemory(*c.mig, c.gpu_memory) / kGiB,
+          c.mig->memory_eighths, 100 * kMigMemoryUsable, 100 * r.compute_target, c.mig->slices);
+    } else if (!table && c.whole_exclusive) {
+      r.reason = "no MIG on this GPU; no other workload to share it with";
+    }
+    all.push_back(std::move(c));
+  }
+
+  // Sharing: whole exclusive GPUs of one model (and node), packed first-fit by decreasing memory.
+  std::map<std::pair<std::string, std::string>, std::vector<Candidate*>> pools;
+  for (auto& c : all)
+    if (c.whole_exclusive && c.gpu_memory > 0 &&
+        (c.r.action == Action::kKeep || c.r.action == Action::kMig) &&
+        c.r.reason.rfind("history too short", 0) != 0)
+      if (c.r.replicas == 1)
+        pools[{c.r.node, c.r.model}].push_back(&c);  // replicas are resized alike, not packed
+  for (auto& [where, pool] : pools) {
+    std::sort(pool.begin(), pool.end(), [](const Candidate* a, const Candidate* b) {
+      return a->r.memory_target_bytes != b->r.memory_target_bytes
+                 ? a->r.memory_target_bytes > b->r.memory_target_bytes
+                 : a->r.key < b->r.key;
+    });
+    std::vector<std::vector<Candidate*>> bins;
+    std::vector<std::pair<double, double>> used;  // memory, compute
+    for (auto* c : pool) {
+      size_t i = 0;
+      for (; i < bins.size(); ++i)
+        if (used[i].first + c->r.memory_target_bytes <= c->gpu_memory &&
+            used[i].second + c->r.compute_target <= 1.0)
+          break;
+      if (i == bins.size()) bins.emplace_back(), used.emplace_back(0, 0);
+      bins[i].push_back(c);
+      used[i].first += c->r.memory_target_bytes, used[i].second += c->r.compute_target;
+    }
+    for (size_t i = 0; i < bins.size(); ++i) {
+      const auto& bin = bins[i];
+      if (bin.size() < 2) continue;
+      // One shared GPU against what each would hold apart (its MIG move, else its GPU).
+      double apart = 0;
+      for (const auto* c : bin) apart += c->r.recommended_gpu;
+      if (apart <= 1.0 + 1e-9) continue;
+      const double each = 1.0 / static_cast<double>(bin.size());
+      for (auto* c : bin) {
+        auto& r = c->r;
+        r.action = Action::kShare;
+        r.recommended = fmt::format("time-slice (or MPS) one GPU with {} replicas", bin.size());
+        r.recommended_gpu = each;
+        r.share_with.clear();
+        for (const auto* other : bin)
+          if (other != c) r.share_with.push_back(other->r.key.Name());
+        r.reason = fmt::format(
+            "with {}: memory targets {:.1f} of {:.1f} GiB, compute targets {:.0f} % of the GPU "
+            "(apart they need {:.2f} GPU)",
+            fmt::join(r.share_with, ", "), used[i].first / kGiB, c->gpu_memory / kGiB,
+            100 * used[i].second, apart);
+      }
+    }
+  }
+
+  std::vector<Recommendation> out;
+  for (auto& c : all) {
+    auto& r = c.r;
+    if (r.monthly_savings) {
+      const auto q = pricing.Quote(r.model, pricing.InstanceTypeOf(r.node));
+      r.monthly_savings =
+          (r.current_gpu - r.recommended_gpu) * r.replicas * q->per_gpu_hour * o.hours_per_month;
+    }
+    out.push_back(std::move(r));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Recommendation& a, const Recommendation& b) {
+    return a.monthly_savings.value_or(0) > b.monthly_savings.value_or(0);
+  });
+  return out;
+}
+
+}  // namespace gpumeter::rightsize

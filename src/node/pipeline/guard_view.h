@@ -1,0 +1,46 @@
+// Builds the guardrails' view of one pass (guard::PassView) from what the pipeline already holds:
+// the published units, owners and ledgers, the NVML sample, the GPU variables and command names
+// read from /proc, and the pods. Pure.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/guard/guard.h"
+#include "sources/k8s/pods.h"
+#include "sources/k8s/sharing.h"
+#include "node/state/node_state.h"
+
+namespace gpumeter::node {
+
+// What /proc said about a GPU process this pass.
+struct ProcFacts {
+  std::string comm;
+  std::optional<std::map<std::string, std::string>> gpu_env;  // nullopt: unreadable
+};
+
+struct GuardViewInputs {
+  const NodeState* state = nullptr;  // units, owners and last_interval of this pass
+  const gpu::GpuSnapshot* snapshot = nullptr;
+  const std::map<uint32_t, ProcFacts>* procs = nullptr;
+  const k8s::PodStore* pods = nullptr;  // null: no pod source snapshot yet
+  const k8s::SharingEvidence* evidence = nullptr;
+  bool allocations_known = false;
+  // Containers with a device the allocation could not place (k8s::AllocationResult::unplaced).
+  const std::set<std::tuple<std::string, std::string, std::string>>* unplaced = nullptr;
+  double now = 0;  // Unix seconds
+};
+
+// The returned view points into `in.state`'s ledgers: it must not outlive that state.
+guard::PassView BuildGuardView(const GuardViewInputs& in);
+
+// Whether a pod spec's requests name a GPU resource: nvidia.com/gpu, nvidia.com/mig-*, a renamed
+// shared resource (nvidia.com/…), or one of `extra` (configured resource names).
+bool RequestsGpu(const k8s::PodContainer& c, const std::vector<std::string>& extra);
+
+}  // namespace gpumeter::node

@@ -1,0 +1,422 @@
+#include "node/pipeline/pipeline.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+
+namespace gpumeter::node {
+namespace {
+
+using attribution::Owner;
+using attribution::OwnerKind;
+using attribution::SharingMode;
+
+SharingMode ToMode(k8s::ShareMode m) {
+  switch (m) {
+    case k8s::ShareMode::kTimeSlicing:
+      return SharingMode::kTimeSlicing;
+    case k8s::ShareMode::kMps:
+      return SharingMode::kMps;
+    case k8s::ShareMode::kMig:
+      return SharingMode::kMig;
+    case k8s::ShareMode::kExclusive:
+      break;
+  }
+  return SharingMode::kExclusive;
+}
+
+std::optional<Owner> ToOwner(const k8s::ProcessOwner& o) {
+  switch (o.kind) {
+    case k8s::ProcessOwner::Kind::kContainer:
+      return Owner{OwnerKind::kContainer, o.ns, o.pod, o.container};
+    case k8s::ProcessOwner::Kind::kSystem:
+      return Owner{OwnerKind::kSystem, {}, {}, {}};
+    case k8s::ProcessOwner::Kind::kUnattributed:
+      break;
+  }
+  return std::nullopt;
+}
+
+// Every PID the sample lists, on whole GPUs and MIG instances.
+std::set<uint32_t> Pids(const gpu::GpuSnapshot& snap) {
+  std::set<uint32_t> pids;
+  for (const auto& d : snap.devices) {
+    for (const auto& p : d.processes) pids.insert(p.pid);
+    for (const auto& m : d.mig_instances)
+      for (const auto& p : m.processes) pids.insert(p.pid);
+  }
+  return pids;
+}
+
+// CUDA_MPS_ACTIVE_THREAD_PERCENTAGE as a fraction; nullopt when absent or not a number in (0, 100].
+std::optional<double> MpsFraction(const std::map<std::string, std::string>& env) {
+  const auto it = env.find("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+  if (it == env.end()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(it->second.c_str(), &end);
+  if (end == it->second.c_str() || *end != '\0' || !(v > 0) || v > 100) return std::nullopt;
+  return v / 100;
+}
+
+// The profile in a MIG device's NVML name ("NVIDIA A100-SXM4-40GB MIG 1g.5gb" -> "1g.5gb"); the
+// whole name when it has no " MIG " part.
+std::string MigProfileOfName(const std::string& name) {
+  const auto at = name.rfind(" MIG ");
+  return at == std::string::npos ? name : name.substr(at + 5);
+}
+
+}  // namespace
+
+NodePipeline::NodePipeline(PipelineSources sources, PipelineOptions options)
+    : sources_(sources),
+      options_(std::move(options)),
+      proc_(options_.proc_root),
+      accountant_(
+          attribution::ObserveContext{
+              [this](uint32_t pid) -> std::optional<Owner> {
+                const auto it = owners_.find(pid);
+                return it == owners_.end() ? std::nullopt : ToOwner(it->second);
+              },
+              [this](const std::string& uuid) {
+                const auto it = modes_.find(uuid);
+                return it == modes_.end() ? SharingMode::kExclusive : it->second;
+              },
+              [this](uint32_t pid) -> std::optional<double> {
+                const auto it = mps_fraction_.find(pid);
+                return it == mps_fraction_.end() ? std::nullopt : std::optional<double>(it->second);
+              },
+              [this](const std::string& unit) {
+                const auto it = holders_.find(unit);
+                return it == holders_.end() ? std::vector<attribution::Holding>{} : it->second;
+              },
+              {}},
+          options_.accountant),
+      guard_(options_.guard, options_.pricing) {
+  auto empty = std::make_shared<NodeState>();
+  empty->node = options_.node;
+  latest_ = std::move(empty);
+}
+
+std::shared_ptr<const NodeState> NodePipeline::Latest() const {
+  std::lock_guard lock(mu_);
+  return latest_;
+}
+
+void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap,
+                                      std::chrono::steady_clock::time_point now) {
+  std::shared_ptr<const kubelet::PodResourcesSource::Allocations> allocations;
+  if (sources_.kubelet) {
+    sources_.kubelet->Poll(now);
+    allocations = sources_.kubelet->allocations();
+  }
+  // A kubelet that stopped answering leaves its last list: containers started since are missing.
+  allocations_known_ = allocations != nullptr && sources_.kubelet->status().up;
+  // The inputs, by value: a kubelet that answers every pass with the same list changes nothing.
+  AllocationInputs in;
+  // The kubelet may go on listing a pod that has finished (Succeeded or Failed) with its devices;
+  // such a pod holds nothing.
+  size_t finished = 0;
+  if (allocations)
+    for (const auto& a : *allocations) {
+      if (const auto* pod = pods_.ByName(a.ns, a.pod); pod && pod->Terminated()) {
+        finished += !a.devices.empty() || !a.claim_devices.empty();
+        continue;
+      }
+      in.live.push_back(a);
+    }
+  for (const auto& d : snap.devices) {
+    in.devices[d.uuid] = d.mig_enabled;
+    for (const auto& m : d.mig_instances) {
+      in.mig_parent[m.uuid] = d.uuid;
+      in.legacy_mig["MIG-" + d.uuid + "/" + std::to_string(m.gpu_instance_id) + "/" +
+                    std::to_string(m.compute_instance_id)] = m.uuid;
+    }
+  }
+  if (const auto slices = sources_.slices ? sources_.slices->Current() : nullptr)
+    in.dra = slices->devices();
+  if (built_ && in == inputs_) return;
+  if (finished > 0 && finished != finished_logged_)
+    spdlog::info(
+        "{} container(s) of finished pods are still listed by the kubelet with devices: they hold "
+        "nothing",
+        finished);
+  finished_logged_ = finished;
+
+  auto evidence = options_.evidence;
+  evidence.dra_devices = in.dra;
+  for (const auto& [mig, gpu] : in.mig_parent) evidence.mig_parent[mig] = gpu;
+  for (const auto& [legacy, mig] : in.legacy_mig) evidence.legacy_mig[legacy] = mig;
+  auto result = k8s::BuildAllocations(in.live, evidence);
+  // Log problems when they change, not every time the inputs do.
+  if (result.problems != allocation_.problems)
+    for (const auto& p : result.problems) spdlog::warn("allocation: {}", p);
+  allocation_ = std::move(result);
+  inputs_ = std::move(in);
+  built_ = true;
+  holders_.clear();
+  modes_.clear();
+  for (const auto& u : allocation_.units) {
+    modes_[u.unit_uuid] = ToMode(u.mode);
+    for (const auto& h : u.holders)
+      holders_[u.unit_uuid].push_back(
+          {Owner{OwnerKind::kContainer, h.ns, h.pod, h.container}, h.share});
+  }
+  // A GPU that nobody holds still has a mode: MIG from NVML, else what the operator configured.
+  for (const auto& [uuid, mig] : inputs_.devices) {
+    if (mig) modes_.emplace(uuid, SharingMode::kMig);
+    if (const auto it = options_.evidence.configured.find(uuid);
+        it != options_.evidence.configured.end())
+      modes_.emplace(uuid, ToMode(it->second.mode));
+  }
+}
+
+bool NodePipeline::UpdatePods() {
+  const auto pods = sources_.pods ? sources_.pods->Current() : nullptr;
+  if (!pods || pods == pods_seen_) return false;
+  pods_ = *pods;  // the resolver reads pods_; its cache of resolved processes stays valid
+  pods_seen_ = pods;
+  return true;
+}
+
+void NodePipeline::ResolveOwners(const gpu::GpuSnapshot& snap) {
+  const auto pids = Pids(snap);
+  owners_.clear();
+  mps_fraction_.clear();
+  proc_facts_.clear();
+  for (const uint32_t pid : pids) {
+    ++proc_attempts_;
+    // Identify is cached by (PID, start time): this read is the one Resolve then reuses.
+    const auto id = proc_.Identify(pid);
+    // A malformed /proc file or an unreadable root is a failure of the source; a process that
+    // exited between NVML and /proc is not.
+    if (!id && id.error().code != ErrorCode::kNotFound) {
+      ++proc_failures_;
+      proc_last_error_ = id.error().message;
+    }
+    if (id && id->gpu_env)
+      if (const auto f = MpsFraction(*id->gpu_env)) mps_fraction_[pid] = *f;
+    if (id) proc_facts_[pid] = {id->comm, id->gpu_env};
+    owners_[pid] = resolver_.Resolve(pid);
+  }
+  resolver_.Retain(pids);
+}
+
+std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap) const {
+  std::map<std::string, const k8s::UnitAllocation*> alloc;
+  for (const auto& u : allocation_.units) alloc[u.unit_uuid] = &u;
+  std::vector<UnitInfo> out;
+  auto add = [&](UnitInfo u) {
+    if (const auto it = alloc.find(u.uuid); it != alloc.end()) {
+      u.replicas = it->second->replicas;
+      u.evidence = it->second->evidence;
+      u.holders = it->second->holders;
+    } else {
+      u.evidence =
+          u.mode == SharingMode::kMig ? "MIG instance (NVML); no allocation" : "no allocation";
+    }
+    out.push_back(std::move(u));
+  };
+  for (const auto& d : snap.devices) {
+    if (d.mig_enabled) {
+      for (const auto& m : d.mig_instances) {
+        UnitInfo u;
+        u.uuid = m.uuid, u.gpu_uuid = d.uuid, u.gpu_index = d.index, u.model = d.name;
+        u.mig_profile = MigProfileOfName(m.name), u.mig_gpu_instance = m.gpu_instance_id,
+        u.mode = SharingMode::kMig;
+        if (m.memory) u.memory_total_bytes = m.memory->total_bytes;
+        if (m.slices && d.mig_total_slices && *d.mig_total_slices > 0)
+          u.gpu_fraction = static_cast<double>(*m.slices) / *d.mig_total_slices;
+        else if (m.memory && d.memory &&
+                 d.memory->total_bytes > 0)  // slices unknown: by memory, never a whole GPU
+          u.gpu_fraction = std::min(1.0, static_cast<double>(m.memory->total_bytes) /
+                                             static_cast<double>(d.memory->total_bytes));
+        add(std::move(u));
+      }
+      // Slices in no instance are a unit of their own under the GPU's UUID (their idle power and
+      // memory are accounted there, attribution/observe.h).
+      uint32_t used = 0;
+      bool known = d.mig_total_slices.has_value();
+      for (const auto& m : d.mig_instances) {
+        known = known && m.slices.has_value();
+        used += m.slices.value_or(0);
+      }
+      if (known && used < *d.mig_total_slices) {
+        UnitInfo u;
+        u.uuid = d.uuid, u.gpu_uuid = d.uuid, u.gpu_index = d.index, u.model = d.name;
+        u.mig_profile = "unpartitioned", u.mode = SharingMode::kMig;
+        u.gpu_fraction = static_cast<double>(*d.mig_total_slices - used) / *d.mig_total_slices;
+        u.evidence = std::to_string(*d.mig_total_slices - used) + " of " +
+                     std::to_string(*d.mig_total_slices) + " slices in no MIG instance (NVML)";
+        out.push_back(std::move(u));
+      }
+      continue;
+    }
+    UnitInfo u;
+    u.uuid = d.uuid, u.gpu_uuid = d.uuid, u.gpu_index = d.index, u.model = d.name;
+    const auto it = modes_.find(d.uuid);
+    u.mode = it == modes_.end() ? SharingMode::kExclusive : it->second;
+    if (d.memory) u.memory_total_bytes = d.memory->total_bytes;
+    add(std::move(u));
+  }
+  return out;
+}
+
+void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledgers,
+                              NodeState& next) const {
+  for (const auto& l : ledgers) {
+    auto& ut = next.unit_totals[l.uuid];
+    ut.last_interval = next.intervals;
+    ut.seconds += l.seconds;
+    ut.memory_capacity_byte_seconds += l.memory_capacity_byte_seconds;
+    if (l.energy_joules)
+      ut.energy_joules += *l.energy_joules;
+    else
+      ut.energy_unknown_seconds += l.seconds;
+    for (const auto& r : l.rows) {
+      auto& t = next.totals[{l.uuid, r.owner}];
+      t.memory_byte_seconds += r.memory_byte_seconds;
+      t.compute_seconds += r.compute_seconds;
+      t.energy_joules += r.energy_joules;
+      t.requested_share_seconds += r.requested_share_seconds;
+      t.last_memory_bytes = l.seconds > 0 ? r.memory_byte_seconds / l.seconds : 0;
+      t.last_compute_ratio = l.seconds > 0 ? r.compute_seconds / l.seconds : 0;
+      t.last_interval = next.intervals;
+      t.memory_rule = r.memory_rule, t.compute_rule = r.compute_rule, t.energy_rule = r.energy_rule;
+    }
+  }
+  // Drop containers that have had no row for forget_after_s (by the last interval's length), and
+  // units gone as long (a MIG instance destroyed, a DRA device gone) with all their rows.
+  const double step = ledgers.empty() ? 0 : ledgers.front().seconds;
+  if (step <= 0) return;
+  const auto horizon = static_cast<uint64_t>(options_.forget_after_s / step);
+  std::set<std::string> gone;
+  for (auto it = next.unit_totals.begin(); it != next.unit_totals.end();) {
+    if (next.intervals - it->second.last_interval > horizon) {
+      gone.insert(it->first);
+      it = next.unit_totals.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = next.totals.begin(); it != next.totals.end();)
+    it = gone.count(it->first.first) || (it->first.second.kind == OwnerKind::kContainer &&
+                                         next.intervals - it->second.last_interval > horizon)
+             ? next.totals.erase(it)
+             : std::next(it);
+}
+
+SourceStatus NodePipeline::ProcStatus() const {
+  SourceStatus s;
+  s.name = "proc";
+  s.detail = options_.proc_root.string();
+  std::error_code ec;
+  s.up = std::filesystem::is_directory(options_.proc_root, ec);
+  s.attempts = proc_attempts_;
+  s.failures = proc_failures_;
+  s.last_error =
+      s.up ? proc_last_error_ : options_.proc_root.string() + ": not a readable directory";
+  return s;
+}
+
+void NodePipeline::OnPass(std::shared_ptr<const gpu::SampleResult> pass) {
+  const auto prev = Latest();
+  auto next = std::make_shared<NodeState>(*prev);
+  ++next->passes;
+  next->latest = pass;
+  const gpu::GpuSnapshot empty;
+  const auto& snap =
+      pass->ok ? pass->snapshot : (prev->last_good ? prev->last_good->snapshot : empty);
+  if (pass->ok) next->last_good = pass;
+
+  if (sources_.pods) sources_.pods->Poll(pass->taken);
+  UpdatePods();
+  RefreshAllocations(snap, pass->taken);
+  // A failed pass lists no process; the owner caches are kept for the next good one.
+  if (pass->ok) {
+    ResolveOwners(pass->snapshot);
+  } else {
+    owners_.clear();
+    mps_fraction_.clear();
+  }
+
+  next->last_interval.clear();
+  if (!primed_) {
+    if (pass->ok) {
+      accountant_.Prime(pass->snapshot);
+      primed_ = true;
+      last_taken_ = pass->taken;
+    }
+  } else {
+    const double seconds =
+        std::chrono::duration<double>(pass->taken - *last_taken_).count() * options_.time_scale;
+    last_taken_ = pass->taken;
+    if (seconds > 0) {
+      // A failed pass is an interval in which every GPU answered nothing: it is accounted as such.
+      next->last_interval =
+          accountant_.Step(pass->ok ? pass->snapshot : gpu::GpuSnapshot{}, seconds);
+      ++next->intervals;
+      Accumulate(next->last_interval, *next);
+    }
+  }
+
+  if (pass->ok) next->owners = owners_;
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> labels;
+  for (const auto& [key, t] : next->totals) {
+    const auto& o = key.second;
+    if (o.kind != OwnerKind::kContainer) continue;
+    const std::pair<std::string, std::string> name{o.ns, o.pod};
+    if (const auto* pod = pods_.ByName(o.ns, o.pod))
+      labels[name] = pod->labels;
+    else if (const auto it = prev->pod_labels.find(name); it != prev->pod_labels.end())
+      labels[name] = it->second;
+  }
+  next->pod_labels = std::move(labels);
+  next->units = Units(snap);
+  next->allocation_problems = allocation_.problems;
+  next->sources.clear();
+  if (sources_.kubelet) {
+    const auto& k = sources_.kubelet->status();
+    SourceStatus s;
+    s.name = "kubelet";
+    s.up = k.up;
+    s.last_success = k.last_success;
+    s.attempts = k.attempts;
+    s.failures = k.failures;
+    if (k.attempts > 0) s.last_duration_seconds = k.last_duration_seconds;
+    s.detail = "socket";
+    s.last_error = k.last_error;
+    next->sources.push_back(std::move(s));
+  } else {
+    next->sources.push_back(
+        {"kubelet", false, false, {}, 0, 0, std::nullopt, "", "not configured"});
+  }
+  if (sources_.pods)
+    next->sources.push_back(sources_.pods->Status());
+  else
+    next->sources.push_back({"pods", false, false, {}, 0, 0, std::nullopt, "", "not configured"});
+  if (sources_.slices) next->sources.push_back(sources_.slices->Status());
+  next->sources.push_back(ProcStatus());
+
+  if (options_.rightsizing) next->rightsizing = options_.rightsizing();
+
+  // Findings only from a good pass (a failed one shows no process, which proves nothing).
+  if (pass->ok) {
+    GuardViewInputs gi;
+    gi.state = next.get();
+    gi.snapshot = &pass->snapshot;
+    gi.procs = &proc_facts_;
+    gi.pods = pods_seen_ ? &pods_ : nullptr;
+    gi.evidence = &options_.evidence;
+    gi.allocations_known = allocations_known_;
+    gi.unplaced = &allocation_.unplaced;
+    gi.now = std::chrono::duration<double>(pass->wall.time_since_epoch()).count();
+    guard_.Update(BuildGuardView(gi));
+    next->findings = guard_.Open();
+    next->findings_opened = guard_.opened();
+  }
+
+  std::lock_guard lock(mu_);
+  latest_ = std::move(next);
+}
+
+}  // namespace gpumeter::node

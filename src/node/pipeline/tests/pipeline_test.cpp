@@ -1,0 +1,402 @@
+// The node pipeline over its real sources: a fake kubelet on a unix socket, a PodList file and a
+// /proc tree in a temp dir, fed hand-made sampling passes. Checks owners, holders and modes,
+// totals that add up, and what each source's failure does.
+#include "node/pipeline/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "sim/fake_kubelet/fake_kubelet.h"
+#include "support/temp_dir.h"
+
+namespace gpumeter::node {
+namespace {
+
+namespace fs = std::filesystem;
+using attribution::OwnerKind;
+using attribution::SharingMode;
+
+constexpr const char* kGpu0 =
+    "GPU-b1028956-cfa2-0990-bf4a-5da9abb51763";  // time-sliced, 2 replicas
+constexpr const char* kGpu1 =
+    "GPU-6a8f3c2e-1111-2222-3333-444455556666";  // exclusive, nobody holds it
+constexpr const char* kUidA = "4c9f1974-5c46-44c2-b42f-3bbf0e98eef9";
+constexpr const char* kUidB = "05e102bf-8744-4942-a241-9b6f07983a53";
+const std::string kCidA(64, 'a'), kCidB(64, 'b');
+constexpr uint64_t kGiB = 1ull << 30;
+
+std::string Underscored(std::string s) {
+  for (auto& c : s)
+    if (c == '-') c = '_';
+  return s;
+}
+
+std::string PodJson(const std::string& ns, const std::string& name, const std::string& uid,
+                    const std::string& container, const std::string& cid,
+                    const std::string& phase = "Running") {
+  return R"({"metadata":{"name":")" + name + R"(","namespace":")" + ns + R"(","uid":")" + uid +
+         R"(","labels":{"team":"ml"}},"spec":{"nodeName":"node-a","containers":[{"name":")" +
+         container + R"("}]},"status":{"phase":")" + phase +
+         R"(","qosClass":"BestEffort","containerStatuses":[{"name":")" + container +
+         R"(","containerID":"containerd://)" + cid + R"("}]}})";
+}
+
+class Pipeline : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    proc_ = dir_.path() / "proc";
+    pods_file_ = dir_.path() / "pods.json";
+    socket_ = (dir_.path() / "kubelet.sock").string();
+    WritePods(true);
+    WriteProc(101, 500, kUidA, kCidA, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=30");
+    WriteProc(102, 600, kUidB, kCidB, "");
+    WriteHostProc(103, 700);
+    kubelet_.SetPods(
+        {{"llm",
+          "chat-0",
+          {{"", "", "vllm", {{"nvidia.com/gpu", {std::string(kGpu0) + "::0"}}}, {}}}},
+         {"llm",
+          "chat-1",
+          {{"", "", "vllm", {{"nvidia.com/gpu", {std::string(kGpu0) + "::1"}}}, {}}}}});
+    ASSERT_TRUE(kubelet_.Start(socket_));
+    kubelet::PodResourcesOptions ko;
+    ko.socket_path = socket_;
+    ko.deadline = std::chrono::milliseconds(2000);
+    kubelet_source_ = std::make_unique<kubelet::PodResourcesSource>(
+        std::make_unique<kubelet::PodResourcesClient>(ko),
+        kubelet::BackoffOptions{std::chrono::milliseconds(1), std::chrono::milliseconds(1)});
+    pods_source_ = std::make_unique<PodsFileSource>(pods_file_);
+    PipelineOptions po;
+    po.node = "node-a";
+    po.proc_root = proc_;
+    po.evidence.node_labels["nvidia.com/gpu.replicas"] = "2";
+    pipeline_ = std::make_unique<NodePipeline>(
+        PipelineSources{kubelet_source_.get(), pods_source_.get(), nullptr}, po);
+  }
+
+  void WritePods(bool with_b, const std::string& phase_b = "Running") {
+    std::string items = PodJson("llm", "chat-0", kUidA, "vllm", kCidA);
+    if (with_b) items += "," + PodJson("llm", "chat-1", kUidB, "vllm", kCidB, phase_b);
+    std::ofstream(pods_file_)
+        << R"({"kind":"PodList","metadata":{"resourceVersion":"7"},"items":[)" + items + "]}";
+  }
+  void WriteProc(uint32_t pid, uint64_t start, const std::string& uid, const std::string& cid,
+                 const std::string& env) {
+    const auto d = proc_ / std::to_string(pid);
+    fs::create_directories(d);
+    std::ofstream(d / "stat") << pid << " (python) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 "
+                              << start << " 0 0\n";
+    std::ofstream(d / "cgroup")
+        << "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod"
+        << Underscored(uid) << ".slice/cri-containerd-" << cid << ".scope\n";
+    std::ofstream(d / "environ", std::ios::binary) << "HOME=/root" << '\0' << env << '\0';
+  }
+  void WriteHostProc(uint32_t pid, uint64_t start) {
+    const auto d = proc_ / std::to_string(pid);
+    fs::create_directories(d);
+    std::ofstream(d / "stat") << pid << " (Xorg) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " << start
+                              << " 0 0\n";
+    std::ofstream(d / "cgroup") << "0::/system.slice/display-manager.service\n";
+  }
+
+  // GPU 0: chat-0 (pid 101, 4 GiB) and chat-1 (pid 102, 2 GiB) time-slice it; GPU 1: a host
+  // process. Energy counters advance by 200 J and 80 J per pass.
+  std::shared_ptr<const gpu::SampleResult> Pass(int k, std::vector<uint32_t> pids_on_gpu0 = {
+                                                               101, 102}) {
+    auto r = std::make_shared<gpu::SampleResult>();
+    r->sequence = static_cast<uint64_t>(k);
+    r->taken = t0_ + std::chrono::seconds(k);
+    r->ok = true;
+    gpu::DeviceSample g0;
+    g0.index = 0, g0.uuid = kGpu0, g0.name = "NVIDIA H100 80GB HBM3";
+    g0.memory = gpu::MemoryInfo{80 * kGiB, 6 * kGiB, std::nullopt, 74 * kGiB};
+    g0.utilization_gpu_percent = 60;
+    g0.energy_joules = 1000.0 + 200.0 * k;
+    g0.power_watts = 200;
+    for (const auto pid : pids_on_gpu0)
+      g0.processes.push_back({pid, gpu::ProcessType::kCompute, (pid == 101 ? 4 : 2) * kGiB,
+                              std::nullopt, std::nullopt});
+    g0.process_utilization_supported = false;
+    gpu::DeviceSample g1;
+    g1.index = 1, g1.uuid = kGpu1, g1.name = "NVIDIA H100 80GB HBM3";
+    g1.memory = gpu::MemoryInfo{80 * kGiB, kGiB, std::nullopt, 79 * kGiB};
+    g1.utilization_gpu_percent = 0;
+    g1.energy_joules = 500.0 + 80.0 * k;
+    g1.processes.push_back({103, gpu::ProcessType::kCompute, kGiB, std::nullopt, std::nullopt});
+    g1.process_utilization_supported = false;
+    r->snapshot.devices = {g0, g1};
+    return r;
+  }
+
+  testing::TempDir dir_{"gpumeter-pipeline"};
+  fs::path proc_, pods_file_;
+  std::string socket_;
+  kubelet::FakeKubelet kubelet_;
+  std::unique_ptr<kubelet::PodResourcesSource> kubelet_source_;
+  std::unique_ptr<PodsFileSource> pods_source_;
+  std::unique_ptr<NodePipeline> pipeline_;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
+
+const OwnerTotals& TotalsOf(const NodeState& s, const std::string& unit, const std::string& pod) {
+  for (const auto& [k, v] : s.totals)
+    if (k.first == unit && k.second.pod == pod) return v;
+  static const OwnerTotals none;
+  ADD_FAILURE() << "no totals for " << pod << " on " << unit;
+  return none;
+}
+
+TEST_F(Pipeline, OwnersHoldersModesAndTotalsFromTheRealSources) {
+  for (int k = 0; k <= 3; ++k) pipeline_->OnPass(Pass(k));
+  const auto s = pipeline_->Latest();
+  EXPECT_EQ(s->passes, 4u);
+  EXPECT_EQ(s->intervals, 3u);
+
+  ASSERT_EQ(s->owners.size(), 3u);
+  EXPECT_EQ(s->owners.at(101).kind, k8s::ProcessOwner::Kind::kContainer);
+  EXPECT_EQ(s->owners.at(101).pod, "chat-0");
+  EXPECT_EQ(s->owners.at(101).how, "cgroup pod UID + container ID");
+  EXPECT_EQ(s->owners.at(102).pod, "chat-1");
+  EXPECT_EQ(s->owners.at(103).kind, k8s::ProcessOwner::Kind::kSystem);
+
+  const auto* u0 = s->FindUnit(kGpu0);
+  ASSERT_NE(u0, nullptr);
+  EXPECT_EQ(u0->mode, SharingMode::kTimeSlicing);
+  EXPECT_EQ(u0->replicas, 2u);
+  EXPECT_NE(u0->evidence.find("nvidia.com/gpu.replicas"), std::string::npos) << u0->evidence;
+  ASSERT_EQ(u0->holders.size(), 2u);
+  EXPECT_DOUBLE_EQ(u0->holders[0].share, 0.5);
+  const auto* u1 = s->FindUnit(kGpu1);
+  ASSERT_NE(u1, nullptr);
+  EXPECT_EQ(u1->evidence, "no allocation");
+
+  // 3 intervals of 1 s. Memory is exact; each holder held half the GPU for 3 s.
+  const auto& a = TotalsOf(*s, kGpu0, "chat-0");
+  const auto& b = TotalsOf(*s, kGpu0, "chat-1");
+  EXPECT_DOUBLE_EQ(a.memory_byte_seconds, 3.0 * 4 * kGiB);
+  EXPECT_DOUBLE_EQ(b.memory_byte_seconds, 3.0 * 2 * kGiB);
+  EXPECT_DOUBLE_EQ(a.last_memory_bytes, 4.0 * kGiB);
+  EXPECT_DOUBLE_EQ(a.requested_share_seconds, 1.5);
+  EXPECT_DOUBLE_EQ(b.requested_share_seconds, 1.5);
+
+  // Conservation: the owners of each unit add up to its capacity and its energy counter.
+  for (const auto& [unit, ut] : s->unit_totals) {
+    double mem = 0, compute = 0, energy = 0;
+    for (const auto& [k, v] : s->totals)
+      if (k.first == unit)
+        mem += v.memory_byte_seconds, compute += v.compute_seconds, energy += v.energy_joules;
+    EXPECT_DOUBLE_EQ(ut.seconds, 3.0) << unit;
+    EXPECT_NEAR(mem / ut.memory_capacity_byte_seconds, 1.0, 1e-9) << unit;
+    EXPECT_NEAR(compute / ut.seconds, 1.0, 1e-9) << unit;
+    EXPECT_NEAR(energy, ut.energy_joules, 1e-9 * ut.energy_joules) << unit;
+  }
+  EXPECT_DOUBLE_EQ(s->unit_totals.at(kGpu0).energy_joules, 600.0);
+  EXPECT_DOUBLE_EQ(s->unit_totals.at(kGpu1).energy_joules, 240.0);
+  // The host process's memory on GPU 1 is system's.
+  for (const auto& [k, v] : s->totals) {
+    if (k.first == kGpu1 && k.second.kind == OwnerKind::kSystem) {
+      EXPECT_DOUBLE_EQ(v.memory_byte_seconds, 3.0 * kGiB);
+    }
+  }
+
+  ASSERT_EQ(s->sources.size(), 3u);
+  for (const auto& src : s->sources) EXPECT_TRUE(src.up) << src.name << ": " << src.last_error;
+}
+
+TEST_F(Pipeline, MpsThreadPercentageComesFromTheEnvironment) {
+  // Only a number in (0, 100] counts; the reader never keeps other variables.
+  pipeline_->OnPass(Pass(0));
+  auto id = k8s::ProcReader(proc_).Identify(101);
+  ASSERT_TRUE(id && id->gpu_env);
+  EXPECT_EQ(id->gpu_env->size(), 1u);
+  EXPECT_EQ(id->gpu_env->at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "30");
+}
+
+TEST_F(Pipeline, KubeletDownKeepsTheLastAllocationsAndSaysSo) {
+  pipeline_->OnPass(Pass(0));
+  pipeline_->OnPass(Pass(1));
+  kubelet_.Stop();
+  pipeline_->OnPass(Pass(2));
+  auto s = pipeline_->Latest();
+  EXPECT_FALSE(s->sources[0].up);
+  EXPECT_FALSE(s->sources[0].last_error.empty());
+  ASSERT_NE(s->FindUnit(kGpu0), nullptr);
+  EXPECT_EQ(s->FindUnit(kGpu0)->holders.size(), 2u) << "last good allocations kept";
+  EXPECT_DOUBLE_EQ(TotalsOf(*s, kGpu0, "chat-0").requested_share_seconds, 1.0);
+  // The kubelet comes back (a restart): the source recovers once gRPC reconnects (0.2-5 s backoff).
+  ASSERT_TRUE(kubelet_.Start(socket_));
+  for (int k = 3; k < 200 && !pipeline_->Latest()->sources[0].up; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    pipeline_->OnPass(Pass(k));
+  }
+  EXPECT_TRUE(pipeline_->Latest()->sources[0].up);
+}
+
+TEST_F(Pipeline, WithoutAKubeletEverythingIsStillAccountedAndNothingIsHeld) {
+  PipelineOptions po;
+  po.proc_root = proc_;
+  NodePipeline bare({nullptr, pods_source_.get(), nullptr}, po);
+  bare.OnPass(Pass(0));
+  bare.OnPass(Pass(1));
+  const auto s = bare.Latest();
+  EXPECT_FALSE(s->sources[0].configured);
+  EXPECT_TRUE(s->FindUnit(kGpu0)->holders.empty());
+  EXPECT_DOUBLE_EQ(TotalsOf(*s, kGpu0, "chat-0").memory_byte_seconds, 4.0 * kGiB)
+      << "owners still come from /proc";
+}
+
+TEST_F(Pipeline, ABadPodsFileKeepsTheLastGoodPods) {
+  pipeline_->OnPass(Pass(0));
+  std::ofstream(pods_file_) << R"({"kind":"PodList","items":[{"metadata":)";  // truncated write
+  pipeline_->OnPass(Pass(1));
+  const auto s = pipeline_->Latest();
+  EXPECT_FALSE(s->sources[1].up);
+  EXPECT_NE(s->sources[1].last_error.find("JSON"), std::string::npos) << s->sources[1].last_error;
+  EXPECT_EQ(s->owners.at(102).pod, "chat-1");
+}
+
+TEST_F(Pipeline, AFinishedPodTheKubeletStillListsHoldsNothing) {
+  pipeline_->OnPass(Pass(0));
+  ASSERT_EQ(pipeline_->Latest()->FindUnit(kGpu0)->holders.size(), 2u);
+  WritePods(true, "Succeeded");
+  fs::last_write_time(pods_file_, fs::last_write_time(pods_file_) + std::chrono::seconds(5));
+  pipeline_->OnPass(Pass(1, {101}));
+  const auto* u = pipeline_->Latest()->FindUnit(kGpu0);
+  ASSERT_EQ(u->holders.size(), 1u);
+  EXPECT_EQ(u->holders[0].pod, "chat-0");
+  EXPECT_DOUBLE_EQ(TotalsOf(*pipeline_->Latest(), kGpu0, "chat-1").requested_share_seconds, 0.0);
+}
+
+TEST_F(Pipeline, ExitsDeletedPodsAndReusedPids) {
+  pipeline_->OnPass(Pass(0));
+  // chat-1's pod is deleted from the API server while its process still runs: it keeps its owner.
+  WritePods(false);
+  fs::last_write_time(pods_file_, fs::last_write_time(pods_file_) + std::chrono::seconds(5));
+  pipeline_->OnPass(Pass(1));
+  EXPECT_EQ(pipeline_->Latest()->owners.at(102).pod, "chat-1");
+  // PID 102 exits and is reused by a host process: resolved afresh, not chat-1's.
+  fs::remove_all(proc_ / "102");
+  WriteHostProc(102, 900);
+  pipeline_->OnPass(Pass(2));
+  EXPECT_EQ(pipeline_->Latest()->owners.at(102).kind, k8s::ProcessOwner::Kind::kSystem);
+  // A process NVML lists that is gone from /proc by the time it is read: unattributed, with why.
+  fs::remove_all(proc_ / "101");
+  pipeline_->OnPass(Pass(3));
+  const auto s = pipeline_->Latest();
+  EXPECT_EQ(s->owners.at(101).kind, k8s::ProcessOwner::Kind::kUnattributed);
+  EXPECT_NE(s->owners.at(101).how.find("exited"), std::string::npos) << s->owners.at(101).how;
+  EXPECT_TRUE(s->sources[2].up) << "an exit is not a /proc failure";
+}
+
+TEST_F(Pipeline, AFailedPassIsAnIntervalOfUnattributedCapacity) {
+  pipeline_->OnPass(Pass(0));
+  auto failed = std::make_shared<gpu::SampleResult>();
+  failed->sequence = 1;
+  failed->taken = t0_ + std::chrono::seconds(1);
+  failed->error = "nvmlDeviceGetCount: Unknown Error";
+  pipeline_->OnPass(failed);
+  const auto s = pipeline_->Latest();
+  EXPECT_EQ(s->intervals, 1u);
+  ASSERT_NE(s->last_good, nullptr);
+  EXPECT_EQ(s->units.size(), 2u) << "units from the last good sample";
+  double unattributed = 0;
+  for (const auto& [k, v] : s->totals)
+    if (k.first == kGpu0 && k.second.kind == OwnerKind::kUnattributed)
+      unattributed += v.compute_seconds;
+  EXPECT_DOUBLE_EQ(unattributed, 1.0);
+  EXPECT_FALSE(s->unit_totals.at(kGpu0).energy_unknown_seconds == 0);
+}
+
+TEST_F(Pipeline, AFailedPassKeepsWhatIsKnownAboutRunningProcesses) {
+  pipeline_->OnPass(Pass(0));
+  // chat-1's pod is deleted while its process runs; then NVML fails a whole pass.
+  WritePods(false);
+  fs::last_write_time(pods_file_, fs::last_write_time(pods_file_) + std::chrono::seconds(5));
+  auto failed = std::make_shared<gpu::SampleResult>();
+  failed->sequence = 2;
+  failed->taken = t0_ + std::chrono::seconds(1);
+  failed->error = "nvmlDeviceGetCount: Unknown Error";
+  pipeline_->OnPass(failed);
+  pipeline_->OnPass(Pass(2));
+  EXPECT_EQ(pipeline_->Latest()->owners.at(102).pod, "chat-1")
+      << "the owner cache outlives a failed pass";
+}
+
+TEST_F(Pipeline, TimeScaleStretchesIntervals) {
+  PipelineOptions po;
+  po.proc_root = proc_;
+  po.time_scale = 10;
+  NodePipeline fast({nullptr, nullptr, nullptr}, po);
+  fast.OnPass(Pass(0));
+  fast.OnPass(Pass(1));
+  EXPECT_DOUBLE_EQ(fast.Latest()->unit_totals.at(kGpu0).seconds, 10.0);
+  EXPECT_EQ(fast.Latest()->owners.at(101).kind, k8s::ProcessOwner::Kind::kUnattributed)
+      << "no pods: no names";
+}
+
+}  // namespace
+}  // namespace gpumeter::node
+
+namespace gpumeter::node {
+namespace {
+
+// Slices given by the test (the API-server source is tested on its own).
+class FixedSlices final : public SliceSource {
+ public:
+  explicit FixedSlices(const std::string& list) {
+    auto store = std::make_shared<k8s::ResourceSliceStore>();
+    ok_ = store->ApplyList(list).has_value();
+    store_ = std::move(store);
+  }
+  std::shared_ptr<const k8s::ResourceSliceStore> Current() const override { return store_; }
+  SourceStatus Status() const override {
+    return {"resourceslices", true, ok_, std::nullopt, 1, 0, std::nullopt, "", "test"};
+  }
+
+ private:
+  bool ok_ = false;
+  std::shared_ptr<const k8s::ResourceSliceStore> store_;
+};
+
+TEST_F(Pipeline, DraClaimDevicesArePlacedThroughResourceSlices) {
+  // chat-0 and chat-1 share one DRA claim whose device is GPU 0.
+  kubelet_.SetPods(
+      {{"llm",
+        "chat-0",
+        {{"",
+          "",
+          "vllm",
+          {},
+          {{"shared-gpu", "llm", "gpu.nvidia.com", "node-a", "gpu-0", std::nullopt}}}}},
+       {"llm",
+        "chat-1",
+        {{"",
+          "",
+          "vllm",
+          {},
+          {{"shared-gpu", "llm", "gpu.nvidia.com", "node-a", "gpu-0", std::nullopt}}}}}});
+  FixedSlices slices(
+      std::string(
+          R"({"items":[{"spec":{"driver":"gpu.nvidia.com","pool":{"name":"node-a","generation":1},)") +
+      R"("devices":[{"name":"gpu-0","attributes":{"type":{"string":"gpu"},"uuid":{"string":")" +
+      kGpu0 + R"("}}}]}}]})");
+  PipelineOptions po;
+  po.proc_root = proc_;
+  NodePipeline dra({kubelet_source_.get(), pods_source_.get(), &slices}, po);
+  dra.OnPass(Pass(0));
+  dra.OnPass(Pass(1));
+  const auto s = dra.Latest();
+  const auto* u = s->FindUnit(kGpu0);
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->mode, SharingMode::kTimeSlicing);
+  EXPECT_EQ(u->evidence, "DRA claim device shared by 2 containers");
+  ASSERT_EQ(u->holders.size(), 2u);
+  EXPECT_DOUBLE_EQ(TotalsOf(*s, kGpu0, "chat-1").requested_share_seconds, 0.5);
+  EXPECT_EQ(s->sources.size(), 4u) << "kubelet, pods, resourceslices, proc";
+  EXPECT_EQ(s->sources[2].name, "resourceslices");
+}
+
+}  // namespace
+}  // namespace gpumeter::node

@@ -1,0 +1,107 @@
+// What the agent knows about its node after a sampling pass, published as one immutable value:
+// the GPU sample, who owns each GPU process and how that was found, each unit's sharing mode and
+// holders with the evidence, the last interval's ledgers and the running totals since the agent
+// started. Every output (metrics, JSON API, the demo table) reads only this, so a scrape never
+// touches NVML, the kubelet, the API server or /proc. Units: seconds, bytes, joules.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/attribution/attribute.h"
+#include "core/guard/findings.h"
+#include "sources/k8s/owner_resolver.h"
+#include "sources/k8s/sharing.h"
+#include "domain/source_status.h"
+#include "domain/sample.h"
+
+namespace gpumeter::node {
+
+// A GPU, or a MIG instance of one, as a unit of allocation and accounting.
+struct UnitInfo {
+  std::string uuid;      // GPU-… or MIG-…
+  std::string gpu_uuid;  // the physical GPU (itself for a whole GPU)
+  uint32_t gpu_index = 0;
+  std::string model;
+  std::string mig_profile;  // e.g. "3g.71gb"; empty for a whole GPU
+  uint32_t mig_gpu_instance = 0;
+  attribution::SharingMode mode = attribution::SharingMode::kExclusive;
+  uint32_t replicas = 1;
+  std::string evidence;                  // what decided the mode ("no allocation" when none)
+  std::vector<k8s::UnitHolder> holders;  // containers allocated to it, with their share
+  std::optional<uint64_t> memory_total_bytes;
+  // The unit's share of its physical GPU, what its cost is priced at: 1 for a whole GPU; a MIG
+  // instance's compute slices over the GPU's (1 when the slices are unknown); the free slices'
+  // share for the "unpartitioned" unit.
+  double gpu_fraction = 1;
+};
+
+// Running totals of one owner on one unit since the agent started (monotonic: counters).
+struct OwnerTotals {
+  double memory_byte_seconds = 0;
+  double compute_seconds = 0;
+  double energy_joules = 0;
+  double requested_share_seconds = 0;
+  double last_memory_bytes = 0;   // mean over the last interval in which it had a row
+  double last_compute_ratio = 0;  // compute share of the unit over that interval, [0, 1]
+  uint64_t last_interval = 0;     // NodeState::intervals when it last had a row
+  std::string memory_rule, compute_rule, energy_rule;  // of its last row
+};
+
+struct UnitTotals {
+  double seconds = 0;
+  double memory_capacity_byte_seconds = 0;
+  double energy_joules = 0;           // over the intervals whose energy was known
+  double energy_unknown_seconds = 0;  // time in which the unit's energy was unknown
+  uint64_t last_interval = 0;         // NodeState::intervals when it last had a ledger
+};
+
+// A rightsizing recommendation as the agent exports it (docs/rightsizing.md), computed from its
+// usage store off the sampling thread; see cli/rightsize_runner.h.
+struct RightsizingRow {
+  std::string ns, workload, container;
+  std::string action;  // reclaim, mig, share, keep
+  std::string current, recommended;
+  double current_gpu = 0, recommended_gpu = 0;  // per replica
+  uint32_t replicas = 1;
+  std::optional<double> monthly_savings;  // unknown: no price for the model
+  std::string currency;
+};
+
+struct NodeState {
+  std::string node;
+  uint64_t passes = 0;     // sampling passes seen
+  uint64_t intervals = 0;  // accounted intervals (passes after the first)
+  // The latest sampling pass (also when it failed) and the latest good one.
+  std::shared_ptr<const gpu::SampleResult> latest, last_good;
+  std::map<uint32_t, k8s::ProcessOwner> owners;  // every PID of last_good
+  std::vector<UnitInfo> units;                   // every unit of last_good, by GPU index
+  std::vector<std::string> allocation_problems;  // device IDs that could not be placed
+  std::vector<attribution::UnitLedger> last_interval;
+  std::map<std::pair<std::string, attribution::Owner>, OwnerTotals> totals;  // (unit UUID, owner)
+  std::map<std::string, UnitTotals> unit_totals;                             // by unit UUID
+  std::vector<SourceStatus> sources;  // kubelet, pods, proc (NVML's is in the sampler's health)
+  // Labels of the pods of the containers in `totals` (kept after a pod is deleted, while its
+  // totals are), by (namespace, pod).
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> pod_labels;
+  // Open guardrail findings (docs/guardrails.md), highest severity first, and the number opened
+  // since the agent started per (kind, severity).
+  std::vector<guard::Finding> findings;
+  std::map<std::pair<guard::Kind, guard::Severity>, uint64_t> findings_opened;
+  // The latest rightsizing of this node's workloads; null until one was computed (or without a
+  // store).
+  std::shared_ptr<const std::vector<RightsizingRow>> rightsizing;
+
+  const UnitInfo* FindUnit(const std::string& uuid) const {
+    for (const auto& u : units)
+      if (u.uuid == uuid) return &u;
+    return nullptr;
+  }
+};
+
+}  // namespace gpumeter::node

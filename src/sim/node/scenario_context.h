@@ -1,0 +1,21 @@
+// What a scenario's node would tell the agent's sources about allocations and sharing: the
+// kubelet's allocations per container, and the operator's sharing configuration per GPU. The demo
+// serves the first from a fake kubelet; simulate feeds both to the allocation rules. Pure.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "sources/k8s/allocation.h"
+#include "sources/k8s/sharing.h"
+#include "sim/scenario/model.h"
+
+namespace gpumeter::app {
+
+// What the kubelet would report for the scenario's pods (one ContainerAllocation per container,
+// its device IDs under its GPU resource), and the evidence a node would give: each GPU's sharing
+// as configuration, MIG parents from the scenario's GPUs.
+std::vector<k8s::ContainerAllocation> ScenarioAllocations(const scenario::Scenario& s);
+k8s::SharingEvidence ScenarioSharingEvidence(const scenario::Scenario& s);
+
+}  // namespace gpumeter::app

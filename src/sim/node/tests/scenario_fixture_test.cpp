@@ -1,0 +1,92 @@
+// The production ownership path (PodStore + ProcReader + OwnerResolver) over every bundled
+// scenario presented as a node: every live process resolves to the scenario's owner, at times
+// that cover process starts, exits and PID reuse.
+#include "sim/node/scenario_fixture.h"
+
+#include <gtest/gtest.h>
+
+#include "sources/k8s/owner_resolver.h"
+#include "sim/scenario/loader.h"
+#include "sim/scenario/truth.h"
+#include "support/paths.h"
+#include "support/temp_dir.h"
+
+namespace gpumeter::app {
+namespace {
+
+class EveryScenario : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(EveryScenario, EveryLiveProcessResolvesToItsOwner) {
+  const auto s = scenario::LoadScenarioFile(testing::ScenarioPath(GetParam()));
+  ASSERT_TRUE(s) << s.error().message;
+  testing::TempDir dir("gpumeter-fixture");
+  k8s::PodStore pods;
+  const auto list = pods.ApplyList(ScenarioPodListJson(*s));
+  ASSERT_TRUE(list) << list.error().message;
+  k8s::ProcReader proc(dir.path());
+  k8s::OwnerResolver resolver(proc, pods);
+  size_t checked = 0;
+  for (double t = 0.5; t < s->duration_s;
+       t += 7.25) {  // one resolver across time: caches must not mislead
+    ASSERT_TRUE(WriteProcFixture(dir.path(), *s, t));
+    for (const auto& p : s->processes) {
+      if (!scenario::IsAlive(p, t)) continue;
+      const auto o = resolver.Resolve(p.pid);
+      if (!p.container) {
+        EXPECT_EQ(o.kind, k8s::ProcessOwner::Kind::kSystem)
+            << p.pid << " at " << t << ": " << o.how;
+      } else {
+        ASSERT_EQ(o.kind, k8s::ProcessOwner::Kind::kContainer)
+            << p.pid << " at " << t << ": " << o.how;
+        EXPECT_EQ(o.ns + "/" + o.pod + "/" + o.container, p.container->Key())
+            << p.pid << " at " << t;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0u);
+  // Before any process started the tree holds none of them (entries of dead processes are removed).
+  ASSERT_TRUE(WriteProcFixture(dir.path(), *s, -1));
+  for (const auto& p : s->processes)
+    EXPECT_EQ(resolver.Resolve(p.pid).kind, k8s::ProcessOwner::Kind::kUnattributed) << p.pid;
+}
+
+INSTANTIATE_TEST_SUITE_P(Bundled, EveryScenario,
+                         ::testing::Values("exclusive", "timeslice-h100", "mps-a100", "mig-h200",
+                                           "node-8gpu"),
+                         [](const auto& i) {
+                           std::string n = i.param;
+                           for (auto& ch : n)
+                             if (ch == '-') ch = '_';
+                           return n;
+                         });
+
+TEST(ScenarioFixture, CgroupPathsFollowTheKubeletLayoutPerQos) {
+  scenario::Pod pod;
+  pod.uid = "3a0f4b5d-4444-4d8e-bfc0-000000000001";
+  scenario::Container c;
+  c.id = "containerd://" + std::string(64, 'a');
+  pod.qos = "Guaranteed";
+  EXPECT_EQ(
+      ScenarioCgroupPath(pod, c),
+      "/kubepods.slice/kubepods-pod3a0f4b5d_4444_4d8e_bfc0_000000000001.slice/cri-containerd-" +
+          std::string(64, 'a') + ".scope");
+  pod.qos = "BestEffort";
+  EXPECT_EQ(ScenarioCgroupPath(pod, c),
+            "/kubepods.slice/kubepods-besteffort.slice/"
+            "kubepods-besteffort-pod3a0f4b5d_4444_4d8e_bfc0_000000000001.slice/"
+            "cri-containerd-" +
+                std::string(64, 'a') + ".scope");
+}
+
+TEST(ScenarioFixture, AnUnwritableRootIsAClearError) {
+  const auto s = scenario::LoadScenarioFile(testing::ScenarioPath("exclusive"));
+  ASSERT_TRUE(s);
+  const auto r = WriteProcFixture("/proc/self/gpumeter-not-writable", *s, 1);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("/proc/self/gpumeter-not-writable"), std::string::npos)
+      << r.error().message;
+}
+
+}  // namespace
+}  // namespace gpumeter::app

@@ -1,0 +1,425 @@
+#include "sim/scenario/loader.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/scenario/yaml_reader.h"
+
+namespace gpumeter::scenario {
+namespace {
+
+using detail::Field;
+using detail::ReadError;
+
+constexpr uint64_t kMiB = 1024ull * 1024ull;
+
+uint64_t MiB(const Field& f) {
+  const uint64_t v = f.UInt();
+  if (v > (UINT64_MAX / kMiB)) f.Fail("too large");
+  return v * kMiB;
+}
+
+SharingMode ParseSharingMode(const Field& f) {
+  const auto s = f.Str();
+  if (s == "exclusive") return SharingMode::kExclusive;
+  if (s == "time-slicing") return SharingMode::kTimeSlicing;
+  if (s == "mps") return SharingMode::kMps;
+  f.Fail("unknown sharing mode '" + s + "' (expected exclusive, time-slicing or mps)");
+}
+
+ComputeMode ParseComputeMode(const Field& f) {
+  const auto s = f.Str();
+  if (s == "default") return ComputeMode::kDefault;
+  if (s == "exclusive-process") return ComputeMode::kExclusiveProcess;
+  if (s == "prohibited") return ComputeMode::kProhibited;
+  f.Fail("unknown compute mode '" + s + "' (expected default, exclusive-process or prohibited)");
+}
+
+std::map<std::string, std::string> ParseStringMap(const Field& f) {
+  if (!f.IsMap()) f.Fail("expected a mapping of strings");
+  std::map<std::string, std::string> out;
+  f.ForEachEntry([&](const std::string& k, const Field& v) { out[k] = v.Str(); });
+  return out;
+}
+
+MigInstance ParseMigInstance(const Field& f) {
+  f.ExpectMap({"gi", "ci", "profile", "uuid", "memory_mib", "slices"});
+  MigInstance m;
+  m.gi_id = static_cast<uint32_t>(f.Child("gi").UInt());
+  m.ci_id = static_cast<uint32_t>(f.UInt("ci", 0));
+  m.profile = f.Child("profile").Str();
+  m.uuid = f.Child("uuid").Str();
+  if (m.uuid.rfind("MIG-", 0) != 0) f.Child("uuid").Fail("a MIG UUID must start with 'MIG-'");
+  m.memory_bytes = MiB(f.Child("memory_mib"));
+  if (m.memory_bytes == 0) f.Child("memory_mib").Fail("must be positive");
+  m.slices = static_cast<uint32_t>(f.Child("slices").UInt());
+  if (m.slices == 0) f.Child("slices").Fail("must be positive");
+  return m;
+}
+
+Gpu ParseGpu(const Field& f) {
+  f.ExpectMap({"index", "uuid", "model", "memory_mib", "reserved_mib", "power",
+               "energy_start_joules", "compute_mode", "gpm", "per_process_utilization", "forbidden",
+               "sharing", "mig"});
+  Gpu g;
+  g.index = static_cast<uint32_t>(f.Child("index").UInt());
+  g.uuid = f.Child("uuid").Str();
+  if (g.uuid.rfind("GPU-", 0) != 0) f.Child("uuid").Fail("a GPU UUID must start with 'GPU-'");
+  g.model = f.Child("model").Str();
+  g.memory_bytes = MiB(f.Child("memory_mib"));
+  if (g.memory_bytes == 0) f.Child("memory_mib").Fail("must be positive");
+  if (auto r = f.Optional("reserved_mib")) g.reserved_bytes = MiB(*r);
+  if (g.reserved_bytes >= g.memory_bytes) f.Child("reserved_mib").Fail("must be below memory_mib");
+  const Field power = f.Child("power");
+  power.ExpectMap({"idle_watts", "max_watts"});
+  g.power.idle_watts = power.Child("idle_watts").Double();
+  g.power.max_watts = power.Child("max_watts").Double();
+  if (g.power.idle_watts < 0) power.Child("idle_watts").Fail("must not be negative");
+  if (g.power.max_watts < g.power.idle_watts)
+    power.Child("max_watts").Fail("must be >= idle_watts");
+  g.energy_start_joules = f.Double("energy_start_joules", 0);
+  if (g.energy_start_joules < 0) f.Child("energy_start_joules").Fail("must not be negative");
+  if (auto c = f.Optional("compute_mode")) g.compute_mode = ParseComputeMode(*c);
+  g.gpm_supported = f.Bool("gpm", false);
+  g.per_process_utilization = f.Bool("per_process_utilization", true);
+  g.forbidden = f.Bool("forbidden", false);
+  if (auto s = f.Optional("sharing")) {
+    s->ExpectMap({"mode", "replicas"});
+    g.sharing.mode = ParseSharingMode(s->Child("mode"));
+    g.sharing.replicas = static_cast<uint32_t>(s->UInt("replicas", 1));
+    if (g.sharing.replicas == 0) s->Child("replicas").Fail("must be at least 1");
+    if (g.sharing.mode == SharingMode::kExclusive && g.sharing.replicas != 1)
+      s->Child("replicas").Fail("an exclusive GPU has exactly 1 replica");
+  }
+  if (auto m = f.Optional("mig")) {
+    m->ExpectMap({"total_slices", "instances"});
+    g.mig_enabled = true;
+    g.mig_total_slices = static_cast<uint32_t>(m->UInt("total_slices", 7));
+    if (g.mig_total_slices == 0) m->Child("total_slices").Fail("must be positive");
+    const Field inst = m->Child("instances");
+    inst.ExpectSequence();
+    uint64_t mem = 0;
+    uint32_t slices = 0;
+    for (size_t i = 0; i < inst.Size(); ++i) {
+      g.mig_instances.push_back(ParseMigInstance(inst.At(i)));
+      mem += g.mig_instances.back().memory_bytes;
+      slices += g.mig_instances.back().slices;
+    }
+    if (mem > g.memory_bytes) inst.Fail("MIG instances use more memory than the GPU has");
+    if (slices > g.mig_total_slices) inst.Fail("MIG instances use more slices than total_slices");
+  }
+  return g;
+}
+
+Pod ParsePod(const Field& f) {
+  f.ExpectMap({"namespace", "name", "uid", "qos", "labels", "containers"});
+  Pod p;
+  p.ns = f.Child("namespace").Str();
+  p.name = f.Child("name").Str();
+  p.uid = f.Child("uid").Str();
+  p.qos = f.Str("qos", "BestEffort");
+  if (p.qos != "Guaranteed" && p.qos != "Burstable" && p.qos != "BestEffort")
+    f.Child("qos").Fail("expected Guaranteed, Burstable or BestEffort, got '" + p.qos + "'");
+  if (auto l = f.Optional("labels")) p.labels = ParseStringMap(*l);
+  const Field cs = f.Child("containers");
+  cs.ExpectSequence();
+  for (size_t i = 0; i < cs.Size(); ++i) {
+    const Field c = cs.At(i);
+    c.ExpectMap({"name", "id", "devices", "requests"});
+    Container out;
+    out.name = c.Child("name").Str();
+    out.id = c.Child("id").Str();
+    if (auto d = c.Optional("devices")) {
+      d->ExpectSequence();
+      for (size_t j = 0; j < d->Size(); ++j) out.device_ids.push_back(d->At(j).Str());
+    }
+    if (auto r = c.Optional("requests")) out.requests = ParseStringMap(*r);
+    p.containers.push_back(std::move(out));
+  }
+  return p;
+}
+
+DeviceUsage ParseUsage(const Field& f) {
+  f.ExpectMap({"unit", "memory_mib", "memory_growth_mib_per_s", "memory_max_mib", "sm_pct", "sm"});
+  DeviceUsage u;
+  u.unit_uuid = f.Child("unit").Str();
+  u.memory_bytes = MiB(f.Child("memory_mib"));
+  u.memory_growth_bytes_per_s = f.Double("memory_growth_mib_per_s", 0) * static_cast<double>(kMiB);
+  if (u.memory_growth_bytes_per_s < 0)
+    f.Child("memory_growth_mib_per_s").Fail("must not be negative");
+  if (auto m = f.Optional("memory_max_mib")) {
+    u.memory_max_bytes = MiB(*m);
+    if (*u.memory_max_bytes < u.memory_bytes) m->Fail("must be >= memory_mib");
+  }
+  auto pct = [](const Field& p) {
+    const double v = p.Double();
+    if (v < 0 || v > 100) p.Fail("must be between 0 and 100, got " + std::to_string(v));
+    return v / 100.0;
+  };
+  if (f.Has("sm_pct") && f.Has("sm")) f.Fail("give either sm_pct or sm, not both");
+  if (auto c = f.Optional("sm_pct")) u.duty.push_back({0.0, pct(*c)});
+  if (auto s = f.Optional("sm")) {
+    s->ExpectSequence();
+    for (size_t i = 0; i < s->Size(); ++i) {
+      const Field p = s->At(i);
+      p.ExpectMap({"at_s", "pct"});
+      DutyPoint d{p.Child("at_s").Double(), pct(p.Child("pct"))};
+      if (!u.duty.empty() && d.at_s <= u.duty.back().at_s)
+        p.Child("at_s").Fail("points must be in increasing time order");
+      u.duty.push_back(d);
+    }
+  }
+  return u;
+}
+
+Process ParseProcess(const Field& f) {
+  f.ExpectMap({"pid", "name", "container", "env", "list", "start_s", "end_s", "usage"});
+  Process p;
+  const uint64_t pid = f.Child("pid").UInt();
+  if (pid == 0 || pid > 4194304) f.Child("pid").Fail("must be between 1 and 4194304 (pid_max)");
+  p.pid = static_cast<uint32_t>(pid);
+  p.name = f.Str("name", "process");
+  if (auto c = f.Optional("container")) {
+    const auto s = c->Str();
+    const auto a = s.find('/');
+    const auto b = a == std::string::npos ? a : s.find('/', a + 1);
+    if (b == std::string::npos || s.find('/', b + 1) != std::string::npos)
+      c->Fail("expected 'namespace/pod/container', got '" + s + "'");
+    p.container = ContainerRef{s.substr(0, a), s.substr(a + 1, b - a - 1), s.substr(b + 1)};
+  }
+  if (auto e = f.Optional("env")) p.env = ParseStringMap(*e);
+  const auto list = f.Str("list", "compute");
+  if (list == "mps")
+    p.list = ProcessList::kMps;
+  else if (list != "compute")
+    f.Child("list").Fail("expected compute or mps, got '" + list + "'");
+  p.start_s = f.Double("start_s", 0);
+  if (p.start_s < 0) f.Child("start_s").Fail("must not be negative");
+  if (auto e = f.Optional("end_s")) {
+    p.end_s = e->Double();
+    if (*p.end_s <= p.start_s) e->Fail("must be after start_s");
+  }
+  const Field us = f.Child("usage");
+  us.ExpectSequence();
+  for (size_t i = 0; i < us.Size(); ++i) p.usage.push_back(ParseUsage(us.At(i)));
+  return p;
+}
+
+// A `process-exit` fault is applied to its process's end_s here and yields no Fault.
+std::optional<Fault> ParseFault(const Field& f, Scenario& s) {
+  f.ExpectMap({"kind", "call", "gpu", "code", "from_s", "to_s", "delay_ms", "pid", "at_s"});
+  const auto kind = f.Child("kind").Str();
+  Fault out;
+  if (kind == "process-exit") {
+    // Shorthand for a process's end_s; applied once all processes are known.
+    const auto pid = f.Child("pid").UInt();
+    const double at = f.Child("at_s").Double();
+    bool found = false;
+    for (auto& p : s.processes) {
+      if (p.pid == pid && p.start_s < at && (!p.end_s || *p.end_s > at)) {
+        p.end_s = at;
+        found = true;
+      }
+    }
+    if (!found) f.Child("pid").Fail("no process with this pid is running at at_s");
+    return std::nullopt;
+  }
+  if (kind == "call-error")
+    out.kind = FaultKind::kCallError;
+  else if (kind == "gpu-lost")
+    out.kind = FaultKind::kGpuLost;
+  else if (kind == "delay")
+    out.kind = FaultKind::kDelay;
+  else
+    f.Child("kind").Fail("unknown fault kind '" + kind +
+                         "' (expected call-error, gpu-lost, delay or process-exit)");
+  out.call = f.Str("call", out.kind == FaultKind::kGpuLost ? "*" : "");
+  if (out.kind != FaultKind::kGpuLost && out.call.empty()) f.Fail("missing required field 'call'");
+  if (auto g = f.Optional("gpu")) out.gpu_index = static_cast<uint32_t>(g->UInt());
+  if (out.kind == FaultKind::kGpuLost && !out.gpu_index) f.Fail("a gpu-lost fault needs 'gpu'");
+  if (out.kind == FaultKind::kCallError) {
+    out.code = static_cast<int>(f.Child("code").UInt());
+    if (out.code == 0) f.Child("code").Fail("must be a non-zero nvmlReturn_t");
+  }
+  if (out.kind == FaultKind::kDelay) {
+    out.delay_ms = static_cast<uint32_t>(f.Child("delay_ms").UInt());
+  }
+  out.from_s = f.Double("from_s", 0);
+  if (auto t = f.Optional("to_s")) {
+    out.to_s = t->Double();
+    if (*out.to_s <= out.from_s) t->Fail("must be after from_s");
+  }
+  return out;
+}
+
+Scenario ParseRoot(const Field& root) {
+  root.ExpectMap({"name", "description", "node", "duration_s", "driver", "gpus", "pods",
+                  "processes", "faults"});
+  Scenario s;
+  s.name = root.Child("name").Str();
+  s.description = root.Str("description", "");
+  s.node_name = root.Str("node", "sim-node-0");
+  s.duration_s = root.Double("duration_s", 300);
+  if (s.duration_s <= 0) root.Child("duration_s").Fail("must be positive");
+  if (auto d = root.Optional("driver")) {
+    d->ExpectMap({"version", "nvml_version", "cuda_version"});
+    s.driver.version = d->Str("version", s.driver.version);
+    s.driver.nvml_version = d->Str("nvml_version", s.driver.nvml_version);
+    s.driver.cuda_version = static_cast<int>(d->UInt("cuda_version", 13000));
+  }
+  const Field gpus = root.Child("gpus");
+  gpus.ExpectSequence();
+  for (size_t i = 0; i < gpus.Size(); ++i) s.gpus.push_back(ParseGpu(gpus.At(i)));
+  if (auto pods = root.Optional("pods")) {
+    pods->ExpectSequence();
+    for (size_t i = 0; i < pods->Size(); ++i) s.pods.push_back(ParsePod(pods->At(i)));
+  }
+  if (auto procs = root.Optional("processes")) {
+    procs->ExpectSequence();
+    for (size_t i = 0; i < procs->Size(); ++i) s.processes.push_back(ParseProcess(procs->At(i)));
+  }
+  if (auto faults = root.Optional("faults")) {
+    faults->ExpectSequence();
+    for (size_t i = 0; i < faults->Size(); ++i) {
+      if (auto f = ParseFault(faults->At(i), s)) s.faults.push_back(std::move(*f));
+    }
+  }
+  return s;
+}
+
+std::string StripReplica(const std::string& id) {
+  const auto pos = id.find("::");
+  return pos == std::string::npos ? id : id.substr(0, pos);
+}
+
+}  // namespace
+
+Expected<void> Validate(const Scenario& s) {
+  auto fail = [&](const std::string& what) {
+    return MakeError(ErrorCode::kInvalidInput, s.source + ": " + what);
+  };
+  for (size_t i = 0; i < s.gpus.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (s.gpus[i].index == s.gpus[j].index)
+        return fail("gpus[" + std::to_string(i) + "].index: duplicate GPU index " +
+                    std::to_string(s.gpus[i].index));
+      if (s.gpus[i].uuid == s.gpus[j].uuid)
+        return fail("gpus[" + std::to_string(i) + "].uuid: duplicate UUID " + s.gpus[i].uuid);
+    }
+  }
+  for (size_t i = 0; i < s.pods.size(); ++i) {
+    for (size_t c = 0; c < s.pods[i].containers.size(); ++c) {
+      for (const auto& id : s.pods[i].containers[c].device_ids) {
+        const auto unit = StripReplica(id);
+        if (!s.FindUnit(unit).gpu)
+          return fail("pods[" + std::to_string(i) + "].containers[" + std::to_string(c) +
+                      "].devices: device '" + id + "' is not a GPU or MIG instance of this node");
+      }
+    }
+  }
+  for (size_t i = 0; i < s.processes.size(); ++i) {
+    const auto& p = s.processes[i];
+    const std::string at = "processes[" + std::to_string(i) + "]";
+    if (p.container) {
+      const Pod* pod = s.FindPod(p.container->ns, p.container->pod);
+      const bool found =
+          pod && std::any_of(pod->containers.begin(), pod->containers.end(),
+                             [&](const Container& c) { return c.name == p.container->container; });
+      if (!found) return fail(at + ".container: no container '" + p.container->Key() + "' in pods");
+    }
+    for (size_t u = 0; u < p.usage.size(); ++u) {
+      const auto ref = s.FindUnit(p.usage[u].unit_uuid);
+      const std::string uat = at + ".usage[" + std::to_string(u) + "].unit";
+      if (!ref.gpu)
+        return fail(uat + ": process " + std::to_string(p.pid) + " runs on '" +
+                    p.usage[u].unit_uuid + "', which is not a GPU or MIG instance of this node");
+      if (ref.gpu->mig_enabled && !ref.mig)
+        return fail(uat + ": GPU " + ref.gpu->uuid + " is in MIG mode; name a MIG instance UUID");
+      if (p.list == ProcessList::kMps && ref.gpu->sharing.mode != SharingMode::kMps)
+        return fail(at + ".list: an MPS client on GPU " + ref.gpu->uuid +
+                    ", which is not shared by MPS");
+      for (size_t w = 0; w < u; ++w)
+        if (p.usage[w].unit_uuid == p.usage[u].unit_uuid) return fail(uat + ": unit listed twice");
+    }
+    // A PID may be reused, but never by two processes alive at once.
+    for (size_t j = 0; j < i; ++j) {
+      const auto& q = s.processes[j];
+      if (q.pid != p.pid) continue;
+      const double p_end = p.end_s.value_or(1e300), q_end = q.end_s.value_or(1e300);
+      if (p.start_s < q_end && q.start_s < p_end)
+        return fail(at + ".pid: pid " + std::to_string(p.pid) +
+                    " is alive twice at once (see processes[" + std::to_string(j) + "])");
+    }
+  }
+  for (size_t i = 0; i < s.faults.size(); ++i) {
+    const auto& f = s.faults[i];
+    if (f.gpu_index && !s.FindGpuByIndex(*f.gpu_index))
+      return fail("faults[" + std::to_string(i) + "].gpu: no GPU with index " +
+                  std::to_string(*f.gpu_index));
+  }
+  return {};
+}
+
+Expected<Scenario> ParseScenario(const std::string& yaml_text, const std::string& source_name) {
+  Scenario s;
+  try {
+    const YAML::Node doc = YAML::Load(yaml_text);
+    if (!doc || doc.IsNull())
+      return MakeError(ErrorCode::kInvalidInput, source_name + ": the scenario is empty");
+    s = ParseRoot(Field(doc, ""));
+  } catch (const YAML::Exception& e) {
+    return MakeError(ErrorCode::kInvalidInput,
+                     source_name + ": line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  } catch (const ReadError& e) {
+    return MakeError(ErrorCode::kInvalidInput, source_name + ": " + e.what());
+  }
+  s.source = source_name;
+  if (auto v = Validate(s); !v) return tl::unexpected(v.error());
+  return s;
+}
+
+Expected<Scenario> LoadScenarioFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return MakeError(ErrorCode::kNotFound, path + ": cannot open scenario file");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) return MakeError(ErrorCode::kInvalidInput, path + ": read error");
+  return ParseScenario(buf.str(), path);
+}
+
+Expected<std::string> ResolveScenarioPath(const std::string& name_or_file,
+                                          const std::vector<std::string>& search_dirs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (name_or_file.find('/') != std::string::npos || name_or_file.ends_with(".yaml")) {
+    if (fs::is_regular_file(name_or_file, ec)) return name_or_file;
+    return MakeError(ErrorCode::kNotFound, name_or_file + ": no such scenario file");
+  }
+  std::string looked;
+  for (const auto& dir : search_dirs) {
+    const auto candidate = (fs::path(dir) / (name_or_file + ".yaml")).string();
+    if (fs::is_regular_file(candidate, ec)) return candidate;
+    looked += (looked.empty() ? "" : ", ") + dir;
+  }
+  std::string names;
+  for (const auto& dir : search_dirs)
+    for (const auto& n : ListScenarios(dir)) names += (names.empty() ? "" : ", ") + n;
+  return MakeError(ErrorCode::kNotFound,
+                   "no bundled scenario named '" + name_or_file + "' (looked in " + looked +
+                       "; available: " + (names.empty() ? "none" : names) + ")");
+}
+
+std::vector<std::string> ListScenarios(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".yaml") out.push_back(it->path().stem().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace gpumeter::scenario

@@ -1,0 +1,245 @@
+#include "sim/scenario/loader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/paths.h"
+
+namespace gpumeter::scenario {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A minimal valid scenario; tests patch one thing at a time.
+const char* kMinimal = R"(
+name: t
+gpus:
+  - index: 0
+    uuid: GPU-00000000-0000-0000-0000-000000000001
+    model: Test GPU
+    memory_mib: 1024
+    power: {idle_watts: 10, max_watts: 110}
+pods:
+  - namespace: ns
+    name: p
+    uid: u1
+    containers:
+      - {name: c, id: "containerd://abc", devices: [GPU-00000000-0000-0000-0000-000000000001]}
+processes:
+  - pid: 100
+    container: ns/p/c
+    usage:
+      - {unit: GPU-00000000-0000-0000-0000-000000000001, memory_mib: 100, sm_pct: 50}
+)";
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  const auto pos = s.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  return s.replace(pos, from.size(), to);
+}
+
+std::string ErrorOf(const std::string& yaml) {
+  auto r = ParseScenario(yaml, "test.yaml");
+  EXPECT_FALSE(r.has_value()) << "expected an error for:\n" << yaml;
+  return r ? "" : r.error().message;
+}
+
+TEST(Loader, MinimalScenarioParses) {
+  auto s = ParseScenario(kMinimal, "test.yaml");
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  ASSERT_EQ(s->gpus.size(), 1u);
+  EXPECT_EQ(s->gpus[0].memory_bytes, 1024ull << 20);
+  EXPECT_EQ(s->gpus[0].sharing.mode, SharingMode::kExclusive);
+  ASSERT_EQ(s->processes.size(), 1u);
+  EXPECT_EQ(s->processes[0].container->Key(), "ns/p/c");
+  ASSERT_EQ(s->processes[0].usage[0].duty.size(), 1u);
+  EXPECT_DOUBLE_EQ(s->processes[0].usage[0].duty[0].duty, 0.5);
+}
+
+TEST(Loader, EveryBundledScenarioLoads) {
+  for (const char* name : testing::kBundledScenarios) {
+    auto s = LoadScenarioFile(testing::ScenarioPath(name));
+    ASSERT_TRUE(s.has_value()) << name << ": " << s.error().message;
+    EXPECT_EQ(s->name, name);
+    EXPECT_FALSE(s->gpus.empty());
+  }
+}
+
+TEST(Loader, BundledScenariosCoverEverySharingMode) {
+  auto node = LoadScenarioFile(testing::ScenarioPath("node-8gpu"));
+  ASSERT_TRUE(node);
+  bool ex = false, ts = false, mps = false, mig = false;
+  for (const auto& g : node->gpus) {
+    ex |= !g.mig_enabled && g.sharing.mode == SharingMode::kExclusive;
+    ts |= g.sharing.mode == SharingMode::kTimeSlicing;
+    mps |= g.sharing.mode == SharingMode::kMps;
+    mig |= g.mig_enabled;
+  }
+  EXPECT_EQ(node->gpus.size(), 8u);
+  EXPECT_TRUE(ex && ts && mps && mig);
+}
+
+TEST(Loader, MissingFileNamesThePath) {
+  auto r = LoadScenarioFile("/nonexistent/dir/x.yaml");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kNotFound);
+  EXPECT_THAT(r.error().message, HasSubstr("/nonexistent/dir/x.yaml"));
+}
+
+TEST(Loader, MalformedYamlGivesFileAndLine) {
+  const auto msg = ErrorOf("name: t\ngpus: [\n  {index: 0,\n");
+  EXPECT_THAT(msg, HasSubstr("test.yaml"));
+  EXPECT_THAT(msg, HasSubstr("line"));
+}
+
+TEST(Loader, EmptyDocument) { EXPECT_THAT(ErrorOf(""), HasSubstr("empty")); }
+
+TEST(Loader, UnknownFieldNamesPathAndAllowed) {
+  const auto msg =
+      ErrorOf(Replace(kMinimal, "    model: Test GPU", "    model: Test GPU\n    colour: green"));
+  EXPECT_THAT(msg, HasSubstr("gpus[0].colour"));
+  EXPECT_THAT(msg, HasSubstr("unknown field 'colour'"));
+  EXPECT_THAT(msg, HasSubstr("allowed:"));
+  EXPECT_THAT(msg, HasSubstr("line 7"));
+}
+
+TEST(Loader, NegativeMemoryIsRejected) {
+  const auto msg = ErrorOf(Replace(kMinimal, "memory_mib: 1024", "memory_mib: -5"));
+  EXPECT_THAT(msg, HasSubstr("gpus[0].memory_mib"));
+  EXPECT_THAT(msg, HasSubstr("must not be negative"));
+}
+
+TEST(Loader, ZeroMemoryIsRejected) {
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, "memory_mib: 1024", "memory_mib: 0")),
+              HasSubstr("must be positive"));
+}
+
+TEST(Loader, NonNumericValue) {
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, "memory_mib: 1024", "memory_mib: lots")),
+              HasSubstr("expected a non-negative integer, got 'lots'"));
+}
+
+TEST(Loader, ProcessOnMissingGpu) {
+  const auto msg =
+      ErrorOf(Replace(kMinimal, "{unit: GPU-00000000-0000-0000-0000-000000000001, memory_mib: 100",
+                      "{unit: GPU-99999999-0000-0000-0000-000000000009, memory_mib: 100"));
+  EXPECT_THAT(msg, HasSubstr("processes[0].usage[0].unit"));
+  EXPECT_THAT(msg, HasSubstr("GPU-99999999"));
+  EXPECT_THAT(msg, HasSubstr("not a GPU or MIG instance of this node"));
+}
+
+TEST(Loader, ProcessInUnknownContainer) {
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, "container: ns/p/c", "container: ns/p/nope")),
+              HasSubstr("no container 'ns/p/nope'"));
+}
+
+TEST(Loader, BadContainerReference) {
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, "container: ns/p/c", "container: just-a-name")),
+              HasSubstr("expected 'namespace/pod/container'"));
+}
+
+TEST(Loader, DeviceIdOfUnknownGpuInPod) {
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, "devices: [GPU-00000000-0000-0000-0000-000000000001]",
+                              "devices: [GPU-x::2]")),
+              HasSubstr("device 'GPU-x::2' is not a GPU or MIG instance"));
+}
+
+TEST(Loader, ReplicaSuffixIsAccepted) {
+  auto s = ParseScenario(Replace(kMinimal, "devices: [GPU-00000000-0000-0000-0000-000000000001]",
+                                 "devices: [GPU-00000000-0000-0000-0000-000000000001::3]"),
+                         "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+}
+
+TEST(Loader, DutyAbove100) {
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, "sm_pct: 50", "sm_pct: 150")),
+              HasSubstr("between 0 and 100"));
+}
+
+TEST(Loader, DuplicateGpuIndex) {
+  const std::string second = R"(
+  - index: 0
+    uuid: GPU-00000000-0000-0000-0000-000000000002
+    model: Test GPU
+    memory_mib: 1024
+    power: {idle_watts: 10, max_watts: 110}
+pods:)";
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, "\npods:", second)), HasSubstr("duplicate GPU index 0"));
+}
+
+TEST(Loader, PidAliveTwice) {
+  const std::string twin = R"(
+  - pid: 100
+    usage:
+      - {unit: GPU-00000000-0000-0000-0000-000000000001, memory_mib: 1})";
+  EXPECT_THAT(ErrorOf(std::string(kMinimal) + twin), HasSubstr("pid 100 is alive twice"));
+}
+
+TEST(Loader, PidReuseAfterExitIsFine) {
+  const std::string reuse = R"(
+  - pid: 100
+    start_s: 20
+    usage:
+      - {unit: GPU-00000000-0000-0000-0000-000000000001, memory_mib: 1}
+faults:
+  - {kind: process-exit, pid: 100, at_s: 10})";
+  auto s = ParseScenario(std::string(kMinimal) + reuse, "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_TRUE(s->processes[0].end_s);
+  EXPECT_DOUBLE_EQ(*s->processes[0].end_s, 10);
+}
+
+TEST(Loader, MigInstancesMustFit) {
+  const std::string mig = R"(    power: {idle_watts: 10, max_watts: 110}
+    mig:
+      instances:
+        - {gi: 1, profile: 1g.1gb, uuid: MIG-1, memory_mib: 800, slices: 1}
+        - {gi: 2, profile: 1g.1gb, uuid: MIG-2, memory_mib: 800, slices: 1})";
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, "    power: {idle_watts: 10, max_watts: 110}", mig)),
+              HasSubstr("more memory than the GPU has"));
+}
+
+TEST(Loader, ProcessOnMigParentIsRejected) {
+  const std::string mig = R"(    power: {idle_watts: 10, max_watts: 110}
+    mig:
+      instances:
+        - {gi: 1, profile: 1g.1gb, uuid: MIG-1, memory_mib: 512, slices: 1})";
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, "    power: {idle_watts: 10, max_watts: 110}", mig)),
+              HasSubstr("is in MIG mode; name a MIG instance UUID"));
+}
+
+TEST(Loader, FaultOnMissingGpu) {
+  EXPECT_THAT(
+      ErrorOf(std::string(kMinimal) + "\nfaults:\n  - {kind: gpu-lost, gpu: 3, from_s: 1}\n"),
+      HasSubstr("no GPU with index 3"));
+}
+
+TEST(Loader, UnknownFaultKind) {
+  EXPECT_THAT(ErrorOf(std::string(kMinimal) + "\nfaults:\n  - {kind: meteor, gpu: 0}\n"),
+              HasSubstr("unknown fault kind 'meteor'"));
+}
+
+TEST(Loader, ExclusiveWithReplicas) {
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, "    model: Test GPU",
+                              "    model: Test GPU\n    sharing: {mode: exclusive, replicas: 2}")),
+              HasSubstr("exactly 1 replica"));
+}
+
+TEST(Resolve, NameFileAndUnknown) {
+  const std::vector<std::string> dirs{testing::SourceDir() + "/scenarios"};
+  auto by_name = ResolveScenarioPath("exclusive", dirs);
+  ASSERT_TRUE(by_name) << by_name.error().message;
+  EXPECT_TRUE(std::filesystem::exists(*by_name));
+  auto by_file = ResolveScenarioPath(testing::ScenarioPath("mig-h200"), dirs);
+  ASSERT_TRUE(by_file);
+  auto unknown = ResolveScenarioPath("no-such-scenario", dirs);
+  ASSERT_FALSE(unknown);
+  EXPECT_THAT(unknown.error().message,
+              HasSubstr("available: exclusive, mig-h200, mps-a100, node-8gpu, timeslice-h100"));
+}
+
+}  // namespace
+}  // namespace gpumeter::scenario

@@ -1,0 +1,224 @@
+#include "sinks/metrics/catalogue.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace gpumeter::metrics {
+namespace {
+
+constexpr auto G = MetricType::kGauge;
+constexpr auto C = MetricType::kCounter;
+
+// Labels shared by families.
+const std::vector<std::string> kSource{"node", "source"};
+const std::vector<std::string> kGpu{"node", "gpu", "uuid"};
+const std::vector<std::string> kMig{"node", "gpu", "uuid", "mig_uuid", "gpu_instance"};
+const std::vector<std::string> kProcess{"node", "uuid",      "pid",  "namespace",
+                                        "pod",  "container", "owner"};
+const std::vector<std::string> kUnit{"node", "unit"};
+// An owner's row on a unit. owner_kind: container, idle, system or unattributed; namespace, pod
+// and container are empty unless it is a container. Extra pod labels (--pod-label) follow these.
+// A guardrail finding: namespace, pod and container are empty for a device or host finding,
+// unit and gpu_uuid for a container-wide one; process names a host process.
+const std::vector<std::string> kFinding{"node",      "kind", "severity", "namespace", "pod",
+                                        "container", "unit", "gpu_uuid", "process"};
+// A workload's rightsizing: namespace, controller (Kind/name) and container.
+const std::vector<std::string> kRightsize{"node",   "namespace", "workload",    "container",
+                                          "action", "current",   "recommended", "replicas"};
+const std::vector<std::string> kRightsizeMoney{"node",        "namespace", "workload",
+                                               "container",   "action",    "current",
+                                               "recommended", "replicas",  "currency"};
+const std::vector<std::string> kOwner{"node",      "unit", "gpu_uuid",  "model",     "mig_profile",
+                                      "namespace", "pod",  "container", "owner_kind"};
+
+std::vector<MetricDef> Build() {
+  std::vector<MetricDef> v{
+      {Metric::kSourceUp, "gpumeter_source_up", G, "",
+       "1 if the source's last attempt succeeded (and, for NVML, no call is past its deadline); 0 "
+       "if it failed or is not configured.",
+       kSource},
+      {Metric::kSourceAttempts, "gpumeter_source_attempts_total", C, "",
+       "Attempts to read the source (NVML: sampling passes; /proc: processes identified).",
+       kSource},
+      {Metric::kSourceFailures, "gpumeter_source_failures_total", C, "",
+       "Attempts that failed (NVML: passes that failed as a whole).", kSource},
+      {Metric::kSourceDeadlineExceeded, "gpumeter_source_deadline_exceeded_total", C, "",
+       "Driver calls that ran past their deadline.", kSource},
+      {Metric::kSourceLastSuccessAge, "gpumeter_source_last_success_age_seconds", G, "seconds",
+       "Seconds since the source last succeeded; absent before its first success.", kSource},
+      {Metric::kSourceDuration, "gpumeter_source_duration_seconds", G, "seconds",
+       "Duration of the source's last attempt.", kSource},
+      {Metric::kSeriesDropped,
+       "gpumeter_series_dropped",
+       G,
+       "",
+       "Container series left out of this scrape by the series cap (--max-series); a gauge, as the "
+       "cap applies per scrape.",
+       {"node"}},
+      {Metric::kAllocationProblems,
+       "gpumeter_allocation_problems",
+       G,
+       "",
+       "Device IDs from the kubelet that could not be placed on a GPU or MIG instance (see the "
+       "log).",
+       {"node"}},
+
+      {Metric::kGpuInfo,
+       "gpumeter_gpu_info",
+       G,
+       "",
+       "GPU identity; value is always 1.",
+       {"node", "gpu", "uuid", "model", "mig", "sharing_mode"}},
+      {Metric::kGpuLost, "gpumeter_gpu_lost", G, "",
+       "1 if the GPU fell off the bus (NVML_ERROR_GPU_IS_LOST).", kGpu},
+      {Metric::kNvmlCallFailed,
+       "gpumeter_nvml_call_failed",
+       G,
+       "",
+       "1 for each NVML call that failed on this GPU in the last pass.",
+       {"node", "gpu", "uuid", "call", "code"}},
+      {Metric::kGpuMemoryTotal, "gpumeter_gpu_memory_total_bytes", G, "bytes",
+       "Framebuffer memory of the GPU.", kGpu},
+      {Metric::kGpuMemoryUsed, "gpumeter_gpu_memory_used_bytes", G, "bytes",
+       "Framebuffer memory in use (excludes the driver reservation when it is known).", kGpu},
+      {Metric::kGpuMemoryReserved, "gpumeter_gpu_memory_reserved_bytes", G, "bytes",
+       "Framebuffer memory reserved by the driver and firmware (v2 drivers only).", kGpu},
+      {Metric::kGpuBusy, "gpumeter_gpu_busy_ratio", G, "ratio",
+       "Fraction of the last sample period in which a kernel ran (NVML utilization.gpu / 100; "
+       "absent on MIG GPUs).",
+       kGpu},
+      {Metric::kGpuSmActive, "gpumeter_gpu_sm_active_ratio", G, "ratio",
+       "GPM SM activity between the last two passes, 0-1.", kGpu},
+      {Metric::kGpuPower, "gpumeter_gpu_power_watts", G, "watts", "Board power draw.", kGpu},
+      {Metric::kGpuEnergy, "gpumeter_gpu_energy_joules_total", C, "joules",
+       "Energy used since the driver was loaded (NVML counter).", kGpu},
+      {Metric::kMigMemoryTotal, "gpumeter_mig_memory_total_bytes", G, "bytes",
+       "Memory of a MIG instance.", kMig},
+      {Metric::kMigMemoryUsed, "gpumeter_mig_memory_used_bytes", G, "bytes",
+       "Memory in use in a MIG instance.", kMig},
+      {Metric::kMigSmActive, "gpumeter_mig_sm_active_ratio", G, "ratio",
+       "GPM SM activity of a MIG GPU instance, 0-1.", kMig},
+      {Metric::kProcessMemory, "gpumeter_process_memory_used_bytes", G, "bytes",
+       "GPU memory used by a process (NVML usedGpuMemory); owner is container, system or "
+       "unattributed.",
+       kProcess},
+      {Metric::kProcessSm, "gpumeter_process_sm_ratio", G, "ratio",
+       "Latest per-process SM sample, 0-1; 0 when the process had no sample in the window (NVML "
+       "reports busy processes only); absent where the driver has no per-process utilization.",
+       kProcess},
+
+      {Metric::kUnitInfo,
+       "gpumeter_unit_info",
+       G,
+       "",
+       "A unit of allocation (a whole GPU or a MIG instance): its GPU, model, MIG profile, sharing "
+       "mode, replicas and the evidence that decided the mode; value is always 1.",
+       {"node", "unit", "gpu_uuid", "gpu", "model", "mig_profile", "sharing_mode", "replicas",
+        "evidence"}},
+      {Metric::kUnitGpuFraction, "gpumeter_unit_gpu_share_ratio", G, "ratio",
+       "The unit's share of its physical GPU, at which its cost is priced: 1 for a whole GPU, a "
+       "MIG instance's compute slices over the GPU's.",
+       kUnit},
+      {Metric::kUnitSeconds, "gpumeter_unit_seconds_total", C, "seconds",
+       "Time accounted on the unit: its compute capacity in compute-seconds (the owners' "
+       "gpumeter_compute_seconds_total add up to it).",
+       kUnit},
+      {Metric::kUnitMemoryCapacity, "gpumeter_unit_memory_capacity_byte_seconds_total", C,
+       "byte_seconds",
+       "The unit's memory × time accounted (the owners' gpumeter_memory_byte_seconds_total add up "
+       "to it).",
+       kUnit},
+      {Metric::kUnitEnergy, "gpumeter_unit_energy_joules_total", C, "joules",
+       "The unit's energy over the intervals in which it was known (the owners' "
+       "gpumeter_energy_joules_total add up to it).",
+       kUnit},
+      {Metric::kUnitEnergyUnknown, "gpumeter_unit_energy_unknown_seconds_total", C, "seconds",
+       "Time in which the unit's energy was unknown (no counter and no power reading, or the GPU "
+       "was lost).",
+       kUnit},
+      {Metric::kMemoryByteSeconds, "gpumeter_memory_byte_seconds_total", C, "byte_seconds",
+       "GPU memory held × time, by owner of the unit.", kOwner},
+      {Metric::kMemoryBytes, "gpumeter_memory_bytes", G, "bytes",
+       "GPU memory held, by owner of the unit: the mean over the last interval.", kOwner},
+      {Metric::kComputeSeconds, "gpumeter_compute_seconds_total", C, "seconds",
+       "The unit's time used, by owner: one compute-second per second of the whole unit.", kOwner},
+      {Metric::kComputeRatio, "gpumeter_compute_ratio", G, "ratio",
+       "Share of the unit's time used by the owner over the last interval, 0-1 (the owners of a "
+       "unit add up to 1).",
+       kOwner},
+      {Metric::kEnergyJoules, "gpumeter_energy_joules_total", C, "joules",
+       "The unit's energy, by owner (split by compute share; idle power by the policy in "
+       "docs/attribution.md).",
+       kOwner},
+      {Metric::kRequestedShare, "gpumeter_requested_share_ratio", G, "ratio",
+       "Share of the unit the kubelet allocated to the container (exclusive 1, time-slicing/MPS "
+       "1/replicas, MIG instance 1).",
+       kOwner},
+      {Metric::kRequestedShareSeconds, "gpumeter_requested_share_seconds_total", C, "seconds",
+       "Requested share × time: the unit-seconds the container held, used or not.", kOwner},
+
+      {Metric::kFindingOpen, "gpumeter_finding_first_seen_timestamp_seconds", G, "seconds",
+       "One series per open guardrail finding (docs/guardrails.md): when it was first seen, in "
+       "Unix seconds. The evidence is in /api/v1/findings.",
+       kFinding},
+      {Metric::kFindingWaste, "gpumeter_finding_waste_gpu_seconds", G, "seconds",
+       "An open idle-allocation finding's waste: the share of a GPU held × the seconds it stayed "
+       "idle (GPU-seconds).",
+       kFinding},
+      {Metric::kFindingWasteCost,
+       "gpumeter_finding_waste_cost",
+       G,
+       "",
+       "What that waste cost, in the pricing's currency (label currency); absent when no price is "
+       "known for the model.",
+       {"node", "kind", "severity", "namespace", "pod", "container", "unit", "gpu_uuid", "process",
+        "currency"}},
+      {Metric::kFindingsOpened,
+       "gpumeter_findings_opened_total",
+       C,
+       "",
+       "Guardrail findings opened since the agent started, per kind and severity (every kind that "
+       "is on has a series).",
+       {"node", "kind", "severity"}},
+
+      {Metric::kRightsizeRecommendedGpu, "gpumeter_rightsize_recommended_gpu_ratio", G, "ratio",
+       "The GPU share a workload's replica needs, from its usage history (docs/rightsizing.md): "
+       "action reclaim, mig, share or keep; current and recommended as words (e.g. whole GPU, MIG "
+       "1g.20gb). Computed hourly from the --store.",
+       kRightsize},
+      {Metric::kRightsizeSavings, "gpumeter_rightsize_monthly_savings", G, "",
+       "What the recommendation saves per month (730 h) for all its replicas, in the pricing's "
+       "currency; absent when no price is known for the model.",
+       kRightsizeMoney},
+  };
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i].id != static_cast<Metric>(i))
+      throw std::logic_error("metric catalogue out of order at " + v[i].name);
+  if (v.size() != static_cast<size_t>(Metric::kCount))
+    throw std::logic_error("metric catalogue incomplete");
+  return v;
+}
+
+}  // namespace
+
+const std::vector<MetricDef>& Catalogue() {
+  static const std::vector<MetricDef> catalogue = Build();  // immutable after first use
+  return catalogue;
+}
+
+const MetricDef& Def(Metric id) { return Catalogue().at(static_cast<size_t>(id)); }
+
+std::string CatalogueMarkdown() {
+  std::string out = "| metric | type | unit | labels | meaning |\n|---|---|---|---|---|\n";
+  for (const auto& d : Catalogue()) {
+    std::string labels;
+    for (const auto& l : d.labels) labels += (labels.empty() ? "" : ", ") + l;
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", d.name,
+                       d.type == MetricType::kCounter ? "counter" : "gauge",
+                       d.unit.empty() ? "-" : d.unit, labels, d.help);
+  }
+  return out;
+}
+
+}  // namespace gpumeter::metrics

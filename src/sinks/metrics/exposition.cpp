@@ -1,0 +1,409 @@
+#include "sinks/metrics/exposition.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <stdexcept>
+
+#include "sinks/metrics/catalogue.h"
+
+namespace gpumeter::metrics {
+namespace {
+
+using attribution::OwnerKind;
+
+void AppendEscaped(std::string& out, std::string_view v) {
+  for (const char c : v) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+}
+
+// Collects series per catalogue entry. Label values are given in the catalogue's label order
+// (then the extra pod-label names, for owner families); each label set is rendered once, escaped,
+// and may be shared by families with the same label names.
+class Families {
+ public:
+  explicit Families(std::vector<std::string> owner_extra) : owner_extra_(std::move(owner_extra)) {
+    // Families with the same label names share a schema number, so sharing is checked cheaply.
+    const auto& c = Catalogue();
+    for (size_t i = 0; i < c.size(); ++i) {
+      size_t j = 0;
+      while (c[j].labels != c[i].labels) ++j;
+      schema_.push_back(j);
+    }
+  }
+
+  uint32_t Labels(Metric id, const std::vector<std::string_view>& values,
+                  const std::vector<std::string_view>& extra = {}) {
+    const auto& def = Def(id);
+    if (values.size() != def.labels.size() ||
+        (!extra.empty() && extra.size() != owner_extra_.size()))
+      throw std::logic_error(def.name + ": label values do not match the catalogue");
+    std::string out;
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i) out += ',';
+      out += def.labels[i];
+      out += "=\"";
+      AppendEscaped(out, values[i]);
+      out += '"';
+    }
+    for (size_t i = 0; i < extra.size(); ++i) {
+      out += ',';
+      out += owner_extra_[i];
+      out += "=\"";
+      AppendEscaped(out, extra[i]);
+      out += '"';
+    }
+    set_.label_sets.push_back(std::move(out));
+    built_for_.push_back(id);
+    return static_cast<uint32_t>(set_.label_sets.size() - 1);
+  }
+  // Adds a sample with a label set built for a family with the same label names.
+  void Add(Metric id, uint32_t labels, double value) {
+    if (schema_[static_cast<size_t>(id)] != schema_[static_cast<size_t>(built_for_.at(labels))])
+      throw std::logic_error(Def(id).name + ": label set built for " +
+                             Def(built_for_[labels]).name);
+    set_.families[static_cast<size_t>(id)].push_back({labels, value});
+  }
+  void Add(Metric id, const std::vector<std::string_view>& values, double value) {
+    Add(id, Labels(id, values), value);
+  }
+  SeriesSet Take() { return std::move(set_); }
+
+ private:
+  std::vector<std::string> owner_extra_;
+  std::vector<size_t> schema_;  // by Metric
+  SeriesSet set_;
+  std::vector<Metric> built_for_;
+};
+
+void Sources(Families& f, const gpu::SamplerHealth& health, const node::NodeState& state,
+             std::chrono::steady_clock::time_point now) {
+  const uint32_t nvml = f.Labels(Metric::kSourceUp, {state.node, "nvml"});
+  f.Add(Metric::kSourceUp, nvml,
+        health.latest && health.latest->ok && health.stalled_call.empty() ? 1 : 0);
+  f.Add(Metric::kSourceAttempts, nvml, static_cast<double>(health.passes));
+  f.Add(Metric::kSourceFailures, nvml, static_cast<double>(health.failures));
+  f.Add(Metric::kSourceDeadlineExceeded, nvml, static_cast<double>(health.deadline_exceeded));
+  if (health.last_good) {
+    f.Add(Metric::kSourceLastSuccessAge, nvml,
+          std::chrono::duration<double>(now - health.last_good->taken).count());
+    f.Add(Metric::kSourceDuration, nvml, health.last_good->duration_seconds);
+  }
+  for (const auto& s : state.sources) {
+    const uint32_t l = f.Labels(Metric::kSourceUp, {state.node, s.name});
+    f.Add(Metric::kSourceUp, l, s.configured && s.up ? 1 : 0);
+    f.Add(Metric::kSourceAttempts, l, static_cast<double>(s.attempts));
+    f.Add(Metric::kSourceFailures, l, static_cast<double>(s.failures));
+    if (s.last_success)
+      f.Add(Metric::kSourceLastSuccessAge, l,
+            std::chrono::duration<double>(now - *s.last_success).count());
+    if (s.last_duration_seconds) f.Add(Metric::kSourceDuration, l, *s.last_duration_seconds);
+  }
+  f.Add(Metric::kAllocationProblems, {state.node},
+        static_cast<double>(state.allocation_problems.size()));
+}
+
+void Devices(Families& f, const node::NodeState& state) {
+  if (!state.last_good) return;
+  auto processes = [&](const std::vector<gpu::GpuProcess>& procs, const std::string& unit,
+                       bool util, const std::map<uint32_t, uint32_t>& sm) {
+    for (const auto& p : procs) {
+      const std::string pid = std::to_string(p.pid);
+      const auto it = state.owners.find(p.pid);
+      const k8s::ProcessOwner unknown;
+      const auto& o = it == state.owners.end() ? unknown : it->second;
+      const uint32_t l = f.Labels(Metric::kProcessMemory, {state.node, unit, pid, o.ns, o.pod,
+                                                           o.container, k8s::ToString(o.kind)});
+      if (p.used_memory_bytes)
+        f.Add(Metric::kProcessMemory, l, static_cast<double>(*p.used_memory_bytes));
+      // A listed process without a sample in the window was idle: NVML only reports busy PIDs.
+      if (util) f.Add(Metric::kProcessSm, l, sm.count(p.pid) ? sm.at(p.pid) / 100.0 : 0.0);
+    }
+  };
+  for (const auto& d : state.last_good->snapshot.devices) {
+    const std::string idx = std::to_string(d.index);
+    const uint32_t gl = f.Labels(Metric::kGpuLost, {state.node, idx, d.uuid});
+    const auto* unit = state.FindUnit(d.uuid);
+    const std::string mode = d.mig_enabled ? "mig"
+                             : unit        ? attribution::ToString(unit->mode)
+                                           : "unknown";
+    f.Add(Metric::kGpuInfo,
+          {state.node, idx, d.uuid, d.name, d.mig_enabled ? "enabled" : "disabled", mode}, 1);
+    f.Add(Metric::kGpuLost, gl, d.lost ? 1 : 0);
+    for (const auto& e : d.errors)
+      f.Add(Metric::kNvmlCallFailed, {state.node, idx, d.uuid, e.call, std::to_string(e.code)}, 1);
+    if (d.memory) {
+      f.Add(Metric::kGpuMemoryTotal, gl, static_cast<double>(d.memory->total_bytes));
+      f.Add(Metric::kGpuMemoryUsed, gl, static_cast<double>(d.memory->used_bytes));
+      if (d.memory->reserved_bytes)
+        f.Add(Metric::kGpuMemoryReserved, gl, static_cast<double>(*d.memory->reserved_bytes));
+    }
+    if (d.utilization_gpu_percent) f.Add(Metric::kGpuBusy, gl, *d.utilization_gpu_percent / 100.0);
+    if (d.sm_active_ratio) f.Add(Metric::kGpuSmActive, gl, *d.sm_active_ratio);
+    if (d.power_watts) f.Add(Metric::kGpuPower, gl, *d.power_watts);
+    if (d.energy_joules) f.Add(Metric::kGpuEnergy, gl, *d.energy_joules);
+    const auto sm = gpu::LatestSmPercent(d);
+    if (!d.mig_enabled) processes(d.processes, d.uuid, d.process_utilization_supported, sm);
+    for (const auto& m : d.mig_instances) {
+      const std::string gi = std::to_string(m.gpu_instance_id);
+      const uint32_t ml = f.Labels(Metric::kMigMemoryTotal, {state.node, idx, d.uuid, m.uuid, gi});
+      if (m.memory) {
+        f.Add(Metric::kMigMemoryTotal, ml, static_cast<double>(m.memory->total_bytes));
+        f.Add(Metric::kMigMemoryUsed, ml, static_cast<double>(m.memory->used_bytes));
+      }
+      if (m.sm_active_ratio) f.Add(Metric::kMigSmActive, ml, *m.sm_active_ratio);
+      processes(m.processes, m.uuid, false, sm);
+    }
+  }
+}
+
+void Attribution(Families& f, const node::NodeState& state, const ExpositionOptions& options) {
+  std::map<std::string, const node::UnitInfo*> units;
+  for (const auto& u : state.units) {
+    units[u.uuid] = &u;
+    const std::string index = std::to_string(u.gpu_index), replicas = std::to_string(u.replicas);
+    f.Add(Metric::kUnitInfo,
+          {state.node, u.uuid, u.gpu_uuid, index, u.model, u.mig_profile,
+           attribution::ToString(u.mode), replicas, u.evidence},
+          1);
+    f.Add(Metric::kUnitGpuFraction, {state.node, u.uuid}, u.gpu_fraction);
+  }
+  for (const auto& [uuid, t] : state.unit_totals) {
+    const uint32_t l = f.Labels(Metric::kUnitSeconds, {state.node, uuid});
+    f.Add(Metric::kUnitSeconds, l, t.seconds);
+    f.Add(Metric::kUnitMemoryCapacity, l, t.memory_capacity_byte_seconds);
+    f.Add(Metric::kUnitEnergy, l, t.energy_joules);
+    f.Add(Metric::kUnitEnergyUnknown, l, t.energy_unknown_seconds);
+  }
+  // The share each container holds now, from the units' holders.
+  std::map<std::pair<std::string, attribution::Owner>, double> held;
+  for (const auto& u : state.units)
+    for (const auto& h : u.holders)
+      held[{u.uuid, {OwnerKind::kContainer, h.ns, h.pod, h.container}}] += h.share;
+
+  // Series cap: container rows that were active most recently (then the largest) are kept.
+  std::vector<const std::pair<const std::pair<std::string, attribution::Owner>, node::OwnerTotals>*>
+      rows;
+  size_t containers = 0;
+  for (const auto& entry : state.totals)
+    containers += entry.first.second.kind == OwnerKind::kContainer;
+  for (const auto& entry : state.totals) rows.push_back(&entry);
+  size_t dropped = 0;
+  if (containers > options.max_series) {
+    std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) {
+      const bool ca = a->first.second.kind == OwnerKind::kContainer,
+                 cb = b->first.second.kind == OwnerKind::kContainer;
+      if (ca != cb) return !ca;  // non-container rows first: always kept
+      if (a->second.last_interval != b->second.last_interval)
+        return a->second.last_interval > b->second.last_interval;
+      return a->second.memory_byte_seconds + a->second.compute_seconds >
+             b->second.memory_byte_seconds + b->second.compute_seconds;
+    });
+    const size_t keep = rows.size() - containers + options.max_series;
+    dropped = rows.size() - keep;
+    rows.resize(keep);
+  }
+  f.Add(Metric::kSeriesDropped, {state.node}, static_cast<double>(dropped));
+
+  for (const auto* row : rows) {
+    const auto& [key, t] = *row;
+    const auto& [unit_uuid, owner] = key;
+    const auto uit = units.find(unit_uuid);
+    const node::UnitInfo* u = uit == units.end() ? nullptr : uit->second;
+    static const std::string kNone;
+    std::vector<std::string_view> extra;
+    if (!options.pod_label_keys.empty()) {
+      const auto pl = state.pod_labels.find({owner.ns, owner.pod});
+      for (const auto& k : options.pod_label_keys) {
+        const std::string* v = &kNone;
+        if (pl != state.pod_labels.end())
+          if (const auto it = pl->second.find(k); it != pl->second.end()) v = &it->second;
+        extra.push_back(*v);
+      }
+    }
+    // One label set for the row, shared by its seven families.
+    const uint32_t l = f.Labels(Metric::kMemoryByteSeconds,
+                                {state.node, unit_uuid, u ? u->gpu_uuid : kNone,
+                                 u ? u->model : kNone, u ? u->mig_profile : kNone, owner.ns,
+                                 owner.pod, owner.container, attribution::ToString(owner.kind)},
+                                extra);
+    f.Add(Metric::kMemoryByteSeconds, l, t.memory_byte_seconds);
+    f.Add(Metric::kComputeSeconds, l, t.compute_seconds);
+    f.Add(Metric::kEnergyJoules, l, t.energy_joules);
+    f.Add(Metric::kRequestedShareSeconds, l, t.requested_share_seconds);
+    // Gauges describe now: only rows of the latest interval.
+    if (t.last_interval == state.intervals) {
+      f.Add(Metric::kMemoryBytes, l, t.last_memory_bytes);
+      f.Add(Metric::kComputeRatio, l, t.last_compute_ratio);
+    }
+    if (owner.kind == OwnerKind::kContainer) {
+      const auto h = held.find(key);
+      f.Add(Metric::kRequestedShare, l, h == held.end() ? 0.0 : h->second);
+    }
+  }
+}
+
+void Findings(Families& f, const node::NodeState& state) {
+  for (const auto& x : state.findings) {
+    const std::vector<std::string_view> values{state.node,
+                                               guard::ToString(x.kind),
+                                               guard::ToString(x.severity),
+                                               x.ns,
+                                               x.pod,
+                                               x.container,
+                                               x.unit_uuid,
+                                               x.gpu_uuid,
+                                               x.process};
+    const uint32_t l = f.Labels(Metric::kFindingOpen, values);
+    f.Add(Metric::kFindingOpen, l, x.first_seen);
+    if (x.waste_gpu_hours) f.Add(Metric::kFindingWaste, l, *x.waste_gpu_hours * 3600);
+    if (x.waste_cost) {
+      auto with_currency = values;
+      with_currency.push_back(x.currency);
+      f.Add(Metric::kFindingWasteCost, with_currency, *x.waste_cost);
+    }
+  }
+  for (const auto& [key, n] : state.findings_opened)
+    f.Add(Metric::kFindingsOpened,
+          {state.node, guard::ToString(key.first), guard::ToString(key.second)},
+          static_cast<double>(n));
+}
+
+void Rightsizing(Families& f, const node::NodeState& state) {
+  if (!state.rightsizing) return;
+  for (const auto& r : *state.rightsizing) {
+    const std::string replicas = std::to_string(r.replicas);
+    std::vector<std::string_view> values{state.node, r.ns,      r.workload,    r.container,
+                                         r.action,   r.current, r.recommended, replicas};
+    f.Add(Metric::kRightsizeRecommendedGpu, values, r.recommended_gpu);
+    if (r.monthly_savings) {
+      values.push_back(r.currency);
+      f.Add(Metric::kRightsizeSavings, values, *r.monthly_savings);
+    }
+  }
+}
+
+}  // namespace
+
+std::string PodLabelName(const std::string& key) {
+  std::string out = "label_";
+  for (const char c : key) out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  return out;
+}
+
+SeriesSet BuildFamilies(const gpu::SamplerHealth& health, const node::NodeState& state,
+                        const ExpositionOptions& options,
+                        std::chrono::steady_clock::time_point now) {
+  std::vector<std::string> extra;
+  for (const auto& k : options.pod_label_keys) extra.push_back(PodLabelName(k));
+  Families f(std::move(extra));
+  Sources(f, health, state, now);
+  Devices(f, state);
+  Attribution(f, state, options);
+  Findings(f, state);
+  Rightsizing(f, state);
+  return f.Take();
+}
+
+size_t SeriesSet::series() const {
+  size_t n = 0;
+  for (const auto& f : families) n += f.size();
+  return n;
+}
+
+namespace {
+
+void AppendNumber(std::string& out, double v) {
+  if (std::isnan(v))
+    out += "NaN";
+  else if (std::isinf(v))
+    out += v > 0 ? "+Inf" : "-Inf";
+  else
+    fmt::format_to(std::back_inserter(out), "{}", v);  // shortest round-trip; never the locale
+}
+
+void AppendHelp(std::string& out, std::string_view help, bool openmetrics) {
+  for (const char c : help) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '"' && openmetrics)
+      out += "\\\"";
+    else
+      out += c;
+  }
+}
+
+// Text 0.0.4, or OpenMetrics 1.0: counter families named without `_total`, `# UNIT` from the
+// catalogue, `_info` gauges as the info type, `# EOF` at the end.
+std::string Render(const SeriesSet& set, bool openmetrics) {
+  std::string out;
+  size_t bytes = 64;
+  for (const auto& f : set.families) bytes += f.size() * 32;
+  for (const auto& l : set.label_sets) bytes += l.size();
+  out.reserve(bytes * 2);
+  for (size_t id = 0; id < set.families.size(); ++id) {
+    const auto& samples = set.families[id];
+    if (samples.empty()) continue;
+    const auto& def = Catalogue()[id];
+    const bool counter = def.type == MetricType::kCounter;
+    std::string base = def.name, suffix;
+    const char* type = counter ? "counter" : "gauge";
+    if (openmetrics) {
+      if (counter && base.ends_with("_total")) base.resize(base.size() - 6), suffix = "_total";
+      if (!counter && base.ends_with("_info"))
+        base.resize(base.size() - 5), suffix = "_info", type = "info";
+    }
+    out += openmetrics ? "# TYPE " : "# HELP ";
+    out += base;
+    if (openmetrics) {
+      out += ' ';
+      out += type;
+      out += '\n';
+      if (!def.unit.empty() && base.ends_with("_" + def.unit))
+        out += "# UNIT " + base + " " + def.unit + "\n";
+      out += "# HELP " + base;
+    }
+    out += ' ';
+    AppendHelp(out, def.help, openmetrics);
+    out += '\n';
+    if (!openmetrics) out += "# TYPE " + base + " " + type + "\n";
+    const std::string name = base + suffix;
+    for (const auto& s : samples) {
+      out += name;
+      const auto& labels = set.label_sets[s.labels];
+      if (!labels.empty()) {
+        out += '{';
+        out += labels;
+        out += '}';
+      }
+      out += ' ';
+      AppendNumber(out, s.value);
+      out += '\n';
+    }
+  }
+  if (openmetrics) out += "# EOF\n";
+  return out;
+}
+
+}  // namespace
+
+std::string RenderText(const SeriesSet& set) { return Render(set, false); }
+std::string RenderOpenMetrics(const SeriesSet& set) { return Render(set, true); }
+
+bool WantsOpenMetrics(const std::string& accept) {
+  return accept.find("application/openmetrics-text") != std::string::npos;
+}
+
+}  // namespace gpumeter::metrics

@@ -1,0 +1,202 @@
+#include "sinks/metrics/http_server.h"
+
+#include <httplib.h>
+
+#include <sys/socket.h>
+
+#include <charconv>
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "sinks/metrics/json_api.h"
+
+namespace gpumeter::metrics {
+
+namespace {
+constexpr size_t kWorkerThreads = 16;
+}  // namespace
+
+Expected<std::pair<std::string, int>> ParseListen(const std::string& listen) {
+  const auto colon = listen.rfind(':');
+  if (colon == std::string::npos || colon + 1 == listen.size())
+    return MakeError(ErrorCode::kInvalidInput,
+                     "--listen '" + listen + "': expected HOST:PORT, e.g. 127.0.0.1:9400");
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  if (host.empty()) host = "0.0.0.0";
+  int port = -1;
+  const auto p = listen.substr(colon + 1);
+  const auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), port);
+  if (ec != std::errc() || end != p.data() + p.size() || port < 0 || port > 65535)
+    return MakeError(ErrorCode::kInvalidInput, "--listen '" + listen + "': port must be 0-65535");
+  return std::make_pair(host, port);
+}
+
+HttpServer::HttpServer(const node::StateView& view, ExpositionOptions options)
+    : view_(view), options_(std::move(options)) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto s = ss.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// Constant-time comparison, so the token cannot be guessed byte by byte from response times.
+// `expected` is never empty.
+bool SameSecret(const std::string& given, const std::string& expected) {
+  unsigned char diff = given.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < given.size(); ++i)
+    diff |= static_cast<unsigned char>(given[i] ^ expected[i < expected.size() ? i : 0]);
+  return diff == 0;
+}
+
+bool AcceptsGzip(const httplib::Request& req) {
+  return req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos;
+}
+
+// httplib compresses text/plain and application/json itself (gzip or brotli, as the client
+// prefers); the OpenMetrics type is not on its list, so that body is compressed here.
+void SetBody(const httplib::Request& req, httplib::Response& res, std::string body,
+             const char* type, bool compress_here) {
+  if (compress_here && AcceptsGzip(req)) {
+    std::string gz;
+    httplib::detail::gzip_compressor compressor;
+    const bool ok =
+        compressor.compress(body.data(), body.size(), true, [&](const char* d, size_t n) {
+          gz.append(d, n);
+          return true;
+        });
+    if (ok) {
+      res.set_header("Content-Encoding", "gzip");
+      body = std::move(gz);
+    }
+  }
+  res.set_content(std::move(body), type);
+}
+
+}  // namespace
+
+Expected<void> HttpServer::Start(const HttpOptions& o) {
+  auto hp = ParseListen(o.listen);
+  if (!hp) return tl::unexpected(hp.error());
+  auto& [host, port] = *hp;
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty())
+    return MakeError(ErrorCode::kInvalidInput, "--tls-cert and --tls-key go together");
+  const bool tls = !o.tls_cert_file.empty();
+  if (tls) {
+    auto ssl =
+        std::make_unique<httplib::SSLServer>(o.tls_cert_file.c_str(), o.tls_key_file.c_str());
+    if (!ssl->is_valid())
+      return MakeError(ErrorCode::kInvalidInput,
+                       "--tls-cert " + o.tls_cert_file + " / --tls-key " + o.tls_key_file +
+                           ": cannot load the certificate and key (PEM, matching)");
+    server_ = std::move(ssl);
+  } else {
+    server_ = std::make_unique<httplib::Server>();
+  }
+  std::string token;
+  if (!o.bearer_token_file.empty()) {
+    if (!std::ifstream(o.bearer_token_file))
+      return MakeError(ErrorCode::kInvalidInput,
+                       "--bearer-token-file " + o.bearer_token_file + ": cannot read");
+    token = ReadFile(o.bearer_token_file);
+    if (token.empty())
+      return MakeError(ErrorCode::kInvalidInput,
+                       "--bearer-token-file " + o.bearer_token_file + ": empty");
+  }
+  if (!token.empty()) {
+    server_->set_pre_routing_handler([token](const httplib::Request& req, httplib::Response& res) {
+      if (req.path == "/healthz" || req.path == "/readyz")
+        return httplib::Server::HandlerResponse::Unhandled;
+      if (SameSecret(req.get_header_value("Authorization"), "Bearer " + token))
+        return httplib::Server::HandlerResponse::Unhandled;
+      res.status = 401;
+      res.set_header("WWW-Authenticate", "Bearer");
+      res.set_content("unauthorized: send Authorization: Bearer <token>\n", "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    });
+  }
+
+  server_->Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
+    const auto families = BuildFamilies(view_.Health(), *view_.State(), options_,
+                                        std::chrono::steady_clock::now());
+    if (WantsOpenMetrics(req.get_header_value("Accept")))
+      SetBody(req, res, RenderOpenMetrics(families),
+              "application/openmetrics-text; version=1.0.0; charset=utf-8", true);
+    else
+      SetBody(req, res, RenderText(families), "text/plain; version=0.0.4; charset=utf-8", false);
+  });
+  auto json = [this](const char* path, std::function<nlohmann::json(const node::NodeState&)> f) {
+    server_->Get(path, [this, f](const httplib::Request& req, httplib::Response& res) {
+      // Error texts from sources may hold cut UTF-8: replace it rather than fail the request.
+      SetBody(req, res,
+              f(*view_.State()).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                  "\n",
+              "application/json", false);
+    });
+  };
+  json("/api/v1/units", UnitsJson);
+  json("/api/v1/ledger", LedgerJson);
+  json("/api/v1/processes", ProcessesJson);
+  json("/api/v1/findings", FindingsJson);
+  json("/api/v1/sources", [this](const node::NodeState& s) {
+    return SourcesJson(view_.Health(), s, std::chrono::steady_clock::now());
+  });
+  server_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain");
+  });
+  server_->Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    const bool ready =
+        view_.State()->last_good != nullptr;  // ready after the first full sample
+    res.status = ready ? 200 : 503;
+    res.set_content(ready ? "ready\n" : "waiting for the first sample\n", "text/plain");
+  });
+
+  // httplib's default also sets SO_REUSEPORT, which lets a second agent bind the same port and
+  // silently take half the scrapes. Keep SO_REUSEADDR (fast restarts) only.
+  server_->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    (void)setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // best effort
+  });
+  // httplib's default pool is 8 threads, each held by a keep-alive connection for up to 5
+  // requests: a few busy scrapers could make the kubelet's probes wait. A larger pool and a short
+  // idle keep-alive keep /healthz answered; threads cost nothing while idle.
+  server_->new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
+  server_->set_keep_alive_timeout(2);
+  int bound = port;
+  if (port == 0) {
+    bound = server_->bind_to_any_port(host);
+  } else if (!server_->bind_to_port(host, port)) {
+    bound = -1;
+  }
+  if (bound < 0)
+    return MakeError(ErrorCode::kUnavailable,
+                     "--listen " + o.listen + ": cannot bind (address in use or not local?)");
+  const bool v6 = host.find(':') != std::string::npos;
+  url_ = std::string(tls ? "https" : "http") + "://" + (v6 ? "[" + host + "]" : host) + ":" +
+         std::to_string(bound);
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // stop() is a no-op until the listen loop runs; wait for it so Stop() cannot miss it.
+  for (int i = 0; i < 5000 && !server_->is_running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!server_->is_running())
+    return MakeError(ErrorCode::kInternal, "--listen " + o.listen + ": HTTP server did not start");
+  return {};
+}
+
+void HttpServer::Stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace gpumeter::metrics

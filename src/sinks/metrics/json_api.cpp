@@ -1,0 +1,144 @@
+#include "sinks/metrics/json_api.h"
+
+#include "core/guard/finding_json.h"
+
+namespace gpumeter::metrics {
+namespace {
+
+using nlohmann::json;
+
+json Optional(const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+}  // namespace
+
+json UnitsJson(const node::NodeState& s) {
+  json units = json::array();
+  for (const auto& u : s.units) {
+    json holders = json::array();
+    for (const auto& h : u.holders)
+      holders.push_back({{"namespace", h.ns},
+                         {"pod", h.pod},
+                         {"container", h.container},
+                         {"share", h.share},
+                         {"replicas_held", h.replicas_held}});
+    units.push_back({{"uuid", u.uuid},
+                     {"gpu_uuid", u.gpu_uuid},
+                     {"gpu_index", u.gpu_index},
+                     {"model", u.model},
+                     {"mig_profile", u.mig_profile.empty() ? json(nullptr) : json(u.mig_profile)},
+                     {"sharing_mode", attribution::ToString(u.mode)},
+                     {"replicas", u.replicas},
+                     {"evidence", u.evidence},
+                     {"memory_total_bytes", Optional(u.memory_total_bytes)},
+                     {"holders", holders}});
+  }
+  return {{"node", s.node}, {"units", units}, {"allocation_problems", s.allocation_problems}};
+}
+
+json FindingsJson(const node::NodeState& s) {
+  json findings = json::array();
+  for (const auto& f : s.findings) findings.push_back(guard::ToJson(f));
+  json opened = json::array();
+  for (const auto& [key, n] : s.findings_opened)
+    opened.push_back({{"kind", guard::ToString(key.first)},
+                      {"severity", guard::ToString(key.second)},
+                      {"count", n}});
+  // Before the first good pass nothing has been checked: say so rather than show a clean node.
+  return {{"node", s.node},
+          {"checked", s.last_good != nullptr},
+          {"findings", findings},
+          {"opened", opened}};
+}
+
+json LedgerJson(const node::NodeState& s) {
+  json units = json::array();
+  for (const auto& [uuid, t] : s.unit_totals) {
+    json owners = json::array();
+    for (const auto& [key, o] : s.totals) {
+      if (key.first != uuid) continue;
+      json row = {
+          {"kind", attribution::ToString(key.second.kind)},
+          {"memory_byte_seconds", o.memory_byte_seconds},
+          {"compute_seconds", o.compute_seconds},
+          {"energy_joules",
+           t.energy_unknown_seconds < t.seconds ? json(o.energy_joules) : json(nullptr)},
+          {"requested_share_seconds", o.requested_share_seconds},
+          {"rules",
+           {{"memory", o.memory_rule}, {"compute", o.compute_rule}, {"energy", o.energy_rule}}}};
+      if (key.second.kind == attribution::OwnerKind::kContainer) {
+        row["namespace"] = key.second.ns, row["pod"] = key.second.pod,
+        row["container"] = key.second.container;
+      }
+      // The last interval's means describe "now" only for rows of the latest interval.
+      const bool current = o.last_interval == s.intervals;
+      row["memory_bytes"] = current ? json(o.last_memory_bytes) : json(nullptr);
+      row["compute_ratio"] = current ? json(o.last_compute_ratio) : json(nullptr);
+      owners.push_back(std::move(row));
+    }
+    units.push_back({{"uuid", uuid},
+                     {"seconds", t.seconds},
+                     {"memory_capacity_byte_seconds", t.memory_capacity_byte_seconds},
+                     {"energy_joules",
+                      t.energy_unknown_seconds < t.seconds ? json(t.energy_joules) : json(nullptr)},
+                     {"energy_unknown_seconds", t.energy_unknown_seconds},
+                     {"owners", owners}});
+  }
+  return {{"node", s.node}, {"intervals", s.intervals}, {"units", units}};
+}
+
+json ProcessesJson(const node::NodeState& s) {
+  json procs = json::array();
+  if (!s.last_good) return {{"node", s.node}, {"processes", procs}};
+  auto add = [&](const gpu::GpuProcess& p, const std::string& unit) {
+    json owner = {{"kind", "unattributed"}, {"how", "not resolved"}};
+    if (const auto it = s.owners.find(p.pid); it != s.owners.end()) {
+      owner = {{"kind", k8s::ToString(it->second.kind)}, {"how", it->second.how}};
+      if (it->second.kind == k8s::ProcessOwner::Kind::kContainer)
+        owner["namespace"] = it->second.ns, owner["pod"] = it->second.pod,
+        owner["container"] = it->second.container;
+    }
+    procs.push_back({{"pid", p.pid},
+                     {"unit", unit},
+                     {"type", p.type == gpu::ProcessType::kMps ? "mps" : "compute"},
+                     {"memory_bytes", Optional(p.used_memory_bytes)},
+                     {"owner", owner}});
+  };
+  for (const auto& d : s.last_good->snapshot.devices) {
+    if (!d.mig_enabled)
+      for (const auto& p : d.processes) add(p, d.uuid);
+    for (const auto& m : d.mig_instances)
+      for (const auto& p : m.processes) add(p, m.uuid);
+  }
+  return {{"node", s.node}, {"processes", procs}};
+}
+
+json SourcesJson(const gpu::SamplerHealth& h, const node::NodeState& s,
+                 std::chrono::steady_clock::time_point now) {
+  auto age = [&](std::optional<std::chrono::steady_clock::time_point> t) {
+    return t ? json(std::chrono::duration<double>(now - *t).count()) : json(nullptr);
+  };
+  json out = json::array();
+  out.push_back({{"name", "nvml"},
+                 {"configured", true},
+                 {"up", h.latest && h.latest->ok && h.stalled_call.empty()},
+                 {"attempts", h.passes},
+                 {"failures", h.failures},
+                 {"last_error", h.latest && !h.latest->ok ? h.latest->error
+                                : h.stalled_call.empty()  ? ""
+                                                          : "call " + h.stalled_call + " stalled"},
+                 {"last_success_age_seconds",
+                  age(h.last_good ? std::optional(h.last_good->taken) : std::nullopt)},
+                 {"detail", ""}});
+  for (const auto& src : s.sources)
+    out.push_back({{"name", src.name},
+                   {"configured", src.configured},
+                   {"up", src.configured && src.up},
+                   {"attempts", src.attempts},
+                   {"failures", src.failures},
+                   {"last_error", src.last_error},
+                   {"last_success_age_seconds", age(src.last_success)},
+                   {"detail", src.detail}});
+  return {{"node", s.node}, {"sources", out}};
+}
+
+}  // namespace gpumeter::metrics

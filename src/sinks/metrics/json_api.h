@@ -1,0 +1,22 @@
+// The JSON API (/api/v1/…, docs/api.md): the current units, ledger totals, processes and
+// sources, from the latest NodeState. Unknown values are null, never 0. Pure.
+#pragma once
+
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "node/state/node_state.h"
+#include "domain/sample.h"
+
+namespace gpumeter::metrics {
+
+nlohmann::json UnitsJson(const node::NodeState& state);
+nlohmann::json LedgerJson(const node::NodeState& state);
+nlohmann::json ProcessesJson(const node::NodeState& state);
+// Open guardrail findings (guard/finding_json.h) and the counts opened per kind and severity.
+nlohmann::json FindingsJson(const node::NodeState& state);
+nlohmann::json SourcesJson(const gpu::SamplerHealth& health, const node::NodeState& state,
+                           std::chrono::steady_clock::time_point now);
+
+}  // namespace gpumeter::metrics

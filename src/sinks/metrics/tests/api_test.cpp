@@ -1,0 +1,169 @@
+// OpenMetrics rendering and the JSON API from a hand-made NodeState.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <locale>
+#include <sstream>
+
+#include "sinks/metrics/exposition.h"
+#include "sinks/metrics/json_api.h"
+
+namespace gpumeter::metrics {
+namespace {
+
+using attribution::Owner;
+using attribution::OwnerKind;
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+node::NodeState State() {
+  node::NodeState s;
+  s.node = "n1";
+  s.intervals = 4;
+  auto r = std::make_shared<gpu::SampleResult>();
+  r->ok = true;
+  gpu::DeviceSample d;
+  d.uuid = "GPU-x";
+  d.name = "Test GPU";
+  d.memory = gpu::MemoryInfo{1000, 300, std::nullopt, 700};
+  d.processes = {{7, gpu::ProcessType::kCompute, 200, {}, {}},
+                 {8, gpu::ProcessType::kMps, std::nullopt, {}, {}}};
+  r->snapshot.devices.push_back(d);
+  s.latest = s.last_good = r;
+  s.owners[7] = {k8s::ProcessOwner::Kind::kContainer, "ns", "p", "c",
+                 "cgroup pod UID + container ID"};
+  node::UnitInfo u;
+  u.uuid = u.gpu_uuid = "GPU-x";
+  u.model = "Test GPU";
+  u.evidence = "one holder, no replica IDs";
+  u.holders = {{"ns", "p", "c", 1.0, 1}};
+  s.units = {u};
+  s.unit_totals["GPU-x"] = {4, 4000, 0, 4, 4};  // energy unknown throughout
+  auto& t = s.totals[{"GPU-x", Owner{OwnerKind::kContainer, "ns", "p", "c"}}];
+  t.compute_seconds = 1.5, t.memory_byte_seconds = 800, t.requested_share_seconds = 4,
+  t.last_interval = 4, t.last_memory_bytes = 200;
+  t.compute_rule = "per-process samples";
+  auto& gone = s.totals[{"GPU-x", Owner{OwnerKind::kContainer, "ns", "old", "c"}}];
+  gone.compute_seconds = 0.5, gone.last_interval = 1;
+  auto& idle = s.totals[{"GPU-x", Owner{OwnerKind::kIdle, "", "", ""}}];
+  idle.compute_seconds = 2, idle.memory_byte_seconds = 3200, idle.last_interval = 4;
+  s.sources.push_back({"kubelet", true, true,
+                       std::chrono::steady_clock::time_point{} + std::chrono::seconds(90), 5, 0,
+                       0.01, "", "sock"});
+  return s;
+}
+
+TEST(OpenMetrics, FamiliesUnitsInfoAndEof) {
+  gpu::SamplerHealth h;
+  const auto text = RenderOpenMetrics(BuildFamilies(
+      h, State(), {}, std::chrono::steady_clock::time_point{} + std::chrono::seconds(100)));
+  // Counters: the family without _total, samples with it, and the unit from the catalogue.
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          "# TYPE gpumeter_compute_seconds counter\n# UNIT gpumeter_compute_seconds seconds\n"));
+  EXPECT_THAT(text, HasSubstr("\ngpumeter_compute_seconds_total{node=\"n1\",unit=\"GPU-x\","));
+  EXPECT_THAT(text, HasSubstr("# TYPE gpumeter_unit_memory_capacity_byte_seconds counter\n# UNIT "
+                              "gpumeter_unit_memory_capacity_byte_seconds byte_seconds\n"));
+  // _info gauges are the info type.
+  EXPECT_THAT(text, HasSubstr("# TYPE gpumeter_unit info\n"));
+  EXPECT_THAT(text, HasSubstr("\ngpumeter_unit_info{node=\"n1\",unit=\"GPU-x\""));
+  EXPECT_THAT(
+      text, HasSubstr("# TYPE gpumeter_memory_bytes gauge\n# UNIT gpumeter_memory_bytes bytes\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("gpumeter_source_last_success_age_seconds{node=\"n1\",source=\"kubelet\"} 10\n"));
+  EXPECT_THAT(text, EndsWith("# EOF\n"));
+  EXPECT_TRUE(WantsOpenMetrics(
+      "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"));
+  EXPECT_FALSE(WantsOpenMetrics("text/plain"));
+}
+
+TEST(JsonApi, UnitsLedgerProcessesSources) {
+  const auto s = State();
+  const auto units = UnitsJson(s);
+  ASSERT_EQ(units["units"].size(), 1u);
+  EXPECT_EQ(units["units"][0]["sharing_mode"], "exclusive");
+  EXPECT_TRUE(units["units"][0]["mig_profile"].is_null());
+  EXPECT_EQ(units["units"][0]["memory_total_bytes"], nullptr);
+  EXPECT_EQ(units["units"][0]["holders"][0]["pod"], "p");
+
+  const auto ledger = LedgerJson(s);
+  const auto& owners = ledger["units"][0]["owners"];
+  ASSERT_EQ(owners.size(), 3u);
+  double compute = 0;
+  for (const auto& o : owners) compute += o["compute_seconds"].get<double>();
+  EXPECT_DOUBLE_EQ(compute, ledger["units"][0]["seconds"].get<double>())
+      << "owners add up to the unit";
+  EXPECT_TRUE(ledger["units"][0]["energy_joules"].is_null()) << "unknown energy is null, not 0";
+  for (const auto& o : owners) {
+    EXPECT_TRUE(o["energy_joules"].is_null());
+    if (o.value("pod", "") == "old") {
+      EXPECT_TRUE(o["memory_bytes"].is_null()) << "not in the latest interval: no current value";
+    }
+    if (o.value("pod", "") == "p") {
+      EXPECT_EQ(o["memory_bytes"], 200);
+      EXPECT_EQ(o["rules"]["compute"], "per-process samples");
+    }
+  }
+
+  const auto procs = ProcessesJson(s)["processes"];
+  ASSERT_EQ(procs.size(), 2u);
+  EXPECT_EQ(procs[0]["owner"]["pod"], "p");
+  EXPECT_EQ(procs[1]["owner"]["kind"], "unattributed");
+  EXPECT_TRUE(procs[1]["memory_bytes"].is_null());
+  EXPECT_EQ(procs[1]["type"], "mps");
+
+  gpu::SamplerHealth h;
+  const auto sources = SourcesJson(
+      h, s, std::chrono::steady_clock::time_point{} + std::chrono::seconds(100))["sources"];
+  ASSERT_EQ(sources.size(), 2u);
+  EXPECT_EQ(sources[0]["name"], "nvml");
+  EXPECT_EQ(sources[0]["up"], false);
+  EXPECT_TRUE(sources[0]["last_success_age_seconds"].is_null());
+  EXPECT_EQ(sources[1]["last_success_age_seconds"], 10.0);
+}
+
+}  // namespace
+}  // namespace gpumeter::metrics
+
+namespace gpumeter::metrics {
+namespace {
+
+struct CommaLocale : std::numpunct<char> {
+  char do_decimal_point() const override { return ','; }
+};
+
+TEST(OpenMetrics, LocaleProofAndHugeEscapedLabelValues) {
+  auto s = State();
+  // A 64 KiB pod label with quotes, backslashes and newlines, copied through --pod-label.
+  std::string huge(64 * 1024, 'x');
+  huge[10] = '"', huge[20] = '\\', huge[30] = '\n';
+  s.pod_labels[{"ns", "p"}] = {{"team", huge}};
+  ExpositionOptions o;
+  o.pod_label_keys = {"team"};
+  const auto saved = std::locale::global(std::locale(std::locale::classic(), new CommaLocale));
+  const auto families =
+      BuildFamilies({}, s, o, std::chrono::steady_clock::time_point{} + std::chrono::seconds(100));
+  const auto om = RenderOpenMetrics(families);
+  const auto text = RenderText(families);
+  std::locale::global(saved);
+  EXPECT_THAT(om, HasSubstr("gpumeter_compute_seconds_total{node=\"n1\",unit=\"GPU-x\",gpu_uuid="
+                            "\"GPU-x\",model=\"Test "
+                            "GPU\",mig_profile=\"\",namespace=\"ns\",pod=\"p\",container=\"c\","
+                            "owner_kind=\"container\",label_team=\""));
+  EXPECT_THAT(om, HasSubstr("} 1.5\n")) << "no decimal comma";
+  for (const auto* out : {&om, &text}) {
+    std::string escaped = huge.substr(0, 10) + "\\\"" + huge.substr(11, 9) + "\\\\" +
+                          huge.substr(21, 9) + "\\n" + huge.substr(31);
+    EXPECT_THAT(*out, HasSubstr("label_team=\"" + escaped + "\"}"));
+    // Every line is one sample or one comment: the newline inside the value is escaped.
+    std::istringstream lines(*out);
+    for (std::string line; std::getline(lines, line);)
+      ASSERT_TRUE(line.starts_with("gpumeter_") || line.starts_with("#")) << line.substr(0, 80);
+  }
+}
+
+}  // namespace
+}  // namespace gpumeter::metrics

@@ -1,0 +1,227 @@
+#include "sinks/metrics/exposition.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <locale>
+
+#include "sinks/metrics/http_server.h"
+
+namespace gpumeter::metrics {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+gpu::DeviceSample Device() {
+  gpu::DeviceSample d;
+  d.index = 0;
+  d.uuid = "GPU-x";
+  d.name = "Test GPU";
+  d.memory = gpu::MemoryInfo{1000, 300, 50, 650};
+  d.utilization_gpu_percent = 50;
+  d.energy_joules = 1234.5;
+  // power_watts left unknown on purpose
+  d.processes = {{1, gpu::ProcessType::kCompute, 100, {}, {}},
+                 {2, gpu::ProcessType::kCompute, std::nullopt, {}, {}},
+                 {3, gpu::ProcessType::kCompute, 200, {}, {}}};
+  d.process_util = {{1, 10, 40, 0}, {1, 20, 45, 0}};
+  return d;
+}
+
+std::shared_ptr<const gpu::SampleResult> Pass() {
+  auto r = std::make_shared<gpu::SampleResult>();
+  r->sequence = 1;
+  r->ok = true;
+  r->taken = std::chrono::steady_clock::time_point{} + std::chrono::seconds(100);
+  r->duration_seconds = 0.25;
+  r->snapshot.devices.push_back(Device());
+  return r;
+}
+
+gpu::SamplerHealth Health() {
+  gpu::SamplerHealth h;
+  h.latest = h.last_good = Pass();
+  h.passes = 7;
+  return h;
+}
+
+using attribution::Owner;
+using attribution::OwnerKind;
+
+// A node after 10 s on GPU-x, time-sliced between two containers (one of them idle), with a host
+// process and an unknown PID.
+node::NodeState State() {
+  node::NodeState s;
+  s.node = "n1";
+  s.passes = 11;
+  s.intervals = 10;
+  s.latest = s.last_good = Pass();
+  s.owners[1] = {k8s::ProcessOwner::Kind::kContainer, "ns", "pod \"quoted\"\\", "c", "cgroup"};
+  s.owners[2] = {k8s::ProcessOwner::Kind::kSystem, "", "", "", "host"};
+  node::UnitInfo u;
+  u.uuid = u.gpu_uuid = "GPU-x";
+  u.model = "Test GPU";
+  u.mode = attribution::SharingMode::kTimeSlicing;
+  u.replicas = 2;
+  u.evidence = "node label nvidia.com/gpu.replicas=2";
+  u.holders = {{"ns", "pod \"quoted\"\\", "c", 0.5, 1}, {"ns", "lazy", "c", 0.5, 1}};
+  s.units = {u};
+  s.unit_totals["GPU-x"] = {10, 10000, 500, 0, 10};
+  auto& a = s.totals[{"GPU-x", Owner{OwnerKind::kContainer, "ns", "pod \"quoted\"\\", "c"}}];
+  a.compute_seconds = 4, a.memory_byte_seconds = 1000, a.energy_joules = 300,
+  a.requested_share_seconds = 5;
+  a.last_memory_bytes = 100, a.last_compute_ratio = 0.4, a.last_interval = 10;
+  auto& b = s.totals[{"GPU-x", Owner{OwnerKind::kContainer, "ns", "lazy", "c"}}];
+  b.requested_share_seconds = 5, b.last_interval = 10;
+  auto& idle = s.totals[{"GPU-x", Owner{OwnerKind::kIdle, "", "", ""}}];
+  idle.compute_seconds = 6, idle.memory_byte_seconds = 7000, idle.energy_joules = 200,
+  idle.last_interval = 10;
+  auto& sys = s.totals[{"GPU-x", Owner{OwnerKind::kSystem, "", "", ""}}];
+  sys.memory_byte_seconds = 2000, sys.last_interval = 10;
+  s.pod_labels[{"ns", "lazy"}] = {{"team", "vision"}, {"app.kubernetes.io/name", "lazy"}};
+  s.sources.push_back({"kubelet", true, false, std::nullopt, 3, 3, 0.01, "unavailable", ""});
+  s.sources.push_back(
+      {"pods", false, false, std::nullopt, 0, 0, std::nullopt, "", "not configured"});
+  return s;
+}
+
+std::string Render(const ExpositionOptions& o = {}) {
+  return RenderText(BuildFamilies(
+      Health(), State(), o, std::chrono::steady_clock::time_point{} + std::chrono::seconds(103)));
+}
+
+TEST(SnapshotMetrics, DeviceSeriesAndUnknownsAreAbsent) {
+  const auto text = Render();
+  EXPECT_THAT(
+      text,
+      HasSubstr("gpumeter_gpu_memory_used_bytes{node=\"n1\",gpu=\"0\",uuid=\"GPU-x\"} 300\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("gpumeter_gpu_memory_reserved_bytes{node=\"n1\",gpu=\"0\",uuid=\"GPU-x\"} 50\n"));
+  EXPECT_THAT(text,
+              HasSubstr("gpumeter_gpu_busy_ratio{node=\"n1\",gpu=\"0\",uuid=\"GPU-x\"} 0.5\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE gpumeter_gpu_energy_joules_total counter"));
+  EXPECT_THAT(text, HasSubstr("sharing_mode=\"time-slicing\""));
+  EXPECT_THAT(text, Not(HasSubstr("gpumeter_gpu_power_watts")))
+      << "unknown power must not appear as 0";
+  EXPECT_THAT(
+      text, HasSubstr("gpumeter_source_last_success_age_seconds{node=\"n1\",source=\"nvml\"} 3\n"));
+}
+
+TEST(SnapshotMetrics, ProcessSeriesByOwner) {
+  const auto text = Render();
+  // Label values are escaped: quote and backslash.
+  EXPECT_THAT(
+      text, HasSubstr("pod=\"pod \\\"quoted\\\"\\\\\",container=\"c\",owner=\"container\"} 100\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("pid=\"3\",namespace=\"\",pod=\"\",container=\"\",owner=\"unattributed\"} 200\n"));
+  // Newest sample wins; a listed process without samples was idle (0), per NVML's semantics.
+  EXPECT_THAT(text, HasSubstr("gpumeter_process_sm_ratio{node=\"n1\",uuid=\"GPU-x\",pid=\"1\""));
+  EXPECT_THAT(text, HasSubstr("owner=\"container\"} 0.45\n"));
+  EXPECT_THAT(text,
+              HasSubstr("pid=\"2\",namespace=\"\",pod=\"\",container=\"\",owner=\"system\"} 0\n"));
+  // pid 2 has unknown memory: no memory series for it.
+  EXPECT_THAT(
+      text,
+      Not(HasSubstr("gpumeter_process_memory_used_bytes{node=\"n1\",uuid=\"GPU-x\",pid=\"2\"")));
+}
+
+TEST(SnapshotMetrics, NoSampleYetOnlyHealth) {
+  gpu::SamplerHealth h;
+  node::NodeState empty;
+  empty.node = "n1";
+  const auto text = RenderText(BuildFamilies(h, empty, {}, std::chrono::steady_clock::now()));
+  EXPECT_THAT(text, HasSubstr("gpumeter_source_up{node=\"n1\",source=\"nvml\"} 0\n"));
+  EXPECT_THAT(text, Not(HasSubstr("gpumeter_gpu_")));
+}
+
+struct CommaDecimal : std::numpunct<char> {
+  char do_decimal_point() const override { return ','; }
+  std::string do_grouping() const override { return "\3"; }
+};
+
+TEST(SnapshotMetrics, LocaleProof) {
+  const auto saved = std::locale::global(std::locale(std::locale::classic(), new CommaDecimal));
+  const auto text = Render();
+  std::locale::global(saved);
+  EXPECT_THAT(text, HasSubstr("} 0.5\n"));
+  EXPECT_THAT(text, HasSubstr("} 1234.5\n"));
+  EXPECT_THAT(text, Not(HasSubstr("0,5")));
+}
+
+TEST(Attribution, OwnerSeriesAddUpToTheUnit) {
+  const auto text = Render();
+  const std::string unit =
+      "node=\"n1\",unit=\"GPU-x\",gpu_uuid=\"GPU-x\",model=\"Test GPU\",mig_profile=\"\",";
+  EXPECT_THAT(text, HasSubstr("gpumeter_unit_info{node=\"n1\",unit=\"GPU-x\",gpu_uuid=\"GPU-x\","
+                              "gpu=\"0\",model=\"Test GPU\","
+                              "mig_profile=\"\",sharing_mode=\"time-slicing\",replicas=\"2\","
+                              "evidence=\"node label nvidia.com/gpu.replicas=2\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("gpumeter_unit_seconds_total{node=\"n1\",unit=\"GPU-x\"} 10\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("gpumeter_compute_seconds_total{" + unit +
+                "namespace=\"ns\",pod=\"lazy\",container=\"c\",owner_kind=\"container\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("gpumeter_compute_seconds_total{" + unit +
+                              "namespace=\"\",pod=\"\",container=\"\",owner_kind=\"idle\"} 6\n"));
+  EXPECT_THAT(text,
+              HasSubstr("gpumeter_memory_byte_seconds_total{" + unit +
+                        "namespace=\"\",pod=\"\",container=\"\",owner_kind=\"system\"} 2000\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("gpumeter_requested_share_ratio{" + unit +
+                "namespace=\"ns\",pod=\"lazy\",container=\"c\",owner_kind=\"container\"} 0.5\n"));
+  EXPECT_THAT(text,
+              HasSubstr("gpumeter_compute_ratio{" + unit +
+                        "namespace=\"ns\",pod=\"pod "
+                        "\\\"quoted\\\"\\\\\",container=\"c\",owner_kind=\"container\"} 0.4\n"));
+  EXPECT_THAT(text, Not(HasSubstr("gpumeter_requested_share_ratio{" + unit +
+                                  "namespace=\"\",pod=\"\",container=\"\",owner_kind=\"idle\"")))
+      << "only containers hold a share";
+  EXPECT_THAT(text, HasSubstr("gpumeter_source_up{node=\"n1\",source=\"kubelet\"} 0\n"));
+  EXPECT_THAT(text,
+              HasSubstr("gpumeter_source_failures_total{node=\"n1\",source=\"kubelet\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr("gpumeter_source_up{node=\"n1\",source=\"pods\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("gpumeter_series_dropped{node=\"n1\"} 0\n"));
+}
+
+TEST(Attribution, PodLabelsAreCopiedUnderSafeNames) {
+  ExpositionOptions o;
+  o.pod_label_keys = {"team", "app.kubernetes.io/name"};
+  const auto text = Render(o);
+  EXPECT_EQ(PodLabelName("app.kubernetes.io/name"), "label_app_kubernetes_io_name");
+  EXPECT_THAT(text, HasSubstr("pod=\"lazy\",container=\"c\",owner_kind=\"container\",label_team="
+                              "\"vision\",label_app_kubernetes_io_name=\"lazy\"} 0.5\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("owner_kind=\"idle\",label_team=\"\",label_app_kubernetes_io_name=\"\"} 6\n"));
+}
+
+TEST(Attribution, SeriesCapKeepsTheActiveContainersAndEveryNonContainerRow) {
+  ExpositionOptions o;
+  o.max_series = 1;
+  const auto text = Render(o);
+  EXPECT_THAT(text, HasSubstr("gpumeter_series_dropped{node=\"n1\"} 1\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("pod=\"pod \\\"quoted\\\"\\\\\",container=\"c\",owner_kind=\"container\"} 4\n"))
+      << "the busier one is kept";
+  EXPECT_THAT(text, Not(HasSubstr("pod=\"lazy\"")));
+  EXPECT_THAT(text, HasSubstr("owner_kind=\"idle\"} 6\n"));
+  EXPECT_THAT(text, HasSubstr("owner_kind=\"system\"} 2000\n"));
+}
+
+TEST(ParseListen, AcceptsAndRejects) {
+  EXPECT_EQ(ParseListen("127.0.0.1:9400")->second, 9400);
+  EXPECT_EQ(ParseListen("[::1]:0")->first, "::1");
+  EXPECT_EQ(ParseListen(":8080")->first, "0.0.0.0");
+  EXPECT_THAT(ParseListen("localhost").error().message, HasSubstr("expected HOST:PORT"));
+  EXPECT_THAT(ParseListen("h:99999").error().message, HasSubstr("0-65535"));
+  EXPECT_THAT(ParseListen("h:12ab").error().message, HasSubstr("'h:12ab'"));
+}
+
+}  // namespace
+}  // namespace gpumeter::metrics

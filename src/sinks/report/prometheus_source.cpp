@@ -1,0 +1,179 @@
+#include "sinks/report/prometheus_source.h"
+
+#include <httplib.h>
+
+#include <cctype>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+namespace gpumeter::report {
+namespace {
+
+using nlohmann::json;
+
+struct Sample {
+  std::map<std::string, std::string> labels;
+  double value = 0;
+};
+
+class Api {
+ public:
+  Api(const std::string& url) : url_(url) {
+    const auto scheme_end = url.find("://");
+    const auto path_start = url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
+    base_ = path_start == std::string::npos ? url : url.substr(0, path_start);
+    prefix_ = path_start == std::string::npos ? "" : url.substr(path_start);
+    while (!prefix_.empty() && prefix_.back() == '/') prefix_.pop_back();
+  }
+
+  // An instant query at `at`; every sample of the vector result.
+  Expected<std::vector<Sample>> Query(const std::string& promql, int64_t at) {
+    httplib::Client client(base_);
+    if (!client.is_valid())
+      return MakeError(ErrorCode::kInvalidInput,
+                       "prometheus '" + url_ + "': not an http(s)://host:port URL");
+    client.set_connection_timeout(std::chrono::seconds(5));
+    client.set_read_timeout(std::chrono::seconds(60));
+    const httplib::Params params{{"query", promql}, {"time", std::to_string(at)}};
+    auto r = client.Post(prefix_ + "/api/v1/query", params);
+    if (!r)
+      return MakeError(ErrorCode::kUnavailable, "prometheus " + url_ + ": unreachable (" +
+                                                    httplib::to_string(r.error()) + ")");
+    const auto body = json::parse(r->body, nullptr, false);
+    if (r->status != 200 || body.is_discarded() || body.value("status", "") != "success") {
+      std::string why = body.is_discarded() ? r->body.substr(0, 200)
+                                            : body.value("error", r->body.substr(0, 200));
+      return MakeError(ErrorCode::kUnavailable, "prometheus " + url_ + ": HTTP " +
+                                                    std::to_string(r->status) + " for " + promql +
+                                                    ": " + why);
+    }
+    std::vector<Sample> out;
+    for (const auto& item : body["data"]["result"]) {
+      Sample s;
+      for (const auto& [k, v] : item["metric"].items())
+        if (v.is_string()) s.labels[k] = v.get<std::string>();
+      try {
+        s.value = std::stod(item["value"][1].get<std::string>());
+      } catch (const std::exception&) {
+        return MakeError(ErrorCode::kInvalidInput,
+                         "prometheus " + url_ + ": a sample of " + promql + " is not a number");
+      }
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+ private:
+  std::string url_, base_, prefix_;
+};
+
+std::string Get(const Sample& s, const std::string& k) {
+  auto it = s.labels.find(k);
+  return it == s.labels.end() ? "" : it->second;
+}
+
+}  // namespace
+
+Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t from, int64_t to,
+                                              const std::vector<std::string>& label_keys) {
+  Api api(url);
+  const std::string range = "[" + std::to_string(to - from) + "s]";
+  // What a counter grew by in the window. A series that had samples before the window: increase()
+  // (extrapolated only across the gap to each boundary). A series born in the window (the agent
+  // started, or the pod, inside it): its last value, as gpumeter's counters start at 0; increase()
+  // would drop what it counted before its first scrape.
+  const std::string before = "(last_over_time({m}[5m] offset " + std::to_string(to - from) + "s))";
+  auto grown = [&](const std::string& metric, const std::string& by) {
+    std::string b = before;
+    b.replace(b.find("{m}"), 3, metric);
+    return "sum by (" + by + ") ((increase(" + metric + range + ") and " + b +
+           ") or (last_over_time(" + metric + range + ") unless " + b + "))";
+  };
+  using Key = std::pair<std::string, std::string>;  // (node, unit)
+  std::map<Key, store::UnitRecord> units;
+  // Unit identity: the latest info in the window.
+  auto info = api.Query(
+      "max by (node, unit, gpu_uuid, model, mig_profile, sharing_mode) "
+      "(last_over_time(gpumeter_unit_info" +
+          range + "))",
+      to);
+  if (!info) return tl::unexpected(info.error());
+  for (const auto& s : *info) {
+    auto& u = units[{Get(s, "node"), Get(s, "unit")}];
+    u.unit = {Get(s, "node"),
+              Get(s, "unit"),
+              Get(s, "gpu_uuid"),
+              Get(s, "model"),
+              Get(s, "mig_profile"),
+              Get(s, "sharing_mode"),
+              1.0};
+  }
+  if (units.empty())
+    return MakeError(
+        ErrorCode::kNotFound,
+        "prometheus " + url + ": no gpumeter_unit_info in the window (is it scraping the agents?)");
+  auto fraction = api.Query(
+      "max by (node, unit) (last_over_time(gpumeter_unit_gpu_share_ratio" + range + "))", to);
+  if (!fraction) return tl::unexpected(fraction.error());
+  for (const auto& s : *fraction)
+    if (auto it = units.find({Get(s, "node"), Get(s, "unit")}); it != units.end())
+      it->second.unit.fraction = s.value;
+  // Unit capacities over the window.
+  const std::pair<const char*, double store::UnitRecord::*> unit_counters[] = {
+      {"gpumeter_unit_seconds_total", &store::UnitRecord::seconds},
+      {"gpumeter_unit_memory_capacity_byte_seconds_total",
+       &store::UnitRecord::memory_capacity_byte_seconds},
+      {"gpumeter_unit_energy_joules_total", &store::UnitRecord::energy_joules}};
+  for (const auto& [metric, field] : unit_counters) {
+    auto r = api.Query(grown(metric, "node, unit"), to);
+    if (!r) return tl::unexpected(r.error());
+    for (const auto& s : *r)
+      if (auto it = units.find({Get(s, "node"), Get(s, "unit")}); it != units.end())
+        it->second.*field = s.value;
+  }
+  // Owners: one query per counter, joined on (node, unit, owner).
+  using OwnerKey =
+      std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>;
+  std::map<OwnerKey, store::OwnerAmounts> owners;
+  const std::pair<const char*, double store::OwnerAmounts::*> owner_counters[] = {
+      {"gpumeter_memory_byte_seconds_total", &store::OwnerAmounts::memory_byte_seconds},
+      {"gpumeter_compute_seconds_total", &store::OwnerAmounts::compute_seconds},
+      {"gpumeter_energy_joules_total", &store::OwnerAmounts::energy_joules},
+      {"gpumeter_requested_share_seconds_total", &store::OwnerAmounts::requested_share_seconds}};
+  for (const auto& [metric, field] : owner_counters) {
+    auto r = api.Query(grown(metric, "node, unit, namespace, pod, container, owner_kind"), to);
+    if (!r) return tl::unexpected(r.error());
+    for (const auto& s : *r) {
+      auto& o = owners[{Get(s, "node"), Get(s, "unit"), Get(s, "owner_kind"), Get(s, "namespace"),
+                        Get(s, "pod"), Get(s, "container")}];
+      o.owner = {attribution::OwnerKindFromString(Get(s, "owner_kind")), Get(s, "namespace"),
+                 Get(s, "pod"), Get(s, "container")};
+      o.*field = s.value;
+    }
+  }
+  for (auto& [k, o] : owners)
+    if (auto it = units.find({std::get<0>(k), std::get<1>(k)}); it != units.end())
+      it->second.owners.push_back(o);
+  PrometheusUsage out;
+  for (auto& [k, u] : units)
+    if (u.seconds > 0) out.units.push_back(std::move(u));
+  for (const auto& key : label_keys) {
+    std::string name = "label_" + key;  // as the agent names it (metrics/exposition.h)
+    for (auto& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+    auto r = api.Query(
+        "group by (namespace, pod, " + name +
+            ") (last_over_time(gpumeter_requested_share_seconds_total{owner_kind=\"container\"}" +
+            range + "))",
+        to);
+    if (!r) return tl::unexpected(r.error());
+    for (const auto& s : *r) {
+      const std::string v = Get(s, name);
+      if (!v.empty()) out.labels[{Get(s, "namespace"), Get(s, "pod")}][key] = v;
+    }
+  }
+  return out;
+}
+
+}  // namespace gpumeter::report

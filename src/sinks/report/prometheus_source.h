@@ -1,0 +1,29 @@
+// Usage over a window from a Prometheus that scrapes the agents: the increase of gpumeter's
+// counters over [from, to) per unit and owner (PromQL `increase`, evaluated at `to`), with each
+// unit's model, MIG profile, mode and GPU fraction from gpumeter_unit_info and
+// gpumeter_unit_gpu_share_ratio. A cluster of any size is reported this way without a store.
+// Blocking HTTP; no shared state.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "sinks/report/chargeback.h"
+#include "sinks/store/store.h"
+
+namespace gpumeter::report {
+
+struct PrometheusUsage {
+  std::vector<store::UnitRecord> units;
+  Labels labels;  // the label_KEY values of the owner series, for label:KEY groupings
+};
+
+// `url`: http(s)://host:port[/prefix]. `label_keys`: pod label keys wanted (exported by the agent
+// as label_<key> with --pod-label). Errors: unreachable, HTTP or PromQL errors, no gpumeter data.
+Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t from_unix_s,
+                                              int64_t to_unix_s,
+                                              const std::vector<std::string>& label_keys);
+
+}  // namespace gpumeter::report

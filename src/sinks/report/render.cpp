@@ -1,0 +1,213 @@
+#include "sinks/report/render.h"
+
+#include <fmt/format.h>
+
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+namespace gpumeter::report {
+namespace {
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string Percent(std::optional<double> v) { return v ? fmt::format("{:.1f}%", 100 * *v) : "-"; }
+
+std::string Joined(const std::vector<std::string>& key) {
+  std::string s;
+  for (const auto& k : key) s += (s.empty() ? "" : " | ") + k;
+  return s;
+}
+
+}  // namespace
+
+std::string Rfc3339(int64_t unix_s) {
+  const std::time_t t = static_cast<std::time_t>(unix_s);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string RenderTable(const Chargeback& c, const Window& w) {
+  std::string out = fmt::format("GPU chargeback {} .. {}   policy {}   currency {}\n",
+                                Rfc3339(w.from_unix_s), Rfc3339(w.to_unix_s), c.policy, c.currency);
+  size_t width = 5;
+  for (const auto& g : c.groups) width = std::max(width, Joined(g.key).size());
+  std::string dims;
+  for (const auto& d : c.dimensions) dims += (dims.empty() ? "" : " | ") + d;
+  width = std::max(width, dims.size());
+  out += fmt::format("{:<{}} {:>10} {:>10} {:>12} {:>9} {:>8} {:>12} {:>11} {:>7}\n", dims, width,
+                     "GPU-h held", "compute-h", "mem GiB-h", "kWh", "effic.", "cost", "idle cost",
+                     "share");
+  auto line = [&](const GroupTotals& g, const std::string& name) {
+    const double share = c.total.cost > 0 ? g.cost / c.total.cost : 0;
+    out += fmt::format(
+        "{:<{}} {:>10.3f} {:>10.3f} {:>12.2f} {:>9.3f} {:>8} {:>12.4f} {:>11.4f} {:>6.1f}%\n", name,
+        width, g.gpu_hours_held, g.compute_hours, g.memory_gib_hours, g.energy_kwh,
+        Percent(g.efficiency()), g.cost, g.idle_cost, 100 * share);
+  };
+  for (const auto& g : c.groups) line(g, Joined(g.key));
+  line(c.total, "TOTAL");
+  for (const auto& m : c.unpriced_models)
+    out += fmt::format("no price for {}: its hours are above, its cost is not\n", m);
+  for (const auto& f : c.flagged_prices)
+    out += fmt::format("default price used: {} (set your own in a pricing file)\n", f);
+  return out;
+}
+
+std::string RenderCsv(const Chargeback& c) {
+  std::string out;
+  for (const auto& d : c.dimensions) out += CsvField(d) + ",";
+  out +=
+      "gpu_hours_held,compute_hours,memory_gib_hours,energy_kwh,efficiency,cost,idle_cost,share,"
+      "currency,policy\n";
+  auto line = [&](const GroupTotals& g, bool total) {
+    for (size_t i = 0; i < c.dimensions.size(); ++i)
+      out += CsvField(total ? (i == 0 ? "TOTAL" : "") : g.key[i]) + ",";
+    const auto eff = g.efficiency();
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", g.gpu_hours_held, g.compute_hours,
+                       g.memory_gib_hours, g.energy_kwh, eff ? fmt::format("{}", *eff) : "", g.cost,
+                       g.idle_cost, c.total.cost > 0 ? g.cost / c.total.cost : 0.0, c.currency,
+                       CsvField(c.policy));
+  };
+  for (const auto& g : c.groups) line(g, false);
+  line(c.total, true);
+  return out;
+}
+
+std::string RenderJson(const Chargeback& c, const Window& w) {
+  using nlohmann::json;
+  auto totals = [&](const GroupTotals& g) {
+    const auto eff = g.efficiency();
+    return json{{"gpuHoursHeld", g.gpu_hours_held},
+                {"computeHours", g.compute_hours},
+                {"memoryGiBHours", g.memory_gib_hours},
+                {"energyKWh", g.energy_kwh},
+                {"efficiency", eff ? json(*eff) : json(nullptr)},
+                {"cost", g.cost},
+                {"idleCost", g.idle_cost},
+                {"share", c.total.cost > 0 ? g.cost / c.total.cost : 0.0}};
+  };
+  json groups = json::array();
+  for (const auto& g : c.groups) {
+    json j = totals(g);
+    json key = json::object();
+    for (size_t i = 0; i < c.dimensions.size(); ++i) key[c.dimensions[i]] = g.key[i];
+    j["group"] = key;
+    groups.push_back(j);
+  }
+  json units = json::array();
+  for (const auto& u : c.units)
+    units.push_back({{"node", u.unit.node},
+                     {"unit", u.unit.uuid},
+                     {"gpu", u.unit.gpu_uuid},
+                     {"model", u.unit.model},
+                     {"migProfile", u.unit.mig_profile},
+                     {"sharingMode", u.unit.mode},
+                     {"fraction", u.unit.fraction},
+                     {"hours", u.hours},
+                     {"pricePerGpuHour", u.price ? json(u.price->per_gpu_hour) : json(nullptr)},
+                     {"priceSource", u.price ? json(u.price->source) : json(nullptr)},
+                     {"cost", u.cost}});
+  return json{{"window", {{"start", Rfc3339(w.from_unix_s)}, {"end", Rfc3339(w.to_unix_s)}}},
+              {"policy", c.policy},
+              {"currency", c.currency},
+              {"groups", groups},
+              {"total", totals(c.total)},
+              {"units", units},
+              {"unpricedModels", c.unpriced_models},
+              {"defaultPrices", c.flagged_prices}}
+             .dump(2, ' ', false, json::error_handler_t::replace) +
+         "\n";
+}
+
+std::string RenderFocus(const Chargeback& c, const Window& w, const Labels& labels) {
+  using nlohmann::json;
+  std::string out =
+      "BilledCost,EffectiveCost,ListCost,ContractedCost,BillingCurrency,BillingPeriodStart,"
+      "BillingPeriodEnd,ChargeCategory,"
+      "ChargeClass,ChargeFrequency,ChargeDescription,ChargePeriodStart,ChargePeriodEnd,"
+      "ConsumedQuantity,ConsumedUnit,"
+      "ProviderName,PublisherName,InvoiceIssuerName,ResourceId,ResourceName,ResourceType,"
+      "ServiceCategory,ServiceName,"
+      "AllocatedMethodId,AllocatedMethodDetails,AllocatedResourceId,AllocatedResourceName,"
+      "AllocatedTags,"
+      "x_GpuUuid,x_GpuModel,x_SharingMode,x_MigProfile\n";
+  for (const auto& u : c.units) {
+    if (!u.price || u.cost <= 0) continue;
+    for (const auto& r : u.rows) {
+      const bool container = r.owner.kind == attribution::OwnerKind::kContainer;
+      const double ratio = r.cost / u.cost;
+      json details = {
+          {"Elements", json::array({{{"AllocatedRatio", ratio},
+                                     {"UsageUnit", "GPU-Hours"},
+                                     {"UsageQuantity", u.hours * u.unit.fraction * ratio}}})},
+          {"x_Policy", c.policy},
+          {"x_IdleCost", r.idle_cost}};
+      json tags = json::object();
+      if (container) {
+        tags["k8s/namespace"] = r.owner.ns;
+        tags["k8s/pod"] = r.owner.pod;
+        tags["k8s/container"] = r.owner.container;
+        if (auto it = labels.find({r.owner.ns, r.owner.pod}); it != labels.end())
+          for (const auto& [k, v] : it->second) tags["k8s/label/" + k] = v;
+      }
+      const std::string alloc_id =
+          container ? r.owner.ns + "/" + r.owner.pod + "/" + r.owner.container : "__idle__";
+      const std::string cost = fmt::format("{}", r.cost);
+      // List cost: the same share of the unit at the price before the discount.
+      const double list = u.price->per_gpu_hour > 0
+                              ? r.cost * u.price->list_per_gpu_hour / u.price->per_gpu_hour
+                              : 0;
+      const std::string list_cost = fmt::format("{}", list);
+      const std::string type = u.unit.mig_profile.empty()              ? "GPU"
+                               : u.unit.mig_profile == "unpartitioned" ? "MIG slices in no instance"
+                                                                       : "MIG instance";
+      const std::string fields[] = {
+          cost,
+          cost,
+          list_cost,
+          list_cost,
+          c.currency,
+          Rfc3339(w.from_unix_s),
+          Rfc3339(w.to_unix_s),
+          "Usage",
+          "",
+          "Usage-Based",
+          fmt::format("{} on {} ({})", u.unit.model, u.unit.node, u.unit.mode),
+          Rfc3339(w.from_unix_s),
+          Rfc3339(w.to_unix_s),
+          fmt::format("{}", u.hours * u.unit.fraction * ratio),
+          "GPU-Hours",
+          "Kubernetes",
+          "gpumeter",
+          "gpumeter",
+          u.unit.uuid,
+          u.unit.node + "/" + u.unit.uuid,
+          type,
+          "AI and Machine Learning",
+          "Kubernetes GPU",
+          "gpumeter:" + c.policy,
+          details.dump(),
+          alloc_id,
+          container ? r.owner.container : "idle",
+          tags.dump(),
+          u.unit.gpu_uuid,
+          u.unit.model,
+          u.unit.mode,
+          u.unit.mig_profile};
+      std::string line;
+      for (const auto& f : fields) line += (line.empty() ? "" : ",") + CsvField(f);
+      out += line + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace gpumeter::report

@@ -1,0 +1,29 @@
+// A chargeback as text for people (table), for spreadsheets (CSV), for programs (JSON), as a
+// FOCUS 1.3 cost-and-usage CSV with split-allocation columns, or as one self-contained HTML page
+// (render_html.h). Pure: strings out.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sinks/report/chargeback.h"
+
+namespace gpumeter::report {
+
+struct Window {
+  int64_t from_unix_s = 0, to_unix_s = 0;
+};
+
+std::string Rfc3339(int64_t unix_s);
+
+std::string RenderTable(const Chargeback& c, const Window& w);
+std::string RenderCsv(const Chargeback& c);
+std::string RenderJson(const Chargeback& c, const Window& w);
+// One row per (unit, owner) cost row: the unit's charge (ResourceId = its UUID) allocated to a
+// container or to idle, with the policy in AllocatedMethodId/Details. Per ResourceId the
+// BilledCost of the rows adds up to the unit's cost.
+std::string RenderFocus(const Chargeback& c, const Window& w, const Labels& labels);
+
+}  // namespace gpumeter::report

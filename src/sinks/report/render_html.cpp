@@ -1,0 +1,178 @@
+#include "sinks/report/render_html.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "common/html.h"
+
+namespace gpumeter::report {
+namespace {
+
+std::string Esc(const std::string& s) { return HtmlEscape(s); }
+
+std::string Name(const GroupTotals& g) {
+  std::string s;
+  for (const auto& k : g.key) s += (s.empty() ? "" : " / ") + k;
+  return s;
+}
+
+const char* const kColors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
+                               "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+const char* Color(size_t i) { return kColors[i % std::size(kColors)]; }
+
+// Horizontal bars: (label, value, color), scaled to the largest.
+std::string Bars(const std::vector<std::tuple<std::string, double, std::string>>& bars,
+                 const std::string& unit) {
+  double max = 0;
+  for (const auto& b : bars) max = std::max(max, std::get<1>(b));
+  const int row = 22, label_w = 260, bar_w = 420;
+  std::string svg =
+      fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img">)",
+                  label_w + bar_w + 120, row * static_cast<int>(bars.size()) + 4);
+  for (size_t i = 0; i < bars.size(); ++i) {
+    const auto& [label, v, color] = bars[i];
+    const double w = max > 0 ? bar_w * v / max : 0;
+    const int y = static_cast<int>(i) * row;
+    svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="end" font-size="12">{}</text>)",
+                       label_w - 6, y + 15, Esc(label));
+    svg += fmt::format(R"(<rect x="{}" y="{}" width="{:.1f}" height="{}" fill="{}"/>)", label_w,
+                       y + 3, w, row - 6, color);
+    svg += fmt::format(
+        R"(<text x="{:.1f}" y="{}" font-size="12">{}</text>)", label_w + w + 4, y + 15,
+        Esc(unit.empty() ? fmt::format("{:.1f}%", v) : fmt::format("{:.2f} {}", v, unit)));
+  }
+  return svg + "</svg>";
+}
+
+}  // namespace
+
+std::string RenderHtml(const Chargeback& c, const Window& w,
+                       const std::vector<std::pair<int64_t, Chargeback>>& over_time,
+                       const std::string& extra_sections) {
+  std::string h =
+      R"(<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>GPU chargeback</title><style>
+body{font-family:sans-serif;margin:2em;color:#222;max-width:1100px}h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em}
+table{border-collapse:collapse;font-size:13px}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}
+td:first-child,th:first-child{text-align:left}.total td{font-weight:bold;border-top:2px solid #222}.note{color:#555;font-size:13px}
+.kpi{display:inline-block;margin-right:2.5em}.kpi b{display:block;font-size:1.6em}</style></head><body>)";
+  h += "<h1>GPU chargeback</h1>";
+  h += fmt::format(
+      "<p class=\"note\">{} to {} &middot; cost policy <code>{}</code> &middot; grouped by {} "
+      "&middot; currency {}</p>",
+      Rfc3339(w.from_unix_s), Rfc3339(w.to_unix_s), Esc(c.policy),
+      Esc(fmt::format("{}", fmt::join(c.dimensions, ", "))), Esc(c.currency));
+  const auto eff = c.total.efficiency();
+  h += fmt::format(
+      "<div><span class=\"kpi\">Total cost<b id=\"total-cost\">{:.2f} {}</b></span><span "
+      "class=\"kpi\">Idle cost<b>{:.2f} {}</b></span>"
+      "<span class=\"kpi\">GPU-hours held<b>{:.2f}</b></span><span class=\"kpi\">Efficiency (used "
+      "/ held)<b>{}</b></span></div>",
+      c.total.cost, Esc(c.currency), c.total.idle_cost, Esc(c.currency), c.total.gpu_hours_held,
+      eff ? fmt::format("{:.1f}%", 100 * *eff) : "-");
+  h += "<p class=\"note\">Every GPU's cost is its price per hour &times; the hours it was "
+       "accounted, split between the containers that "
+       "used or held it by the policy above; cost nobody used is idle. The groups add up to the "
+       "total.</p>";
+
+  // Cost by group over time: stacked columns per hour, the top groups by colour.
+  std::vector<std::string> top;
+  for (const auto& g : c.groups)
+    if (top.size() < 8) top.push_back(Name(g));
+  if (!over_time.empty()) {
+    h += "<h2>Cost by group over time (per hour)</h2>";
+    double max = 0;
+    for (const auto& [t, cb] : over_time) max = std::max(max, cb.total.cost);
+    const int col = std::max(6, std::min(40, 900 / static_cast<int>(over_time.size()))),
+              height = 220;
+    std::string svg =
+        fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img">)",
+                    col * static_cast<int>(over_time.size()) + 80, height + 40);
+    for (size_t i = 0; i < over_time.size(); ++i) {
+      double y = height;
+      std::map<std::string, double> by;
+      double other = 0;
+      for (const auto& g : over_time[i].second.groups) {
+        const auto n = Name(g);
+        if (std::find(top.begin(), top.end(), n) != top.end())
+          by[n] += g.cost;
+        else
+          other += g.cost;
+      }
+      auto stack = [&](double v, const char* color, const std::string& title) {
+        const double hgt = max > 0 ? height * v / max : 0;
+        y -= hgt;
+        svg += fmt::format(
+            R"(<rect x="{}" y="{:.1f}" width="{}" height="{:.1f}" fill="{}"><title>{}</title></rect>)",
+            60 + col * static_cast<int>(i), y, col - 2, hgt, color, Esc(title));
+      };
+      for (size_t k = 0; k < top.size(); ++k) stack(by[top[k]], Color(k), top[k]);
+      stack(other, "#cccccc", "other");
+    }
+    svg += fmt::format(
+        R"(<text x="0" y="12" font-size="11">{:.2f}</text><text x="0" y="{}" font-size="11">0</text>)",
+        max, height);
+    svg += fmt::format(R"(<text x="60" y="{}" font-size="11">{}</text>)", height + 16,
+                       Esc(Rfc3339(over_time.front().first)));
+    svg += "</svg><p class=\"note\">";
+    for (size_t k = 0; k < top.size(); ++k)
+      svg +=
+          fmt::format(R"(<span style="color:{}">&#9632;</span> {} &nbsp; )", Color(k), Esc(top[k]));
+    h += svg + "</p>";
+  }
+  std::vector<std::tuple<std::string, double, std::string>> spenders;
+  for (size_t i = 0; i < c.groups.size() && i < 10; ++i)
+    spenders.emplace_back(Name(c.groups[i]), c.groups[i].cost, Color(i));
+  h += "<h2>Top spenders</h2>" + Bars(spenders, c.currency);
+
+  // Used vs idle per GPU: cost placed on containers vs idle rows, per physical GPU.
+  std::map<std::string, std::pair<double, double>> per_gpu;  // gpu → (used, idle)
+  for (const auto& u : c.units)
+    for (const auto& r : u.rows) {
+      auto& p =
+          per_gpu[u.unit.node + " " + u.unit.gpu_uuid.substr(0, 12) + " (" + u.unit.model + ")"];
+      p.first += r.cost - r.idle_cost;
+      p.second += r.idle_cost;
+    }
+  h += "<h2>Used vs idle cost per GPU</h2>";
+  std::vector<std::tuple<std::string, double, std::string>> gpu_bars;
+  for (const auto& [g, p] : per_gpu) {
+    gpu_bars.emplace_back(g + " used", p.first, "#59a14f");
+    gpu_bars.emplace_back(g + " idle", p.second, "#bab0ac");
+  }
+  h += Bars(gpu_bars, c.currency);
+  std::vector<std::tuple<std::string, double, std::string>> eff_bars;
+  for (size_t i = 0; i < c.groups.size() && eff_bars.size() < 10; ++i)
+    if (auto e = c.groups[i].efficiency())
+      eff_bars.emplace_back(Name(c.groups[i]), 100 * *e, *e < 0.3 ? "#e15759" : "#4e79a7");
+  h += "<h2>Efficiency: GPU time used / GPU time held</h2>" + Bars(eff_bars, "");
+
+  h +=
+      "<h2>All groups</h2><table><tr><th>" +
+      Esc(fmt::format("{}", fmt::join(c.dimensions, " / "))) +
+      "</th><th>GPU-h held</th><th>compute-h</th><th>memory "
+      "GiB-h</th><th>kWh</th><th>efficiency</th><th>cost</th><th>idle cost</th><th>share</th></tr>";
+  auto row = [&](const GroupTotals& g, const std::string& name, const char* cls) {
+    const auto e = g.efficiency();
+    h += fmt::format(
+        "<tr "
+        "class=\"{}\"><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.2f}</td><td>{:.3f}</"
+        "td><td>{}</td><td>{:.4f}</td><td>{:.4f}</td><td>{:.1f}%</td></tr>",
+        cls, Esc(name), g.gpu_hours_held, g.compute_hours, g.memory_gib_hours, g.energy_kwh,
+        e ? fmt::format("{:.1f}%", 100 * *e) : "-", g.cost, g.idle_cost,
+        c.total.cost > 0 ? 100 * g.cost / c.total.cost : 0.0);
+  };
+  for (const auto& g : c.groups) row(g, Name(g), "");
+  row(c.total, "Total", "total");
+  h += "</table>";
+  for (const auto& m : c.unpriced_models)
+    h += "<p class=\"note\">No price for " + Esc(m) +
+         ": its hours are counted, its cost is not.</p>";
+  for (const auto& f : c.flagged_prices)
+    h +=
+        "<p class=\"note\">Default price used: " + Esc(f) + ". Set your own in a pricing file.</p>";
+  return h + extra_sections + "</body></html>\n";
+}
+
+}  // namespace gpumeter::report

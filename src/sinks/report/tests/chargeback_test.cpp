@@ -1,0 +1,216 @@
+// The chargeback from stored usage: groups add up to Σ unit cost under every policy, MIG units
+// cost their fraction, unpriced models are counted in hours but not cost, and every format says
+// the same totals (FOCUS: per resource the allocated rows add up to the unit's charge).
+#include "sinks/report/chargeback.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "sinks/report/render.h"
+#include "sinks/report/render_html.h"
+
+namespace gpumeter::report {
+namespace {
+
+using attribution::Owner;
+using attribution::OwnerKind;
+
+Owner C(const std::string& ns, const std::string& pod) {
+  return {OwnerKind::kContainer, ns, pod, "c"};
+}
+
+// Two hours of: an H100 time-sliced by search/a and ads/b; a 3g MIG instance of an H200 held by
+// search/c; and a GPU of a model with no price.
+std::vector<store::UnitRecord> Usage() {
+  const double s = 7200, gib = 1024.0 * 1024 * 1024;
+  store::UnitRecord ts{
+      {"node-a", "GPU-1", "GPU-1", "NVIDIA H100 80GB HBM3", "", "time-slicing", 1.0},
+      s,
+      80 * gib * s,
+      0,
+      0,
+      {}};
+  ts.owners = {{C("search", "a"), 30 * gib * s, 0.5 * s, 1000, 0.5 * s},
+               {C("ads", "b"), 10 * gib * s, 0.2 * s, 400, 0.5 * s},
+               {{OwnerKind::kIdle, {}, {}, {}}, 36 * gib * s, 0.3 * s, 600, 0},
+               {{OwnerKind::kSystem, {}, {}, {}}, 4 * gib * s, 0, 0, 0}};
+  store::UnitRecord mig{{"node-a", "MIG-1", "GPU-2", "NVIDIA H200", "3g.71gb", "mig", 3.0 / 7},
+                        s,
+                        71 * gib * s,
+                        0,
+                        0,
+                        {}};
+  mig.owners = {{C("search", "c"), 71 * gib * s, 0.9 * s, 2000, 1.0 * s}};
+  store::UnitRecord odd{{"node-b", "GPU-9", "GPU-9", "Future GPU X", "", "exclusive", 1.0},
+                        s,
+                        10 * gib * s,
+                        0,
+                        0,
+                        {}};
+  odd.owners = {{C("ads", "d"), 10 * gib * s, 1.0 * s, 0, 1.0 * s}};
+  return {ts, mig, odd};
+}
+
+const GroupTotals* Group(const Chargeback& c, const std::vector<std::string>& key) {
+  for (const auto& g : c.groups)
+    if (g.key == key) return &g;
+  return nullptr;
+}
+
+TEST(Chargeback, HandComputedByNamespace) {
+  const auto pricing =
+      *cost::Pricing::Parse("gpu_models: {H100: 4.0, H200: 7.0}\ndefaults: false\n", "p.yaml");
+  const auto c = BuildChargeback(
+      Usage(), {}, pricing, {cost::Basis::kMemory, 0.5, cost::IdleRule::kSeparate}, {"namespace"});
+  // H100: 2 h × $4 = $8: search 30/80 → 3, ads 10/80 → 1, idle (idle 36 + system 4) → 4.
+  // H200 MIG 3/7: 2 h × $7 × 3/7 = $6, all search/c (memory full).
+  ASSERT_NE(Group(c, {"search"}), nullptr);
+  EXPECT_NEAR(Group(c, {"search"})->cost, 3 + 6, 1e-9);
+  EXPECT_NEAR(Group(c, {"ads"})->cost, 1, 1e-9);
+  EXPECT_NEAR(Group(c, {"__idle__"})->cost, 4, 1e-9);
+  EXPECT_NEAR(c.total.cost, 14, 1e-9);
+  // Hours held are GPU-equivalents: search 0.5 × 2 h + 1 × 2 h × 3/7.
+  EXPECT_NEAR(Group(c, {"search"})->gpu_hours_held, 1 + 6.0 / 7, 1e-9);
+  EXPECT_NEAR(Group(c, {"search"})->compute_hours, 0.5 * 2 + 0.9 * 2 * 3 / 7, 1e-9);
+  EXPECT_NEAR(Group(c, {"ads"})->gpu_hours_held, 1 + 2, 1e-9)
+      << "the unpriced GPU's hours still count";
+  ASSERT_EQ(c.unpriced_models, std::vector<std::string>{"Future GPU X"});
+  EXPECT_NEAR(Group(c, {"search"})->energy_kwh, 3000 / 3.6e6, 1e-15);
+}
+
+TEST(Chargeback, GroupsAddUpUnderEveryPolicyAndGrouping) {
+  const auto pricing = cost::Pricing::Defaults();
+  const Labels labels{{{"search", "a"}, {{"team", "blue"}}}, {{"ads", "b"}, {{"team", "red"}}}};
+  for (auto basis :
+       {cost::Basis::kMemory, cost::Basis::kCompute, cost::Basis::kBlend, cost::Basis::kRequest})
+    for (auto idle : {cost::IdleRule::kShare, cost::IdleRule::kOwner, cost::IdleRule::kSeparate})
+      for (const auto& by : std::vector<std::vector<std::string>>{{"namespace"},
+                                                                  {"pod"},
+                                                                  {"container"},
+                                                                  {"label:team"},
+                                                                  {"gpu_model"},
+                                                                  {"node"},
+                                                                  {"namespace", "gpu_model"}}) {
+        const cost::Policy p{basis, 0.3, idle};
+        const auto c = BuildChargeback(Usage(), labels, pricing, p, by);
+        double sum = 0;
+        for (const auto& g : c.groups) sum += g.cost;
+        EXPECT_NEAR(sum, c.total.cost, 1e-9 * c.total.cost) << p.Name();
+        EXPECT_NEAR(c.total.cost, 2 * 6.88 + 2 * 7.91 * 3 / 7, 1e-9)
+            << p.Name() << ": Σ unit cost = price × time";
+      }
+}
+
+TEST(Chargeback, FormatsCarryTheSameTotals) {
+  const auto pricing = cost::Pricing::Defaults();
+  const Labels labels{{{"search", "a"}, {{"team", "blue"}}}};
+  const auto c = BuildChargeback(Usage(), labels, pricing,
+                                 {cost::Basis::kCompute, 0.5, cost::IdleRule::kShare},
+                                 {"namespace", "label:team"});
+  const Window w{1'796'083'200, 1'796'083'200 + 7200};
+  const auto json = nlohmann::json::parse(RenderJson(c, w));
+  EXPECT_NEAR(json["total"]["cost"].get<double>(), c.total.cost, 1e-12);
+  EXPECT_EQ(json["window"]["start"], "2026-12-01T00:00:00Z");
+  EXPECT_EQ(json["policy"], "compute/idle=share");
+  EXPECT_EQ(json["groups"][0]["group"].size(), 2u);
+
+  const auto csv = RenderCsv(c);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "namespace,label:team,gpu_hours_held,compute_hours,memory_gib_hours,energy_kwh,"
+            "efficiency,cost,idle_cost,share,currency,policy");
+  EXPECT_NE(csv.find("\nTOTAL,,"), std::string::npos);
+
+  const auto table = RenderTable(c, w);
+  EXPECT_NE(table.find("TOTAL"), std::string::npos);
+  EXPECT_NE(table.find("default price used: NVIDIA H100 80GB HBM3"), std::string::npos) << table;
+  EXPECT_NE(table.find("no price for Future GPU X"), std::string::npos);
+
+  // FOCUS: per ResourceId, BilledCost adds up to the unit's cost; every row names the method.
+  const auto focus = RenderFocus(c, w, labels);
+  std::istringstream in(focus);
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header.substr(0, 31), "BilledCost,EffectiveCost,ListCo");
+  EXPECT_NE(header.find("AllocatedMethodId,AllocatedMethodDetails,AllocatedResourceId,"
+                        "AllocatedResourceName,AllocatedTags"),
+            std::string::npos);
+  std::map<std::string, double> by_resource;
+  size_t rows = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    const double billed = std::stod(line.substr(0, line.find(',')));
+    for (const auto& u : c.units)
+      if (line.find("," + u.unit.uuid + ",") != std::string::npos)
+        by_resource[u.unit.uuid] += billed;
+    EXPECT_NE(line.find("gpumeter:compute/idle=share"), std::string::npos);
+  }
+  EXPECT_GT(rows, 0u);
+  for (const auto& u : c.units)
+    if (u.price) {
+      EXPECT_NEAR(by_resource[u.unit.uuid], u.cost, 1e-9 * u.cost) << u.unit.uuid;
+    }
+  EXPECT_NE(focus.find(R"(""k8s/label/team"":""blue"")"), std::string::npos)
+      << "labels in AllocatedTags";
+
+  const auto html = RenderHtml(c, w, {{w.from_unix_s, c}, {w.from_unix_s + 3600, c}});
+  EXPECT_NE(html.find(fmt::format("{:.2f} USD", c.total.cost)), std::string::npos);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"))
+      << "no network reference but the SVG namespace";
+}
+
+TEST(Chargeback, FocusListCostIsBeforeTheDiscountAndQuantitiesAddUp) {
+  const auto pricing = *cost::Pricing::Parse("discount: 0.5\n", "p.yaml");
+  const auto c = BuildChargeback(
+      Usage(), {}, pricing, {cost::Basis::kMemory, 0.5, cost::IdleRule::kSeparate}, {"namespace"});
+  const Window w{1'796'083'200, 1'796'083'200 + 7200};
+  std::istringstream in(RenderFocus(c, w, {}));
+  std::string line;
+  std::getline(in, line);
+  const auto consumed_col = [&] {  // the header's position of ConsumedQuantity
+    size_t col = 0, pos = 0;
+    while (line.substr(pos, line.find(',', pos) - pos) != "ConsumedQuantity")
+      pos = line.find(',', pos) + 1, ++col;
+    return col;
+  }();
+  std::map<std::string, double> consumed;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    size_t pos = 0;
+    while (f.size() <= consumed_col) {  // the leading columns hold no quoted commas
+      const size_t comma = line.find(',', pos);
+      f.push_back(line.substr(pos, comma - pos));
+      pos = comma + 1;
+    }
+    EXPECT_NEAR(std::stod(f[2]), 2 * std::stod(f[0]), 1e-12)
+        << "ListCost is BilledCost before the 50 % discount";
+    for (const auto& u : c.units)
+      if (line.find("," + u.unit.uuid + ",") != std::string::npos)
+        consumed[u.unit.uuid] += std::stod(f[consumed_col]);
+  }
+  for (const auto& u : c.units)
+    if (u.price) {
+      EXPECT_NEAR(consumed[u.unit.uuid], u.hours * u.unit.fraction, 1e-9)
+          << u.unit.uuid << ": quantities add up to the unit's GPU-hours";
+    }
+}
+
+TEST(Chargeback, GroupByTexts) {
+  EXPECT_EQ(*ParseGroupBy("namespace,label:team"),
+            (std::vector<std::string>{"namespace", "label:team"}));
+  for (const char* bad : {"team", "namespace,", "label:", ""}) {
+    const auto g = ParseGroupBy(bad);
+    ASSERT_FALSE(g) << bad;
+    EXPECT_NE(g.error().message.find("--by"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace gpumeter::report

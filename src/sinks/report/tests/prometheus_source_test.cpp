@@ -1,0 +1,64 @@
+// Bad replies from Prometheus: each a clear error naming the server, never a partial report.
+#include "sinks/report/prometheus_source.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+namespace gpumeter::report {
+namespace {
+
+// A Prometheus on loopback that answers every query with one fixed reply.
+class FixedReply {
+ public:
+  FixedReply(int status, std::string body) {
+    server_.Post("/api/v1/query", [=](const httplib::Request&, httplib::Response& res) {
+      res.status = status;
+      res.set_content(body, "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ~FixedReply() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST(PrometheusSource, BadRepliesAreClearErrors) {
+  struct Case {
+    int status;
+    std::string body, want;
+  };
+  const Case cases[] = {
+      {200, "<html>not json</html>", "HTTP 200"},
+      {400, R"({"status":"error","errorType":"bad_data","error":"parse error at char 3"})",
+       "parse error at char 3"},
+      {200,
+       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"many"]}]}})",
+       "is not a number"},
+      {200, R"({"status":"success","data":{"resultType":"vector","result":[]}})",
+       "no gpumeter_unit_info"},
+  };
+  for (const auto& c : cases) {
+    FixedReply prometheus(c.status, c.body);
+    const auto r = UsageFromPrometheus(prometheus.url(), 1'796'083'200, 1'796'083'200 + 3600, {});
+    ASSERT_FALSE(r) << c.body;
+    EXPECT_NE(r.error().message.find(prometheus.url()), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find(c.want), std::string::npos)
+        << c.body << " → " << r.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace gpumeter::report

@@ -1,0 +1,30 @@
+// The GPU source seam. The real implementation is NvmlGpuSource (dlopen of libnvidia-ml.so.1);
+// tests drive it through the fake libnvidia-ml.so.1, never through a mock of this interface.
+#pragma once
+
+#include "common/error.h"
+#include "domain/gpu_types.h"
+
+namespace gpumeter::gpu {
+
+// Told when each driver call begins and ends, so a watchdog can enforce a deadline per call.
+// Called on the sampling thread; `call` points to a string literal. Implementations must be
+// thread-safe against their readers.
+class CallObserver {
+ public:
+  virtual ~CallObserver() = default;
+  virtual void Begin(const char* call) = 0;
+  virtual void End() = 0;
+};
+
+class GpuSource {
+ public:
+  virtual ~GpuSource() = default;
+  // Takes one sample of every device. A failing device degrades that device only (its errors are
+  // in DeviceSample::errors); an Error means nothing could be sampled at all.
+  // Not thread-safe: call from one thread (the sampler's worker).
+  virtual Expected<GpuSnapshot> Sample() = 0;
+  virtual const Capabilities& capabilities() const = 0;
+};
+
+}  // namespace gpumeter::gpu

@@ -1,0 +1,45 @@
+// Which container owns a host PID: /proc/<pid>/cgroup (through ProcReader) gives the pod UID and
+// container ID, the API server's pods (PodStore) give namespace, pod and container name. Every
+// answer says how it was found or why it could not be. A process resolved to a container keeps
+// that owner for its life (cached by PID and start time), so a pod deleted while its process
+// still runs is still charged, and a reused PID is resolved afresh. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "sources/k8s/pods.h"
+#include "sources/k8s/proc_reader.h"
+
+namespace gpumeter::k8s {
+
+struct ProcessOwner {
+  enum class Kind { kContainer, kSystem, kUnattributed };
+  Kind kind = Kind::kUnattributed;
+  std::string ns, pod, container;  // kContainer only
+  std::string how;                 // how it was found, or why not (for logs, rules and the API)
+};
+
+// "container", "system" or "unattributed".
+const char* ToString(ProcessOwner::Kind kind);
+
+class OwnerResolver {
+ public:
+  OwnerResolver(ProcReader& proc, const PodStore& pods) : proc_(proc), pods_(pods) {}
+
+  ProcessOwner Resolve(uint32_t pid);
+
+  // Forgets processes whose PID is not in `live` (and ProcReader's cache of them).
+  void Retain(const std::set<uint32_t>& live);
+
+ private:
+  ProcReader& proc_;
+  const PodStore& pods_;
+  std::map<std::pair<uint32_t, uint64_t>, ProcessOwner>
+      resolved_;  // (pid, start ticks) -> container
+};
+
+}  // namespace gpumeter::k8s

@@ -1,0 +1,105 @@
+#include "sources/k8s/proc_reader.h"
+
+#include <charconv>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+
+namespace gpumeter::k8s {
+namespace {
+
+// Reads a whole small file; nullopt when it cannot be opened.
+std::optional<std::string> ReadFile(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  if (!in) return std::nullopt;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+Expected<uint64_t> ParseStatStartTime(std::string_view stat) {
+  const auto close = stat.rfind(')');
+  if (close == std::string_view::npos)
+    return MakeError(ErrorCode::kInvalidInput, "no ')' closing the command name");
+  // After ')': field 3 (state) onwards, space-separated; starttime is field 22.
+  std::string_view rest = stat.substr(close + 1);
+  int field = 2;
+  while (!rest.empty()) {
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    const auto end = rest.find_first_of(" \n");
+    const auto token = rest.substr(0, end);
+    if (token.empty()) break;
+    if (++field == 22) {
+      uint64_t v = 0;
+      const auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+      if (ec != std::errc() || p != token.data() + token.size())
+        return MakeError(ErrorCode::kInvalidInput,
+                         "field 22 (starttime) '" + std::string(token) + "' is not a number");
+      return v;
+    }
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end);
+  }
+  return MakeError(ErrorCode::kInvalidInput, "fewer than 22 fields");
+}
+
+std::string ParseStatComm(std::string_view stat) {
+  const auto open = stat.find('(');
+  const auto close = stat.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return {};
+  return std::string(stat.substr(open + 1, close - open - 1));
+}
+
+std::map<std::string, std::string> ParseGpuEnviron(std::string_view environ) {
+  std::map<std::string, std::string> out;
+  while (!environ.empty()) {
+    const auto end = environ.find('\0');
+    const auto entry = environ.substr(0, end);
+    environ = end == std::string_view::npos ? std::string_view{} : environ.substr(end + 1);
+    if (!entry.starts_with("NVIDIA_") && !entry.starts_with("CUDA_")) continue;
+    const auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    out.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+  }
+  return out;
+}
+
+Expected<ProcessIdentity> ProcReader::Identify(uint32_t pid) {
+  const auto dir = root_ / std::to_string(pid);
+  const auto stat = ReadFile(dir / "stat");
+  if (!stat)
+    return MakeError(ErrorCode::kNotFound, (dir / "stat").string() + ": no such process (exited?)");
+  const auto start = ParseStatStartTime(*stat);
+  if (!start)
+    return MakeError(ErrorCode::kInvalidInput,
+                     (dir / "stat").string() + ": " + start.error().message);
+  if (auto it = cache_.find({pid, *start}); it != cache_.end()) return it->second;
+  const auto cgroup_text = ReadFile(dir / "cgroup");
+  if (!cgroup_text)
+    return MakeError(ErrorCode::kNotFound,
+                     (dir / "cgroup").string() + ": no such process (exited?)");
+  auto cgroup = ParseProcCgroup(*cgroup_text);
+  if (!cgroup)
+    return MakeError(ErrorCode::kInvalidInput,
+                     (dir / "cgroup").string() + ": " + cgroup.error().message);
+  ProcessIdentity id;
+  id.pid = pid;
+  id.start_ticks = *start;
+  id.comm = ParseStatComm(*stat);
+  id.cgroup = std::move(*cgroup);
+  if (const auto env = ReadFile(dir / "environ")) id.gpu_env = ParseGpuEnviron(*env);
+  // One entry per PID: a new start time replaces the old process.
+  for (auto it = cache_.lower_bound({pid, 0}); it != cache_.end() && it->first.first == pid;)
+    it = cache_.erase(it);
+  cache_.emplace(std::pair{pid, *start}, id);
+  return id;
+}
+
+void ProcReader::Retain(const std::set<uint32_t>& live) {
+  for (auto it = cache_.begin(); it != cache_.end();)
+    it = live.count(it->first.first) ? std::next(it) : cache_.erase(it);
+}
+
+}  // namespace gpumeter::k8s

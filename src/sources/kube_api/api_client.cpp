@@ -1,0 +1,101 @@
+#include "sources/kube_api/api_client.h"
+
+#include <httplib.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace gpumeter::node {
+namespace {
+
+struct BioDeleter {
+  void operator()(BIO* b) const { BIO_free(b); }
+};
+struct X509Deleter {
+  void operator()(X509* x) const { X509_free(x); }
+};
+struct KeyDeleter {
+  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+};
+
+std::unique_ptr<BIO, BioDeleter> MemBio(const std::string& pem) {
+  return std::unique_ptr<BIO, BioDeleter>(
+      BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+}
+
+Expected<void> UseClientPem(SSL_CTX* ctx, const std::string& cert_pem, const std::string& key_pem,
+                            const std::string& what) {
+  auto cb = MemBio(cert_pem), kb = MemBio(key_pem);
+  std::unique_ptr<X509, X509Deleter> cert(PEM_read_bio_X509(cb.get(), nullptr, nullptr, nullptr));
+  std::unique_ptr<EVP_PKEY, KeyDeleter> key(
+      PEM_read_bio_PrivateKey(kb.get(), nullptr, nullptr, nullptr));
+  if (!cert || !key)
+    return MakeError(ErrorCode::kInvalidInput,
+                     what + ": client-certificate-data/client-key-data are not PEM");
+  if (SSL_CTX_use_certificate(ctx, cert.get()) != 1 || SSL_CTX_use_PrivateKey(ctx, key.get()) != 1)
+    return MakeError(ErrorCode::kInvalidInput,
+                     what + ": the client certificate and key do not match");
+  return {};
+}
+
+std::optional<std::string> ReadTrimmed(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto s = ss.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<httplib::Client>> MakeApiClient(const ApiServerConfig& c,
+                                                         std::chrono::milliseconds connect_timeout,
+                                                         std::chrono::seconds read_timeout) {
+  std::unique_ptr<httplib::Client> client;
+  if (!c.client_cert_file.empty())
+    client = std::make_unique<httplib::Client>(c.server, c.client_cert_file, c.client_key_file);
+  else
+    client = std::make_unique<httplib::Client>(c.server);
+  if (!client->is_valid())
+    return MakeError(ErrorCode::kInvalidInput, c.source + ": cannot use server '" + c.server +
+                                                   "' (or its client certificate)");
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(connect_timeout).count();
+  client->set_connection_timeout(us / 1000000, us % 1000000);
+  client->set_read_timeout(read_timeout.count(), 0);
+  if (c.server.starts_with("https://")) {
+    client->enable_server_certificate_verification(!c.insecure_skip_tls_verify);
+    if (!c.ca_file.empty()) client->set_ca_cert_path(c.ca_file);
+    // httplib adds the system CAs to any store without a CA file, so inline CA data must come
+    // as a file (the agent writes it to a private one): else any public CA would be trusted.
+    if (!c.ca_pem.empty() && c.ca_file.empty())
+      return MakeError(ErrorCode::kInvalidInput,
+                       c.source + ": certificate-authority-data must be written to a file first");
+    if (SSL_CTX* ctx = client->ssl_context()) {
+      if (!c.client_cert_pem.empty())
+        if (auto r = UseClientPem(ctx, c.client_cert_pem, c.client_key_pem, c.source); !r)
+          return tl::unexpected(r.error());
+    }
+  }
+  std::string token = c.token;
+  if (!c.token_file.empty()) {
+    auto t = ReadTrimmed(c.token_file);
+    if (!t)
+      return MakeError(ErrorCode::kUnavailable, c.token_file + ": cannot read the bearer token");
+    token = *t;
+  }
+  if (!token.empty()) client->set_bearer_token_auth(token);
+  return client;
+}
+
+std::string Describe(const httplib::Result& r) {
+  if (!r) return "request failed: " + httplib::to_string(r.error());
+  std::string body = r->body.substr(0, 300);
+  return "HTTP " + std::to_string(r->status) + (body.empty() ? "" : ": " + body);
+}
+
+}  // namespace gpumeter::node

@@ -1,0 +1,207 @@
+#include "sources/kube_api/api_server_source.h"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include "sources/kube_api/api_client.h"
+
+namespace gpumeter::node {
+
+ApiServerPodSource::ApiServerPodSource(ApiServerOptions options) : options_(std::move(options)) {
+  status_.name = "pods";
+  status_.detail = "API server " + options_.config.server + " via " + options_.config.source;
+}
+
+ApiServerPodSource::~ApiServerPodSource() { Stop(); }
+
+void ApiServerPodSource::Start() {
+  std::lock_guard lock(mu_);
+  if (worker_.joinable()) return;
+  stop_ = false;
+  finished_ = false;
+  stopping_ = false;
+  worker_ = std::thread([this] { Run(); });
+}
+
+void ApiServerPodSource::Stop() {
+  stopping_ = true;  // the receiver ends a stream at its next chunk
+  {
+    std::unique_lock lock(mu_);
+    stop_ = true;
+    cv_.notify_all();
+    // A request may be between setting active_ and opening its socket, where stop() does
+    // nothing: keep interrupting until the worker is out.
+    while (worker_.joinable() && !finished_) {
+      if (active_) active_->stop();
+      cv_.wait_for(lock, std::chrono::milliseconds(20));
+    }
+  }
+  if (worker_.joinable()) worker_.join();
+}
+
+std::shared_ptr<const k8s::PodStore> ApiServerPodSource::Current() const {
+  std::lock_guard lock(mu_);
+  return current_;
+}
+
+SourceStatus ApiServerPodSource::Status() const {
+  std::lock_guard lock(mu_);
+  return status_;
+}
+
+void ApiServerPodSource::Publish(const k8s::PodStore& store) {
+  auto copy = std::make_shared<const k8s::PodStore>(store);
+  std::lock_guard lock(mu_);
+  current_ = std::move(copy);
+}
+
+void ApiServerPodSource::Attempt() {
+  std::lock_guard lock(mu_);
+  ++status_.attempts;
+}
+
+void ApiServerPodSource::Succeeded() {
+  std::lock_guard lock(mu_);
+  if (!status_.up && status_.failures > 0)
+    spdlog::info("API server {}: pods flowing again", options_.config.server);
+  status_.up = true;
+  status_.last_success = std::chrono::steady_clock::now();
+  status_.last_error.clear();
+}
+
+void ApiServerPodSource::Failed(const std::string& why) {
+  std::lock_guard lock(mu_);
+  if (status_.up || status_.failures == 0)
+    spdlog::warn("API server {}: {} (keeping the last good pods; retrying with backoff)",
+                 options_.config.server, why);
+  status_.up = false;
+  ++status_.failures;
+  status_.last_error = why;
+}
+
+Expected<std::unique_ptr<httplib::Client>> ApiServerPodSource::Connect(bool watch) {
+  // A watch is quiet between events; the server closes it after timeoutSeconds.
+  return MakeApiClient(
+      options_.config, options_.connect_timeout,
+      watch ? options_.watch_timeout + std::chrono::seconds(30) : std::chrono::seconds(60));
+}
+
+Expected<void> ApiServerPodSource::ListAndWatch() {
+  const std::string selector =
+      "fieldSelector=" + httplib::detail::encode_query_param("spec.nodeName=" + options_.node_name);
+  k8s::PodStore store;
+  {
+    auto client = Connect(false);
+    if (!client) return tl::unexpected(client.error());
+    {
+      std::lock_guard lock(mu_);
+      if (stop_) return {};
+      active_ = client->get();
+    }
+    Attempt();
+    const auto begin = std::chrono::steady_clock::now();
+    auto r = (*client)->Get("/api/v1/pods?" + selector);
+    {
+      std::lock_guard lock(mu_);
+      status_.last_duration_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    }
+    {
+      std::lock_guard lock(mu_);
+      active_ = nullptr;
+    }
+    if (!r || r->status != 200)
+      return MakeError(ErrorCode::kUnavailable, "list pods: " + Describe(r));
+    if (auto applied = store.ApplyList(r->body); !applied)
+      return MakeError(ErrorCode::kInvalidInput, "list pods: " + applied.error().message);
+    ++lists_;
+    Publish(store);
+    Succeeded();
+  }
+  for (;;) {
+    auto client = Connect(true);
+    if (!client) return tl::unexpected(client.error());
+    {
+      std::lock_guard lock(mu_);
+      if (stop_) return {};
+      active_ = client->get();
+    }
+    Attempt();
+    std::string pending, problem;
+    bool relist = false;
+    const std::string path = "/api/v1/pods?" + selector +
+                             "&watch=true&allowWatchBookmarks=true&resourceVersion=" +
+                             httplib::detail::encode_query_param(store.resource_version()) +
+                             "&timeoutSeconds=" + std::to_string(options_.watch_timeout.count());
+    int status = 0;
+    auto r = (*client)->Get(
+        path,
+        [&](const httplib::Response& head) {
+          status = head.status;  // an error body is not a stream of events
+          return status == 200;
+        },
+        [&](const char* data, size_t len) {
+          if (stopping_.load()) return false;
+          pending.append(data, len);
+          bool changed = false;
+          for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
+            const std::string line = pending.substr(0, nl);
+            pending.erase(0, nl + 1);
+            if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
+            auto ev = store.ApplyWatchLine(line);
+            if (!ev) {
+              problem = ev.error().message;
+              relist = true;  // an event was lost: resynchronise from a fresh list
+              break;
+            }
+            if (*ev == k8s::PodStore::Event::kRelist) {
+              relist = true;
+              break;
+            }
+            changed = changed || *ev != k8s::PodStore::Event::kBookmark;
+          }
+          if (changed) Publish(store);
+          if (!relist) Succeeded();
+          return !relist;
+        });
+    {
+      std::lock_guard lock(mu_);
+      active_ = nullptr;
+      if (stop_) return {};
+    }
+    if (!problem.empty()) return MakeError(ErrorCode::kInvalidInput, problem);
+    if (relist) {
+      spdlog::info("API server {}: resource version {} expired; listing again",
+                   options_.config.server, store.resource_version());
+      return {};
+    }
+    if (status != 0 && status != 200)
+      return MakeError(ErrorCode::kUnavailable, "watch pods: HTTP " + std::to_string(status));
+    if (!r && r.error() != httplib::Error::Canceled)
+      return MakeError(ErrorCode::kUnavailable, "watch pods: " + Describe(r));
+    // The server ended the watch (timeoutSeconds): watch again from where it left off.
+  }
+}
+
+void ApiServerPodSource::Run() {
+  auto delay = options_.initial_backoff;
+  for (;;) {
+    const uint64_t lists_before = lists_.load();
+    auto result = ListAndWatch();
+    std::unique_lock lock(mu_);
+    if (stop_) break;
+    // A list that succeeded ends an outage: the next failure starts the backoff afresh.
+    if (result || lists_.load() != lists_before) delay = options_.initial_backoff;
+    if (result) continue;  // a relist: at once
+    lock.unlock();
+    Failed(result.error().message);
+    lock.lock();
+    if (cv_.wait_for(lock, delay, [this] { return stop_; })) break;
+    delay = std::min(delay * 2, options_.max_backoff);
+  }
+  std::lock_guard lock(mu_);
+  finished_ = true;
+  cv_.notify_all();
+}
+
+}  // namespace gpumeter::node

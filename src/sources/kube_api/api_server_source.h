@@ -1,0 +1,75 @@
+// The pods of this node from the API server: list (fieldSelector spec.nodeName=NODE), then
+// watch from the list's resourceVersion with bookmarks; relist on ERROR 410, on a malformed
+// event, and after a failure (backoff 1 s doubling to 30 s). Runs on its own thread; each change
+// publishes a new immutable PodStore, so the sampling loop never waits on the network and a bad
+// event never costs the last good pod set. The bearer token file is re-read on every connection
+// (projected tokens rotate hourly). Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "sources/kube_api/kubeconfig.h"
+#include "sources/kube_api/pod_source.h"
+
+namespace httplib {
+class Client;
+}
+
+namespace gpumeter::node {
+
+struct ApiServerOptions {
+  ApiServerConfig config;
+  std::string node_name;
+  std::chrono::seconds watch_timeout{
+      300};  // the server ends each watch after this (timeoutSeconds)
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds initial_backoff{1000};
+  std::chrono::milliseconds max_backoff{30000};
+};
+
+class ApiServerPodSource final : public PodSource {
+ public:
+  explicit ApiServerPodSource(ApiServerOptions options);
+  ~ApiServerPodSource() override;  // stops and joins
+  ApiServerPodSource(const ApiServerPodSource&) = delete;
+  ApiServerPodSource& operator=(const ApiServerPodSource&) = delete;
+
+  void Start();
+  void Stop();
+
+  void Poll(std::chrono::steady_clock::time_point) override {
+  }  // the work happens on its own thread
+  std::shared_ptr<const k8s::PodStore> Current() const override;
+  SourceStatus Status() const override;
+  uint64_t lists() const { return lists_.load(); }  // for tests and logs
+
+ private:
+  void Run();
+  // One list, then watches until an error or a relist is needed; returns the error, if any.
+  Expected<void> ListAndWatch();
+  Expected<std::unique_ptr<httplib::Client>> Connect(bool watch);
+  void Publish(const k8s::PodStore& store);
+  void Attempt();
+  void Succeeded();
+  void Failed(const std::string& why);
+
+  ApiServerOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool finished_ = false;              // Run has returned
+  std::atomic<bool> stopping_{false};  // read by the watch receiver without the lock
+  httplib::Client* active_ = nullptr;  // the client of the request in flight (for Stop)
+  std::shared_ptr<const k8s::PodStore> current_;
+  SourceStatus status_;
+  std::atomic<uint64_t> lists_{0};
+  std::thread worker_;
+};
+
+}  // namespace gpumeter::node

@@ -1,0 +1,47 @@
+// Where the node's pods come from: the API server (list and watch, api_server_source.h) or a
+// PodList JSON file (--pods-file, for nodes without an API server and for the demo). A source
+// hands out immutable snapshots of its PodStore, so the sampling loop never waits on it and never
+// sees a half-applied update. Implementations are thread-safe.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+
+#include "sources/k8s/pods.h"
+#include "domain/source_status.h"
+
+namespace gpumeter::node {
+
+class PodSource {
+ public:
+  virtual ~PodSource() = default;
+  // Gives the source a chance to refresh (a file source re-reads a changed file; a watching
+  // source does its work on its own thread and returns at once).
+  virtual void Poll(std::chrono::steady_clock::time_point now) = 0;
+  // The last good pod set; null before the first success. Each update is a new object.
+  virtual std::shared_ptr<const k8s::PodStore> Current() const = 0;
+  virtual SourceStatus Status() const = 0;
+};
+
+// Reads a PodList (as `kubectl get pods -o json` prints it) from a file, and again whenever its
+// modification time or size changes. A file that is missing or malformed is an error that keeps
+// the last good pod set.
+class PodsFileSource final : public PodSource {
+ public:
+  explicit PodsFileSource(std::filesystem::path path);
+  void Poll(std::chrono::steady_clock::time_point now) override;
+  std::shared_ptr<const k8s::PodStore> Current() const override;
+  SourceStatus Status() const override;
+
+ private:
+  std::filesystem::path path_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const k8s::PodStore> current_;
+  SourceStatus status_;
+  std::filesystem::file_time_type mtime_{};
+  uintmax_t size_ = 0;
+};
+
+}  // namespace gpumeter::node

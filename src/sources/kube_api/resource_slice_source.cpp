@@ -1,0 +1,113 @@
+#include "sources/kube_api/resource_slice_source.h"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include "sources/kube_api/api_client.h"
+
+namespace gpumeter::node {
+
+ApiServerSliceSource::ApiServerSliceSource(SliceSourceOptions options)
+    : options_(std::move(options)) {
+  status_.name = "resourceslices";
+  status_.detail = "API server " + options_.config.server;
+}
+
+ApiServerSliceSource::~ApiServerSliceSource() { Stop(); }
+
+void ApiServerSliceSource::Start() {
+  std::lock_guard lock(mu_);
+  if (worker_.joinable()) return;
+  stop_ = false;
+  finished_ = false;
+  worker_ = std::thread([this] { Run(); });
+}
+
+void ApiServerSliceSource::Stop() {
+  {
+    std::unique_lock lock(mu_);
+    stop_ = true;
+    cv_.notify_all();
+    // Interrupt a list in flight (repeatedly: it may not have opened its socket yet).
+    while (worker_.joinable() && !finished_) {
+      if (active_) active_->stop();
+      cv_.wait_for(lock, std::chrono::milliseconds(20));
+    }
+  }
+  if (worker_.joinable()) worker_.join();
+}
+
+std::shared_ptr<const k8s::ResourceSliceStore> ApiServerSliceSource::Current() const {
+  std::lock_guard lock(mu_);
+  return current_;
+}
+
+SourceStatus ApiServerSliceSource::Status() const {
+  std::lock_guard lock(mu_);
+  return status_;
+}
+
+void ApiServerSliceSource::ListOnce() {
+  const auto begin = std::chrono::steady_clock::now();
+  std::string error;
+  std::shared_ptr<k8s::ResourceSliceStore> store;
+  if (auto client =
+          MakeApiClient(options_.config, options_.connect_timeout, std::chrono::seconds(60));
+      !client) {
+    error = client.error().message;
+  } else {
+    {
+      std::lock_guard lock(mu_);
+      if (stop_) return;
+      active_ = client->get();
+    }
+    auto r =
+        (*client)->Get("/apis/resource.k8s.io/v1/resourceslices?fieldSelector=" +
+                       httplib::detail::encode_query_param("spec.nodeName=" + options_.node_name));
+    {
+      std::lock_guard lock(mu_);
+      active_ = nullptr;
+      if (stop_) return;
+    }
+    if (r && r->status == 404) {
+      store = std::make_shared<k8s::ResourceSliceStore>();  // DRA not served: no devices
+    } else if (!r || r->status != 200) {
+      error = "list resourceslices: " + Describe(r);
+    } else {
+      store = std::make_shared<k8s::ResourceSliceStore>();
+      if (auto applied = store->ApplyList(r->body); !applied) {
+        error = "list resourceslices: " + applied.error().message;
+        store.reset();
+      }
+    }
+  }
+  std::lock_guard lock(mu_);
+  ++status_.attempts;
+  status_.last_duration_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  if (store) {
+    current_ = std::move(store);
+    status_.up = true;
+    status_.last_success = std::chrono::steady_clock::now();
+    status_.last_error.clear();
+  } else {
+    if (status_.up || status_.failures == 0)
+      spdlog::warn("{} (keeping the last good DRA devices)", error);
+    status_.up = false;
+    ++status_.failures;
+    status_.last_error = error;
+  }
+}
+
+void ApiServerSliceSource::Run() {
+  for (;;) {
+    ListOnce();
+    std::unique_lock lock(mu_);
+    if (cv_.wait_for(lock, options_.period, [this] { return stop_; })) break;
+  }
+  std::lock_guard lock(mu_);
+  finished_ = true;
+  cv_.notify_all();
+}
+
+}  // namespace gpumeter::node

@@ -1,0 +1,67 @@
+// The DRA devices of this node (ResourceSlices), for placing DRA claim devices on GPUs. Slices
+// change rarely (a driver restart, a MIG reconfiguration), so they are listed periodically
+// (fieldSelector spec.nodeName=NODE) on the source's own thread rather than watched. A cluster
+// without resource.k8s.io/v1 (404) is not an error: there are simply no DRA devices.
+// Thread-safe; each list publishes a new immutable store.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "sources/k8s/resource_slices.h"
+#include "sources/kube_api/kubeconfig.h"
+#include "domain/source_status.h"
+
+namespace httplib {
+class Client;
+}
+
+namespace gpumeter::node {
+
+class SliceSource {
+ public:
+  virtual ~SliceSource() = default;
+  virtual std::shared_ptr<const k8s::ResourceSliceStore> Current()
+      const = 0;  // null before the first list
+  virtual SourceStatus Status() const = 0;
+};
+
+struct SliceSourceOptions {
+  ApiServerConfig config;
+  std::string node_name;
+  std::chrono::milliseconds period{60000};
+  std::chrono::milliseconds connect_timeout{5000};
+};
+
+class ApiServerSliceSource final : public SliceSource {
+ public:
+  explicit ApiServerSliceSource(SliceSourceOptions options);
+  ~ApiServerSliceSource() override;
+  ApiServerSliceSource(const ApiServerSliceSource&) = delete;
+  ApiServerSliceSource& operator=(const ApiServerSliceSource&) = delete;
+
+  void Start();
+  void Stop();
+  std::shared_ptr<const k8s::ResourceSliceStore> Current() const override;
+  SourceStatus Status() const override;
+
+ private:
+  void Run();
+  void ListOnce();
+
+  SliceSourceOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool finished_ = false;              // Run has returned
+  httplib::Client* active_ = nullptr;  // the request in flight (for Stop)
+  std::shared_ptr<const k8s::ResourceSliceStore> current_;
+  SourceStatus status_;
+  std::thread worker_;
+};
+
+}  // namespace gpumeter::node

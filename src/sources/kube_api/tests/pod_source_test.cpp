@@ -1,0 +1,46 @@
+#include "sources/kube_api/pod_source.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "support/temp_dir.h"
+
+namespace gpumeter::node {
+namespace {
+
+const char* kList =
+    R"({"kind":"PodList","metadata":{"resourceVersion":"3"},"items":[{"metadata":{"name":"a","namespace":"ns","uid":"u-1"},)"
+    R"("spec":{"nodeName":"n","containers":[{"name":"c"}]},"status":{"phase":"Running"}}]})";
+
+TEST(PodsFile, ReadsRereadsOnChangeAndKeepsTheLastGoodSet) {
+  testing::TempDir dir("gpumeter-podsfile");
+  const auto path = dir.path() / "pods.json";
+  PodsFileSource src(path);
+  const auto now = std::chrono::steady_clock::now();
+  src.Poll(now);
+  EXPECT_FALSE(src.Status().up);
+  EXPECT_NE(src.Status().last_error.find("cannot stat"), std::string::npos)
+      << src.Status().last_error;
+  EXPECT_EQ(src.Current(), nullptr);
+
+  std::ofstream(path) << kList;
+  src.Poll(now);
+  ASSERT_NE(src.Current(), nullptr);
+  EXPECT_TRUE(src.Status().up);
+  EXPECT_NE(src.Current()->ByName("ns", "a"), nullptr);
+  const auto first = src.Current();
+  src.Poll(now);
+  EXPECT_EQ(src.Current(), first) << "unchanged file: same snapshot";
+
+  std::ofstream(path) << "[1,2";
+  std::filesystem::last_write_time(
+      path, std::filesystem::last_write_time(path) + std::chrono::seconds(2));
+  src.Poll(now);
+  EXPECT_FALSE(src.Status().up);
+  EXPECT_EQ(src.Current(), first) << "bad file: last good pods kept";
+  EXPECT_EQ(src.Status().failures, 2u);
+}
+
+}  // namespace
+}  // namespace gpumeter::node

@@ -1,0 +1,498 @@
+#include "sources/nvml/nvml_gpu_source.h"
+
+#include <set>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "sources/nvml/process_entries.h"
+
+namespace gpumeter::nvml {
+namespace {
+
+uint64_t SystemNowUs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+constexpr int kMaxSizeRetries = 8;  // the list can grow between the two calls of the pattern
+constexpr unsigned int kMigEnabled = 1;
+
+}  // namespace
+
+class NvmlGpuSource::GpmSample {
+ public:
+  GpmSample(const NvmlApi& api, nvmlGpmSample_t s) : api_(api), sample_(s) {}
+  ~GpmSample() { (void)api_.nvmlGpmSampleFree(sample_); }  // nothing to do if freeing fails
+  GpmSample(const GpmSample&) = delete;
+  GpmSample& operator=(const GpmSample&) = delete;
+  nvmlGpmSample_t get() const { return sample_; }
+
+ private:
+  const NvmlApi& api_;
+  nvmlGpmSample_t sample_;
+};
+
+Expected<std::unique_ptr<NvmlGpuSource>> NvmlGpuSource::Create(NvmlSourceOptions options) {
+  if (options.library_candidates.empty()) options.library_candidates = {kNvmlSoname};
+  if (!options.wall_clock_us) options.wall_clock_us = SystemNowUs;
+  auto lib = NvmlLibrary::Open(options.library_candidates);
+  if (!lib) return tl::unexpected(lib.error());
+  auto session = NvmlSession::Start(**lib);
+  if (!session) return tl::unexpected(session.error());
+  std::unique_ptr<NvmlGpuSource> src(
+      new NvmlGpuSource(std::move(options), std::move(*lib), std::move(*session)));
+  src->DetectCapabilities();
+  return src;
+}
+
+NvmlGpuSource::NvmlGpuSource(NvmlSourceOptions options, std::unique_ptr<NvmlLibrary> lib,
+                             std::unique_ptr<NvmlSession> session)
+    : options_(std::move(options)), lib_(std::move(lib)), session_(std::move(session)) {}
+
+NvmlGpuSource::~NvmlGpuSource() {
+  gpm_prev_.clear();  // free GPM samples before the session and library go
+  session_.reset();
+}
+
+void NvmlGpuSource::DetectCapabilities() {
+  const NvmlApi& api = lib_->api();
+  caps_.library_path = lib_->path();
+  char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
+  if (api.nvmlSystemGetDriverVersion &&
+      api.nvmlSystemGetDriverVersion(buf, sizeof buf) == NVML_SUCCESS)
+    caps_.driver_version = buf;
+  if (api.nvmlSystemGetNVMLVersion && api.nvmlSystemGetNVMLVersion(buf, sizeof buf) == NVML_SUCCESS)
+    caps_.nvml_version = buf;
+
+  // _v3 wrote 32-byte entries only on 535.43–535.86, the drivers that had ConfComputeMemSizeInfo
+  // but not yet RunningProcessDetailList (nvitop PR #94). Later drivers: 24 bytes again.
+  if (api.nvmlDeviceGetComputeRunningProcesses_v3) {
+    const bool wide =
+        api.nvmlDeviceGetConfComputeMemSizeInfo && !api.nvmlDeviceGetRunningProcessDetailList;
+    procs_ = {api.nvmlDeviceGetComputeRunningProcesses_v3,
+              api.nvmlDeviceGetMPSComputeRunningProcesses_v3,
+              wide ? sizeof(nvmlProcessDetail_v1_t) : sizeof(nvmlProcessInfo_v2_t)};
+    caps_.process_api = std::string("nvmlDeviceGetComputeRunningProcesses_v3 (") +
+                        (wide ? "32" : "24") + "-byte entries)";
+  } else if (api.nvmlDeviceGetComputeRunningProcesses_v2) {
+    procs_ = {api.nvmlDeviceGetComputeRunningProcesses_v2,
+              api.nvmlDeviceGetMPSComputeRunningProcesses_v2, sizeof(nvmlProcessInfo_v2_t)};
+    caps_.process_api = "nvmlDeviceGetComputeRunningProcesses_v2 (24-byte entries)";
+  } else if (api.nvmlDeviceGetComputeRunningProcesses) {
+    procs_ = {api.nvmlDeviceGetComputeRunningProcesses, api.nvmlDeviceGetMPSComputeRunningProcesses,
+              sizeof(nvmlProcessInfo_v1_t)};
+    caps_.process_api = "nvmlDeviceGetComputeRunningProcesses (16-byte entries)";
+  }
+  caps_.memory_api = api.nvmlDeviceGetMemoryInfo_v2 ? "nvmlDeviceGetMemoryInfo_v2"
+                     : api.nvmlDeviceGetMemoryInfo  ? "nvmlDeviceGetMemoryInfo"
+                                                    : "";
+  caps_.util_api = api.nvmlDeviceGetProcessesUtilizationInfo
+                       ? "nvmlDeviceGetProcessesUtilizationInfo"
+                   : api.nvmlDeviceGetProcessUtilization ? "nvmlDeviceGetProcessUtilization"
+                                                         : "";
+  caps_.gpm = api.nvmlGpmQueryDeviceSupport && api.nvmlGpmSampleAlloc && api.nvmlGpmSampleFree &&
+              api.nvmlGpmSampleGet && api.nvmlGpmMetricsGet;
+  caps_.mig = api.nvmlDeviceGetMigMode && api.nvmlDeviceGetMaxMigDeviceCount &&
+              api.nvmlDeviceGetMigDeviceHandleByIndex;
+}
+
+nvmlReturn_t NvmlGpuSource::Call(const char* name, const std::function<nvmlReturn_t()>& fn) {
+  if (options_.observer) options_.observer->Begin(name);
+  const nvmlReturn_t rc = fn();
+  if (options_.observer) options_.observer->End();
+  return rc;
+}
+
+bool NvmlGpuSource::Check(gpu::DeviceSample& dev, const char* call, nvmlReturn_t rc) {
+  if (rc == NVML_SUCCESS) return true;
+  if (rc == NVML_ERROR_GPU_IS_LOST) dev.lost = true;
+  if (rc != NVML_ERROR_NOT_SUPPORTED) dev.errors.push_back({call, rc, lib_->ErrorString(rc)});
+  return false;
+}
+
+Expected<gpu::GpuSnapshot> NvmlGpuSource::Sample() {
+  const NvmlApi& api = lib_->api();
+  gpu::GpuSnapshot snap;
+  snap.timestamp_us = options_.wall_clock_us();
+  // Never mix v1 and v2 count/handle calls: their indices differ (v1 skips forbidden GPUs).
+  const bool v2 = api.nvmlDeviceGetCount_v2 && api.nvmlDeviceGetHandleByIndex_v2;
+  unsigned int count = 0;
+  const nvmlReturn_t rc = Call("nvmlDeviceGetCount", [&] {
+    return v2 ? api.nvmlDeviceGetCount_v2(&count) : api.nvmlDeviceGetCount(&count);
+  });
+  if (rc != NVML_SUCCESS)
+    return MakeError(ErrorCode::kUnavailable,
+                     "nvmlDeviceGetCount failed: " + lib_->ErrorString(rc));
+  for (unsigned int i = 0; i < count; ++i) {
+    nvmlDevice_t h = nullptr;
+    const nvmlReturn_t hrc = Call("nvmlDeviceGetHandleByIndex", [&] {
+      return v2 ? api.nvmlDeviceGetHandleByIndex_v2(i, &h) : api.nvmlDeviceGetHandleByIndex(i, &h);
+    });
+    if (hrc != NVML_SUCCESS) {
+      // NO_PERMISSION: counted by count_v2 but not ours to open (e.g. another container's GPU).
+      snap.errors.push_back(
+          {"nvmlDeviceGetHandleByIndex(" + std::to_string(i) + ")", hrc, lib_->ErrorString(hrc)});
+      continue;
+    }
+    gpu::DeviceSample dev;
+    dev.index = i;
+    SampleDevice(h, dev, snap.timestamp_us);
+    // A lost GPU cannot tell its UUID; indices are stable while the driver stays loaded.
+    if (!dev.uuid.empty())
+      uuid_by_index_[i] = dev.uuid;
+    else if (auto known = uuid_by_index_.find(i); known != uuid_by_index_.end())
+      dev.uuid = known->second;
+    snap.devices.push_back(std::move(dev));
+  }
+  return snap;
+}
+
+void NvmlGpuSource::SampleDevice(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_t now_us) {
+  const NvmlApi& api = lib_->api();
+  char buf[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
+  if (!Check(dev, "nvmlDeviceGetUUID",
+             Call("nvmlDeviceGetUUID", [&] { return api.nvmlDeviceGetUUID(h, buf, sizeof buf); })))
+    return;  // without a UUID the device cannot be keyed; its error says why
+  dev.uuid = buf;
+  if (Check(dev, "nvmlDeviceGetName",
+            Call("nvmlDeviceGetName", [&] { return api.nvmlDeviceGetName(h, buf, sizeof buf); })))
+    dev.name = buf;
+  if (dev.lost) return;
+
+  if (caps_.mig) {
+    unsigned int current = 0, pending = 0;
+    if (Check(dev, "nvmlDeviceGetMigMode", Call("nvmlDeviceGetMigMode", [&] {
+                return api.nvmlDeviceGetMigMode(h, &current, &pending);
+              })))
+      dev.mig_enabled = current == kMigEnabled;
+  }
+  dev.memory = ReadMemory(h, dev);
+  if (dev.lost) return;
+
+  if (api.nvmlDeviceGetUtilizationRates && !dev.mig_enabled) {
+    nvmlUtilization_t u{};
+    if (Check(dev, "nvmlDeviceGetUtilizationRates",
+              Call("nvmlDeviceGetUtilizationRates",
+                   [&] { return api.nvmlDeviceGetUtilizationRates(h, &u); })) &&
+        u.gpu <= 100)
+      dev.utilization_gpu_percent = u.gpu;
+  }
+  if (api.nvmlDeviceGetPowerUsage) {
+    unsigned int mw = 0;
+    if (Check(dev, "nvmlDeviceGetPowerUsage",
+              Call("nvmlDeviceGetPowerUsage", [&] { return api.nvmlDeviceGetPowerUsage(h, &mw); })))
+      dev.power_watts = mw / 1000.0;
+  }
+  if (api.nvmlDeviceGetTotalEnergyConsumption) {
+    unsigned long long mj = 0;
+    if (Check(dev, "nvmlDeviceGetTotalEnergyConsumption",
+              Call("nvmlDeviceGetTotalEnergyConsumption",
+                   [&] { return api.nvmlDeviceGetTotalEnergyConsumption(h, &mj); })))
+      dev.energy_joules = static_cast<double>(mj) / 1000.0;
+  }
+  if (api.nvmlDeviceGetComputeMode && !dev.mig_enabled) {  // MIG: only on MIG handles
+    int mode = 0;
+    if (Check(dev, "nvmlDeviceGetComputeMode", Call("nvmlDeviceGetComputeMode", [&] {
+                return api.nvmlDeviceGetComputeMode(h, &mode);
+              })))
+      dev.compute_mode = mode == 0   ? gpu::ComputeMode::kDefault
+                         : mode == 3 ? gpu::ComputeMode::kExclusiveProcess
+                         : mode == 2 ? gpu::ComputeMode::kProhibited
+                                     : gpu::ComputeMode::kUnknown;
+  }
+  if (dev.lost) return;
+  dev.processes = ReadProcesses(h, dev, dev.memory ? dev.memory->total_bytes : 0);
+  if (dev.lost) return;
+  if (dev.mig_enabled) {
+    // NVML documents per-process utilization as unsupported on MIG GPUs; GPM per instance instead.
+    dev.process_utilization_supported = false;
+    ReadMigInstances(h, dev);
+  } else {
+    ReadProcessUtilization(h, dev, now_us);
+    dev.sm_active_ratio = GpmSmActive(dev.uuid, h, std::nullopt, dev);
+  }
+}
+
+std::optional<gpu::MemoryInfo> NvmlGpuSource::ReadMemory(nvmlDevice_t h, gpu::DeviceSample& dev) {
+  const NvmlApi& api = lib_->api();
+  if (api.nvmlDeviceGetMemoryInfo_v2) {
+    nvmlMemory_v2_t m{};
+    m.version = nvmlMemory_v2;  // the encoded value; a literal 2 gets FUNCTION_NOT_FOUND
+    const nvmlReturn_t rc =
+        Call("nvmlDeviceGetMemoryInfo_v2", [&] { return api.nvmlDeviceGetMemoryInfo_v2(h, &m); });
+    if (rc == NVML_SUCCESS) return gpu::MemoryInfo{m.total, m.used, m.reserved, m.free};
+    // 13/25/2 after a versioned call: this struct version is unknown to the driver; try v1.
+    if (rc != NVML_ERROR_FUNCTION_NOT_FOUND && rc != NVML_ERROR_ARGUMENT_VERSION_MISMATCH &&
+        rc != NVML_ERROR_INVALID_ARGUMENT) {
+      Check(dev, "nvmlDeviceGetMemoryInfo_v2", rc);
+      return std::nullopt;
+    }
+  }
+  if (api.nvmlDeviceGetMemoryInfo) {
+    nvmlMemory_t m{};
+    if (Check(dev, "nvmlDeviceGetMemoryInfo",
+              Call("nvmlDeviceGetMemoryInfo", [&] { return api.nvmlDeviceGetMemoryInfo(h, &m); })))
+      return gpu::MemoryInfo{m.total, m.used, std::nullopt, m.free};  // v1 used includes reserved
+  }
+  return std::nullopt;
+}
+
+std::vector<gpu::GpuProcess> NvmlGpuSource::ReadProcesses(nvmlDevice_t h, gpu::DeviceSample& dev,
+                                                          uint64_t total_bytes) {
+  std::vector<gpu::GpuProcess> out;
+  if (!procs_.compute) return out;
+  ReadProcessList(h, dev, false, total_bytes, out);
+  if (procs_.mps && !dev.lost) ReadProcessList(h, dev, true, total_bytes, out);
+  return out;
+}
+
+void NvmlGpuSource::ReadProcessList(nvmlDevice_t h, gpu::DeviceSample& dev, bool mps,
+                                    uint64_t total_bytes, std::vector<gpu::GpuProcess>& out) {
+  const auto fn = mps ? procs_.mps : procs_.compute;
+  const char* name =
+      mps ? "nvmlDeviceGetMPSComputeRunningProcesses" : "nvmlDeviceGetComputeRunningProcesses";
+  const auto type = mps ? gpu::ProcessType::kMps : gpu::ProcessType::kCompute;
+  unsigned int count = 0;
+  nvmlReturn_t rc = Call(name, [&] { return fn(h, &count, nullptr); });
+  std::vector<unsigned char> buf;
+  for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < kMaxSizeRetries;
+       ++attempt) {
+    count = count * 2 + 5;  // headroom: the list can grow between calls
+    buf.assign(static_cast<size_t>(count) * procs_.stride, 0);
+    rc = Call(name, [&] { return fn(h, &count, buf.data()); });
+  }
+  if (rc == NVML_SUCCESS && buf.empty()) return;  // no processes
+  if (!Check(dev, name, rc)) return;
+  auto entries = detail::DecodeProcessEntries(buf.data(), count, procs_.stride, type);
+  // Some drivers wrote a different stride than their header declared (docs/nvml.md §3.3).
+  if (detail::CountImplausible(entries, total_bytes) >= 2 &&
+      procs_.stride != sizeof(nvmlProcessInfo_v1_t)) {
+    const size_t other = procs_.stride == sizeof(nvmlProcessInfo_v2_t)
+                             ? sizeof(nvmlProcessDetail_v1_t)
+                             : sizeof(nvmlProcessInfo_v2_t);
+    if (static_cast<size_t>(count) * other <= buf.size()) {
+      auto alt = detail::DecodeProcessEntries(buf.data(), count, other, type);
+      if (detail::CountImplausible(alt, total_bytes) == 0) {
+        procs_.stride = other;
+        entries = std::move(alt);
+      }
+    }
+  }
+  for (auto& e : entries) out.push_back(e);
+}
+
+void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& dev,
+                                           uint64_t now_us) {
+  const NvmlApi& api = lib_->api();
+  auto it = last_seen_us_.find(dev.uuid);
+  const uint64_t last_seen =
+      it != last_seen_us_.end() ? it->second : now_us - options_.first_util_lookback_us;
+  dev.process_util_window_start_us = last_seen;
+  dev.process_util_window_end_us = now_us;
+  uint64_t newest = last_seen;
+  auto keep = [&](uint32_t pid, uint64_t ts, uint32_t sm, uint32_t mem) {
+    // Values above 100 % occur (nvtop#110) and stale samples can come back: drop both.
+    if (sm > 100 || mem > 100 || ts <= last_seen) return;
+    dev.process_util.push_back({pid, ts, sm, mem});
+    newest = std::max(newest, ts);
+  };
+  nvmlReturn_t rc = NVML_ERROR_NOT_SUPPORTED;
+  const char* name = "";
+  if (api.nvmlDeviceGetProcessesUtilizationInfo) {
+    name = "nvmlDeviceGetProcessesUtilizationInfo";
+    nvmlProcessesUtilizationInfo_v1_t info{};
+    info.version = nvmlProcessesUtilizationInfo_v1;
+    info.lastSeenTimeStamp = last_seen;
+    rc = Call(name, [&] { return api.nvmlDeviceGetProcessesUtilizationInfo(h, &info); });
+    std::vector<nvmlProcessUtilizationInfo_v1_t> buf;
+    for (int a = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && a < kMaxSizeRetries; ++a) {
+      buf.assign(info.processSamplesCount ? info.processSamplesCount : 100, {});  // count may be 0
+      info.processSamplesCount = static_cast<unsigned int>(buf.size());
+      info.procUtilArray = buf.data();
+      rc = Call(name, [&] { return api.nvmlDeviceGetProcessesUtilizationInfo(h, &info); });
+    }
+    if (rc == NVML_SUCCESS)
+      for (unsigned int i = 0; i < info.processSamplesCount && i < buf.size(); ++i)
+        keep(buf[i].pid, buf[i].timeStamp, buf[i].smUtil, buf[i].memUtil);
+  } else if (api.nvmlDeviceGetProcessUtilization) {
+    name = "nvmlDeviceGetProcessUtilization";
+    unsigned int count = 0;
+    rc = Call(name,
+              [&] { return api.nvmlDeviceGetProcessUtilization(h, nullptr, &count, last_seen); });
+    std::vector<nvmlProcessUtilizationSample_t> buf;
+    for (int a = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && a < kMaxSizeRetries; ++a) {
+      buf.assign(count ? count : 100, {});
+      count = static_cast<unsigned int>(buf.size());
+      rc = Call(name, [&] {
+        return api.nvmlDeviceGetProcessUtilization(h, buf.data(), &count, last_seen);
+      });
+    }
+    if (rc == NVML_SUCCESS)
+      for (unsigned int i = 0; i < count && i < buf.size(); ++i)
+        keep(buf[i].pid, buf[i].timeStamp, buf[i].smUtil, buf[i].memUtil);
+  }
+  if (rc == NVML_ERROR_NOT_SUPPORTED) {
+    dev.process_utilization_supported = false;
+    return;
+  }
+  // NOT_FOUND: no sample newer than last_seen, i.e. no process was busy. Not an error.
+  if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_FOUND) Check(dev, name, rc);
+  // The driver stamps samples on a fixed period grid. Once the period is known, the window ends
+  // at the last period boundary before now and the next one starts there, so every driver
+  // period is counted in exactly one window (the share divides by whole periods).
+  std::set<uint64_t> stamps;
+  for (const auto& u : dev.process_util) stamps.insert(u.timestamp_us);
+  auto& period = util_period_us_[dev.uuid];
+  for (auto a = stamps.begin(); a != stamps.end() && std::next(a) != stamps.end(); ++a) {
+    const uint64_t gap = *std::next(a) - *a;
+    if (period == 0 || gap < period) period = gap;
+  }
+  if (period > 0) dev.process_util_period_us = period;
+  const bool anchored =
+      !stamps.empty() || it != last_seen_us_.end();  // newest is a stamp or a boundary
+  if (period > 0 && anchored && now_us >= newest) {
+    dev.process_util_window_end_us = newest + (now_us - newest) / period * period;
+    last_seen_us_[dev.uuid] = dev.process_util_window_end_us;
+  } else {
+    last_seen_us_[dev.uuid] = std::max(newest, last_seen);
+  }
+}
+
+void NvmlGpuSource::ReadMigInstances(nvmlDevice_t h, gpu::DeviceSample& dev) {
+  const NvmlApi& api = lib_->api();
+  unsigned int max = 0;
+  if (!Check(dev, "nvmlDeviceGetMaxMigDeviceCount", Call("nvmlDeviceGetMaxMigDeviceCount", [&] {
+               return api.nvmlDeviceGetMaxMigDeviceCount(h, &max);
+             })))
+    return;
+  for (unsigned int i = 0; i < max && !dev.lost; ++i) {
+    nvmlDevice_t mh = nullptr;
+    const nvmlReturn_t rc = Call("nvmlDeviceGetMigDeviceHandleByIndex", [&] {
+      return api.nvmlDeviceGetMigDeviceHandleByIndex(h, i, &mh);
+    });
+    if (rc == NVML_ERROR_NOT_FOUND) continue;  // indices may be sparse: keep going
+    if (!Check(dev, "nvmlDeviceGetMigDeviceHandleByIndex", rc)) continue;
+    gpu::MigInstanceSample mig;
+    char buf[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
+    if (!Check(dev, "nvmlDeviceGetUUID(mig)", Call("nvmlDeviceGetUUID", [&] {
+                 return api.nvmlDeviceGetUUID(mh, buf, sizeof buf);
+               })))
+      continue;
+    mig.uuid = buf;
+    if (Check(dev, "nvmlDeviceGetName(mig)", Call("nvmlDeviceGetName", [&] {
+                return api.nvmlDeviceGetName(mh, buf, sizeof buf);
+              })))
+      mig.name = buf;
+    unsigned int id = 0;
+    if (api.nvmlDeviceGetGpuInstanceId &&
+        Check(dev, "nvmlDeviceGetGpuInstanceId", Call("nvmlDeviceGetGpuInstanceId", [&] {
+                return api.nvmlDeviceGetGpuInstanceId(mh, &id);
+              })))
+      mig.gpu_instance_id = id;
+    if (api.nvmlDeviceGetComputeInstanceId &&
+        Check(dev, "nvmlDeviceGetComputeInstanceId", Call("nvmlDeviceGetComputeInstanceId", [&] {
+                return api.nvmlDeviceGetComputeInstanceId(mh, &id);
+              })))
+      mig.compute_instance_id = id;
+    mig.memory = ReadMemory(mh, dev);
+    mig.processes = ReadProcesses(mh, dev, mig.memory ? mig.memory->total_bytes : 0);
+    // An instance's profile is fixed for its life (reconfiguring MIG gives new UUIDs): ask once.
+    if (auto known = mig_slices_.find(mig.uuid); known != mig_slices_.end())
+      mig.slices = known->second;
+    else if ((mig.slices = InstanceSlices(h, mig.gpu_instance_id, dev)))
+      mig_slices_.emplace(mig.uuid, *mig.slices);
+    if (api.nvmlGpmMigSampleGet)
+      mig.sm_active_ratio = GpmSmActive(dev.uuid + "/gi" + std::to_string(mig.gpu_instance_id), h,
+                                        mig.gpu_instance_id, dev);
+    dev.mig_instances.push_back(std::move(mig));
+  }
+  if (auto it = gi_profile_slices_.find(dev.uuid); it != gi_profile_slices_.end())
+    for (const auto& [id, slices] : it->second)
+      if (!dev.mig_total_slices || slices > *dev.mig_total_slices) dev.mig_total_slices = slices;
+}
+
+std::optional<uint32_t> NvmlGpuSource::InstanceSlices(nvmlDevice_t h, unsigned int gi_id,
+                                                      gpu::DeviceSample& dev) {
+  const NvmlApi& api = lib_->api();
+  if (!api.nvmlDeviceGetGpuInstanceProfileInfo || !api.nvmlDeviceGetGpuInstanceById ||
+      !api.nvmlGpuInstanceGetInfo)
+    return std::nullopt;
+  auto table = gi_profile_slices_.find(dev.uuid);
+  if (table == gi_profile_slices_.end()) {
+    // Profiles are fixed per GPU model: read them once. Indices run until INVALID_ARGUMENT;
+    // NOT_SUPPORTED marks a profile this GPU lacks (nvml-abi §6.1).
+    std::map<unsigned int, unsigned int> slices;
+    for (unsigned int index = 0; index < 64; ++index) {
+      nvmlGpuInstanceProfileInfo_t info{};
+      const nvmlReturn_t rc = Call("nvmlDeviceGetGpuInstanceProfileInfo", [&] {
+        return api.nvmlDeviceGetGpuInstanceProfileInfo(h, index, &info);
+      });
+      if (rc == NVML_ERROR_INVALID_ARGUMENT) break;
+      if (rc == NVML_ERROR_NOT_SUPPORTED) continue;
+      if (!Check(dev, "nvmlDeviceGetGpuInstanceProfileInfo", rc))
+        return std::nullopt;  // try again next pass
+      if (info.sliceCount > 0) slices[info.id] = info.sliceCount;
+    }
+    table = gi_profile_slices_.emplace(dev.uuid, std::move(slices)).first;
+  }
+  nvmlGpuInstance_t gi = nullptr;
+  if (!Check(dev, "nvmlDeviceGetGpuInstanceById", Call("nvmlDeviceGetGpuInstanceById", [&] {
+               return api.nvmlDeviceGetGpuInstanceById(h, gi_id, &gi);
+             })))
+    return std::nullopt;
+  nvmlGpuInstanceInfo_t info{};
+  if (!Check(dev, "nvmlGpuInstanceGetInfo",
+             Call("nvmlGpuInstanceGetInfo", [&] { return api.nvmlGpuInstanceGetInfo(gi, &info); })))
+    return std::nullopt;
+  const auto it = table->second.find(info.profileId);
+  if (it == table->second.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<double> NvmlGpuSource::GpmSmActive(const std::string& key, nvmlDevice_t h,
+                                                 std::optional<unsigned int> gi,
+                                                 gpu::DeviceSample& dev) {
+  if (!caps_.gpm) return std::nullopt;
+  const NvmlApi& api = lib_->api();
+  auto sup = gpm_supported_.find(dev.uuid);
+  if (sup == gpm_supported_.end()) {
+    nvmlGpmSupport_t s{};
+    s.version = 1;  // NVML_GPM_SUPPORT_VERSION is a plain 1, not size-encoded
+    const nvmlReturn_t rc =
+        Call("nvmlGpmQueryDeviceSupport", [&] { return api.nvmlGpmQueryDeviceSupport(h, &s); });
+    sup = gpm_supported_.emplace(dev.uuid, rc == NVML_SUCCESS && s.isSupportedDevice).first;
+  }
+  if (!sup->second) return std::nullopt;
+  nvmlGpmSample_t raw = nullptr;
+  if (!Check(dev, "nvmlGpmSampleAlloc",
+             Call("nvmlGpmSampleAlloc", [&] { return api.nvmlGpmSampleAlloc(&raw); })))
+    return std::nullopt;
+  auto sample = std::make_unique<GpmSample>(api, raw);
+  const nvmlReturn_t rc =
+      gi ? Call("nvmlGpmMigSampleGet", [&] { return api.nvmlGpmMigSampleGet(h, *gi, raw); })
+         : Call("nvmlGpmSampleGet", [&] { return api.nvmlGpmSampleGet(h, raw); });
+  if (!Check(dev, gi ? "nvmlGpmMigSampleGet" : "nvmlGpmSampleGet", rc)) return std::nullopt;
+  std::optional<double> result;
+  auto prev = gpm_prev_.find(key);
+  if (prev != gpm_prev_.end()) {
+    auto get = std::make_unique<nvmlGpmMetricsGet_t>();
+    *get = {};
+    get->version = 1;  // NVML_GPM_METRICS_GET_VERSION
+    get->numMetrics = 1;
+    get->sample1 = prev->second->get();  // older first, as DCGM does
+    get->sample2 = raw;
+    get->metrics[0].metricId = NVML_GPM_METRIC_SM_UTIL;
+    if (Check(dev, "nvmlGpmMetricsGet",
+              Call("nvmlGpmMetricsGet", [&] { return api.nvmlGpmMetricsGet(get.get()); })) &&
+        get->metrics[0].nvmlReturn == NVML_SUCCESS && get->metrics[0].value >= 0 &&
+        get->metrics[0].value <= 100)
+      result = get->metrics[0].value / 100.0;  // NaN fails both comparisons: stays unknown
+  }
+  gpm_prev_[key] = std::move(sample);
+  return result;
+}
+
+}  // namespace gpumeter::nvml

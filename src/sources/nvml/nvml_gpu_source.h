@@ -1,0 +1,83 @@
+// GpuSource over the real NVML: dlopen, newest-symbol-first resolution, RAII for the library, the
+// init reference and GPM samples. Returns plain values; a failing GPU degrades that GPU only.
+// Not thread-safe: one thread (the sampler's worker) calls Sample().
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sources/gpu/gpu_source.h"
+#include "sources/nvml/nvml_library.h"
+
+namespace gpumeter::nvml {
+
+struct NvmlSourceOptions {
+  // Paths or sonames tried in order; default: the driver's soname.
+  std::vector<std::string> library_candidates{kNvmlSoname};
+  // Wall clock, Unix epoch µs (per-process utilization timestamps are epoch µs).
+  std::function<uint64_t()> wall_clock_us;
+  // On the first poll, ask for per-process samples this far back (later polls: since the last).
+  uint64_t first_util_lookback_us = 1'000'000;
+  gpu::CallObserver* observer = nullptr;  // not owned; may be null
+};
+
+class NvmlGpuSource final : public gpu::GpuSource {
+ public:
+  static Expected<std::unique_ptr<NvmlGpuSource>> Create(NvmlSourceOptions options);
+  ~NvmlGpuSource() override;
+
+  Expected<gpu::GpuSnapshot> Sample() override;
+  const gpu::Capabilities& capabilities() const override { return caps_; }
+
+ private:
+  struct ProcessApi {
+    decltype(NvmlApi::nvmlDeviceGetComputeRunningProcesses_v3) compute = nullptr;
+    decltype(NvmlApi::nvmlDeviceGetMPSComputeRunningProcesses_v3) mps = nullptr;
+    size_t stride = 0;
+  };
+  class GpmSample;  // RAII owner of an nvmlGpmSample_t
+
+  NvmlGpuSource(NvmlSourceOptions options, std::unique_ptr<NvmlLibrary> lib,
+                std::unique_ptr<NvmlSession> session);
+  void DetectCapabilities();
+
+  nvmlReturn_t Call(const char* name, const std::function<nvmlReturn_t()>& fn);
+  // Records a failed call on `dev` (NOT_SUPPORTED is a capability, not an error); true if ok.
+  bool Check(gpu::DeviceSample& dev, const char* call, nvmlReturn_t rc);
+
+  void SampleDevice(nvmlDevice_t handle, gpu::DeviceSample& dev, uint64_t now_us);
+  std::optional<gpu::MemoryInfo> ReadMemory(nvmlDevice_t h, gpu::DeviceSample& dev);
+  std::vector<gpu::GpuProcess> ReadProcesses(nvmlDevice_t h, gpu::DeviceSample& dev,
+                                             uint64_t total_bytes);
+  void ReadProcessList(nvmlDevice_t h, gpu::DeviceSample& dev, bool mps, uint64_t total_bytes,
+                       std::vector<gpu::GpuProcess>& out);
+  void ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_t now_us);
+  void ReadMigInstances(nvmlDevice_t h, gpu::DeviceSample& dev);
+  // Compute slices of the GPU instance `gi_id`, from its profile; unknown if NVML cannot say.
+  std::optional<uint32_t> InstanceSlices(nvmlDevice_t h, unsigned int gi_id,
+                                         gpu::DeviceSample& dev);
+  std::optional<double> GpmSmActive(const std::string& key, nvmlDevice_t h,
+                                    std::optional<unsigned int> gi, gpu::DeviceSample& dev);
+
+  NvmlSourceOptions options_;
+  std::unique_ptr<NvmlLibrary> lib_;
+  std::unique_ptr<NvmlSession> session_;
+  gpu::Capabilities caps_;
+  ProcessApi procs_;
+  std::map<std::string, uint64_t> last_seen_us_;  // per GPU UUID
+  std::map<std::string, uint64_t>
+      util_period_us_;  // driver's sample period per GPU UUID (0: unknown)
+  std::map<unsigned int, std::string> uuid_by_index_;  // names a GPU once it is lost
+  std::map<std::string, bool> gpm_supported_;          // per GPU UUID
+  std::map<std::string, std::map<unsigned int, unsigned int>>
+      gi_profile_slices_;                                       // GPU UUID -> profile ID -> slices
+  std::map<std::string, uint32_t> mig_slices_;                  // MIG UUID -> compute slices
+  std::map<std::string, std::unique_ptr<GpmSample>> gpm_prev_;  // per unit key
+};
+
+}  // namespace gpumeter::nvml

@@ -1,0 +1,372 @@
+// The NVML source over the fake libnvidia-ml.so.1, through the real dlopen path: every bundled
+// scenario on every driver profile, checked against the scenario's ground truth.
+#include "sources/nvml/nvml_gpu_source.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "sim/scenario/loader.h"
+#include "sim/scenario/truth.h"
+#include "support/fake_nvml.h"
+
+namespace gpumeter::nvml {
+namespace {
+
+using testing::FakeNvml;
+using ::testing::HasSubstr;
+
+scenario::Scenario LoadBundled(const std::string& name) {
+  auto s = scenario::LoadScenarioFile(testing::ScenarioPath(name));
+  EXPECT_TRUE(s) << s.error().message;
+  return *s;
+}
+
+const gpu::DeviceSample* FindDevice(const gpu::GpuSnapshot& snap, const std::string& uuid) {
+  for (const auto& d : snap.devices)
+    if (d.uuid == uuid) return &d;
+  return nullptr;
+}
+
+struct Case {
+  std::string scenario, profile;
+};
+
+class EveryScenarioEveryProfile : public ::testing::TestWithParam<Case> {};
+
+TEST_P(EveryScenarioEveryProfile, SampleMatchesGroundTruth) {
+  const auto& [name, profile] = GetParam();
+  const auto s = LoadBundled(name);
+  constexpr double t = 120;  // node-8gpu: after the power-call fault, before GPU 7 is lost
+  FakeNvml fake(profile, testing::ScenarioPath(name), t);
+  ASSERT_TRUE(fake.ok());
+  const bool has_mps = profile != "r418";  // MPS process lists arrived with R470
+  const bool has_mig = profile != "r418";
+  const bool mem_v2 = profile == "r580" || profile == "r535_43";
+  const auto snap = fake.Sample();
+  ASSERT_EQ(snap.devices.size(), s.gpus.size());
+  for (const auto& g : s.gpus) {
+    SCOPED_TRACE(g.uuid);
+    const auto* d = FindDevice(snap, g.uuid);
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->name, g.model);
+    EXPECT_EQ(d->mig_enabled, g.mig_enabled && has_mig);
+    ASSERT_TRUE(d->memory);
+    EXPECT_EQ(d->memory->total_bytes, g.memory_bytes);
+    uint64_t proc_bytes = 0;
+    std::set<uint32_t> expected_pids;
+    std::vector<std::string> units{g.uuid};
+    for (const auto& m : g.mig_instances) units.push_back(m.uuid);
+    for (const auto& u : units) {
+      const auto truth = scenario::UnitAt(s, u, t);
+      proc_bytes += truth.process_memory_bytes;
+      for (const auto& pt : truth.processes)
+        if (pt.process->list == scenario::ProcessList::kCompute || has_mps)
+          expected_pids.insert(pt.process->pid);
+    }
+    if (mem_v2) {
+      EXPECT_EQ(d->memory->reserved_bytes, g.reserved_bytes);
+      EXPECT_EQ(d->memory->used_bytes, proc_bytes);
+      EXPECT_EQ(d->memory->free_bytes, g.memory_bytes - g.reserved_bytes - proc_bytes);
+    } else {
+      EXPECT_FALSE(d->memory->reserved_bytes.has_value())
+          << "v1 has no reserved field: unknown, not 0";
+      EXPECT_EQ(d->memory->used_bytes, proc_bytes + g.reserved_bytes);  // v1 used includes reserved
+    }
+    ASSERT_TRUE(d->power_watts);
+    EXPECT_NEAR(*d->power_watts, scenario::GpuPowerWattsAt(s, g, t), 0.001);
+    ASSERT_TRUE(d->energy_joules);
+    EXPECT_NEAR(*d->energy_joules, scenario::GpuEnergyJoulesAt(s, g, t), 0.001);
+    std::set<uint32_t> seen;
+    for (const auto& p : d->processes) seen.insert(p.pid);
+    EXPECT_EQ(seen, expected_pids);
+    for (const auto& p : d->processes) {
+      ASSERT_TRUE(p.used_memory_bytes) << p.pid;
+      if (g.mig_enabled && has_mig && profile != "r418") {
+        EXPECT_TRUE(p.gpu_instance_id.has_value()) << p.pid;
+      } else {
+        EXPECT_FALSE(p.gpu_instance_id.has_value()) << p.pid;
+      }
+    }
+    if (!g.mig_enabled) {
+      ASSERT_TRUE(d->utilization_gpu_percent);
+      EXPECT_NEAR(*d->utilization_gpu_percent, scenario::GpuBusyAt(s, g, t) * 100, 0.5);
+    }
+  }
+}
+
+std::vector<Case> AllCases() {
+  std::vector<Case> out;
+  for (const char* s : testing::kBundledScenarios)
+    for (const char* p : testing::kProfiles) out.push_back({s, p});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fake, EveryScenarioEveryProfile, ::testing::ValuesIn(AllCases()),
+                         [](const ::testing::TestParamInfo<Case>& p) {
+                           std::string n = p.param.scenario + "_" + p.param.profile;
+                           for (auto& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+TEST(NvmlSource, CapabilitiesFollowTheDriverProfile) {
+  const auto path = testing::ScenarioPath("exclusive");
+  {
+    FakeNvml f("r580", path);
+    const auto& c = f.source().capabilities();
+    EXPECT_THAT(c.process_api, HasSubstr("_v3 (24-byte"));
+    EXPECT_EQ(c.memory_api, "nvmlDeviceGetMemoryInfo_v2");
+    EXPECT_EQ(c.util_api, "nvmlDeviceGetProcessesUtilizationInfo");
+    EXPECT_TRUE(c.gpm);
+    EXPECT_TRUE(c.mig);
+    EXPECT_EQ(c.driver_version, "580.65.06");
+  }
+  {
+    FakeNvml f("r535_43", path);
+    EXPECT_THAT(f.source().capabilities().process_api, HasSubstr("_v3 (32-byte"));
+    EXPECT_EQ(f.source().capabilities().util_api, "nvmlDeviceGetProcessUtilization");
+  }
+  {
+    FakeNvml f("r470", path);
+    EXPECT_THAT(f.source().capabilities().process_api, HasSubstr("_v2 (24-byte"));
+    EXPECT_EQ(f.source().capabilities().memory_api, "nvmlDeviceGetMemoryInfo");
+    EXPECT_FALSE(f.source().capabilities().gpm);
+  }
+  {
+    FakeNvml f("r418", path);
+    EXPECT_THAT(f.source().capabilities().process_api, HasSubstr("(16-byte"));
+    EXPECT_FALSE(f.source().capabilities().mig);
+  }
+}
+
+TEST(NvmlSource, PerProcessSamplesMatchDutyOnBothUtilizationApis) {
+  const auto s = LoadBundled("timeslice-h100");
+  for (const char* profile : {"r580", "r535_43"}) {
+    SCOPED_TRACE(profile);
+    FakeNvml f(profile, testing::ScenarioPath("timeslice-h100"), 10);
+    auto snap = f.Sample();
+    f.SetTime(12);
+    snap = f.Sample();  // window (10 s, 12 s]: 12 driver periods of 1/6 s
+    ASSERT_EQ(snap.devices.size(), 1u);
+    const auto& d = snap.devices[0];
+    EXPECT_TRUE(d.process_utilization_supported);
+    std::map<uint32_t, std::set<uint32_t>> by_pid;
+    std::map<uint32_t, int> count;
+    for (const auto& u : d.process_util) {
+      by_pid[u.pid].insert(u.sm_percent);
+      ++count[u.pid];
+      EXPECT_GT(u.timestamp_us, d.process_util_window_start_us);
+    }
+    // Duties at t in (10, 12]: embedder 30 %, reranker 15 %, ctr-model 40 %.
+    EXPECT_EQ(by_pid[52001], std::set<uint32_t>{30});
+    EXPECT_EQ(by_pid[52107], std::set<uint32_t>{15});
+    EXPECT_EQ(by_pid[53350], std::set<uint32_t>{40});
+    for (const auto& [pid, n] : count) {
+      EXPECT_NEAR(n, 12, 1) << pid;
+    }
+    // The next poll only gets samples newer than the last one seen.
+    snap = f.Sample();
+    EXPECT_TRUE(snap.devices[0].process_util.empty());
+  }
+}
+
+TEST(NvmlSource, MigInstancesAndGpmActivity) {
+  FakeNvml f("r580", testing::ScenarioPath("mig-h200"), 100);
+  auto snap = f.Sample();
+  ASSERT_EQ(snap.devices.size(), 1u);
+  EXPECT_FALSE(snap.devices[0].mig_instances.empty());
+  for (const auto& m : snap.devices[0].mig_instances) {
+    EXPECT_FALSE(m.sm_active_ratio) << "GPM needs two samples";
+  }
+  f.SetTime(102);
+  snap = f.Sample();
+  const auto& d = snap.devices[0];
+  EXPECT_TRUE(d.mig_enabled);
+  EXPECT_FALSE(d.process_utilization_supported);
+  EXPECT_FALSE(d.utilization_gpu_percent) << "utilization rates are not supported on MIG GPUs";
+  ASSERT_EQ(d.mig_instances.size(), 4u);
+  std::map<uint32_t, const gpu::MigInstanceSample*> by_gi;
+  for (const auto& m : d.mig_instances) by_gi[m.gpu_instance_id] = &m;
+  ASSERT_TRUE(by_gi.count(1) && by_gi.count(5) && by_gi.count(9) && by_gi.count(10));
+  EXPECT_EQ(by_gi[1]->uuid, "MIG-0a1b2c3d-4e5f-5a6b-8c7d-000000000001");
+  EXPECT_EQ(by_gi[1]->name, "NVIDIA H200 MIG 3g.71gb");
+  ASSERT_TRUE(by_gi[1]->memory);
+  EXPECT_EQ(by_gi[1]->memory->total_bytes, 69632ull << 20);
+  EXPECT_EQ(by_gi[1]->memory->used_bytes, 58000ull << 20);
+  ASSERT_EQ(by_gi[1]->processes.size(), 1u);
+  EXPECT_EQ(by_gi[1]->processes[0].pid, 71001u);
+  EXPECT_EQ(by_gi[1]->processes[0].gpu_instance_id, 1u);
+  ASSERT_TRUE(by_gi[1]->sm_active_ratio);
+  EXPECT_NEAR(*by_gi[1]->sm_active_ratio, 0.70, 1e-9);
+  EXPECT_NEAR(*by_gi[5]->sm_active_ratio, 0.25, 1e-9);
+  EXPECT_NEAR(*by_gi[9]->sm_active_ratio, 0.05, 1e-9);
+  EXPECT_NEAR(*by_gi[10]->sm_active_ratio, 0.0, 1e-9);
+  EXPECT_TRUE(by_gi[10]->processes.empty());
+  // Slices from each instance's GPU-instance profile; the full GPU has 7.
+  EXPECT_EQ(by_gi[1]->slices, 3u);
+  EXPECT_EQ(by_gi[5]->slices, 2u);
+  EXPECT_EQ(by_gi[9]->slices, 1u);
+  EXPECT_EQ(by_gi[10]->slices, 1u);
+  EXPECT_EQ(d.mig_total_slices, 7u);
+  EXPECT_TRUE(d.errors.empty());
+}
+
+TEST(NvmlSource, MigSlicesOnR470) {
+  // The v1 profile struct and instance calls exist since MIG did (R450): R470 has them.
+  FakeNvml f("r470", testing::ScenarioPath("mig-h200"), 100);
+  const auto snap = f.Sample();
+  ASSERT_EQ(snap.devices.size(), 1u);
+  for (const auto& m : snap.devices[0].mig_instances) EXPECT_TRUE(m.slices.has_value()) << m.uuid;
+}
+
+TEST(NvmlSource, GpmWholeGpuActivityIsTheWindowAverage) {
+  // reranker goes from 15 % to 45 % at 120 s: window (110, 130] averages 50 % and 80 % busy.
+  FakeNvml f("r580", testing::ScenarioPath("timeslice-h100"), 110);
+  (void)f.Sample();
+  f.SetTime(130);
+  const auto snap = f.Sample();
+  ASSERT_TRUE(snap.devices[0].sm_active_ratio);
+  EXPECT_NEAR(*snap.devices[0].sm_active_ratio, (0.85 * 10 + 1.0 * 10) / 20, 1e-9);
+}
+
+TEST(NvmlSource, FailingCallDegradesThatGpuOnly) {
+  FakeNvml f("r580", testing::ScenarioPath("node-8gpu"), 30);  // power fails on GPU 1 in [0, 90)
+  const auto snap = f.Sample();
+  ASSERT_EQ(snap.devices.size(), 8u);
+  EXPECT_FALSE(snap.devices[1].power_watts) << "a failed call is unknown, not 0";
+  ASSERT_EQ(snap.devices[1].errors.size(), 1u);
+  EXPECT_EQ(snap.devices[1].errors[0].call, "nvmlDeviceGetPowerUsage");
+  EXPECT_EQ(snap.devices[1].errors[0].code, 999);
+  EXPECT_EQ(snap.devices[1].errors[0].message, "Unknown Error");
+  EXPECT_TRUE(snap.devices[1].memory);
+  EXPECT_TRUE(snap.devices[0].power_watts);
+  EXPECT_TRUE(snap.devices[0].errors.empty());
+}
+
+TEST(NvmlSource, LostGpuIsMarkedAndOthersContinue) {
+  FakeNvml f("r580", testing::ScenarioPath("node-8gpu"), 230);  // GPU 7 lost from 240 s
+  EXPECT_FALSE(f.Sample().devices[7].lost);
+  f.SetTime(250);
+  const auto snap = f.Sample();
+  ASSERT_EQ(snap.devices.size(), 8u);
+  const auto& lost = snap.devices[7];
+  EXPECT_TRUE(lost.lost);
+  // Even the UUID call fails on a lost GPU; the source names it from the earlier pass.
+  EXPECT_EQ(lost.uuid, "GPU-7e1d0007-aa10-4c2b-9e3f-5b6a7c8d9e07");
+  ASSERT_FALSE(lost.errors.empty());
+  EXPECT_EQ(lost.errors[0].code, 15);
+  EXPECT_FALSE(lost.memory);
+  FakeNvml fresh("r580", testing::ScenarioPath("node-8gpu"), 250);
+  EXPECT_TRUE(fresh.Sample().devices[7].uuid.empty()) << "lost before it was ever seen: unknown";
+  for (int i = 0; i < 7; ++i) {
+    EXPECT_FALSE(snap.devices[static_cast<size_t>(i)].lost) << i;
+  }
+}
+
+TEST(NvmlSource, ReusedPidMovesToItsNewOwnerDevice) {
+  const auto s = LoadBundled("node-8gpu");
+  auto has_pid = [](const gpu::DeviceSample& d, uint32_t pid) {
+    for (const auto& p : d.processes)
+      if (p.pid == pid) return true;
+    return false;
+  };
+  FakeNvml f("r580", testing::ScenarioPath("node-8gpu"), 50);
+  auto snap = f.Sample();
+  EXPECT_TRUE(has_pid(snap.devices[2], 90102));
+  EXPECT_FALSE(has_pid(snap.devices[3], 90102));
+  f.SetTime(200);
+  snap = f.Sample();
+  EXPECT_FALSE(has_pid(snap.devices[2], 90102));
+  EXPECT_TRUE(has_pid(snap.devices[3], 90102));
+}
+
+TEST(NvmlSource, ForbiddenGpuIsSkippedNotFatal) {
+  const auto path = testing::WriteTempScenario(R"(
+name: forbidden
+gpus:
+  - {index: 0, uuid: GPU-a, model: T, memory_mib: 1000, power: {idle_watts: 1, max_watts: 2}, forbidden: true}
+  - {index: 1, uuid: GPU-b, model: T, memory_mib: 1000, power: {idle_watts: 1, max_watts: 2}}
+)",
+                                               "forbidden");
+  FakeNvml f("r580", path);
+  const auto snap = f.Sample();
+  ASSERT_EQ(snap.devices.size(), 1u);
+  EXPECT_EQ(snap.devices[0].uuid, "GPU-b");
+  ASSERT_EQ(snap.errors.size(), 1u);
+  EXPECT_EQ(snap.errors[0].code, 4);
+}
+
+TEST(NvmlSource, FailingMigProfileCallsLeaveSlicesUnknownAndAreRetried) {
+  const auto path = testing::WriteTempScenario(R"(
+name: mig-faults
+gpus:
+  - index: 0
+    uuid: GPU-9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c01
+    model: NVIDIA H200
+    memory_mib: 143771
+    power: {idle_watts: 90, max_watts: 700}
+    gpm: true
+    mig:
+      total_slices: 7
+      instances:
+        - {gi: 1, ci: 0, profile: 3g.71gb, uuid: MIG-0a1b2c3d-4e5f-5a6b-8c7d-000000000001, memory_mib: 69632, slices: 3}
+        - {gi: 5, ci: 0, profile: 2g.35gb, uuid: MIG-0a1b2c3d-4e5f-5a6b-8c7d-000000000002, memory_mib: 33792, slices: 2}
+faults:
+  - {kind: call-error, call: nvmlDeviceGetGpuInstanceProfileInfo, gpu: 0, code: 999, from_s: 0, to_s: 5}
+  - {kind: call-error, call: nvmlGpuInstanceGetInfo, code: 999, from_s: 5, to_s: 10}
+)",
+                                               "mig-faults");
+  auto has_error = [](const gpu::DeviceSample& d, const std::string& call) {
+    for (const auto& e : d.errors)
+      if (e.call == call && e.code == 999) return true;
+    return false;
+  };
+  FakeNvml f("r580", path, 1);
+  auto snap = f.Sample();
+  ASSERT_EQ(snap.devices.size(), 1u);
+  EXPECT_TRUE(has_error(snap.devices[0], "nvmlDeviceGetGpuInstanceProfileInfo"));
+  EXPECT_FALSE(snap.devices[0].mig_total_slices) << "no profile table: unknown, not a guess";
+  for (const auto& m : snap.devices[0].mig_instances) EXPECT_FALSE(m.slices) << m.uuid;
+  ASSERT_EQ(snap.devices[0].mig_instances.size(), 2u) << "the rest of the sample is kept";
+  EXPECT_TRUE(snap.devices[0].mig_instances[0].memory);
+
+  f.SetTime(6);  // profiles readable now, the instance lookup fails
+  snap = f.Sample();
+  EXPECT_TRUE(has_error(snap.devices[0], "nvmlGpuInstanceGetInfo"));
+  EXPECT_EQ(snap.devices[0].mig_total_slices, 7u);
+  for (const auto& m : snap.devices[0].mig_instances) EXPECT_FALSE(m.slices) << m.uuid;
+
+  f.SetTime(11);  // recovered: a failure was not cached
+  snap = f.Sample();
+  EXPECT_TRUE(snap.devices[0].errors.empty());
+  ASSERT_EQ(snap.devices[0].mig_instances.size(), 2u);
+  EXPECT_EQ(snap.devices[0].mig_instances[0].slices, 3u);
+  EXPECT_EQ(snap.devices[0].mig_instances[1].slices, 2u);
+}
+
+TEST(NvmlSource, NoLibraryNamesWhereItLookedAndPointsToDemo) {
+  NvmlSourceOptions o;
+  o.library_candidates = {"/nonexistent/libnvidia-ml.so.1", "libnvidia-ml-not-here.so.1"};
+  auto src = NvmlGpuSource::Create(o);
+  ASSERT_FALSE(src);
+  EXPECT_EQ(src.error().code, ErrorCode::kNotFound);
+  EXPECT_THAT(src.error().message, HasSubstr("/nonexistent/libnvidia-ml.so.1"));
+  EXPECT_THAT(src.error().message, HasSubstr("libnvidia-ml-not-here.so.1"));
+  EXPECT_THAT(src.error().message, HasSubstr("gpumeter demo"));
+}
+
+TEST(NvmlSource, DriverNotLoadedIsExplained) {
+  ::unsetenv("GPUMETER_FAKE_NVML_SCENARIO");
+  NvmlSourceOptions o;
+  o.library_candidates = {testing::FakeNvmlPath("r580")};
+  auto src = NvmlGpuSource::Create(o);
+  ASSERT_FALSE(src);
+  EXPECT_EQ(src.error().code, ErrorCode::kUnavailable);
+  EXPECT_THAT(src.error().message, HasSubstr("Driver Not Loaded"));
+  EXPECT_THAT(src.error().message, HasSubstr("kernel driver is not loaded"));
+}
+
+}  // namespace
+}  // namespace gpumeter::nvml

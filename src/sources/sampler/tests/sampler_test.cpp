@@ -1,0 +1,74 @@
+#include "sources/sampler/sampler.h"
+
+#include <gtest/gtest.h>
+
+#include "support/fake_nvml.h"
+
+namespace gpumeter::sampler {
+namespace {
+
+TEST(Sampler, PublishesPassesOnItsOwnThread) {
+  CallWatch watch;
+  testing::FakeNvml fake("r580", testing::ScenarioPath("timeslice-h100"), 5, &watch);
+  ASSERT_TRUE(fake.ok());
+  Sampler sampler(fake.source(), watch,
+                  {std::chrono::milliseconds(20), std::chrono::milliseconds(2000), {}, {}});
+  EXPECT_FALSE(sampler.Health().latest) << "nothing before Start";
+  sampler.Start();
+  ASSERT_TRUE(sampler.WaitForPass(3, std::chrono::seconds(10)));
+  const auto h = sampler.Health();
+  ASSERT_TRUE(h.last_good);
+  EXPECT_GE(h.passes, 3u);
+  EXPECT_EQ(h.failures, 0u);
+  EXPECT_EQ(h.last_good->snapshot.devices.size(), 1u);
+  EXPECT_TRUE(h.stalled_call.empty());
+  sampler.Stop();
+  const auto passes = sampler.Health().passes;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(sampler.Health().passes, passes) << "no passes after Stop";
+}
+
+TEST(Sampler, HungCallIsReportedWhileReadersStayFree) {
+  const auto path = testing::WriteTempScenario(R"(
+name: hang
+gpus:
+  - {index: 0, uuid: GPU-a, model: T, memory_mib: 1000, power: {idle_watts: 1, max_watts: 2}}
+faults:
+  - {kind: delay, call: nvmlDeviceGetPowerUsage, gpu: 0, delay_ms: 1500}
+)",
+                                               "hang");
+  CallWatch watch;
+  testing::FakeNvml fake("r580", path, 0, &watch);
+  ASSERT_TRUE(fake.ok());
+  Sampler sampler(fake.source(), watch,
+                  {std::chrono::milliseconds(50), std::chrono::milliseconds(200), {}, {}});
+  sampler.Start();
+  SamplerHealth h;
+  for (int i = 0; i < 100 && h.stalled_call.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    h = sampler.Health();  // never blocks on the hung call
+  }
+  EXPECT_EQ(h.stalled_call, "nvmlDeviceGetPowerUsage");
+  EXPECT_GE(h.deadline_exceeded, 1u);
+  EXPECT_GT(h.stalled_seconds, 0.2);
+  EXPECT_FALSE(h.last_good) << "the first pass is still stuck in the driver";
+  // When the call returns, the pass is published and the stall clears.
+  ASSERT_TRUE(sampler.WaitForPass(1, std::chrono::seconds(5)));
+  h = sampler.Health();
+  ASSERT_TRUE(h.last_good);
+  EXPECT_TRUE(h.last_good->snapshot.devices[0].power_watts.has_value());
+  sampler.Stop();
+}
+
+TEST(CallWatch, TracksTheCallInFlight) {
+  CallWatch w;
+  EXPECT_EQ(w.Current().call, nullptr);
+  w.Begin("nvmlDeviceGetUUID");
+  EXPECT_STREQ(w.Current().call, "nvmlDeviceGetUUID");
+  EXPECT_GE(w.Current().elapsed.count(), 0);
+  w.End();
+  EXPECT_EQ(w.Current().call, nullptr);
+}
+
+}  // namespace
+}  // namespace gpumeter::sampler

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Fails when an include in src/ points against the pipeline's arrows (docs/architecture.md):
+#   common -> domain -> sources -> core -> node -> sinks -> app -> cli, with sim/ beside them.
+# The build already refuses an include of a module a target does not link (cmake/modules.cmake);
+# this check also holds the arrows between layers that the link lists could let slip, and it
+# covers the tests. Usage: check_layers.sh SRC_DIR. Prints every offending line; exit 1 if any.
+set -euo pipefail
+src=${1:?usage: check_layers.sh SRC_DIR}
+cd "$src"
+
+# What each top folder may include, besides itself, system headers and libraries.
+declare -A allowed=(
+  [common]=""
+  [domain]="common"
+  [sources]="common domain"
+  [core]="common domain"
+  [node]="common domain sources core"
+  [sinks]="common domain core node/state"
+  [app]="common domain sources core node sinks sim/scenario sim/node"
+  [cli]="common app"
+  [sim]="common domain sources sim"
+)
+# Narrower rules inside a layer: one module that must not see another of its layer.
+declare -A forbidden=(
+  [core/rightsize]="sinks/"
+  [node/state]="node/pipeline sources/sampler sources/kubelet sources/kube_api sources/nvml"
+  [sinks]="node/pipeline sources/"
+)
+
+status=0
+while IFS= read -r -d '' file; do
+  rel=${file#./}
+  top=${rel%%/*}
+  [ -n "${allowed[$top]+x}" ] || continue
+  # A module's tests may also use the fakes and the simulated node.
+  extra=""
+  case "$rel" in */tests/*) extra="sim sources node core sinks app" ;; esac
+  while IFS= read -r line; do
+    inc=${line#*\"}
+    inc=${inc%%\"*}
+    case "$inc" in */*) ;; *) continue ;; esac
+    inc_top=${inc%%/*}
+    [ -d "$inc_top" ] || continue  # not one of ours (e.g. podresources/v1/api.pb.h)
+    [ "$inc_top" = "$top" ] && ok=1 || ok=0
+    for a in ${allowed[$top]} $extra; do
+      case "$inc" in "$a"/*) ok=1 ;; esac
+    done
+    if [ -z "$extra" ]; then
+      for scope in "${!forbidden[@]}"; do
+        case "$rel" in "$scope"/*)
+          for f in ${forbidden[$scope]}; do
+            case "$inc" in "$f"*) ok=0 ;; esac
+          done ;;
+        esac
+      done
+    fi
+    if [ "$ok" = 0 ]; then
+      echo "$rel: includes \"$inc\" against the layers (docs/architecture.md)"
+      status=1
+    fi
+  done < <(grep -E '^#include "' "$file" || true)
+done < <(find . -type f \( -name '*.h' -o -name '*.cpp' -o -name '*.in' \) -print0)
+[ "$status" = 0 ] && echo "layers: every include follows the arrows"
+exit $status
