@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Lists the functions in src/ longer than N lines (default 80), measured by Universal Ctags from
+# the definition's first line to its closing brace; exits 1 if there is any. Tests are left out.
+# Usage: scripts/check_function_length.sh [N] [DIR]
+set -euo pipefail
+limit=${1:-80}
+dir=${2:-$(dirname "$0")/../src}
+command -v ctags >/dev/null || { echo "check_function_length: ctags (universal-ctags) not installed" >&2; exit 2; }
+long=$(ctags -R --languages=C++ --kinds-C++=f --fields=+ne --exclude=tests -x \
+  --_xformat='%{end} %{line} %{input} %{name}' "$dir" |
+  awk -v n="$limit" '$1 - $2 + 1 > n { print $1 - $2 + 1, $3 ":" $2, $4 }' | sort -rn)
+if [ -n "$long" ]; then
+  echo "functions over $limit lines:"
+  echo "$long"
+  exit 1
+fi
+echo "function length: none over $limit lines"
