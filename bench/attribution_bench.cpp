@@ -37,7 +37,7 @@ std::vector<UnitObservation> LargeNode() {
     u.memory_reserved_bytes = reserved;
     u.busy_fraction = busy;
     u.energy_joules = energy;
-    u.energy_rule = "energy counter delta";
+    u.energy_rule = gpumeter::domain::Rule::kEnergyCounterDelta;
     units.push_back(std::move(u));
   };
   for (int g = 0; g < 8; ++g)

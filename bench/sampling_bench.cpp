@@ -9,10 +9,10 @@
 
 #include <fstream>
 
-#include "sim/node/scenario_fixture.h"
-#include "sinks/metrics/exposition.h"
 #include "node/pipeline/pipeline.h"
+#include "sim/node/scenario_fixture.h"
 #include "sim/scenario/loader.h"
+#include "sinks/metrics/exposition.h"
 #include "support/fake_nvml.h"
 
 namespace {
@@ -39,8 +39,8 @@ struct NodeFixture {
       : dir(std::filesystem::temp_directory_path() /
             ("gpumeter-bench-" + std::to_string(::getpid()))) {
     scen = *gpumeter::scenario::LoadScenarioFile(ScenarioPath("node-8gpu"));
-    (void)gpumeter::app::WriteProcFixture(dir / "proc", scen, 101);
-    std::ofstream(dir / "pods.json") << gpumeter::app::ScenarioPodListJson(scen);
+    (void)gpumeter::sim::WriteProcFixture(dir / "proc", scen, 101);
+    std::ofstream(dir / "pods.json") << gpumeter::sim::ScenarioPodListJson(scen);
     pods = std::make_unique<gpumeter::node::PodsFileSource>(dir / "pods.json");
     gpumeter::node::PipelineOptions po;
     po.node = scen.node_name;
@@ -58,8 +58,7 @@ struct NodeFixture {
   std::unique_ptr<gpumeter::node::NodePipeline> pipeline;
 };
 
-std::shared_ptr<const gpumeter::gpu::SampleResult> PassAt(FakeNvml& fake, double t,
-                                                              int64_t seq) {
+std::shared_ptr<const gpumeter::gpu::SampleResult> PassAt(FakeNvml& fake, double t, int64_t seq) {
   fake.SetTime(t);
   auto r = std::make_shared<gpumeter::gpu::SampleResult>();
   r->ok = true;
@@ -106,8 +105,8 @@ BENCHMARK(BM_RenderMetrics)->Unit(benchmark::kMicrosecond);
 // A NodeState with about 20,000 owner series: 64 units with 45 containers each (7 owner series
 // per container), as a large, busy node would publish.
 gpumeter::node::NodeState LargeState() {
-  using gpumeter::attribution::Owner;
-  using gpumeter::attribution::OwnerKind;
+  using gpumeter::domain::Owner;
+  using gpumeter::domain::OwnerKind;
   gpumeter::node::NodeState s;
   s.node = "node-large";
   s.intervals = 10;
@@ -116,7 +115,7 @@ gpumeter::node::NodeState LargeState() {
     unit.uuid = unit.gpu_uuid =
         "GPU-" + std::to_string(1000000 + u) + "-aaaa-bbbb-cccc-dddddddddddd";
     unit.model = "NVIDIA H100 80GB HBM3";
-    unit.mode = gpumeter::attribution::SharingMode::kTimeSlicing;
+    unit.mode = gpumeter::domain::SharingMode::kTimeSlicing;
     unit.replicas = 48;
     unit.evidence = "device plugin config (sharing.timeSlicing)";
     s.unit_totals[unit.uuid] = {600, 6e13, 2e5, 0, 10};

@@ -12,9 +12,9 @@
 #include <string>
 
 #include "core/cost/pricing.h"
-#include "sinks/report/chargeback.h"
 #include "core/rightsize/history.h"
 #include "core/rightsize/recommend.h"
+#include "sinks/report/chargeback.h"
 #include "sinks/store/store.h"
 
 namespace {
@@ -50,14 +50,14 @@ store::IntervalRecord Interval(int64_t end, double seconds, int containers) {
     const int per_unit = containers / 16;
     for (int c = 0; c < per_unit; ++c) {
       const int k = u * per_unit + c;
-      rec.owners.push_back({{attribution::OwnerKind::kContainer, "ns-" + std::to_string(k % 40),
+      rec.owners.push_back({{domain::OwnerKind::kContainer, "ns-" + std::to_string(k % 40),
                              "pod-" + std::to_string(k), "main"},
                             8e10 * seconds / (per_unit + 1),
                             seconds / (per_unit + 1),
                             250 * seconds / (per_unit + 1),
                             seconds / per_unit});
     }
-    rec.owners.push_back({{attribution::OwnerKind::kIdle, {}, {}, {}},
+    rec.owners.push_back({{domain::OwnerKind::kIdle, {}, {}, {}},
                           8e10 * seconds / (per_unit + 1),
                           seconds / (per_unit + 1),
                           50 * seconds,

@@ -14,12 +14,12 @@
 #include "app/runtime.h"
 #include "app/usage_recorder.h"
 #include "common/duration.h"
-#include "sources/kubelet/pod_resources_source.h"
 #include "sinks/metrics/exposition.h"
 #include "sources/kube_api/api_server_source.h"
 #include "sources/kube_api/kubeconfig.h"
 #include "sources/kube_api/pod_source.h"
 #include "sources/kube_api/resource_slice_source.h"
+#include "sources/kubelet/pod_resources_source.h"
 
 namespace gpumeter::app {
 

@@ -26,7 +26,7 @@ Expected<std::pair<std::string, k8s::SharingEvidence::Configured>> ParseSharingF
                      "--sharing '" + value + "': expected a GPU UUID (GPU-…) before '='");
   const auto colon = spec.find(':');
   const std::string mode = spec.substr(0, colon);
-  k8s::SharingEvidence::Configured c{k8s::ShareMode::kExclusive, 1};
+  k8s::SharingEvidence::Configured c{domain::SharingMode::kExclusive, 1};
   if (mode == "exclusive") {
     if (colon != std::string::npos)
       return MakeError(ErrorCode::kInvalidInput,
@@ -34,9 +34,9 @@ Expected<std::pair<std::string, k8s::SharingEvidence::Configured>> ParseSharingF
     return std::make_pair(uuid, c);
   }
   if (mode == "time-slicing")
-    c.mode = k8s::ShareMode::kTimeSlicing;
+    c.mode = domain::SharingMode::kTimeSlicing;
   else if (mode == "mps")
-    c.mode = k8s::ShareMode::kMps;
+    c.mode = domain::SharingMode::kMps;
   else
     return MakeError(ErrorCode::kInvalidInput,
                      "--sharing '" + value + "': mode must be exclusive, time-slicing or mps");

@@ -10,8 +10,8 @@
 #include <map>
 #include <optional>
 
-#include "core/audit/dcgm_audit.h"
 #include "app/node_config.h"
+#include "core/audit/dcgm_audit.h"
 #include "core/guard/finding_json.h"
 
 namespace gpumeter::app {

@@ -12,13 +12,13 @@
 #include "app/rightsize.h"
 #include "app/rightsize_runner.h"
 #include "app/runtime.h"
-#include "sim/node/scenario_context.h"
-#include "sim/node/simulated_node.h"
 #include "app/table.h"
 #include "app/usage_recorder.h"
-#include "sources/kubelet/pod_resources_source.h"
-#include "sources/kube_api/pod_source.h"
+#include "sim/node/scenario_context.h"
+#include "sim/node/simulated_node.h"
 #include "sim/scenario/loader.h"
+#include "sources/kube_api/pod_source.h"
+#include "sources/kubelet/pod_resources_source.h"
 
 namespace gpumeter::app {
 
@@ -103,15 +103,15 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   const auto signals = BlockStopSignals();  // before any thread starts
 
   // The node's Kubernetes side, for real: kubelet socket, pods, /proc.
-  auto sim = SimulatedNode::Create(scen);
-  if (!sim) {
-    spdlog::error("{}", sim.error().message);
+  auto simnode = sim::SimulatedNode::Create(scen);
+  if (!simnode) {
+    spdlog::error("{}", simnode.error().message);
     return 1;
   }
   kubelet::PodResourcesOptions ko;
-  ko.socket_path = (*sim)->kubelet_socket();
+  ko.socket_path = (*simnode)->kubelet_socket();
   kubelet::PodResourcesSource kubelet(std::make_unique<kubelet::PodResourcesClient>(ko));
-  node::PodsFileSource pods((*sim)->pods_file());
+  node::PodsFileSource pods((*simnode)->pods_file());
 
   RuntimeOptions ro;
   ro.nvml.library_candidates = FakeLibraryCandidates(o.nvml_library, o.driver_profile, exe_dir);
@@ -119,10 +119,10 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   ro.interval_s = o.interval_s;
   ro.call_deadline_s = o.call_deadline_s;
   ro.pipeline.node = scen.node_name;
-  ro.pipeline.proc_root = (*sim)->proc_root();
+  ro.pipeline.proc_root = (*simnode)->proc_root();
   ro.pipeline.time_scale = o.speedup;
   // The operator's sharing configuration (as --sharing would give it); MIG parents come from NVML.
-  ro.pipeline.evidence = ScenarioSharingEvidence(scen);
+  ro.pipeline.evidence = sim::ScenarioSharingEvidence(scen);
   ro.pipeline.evidence.mig_parent.clear();
   ro.sources = {&kubelet, &pods, nullptr};
   ro.pipeline.guard = *guard_config;
@@ -138,13 +138,14 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   ro.nvml.wall_clock_us = [epoch0, scenario_now] {
     return epoch0 + static_cast<uint64_t>(scenario_now() * 1e6);
   };
-  ro.before_pass = [&sim, scenario_now] {
-    if (auto r = (*sim)->RefreshProc(scenario_now()); !r)
+  ro.before_pass = [&simnode, scenario_now] {
+    if (auto r = (*simnode)->RefreshProc(scenario_now()); !r)
       spdlog::warn("demo /proc fixture: {}", r.error().message);
   };
   // Usage into the store, as the agent does with --store; the closing chargeback is read back from
   // it.
-  const std::string store_path = o.store.empty() ? ((*sim)->dir() / "usage.db").string() : o.store;
+  const std::string store_path =
+      o.store.empty() ? ((*simnode)->dir() / "usage.db").string() : o.store;
   auto store = store::Store::Open(store_path);
   if (!store) {
     spdlog::error("{}", store.error().message);
@@ -171,8 +172,8 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
              caps.library_path, caps.driver_version.empty() ? "?" : caps.driver_version,
              caps.process_api, caps.memory_api, caps.util_api.empty() ? "none" : caps.util_api,
              caps.gpm ? "yes" : "no");
-  fmt::print("kubelet: {} (fake, gRPC)   pods: {}   /proc: {}\n", (*sim)->kubelet_socket(),
-             (*sim)->pods_file().string(), (*sim)->proc_root().string());
+  fmt::print("kubelet: {} (fake, gRPC)   pods: {}   /proc: {}\n", (*simnode)->kubelet_socket(),
+             (*simnode)->pods_file().string(), (*simnode)->proc_root().string());
   fmt::print("metrics: {}/metrics   health: {}/healthz   ready: {}/readyz\n", (*rt)->url(),
              (*rt)->url(), (*rt)->url());
   fmt::print("usage store: {}\n", store_path);

@@ -16,8 +16,8 @@
 #include "sources/k8s/owner_resolver.h"
 #include "sources/k8s/pods.h"
 #include "sources/k8s/proc_reader.h"
-#include "sources/kubelet/pod_resources.h"
 #include "sources/kube_api/api_client.h"
+#include "sources/kubelet/pod_resources.h"
 #include "sources/nvml/nvml_gpu_source.h"
 
 namespace gpumeter::app {
@@ -316,13 +316,13 @@ CheckResult CheckAttribution(const std::string& proc_root, const NvmlFindings& n
   for (uint32_t pid : nvml.gpu_pids) {
     const auto owner = resolver.Resolve(pid);
     switch (owner.kind) {
-      case k8s::ProcessOwner::Kind::kContainer:
+      case domain::OwnerKind::kContainer:
         ++containers;
         break;
-      case k8s::ProcessOwner::Kind::kSystem:
+      case domain::OwnerKind::kSystem:
         ++system;
         break;
-      case k8s::ProcessOwner::Kind::kUnattributed:
+      case domain::OwnerKind::kUnattributed:
         ++unattributed;
         if (example.empty()) example = fmt::format("PID {}: {}", pid, owner.how);
         break;

@@ -12,9 +12,9 @@
 #include <string>
 
 #include "common/error.h"
-#include "sinks/metrics/http_server.h"
 #include "node/pipeline/pipeline.h"
 #include "node/state/state_view.h"
+#include "sinks/metrics/http_server.h"
 #include "sources/nvml/nvml_gpu_source.h"
 #include "sources/sampler/sampler.h"
 

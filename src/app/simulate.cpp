@@ -10,22 +10,22 @@
 #include <random>
 #include <set>
 
+#include "app/paths.h"
 #include "core/attribution/accountant.h"
 #include "core/attribution/attribute.h"
 #include "core/attribution/observe.h"
-#include "app/paths.h"
 #include "sim/node/scenario_context.h"
-#include "sources/k8s/sharing.h"
-#include "sources/nvml/nvml_gpu_source.h"
 #include "sim/scenario/loader.h"
 #include "sim/scenario/truth.h"
+#include "sources/k8s/sharing.h"
+#include "sources/nvml/nvml_gpu_source.h"
 
 namespace gpumeter::app {
 namespace {
 
-using attribution::Owner;
-using attribution::OwnerKind;
-using attribution::SharingMode;
+using domain::Owner;
+using domain::OwnerKind;
+using domain::SharingMode;
 
 // Per (unit, container) totals over the run.
 struct Amounts {
@@ -34,16 +34,7 @@ struct Amounts {
 using Key = std::pair<std::string, std::string>;  // unit uuid, container key
 
 SharingMode ModeOf(const scenario::Gpu& g) {
-  if (g.mig_enabled) return SharingMode::kMig;
-  switch (g.sharing.mode) {
-    case scenario::SharingMode::kTimeSlicing:
-      return SharingMode::kTimeSlicing;
-    case scenario::SharingMode::kMps:
-      return SharingMode::kMps;
-    case scenario::SharingMode::kExclusive:
-      break;
-  }
-  return SharingMode::kExclusive;
+  return g.mig_enabled ? SharingMode::kMig : g.sharing.mode;
 }
 
 // Ground truth: exact enough by midpoint sums at 1/100 of a step (busy and shares are piecewise
@@ -255,23 +246,17 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
   // Holders and requested shares through the production path: the kubelet's allocations and the
   // node's sharing evidence, as the scenario would present them.
   const auto allocations =
-      k8s::BuildAllocations(ScenarioAllocations(s), ScenarioSharingEvidence(s));
+      k8s::BuildAllocations(sim::ScenarioAllocations(s), sim::ScenarioSharingEvidence(s));
   for (const auto& p : allocations.problems) spdlog::warn("scenario allocation: {}", p);
   std::map<std::string, std::vector<attribution::Holding>> holders;
   for (const auto& u : allocations.units)
-    for (const auto& h : u.holders)
-      holders[u.unit_uuid].push_back(
-          {Owner{OwnerKind::kContainer, h.ns, h.pod, h.container}, h.share});
+    for (const auto& h : u.holders) holders[u.unit_uuid].push_back({h.AsOwner(), h.share});
   ctx.holders = [&](const std::string& unit) {
     auto it = holders.find(unit);
     return it == holders.end() ? std::vector<attribution::Holding>{} : it->second;
   };
   std::map<std::string, SharingMode> decided;  // the mode the evidence decided, per unit
-  for (const auto& u : allocations.units)
-    decided[u.unit_uuid] = u.mode == k8s::ShareMode::kMps           ? SharingMode::kMps
-                           : u.mode == k8s::ShareMode::kTimeSlicing ? SharingMode::kTimeSlicing
-                           : u.mode == k8s::ShareMode::kMig         ? SharingMode::kMig
-                                                                    : SharingMode::kExclusive;
+  for (const auto& u : allocations.units) decided[u.unit_uuid] = u.mode;
   ctx.sharing = [&](const std::string& uuid) {
     return decided.count(uuid) ? decided[uuid] : SharingMode::kExclusive;
   };
@@ -399,7 +384,7 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
     fmt::print(
         "{:<13} {:>10} {:>10.2f} / {:>6.2f} pp {:>9.3f}% / {:>7.3f}% {:>20} {:>14.2f} / {:>6.2f} "
         "pp\n",
-        attribution::ToString(mode), sc.n, sc.cpu_sum / sc.n, sc.cpu_worst, sc.mem_sum / sc.n * 100,
+        domain::ToString(mode), sc.n, sc.cpu_sum / sc.n, sc.cpu_worst, sc.mem_sum / sc.n * 100,
         sc.mem_worst * 100, energy, sc.naive_sum / sc.n, sc.naive_worst);
   }
   fmt::print(

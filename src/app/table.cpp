@@ -18,11 +18,11 @@ std::string OwnerText(const node::NodeState& state, uint32_t pid) {
   if (it == state.owners.end()) return "unattributed (not resolved)";
   const auto& o = it->second;
   switch (o.kind) {
-    case k8s::ProcessOwner::Kind::kContainer:
+    case domain::OwnerKind::kContainer:
       return o.ns + "/" + o.pod + "/" + o.container;
-    case k8s::ProcessOwner::Kind::kSystem:
+    case domain::OwnerKind::kSystem:
       return "system (host process)";
-    case k8s::ProcessOwner::Kind::kUnattributed:
+    case domain::OwnerKind::kUnattributed:
       break;
   }
   return "unattributed: " + o.how;
@@ -43,15 +43,15 @@ void Processes(std::string& out, const node::NodeState& state,
   }
 }
 
-std::string RowOwner(const attribution::Owner& o) {
+std::string RowOwner(const domain::Owner& o) {
   switch (o.kind) {
-    case attribution::OwnerKind::kContainer:
+    case domain::OwnerKind::kContainer:
       return o.ns + "/" + o.pod + "/" + o.container;
-    case attribution::OwnerKind::kIdle:
+    case domain::OwnerKind::kIdle:
       return "idle";
-    case attribution::OwnerKind::kSystem:
+    case domain::OwnerKind::kSystem:
       return "system";
-    case attribution::OwnerKind::kUnattributed:
+    case domain::OwnerKind::kUnattributed:
       break;
   }
   return "unattributed";
@@ -67,7 +67,7 @@ void Devices(std::string& out, const node::NodeState& state) {
                              : d.sm_active_ratio ? fmt::format("{:.0f}%*", *d.sm_active_ratio * 100)
                                                  : "?";
     const auto* unit = state.FindUnit(d.uuid);
-    const std::string mode = d.mig_enabled ? "mig" : unit ? attribution::ToString(unit->mode) : "?";
+    const std::string mode = d.mig_enabled ? "mig" : unit ? domain::ToString(unit->mode) : "?";
     out +=
         fmt::format("{:<3} {:<24} {:<14} {:<13} {:>5} {:>17} {:>7} {:>11}{}\n", d.index,
                     d.name.substr(0, 24), d.uuid.substr(0, 12) + "..", mode, busy,
@@ -109,7 +109,7 @@ void Units(std::string& out, const node::NodeState& state) {
     const std::string what = u.mig_profile.empty() ? fmt::format("GPU {}", u.gpu_index)
                                                    : fmt::format("GPU {} MIG {} gi={}", u.gpu_index,
                                                                  u.mig_profile, u.mig_gpu_instance);
-    out += fmt::format("  {} {}: {}{} [{}]\n", what, u.uuid, attribution::ToString(u.mode),
+    out += fmt::format("  {} {}: {}{} [{}]\n", what, u.uuid, domain::ToString(u.mode),
                        u.replicas > 1 ? fmt::format(" x{}", u.replicas) : "", u.evidence);
     for (const auto& [key, t] : state.totals) {
       if (key.first != u.uuid) continue;

@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "node/state/node_state.h"
 #include "domain/sample.h"
+#include "node/state/node_state.h"
 
 namespace gpumeter::app {
 

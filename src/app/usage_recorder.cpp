@@ -18,7 +18,7 @@ store::IntervalRecord ToIntervalRecord(const node::NodeState& state,
     u.unit.gpu_uuid = info ? info->gpu_uuid : ledger.uuid;
     u.unit.model = info ? info->model : "";
     u.unit.mig_profile = info ? info->mig_profile : "";
-    u.unit.mode = attribution::ToString(ledger.mode);
+    u.unit.mode = domain::ToString(ledger.mode);
     u.unit.fraction = info ? info->gpu_fraction : 1;
     u.seconds = ledger.seconds;
     u.memory_capacity_byte_seconds = ledger.memory_capacity_byte_seconds;
@@ -29,7 +29,7 @@ store::IntervalRecord ToIntervalRecord(const node::NodeState& state,
     for (const auto& row : ledger.rows) {
       u.owners.push_back({row.owner, row.memory_byte_seconds, row.compute_seconds,
                           row.energy_joules, row.requested_share_seconds});
-      if (row.owner.kind == attribution::OwnerKind::kContainer)
+      if (row.owner.kind == domain::OwnerKind::kContainer)
         if (auto it = state.pod_labels.find({row.owner.ns, row.owner.pod});
             it != state.pod_labels.end())
           rec.pod_labels[it->first] = it->second;

@@ -1,5 +1,6 @@
 // One sampling pass as the sampler publishes it and every later stage reads it: when it was taken,
-// whether it worked, and the GPU snapshot; and the health of the loop that takes them. Plain values.
+// whether it worked, and the GPU snapshot; and the health of the loop that takes them. Plain
+// values.
 #pragma once
 
 #include <chrono>

@@ -278,8 +278,8 @@ TEST_P(EveryOverlay, TheAgentAcceptsItsArgumentsAndConfig) {
   ASSERT_TRUE(content) << options.device_plugin_config << " is in no mounted ConfigMap";
   const auto sharing = k8s::ParseDevicePluginConfig(*content);
   ASSERT_TRUE(sharing) << sharing.error().message;
-  EXPECT_EQ(sharing->mode,
-            overlay == "overlays/mps" ? k8s::ShareMode::kMps : k8s::ShareMode::kTimeSlicing);
+  EXPECT_EQ(sharing->mode, overlay == "overlays/mps" ? domain::SharingMode::kMps
+                                                     : domain::SharingMode::kTimeSlicing);
   EXPECT_EQ(sharing->replicas_by_resource.at("nvidia.com/gpu"), 4u);
 }
 

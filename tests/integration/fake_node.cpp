@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   }
   const double start_s = std::strtod(argv[3], nullptr);
   const auto signals = gpumeter::app::BlockStopSignals();
-  auto node = gpumeter::app::SimulatedNode::Create(*scen, argv[2]);
+  auto node = gpumeter::sim::SimulatedNode::Create(*scen, argv[2]);
   if (!node) {
     fmt::print(stderr, "{}\n", node.error().message);
     return 1;

@@ -12,9 +12,9 @@ TEST(AgentFlags, Sharing) {
   auto ts = ParseSharingFlag("GPU-1=time-slicing:4");
   ASSERT_TRUE(ts);
   EXPECT_EQ(ts->first, "GPU-1");
-  EXPECT_EQ(ts->second.mode, k8s::ShareMode::kTimeSlicing);
+  EXPECT_EQ(ts->second.mode, domain::SharingMode::kTimeSlicing);
   EXPECT_EQ(ts->second.replicas, 4u);
-  EXPECT_EQ(ParseSharingFlag("GPU-2=mps:2")->second.mode, k8s::ShareMode::kMps);
+  EXPECT_EQ(ParseSharingFlag("GPU-2=mps:2")->second.mode, domain::SharingMode::kMps);
   EXPECT_EQ(ParseSharingFlag("GPU-3=exclusive")->second.replicas, 1u);
   EXPECT_THAT(ParseSharingFlag("GPU-1=time-slicing").error().message, HasSubstr("needs :REPLICAS"));
   EXPECT_THAT(ParseSharingFlag("GPU-1=mps:1").error().message,

@@ -31,7 +31,7 @@ class DoctorTest : public ::testing::Test {
     ::setenv("GPUMETER_FAKE_NVML_START_S", "200", 1);
     ::unsetenv("GPUMETER_FAKE_NVML_EPOCH_US");
     ::unsetenv("KUBERNETES_SERVICE_HOST");
-    auto node = SimulatedNode::Create(*scenario_, dir_.path() / "node");
+    auto node = sim::SimulatedNode::Create(*scenario_, dir_.path() / "node");
     ASSERT_TRUE(node) << node.error().message;
     node_ = std::move(*node);
     ASSERT_TRUE(node_->RefreshProc(200));
@@ -59,7 +59,7 @@ class DoctorTest : public ::testing::Test {
 
   testing::TempDir dir_{"gpumeter-doctor"};
   std::unique_ptr<scenario::Scenario> scenario_;
-  std::unique_ptr<SimulatedNode> node_;
+  std::unique_ptr<sim::SimulatedNode> node_;
   DoctorOptions options_;
 };
 
@@ -214,7 +214,7 @@ class FakeApi {
 };
 
 TEST_F(DoctorTest, PodsFromTheApiServer) {
-  FakeApi api(200, ScenarioPodListJson(*scenario_), 404);
+  FakeApi api(200, sim::ScenarioPodListJson(*scenario_), 404);
   options_.pods_file.clear();
   options_.kubeconfig = api.Kubeconfig(dir_.path());
   const auto checks = RunChecks(options_);
@@ -225,7 +225,7 @@ TEST_F(DoctorTest, PodsFromTheApiServer) {
 }
 
 TEST_F(DoctorTest, ResourceSlicesNotListedAreNotChecked) {
-  FakeApi api(200, ScenarioPodListJson(*scenario_), 403);
+  FakeApi api(200, sim::ScenarioPodListJson(*scenario_), 403);
   options_.pods_file.clear();
   options_.kubeconfig = api.Kubeconfig(dir_.path());
   options_.resource_slices =

@@ -10,12 +10,12 @@
 #include <memory>
 #include <string>
 
+#include "node/pipeline/pipeline.h"
 #include "sim/node/scenario_context.h"
 #include "sim/node/scenario_fixture.h"
 #include "sim/node/simulated_node.h"
-#include "sources/kubelet/pod_resources_source.h"
-#include "node/pipeline/pipeline.h"
 #include "sim/scenario/loader.h"
+#include "sources/kubelet/pod_resources_source.h"
 #include "support/fake_nvml.h"
 #include "support/temp_dir.h"
 
@@ -30,7 +30,7 @@ class FixedPods final : public node::PodSource {
   }
   void Poll(std::chrono::steady_clock::time_point) override {}
   std::shared_ptr<const k8s::PodStore> Current() const override { return store_; }
-  node::SourceStatus Status() const override {
+  domain::SourceStatus Status() const override {
     return {"pods", true, ok_, std::nullopt, 1, 0, std::nullopt, "", "fixed"};
   }
 
@@ -53,7 +53,7 @@ class ScenarioPipeline {
     EXPECT_TRUE(scen) << (scen ? "" : scen.error().message);
     if (!scen) return;
     scenario_ = std::move(*scen);
-    auto node = SimulatedNode::Create(scenario_, dir_.path());
+    auto node = sim::SimulatedNode::Create(scenario_, dir_.path());
     EXPECT_TRUE(node) << (node ? "" : node.error().message);
     if (!node) return;
     node_ = std::move(*node);
@@ -61,11 +61,11 @@ class ScenarioPipeline {
     ko.socket_path = node_->kubelet_socket();
     kubelet_ = std::make_unique<kubelet::PodResourcesSource>(
         std::make_unique<kubelet::PodResourcesClient>(ko));
-    pods_ = std::make_unique<FixedPods>(ScenarioPodListJson(scenario_));
+    pods_ = std::make_unique<FixedPods>(sim::ScenarioPodListJson(scenario_));
     node::PipelineOptions po;
     po.node = scenario_.node_name;
     po.proc_root = node_->proc_root();
-    po.evidence = ScenarioSharingEvidence(scenario_);
+    po.evidence = sim::ScenarioSharingEvidence(scenario_);
     po.evidence.mig_parent.clear();
     if (tweak) tweak(po);
     pipeline_ = std::make_unique<node::NodePipeline>(
@@ -101,7 +101,7 @@ class ScenarioPipeline {
       std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
   gpumeter::testing::TempDir dir_;
   scenario::Scenario scenario_;
-  std::unique_ptr<SimulatedNode> node_;
+  std::unique_ptr<sim::SimulatedNode> node_;
   std::unique_ptr<kubelet::PodResourcesSource> kubelet_;
   std::unique_ptr<FixedPods> pods_;
   std::unique_ptr<node::NodePipeline> pipeline_;

@@ -27,24 +27,23 @@ TEST(Table, ShowsOwnersAndUnknowns) {
   h.latest = h.last_good = r;
   node::NodeState state;
   state.latest = state.last_good = r;
-  state.owners[7] = {k8s::ProcessOwner::Kind::kContainer, "llm", "chat-0", "vllm", "cgroup"};
-  state.owners[8] = {k8s::ProcessOwner::Kind::kUnattributed, "", "", "",
+  state.owners[7] = {domain::OwnerKind::kContainer, "llm", "chat-0", "vllm", "cgroup"};
+  state.owners[8] = {domain::OwnerKind::kUnattributed, "", "", "",
                      "process exited before /proc was read"};
   node::UnitInfo u;
   u.uuid = u.gpu_uuid = d.uuid;
   u.gpu_index = 3;
-  u.mode = attribution::SharingMode::kMps;
+  u.mode = domain::SharingMode::kMps;
   u.replicas = 4;
   u.evidence = "device-plugin config sharing.mps";
   state.units = {u};
   state.intervals = 2;
   state.unit_totals[d.uuid] = {10, 10 * 80.0 * (1ull << 30), 0, 10, 2};
-  auto& t = state.totals[{
-      d.uuid, attribution::Owner{attribution::OwnerKind::kContainer, "llm", "chat-0", "vllm"}}];
+  auto& t =
+      state.totals[{d.uuid, domain::Owner{domain::OwnerKind::kContainer, "llm", "chat-0", "vllm"}}];
   t.compute_seconds = 2.5, t.memory_byte_seconds = 10 * 10.0 * (1ull << 30),
   t.requested_share_seconds = 2.5;
-  state.totals[{d.uuid, attribution::Owner{attribution::OwnerKind::kIdle, "", "", ""}}]
-      .compute_seconds = 7.5;
+  state.totals[{d.uuid, domain::Owner{domain::OwnerKind::kIdle, "", "", ""}}].compute_seconds = 7.5;
   state.sources.push_back({"kubelet", true, false, std::nullopt, 1, 1, 0, "socket missing", ""});
   const auto text = RenderTable(h, state);
   EXPECT_THAT(text, HasSubstr("NVIDIA H100 80GB HBM3"));

@@ -12,8 +12,8 @@
 namespace gpumeter::app {
 namespace {
 
-using attribution::Owner;
-using attribution::OwnerKind;
+using domain::Owner;
+using domain::OwnerKind;
 
 node::NodeState State(uint64_t intervals, bool gpu1_lost) {
   node::NodeState s;
@@ -26,7 +26,7 @@ node::NodeState State(uint64_t intervals, bool gpu1_lost) {
   node::UnitInfo mig;
   mig.uuid = "MIG-1", mig.gpu_uuid = "GPU-0", mig.model = "NVIDIA H200",
   mig.mig_profile = "3g.71gb";
-  mig.mode = attribution::SharingMode::kMig, mig.gpu_fraction = 3.0 / 7;
+  mig.mode = domain::SharingMode::kMig, mig.gpu_fraction = 3.0 / 7;
   s.units.push_back(mig);
   node::UnitInfo gpu;
   gpu.uuid = gpu.gpu_uuid = "GPU-1", gpu.model = gpu1_lost ? "" : "NVIDIA H100 80GB HBM3";
@@ -34,7 +34,7 @@ node::NodeState State(uint64_t intervals, bool gpu1_lost) {
   for (const char* uuid : {"MIG-1", "GPU-1"}) {
     attribution::UnitLedger l;
     l.uuid = uuid;
-    l.mode = uuid[0] == 'M' ? attribution::SharingMode::kMig : attribution::SharingMode::kExclusive;
+    l.mode = uuid[0] == 'M' ? domain::SharingMode::kMig : domain::SharingMode::kExclusive;
     l.seconds = 1;
     l.memory_capacity_byte_seconds = 1e9;
     if (!gpu1_lost || uuid[0] == 'M') l.energy_joules = 300;

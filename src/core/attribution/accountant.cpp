@@ -91,7 +91,7 @@ std::vector<UnitLedger> Accountant::Step(gpu::GpuSnapshot snapshot, double secon
     seen.insert(d.uuid);
     auto& st = gpus_[d.uuid];
     if (d.lost) {
-      if (st.last) account(ObserveUnavailable(*st.last, "GPU lost: no readings", observe_));
+      if (st.last) account(ObserveUnavailable(*st.last, Rule::kGpuLost, observe_));
       st.last_is_previous = false;
       continue;
     }
@@ -109,7 +109,7 @@ std::vector<UnitLedger> Accountant::Step(gpu::GpuSnapshot snapshot, double secon
   }
   for (auto& [uuid, st] : gpus_) {
     if (seen.count(uuid) || !st.last) continue;
-    account(ObserveUnavailable(*st.last, "GPU missing from the sample", observe_));
+    account(ObserveUnavailable(*st.last, Rule::kGpuMissing, observe_));
     st.last_is_previous = false;
   }
   return out;

@@ -18,7 +18,7 @@ struct OwnerPtrLess {
   bool operator()(const Owner* a, const Owner* b) const { return *a < *b; }
 };
 
-// Accumulates per-owner amounts; a rule text is kept per owner (the last non-empty one wins,
+// Accumulates per-owner amounts; a rule is kept per owner (the last non-empty one wins,
 // and within one unit every owner's amount comes from a single rule). Amounts are recorded as
 // entries that point at their owner and are merged once at the end: a unit sees each owner a
 // few times, and a map keyed by owner value costs a node and two owner copies per owner.
@@ -29,20 +29,22 @@ class Accumulator {
   // order), not a measurement: they make no row, so the result does not depend on process order.
   Accumulator(double memory_epsilon, double compute_epsilon)
       : memory_epsilon_(memory_epsilon), compute_epsilon_(compute_epsilon) {}
-  void Memory(const Owner& o, double v, const char* rule) {
-    if (v > memory_epsilon_) entries_.push_back({&o, v, 0, 0, rule, nullptr, entries_.size(), 0});
+  void Memory(const Owner& o, double v, Rule rule) {
+    if (v > memory_epsilon_)
+      entries_.push_back({&o, v, 0, 0, rule, Rule::kNone, entries_.size(), 0});
   }
-  void Compute(const Owner& o, double v, const char* rule) {
-    if (v > compute_epsilon_) entries_.push_back({&o, 0, v, 0, nullptr, rule, 0, entries_.size()});
+  void Compute(const Owner& o, double v, Rule rule) {
+    if (v > compute_epsilon_)
+      entries_.push_back({&o, 0, v, 0, Rule::kNone, rule, 0, entries_.size()});
   }
   void Request(const Owner& o, double v) {
-    if (v > 0) entries_.push_back({&o, 0, 0, v, nullptr, nullptr, 0, 0});
+    if (v > 0) entries_.push_back({&o, 0, 0, v, Rule::kNone, Rule::kNone, 0, 0});
   }
   // One row per owner, sorted by owner. Amounts of an owner are summed in the order they were
   // recorded. With `joules` known, energy follows the unit's time: each owner gets the energy of
   // its share of the interval (idle time's energy is idle's); exact when power is constant
   // within the interval.
-  std::vector<Row> Take(std::optional<double> joules, double seconds, const char* energy_rule) {
+  std::vector<Row> Take(std::optional<double> joules, double seconds, Rule energy_rule) {
     // Entries of one owner object first (an integer sort), then those partial sums by owner
     // value: far fewer string comparisons. Sums over one owner's processes or holders keep the
     // order they were recorded in (loops over vectors: ascending addresses); only equal owners
@@ -72,8 +74,8 @@ class Accumulator {
       r.memory_byte_seconds = sum.memory;
       r.compute_seconds = sum.compute;
       r.requested_share_seconds = sum.request;
-      r.memory_rule = sum.memory_rule ? sum.memory_rule : "";
-      r.compute_rule = sum.compute_rule ? sum.compute_rule : "";
+      r.memory_rule = sum.memory_rule;
+      r.compute_rule = sum.compute_rule;
       if (joules && r.compute_seconds > 0) {
         r.energy_joules = *joules * r.compute_seconds / seconds;
         r.energy_rule = energy_rule;
@@ -88,19 +90,21 @@ class Accumulator {
   struct Entry {
     const Owner* owner;
     double memory, compute, request;
-    const char* memory_rule;
-    const char* compute_rule;
+    Rule memory_rule;
+    Rule compute_rule;
     size_t memory_seq, compute_seq;  // when each rule was recorded: the latest one wins
   };
   static void Fold(Entry& into, const Entry& e) {
     into.memory += e.memory;
     into.compute += e.compute;
     into.request += e.request;
-    if (e.memory_rule && (!into.memory_rule || e.memory_seq > into.memory_seq)) {
+    if (e.memory_rule != Rule::kNone &&
+        (into.memory_rule == Rule::kNone || e.memory_seq > into.memory_seq)) {
       into.memory_rule = e.memory_rule;
       into.memory_seq = e.memory_seq;
     }
-    if (e.compute_rule && (!into.compute_rule || e.compute_seq > into.compute_seq)) {
+    if (e.compute_rule != Rule::kNone &&
+        (into.compute_rule == Rule::kNone || e.compute_seq > into.compute_seq)) {
       into.compute_rule = e.compute_rule;
       into.compute_seq = e.compute_seq;
     }
@@ -124,22 +128,20 @@ void AttributeMemory(const UnitObservation& u, double seconds, Accumulator& acc)
   const double scale = known > ceiling && known > 0 ? ceiling / known : 1.0;
   for (const auto& p : u.processes)
     if (p.memory_bytes)
-      acc.Memory(
-          OwnerOf(p), static_cast<double>(*p.memory_bytes) * scale * seconds,
-          scale < 1.0 ? "process usedGpuMemory, scaled to device used" : "process usedGpuMemory");
+      acc.Memory(OwnerOf(p), static_cast<double>(*p.memory_bytes) * scale * seconds,
+                 scale < 1.0 ? Rule::kProcessMemoryScaled : Rule::kProcessMemory);
   const double placed = known * scale;
-  acc.Memory(kSystem, reserved * seconds, "driver reservation (NVML memory v2)");
+  acc.Memory(kSystem, reserved * seconds, Rule::kDriverReservation);
   if (u.memory_used_bytes) {
     // Used but not by any process we could size: context overhead, processes NVML reports as N/A,
     // or (NVML v1) the reservation counted inside `used`.
     acc.Memory(kUnattributed, (ceiling - placed) * seconds,
-               u.memory_reserved_bytes
-                   ? "device used minus process memory"
-                   : "device used minus process memory (reservation unknown: NVML v1)");
-    acc.Memory(kIdle, (total - reserved - ceiling) * seconds, "device free memory");
+               u.memory_reserved_bytes ? Rule::kDeviceUsedMinusProcesses
+                                       : Rule::kDeviceUsedMinusProcessesNoReservation);
+    acc.Memory(kIdle, (total - reserved - ceiling) * seconds, Rule::kDeviceFreeMemory);
   } else {
     acc.Memory(kUnattributed, (total - reserved - placed) * seconds,
-               u.unknown_reason ? u.unknown_reason : "device memory state unknown");
+               u.unknown_reason != Rule::kNone ? u.unknown_reason : Rule::kMemoryStateUnknown);
   }
 }
 
@@ -153,14 +155,14 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
       all_sampled = false;
   }
   std::optional<double> busy = u.busy_fraction;
-  const char* idle_rule = "unit not busy (device busy fraction)";
+  Rule idle_rule = Rule::kUnitNotBusyDevice;
   if (!busy && all_sampled) {
     busy = std::min(1.0, sampled);
-    idle_rule = "unit not busy (sum of per-process samples)";
+    idle_rule = Rule::kUnitNotBusySamples;
   }
   if (!busy) {
     acc.Compute(kUnattributed, seconds,
-                u.unknown_reason ? u.unknown_reason : "unit activity unknown");
+                u.unknown_reason != Rule::kNone ? u.unknown_reason : Rule::kActivityUnknown);
     return;
   }
   const double b = std::clamp(*busy, 0.0, 1.0);
@@ -176,15 +178,14 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
     for (const auto& p : u.processes) {
       if (!p.sm_fraction) continue;
       const double share = std::clamp(*p.sm_fraction, 0.0, 1.0) * scale;
-      acc.Compute(
-          OwnerOf(p), share * seconds,
-          scale < 1.0 ? "per-process SM samples, scaled to busy" : "per-process SM samples");
+      acc.Compute(OwnerOf(p), share * seconds,
+                  scale < 1.0 ? Rule::kProcessSmSamplesScaled : Rule::kProcessSmSamples);
       placed += share;
     }
   } else if (!u.processes.empty()) {
     // No per-process samples: split the busy time by a proxy, and say which.
     std::map<const Owner*, double, OwnerPtrLess> weight;
-    const char* rule = "";
+    Rule rule = Rule::kNone;
     const bool threads =
         u.mode == SharingMode::kMps &&
         std::all_of(u.processes.begin(), u.processes.end(),
@@ -195,14 +196,14 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
     for (const auto& p : u.processes) weight[&OwnerOf(p)] += 0;
     if (weight.size() == 1) {
       weight.begin()->second = 1;
-      rule = "single tenant holds the busy time";
+      rule = Rule::kSingleTenant;
     } else if (threads) {
       for (const auto& p : u.processes)
         weight[&OwnerOf(p)] += std::max(0.0, *p.mps_thread_fraction);
-      rule = "MPS active-thread percentage (no per-process samples)";
+      rule = Rule::kMpsThreadPercentage;
     } else if (memory) {
       for (const auto& p : u.processes) weight[&OwnerOf(p)] += static_cast<double>(*p.memory_bytes);
-      rule = "memory share (no per-process samples)";
+      rule = Rule::kMemoryShareNoSamples;
     }
     double sum = 0;
     for (const auto& [o, w] : weight) sum += w;
@@ -212,44 +213,10 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
     }
   }
   // Busy time no process accounts for: unattributed, not spread over the others.
-  acc.Compute(kUnattributed, (b - placed) * seconds, "busy time not covered by process data");
+  acc.Compute(kUnattributed, (b - placed) * seconds, Rule::kBusyNotCovered);
 }
 
 }  // namespace
-
-const char* ToString(OwnerKind kind) {
-  switch (kind) {
-    case OwnerKind::kContainer:
-      return "container";
-    case OwnerKind::kIdle:
-      return "idle";
-    case OwnerKind::kSystem:
-      return "system";
-    case OwnerKind::kUnattributed:
-      break;
-  }
-  return "unattributed";
-}
-
-OwnerKind OwnerKindFromString(std::string_view text) {
-  for (auto k : {OwnerKind::kContainer, OwnerKind::kIdle, OwnerKind::kSystem})
-    if (text == ToString(k)) return k;
-  return OwnerKind::kUnattributed;
-}
-
-const char* ToString(SharingMode mode) {
-  switch (mode) {
-    case SharingMode::kExclusive:
-      return "exclusive";
-    case SharingMode::kTimeSlicing:
-      return "time-slicing";
-    case SharingMode::kMps:
-      return "mps";
-    case SharingMode::kMig:
-      return "mig";
-  }
-  return "unknown";
-}
 
 UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
   UnitLedger out;

@@ -11,23 +11,17 @@
 #include <string_view>
 #include <vector>
 
+#include "domain/owner.h"
+#include "domain/rule.h"
+#include "domain/sharing_mode.h"
+
 namespace gpumeter::attribution {
 
-enum class OwnerKind { kContainer, kIdle, kSystem, kUnattributed };
-
-// "container", "idle", "system" or "unattributed": the owner_kind label and the API's kind.
-const char* ToString(OwnerKind kind);
-// The inverse of ToString (what the store and Prometheus hold); anything else is unattributed.
-OwnerKind OwnerKindFromString(std::string_view text);
-
-struct Owner {
-  OwnerKind kind = OwnerKind::kUnattributed;
-  std::string ns, pod, container;  // kContainer only
-  auto operator<=>(const Owner&) const = default;
-};
-
-enum class SharingMode { kExclusive, kTimeSlicing, kMps, kMig };
-const char* ToString(SharingMode mode);
+using domain::Owner;
+using domain::OwnerKind;
+using domain::Rule;
+using domain::SharingMode;
+using domain::ToString;
 
 // A container's allocation of a unit: the share of it the kubelet gave the container
 // (exclusive 1, time-slicing/MPS 1/replicas, a MIG instance 1).
@@ -53,11 +47,11 @@ struct UnitObservation {
   std::optional<double> busy_fraction;            // device (or GPM instance) activity, [0, 1]
   std::vector<ProcessObservation> processes;
   std::optional<double> energy_joules;  // the unit's energy over the interval
-  const char* energy_rule = "";         // how energy_joules was obtained (static string)
+  Rule energy_rule = Rule::kNone;       // how energy_joules was obtained
   std::vector<Holding> holders;         // allocations, from the kubelet
   // Set when the unit gave no readings this interval (e.g. GPU lost): the rule of its
-  // unattributed memory and compute rows. Static string.
-  const char* unknown_reason = nullptr;
+  // unattributed memory and compute rows.
+  Rule unknown_reason = Rule::kNone;
 };
 
 struct Row {
@@ -66,10 +60,10 @@ struct Row {
   double compute_seconds = 0;          // seconds of the unit's time: 1 compute-second per second
   double energy_joules = 0;            // 0 in every row when UnitLedger::energy_joules is unknown
   double requested_share_seconds = 0;  // Σ share held × seconds (a request, not usage)
-  // Which rule produced each figure; static strings (the unit's sharing mode is in UnitLedger).
-  const char* memory_rule = "";
-  const char* compute_rule = "";
-  const char* energy_rule = "";
+  // Which rule produced each figure (the unit's sharing mode is in UnitLedger).
+  Rule memory_rule = Rule::kNone;
+  Rule compute_rule = Rule::kNone;
+  Rule energy_rule = Rule::kNone;
 };
 
 struct UnitLedger {

@@ -97,16 +97,12 @@ double SplitMigEnergy(const gpu::DeviceSample& d, std::optional<double> energy,
       activity_known && idle_watts ? std::min(*energy, std::max(0.0, *idle_watts) * seconds) : 0.0;
   const double dynamic = *energy - idle;
   const bool by_activity = activity_known && busy_sum > 0;
-  const char* rule =
-      !activity_known
-          ? (slices_known ? "GPU energy by instance size (instance activity unknown)"
-                          : "GPU energy by instance memory size (activity and slices unknown)")
+  const Rule rule =
+      !activity_known ? (slices_known ? Rule::kMigEnergyBySize : Rule::kMigEnergyByMemorySize)
       : !idle_watts
-          ? (by_activity
-                 ? "GPU energy by instance activity x size (idle power not yet estimated)"
-                 : "GPU energy by instance size (idle power not yet estimated, no activity)")
-      : slices_known ? "GPU idle power by instance size, the rest by instance activity x size"
-                     : "GPU idle power by instance memory size, the rest by activity x memory size";
+          ? (by_activity ? Rule::kMigEnergyByActivityNoIdle : Rule::kMigEnergyBySizeNoIdle)
+      : slices_known ? Rule::kMigIdleBySize
+                     : Rule::kMigIdleByMemorySize;
   for (size_t i = 0; i < n; ++i) {
     const double dyn_weight = by_activity ? size[i] * activity[i] / busy_sum : size[i] / size_sum;
     // Without activity or idle power, nothing is set aside for free slices: all goes to instances.
@@ -145,14 +141,14 @@ std::optional<UnitObservation> FreeSlicesUnit(const gpu::DeviceSample& d) {
 }  // namespace
 
 std::optional<double> GpuEnergyJoules(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
-                                      double seconds, const char** rule) {
+                                      double seconds, Rule* rule) {
   if (previous && previous->energy_joules && d.energy_joules &&
       *d.energy_joules >= *previous->energy_joules) {
-    if (rule) *rule = "energy counter delta";
+    if (rule) *rule = Rule::kEnergyCounterDelta;
     return *d.energy_joules - *previous->energy_joules;
   }
   if (previous && previous->power_watts && d.power_watts) {
-    if (rule) *rule = "mean board power x time (energy counter missing or reset)";
+    if (rule) *rule = Rule::kMeanBoardPower;
     return (*previous->power_watts + *d.power_watts) / 2 * seconds;
   }
   return std::nullopt;
@@ -175,7 +171,7 @@ std::optional<double> MigGpuActivity(const gpu::DeviceSample& d) {
   return std::min(1.0, busy / *d.mig_total_slices);
 }
 
-std::vector<UnitObservation> ObserveUnavailable(const gpu::DeviceSample& last, const char* reason,
+std::vector<UnitObservation> ObserveUnavailable(const gpu::DeviceSample& last, Rule reason,
                                                 const ObserveContext& ctx) {
   std::vector<UnitObservation> out;
   auto unit = [&](const std::string& uuid, SharingMode mode,
@@ -270,8 +266,7 @@ std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gp
       free->busy_fraction = 0;
       if (energy) {
         free->energy_joules = free_idle;
-        free->energy_rule = free_idle > 0 ? "idle power of MIG slices in no instance"
-                                          : "MIG slices in no instance (idle power unknown)";
+        free->energy_rule = free_idle > 0 ? Rule::kMigFreeSlicesIdle : Rule::kMigFreeSlicesUnknown;
       }
       out.push_back(std::move(*free));
     }

@@ -43,13 +43,12 @@ std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous,
 
 // Units of a GPU that gave no readings this interval (lost, or missing from the sample), named
 // from its `last_good` sample: capacity known, everything else unknown, with `reason` as rule.
-std::vector<UnitObservation> ObserveUnavailable(const gpu::DeviceSample& last_good,
-                                                const char* reason, const ObserveContext& ctx);
+std::vector<UnitObservation> ObserveUnavailable(const gpu::DeviceSample& last_good, Rule reason,
+                                                const ObserveContext& ctx);
 
 // The GPU's energy over the interval and the rule that gave it (see Observe); unknown: nullopt.
 std::optional<double> GpuEnergyJoules(const gpu::DeviceSample* previous,
-                                      const gpu::DeviceSample& device, double seconds,
-                                      const char** rule);
+                                      const gpu::DeviceSample& device, double seconds, Rule* rule);
 
 // Busy fraction of a whole GPU over the sample window, [0, 1]: GPM SM activity (it covers the same
 // window as the per-process samples), else utilization.gpu (the driver's last period only).

@@ -59,18 +59,18 @@ Expected<IdleRule> ParseIdleRule(std::string_view text) {
 }
 
 std::vector<CostRow> Allocate(const UnitUsage& u, const Policy& policy) {
-  std::map<attribution::Owner, CostRow> rows;
-  auto row = [&](const attribution::Owner& o) -> CostRow& {
+  std::map<domain::Owner, CostRow> rows;
+  auto row = [&](const domain::Owner& o) -> CostRow& {
     auto [it, fresh] = rows.try_emplace(o);
     if (fresh) it->second.owner = o;
     return it->second;
   };
   if (u.cost <= 0 || u.seconds <= 0) return {};
   // The fraction of the unit each container used under the basis, each in [0, 1], Σ ≤ 1.
-  std::map<attribution::Owner, double> used, held;
+  std::map<domain::Owner, double> used, held;
   double used_sum = 0, held_sum = 0;
   for (const auto& o : u.owners) {
-    if (o.owner.kind != attribution::OwnerKind::kContainer) continue;
+    if (o.owner.kind != domain::OwnerKind::kContainer) continue;
     const double mem = u.memory_capacity_byte_seconds > 0
                            ? o.memory_byte_seconds / u.memory_capacity_byte_seconds
                            : 0;
@@ -105,7 +105,7 @@ std::vector<CostRow> Allocate(const UnitUsage& u, const Policy& policy) {
   }
   const double idle = std::max(0.0, u.cost - placed);
   // Where idle goes: weights over containers, or nowhere (an idle row).
-  const std::map<attribution::Owner, double>* weights = nullptr;
+  const std::map<domain::Owner, double>* weights = nullptr;
   if (policy.idle == IdleRule::kShare && used_sum > 0) weights = &used;
   if (policy.idle == IdleRule::kOwner && held_sum > 0) weights = &held;
   if (weights && idle > 0) {
@@ -117,7 +117,7 @@ std::vector<CostRow> Allocate(const UnitUsage& u, const Policy& policy) {
       r.idle_cost += idle * w / sum;
     }
   } else if (idle > 0) {
-    auto& r = row(attribution::Owner{attribution::OwnerKind::kIdle, {}, {}, {}});
+    auto& r = row(domain::Owner{domain::OwnerKind::kIdle, {}, {}, {}});
     r.cost += idle;
     r.idle_cost += idle;
   }

@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/attribution/attribute.h"
 #include "common/error.h"
+#include "core/attribution/attribute.h"
 
 namespace gpumeter::cost {
 
@@ -39,7 +39,7 @@ Expected<IdleRule> ParseIdleRule(std::string_view text);
 
 // One owner's usage of the unit over the window (sums of the attribution rows).
 struct OwnerUsage {
-  attribution::Owner owner;
+  domain::Owner owner;
   double memory_byte_seconds = 0, compute_seconds = 0, energy_joules = 0,
          requested_share_seconds = 0;
 };
@@ -52,7 +52,7 @@ struct UnitUsage {
 };
 
 struct CostRow {
-  attribution::Owner owner;
+  domain::Owner owner;
   double cost = 0;       // used cost plus the idle cost placed on this owner
   double idle_cost = 0;  // the part of `cost` that is idle placed here (all of it on `idle` rows)
 };

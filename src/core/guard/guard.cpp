@@ -9,9 +9,9 @@
 namespace gpumeter::guard {
 namespace {
 
-using attribution::Owner;
-using attribution::OwnerKind;
-using attribution::SharingMode;
+using domain::Owner;
+using domain::OwnerKind;
+using domain::SharingMode;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
@@ -240,7 +240,7 @@ void Guard::Update(const PassView& pass) {
       bool known = true;
       for (const auto& r : u.ledger->rows)
         if (r.owner.kind == OwnerKind::kUnattributed && r.memory_byte_seconds > 0 &&
-            std::string_view(r.memory_rule).rfind("device used minus process memory", 0) != 0)
+            !domain::IsMemoryRemainder(r.memory_rule))
           known = false;
       const double used = capacity - free;
       if (known && tenants.size() >= 2 && used >= config_.oom_ratio * capacity) {
@@ -342,9 +342,8 @@ void Guard::Idle(const PassView& pass, std::map<Key, Finding>& seen) {
       const auto* r = RowOf(u, h.owner);
       // A split of busy time by memory or MPS threads (no per-process samples) is an estimate:
       // it cannot show a tenant idle.
-      const bool estimated = r && r->compute_seconds > 0 &&
-                             std::string_view(r->compute_rule).find("no per-process samples") !=
-                                 std::string_view::npos;
+      const bool estimated =
+          r && r->compute_seconds > 0 && domain::IsComputeEstimate(r->compute_rule);
       if (s > 0 && unplaced <= threshold && !estimated) {
         const double used = r ? r->compute_seconds : 0;
         idle = used < threshold ? idle + s : 0;

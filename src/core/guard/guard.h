@@ -24,8 +24,8 @@ namespace gpumeter::guard {
 
 struct ProcessView {
   uint32_t pid = 0;
-  std::string comm;          // command name; empty when unknown
-  attribution::Owner owner;  // container, system (outside any pod) or unattributed (unknown)
+  std::string comm;     // command name; empty when unknown
+  domain::Owner owner;  // container, system (outside any pod) or unattributed (unknown)
   std::optional<uint64_t> memory_bytes;
   // The NVIDIA_* and CUDA_* variables of its environment; nullopt when unreadable.
   std::optional<std::map<std::string, std::string>> env;
@@ -33,7 +33,7 @@ struct ProcessView {
 
 struct UnitView {
   std::string uuid, gpu_uuid, model, mig_profile;
-  attribution::SharingMode mode = attribution::SharingMode::kExclusive;
+  domain::SharingMode mode = domain::SharingMode::kExclusive;
   double gpu_fraction = 1;                    // what its cost is priced at (node::UnitInfo)
   std::vector<attribution::Holding> holders;  // from the kubelet (empty: nobody)
   std::vector<ProcessView> processes;
@@ -51,11 +51,11 @@ struct PassView {
   std::vector<UnitView> units;
   // Containers of this node's known pods: whether the pod asks for a GPU (a GPU resource in its
   // requests, or DRA resource claims).
-  std::map<attribution::Owner, bool> requests_gpu;
+  std::map<domain::Owner, bool> requests_gpu;
   // Containers whose allocation is not fully known although the kubelet answered: a device it
   // listed could not be placed, a DRA pod whose claims it did not list, an init container (the
   // kubelet lists only sidecars). Nothing is called unallocated for them.
-  std::set<attribution::Owner> allocation_unknown;
+  std::set<domain::Owner> allocation_unknown;
   std::map<uint32_t, std::string> gpu_uuid_by_index;  // NVML index -> GPU UUID
 };
 
@@ -87,7 +87,7 @@ class Guard {
   std::map<Key, int> missed_;  // passes in a row an open finding was not seen
   std::map<std::pair<Kind, Severity>, uint64_t> opened_;
   // Known-idle accounted seconds in a row, per (unit, holder), and the share it holds.
-  std::map<std::pair<std::string, attribution::Owner>, double> idle_s_;
+  std::map<std::pair<std::string, domain::Owner>, double> idle_s_;
 };
 
 }  // namespace gpumeter::guard

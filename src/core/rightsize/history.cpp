@@ -6,7 +6,7 @@
 namespace gpumeter::rightsize {
 namespace {
 
-using attribution::OwnerKind;
+using domain::OwnerKind;
 
 int64_t DayOf(int64_t t) { return t >= 0 ? t / 86400 : (t - 86399) / 86400; }
 
@@ -25,7 +25,7 @@ double WorkloadHistory::Confidence() const {
   return std::min(days, static_cast<double>(minutes) / 1440.0);
 }
 
-WorkloadKey HistoryBuilder::KeyOf(const attribution::Owner& o) {
+WorkloadKey HistoryBuilder::KeyOf(const domain::Owner& o) {
   const std::pair<std::string, std::string> pod{o.ns, o.pod};
   auto it = workload_of_.find(pod);
   if (it == workload_of_.end()) {

@@ -69,7 +69,7 @@ class HistoryBuilder {
   static constexpr int64_t kGoneAfter = 600;  // seconds without holding anything: gone
 
  private:
-  WorkloadKey KeyOf(const attribution::Owner& o);
+  WorkloadKey KeyOf(const domain::Owner& o);
   void CloseDay(WorkloadHistory& h, const std::string& pod, int64_t day);
 
   std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> labels_;

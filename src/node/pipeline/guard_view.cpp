@@ -5,21 +5,13 @@
 namespace gpumeter::node {
 namespace {
 
-using attribution::Owner;
-using attribution::OwnerKind;
+using domain::Owner;
+using domain::OwnerKind;
 
-Owner OwnerOf(const std::map<uint32_t, k8s::ProcessOwner>& owners, uint32_t pid) {
+// The owner of a PID as ledger rows name it; unattributed when the PID is not in `owners`.
+Owner OwnerOf(const std::map<uint32_t, domain::ProcessOwner>& owners, uint32_t pid) {
   const auto it = owners.find(pid);
-  if (it == owners.end()) return {};
-  switch (it->second.kind) {
-    case k8s::ProcessOwner::Kind::kContainer:
-      return Owner{OwnerKind::kContainer, it->second.ns, it->second.pod, it->second.container};
-    case k8s::ProcessOwner::Kind::kSystem:
-      return Owner{OwnerKind::kSystem, {}, {}, {}};
-    case k8s::ProcessOwner::Kind::kUnattributed:
-      break;
-  }
-  return {};
+  return it == owners.end() ? Owner{} : it->second.AsOwner();
 }
 
 }  // namespace
@@ -44,7 +36,8 @@ guard::PassView BuildGuardView(const GuardViewInputs& in) {
   if (in.evidence) {
     const auto label = in.evidence->node_labels.find("nvidia.com/gpu.sharing-strategy");
     v.mps_limits_by_device_plugin =
-        (in.evidence->plugin_config && in.evidence->plugin_config->mode == k8s::ShareMode::kMps) ||
+        (in.evidence->plugin_config &&
+         in.evidence->plugin_config->mode == domain::SharingMode::kMps) ||
         (label != in.evidence->node_labels.end() && label->second == "mps");
   }
 
@@ -57,11 +50,10 @@ guard::PassView BuildGuardView(const GuardViewInputs& in) {
   }
   std::set<Owner> holding;
   for (const auto& u : state.units)
-    for (const auto& h : u.holders)
-      holding.insert(Owner{OwnerKind::kContainer, h.ns, h.pod, h.container});
+    for (const auto& h : u.holders) holding.insert(h.AsOwner());
   if (in.unplaced)
     for (const auto& [ns, pod, container] : *in.unplaced)
-      v.allocation_unknown.insert(Owner{OwnerKind::kContainer, ns, pod, container});
+      v.allocation_unknown.insert(Owner::Container(ns, pod, container));
   std::map<std::string, const attribution::UnitLedger*> ledgers;
   for (const auto& l : state.last_interval) ledgers[l.uuid] = &l;
 
@@ -70,8 +62,7 @@ guard::PassView BuildGuardView(const GuardViewInputs& in) {
     uv.uuid = u.uuid, uv.gpu_uuid = u.gpu_uuid, uv.model = u.model, uv.mig_profile = u.mig_profile;
     uv.mode = u.mode;
     uv.gpu_fraction = u.gpu_fraction;
-    for (const auto& h : u.holders)
-      uv.holders.push_back({Owner{OwnerKind::kContainer, h.ns, h.pod, h.container}, h.share});
+    for (const auto& h : u.holders) uv.holders.push_back({h.AsOwner(), h.share});
     if (const auto it = ledgers.find(u.uuid); it != ledgers.end()) uv.ledger = it->second;
     if (const auto it = processes.find(u.uuid);
         it != processes.end() && u.mig_profile != "unpartitioned")

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "core/guard/guard.h"
+#include "node/state/node_state.h"
 #include "sources/k8s/pods.h"
 #include "sources/k8s/sharing.h"
-#include "node/state/node_state.h"
 
 namespace gpumeter::node {
 

@@ -7,34 +7,14 @@
 namespace gpumeter::node {
 namespace {
 
-using attribution::Owner;
-using attribution::OwnerKind;
-using attribution::SharingMode;
+using domain::Owner;
+using domain::OwnerKind;
+using domain::SharingMode;
 
-SharingMode ToMode(k8s::ShareMode m) {
-  switch (m) {
-    case k8s::ShareMode::kTimeSlicing:
-      return SharingMode::kTimeSlicing;
-    case k8s::ShareMode::kMps:
-      return SharingMode::kMps;
-    case k8s::ShareMode::kMig:
-      return SharingMode::kMig;
-    case k8s::ShareMode::kExclusive:
-      break;
-  }
-  return SharingMode::kExclusive;
-}
-
-std::optional<Owner> ToOwner(const k8s::ProcessOwner& o) {
-  switch (o.kind) {
-    case k8s::ProcessOwner::Kind::kContainer:
-      return Owner{OwnerKind::kContainer, o.ns, o.pod, o.container};
-    case k8s::ProcessOwner::Kind::kSystem:
-      return Owner{OwnerKind::kSystem, {}, {}, {}};
-    case k8s::ProcessOwner::Kind::kUnattributed:
-      break;
-  }
-  return std::nullopt;
+// A process's owner as the attribution core takes it: unknown (unattributed) has none.
+std::optional<Owner> ToOwner(const domain::ProcessOwner& o) {
+  if (o.kind == OwnerKind::kUnattributed) return std::nullopt;
+  return o.AsOwner();
 }
 
 // Every PID the sample lists, on whole GPUs and MIG instances.
@@ -156,17 +136,15 @@ void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap,
   holders_.clear();
   modes_.clear();
   for (const auto& u : allocation_.units) {
-    modes_[u.unit_uuid] = ToMode(u.mode);
-    for (const auto& h : u.holders)
-      holders_[u.unit_uuid].push_back(
-          {Owner{OwnerKind::kContainer, h.ns, h.pod, h.container}, h.share});
+    modes_[u.unit_uuid] = u.mode;
+    for (const auto& h : u.holders) holders_[u.unit_uuid].push_back({h.AsOwner(), h.share});
   }
   // A GPU that nobody holds still has a mode: MIG from NVML, else what the operator configured.
   for (const auto& [uuid, mig] : inputs_.devices) {
     if (mig) modes_.emplace(uuid, SharingMode::kMig);
     if (const auto it = options_.evidence.configured.find(uuid);
         it != options_.evidence.configured.end())
-      modes_.emplace(uuid, ToMode(it->second.mode));
+      modes_.emplace(uuid, it->second.mode);
   }
 }
 
@@ -281,7 +259,9 @@ void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledger
       t.last_memory_bytes = l.seconds > 0 ? r.memory_byte_seconds / l.seconds : 0;
       t.last_compute_ratio = l.seconds > 0 ? r.compute_seconds / l.seconds : 0;
       t.last_interval = next.intervals;
-      t.memory_rule = r.memory_rule, t.compute_rule = r.compute_rule, t.energy_rule = r.energy_rule;
+      t.memory_rule = ToString(r.memory_rule);
+      t.compute_rule = ToString(r.compute_rule);
+      t.energy_rule = ToString(r.energy_rule);
     }
   }
   // Drop containers that have had no row for forget_after_s (by the last interval's length), and
@@ -305,8 +285,8 @@ void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledger
              : std::next(it);
 }
 
-SourceStatus NodePipeline::ProcStatus() const {
-  SourceStatus s;
+domain::SourceStatus NodePipeline::ProcStatus() const {
+  domain::SourceStatus s;
   s.name = "proc";
   s.detail = options_.proc_root.string();
   std::error_code ec;
@@ -374,26 +354,11 @@ void NodePipeline::OnPass(std::shared_ptr<const gpu::SampleResult> pass) {
   next->units = Units(snap);
   next->allocation_problems = allocation_.problems;
   next->sources.clear();
-  if (sources_.kubelet) {
-    const auto& k = sources_.kubelet->status();
-    SourceStatus s;
-    s.name = "kubelet";
-    s.up = k.up;
-    s.last_success = k.last_success;
-    s.attempts = k.attempts;
-    s.failures = k.failures;
-    if (k.attempts > 0) s.last_duration_seconds = k.last_duration_seconds;
-    s.detail = "socket";
-    s.last_error = k.last_error;
-    next->sources.push_back(std::move(s));
-  } else {
-    next->sources.push_back(
-        {"kubelet", false, false, {}, 0, 0, std::nullopt, "", "not configured"});
-  }
-  if (sources_.pods)
-    next->sources.push_back(sources_.pods->Status());
-  else
-    next->sources.push_back({"pods", false, false, {}, 0, 0, std::nullopt, "", "not configured"});
+  next->sources.push_back(sources_.kubelet
+                              ? static_cast<const domain::SourceStatus&>(sources_.kubelet->status())
+                              : domain::SourceStatus::NotConfigured("kubelet"));
+  next->sources.push_back(sources_.pods ? sources_.pods->Status()
+                                        : domain::SourceStatus::NotConfigured("pods"));
   if (sources_.slices) next->sources.push_back(sources_.slices->Status());
   next->sources.push_back(ProcStatus());
 

@@ -21,15 +21,15 @@
 #include "core/attribution/accountant.h"
 #include "core/cost/pricing.h"
 #include "core/guard/guard.h"
+#include "domain/sample.h"
+#include "node/pipeline/guard_view.h"
+#include "node/state/node_state.h"
 #include "sources/k8s/owner_resolver.h"
 #include "sources/k8s/proc_reader.h"
 #include "sources/k8s/sharing.h"
-#include "sources/kubelet/pod_resources_source.h"
-#include "node/pipeline/guard_view.h"
-#include "node/state/node_state.h"
 #include "sources/kube_api/pod_source.h"
 #include "sources/kube_api/resource_slice_source.h"
-#include "domain/sample.h"
+#include "sources/kubelet/pod_resources_source.h"
 
 namespace gpumeter::node {
 
@@ -76,7 +76,7 @@ class NodePipeline {
   void ResolveOwners(const gpu::GpuSnapshot& snap);
   void Accumulate(const std::vector<attribution::UnitLedger>& ledgers, NodeState& next) const;
   std::vector<UnitInfo> Units(const gpu::GpuSnapshot& snap) const;
-  SourceStatus ProcStatus() const;
+  domain::SourceStatus ProcStatus() const;
 
   PipelineSources sources_;
   PipelineOptions options_;
@@ -99,10 +99,10 @@ class NodePipeline {
   size_t finished_logged_ = 0;
   k8s::AllocationResult allocation_;
   std::map<std::string, std::vector<attribution::Holding>> holders_;  // by unit UUID
-  std::map<std::string, attribution::SharingMode> modes_;             // by unit UUID
+  std::map<std::string, domain::SharingMode> modes_;                  // by unit UUID
 
   // This pass's owners and MPS thread fractions, by PID (read by the Accountant's callbacks).
-  std::map<uint32_t, k8s::ProcessOwner> owners_;
+  std::map<uint32_t, domain::ProcessOwner> owners_;
   std::map<uint32_t, double> mps_fraction_;
   std::map<uint32_t, ProcFacts> proc_facts_;
   bool allocations_known_ = false;

@@ -15,10 +15,10 @@
 
 #include "core/attribution/attribute.h"
 #include "core/guard/findings.h"
+#include "domain/sample.h"
+#include "domain/source_status.h"
 #include "sources/k8s/owner_resolver.h"
 #include "sources/k8s/sharing.h"
-#include "domain/source_status.h"
-#include "domain/sample.h"
 
 namespace gpumeter::node {
 
@@ -30,10 +30,10 @@ struct UnitInfo {
   std::string model;
   std::string mig_profile;  // e.g. "3g.71gb"; empty for a whole GPU
   uint32_t mig_gpu_instance = 0;
-  attribution::SharingMode mode = attribution::SharingMode::kExclusive;
+  domain::SharingMode mode = domain::SharingMode::kExclusive;
   uint32_t replicas = 1;
-  std::string evidence;                  // what decided the mode ("no allocation" when none)
-  std::vector<k8s::UnitHolder> holders;  // containers allocated to it, with their share
+  std::string evidence;                     // what decided the mode ("no allocation" when none)
+  std::vector<domain::UnitHolder> holders;  // containers allocated to it, with their share
   std::optional<uint64_t> memory_total_bytes;
   // The unit's share of its physical GPU, what its cost is priced at: 1 for a whole GPU; a MIG
   // instance's compute slices over the GPU's (1 when the slices are unknown); the free slices'
@@ -79,13 +79,14 @@ struct NodeState {
   uint64_t intervals = 0;  // accounted intervals (passes after the first)
   // The latest sampling pass (also when it failed) and the latest good one.
   std::shared_ptr<const gpu::SampleResult> latest, last_good;
-  std::map<uint32_t, k8s::ProcessOwner> owners;  // every PID of last_good
-  std::vector<UnitInfo> units;                   // every unit of last_good, by GPU index
-  std::vector<std::string> allocation_problems;  // device IDs that could not be placed
+  std::map<uint32_t, domain::ProcessOwner> owners;  // every PID of last_good
+  std::vector<UnitInfo> units;                      // every unit of last_good, by GPU index
+  std::vector<std::string> allocation_problems;     // device IDs that could not be placed
   std::vector<attribution::UnitLedger> last_interval;
-  std::map<std::pair<std::string, attribution::Owner>, OwnerTotals> totals;  // (unit UUID, owner)
-  std::map<std::string, UnitTotals> unit_totals;                             // by unit UUID
-  std::vector<SourceStatus> sources;  // kubelet, pods, proc (NVML's is in the sampler's health)
+  std::map<std::pair<std::string, domain::Owner>, OwnerTotals> totals;  // (unit UUID, owner)
+  std::map<std::string, UnitTotals> unit_totals;                        // by unit UUID
+  std::vector<domain::SourceStatus>
+      sources;  // kubelet, pods, proc (NVML's is in the sampler's health)
   // Labels of the pods of the containers in `totals` (kept after a pod is deleted, while its
   // totals are), by (namespace, pod).
   std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> pod_labels;

@@ -12,9 +12,9 @@
 #include <optional>
 #include <string>
 
-#include "sources/nvml/nvml_abi.h"
 #include "sim/scenario/model.h"
 #include "sim/scenario/truth.h"
+#include "sources/nvml/nvml_abi.h"
 
 // Opaque to callers; the fake hands out pointers to these.
 struct nvmlDevice_st {

@@ -4,7 +4,7 @@
 
 #include "sources/k8s/device_id.h"
 
-namespace gpumeter::app {
+namespace gpumeter::sim {
 
 std::vector<k8s::ContainerAllocation> ScenarioAllocations(const scenario::Scenario& s) {
   std::vector<k8s::ContainerAllocation> out;
@@ -28,13 +28,9 @@ k8s::SharingEvidence ScenarioSharingEvidence(const scenario::Scenario& s) {
   for (const auto& g : s.gpus) {
     for (const auto& m : g.mig_instances) ev.mig_parent[m.uuid] = g.uuid;
     if (g.mig_enabled) continue;
-    const auto mode = g.sharing.mode == scenario::SharingMode::kMps ? k8s::ShareMode::kMps
-                      : g.sharing.mode == scenario::SharingMode::kTimeSlicing
-                          ? k8s::ShareMode::kTimeSlicing
-                          : k8s::ShareMode::kExclusive;
-    ev.configured[g.uuid] = {mode, std::max<uint32_t>(1, g.sharing.replicas)};
+    ev.configured[g.uuid] = {g.sharing.mode, std::max<uint32_t>(1, g.sharing.replicas)};
   }
   return ev;
 }
 
-}  // namespace gpumeter::app
+}  // namespace gpumeter::sim

@@ -6,11 +6,11 @@
 #include <functional>
 #include <memory>
 
+#include "sim/scenario/model.h"
 #include "sources/k8s/allocation.h"
 #include "sources/k8s/sharing.h"
-#include "sim/scenario/model.h"
 
-namespace gpumeter::app {
+namespace gpumeter::sim {
 
 // What the kubelet would report for the scenario's pods (one ContainerAllocation per container,
 // its device IDs under its GPU resource), and the evidence a node would give: each GPU's sharing
@@ -18,4 +18,4 @@ namespace gpumeter::app {
 std::vector<k8s::ContainerAllocation> ScenarioAllocations(const scenario::Scenario& s);
 k8s::SharingEvidence ScenarioSharingEvidence(const scenario::Scenario& s);
 
-}  // namespace gpumeter::app
+}  // namespace gpumeter::sim

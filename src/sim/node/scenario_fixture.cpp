@@ -8,7 +8,7 @@
 
 #include "sim/scenario/truth.h"
 
-namespace gpumeter::app {
+namespace gpumeter::sim {
 namespace {
 
 constexpr double kClockTicksPerSecond = 100;  // USER_HZ on Linux
@@ -125,4 +125,4 @@ Expected<void> WriteProcFixture(const std::filesystem::path& root, const scenari
   return {};
 }
 
-}  // namespace gpumeter::app
+}  // namespace gpumeter::sim

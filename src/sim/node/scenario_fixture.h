@@ -10,7 +10,7 @@
 #include "common/error.h"
 #include "sim/scenario/model.h"
 
-namespace gpumeter::app {
+namespace gpumeter::sim {
 
 // The PodList JSON the API server would return for the scenario's node (all pods Running).
 std::string ScenarioPodListJson(const scenario::Scenario& s);
@@ -24,4 +24,4 @@ std::string ScenarioCgroupPath(const scenario::Pod& pod, const scenario::Contain
 Expected<void> WriteProcFixture(const std::filesystem::path& root, const scenario::Scenario& s,
                                 double t_s);
 
-}  // namespace gpumeter::app
+}  // namespace gpumeter::sim

@@ -7,7 +7,7 @@
 #include "sim/node/scenario_context.h"
 #include "sim/node/scenario_fixture.h"
 
-namespace gpumeter::app {
+namespace gpumeter::sim {
 
 Expected<std::unique_ptr<SimulatedNode>> SimulatedNode::Create(const scenario::Scenario& s,
                                                                const std::filesystem::path& dir) {
@@ -57,4 +57,4 @@ Expected<void> SimulatedNode::RefreshProc(double t_s) {
   return WriteProcFixture(proc_root(), scenario_, t_s);
 }
 
-}  // namespace gpumeter::app
+}  // namespace gpumeter::sim

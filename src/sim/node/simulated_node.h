@@ -12,7 +12,7 @@
 #include "sim/fake_kubelet/fake_kubelet.h"
 #include "sim/scenario/model.h"
 
-namespace gpumeter::app {
+namespace gpumeter::sim {
 
 class SimulatedNode {
  public:
@@ -40,4 +40,4 @@ class SimulatedNode {
   kubelet::FakeKubelet kubelet_;
 };
 
-}  // namespace gpumeter::app
+}  // namespace gpumeter::sim

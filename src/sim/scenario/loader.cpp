@@ -21,11 +21,11 @@ uint64_t MiB(const Field& f) {
   return v * kMiB;
 }
 
-SharingMode ParseSharingMode(const Field& f) {
+domain::SharingMode ParseSharingMode(const Field& f) {
   const auto s = f.Str();
-  if (s == "exclusive") return SharingMode::kExclusive;
-  if (s == "time-slicing") return SharingMode::kTimeSlicing;
-  if (s == "mps") return SharingMode::kMps;
+  if (s == "exclusive") return domain::SharingMode::kExclusive;
+  if (s == "time-slicing") return domain::SharingMode::kTimeSlicing;
+  if (s == "mps") return domain::SharingMode::kMps;
   f.Fail("unknown sharing mode '" + s + "' (expected exclusive, time-slicing or mps)");
 }
 
@@ -90,7 +90,7 @@ Gpu ParseGpu(const Field& f) {
     g.sharing.mode = ParseSharingMode(s->Child("mode"));
     g.sharing.replicas = static_cast<uint32_t>(s->UInt("replicas", 1));
     if (g.sharing.replicas == 0) s->Child("replicas").Fail("must be at least 1");
-    if (g.sharing.mode == SharingMode::kExclusive && g.sharing.replicas != 1)
+    if (g.sharing.mode == domain::SharingMode::kExclusive && g.sharing.replicas != 1)
       s->Child("replicas").Fail("an exclusive GPU has exactly 1 replica");
   }
   if (auto m = f.Optional("mig")) {
@@ -337,7 +337,7 @@ Expected<void> Validate(const Scenario& s) {
                     p.usage[u].unit_uuid + "', which is not a GPU or MIG instance of this node");
       if (ref.gpu->mig_enabled && !ref.mig)
         return fail(uat + ": GPU " + ref.gpu->uuid + " is in MIG mode; name a MIG instance UUID");
-      if (p.list == ProcessList::kMps && ref.gpu->sharing.mode != SharingMode::kMps)
+      if (p.list == ProcessList::kMps && ref.gpu->sharing.mode != domain::SharingMode::kMps)
         return fail(at + ".list: an MPS client on GPU " + ref.gpu->uuid +
                     ", which is not shared by MPS");
       for (size_t w = 0; w < u; ++w)

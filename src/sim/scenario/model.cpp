@@ -2,18 +2,6 @@
 
 namespace gpumeter::scenario {
 
-const char* ToString(SharingMode mode) {
-  switch (mode) {
-    case SharingMode::kExclusive:
-      return "exclusive";
-    case SharingMode::kTimeSlicing:
-      return "time-slicing";
-    case SharingMode::kMps:
-      return "mps";
-  }
-  return "unknown";
-}
-
 const char* ToString(ComputeMode mode) {
   switch (mode) {
     case ComputeMode::kDefault:

@@ -10,12 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "domain/sharing_mode.h"
+
 namespace gpumeter::scenario {
 
-enum class SharingMode { kExclusive, kTimeSlicing, kMps };
 enum class ComputeMode { kDefault = 0, kProhibited = 2, kExclusiveProcess = 3 };  // NVML values
 
-const char* ToString(SharingMode mode);
+using domain::ToString;
 const char* ToString(ComputeMode mode);
 
 // Board power: P(t) = idle_watts + (max_watts - idle_watts) * busy(t).
@@ -34,7 +35,7 @@ struct MigInstance {
 };
 
 struct Sharing {
-  SharingMode mode = SharingMode::kExclusive;
+  domain::SharingMode mode = domain::SharingMode::kExclusive;
   uint32_t replicas = 1;  // device-plugin replicas per physical unit
 };
 

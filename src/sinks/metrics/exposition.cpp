@@ -12,7 +12,7 @@
 namespace gpumeter::metrics {
 namespace {
 
-using attribution::OwnerKind;
+using domain::OwnerKind;
 
 void AppendEscaped(std::string& out, std::string_view v) {
   for (const char c : v) {
@@ -120,10 +120,10 @@ void Devices(Families& f, const node::NodeState& state) {
     for (const auto& p : procs) {
       const std::string pid = std::to_string(p.pid);
       const auto it = state.owners.find(p.pid);
-      const k8s::ProcessOwner unknown;
+      const domain::ProcessOwner unknown;
       const auto& o = it == state.owners.end() ? unknown : it->second;
       const uint32_t l = f.Labels(Metric::kProcessMemory, {state.node, unit, pid, o.ns, o.pod,
-                                                           o.container, k8s::ToString(o.kind)});
+                                                           o.container, domain::ToString(o.kind)});
       if (p.used_memory_bytes)
         f.Add(Metric::kProcessMemory, l, static_cast<double>(*p.used_memory_bytes));
       // A listed process without a sample in the window was idle: NVML only reports busy PIDs.
@@ -135,7 +135,7 @@ void Devices(Families& f, const node::NodeState& state) {
     const uint32_t gl = f.Labels(Metric::kGpuLost, {state.node, idx, d.uuid});
     const auto* unit = state.FindUnit(d.uuid);
     const std::string mode = d.mig_enabled ? "mig"
-                             : unit        ? attribution::ToString(unit->mode)
+                             : unit        ? domain::ToString(unit->mode)
                                            : "unknown";
     f.Add(Metric::kGpuInfo,
           {state.node, idx, d.uuid, d.name, d.mig_enabled ? "enabled" : "disabled", mode}, 1);
@@ -173,8 +173,8 @@ void Attribution(Families& f, const node::NodeState& state, const ExpositionOpti
     units[u.uuid] = &u;
     const std::string index = std::to_string(u.gpu_index), replicas = std::to_string(u.replicas);
     f.Add(Metric::kUnitInfo,
-          {state.node, u.uuid, u.gpu_uuid, index, u.model, u.mig_profile,
-           attribution::ToString(u.mode), replicas, u.evidence},
+          {state.node, u.uuid, u.gpu_uuid, index, u.model, u.mig_profile, domain::ToString(u.mode),
+           replicas, u.evidence},
           1);
     f.Add(Metric::kUnitGpuFraction, {state.node, u.uuid}, u.gpu_fraction);
   }
@@ -186,13 +186,13 @@ void Attribution(Families& f, const node::NodeState& state, const ExpositionOpti
     f.Add(Metric::kUnitEnergyUnknown, l, t.energy_unknown_seconds);
   }
   // The share each container holds now, from the units' holders.
-  std::map<std::pair<std::string, attribution::Owner>, double> held;
+  std::map<std::pair<std::string, domain::Owner>, double> held;
   for (const auto& u : state.units)
     for (const auto& h : u.holders)
       held[{u.uuid, {OwnerKind::kContainer, h.ns, h.pod, h.container}}] += h.share;
 
   // Series cap: container rows that were active most recently (then the largest) are kept.
-  std::vector<const std::pair<const std::pair<std::string, attribution::Owner>, node::OwnerTotals>*>
+  std::vector<const std::pair<const std::pair<std::string, domain::Owner>, node::OwnerTotals>*>
       rows;
   size_t containers = 0;
   for (const auto& entry : state.totals)
@@ -235,7 +235,7 @@ void Attribution(Families& f, const node::NodeState& state, const ExpositionOpti
     const uint32_t l = f.Labels(Metric::kMemoryByteSeconds,
                                 {state.node, unit_uuid, u ? u->gpu_uuid : kNone,
                                  u ? u->model : kNone, u ? u->mig_profile : kNone, owner.ns,
-                                 owner.pod, owner.container, attribution::ToString(owner.kind)},
+                                 owner.pod, owner.container, domain::ToString(owner.kind)},
                                 extra);
     f.Add(Metric::kMemoryByteSeconds, l, t.memory_byte_seconds);
     f.Add(Metric::kComputeSeconds, l, t.compute_seconds);

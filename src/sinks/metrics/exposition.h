@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "sinks/metrics/catalogue.h"
-#include "node/state/node_state.h"
 #include "domain/sample.h"
+#include "node/state/node_state.h"
+#include "sinks/metrics/catalogue.h"
 
 namespace gpumeter::metrics {
 

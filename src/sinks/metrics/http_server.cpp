@@ -128,8 +128,8 @@ Expected<void> HttpServer::Start(const HttpOptions& o) {
   }
 
   server_->Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
-    const auto families = BuildFamilies(view_.Health(), *view_.State(), options_,
-                                        std::chrono::steady_clock::now());
+    const auto families =
+        BuildFamilies(view_.Health(), *view_.State(), options_, std::chrono::steady_clock::now());
     if (WantsOpenMetrics(req.get_header_value("Accept")))
       SetBody(req, res, RenderOpenMetrics(families),
               "application/openmetrics-text; version=1.0.0; charset=utf-8", true);
@@ -139,10 +139,10 @@ Expected<void> HttpServer::Start(const HttpOptions& o) {
   auto json = [this](const char* path, std::function<nlohmann::json(const node::NodeState&)> f) {
     server_->Get(path, [this, f](const httplib::Request& req, httplib::Response& res) {
       // Error texts from sources may hold cut UTF-8: replace it rather than fail the request.
-      SetBody(req, res,
-              f(*view_.State()).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-                  "\n",
-              "application/json", false);
+      SetBody(
+          req, res,
+          f(*view_.State()).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+          "application/json", false);
     });
   };
   json("/api/v1/units", UnitsJson);
@@ -156,8 +156,7 @@ Expected<void> HttpServer::Start(const HttpOptions& o) {
     res.set_content("ok\n", "text/plain");
   });
   server_->Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    const bool ready =
-        view_.State()->last_good != nullptr;  // ready after the first full sample
+    const bool ready = view_.State()->last_good != nullptr;  // ready after the first full sample
     res.status = ready ? 200 : 503;
     res.set_content(ready ? "ready\n" : "waiting for the first sample\n", "text/plain");
   });

@@ -1,10 +1,10 @@
 // HTTP endpoints of the agent and the demo: /metrics (OpenMetrics 1.0 when the scraper asks for
 // it, else text 0.0.4; gzip when accepted), the JSON API /api/v1/{units,ledger,processes,sources}
 // (docs/api.md), /healthz and /readyz (ready once a good sample went through the pipeline).
-// Handlers read the latest NodeState and the sampler's health through a StateView only; a scrape never
-// waits on the driver, the kubelet or /proc. Optional TLS and a bearer token (required on every
-// path but /healthz and /readyz, which kubelet probes call). Start() binds (port 0 picks a free
-// port) and serves on its own threads; Stop() or the destructor shuts it down.
+// Handlers read the latest NodeState and the sampler's health through a StateView only; a scrape
+// never waits on the driver, the kubelet or /proc. Optional TLS and a bearer token (required on
+// every path but /healthz and /readyz, which kubelet probes call). Start() binds (port 0 picks a
+// free port) and serves on its own threads; Stop() or the destructor shuts it down.
 #pragma once
 
 #include <memory>
@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "common/error.h"
-#include "sinks/metrics/exposition.h"
 #include "node/state/state_view.h"
+#include "sinks/metrics/exposition.h"
 
 namespace httplib {
 class Server;
@@ -30,8 +30,7 @@ struct HttpOptions {
 class HttpServer {
  public:
   // `view` must outlive the server.
-  HttpServer(const node::StateView& view,
-             ExpositionOptions options);
+  HttpServer(const node::StateView& view, ExpositionOptions options);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

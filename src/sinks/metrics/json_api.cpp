@@ -26,7 +26,7 @@ json UnitsJson(const node::NodeState& s) {
                      {"gpu_index", u.gpu_index},
                      {"model", u.model},
                      {"mig_profile", u.mig_profile.empty() ? json(nullptr) : json(u.mig_profile)},
-                     {"sharing_mode", attribution::ToString(u.mode)},
+                     {"sharing_mode", domain::ToString(u.mode)},
                      {"replicas", u.replicas},
                      {"evidence", u.evidence},
                      {"memory_total_bytes", Optional(u.memory_total_bytes)},
@@ -57,7 +57,7 @@ json LedgerJson(const node::NodeState& s) {
     for (const auto& [key, o] : s.totals) {
       if (key.first != uuid) continue;
       json row = {
-          {"kind", attribution::ToString(key.second.kind)},
+          {"kind", domain::ToString(key.second.kind)},
           {"memory_byte_seconds", o.memory_byte_seconds},
           {"compute_seconds", o.compute_seconds},
           {"energy_joules",
@@ -65,7 +65,7 @@ json LedgerJson(const node::NodeState& s) {
           {"requested_share_seconds", o.requested_share_seconds},
           {"rules",
            {{"memory", o.memory_rule}, {"compute", o.compute_rule}, {"energy", o.energy_rule}}}};
-      if (key.second.kind == attribution::OwnerKind::kContainer) {
+      if (key.second.kind == domain::OwnerKind::kContainer) {
         row["namespace"] = key.second.ns, row["pod"] = key.second.pod,
         row["container"] = key.second.container;
       }
@@ -92,8 +92,8 @@ json ProcessesJson(const node::NodeState& s) {
   auto add = [&](const gpu::GpuProcess& p, const std::string& unit) {
     json owner = {{"kind", "unattributed"}, {"how", "not resolved"}};
     if (const auto it = s.owners.find(p.pid); it != s.owners.end()) {
-      owner = {{"kind", k8s::ToString(it->second.kind)}, {"how", it->second.how}};
-      if (it->second.kind == k8s::ProcessOwner::Kind::kContainer)
+      owner = {{"kind", domain::ToString(it->second.kind)}, {"how", it->second.how}};
+      if (it->second.kind == domain::OwnerKind::kContainer)
         owner["namespace"] = it->second.ns, owner["pod"] = it->second.pod,
         owner["container"] = it->second.container;
     }

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "node/state/node_state.h"
 #include "domain/sample.h"
+#include "node/state/node_state.h"
 
 namespace gpumeter::metrics {
 

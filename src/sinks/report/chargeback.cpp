@@ -9,13 +9,12 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 const char* const kIdleGroup = "__idle__";
 
-std::string Value(const std::string& dim, const store::UnitKey& unit, const attribution::Owner& o,
+std::string Value(const std::string& dim, const store::UnitKey& unit, const domain::Owner& o,
                   const Labels& labels) {
-  const bool container = o.kind == attribution::OwnerKind::kContainer;
+  const bool container = o.kind == domain::OwnerKind::kContainer;
   if (dim == "node") return unit.node;
   if (dim == "gpu_model") return unit.model.empty() ? "(unknown)" : unit.model;
-  if (!container)
-    return o.kind == attribution::OwnerKind::kIdle ? kIdleGroup : attribution::ToString(o.kind);
+  if (!container) return o.kind == domain::OwnerKind::kIdle ? kIdleGroup : domain::ToString(o.kind);
   if (dim == "namespace") return o.ns;
   if (dim == "pod") return o.ns + "/" + o.pod;
   if (dim == "container") return o.ns + "/" + o.pod + "/" + o.container;
@@ -56,7 +55,7 @@ Chargeback BuildChargeback(const std::vector<store::UnitRecord>& units, const La
   out.currency = pricing.currency();
   std::map<std::vector<std::string>, GroupTotals> groups;
   std::set<std::string> unpriced, flagged;
-  auto group = [&](const store::UnitKey& unit, const attribution::Owner& o) -> GroupTotals& {
+  auto group = [&](const store::UnitKey& unit, const domain::Owner& o) -> GroupTotals& {
     std::vector<std::string> key;
     for (const auto& d : dims) key.push_back(Value(d, unit, o, labels));
     auto& g = groups[key];
@@ -77,7 +76,7 @@ Chargeback BuildChargeback(const std::vector<store::UnitRecord>& units, const La
     for (const auto& o : u.owners) {
       auto& g = group(u.unit, o.owner);
       g.gpu_hours_held += o.requested_share_seconds * u.unit.fraction / 3600;
-      if (o.owner.kind == attribution::OwnerKind::kContainer)
+      if (o.owner.kind == domain::OwnerKind::kContainer)
         g.compute_hours += o.compute_seconds * u.unit.fraction / 3600;
       g.memory_gib_hours += o.memory_byte_seconds / kGiB / 3600;
       g.energy_kwh += o.energy_joules / 3.6e6;

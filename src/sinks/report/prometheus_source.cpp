@@ -147,7 +147,7 @@ Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t fr
     for (const auto& s : *r) {
       auto& o = owners[{Get(s, "node"), Get(s, "unit"), Get(s, "owner_kind"), Get(s, "namespace"),
                         Get(s, "pod"), Get(s, "container")}];
-      o.owner = {attribution::OwnerKindFromString(Get(s, "owner_kind")), Get(s, "namespace"),
+      o.owner = {domain::OwnerKindFromString(Get(s, "owner_kind")), Get(s, "namespace"),
                  Get(s, "pod"), Get(s, "container")};
       o.*field = s.value;
     }

@@ -142,7 +142,7 @@ std::string RenderFocus(const Chargeback& c, const Window& w, const Labels& labe
   for (const auto& u : c.units) {
     if (!u.price || u.cost <= 0) continue;
     for (const auto& r : u.rows) {
-      const bool container = r.owner.kind == attribution::OwnerKind::kContainer;
+      const bool container = r.owner.kind == domain::OwnerKind::kContainer;
       const double ratio = r.cost / u.cost;
       json details = {
           {"Elements", json::array({{{"AllocatedRatio", ratio},

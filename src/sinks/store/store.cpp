@@ -277,12 +277,12 @@ Expected<int64_t> Store::UnitId(const UnitKey& k) {
   return unit_ids_[k] = ins.Int(0);
 }
 
-Expected<int64_t> Store::OwnerId(const attribution::Owner& o) {
+Expected<int64_t> Store::OwnerId(const domain::Owner& o) {
   if (auto it = owner_ids_.find(o); it != owner_ids_.end()) return it->second;
   Stmt ins(db_,
            "INSERT INTO owners(kind, namespace, pod, container) VALUES(?,?,?,?) "
            "ON CONFLICT DO UPDATE SET kind = excluded.kind RETURNING id");
-  if (!ins.ok() || !ins.Bind(1, std::string(attribution::ToString(o.kind))) || !ins.Bind(2, o.ns) ||
+  if (!ins.ok() || !ins.Bind(1, std::string(domain::ToString(o.kind))) || !ins.Bind(2, o.ns) ||
       !ins.Bind(3, o.pod) || !ins.Bind(4, o.container) || ins.Step() != SQLITE_ROW)
     return tl::unexpected(Fail("recording owner " + o.ns + "/" + o.pod + "/" + o.container));
   new_owners_.push_back(o);
@@ -418,7 +418,7 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::QuerySnapshot(int64_
   // Minute ranges outside the whole hours: [m0, a) and [b, m1).
   const int64_t a = hours ? h0 * 60 : m1, b = hours ? h1 * 60 : m1;
   std::map<int64_t, UnitKey> units;
-  std::map<int64_t, attribution::Owner> owners;
+  std::map<int64_t, domain::Owner> owners;
   int rc;
   {
     Stmt s(db_, "SELECT id, node, uuid, gpu_uuid, model, mig_profile, mode, fraction FROM units");
@@ -430,8 +430,7 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::QuerySnapshot(int64_
     Stmt o(db_, "SELECT id, kind, namespace, pod, container FROM owners");
     if (!o.ok()) return tl::unexpected(Fail("reading owners"));
     while ((rc = o.Step()) == SQLITE_ROW)
-      owners[o.Int(0)] = {attribution::OwnerKindFromString(o.Text(1)), o.Text(2), o.Text(3),
-                          o.Text(4)};
+      owners[o.Int(0)] = {domain::OwnerKindFromString(o.Text(1)), o.Text(2), o.Text(3), o.Text(4)};
     if (rc != SQLITE_DONE) return tl::unexpected(Fail("reading owners"));
   }
   // Range scans in primary-key order, summed here: no temporary B-tree over a month of rows.

@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/attribution/attribute.h"
 #include "common/error.h"
+#include "core/attribution/attribute.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -33,7 +33,7 @@ struct UnitKey {
 };
 
 struct OwnerAmounts {
-  attribution::Owner owner;
+  domain::Owner owner;
   double memory_byte_seconds = 0, compute_seconds = 0, energy_joules = 0,
          requested_share_seconds = 0;
 };
@@ -101,7 +101,7 @@ class Store {
   Expected<void> Exec(const char* sql) const;
   Expected<void> Migrate();
   Expected<int64_t> UnitId(const UnitKey& key);
-  Expected<int64_t> OwnerId(const attribution::Owner& owner);
+  Expected<int64_t> OwnerId(const domain::Owner& owner);
   Error Fail(const std::string& what) const;  // the error of the last call, naming the file
   // Sums over [from, to) per unit, per `bucket_s` seconds (keyed by bucket start; 0: everything
   // under key 0). A bucket shorter than an hour still holds whole hours where only rollups remain.
@@ -124,9 +124,9 @@ class Store {
   // Ids of rows in `units` and `owners` (a cache, cleared when it grows large: pods churn); the
   // keys added by the open transaction, to forget if it rolls back.
   std::map<UnitKey, int64_t> unit_ids_;
-  std::map<attribution::Owner, int64_t> owner_ids_;
+  std::map<domain::Owner, int64_t> owner_ids_;
   std::vector<UnitKey> new_units_;
-  std::vector<attribution::Owner> new_owners_;
+  std::vector<domain::Owner> new_owners_;
 };
 
 }  // namespace gpumeter::store

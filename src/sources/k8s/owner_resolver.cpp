@@ -3,27 +3,15 @@
 namespace gpumeter::k8s {
 namespace {
 
-ProcessOwner Unattributed(std::string why) {
-  return {ProcessOwner::Kind::kUnattributed, {}, {}, {}, std::move(why)};
+domain::ProcessOwner Unattributed(std::string why) {
+  return {domain::OwnerKind::kUnattributed, {}, {}, {}, std::move(why)};
 }
 
 std::string Short(const std::string& id) { return id.substr(0, 12); }
 
 }  // namespace
 
-const char* ToString(ProcessOwner::Kind kind) {
-  switch (kind) {
-    case ProcessOwner::Kind::kContainer:
-      return "container";
-    case ProcessOwner::Kind::kSystem:
-      return "system";
-    case ProcessOwner::Kind::kUnattributed:
-      break;
-  }
-  return "unattributed";
-}
-
-ProcessOwner OwnerResolver::Resolve(uint32_t pid) {
+domain::ProcessOwner OwnerResolver::Resolve(uint32_t pid) {
   auto id = proc_.Identify(pid);
   if (!id) {
     if (id.error().code == ErrorCode::kNotFound)
@@ -33,7 +21,7 @@ ProcessOwner OwnerResolver::Resolve(uint32_t pid) {
   if (auto it = resolved_.find({pid, id->start_ticks}); it != resolved_.end()) return it->second;
   const auto& cg = id->cgroup;
   if (!cg.pod_uid && !cg.container_id)
-    return {ProcessOwner::Kind::kSystem, {}, {}, {}, "host process (cgroup " + cg.path + ")"};
+    return {domain::OwnerKind::kSystem, {}, {}, {}, "host process (cgroup " + cg.path + ")"};
 
   const PodInfo* pod = nullptr;
   const PodContainer* container = nullptr;
@@ -54,10 +42,10 @@ ProcessOwner OwnerResolver::Resolve(uint32_t pid) {
     return Unattributed("container " + Short(*cg.container_id) + where +
                         " not in the pod's status (a pod sandbox, or a restart not yet seen)");
   }
-  ProcessOwner owner{ProcessOwner::Kind::kContainer, pod->ns, pod->name, container->name,
-                     cg.pod_uid ? (cg.static_pod ? "cgroup static-pod hash + container ID"
-                                                 : "cgroup pod UID + container ID")
-                                : "cgroup container ID (pod hidden by a cgroup namespace)"};
+  domain::ProcessOwner owner{domain::OwnerKind::kContainer, pod->ns, pod->name, container->name,
+                             cg.pod_uid ? (cg.static_pod ? "cgroup static-pod hash + container ID"
+                                                         : "cgroup pod UID + container ID")
+                                        : "cgroup container ID (pod hidden by a cgroup namespace)"};
   resolved_.emplace(std::pair{pid, id->start_ticks}, owner);
   return owner;
 }

@@ -11,26 +11,17 @@
 #include <string>
 #include <utility>
 
+#include "domain/owner.h"
 #include "sources/k8s/pods.h"
 #include "sources/k8s/proc_reader.h"
 
 namespace gpumeter::k8s {
 
-struct ProcessOwner {
-  enum class Kind { kContainer, kSystem, kUnattributed };
-  Kind kind = Kind::kUnattributed;
-  std::string ns, pod, container;  // kContainer only
-  std::string how;                 // how it was found, or why not (for logs, rules and the API)
-};
-
-// "container", "system" or "unattributed".
-const char* ToString(ProcessOwner::Kind kind);
-
 class OwnerResolver {
  public:
   OwnerResolver(ProcReader& proc, const PodStore& pods) : proc_(proc), pods_(pods) {}
 
-  ProcessOwner Resolve(uint32_t pid);
+  domain::ProcessOwner Resolve(uint32_t pid);
 
   // Forgets processes whose PID is not in `live` (and ProcReader's cache of them).
   void Retain(const std::set<uint32_t>& live);
@@ -38,7 +29,7 @@ class OwnerResolver {
  private:
   ProcReader& proc_;
   const PodStore& pods_;
-  std::map<std::pair<uint32_t, uint64_t>, ProcessOwner>
+  std::map<std::pair<uint32_t, uint64_t>, domain::ProcessOwner>
       resolved_;  // (pid, start ticks) -> container
 };
 

@@ -9,20 +9,6 @@
 
 namespace gpumeter::k8s {
 
-const char* ToString(ShareMode m) {
-  switch (m) {
-    case ShareMode::kExclusive:
-      return "exclusive";
-    case ShareMode::kTimeSlicing:
-      return "time-slicing";
-    case ShareMode::kMps:
-      return "mps";
-    case ShareMode::kMig:
-      return "mig";
-  }
-  return "unknown";
-}
-
 Expected<DevicePluginSharing> ParseDevicePluginConfig(std::string_view text) {
   YAML::Node root;
   try {
@@ -39,7 +25,7 @@ Expected<DevicePluginSharing> ParseDevicePluginConfig(std::string_view text) {
   const bool use_mps = mps && mps.IsMap() && mps["resources"] && mps["resources"].IsSequence() &&
                        mps["resources"].size() > 0;
   const char* key = use_mps ? "mps" : "timeSlicing";
-  out.mode = use_mps ? ShareMode::kMps : ShareMode::kTimeSlicing;
+  out.mode = use_mps ? domain::SharingMode::kMps : domain::SharingMode::kTimeSlicing;
   const auto section = sharing[key];
   if (!section || !section.IsMap())
     return MakeError(ErrorCode::kInvalidInput,
@@ -189,13 +175,14 @@ AllocationResult BuildAllocations(const std::vector<ContainerAllocation>& contai
                     [](const std::string& r) { return IsSharedResourceName(r); });
     std::vector<std::string> why;
     if (is_mig) {
-      a.mode = ShareMode::kMig;
+      a.mode = domain::SharingMode::kMig;
       why.push_back("MIG instance (NVML)");
     } else if (conf != ev.configured.end()) {
       a.mode = conf->second.mode;
       why.push_back("configured for this GPU");
     } else if (seen.dra) {
-      a.mode = seen.holders.size() > 1 ? ShareMode::kTimeSlicing : ShareMode::kExclusive;
+      a.mode = seen.holders.size() > 1 ? domain::SharingMode::kTimeSlicing
+                                       : domain::SharingMode::kExclusive;
       why.push_back(seen.holders.size() > 1
                         ? "DRA claim device shared by " + std::to_string(seen.holders.size()) +
                               " containers"
@@ -203,17 +190,17 @@ AllocationResult BuildAllocations(const std::vector<ContainerAllocation>& contai
     } else if (plugin_replicas) {
       a.mode = ev.plugin_config->mode;
       why.push_back(std::string("device plugin config (sharing.") +
-                    (a.mode == ShareMode::kMps ? "mps" : "timeSlicing") + ")");
+                    (a.mode == domain::SharingMode::kMps ? "mps" : "timeSlicing") + ")");
     } else if (strategy == "mps" || strategy == "time-slicing") {
-      a.mode = strategy == "mps" ? ShareMode::kMps : ShareMode::kTimeSlicing;
+      a.mode = strategy == "mps" ? domain::SharingMode::kMps : domain::SharingMode::kTimeSlicing;
       why.push_back("node label nvidia.com/gpu.sharing-strategy=" + strategy);
     } else if (seen.replica_ids || shared_name || seen.holders.size() > 1) {
-      a.mode = ShareMode::kTimeSlicing;
+      a.mode = domain::SharingMode::kTimeSlicing;
       why.push_back(seen.replica_ids ? "replica IDs (::N)"
                     : shared_name    ? "a .shared resource name"
                                      : "several containers hold one GPU");
     } else {
-      a.mode = ShareMode::kExclusive;
+      a.mode = domain::SharingMode::kExclusive;
       why.push_back("one holder, no replica IDs");
     }
     if (conf != ev.configured.end() && !is_mig) {
@@ -224,8 +211,8 @@ AllocationResult BuildAllocations(const std::vector<ContainerAllocation>& contai
     } else if (plugin_replicas) {
       a.replicas = *plugin_replicas;
       if (is_mig) why.push_back("replicas from the device plugin config");
-    } else if (label_replicas && (seen.replica_ids || a.mode == ShareMode::kTimeSlicing ||
-                                  a.mode == ShareMode::kMps)) {
+    } else if (label_replicas && (seen.replica_ids || a.mode == domain::SharingMode::kTimeSlicing ||
+                                  a.mode == domain::SharingMode::kMps)) {
       a.replicas = *label_replicas;
       why.push_back("replicas from node label nvidia.com/gpu.replicas");
     } else if (seen.replica_ids) {

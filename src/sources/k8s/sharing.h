@@ -24,17 +24,17 @@
 #include <vector>
 
 #include "common/error.h"
+#include "domain/owner.h"
+#include "domain/sharing_mode.h"
 #include "sources/k8s/allocation.h"
 #include "sources/k8s/resource_slices.h"
 
 namespace gpumeter::k8s {
 
-enum class ShareMode { kExclusive, kTimeSlicing, kMps, kMig };
-const char* ToString(ShareMode mode);
-
 // The device plugin's sharing section (config file, `version: v1`).
 struct DevicePluginSharing {
-  ShareMode mode = ShareMode::kTimeSlicing;              // kMps when sharing.mps has resources
+  domain::SharingMode mode =
+      domain::SharingMode::kTimeSlicing;                 // kMps when sharing.mps has resources
   std::map<std::string, uint32_t> replicas_by_resource;  // e.g. nvidia.com/gpu -> 4
 };
 // Errors name the key and the problem (replicas must be >= 2, resources must be non-empty, …).
@@ -44,7 +44,7 @@ struct SharingEvidence {
   std::map<std::string, std::string> node_labels;
   std::optional<DevicePluginSharing> plugin_config;
   struct Configured {
-    ShareMode mode;
+    domain::SharingMode mode;
     uint32_t replicas;
   };
   std::map<std::string, Configured> configured;   // by GPU UUID (operator's configuration)
@@ -56,18 +56,12 @@ struct SharingEvidence {
   std::map<DraKey, DraDevice> dra_devices;
 };
 
-struct UnitHolder {
-  std::string ns, pod, container;
-  double share = 1;
-  uint32_t replicas_held = 1;
-};
-
 struct UnitAllocation {
   std::string unit_uuid;  // GPU-… or MIG-…
-  ShareMode mode = ShareMode::kExclusive;
+  domain::SharingMode mode = domain::SharingMode::kExclusive;
   uint32_t replicas = 1;
   std::string evidence;  // which evidence decided mode and replicas
-  std::vector<UnitHolder> holders;
+  std::vector<domain::UnitHolder> holders;
 };
 
 struct AllocationResult {

@@ -7,10 +7,9 @@
 
 namespace gpumeter::node {
 
-ApiServerPodSource::ApiServerPodSource(ApiServerOptions options) : options_(std::move(options)) {
-  status_.name = "pods";
-  status_.detail = "API server " + options_.config.server + " via " + options_.config.source;
-}
+ApiServerPodSource::ApiServerPodSource(ApiServerOptions options)
+    : options_(std::move(options)),
+      tracker_("pods", "API server " + options_.config.server + " via " + options_.config.source) {}
 
 ApiServerPodSource::~ApiServerPodSource() { Stop(); }
 
@@ -44,9 +43,9 @@ std::shared_ptr<const k8s::PodStore> ApiServerPodSource::Current() const {
   return current_;
 }
 
-SourceStatus ApiServerPodSource::Status() const {
+domain::SourceStatus ApiServerPodSource::Status() const {
   std::lock_guard lock(mu_);
-  return status_;
+  return tracker_.status();
 }
 
 void ApiServerPodSource::Publish(const k8s::PodStore& store) {
@@ -57,26 +56,20 @@ void ApiServerPodSource::Publish(const k8s::PodStore& store) {
 
 void ApiServerPodSource::Attempt() {
   std::lock_guard lock(mu_);
-  ++status_.attempts;
+  tracker_.Attempt();
 }
 
 void ApiServerPodSource::Succeeded() {
   std::lock_guard lock(mu_);
-  if (!status_.up && status_.failures > 0)
+  if (tracker_.Succeeded(std::chrono::steady_clock::now()))
     spdlog::info("API server {}: pods flowing again", options_.config.server);
-  status_.up = true;
-  status_.last_success = std::chrono::steady_clock::now();
-  status_.last_error.clear();
 }
 
 void ApiServerPodSource::Failed(const std::string& why) {
   std::lock_guard lock(mu_);
-  if (status_.up || status_.failures == 0)
+  if (tracker_.Failed(why))
     spdlog::warn("API server {}: {} (keeping the last good pods; retrying with backoff)",
                  options_.config.server, why);
-  status_.up = false;
-  ++status_.failures;
-  status_.last_error = why;
 }
 
 Expected<std::unique_ptr<httplib::Client>> ApiServerPodSource::Connect(bool watch) {
@@ -103,8 +96,8 @@ Expected<void> ApiServerPodSource::ListAndWatch() {
     auto r = (*client)->Get("/api/v1/pods?" + selector);
     {
       std::lock_guard lock(mu_);
-      status_.last_duration_seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      tracker_.SetDuration(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
     }
     {
       std::lock_guard lock(mu_);

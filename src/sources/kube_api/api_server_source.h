@@ -46,7 +46,7 @@ class ApiServerPodSource final : public PodSource {
   void Poll(std::chrono::steady_clock::time_point) override {
   }  // the work happens on its own thread
   std::shared_ptr<const k8s::PodStore> Current() const override;
-  SourceStatus Status() const override;
+  domain::SourceStatus Status() const override;
   uint64_t lists() const { return lists_.load(); }  // for tests and logs
 
  private:
@@ -67,7 +67,7 @@ class ApiServerPodSource final : public PodSource {
   std::atomic<bool> stopping_{false};  // read by the watch receiver without the lock
   httplib::Client* active_ = nullptr;  // the client of the request in flight (for Stop)
   std::shared_ptr<const k8s::PodStore> current_;
-  SourceStatus status_;
+  domain::SourceTracker tracker_;
   std::atomic<uint64_t> lists_{0};
   std::thread worker_;
 };

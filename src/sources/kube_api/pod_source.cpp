@@ -7,10 +7,8 @@
 
 namespace gpumeter::node {
 
-PodsFileSource::PodsFileSource(std::filesystem::path path) : path_(std::move(path)) {
-  status_.name = "pods";
-  status_.detail = "file " + path_.string();
-}
+PodsFileSource::PodsFileSource(std::filesystem::path path)
+    : path_(std::move(path)), tracker_("pods", "file " + path_.string()) {}
 
 void PodsFileSource::Poll(std::chrono::steady_clock::time_point now) {
   const auto begin = std::chrono::steady_clock::now();
@@ -19,18 +17,15 @@ void PodsFileSource::Poll(std::chrono::steady_clock::time_point now) {
   const auto size = ec ? 0 : std::filesystem::file_size(path_, ec);
   std::lock_guard lock(mu_);
   if (!ec && current_ && mtime == mtime_ && size == size_) {
-    status_.up = true;  // unchanged: nothing to read
+    tracker_.Unchanged();
     return;
   }
-  ++status_.attempts;
+  tracker_.Attempt();
   auto fail = [&](const std::string& why) {
-    if (status_.up || status_.attempts == 1)
+    if (tracker_.Failed(why))
       spdlog::warn("pods file {}: {} (keeping the last good pod set)", path_.string(), why);
-    status_.up = false;
-    ++status_.failures;
-    status_.last_error = why;
-    status_.last_duration_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    tracker_.SetDuration(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
   };
   if (ec) return fail("cannot stat: " + ec.message());
   std::ifstream in(path_);
@@ -39,16 +34,13 @@ void PodsFileSource::Poll(std::chrono::steady_clock::time_point now) {
   body << in.rdbuf();
   auto store = std::make_shared<k8s::PodStore>();
   if (auto applied = store->ApplyList(body.str()); !applied) return fail(applied.error().message);
-  if (!status_.up && status_.failures > 0)
+  if (tracker_.Succeeded(now))
     spdlog::info("pods file {}: read again ({} pods)", path_.string(), store->size());
   current_ = std::move(store);
   mtime_ = mtime;
   size_ = size;
-  status_.up = true;
-  status_.last_success = now;
-  status_.last_error.clear();
-  status_.last_duration_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  tracker_.SetDuration(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
 }
 
 std::shared_ptr<const k8s::PodStore> PodsFileSource::Current() const {
@@ -56,9 +48,9 @@ std::shared_ptr<const k8s::PodStore> PodsFileSource::Current() const {
   return current_;
 }
 
-SourceStatus PodsFileSource::Status() const {
+domain::SourceStatus PodsFileSource::Status() const {
   std::lock_guard lock(mu_);
-  return status_;
+  return tracker_.status();
 }
 
 }  // namespace gpumeter::node

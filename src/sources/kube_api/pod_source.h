@@ -9,8 +9,8 @@
 #include <memory>
 #include <mutex>
 
-#include "sources/k8s/pods.h"
 #include "domain/source_status.h"
+#include "sources/k8s/pods.h"
 
 namespace gpumeter::node {
 
@@ -22,7 +22,7 @@ class PodSource {
   virtual void Poll(std::chrono::steady_clock::time_point now) = 0;
   // The last good pod set; null before the first success. Each update is a new object.
   virtual std::shared_ptr<const k8s::PodStore> Current() const = 0;
-  virtual SourceStatus Status() const = 0;
+  virtual domain::SourceStatus Status() const = 0;
 };
 
 // Reads a PodList (as `kubectl get pods -o json` prints it) from a file, and again whenever its
@@ -33,13 +33,13 @@ class PodsFileSource final : public PodSource {
   explicit PodsFileSource(std::filesystem::path path);
   void Poll(std::chrono::steady_clock::time_point now) override;
   std::shared_ptr<const k8s::PodStore> Current() const override;
-  SourceStatus Status() const override;
+  domain::SourceStatus Status() const override;
 
  private:
   std::filesystem::path path_;
   mutable std::mutex mu_;
   std::shared_ptr<const k8s::PodStore> current_;
-  SourceStatus status_;
+  domain::SourceTracker tracker_;
   std::filesystem::file_time_type mtime_{};
   uintmax_t size_ = 0;
 };

@@ -8,10 +8,8 @@
 namespace gpumeter::node {
 
 ApiServerSliceSource::ApiServerSliceSource(SliceSourceOptions options)
-    : options_(std::move(options)) {
-  status_.name = "resourceslices";
-  status_.detail = "API server " + options_.config.server;
-}
+    : options_(std::move(options)),
+      tracker_("resourceslices", "API server " + options_.config.server) {}
 
 ApiServerSliceSource::~ApiServerSliceSource() { Stop(); }
 
@@ -42,9 +40,9 @@ std::shared_ptr<const k8s::ResourceSliceStore> ApiServerSliceSource::Current() c
   return current_;
 }
 
-SourceStatus ApiServerSliceSource::Status() const {
+domain::SourceStatus ApiServerSliceSource::Status() const {
   std::lock_guard lock(mu_);
-  return status_;
+  return tracker_.status();
 }
 
 void ApiServerSliceSource::ListOnce() {
@@ -82,20 +80,14 @@ void ApiServerSliceSource::ListOnce() {
     }
   }
   std::lock_guard lock(mu_);
-  ++status_.attempts;
-  status_.last_duration_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  tracker_.Attempt();
+  tracker_.SetDuration(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
   if (store) {
     current_ = std::move(store);
-    status_.up = true;
-    status_.last_success = std::chrono::steady_clock::now();
-    status_.last_error.clear();
+    tracker_.Succeeded(std::chrono::steady_clock::now());
   } else {
-    if (status_.up || status_.failures == 0)
-      spdlog::warn("{} (keeping the last good DRA devices)", error);
-    status_.up = false;
-    ++status_.failures;
-    status_.last_error = error;
+    if (tracker_.Failed(error)) spdlog::warn("{} (keeping the last good DRA devices)", error);
   }
 }
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <thread>
 
+#include "domain/source_status.h"
 #include "sources/k8s/resource_slices.h"
 #include "sources/kube_api/kubeconfig.h"
-#include "domain/source_status.h"
 
 namespace httplib {
 class Client;
@@ -27,7 +27,7 @@ class SliceSource {
   virtual ~SliceSource() = default;
   virtual std::shared_ptr<const k8s::ResourceSliceStore> Current()
       const = 0;  // null before the first list
-  virtual SourceStatus Status() const = 0;
+  virtual domain::SourceStatus Status() const = 0;
 };
 
 struct SliceSourceOptions {
@@ -47,7 +47,7 @@ class ApiServerSliceSource final : public SliceSource {
   void Start();
   void Stop();
   std::shared_ptr<const k8s::ResourceSliceStore> Current() const override;
-  SourceStatus Status() const override;
+  domain::SourceStatus Status() const override;
 
  private:
   void Run();
@@ -60,7 +60,7 @@ class ApiServerSliceSource final : public SliceSource {
   bool finished_ = false;              // Run has returned
   httplib::Client* active_ = nullptr;  // the request in flight (for Stop)
   std::shared_ptr<const k8s::ResourceSliceStore> current_;
-  SourceStatus status_;
+  domain::SourceTracker tracker_;
   std::thread worker_;
 };
 

@@ -8,37 +8,34 @@ namespace gpumeter::kubelet {
 
 PodResourcesSource::PodResourcesSource(std::unique_ptr<PodResourcesClient> client,
                                        BackoffOptions backoff)
-    : client_(std::move(client)), backoff_(backoff) {}
+    : client_(std::move(client)), backoff_(backoff) {
+  static_cast<domain::SourceStatus&>(status_) = tracker_.status();
+}
 
 bool PodResourcesSource::Poll(Clock::time_point now) {
-  if (now < status_.next_attempt) return false;
+  if (now < next_attempt_) return false;
   const auto begin = Clock::now();
   auto list = client_->List();
-  ++status_.attempts;
-  status_.last_duration_seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  tracker_.Attempt();
+  tracker_.SetDuration(std::chrono::duration<double>(Clock::now() - begin).count());
   if (list) {
-    if (status_.consecutive_failures > 0)
+    const int failed = tracker_.status().consecutive_failures;
+    if (tracker_.Succeeded(now))
       spdlog::info("kubelet PodResources at {}: back after {} failed polls",
-                   client_->options().socket_path, status_.consecutive_failures);
+                   client_->options().socket_path, failed);
     allocations_ = std::make_shared<const Allocations>(std::move(*list));
-    status_.up = true;
-    status_.last_success = now;
-    status_.consecutive_failures = 0;
-    status_.last_error.clear();
-    status_.next_attempt = now;
+    next_attempt_ = now;
     delay_ = std::chrono::milliseconds(0);
-    return true;
+  } else {
+    // Log the first failure of an outage, not every retry; the status carries the latest.
+    if (tracker_.Failed(list.error().message))
+      spdlog::warn("{} (keeping the last good allocations; retrying with backoff)",
+                   list.error().message);
+    delay_ = delay_.count() == 0 ? backoff_.initial : std::min(backoff_.max, delay_ * 2);
+    next_attempt_ = now + delay_;
   }
-  // Log the first failure of an outage, not every retry; the status carries the latest.
-  if (status_.consecutive_failures == 0)
-    spdlog::warn("{} (keeping the last good allocations; retrying with backoff)",
-                 list.error().message);
-  status_.up = false;
-  ++status_.consecutive_failures;
-  ++status_.failures;
-  status_.last_error = list.error().message;
-  delay_ = delay_.count() == 0 ? backoff_.initial : std::min(backoff_.max, delay_ * 2);
-  status_.next_attempt = now + delay_;
+  static_cast<domain::SourceStatus&>(status_) = tracker_.status();
+  status_.next_attempt = next_attempt_;
   return true;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "domain/source_status.h"
 #include "sources/kubelet/pod_resources.h"
 
 namespace gpumeter::kubelet {
@@ -27,13 +28,8 @@ class PodResourcesSource {
   using Clock = std::chrono::steady_clock;
   using Allocations = std::vector<ContainerAllocation>;
 
-  struct Status {
-    bool up = false;  // the last poll succeeded
-    std::optional<Clock::time_point> last_success;
-    int consecutive_failures = 0;
-    uint64_t attempts = 0, failures = 0;  // totals since start (monotonic)
-    double last_duration_seconds = 0;     // of the last List
-    std::string last_error;
+  // The source's status ("kubelet"), and when the next poll may run (backoff).
+  struct Status : domain::SourceStatus {
     Clock::time_point next_attempt{};
   };
 
@@ -51,7 +47,9 @@ class PodResourcesSource {
   std::unique_ptr<PodResourcesClient> client_;
   BackoffOptions backoff_;
   std::chrono::milliseconds delay_{0};
-  Status status_;
+  domain::SourceTracker tracker_{"kubelet", "socket"};
+  Clock::time_point next_attempt_{};
+  Status status_;  // tracker_'s status with next_attempt_, refreshed after each poll
   std::shared_ptr<const Allocations> allocations_;
 };
 

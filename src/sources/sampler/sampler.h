@@ -39,8 +39,6 @@ class CallWatch final : public gpu::CallObserver {
   std::atomic<int64_t> started_ns_{0};  // steady clock; 0 = no call in flight
 };
 
-
-
 struct SamplerOptions {
   std::chrono::milliseconds interval{1000};
   std::chrono::milliseconds call_deadline{2000};

@@ -109,7 +109,7 @@ TEST(Accountant, ALostMigGpuKeepsEveryUnitIncludingItsFreeSlices) {
     capacity += l.memory_capacity_byte_seconds;
     ASSERT_EQ(l.rows.size(), 1u) << l.uuid;
     EXPECT_EQ(l.rows[0].owner.kind, OwnerKind::kUnattributed) << l.uuid;
-    EXPECT_STREQ(l.rows[0].memory_rule, "GPU lost: no readings");
+    EXPECT_STREQ(ToString(l.rows[0].memory_rule), "GPU lost: no readings");
   }
   EXPECT_DOUBLE_EQ(capacity, 1000.0 * 2) << "the whole GPU's memory, as before it was lost";
 }
@@ -130,7 +130,8 @@ TEST(Accountant, IdlePowerIsFittedFromTheGpusOwnHistory) {
   for (int i = 0; i < 10; ++i, t += 1) ls = acc.Step(Snap({at(0.1 + 0.08 * i)}), 1.0);
   ASSERT_TRUE(acc.IdleWatts("GPU-m"));
   EXPECT_NEAR(*acc.IdleWatts("GPU-m"), 90, 1e-3);
-  EXPECT_NE(std::string(Unit(ls, "MIG-0")->rows[0].energy_rule).find("idle power by instance size"),
+  EXPECT_NE(std::string(ToString(Unit(ls, "MIG-0")->rows[0].energy_rule))
+                .find("idle power by instance size"),
             std::string::npos);
 }
 
@@ -142,9 +143,9 @@ TEST(Accountant, WithoutIdlePowerEnergyFollowsActivityAndSaysSo) {
   EXPECT_NEAR(*Unit(ls, "MIG-0")->energy_joules, e * 0.6, 1e-9);  // 3 × 0.5 of 5 × 0.5
   EXPECT_NEAR(*Unit(ls, "MIG-1")->energy_joules, e * 0.4, 1e-9);
   EXPECT_NEAR(*Unit(ls, "MIG-2")->energy_joules, 0, 1e-9);
-  EXPECT_NE(
-      std::string(Unit(ls, "MIG-0")->rows[0].energy_rule).find("idle power not yet estimated"),
-      std::string::npos);
+  EXPECT_NE(std::string(ToString(Unit(ls, "MIG-0")->rows[0].energy_rule))
+                .find("idle power not yet estimated"),
+            std::string::npos);
 }
 
 TEST(Accountant, UnknownInstanceActivitySplitsBySize) {
@@ -155,7 +156,7 @@ TEST(Accountant, UnknownInstanceActivitySplitsBySize) {
   const auto ls = acc.Step(Snap({std::move(d)}), 1);
   const double e = 90 + 610 * 0.5 * 6 / 7;
   EXPECT_NEAR(*Unit(ls, "MIG-0")->energy_joules, e * 3 / 6, 1e-9);
-  EXPECT_NE(std::string(Unit(ls, "MIG-0")->rows[0].energy_rule).find("activity unknown"),
+  EXPECT_NE(std::string(ToString(Unit(ls, "MIG-0")->rows[0].energy_rule)).find("activity unknown"),
             std::string::npos);
   const auto* un = Find(*Unit(ls, "MIG-1"), Owner{OwnerKind::kUnattributed, {}, {}, {}});
   ASSERT_TRUE(un);
@@ -191,7 +192,7 @@ TEST(Accountant, ALostGpuIsAccountedAsUnattributedFromItsLastGoodSample) {
   ASSERT_TRUE(un);
   EXPECT_DOUBLE_EQ(un->memory_byte_seconds, 2000);
   EXPECT_DOUBLE_EQ(un->compute_seconds, 2);
-  EXPECT_STREQ(un->compute_rule, "GPU lost: no readings");
+  EXPECT_STREQ(ToString(un->compute_rule), "GPU lost: no readings");
   // The allocation is still held while the GPU is lost.
   const auto* holder = Find(*b, C("holder-GPU-b"));
   ASSERT_TRUE(holder);
@@ -201,8 +202,9 @@ TEST(Accountant, ALostGpuIsAccountedAsUnattributedFromItsLastGoodSample) {
   // A GPU that vanished from the sample altogether is accounted the same way.
   ls = acc.Step(Snap({Whole("GPU-a")}), 1);
   ASSERT_TRUE(Unit(ls, "GPU-b"));
-  EXPECT_STREQ(Find(*Unit(ls, "GPU-b"), Owner{OwnerKind::kUnattributed, {}, {}, {}})->memory_rule,
-               "GPU missing from the sample");
+  EXPECT_STREQ(
+      ToString(Find(*Unit(ls, "GPU-b"), Owner{OwnerKind::kUnattributed, {}, {}, {}})->memory_rule),
+      "GPU missing from the sample");
 
   // Back: a fresh start, no deltas across the gap (no energy, memory from this reading only).
   auto back = Whole("GPU-b");

@@ -63,7 +63,7 @@ TEST(Attribute, TimeSlicingWithSamplesBelowBusy) {
   EXPECT_NEAR(Cpu(l, OwnerKind::kIdle), 3.0, 1e-12);
   EXPECT_EQ(Find(l, OwnerKind::kContainer, "c"), nullptr)
       << "nothing known about c: no row, not a zero";
-  EXPECT_THAT(Find(l, OwnerKind::kContainer, "a")->compute_rule,
+  EXPECT_THAT(ToString(Find(l, OwnerKind::kContainer, "a")->compute_rule),
               HasSubstr("per-process SM samples"));
 }
 
@@ -72,7 +72,7 @@ TEST(Attribute, EnergyFollowsTheUnitsTime) {
   UnitObservation u = MakeUnit("GPU-1", SharingMode::kTimeSlicing, 80 * kGiB, 40 * kGiB, 1 * kGiB,
                                0.70, {{1, kA, 10 * kGiB, 0.30, {}}, {2, kB, 20 * kGiB, 0.25, {}}});
   u.energy_joules = 1000;
-  u.energy_rule = "energy counter delta";
+  u.energy_rule = Rule::kEnergyCounterDelta;
   const auto l = AttributeUnit(u, 10);
   ASSERT_TRUE(l.energy_joules);
   EXPECT_NEAR(Find(l, OwnerKind::kContainer, "a")->energy_joules, 300, 1e-9);
@@ -81,7 +81,7 @@ TEST(Attribute, EnergyFollowsTheUnitsTime) {
   EXPECT_NEAR(Find(l, OwnerKind::kIdle)->energy_joules, 300, 1e-9);
   EXPECT_EQ(Find(l, OwnerKind::kSystem)->energy_joules, 0.0)
       << "the reservation draws no compute time";
-  EXPECT_STREQ(Find(l, OwnerKind::kContainer, "a")->energy_rule, "energy counter delta");
+  EXPECT_STREQ(ToString(Find(l, OwnerKind::kContainer, "a")->energy_rule), "energy counter delta");
 }
 
 TEST(Attribute, SamplesAboveBusyAreScaledDown) {
@@ -92,7 +92,8 @@ TEST(Attribute, SamplesAboveBusyAreScaledDown) {
   EXPECT_NEAR(Cpu(l, OwnerKind::kContainer, "a"), 0.5 * 60 / 90, 1e-12);
   EXPECT_NEAR(Cpu(l, OwnerKind::kContainer, "b"), 0.4 * 60 / 90, 1e-12);
   EXPECT_NEAR(Cpu(l, OwnerKind::kIdle), 0.4, 1e-12);
-  EXPECT_THAT(Find(l, OwnerKind::kContainer, "a")->compute_rule, HasSubstr("scaled to busy"));
+  EXPECT_THAT(ToString(Find(l, OwnerKind::kContainer, "a")->compute_rule),
+              HasSubstr("scaled to busy"));
 }
 
 TEST(Attribute, MpsFallsBackToThreadsThenMemory) {
@@ -101,12 +102,13 @@ TEST(Attribute, MpsFallsBackToThreadsThenMemory) {
   auto l = AttributeUnit(u, 4);
   EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 0.5 * 0.25 * 4);
   EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "b"), 0.5 * 0.75 * 4);
-  EXPECT_THAT(Find(l, OwnerKind::kContainer, "a")->compute_rule,
+  EXPECT_THAT(ToString(Find(l, OwnerKind::kContainer, "a")->compute_rule),
               HasSubstr("active-thread percentage"));
   u.processes[1].mps_thread_fraction.reset();  // one client without a limit: use memory
   l = AttributeUnit(u, 4);
   EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 0.5 * 10 / 40 * 4);
-  EXPECT_THAT(Find(l, OwnerKind::kContainer, "b")->compute_rule, HasSubstr("memory share"));
+  EXPECT_THAT(ToString(Find(l, OwnerKind::kContainer, "b")->compute_rule),
+              HasSubstr("memory share"));
 }
 
 TEST(Attribute, MigWithoutActivityIsUnknownNotIdle) {
@@ -115,11 +117,13 @@ TEST(Attribute, MigWithoutActivityIsUnknownNotIdle) {
   auto l = AttributeUnit(u, 2);
   EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kUnattributed), 2.0);
   EXPECT_EQ(Cpu(l, OwnerKind::kIdle), 0.0);
-  EXPECT_THAT(Find(l, OwnerKind::kUnattributed)->compute_rule, HasSubstr("activity unknown"));
+  EXPECT_THAT(ToString(Find(l, OwnerKind::kUnattributed)->compute_rule),
+              HasSubstr("activity unknown"));
   u.busy_fraction = 0.7;  // GPM SM activity of the instance
   l = AttributeUnit(u, 2);
   EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 1.4);
-  EXPECT_THAT(Find(l, OwnerKind::kContainer, "a")->compute_rule, HasSubstr("single tenant"));
+  EXPECT_THAT(ToString(Find(l, OwnerKind::kContainer, "a")->compute_rule),
+              HasSubstr("single tenant"));
 }
 
 TEST(Attribute, UnknownContainerAndUnknownMemoryState) {

@@ -93,11 +93,11 @@ TEST(Observe, EnergyFromCounterElsePowerElseUnknown) {
   now.power_watts = 700;
   auto u = Observe(&before, now, 2.0, {})[0];
   EXPECT_DOUBLE_EQ(*u.energy_joules, 600);
-  EXPECT_STREQ(u.energy_rule, "energy counter delta");
+  EXPECT_STREQ(ToString(u.energy_rule), "energy counter delta");
   now.energy_joules = 5;  // counter reset (driver reload): never a negative delta
   u = Observe(&before, now, 2.0, {})[0];
   EXPECT_DOUBLE_EQ(*u.energy_joules, 1200);
-  EXPECT_NE(std::string(u.energy_rule).find("mean board power"), std::string::npos);
+  EXPECT_NE(std::string(ToString(u.energy_rule)).find("mean board power"), std::string::npos);
   now.power_watts.reset();
   EXPECT_FALSE(Observe(&before, now, 2.0, {})[0].energy_joules.has_value());
   EXPECT_FALSE(Observe(nullptr, now, 2.0, {})[0].energy_joules.has_value())

@@ -8,8 +8,8 @@
 namespace gpumeter::cost {
 namespace {
 
-using attribution::Owner;
-using attribution::OwnerKind;
+using domain::Owner;
+using domain::OwnerKind;
 
 Owner C(const std::string& pod) { return {OwnerKind::kContainer, "ns", pod, "c"}; }
 Owner K(OwnerKind k) { return {k, {}, {}, {}}; }

@@ -7,9 +7,9 @@
 namespace gpumeter::guard {
 namespace {
 
-using attribution::Owner;
-using attribution::OwnerKind;
-using attribution::SharingMode;
+using domain::Owner;
+using domain::OwnerKind;
+using domain::SharingMode;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr const char* kModel = "NVIDIA H100 80GB HBM3";
@@ -388,7 +388,7 @@ TEST(Guard, AnEstimatedSplitCannotShowATenantIdle) {
   Guard g(c, nullptr);
   // No per-process samples: the busy time was split by memory, and the small tenant got little.
   auto a = Row(kA, 1, 0.006, 60), b = Row(kB, 79, 0.494, 60);
-  a.compute_rule = b.compute_rule = "memory share (no per-process samples)";
+  a.compute_rule = b.compute_rule = domain::Rule::kMemoryShareNoSamples;
   const auto l = Ledger("GPU-0", 60, {a, b, Row(kIdle, 0, 0.5, 60)});
   g.Update(Pass({Unit("GPU-0", SharingMode::kTimeSlicing, {{kA, 0.5}, {kB, 0.5}},
                       {Proc(5, kA), Proc(6, kB)}, &l)}));
@@ -400,7 +400,7 @@ TEST(Guard, AnEstimatedSplitCannotShowATenantIdle) {
 TEST(Guard, UnknownDeviceMemoryIsNoOutOfMemoryRisk) {
   // The device's used memory is unknown: what the processes do not hold went to unattributed.
   auto unknown = Row(kUnattributed, 20, 0, 60);
-  unknown.memory_rule = "device memory state unknown";
+  unknown.memory_rule = domain::Rule::kMemoryStateUnknown;
   const auto l = Ledger("GPU-0", 60, {Row(kA, 30, 0.3, 60), Row(kB, 30, 0.3, 60), unknown});
   Guard g(GuardConfig{}, nullptr);
   g.Update(Pass({Unit("GPU-0", SharingMode::kTimeSlicing, {{kA, 0.5}, {kB, 0.5}},

@@ -12,8 +12,8 @@
 namespace gpumeter::rightsize {
 namespace {
 
-using attribution::Owner;
-using attribution::OwnerKind;
+using domain::Owner;
+using domain::OwnerKind;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr const char* kH100 = "NVIDIA H100 80GB HBM3";

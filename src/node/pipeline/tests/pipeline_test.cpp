@@ -15,8 +15,8 @@ namespace gpumeter::node {
 namespace {
 
 namespace fs = std::filesystem;
-using attribution::OwnerKind;
-using attribution::SharingMode;
+using domain::OwnerKind;
+using domain::SharingMode;
 
 constexpr const char* kGpu0 =
     "GPU-b1028956-cfa2-0990-bf4a-5da9abb51763";  // time-sliced, 2 replicas
@@ -103,8 +103,8 @@ class Pipeline : public ::testing::Test {
 
   // GPU 0: chat-0 (pid 101, 4 GiB) and chat-1 (pid 102, 2 GiB) time-slice it; GPU 1: a host
   // process. Energy counters advance by 200 J and 80 J per pass.
-  std::shared_ptr<const gpu::SampleResult> Pass(int k, std::vector<uint32_t> pids_on_gpu0 = {
-                                                               101, 102}) {
+  std::shared_ptr<const gpu::SampleResult> Pass(int k,
+                                                std::vector<uint32_t> pids_on_gpu0 = {101, 102}) {
     auto r = std::make_shared<gpu::SampleResult>();
     r->sequence = static_cast<uint64_t>(k);
     r->taken = t0_ + std::chrono::seconds(k);
@@ -155,11 +155,11 @@ TEST_F(Pipeline, OwnersHoldersModesAndTotalsFromTheRealSources) {
   EXPECT_EQ(s->intervals, 3u);
 
   ASSERT_EQ(s->owners.size(), 3u);
-  EXPECT_EQ(s->owners.at(101).kind, k8s::ProcessOwner::Kind::kContainer);
+  EXPECT_EQ(s->owners.at(101).kind, domain::OwnerKind::kContainer);
   EXPECT_EQ(s->owners.at(101).pod, "chat-0");
   EXPECT_EQ(s->owners.at(101).how, "cgroup pod UID + container ID");
   EXPECT_EQ(s->owners.at(102).pod, "chat-1");
-  EXPECT_EQ(s->owners.at(103).kind, k8s::ProcessOwner::Kind::kSystem);
+  EXPECT_EQ(s->owners.at(103).kind, domain::OwnerKind::kSystem);
 
   const auto* u0 = s->FindUnit(kGpu0);
   ASSERT_NE(u0, nullptr);
@@ -280,12 +280,12 @@ TEST_F(Pipeline, ExitsDeletedPodsAndReusedPids) {
   fs::remove_all(proc_ / "102");
   WriteHostProc(102, 900);
   pipeline_->OnPass(Pass(2));
-  EXPECT_EQ(pipeline_->Latest()->owners.at(102).kind, k8s::ProcessOwner::Kind::kSystem);
+  EXPECT_EQ(pipeline_->Latest()->owners.at(102).kind, domain::OwnerKind::kSystem);
   // A process NVML lists that is gone from /proc by the time it is read: unattributed, with why.
   fs::remove_all(proc_ / "101");
   pipeline_->OnPass(Pass(3));
   const auto s = pipeline_->Latest();
-  EXPECT_EQ(s->owners.at(101).kind, k8s::ProcessOwner::Kind::kUnattributed);
+  EXPECT_EQ(s->owners.at(101).kind, domain::OwnerKind::kUnattributed);
   EXPECT_NE(s->owners.at(101).how.find("exited"), std::string::npos) << s->owners.at(101).how;
   EXPECT_TRUE(s->sources[2].up) << "an exit is not a /proc failure";
 }
@@ -332,7 +332,7 @@ TEST_F(Pipeline, TimeScaleStretchesIntervals) {
   fast.OnPass(Pass(0));
   fast.OnPass(Pass(1));
   EXPECT_DOUBLE_EQ(fast.Latest()->unit_totals.at(kGpu0).seconds, 10.0);
-  EXPECT_EQ(fast.Latest()->owners.at(101).kind, k8s::ProcessOwner::Kind::kUnattributed)
+  EXPECT_EQ(fast.Latest()->owners.at(101).kind, domain::OwnerKind::kUnattributed)
       << "no pods: no names";
 }
 
@@ -351,7 +351,7 @@ class FixedSlices final : public SliceSource {
     store_ = std::move(store);
   }
   std::shared_ptr<const k8s::ResourceSliceStore> Current() const override { return store_; }
-  SourceStatus Status() const override {
+  domain::SourceStatus Status() const override {
     return {"resourceslices", true, ok_, std::nullopt, 1, 0, std::nullopt, "", "test"};
   }
 

@@ -5,13 +5,13 @@
 
 #include <gtest/gtest.h>
 
-#include "sources/k8s/owner_resolver.h"
 #include "sim/scenario/loader.h"
 #include "sim/scenario/truth.h"
+#include "sources/k8s/owner_resolver.h"
 #include "support/paths.h"
 #include "support/temp_dir.h"
 
-namespace gpumeter::app {
+namespace gpumeter::sim {
 namespace {
 
 class EveryScenario : public ::testing::TestWithParam<const char*> {};
@@ -33,11 +33,9 @@ TEST_P(EveryScenario, EveryLiveProcessResolvesToItsOwner) {
       if (!scenario::IsAlive(p, t)) continue;
       const auto o = resolver.Resolve(p.pid);
       if (!p.container) {
-        EXPECT_EQ(o.kind, k8s::ProcessOwner::Kind::kSystem)
-            << p.pid << " at " << t << ": " << o.how;
+        EXPECT_EQ(o.kind, domain::OwnerKind::kSystem) << p.pid << " at " << t << ": " << o.how;
       } else {
-        ASSERT_EQ(o.kind, k8s::ProcessOwner::Kind::kContainer)
-            << p.pid << " at " << t << ": " << o.how;
+        ASSERT_EQ(o.kind, domain::OwnerKind::kContainer) << p.pid << " at " << t << ": " << o.how;
         EXPECT_EQ(o.ns + "/" + o.pod + "/" + o.container, p.container->Key())
             << p.pid << " at " << t;
       }
@@ -48,7 +46,7 @@ TEST_P(EveryScenario, EveryLiveProcessResolvesToItsOwner) {
   // Before any process started the tree holds none of them (entries of dead processes are removed).
   ASSERT_TRUE(WriteProcFixture(dir.path(), *s, -1));
   for (const auto& p : s->processes)
-    EXPECT_EQ(resolver.Resolve(p.pid).kind, k8s::ProcessOwner::Kind::kUnattributed) << p.pid;
+    EXPECT_EQ(resolver.Resolve(p.pid).kind, domain::OwnerKind::kUnattributed) << p.pid;
 }
 
 INSTANTIATE_TEST_SUITE_P(Bundled, EveryScenario,
@@ -89,4 +87,4 @@ TEST(ScenarioFixture, AnUnwritableRootIsAClearError) {
 }
 
 }  // namespace
-}  // namespace gpumeter::app
+}  // namespace gpumeter::sim

@@ -52,7 +52,7 @@ TEST(Loader, MinimalScenarioParses) {
   ASSERT_TRUE(s.has_value()) << s.error().message;
   ASSERT_EQ(s->gpus.size(), 1u);
   EXPECT_EQ(s->gpus[0].memory_bytes, 1024ull << 20);
-  EXPECT_EQ(s->gpus[0].sharing.mode, SharingMode::kExclusive);
+  EXPECT_EQ(s->gpus[0].sharing.mode, domain::SharingMode::kExclusive);
   ASSERT_EQ(s->processes.size(), 1u);
   EXPECT_EQ(s->processes[0].container->Key(), "ns/p/c");
   ASSERT_EQ(s->processes[0].usage[0].duty.size(), 1u);
@@ -73,9 +73,9 @@ TEST(Loader, BundledScenariosCoverEverySharingMode) {
   ASSERT_TRUE(node);
   bool ex = false, ts = false, mps = false, mig = false;
   for (const auto& g : node->gpus) {
-    ex |= !g.mig_enabled && g.sharing.mode == SharingMode::kExclusive;
-    ts |= g.sharing.mode == SharingMode::kTimeSlicing;
-    mps |= g.sharing.mode == SharingMode::kMps;
+    ex |= !g.mig_enabled && g.sharing.mode == domain::SharingMode::kExclusive;
+    ts |= g.sharing.mode == domain::SharingMode::kTimeSlicing;
+    mps |= g.sharing.mode == domain::SharingMode::kMps;
     mig |= g.mig_enabled;
   }
   EXPECT_EQ(node->gpus.size(), 8u);

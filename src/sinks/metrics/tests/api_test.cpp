@@ -11,8 +11,8 @@
 namespace gpumeter::metrics {
 namespace {
 
-using attribution::Owner;
-using attribution::OwnerKind;
+using domain::Owner;
+using domain::OwnerKind;
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -31,8 +31,7 @@ node::NodeState State() {
                  {8, gpu::ProcessType::kMps, std::nullopt, {}, {}}};
   r->snapshot.devices.push_back(d);
   s.latest = s.last_good = r;
-  s.owners[7] = {k8s::ProcessOwner::Kind::kContainer, "ns", "p", "c",
-                 "cgroup pod UID + container ID"};
+  s.owners[7] = {domain::OwnerKind::kContainer, "ns", "p", "c", "cgroup pod UID + container ID"};
   node::UnitInfo u;
   u.uuid = u.gpu_uuid = "GPU-x";
   u.model = "Test GPU";

@@ -47,8 +47,8 @@ gpu::SamplerHealth Health() {
   return h;
 }
 
-using attribution::Owner;
-using attribution::OwnerKind;
+using domain::Owner;
+using domain::OwnerKind;
 
 // A node after 10 s on GPU-x, time-sliced between two containers (one of them idle), with a host
 // process and an unknown PID.
@@ -58,12 +58,12 @@ node::NodeState State() {
   s.passes = 11;
   s.intervals = 10;
   s.latest = s.last_good = Pass();
-  s.owners[1] = {k8s::ProcessOwner::Kind::kContainer, "ns", "pod \"quoted\"\\", "c", "cgroup"};
-  s.owners[2] = {k8s::ProcessOwner::Kind::kSystem, "", "", "", "host"};
+  s.owners[1] = {domain::OwnerKind::kContainer, "ns", "pod \"quoted\"\\", "c", "cgroup"};
+  s.owners[2] = {domain::OwnerKind::kSystem, "", "", "", "host"};
   node::UnitInfo u;
   u.uuid = u.gpu_uuid = "GPU-x";
   u.model = "Test GPU";
-  u.mode = attribution::SharingMode::kTimeSlicing;
+  u.mode = domain::SharingMode::kTimeSlicing;
   u.replicas = 2;
   u.evidence = "node label nvidia.com/gpu.replicas=2";
   u.holders = {{"ns", "pod \"quoted\"\\", "c", 0.5, 1}, {"ns", "lazy", "c", 0.5, 1}};

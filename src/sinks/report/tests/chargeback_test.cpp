@@ -18,8 +18,8 @@
 namespace gpumeter::report {
 namespace {
 
-using attribution::Owner;
-using attribution::OwnerKind;
+using domain::Owner;
+using domain::OwnerKind;
 
 Owner C(const std::string& ns, const std::string& pod) {
   return {OwnerKind::kContainer, ns, pod, "c"};

@@ -14,8 +14,8 @@
 namespace gpumeter::report {
 namespace {
 
-using attribution::Owner;
-using attribution::OwnerKind;
+using domain::Owner;
+using domain::OwnerKind;
 
 TEST(Recompute, StoredUsageGivesTheLiveCostUnderEveryPolicy) {
   testing::TempDir dir("gpumeter-recompute");

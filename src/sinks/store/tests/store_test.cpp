@@ -12,8 +12,8 @@
 namespace gpumeter::store {
 namespace {
 
-using attribution::Owner;
-using attribution::OwnerKind;
+using domain::Owner;
+using domain::OwnerKind;
 
 Owner C(const std::string& pod) { return {OwnerKind::kContainer, "ns", pod, "c"}; }
 

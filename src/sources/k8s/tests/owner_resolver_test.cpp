@@ -13,7 +13,7 @@ namespace gpumeter::k8s {
 namespace {
 
 using ::testing::HasSubstr;
-using Kind = ProcessOwner::Kind;
+using Kind = domain::OwnerKind;
 
 std::string Data(const std::string& name) {
   std::ifstream in(std::string(GPUMETER_TEST_SOURCE_DIR) + "/src/sources/k8s/tests/data/" + name);

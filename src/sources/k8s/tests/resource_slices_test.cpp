@@ -95,11 +95,11 @@ TEST(ResourceSlices, ClaimDevicesArePlacedThroughTheirSlices) {
   ASSERT_EQ(r.units.size(), 2u);
   const auto& gpu = r.units[0].unit_uuid == kGpu ? r.units[0] : r.units[1];
   const auto& mig = r.units[0].unit_uuid == kGpu ? r.units[1] : r.units[0];
-  EXPECT_EQ(gpu.mode, ShareMode::kTimeSlicing);
+  EXPECT_EQ(gpu.mode, domain::SharingMode::kTimeSlicing);
   EXPECT_EQ(gpu.evidence, "DRA claim device shared by 2 containers");
   ASSERT_EQ(gpu.holders.size(), 2u);
   EXPECT_DOUBLE_EQ(gpu.holders[0].share, 0.5);
-  EXPECT_EQ(mig.mode, ShareMode::kMig);
+  EXPECT_EQ(mig.mode, domain::SharingMode::kMig);
   EXPECT_THAT(mig.evidence, HasSubstr("via a DRA claim"));
   EXPECT_DOUBLE_EQ(mig.holders.at(0).share, 1.0);
   ASSERT_EQ(r.problems.size(), 2u);
@@ -108,7 +108,7 @@ TEST(ResourceSlices, ClaimDevicesArePlacedThroughTheirSlices) {
                                        "ResourceSlice of this node names it"));
   // A single holder is exclusive.
   const auto one = BuildAllocations({claim("a", "gpu-0")}, ev);
-  EXPECT_EQ(one.units.at(0).mode, ShareMode::kExclusive);
+  EXPECT_EQ(one.units.at(0).mode, domain::SharingMode::kExclusive);
   EXPECT_EQ(one.units.at(0).evidence, "DRA claim device (ResourceSlice uuid)");
 }
 

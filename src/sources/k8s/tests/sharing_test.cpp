@@ -29,10 +29,10 @@ TEST(Sharing, ExclusiveGpuAndMigInstanceHoldTheWholeUnit) {
   const auto r = BuildAllocations(
       {C("a", "nvidia.com/gpu", {kGpu}), C("b", "nvidia.com/mig-1g.10gb", {kMig})}, {});
   ASSERT_EQ(r.units.size(), 2u);
-  EXPECT_EQ(Unit(r, kGpu).mode, ShareMode::kExclusive);
+  EXPECT_EQ(Unit(r, kGpu).mode, domain::SharingMode::kExclusive);
   EXPECT_EQ(Unit(r, kGpu).evidence, "one holder, no replica IDs");
   EXPECT_DOUBLE_EQ(Unit(r, kGpu).holders.at(0).share, 1.0);
-  EXPECT_EQ(Unit(r, kMig).mode, ShareMode::kMig);
+  EXPECT_EQ(Unit(r, kMig).mode, domain::SharingMode::kMig);
   EXPECT_DOUBLE_EQ(Unit(r, kMig).holders.at(0).share, 1.0);
   EXPECT_TRUE(r.problems.empty());
 }
@@ -43,7 +43,7 @@ TEST(Sharing, ReplicaIdsAloneGiveALowerBoundAndSaySo) {
        C("c", "nvidia.com/gpu", {kGpu + "::1", kGpu + "::2"})},
       {});
   const auto& u = Unit(r, kGpu);
-  EXPECT_EQ(u.mode, ShareMode::kTimeSlicing);
+  EXPECT_EQ(u.mode, domain::SharingMode::kTimeSlicing);
   EXPECT_EQ(u.replicas, 4u);
   EXPECT_THAT(u.evidence, HasSubstr("replica IDs (::N)"));
   EXPECT_THAT(u.evidence, HasSubstr("replicas at least 4"));
@@ -70,7 +70,7 @@ sharing:
                                    C("b", "nvidia.com/gpu.shared", {kGpu + "::7"})},
                                   ev);
   const auto& u = Unit(r, kGpu);
-  EXPECT_EQ(u.mode, ShareMode::kMps);
+  EXPECT_EQ(u.mode, domain::SharingMode::kMps);
   EXPECT_EQ(u.replicas, 10u);
   EXPECT_EQ(u.evidence, "device plugin config (sharing.mps)");
   EXPECT_DOUBLE_EQ(u.holders[0].share, 0.1);
@@ -82,7 +82,7 @@ TEST(Sharing, NodeLabelsWhenThereIsNoConfigFile) {
                     {"nvidia.com/gpu.replicas", "4"}};
   const auto r = BuildAllocations({C("a", "nvidia.com/gpu", {kGpu + "::2"})}, ev);
   const auto& u = Unit(r, kGpu);
-  EXPECT_EQ(u.mode, ShareMode::kTimeSlicing);
+  EXPECT_EQ(u.mode, domain::SharingMode::kTimeSlicing);
   EXPECT_EQ(u.replicas, 4u);
   EXPECT_EQ(u.evidence,
             "node label nvidia.com/gpu.sharing-strategy=time-slicing; replicas from node label "
@@ -95,17 +95,17 @@ TEST(Sharing, SeveralHoldersOfOneUuidWithoutReplicasIsTimeSlicing) {
       BuildAllocations({C("a", "example.com/gpu", {kGpu}), C("b", "example.com/gpu", {kGpu})},
                        SharingEvidence{{}, {}, {}, {}, {}, {"example.com/gpu"}, {}});
   const auto& u = Unit(r, kGpu);
-  EXPECT_EQ(u.mode, ShareMode::kTimeSlicing);
+  EXPECT_EQ(u.mode, domain::SharingMode::kTimeSlicing);
   EXPECT_EQ(u.evidence, "several containers hold one GPU");
   EXPECT_EQ(u.replicas, 1u) << "replicas unknown: each holder is charged the whole GPU's request";
 }
 
 TEST(Sharing, ConfiguredPerGpuWinsOverEverythingButMig) {
   SharingEvidence ev;
-  ev.configured[kGpu2] = {ShareMode::kMps, 2};
+  ev.configured[kGpu2] = {domain::SharingMode::kMps, 2};
   ev.node_labels = {{"nvidia.com/gpu.sharing-strategy", "time-slicing"}};
   const auto r = BuildAllocations({C("a", "nvidia.com/gpu", {kGpu2 + "::1"})}, ev);
-  EXPECT_EQ(Unit(r, kGpu2).mode, ShareMode::kMps);
+  EXPECT_EQ(Unit(r, kGpu2).mode, domain::SharingMode::kMps);
   EXPECT_EQ(Unit(r, kGpu2).replicas, 2u);
   EXPECT_EQ(Unit(r, kGpu2).evidence, "configured for this GPU");
 }
@@ -150,7 +150,7 @@ TEST(DevicePluginConfig, RefusesWhatThePluginRefuses) {
   const auto ts = ParseDevicePluginConfig(
       "sharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: 4}]}}\n");
   ASSERT_TRUE(ts);
-  EXPECT_EQ(ts->mode, ShareMode::kTimeSlicing);
+  EXPECT_EQ(ts->mode, domain::SharingMode::kTimeSlicing);
   EXPECT_EQ(ts->replicas_by_resource.at("nvidia.com/gpu"), 4u);
 }
 

@@ -1,0 +1,55 @@
+// The rule that produced a figure of a ledger row (docs/attribution.md), so every number can be
+// explained. An enum in the core; its text only at the edges (metrics, JSON, tables), where
+// ToString gives the wording. Code that must know what a rule means asks the predicates below,
+// never the wording.
+#pragma once
+
+#include <cstdint>
+
+namespace gpumeter::domain {
+
+enum class Rule : uint8_t {
+  kNone,  // no figure, or not yet attributed
+  // Memory.
+  kProcessMemory,
+  kProcessMemoryScaled,
+  kDriverReservation,
+  kDeviceUsedMinusProcesses,
+  kDeviceUsedMinusProcessesNoReservation,
+  kDeviceFreeMemory,
+  kMemoryStateUnknown,
+  // Compute.
+  kUnitNotBusyDevice,
+  kUnitNotBusySamples,
+  kActivityUnknown,
+  kProcessSmSamples,
+  kProcessSmSamplesScaled,
+  kSingleTenant,
+  kMpsThreadPercentage,
+  kMemoryShareNoSamples,
+  kBusyNotCovered,
+  // Energy.
+  kEnergyCounterDelta,
+  kMeanBoardPower,
+  kMigEnergyBySize,
+  kMigEnergyByMemorySize,
+  kMigEnergyByActivityNoIdle,
+  kMigEnergyBySizeNoIdle,
+  kMigIdleBySize,
+  kMigIdleByMemorySize,
+  kMigFreeSlicesIdle,
+  kMigFreeSlicesUnknown,
+  // A unit that gave no readings in the interval (memory and compute are unattributed).
+  kGpuLost,
+  kGpuMissing,
+};
+
+// The wording shown in /api/v1 and tables ("" for kNone). A static string.
+const char* ToString(Rule rule);
+
+// Memory in use that no process accounts for (device used minus the processes' memory).
+bool IsMemoryRemainder(Rule rule);
+// A compute split estimated without per-process samples (MPS thread share or memory share).
+bool IsComputeEstimate(Rule rule);
+
+}  // namespace gpumeter::domain
