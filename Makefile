@@ -9,7 +9,7 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 DEMO_ARGS ?= --speedup 10
 
-.PHONY: setup build demo test clean
+.PHONY: setup build demo test format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -23,6 +23,10 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest -j2 --output-on-failure
+
+# Reformat the C++ sources to .clang-format (CI fails on any difference).
+format: setup
+	@bash scripts/check_format.sh --fix
 
 clean:
 	rm -rf build build-*

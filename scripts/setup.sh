@@ -10,6 +10,8 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   prometheus curl jq openssl sqlite3 chromium
+  # The house rules checked by the tests: formatting, function length (docs/architecture.md).
+  clang-format universal-ctags
 )
 # kubectl renders the Kubernetes manifests in a test (`kubectl kustomize`); Debian's is in
 # kubernetes-client. A kubectl already installed from elsewhere does as well.

@@ -4,8 +4,6 @@
 // serves the attributed usage on /metrics until SIGTERM.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
@@ -40,7 +38,6 @@ struct AgentOptions {
   std::string tls_cert, tls_key, bearer_token_file;
 };
 
-void AddAgentCommand(CLI::App& app, AgentOptions& options);
 // Runs until SIGINT/SIGTERM; returns the exit code (0 ok, 1 runtime failure, 2 bad input).
 int RunAgent(const AgentOptions& options);
 

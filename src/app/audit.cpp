@@ -18,33 +18,6 @@ namespace gpumeter::app {
 
 using nlohmann::json;
 
-void AddAuditCommand(CLI::App& app, AuditOptions& o) {
-  auto* cmd = app.add_subcommand("audit",
-                                 "Audit a GPU node: a gpumeter agent's guardrail findings, and "
-                                 "dcgm-exporter series that add up to more "
-                                 "than their GPU");
-  cmd->add_option(
-      "--dcgm-metrics", o.dcgm_metrics,
-      "dcgm-exporter's page: a FILE or an http(s):// URL (e.g. http://node:9400/metrics)");
-  cmd->add_option("--agent", o.agent,
-                  "A gpumeter agent's URL (e.g. http://node:9400): its findings, and its split of "
-                  "inflated GPUs");
-  cmd->add_option("--agent-token-file", o.agent_token_file,
-                  "Bearer token for an agent run with --bearer-token-file");
-  cmd->add_option("--format", o.format, "table or json")
-      ->check(CLI::IsMember({"table", "json"}))
-      ->capture_default_str();
-  cmd->add_option(
-         "--fail-on", o.fail_on,
-         "Exit 1 when a finding at or above this severity exists (an inflated GPU is a warning)")
-      ->check(CLI::IsMember({"none", "info", "warning", "critical"}))
-      ->capture_default_str();
-  cmd->add_option("--threshold", o.threshold,
-                  "Per-pod sum / device above which a GPU counts as inflated")
-      ->check(CLI::Range(1.0, 1000.0))
-      ->capture_default_str();
-}
-
 namespace {
 
 bool IsUrl(const std::string& s) {

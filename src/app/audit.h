@@ -6,8 +6,6 @@
 // As a table or JSON, with an exit code for CI or cron (--fail-on).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 
 namespace gpumeter::app {
@@ -21,7 +19,6 @@ struct AuditOptions {
   double threshold = 1.01;
 };
 
-void AddAuditCommand(CLI::App& app, AuditOptions& options);
 // 0: nothing at or above --fail-on; 1: a finding at or above it, or a source could not be read;
 // 2: bad input (a malformed page or reply, bad flags).
 int RunAudit(const AuditOptions& options);

@@ -5,8 +5,6 @@
 // mode and shares) and serves /metrics until --duration passes or Ctrl-C.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 
 namespace gpumeter::app {
@@ -30,7 +28,6 @@ struct DemoOptions {
   double shutdown_grace_s = 0;  // keep serving the final counters this long after sampling stops
 };
 
-void AddDemoCommand(CLI::App& app, DemoOptions& options);
 // Runs the demo; returns the process exit code (0 ok, 1 runtime failure, 2 bad input).
 int RunDemo(const DemoOptions& options, const std::string& argv0);
 

@@ -3,8 +3,6 @@
 // API server or a file, ResourceSlices) and says what is wrong and how to fix it.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
@@ -22,8 +20,6 @@ struct DoctorOptions {
   bool resource_slices = true;  // as the agent's --resource-slices (GPUMETER_RESOURCE_SLICES)
   std::string format = "text";  // text | json
 };
-
-void AddDoctorCommand(CLI::App& app, DoctorOptions& options);
 
 // Every check, in order; an unreadable kubeconfig is the pods check's failure.
 std::vector<CheckResult> RunChecks(const DoctorOptions& options);

@@ -77,16 +77,6 @@ json ToJson(const gpu::DeviceSample& d) {
 
 }  // namespace
 
-void AddProbeCommand(CLI::App& app, ProbeOptions& o) {
-  auto* cmd = app.add_subcommand(
-      "probe", "Load NVML, sample every GPU twice, print what the driver returned (JSON)");
-  cmd->add_option("--nvml-library", o.nvml_library,
-                  "NVML library to load (default: libnvidia-ml.so.1)");
-  cmd->add_option("--interval", o.interval_s, "Seconds between the two samples")
-      ->check(CLI::Range(0.2, 30.0))
-      ->capture_default_str();
-}
-
 int RunProbe(const ProbeOptions& o) {
   nvml::NvmlSourceOptions no;
   if (!o.nvml_library.empty()) no.library_candidates = {o.nvml_library};

@@ -3,8 +3,6 @@
 // node or driver; `scripts/device_check.sh` runs it on a GPU machine.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 
 namespace gpumeter::app {
@@ -14,7 +12,6 @@ struct ProbeOptions {
   double interval_s = 1;
 };
 
-void AddProbeCommand(CLI::App& app, ProbeOptions& options);
 int RunProbe(const ProbeOptions& options);
 
 }  // namespace gpumeter::app

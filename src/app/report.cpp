@@ -18,34 +18,6 @@
 
 namespace gpumeter::app {
 
-void AddReportCommand(CLI::App& app, ReportOptions& o) {
-  auto* cmd = app.add_subcommand(
-      "report",
-      "GPU chargeback over a window: cost per namespace, pod, label, … from the usage store");
-  cmd->add_option("--source", o.source,
-                  "sqlite:PATH (the store written by `gpumeter agent --store`) or prometheus:URL")
-      ->required();
-  cmd->add_option("--window", o.window,
-                  "How far back from now: 30m, 24h, 7d, … or 'all' (the store's whole span; the "
-                  "default for sqlite)");
-  cmd->add_option("--from", o.from, "Start: RFC 3339 (2026-12-01T00:00:00Z) or Unix seconds");
-  cmd->add_option("--to", o.to, "End (default: now)");
-  cmd->add_option(
-         "--by", o.by,
-         "Group by namespace, pod, container, label:KEY, gpu_model, node (comma-separated)")
-      ->capture_default_str();
-  cmd->add_option("--policy", o.policy, "Cost follows memory, compute, blend:ALPHA or request")
-      ->capture_default_str();
-  cmd->add_option("--idle", o.idle, "Idle cost: share (by use), owner (by request) or separate")
-      ->capture_default_str();
-  cmd->add_option("--pricing", o.pricing_file,
-                  "Pricing file (YAML, docs/pricing.md); default: the dated default table");
-  cmd->add_option("--format", o.format, "table, csv, json, focus or html")
-      ->check(CLI::IsMember({"table", "csv", "json", "focus", "html"}))
-      ->capture_default_str();
-  cmd->add_option("-o,--output", o.output, "Write to this file instead of stdout");
-}
-
 namespace {
 
 Error Bad(std::string message) { return Error{ErrorCode::kInvalidInput, std::move(message)}; }

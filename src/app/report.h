@@ -3,8 +3,6 @@
 // or HTML.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 
 #include "common/error.h"
@@ -25,7 +23,6 @@ struct ReportOptions {
   std::string output;            // file; empty: stdout
 };
 
-void AddReportCommand(CLI::App& app, ReportOptions& options);
 // 0 ok, 1 the source failed, 2 bad input (each with a message naming it).
 int RunReport(const ReportOptions& options);
 

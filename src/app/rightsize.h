@@ -3,8 +3,6 @@
 // and the monthly savings at the configured prices. As a table or JSON.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,7 +23,6 @@ struct RightsizeOptions {
   std::optional<int64_t> to_s;  // history up to here (Unix s; default: the store's last minute)
 };
 
-void AddRightsizeCommand(CLI::App& app, RightsizeOptions& options);
 // 0 ok, 1 the store failed, 2 bad input.
 int RunRightsize(const RightsizeOptions& options);
 

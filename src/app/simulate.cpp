@@ -146,33 +146,6 @@ std::vector<double> SampleTimes(const SimulateOptions& o, double to) {
 
 }  // namespace
 
-void AddSimulateCommand(CLI::App& app, SimulateOptions& o) {
-  auto* cmd = app.add_subcommand("simulate",
-                                 "Score attribution against a scenario's ground truth (fake NVML)");
-  cmd->add_option("--scenario", o.scenario, "Bundled scenario NAME or a scenario FILE")
-      ->capture_default_str();
-  cmd->add_option("--scenario-dir", o.scenario_dir,
-                  "Extra directory to search for bundled scenarios");
-  cmd->add_option("--nvml-library", o.nvml_library, "Fake NVML library (default: the bundled one)");
-  cmd->add_option("--driver-profile", o.driver_profile, "Fake driver release to emulate")
-      ->check(CLI::IsMember({"r580", "r535_43", "r470", "r418"}))
-      ->capture_default_str();
-  cmd->add_option("--step", o.step_s, "Sampling interval in scenario seconds")
-      ->check(CLI::Range(0.2, 60.0))
-      ->capture_default_str();
-  cmd->add_option("--from", o.from_s, "Start at this scenario second")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--to", o.to_s, "Stop at this scenario second (0: the scenario's duration)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--noise", o.noise,
-                  "Sampling noise: default (jitter ±10 % of a step, 3 % dropped, 2 % half a step "
-                  "late) or none")
-      ->check(CLI::IsMember({"default", "none"}))
-      ->capture_default_str();
-  cmd->add_option("--seed", o.seed, "Seed of the noise")->capture_default_str();
-}
-
 int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
   const auto exe_dir = ExeDir(argv0);
   auto loaded = LoadScenario(o.scenario, o.scenario_dir, exe_dir);

@@ -4,8 +4,6 @@
 // to what naive device-level labelling (every holder gets the device value) would report.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 
 namespace gpumeter::app {
@@ -22,7 +20,6 @@ struct SimulateOptions {
   uint64_t seed = 1;
 };
 
-void AddSimulateCommand(CLI::App& app, SimulateOptions& options);
 int RunSimulate(const SimulateOptions& options, const std::string& argv0);
 
 }  // namespace gpumeter::app

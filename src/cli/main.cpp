@@ -1,59 +1,49 @@
-// gpumeter: the one composition root. Each subcommand parses its own options (src/cli/) and wires
-// its sources and sinks; nothing registers itself.
+// gpumeter: the command line. Declares every subcommand's flags (src/cli/), parses them into that
+// subcommand's typed options and hands them to its use case (src/app/), which wires the sources
+// and sinks it needs: each use case is the composition root of its run. Nothing registers itself.
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
-
-#include "app/agent.h"
-#include "app/audit.h"
-#include "app/demo.h"
-#include "app/doctor.h"
-#include "app/probe.h"
-#include "app/report.h"
-#include "app/rightsize.h"
-#include "app/simulate.h"
-#include "sinks/metrics/catalogue.h"
+#include "app/metrics_doc.h"
+#include "cli/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"gpumeter: per-pod GPU usage and cost on Kubernetes, correct when GPUs are shared"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "gpumeter 0.1.0");
-  gpumeter::app::AgentOptions agent;
-  gpumeter::app::AddAgentCommand(app, agent);
-  gpumeter::app::DemoOptions demo;
-  gpumeter::app::AddDemoCommand(app, demo);
-  gpumeter::app::SimulateOptions simulate;
-  gpumeter::app::AddSimulateCommand(app, simulate);
-  gpumeter::app::ProbeOptions probe;
-  gpumeter::app::AddProbeCommand(app, probe);
-  gpumeter::app::AuditOptions audit;
-  gpumeter::app::AddAuditCommand(app, audit);
-  gpumeter::app::ReportOptions report;
-  gpumeter::app::AddReportCommand(app, report);
-  gpumeter::app::RightsizeOptions rightsize;
-  gpumeter::app::AddRightsizeCommand(app, rightsize);
-  gpumeter::app::DoctorOptions doctor;
-  gpumeter::app::AddDoctorCommand(app, doctor);
-  app.add_subcommand("metrics-doc",
+  using namespace gpumeter;
+  CLI::App cli{"gpumeter: per-pod GPU usage and cost on Kubernetes, correct when GPUs are shared"};
+  cli.require_subcommand(1);
+  cli.set_version_flag("--version", "gpumeter 0.1.0");
+  app::AgentOptions agent;
+  cli::AddAgentCommand(cli, agent);
+  app::DemoOptions demo;
+  cli::AddDemoCommand(cli, demo);
+  app::SimulateOptions simulate;
+  cli::AddSimulateCommand(cli, simulate);
+  app::ProbeOptions probe;
+  cli::AddProbeCommand(cli, probe);
+  app::AuditOptions audit;
+  cli::AddAuditCommand(cli, audit);
+  app::ReportOptions report;
+  cli::AddReportCommand(cli, report);
+  app::RightsizeOptions rightsize;
+  cli::AddRightsizeCommand(cli, rightsize);
+  app::DoctorOptions doctor;
+  cli::AddDoctorCommand(cli, doctor);
+  cli.add_subcommand("metrics-doc",
                      "Print the metric catalogue as the Markdown table in docs/metrics.md");
   try {
-    app.parse(argc, argv);
+    cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return cli.exit(e) == 0 ? 0 : 2;
   }
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
-  if (app.got_subcommand("agent")) return gpumeter::app::RunAgent(agent);
-  if (app.got_subcommand("metrics-doc")) {
-    std::fputs(gpumeter::metrics::CatalogueMarkdown().c_str(), stdout);
-    return 0;
-  }
-  if (app.got_subcommand("demo")) return gpumeter::app::RunDemo(demo, argv[0]);
-  if (app.got_subcommand("simulate")) return gpumeter::app::RunSimulate(simulate, argv[0]);
-  if (app.got_subcommand("probe")) return gpumeter::app::RunProbe(probe);
-  if (app.got_subcommand("audit")) return gpumeter::app::RunAudit(audit);
-  if (app.got_subcommand("report")) return gpumeter::app::RunReport(report);
-  if (app.got_subcommand("rightsize")) return gpumeter::app::RunRightsize(rightsize);
-  if (app.got_subcommand("doctor")) return gpumeter::app::RunDoctor(doctor);
+  if (cli.got_subcommand("agent")) return app::RunAgent(agent);
+  if (cli.got_subcommand("metrics-doc")) return app::RunMetricsDoc();
+  if (cli.got_subcommand("demo")) return app::RunDemo(demo, argv[0]);
+  if (cli.got_subcommand("simulate")) return app::RunSimulate(simulate, argv[0]);
+  if (cli.got_subcommand("probe")) return app::RunProbe(probe);
+  if (cli.got_subcommand("audit")) return app::RunAudit(audit);
+  if (cli.got_subcommand("report")) return app::RunReport(report);
+  if (cli.got_subcommand("rightsize")) return app::RunRightsize(rightsize);
+  if (cli.got_subcommand("doctor")) return app::RunDoctor(doctor);
   return 2;
 }

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/agent.h"
+#include "cli/commands.h"
 #include "core/cost/pricing.h"
 #include "sources/k8s/sharing.h"
 
@@ -237,8 +238,8 @@ TEST_P(EveryOverlay, TheAgentAcceptsItsArgumentsAndConfig) {
   for (const auto& [k, v] : env)
     if (k.rfind("GPUMETER_", 0) == 0) ::setenv(k.c_str(), v.c_str(), 1);
   CLI::App app;
-  app::AgentOptions options;
-  app::AddAgentCommand(app, options);
+  gpumeter::app::AgentOptions options;
+  gpumeter::cli::AddAgentCommand(app, options);
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
   ASSERT_NO_THROW(app.parse(static_cast<int>(argv.size()), argv.data()));

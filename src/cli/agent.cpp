@@ -1,0 +1,92 @@
+// `gpumeter agent`: its flags, into app::AgentOptions (src/app/agent.h).
+#include <CLI/CLI.hpp>
+
+#include "app/agent.h"
+#include "cli/commands.h"
+
+namespace gpumeter::cli {
+
+void AddAgentCommand(CLI::App& app, app::AgentOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "agent", "Run the node agent: attribute the GPUs of this node to its pods, serve /metrics");
+  cmd->add_option("--node-name", o.node_name,
+                  "This node's name (default: $NODE_NAME, else the host name)");
+  cmd->add_option("--nvml-library", o.nvml_library,
+                  "NVML library to load (default: libnvidia-ml.so.1 from the loader path)");
+  cmd->add_option("--pod-resources-socket", o.pod_resources_socket,
+                  "The kubelet's PodResources socket ('' to run without it)")
+      ->capture_default_str();
+  cmd->add_option("--proc-root", o.proc_root,
+                  "The host's /proc as mounted in the agent (needs hostPID)")
+      ->capture_default_str();
+  cmd->add_option(
+      "--pods-file", o.pods_file,
+      "Read pods from this PodList JSON file (kubectl get pods -o json), re-read on change");
+  cmd->add_option(
+      "--kubeconfig", o.kubeconfig,
+      "Reach the API server through this kubeconfig (default: in-cluster service account)");
+  cmd->add_option("--kube-context", o.kube_context,
+                  "Context of --kubeconfig (default: its current-context)");
+  cmd->add_option("--device-plugin-config", o.device_plugin_config,
+                  "The NVIDIA device plugin's config file (sharing: timeSlicing/mps)")
+      ->envname("GPUMETER_DEVICE_PLUGIN_CONFIG");
+  cmd->add_option("--resource-slices", o.resource_slices,
+                  "List DRA ResourceSlices from the API server (true/false; off where the agent "
+                  "may not list them)")
+      ->envname("GPUMETER_RESOURCE_SLICES")
+      ->capture_default_str();
+  cmd->add_option("--store", o.store,
+                  "Record usage per minute in this SQLite file, for `gpumeter report`")
+      ->envname("GPUMETER_STORE");
+  cmd->add_option("--pricing", o.pricing_file,
+                  "Pricing file (docs/pricing.md) for the cost of idle allocations (default: the "
+                  "dated table)")
+      ->envname("GPUMETER_PRICING");
+  cmd->add_option("--guard-config", o.guard_config,
+                  "Guardrail thresholds and severities (docs/guardrails.md)")
+      ->envname("GPUMETER_GUARD_CONFIG");
+  cmd->add_option("--rightsize-interval", o.rightsize_interval_s,
+                  "With --store: recompute the rightsizing metrics from it every SECONDS (0: off; "
+                  "docs/rightsizing.md)")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+  cmd->add_option("--rightsize-min-history", o.rightsize_min_history,
+                  "Rightsizing says only keep below this much history")
+      ->capture_default_str();
+  cmd->add_option("--shutdown-grace", o.shutdown_grace_s,
+                  "After SIGTERM, stop sampling and keep serving the final counters this many "
+                  "seconds (a last scrape sees them)")
+      ->check(CLI::Range(0.0, 300.0))
+      ->capture_default_str();
+  cmd->add_option("--store-minute-days", o.store_minute_days,
+                  "Days of per-minute rows to keep (hourly rows: 400 days)")
+      ->check(CLI::Range(1, 3650))
+      ->capture_default_str();
+  cmd->add_option(
+      "--sharing", o.sharing,
+      "GPU-UUID=time-slicing:N | mps:N | exclusive (repeatable; beats every other evidence)");
+  cmd->add_option("--node-label", o.node_labels,
+                  "KEY=VALUE node label used as sharing evidence, e.g. nvidia.com/gpu.replicas=4");
+  cmd->add_option("--idle-power", o.idle_power,
+                  "MODEL_OR_UUID=WATTS idle power (else fitted from the readings)");
+  cmd->add_option("--pod-label", o.pod_labels,
+                  "Pod label copied onto the owner series as label_<key> (repeatable)");
+  cmd->add_option("--max-series", o.max_series, "Most container series per metric in one scrape")
+      ->capture_default_str();
+  cmd->add_option("--interval", o.interval_s, "Sampling interval in seconds")
+      ->check(CLI::Range(0.05, 60.0))
+      ->capture_default_str();
+  cmd->add_option("--call-deadline", o.call_deadline_s, "Deadline per NVML call in seconds")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics, /api/v1, /healthz, /readyz")
+      ->capture_default_str();
+  cmd->add_option("--tls-cert", o.tls_cert,
+                  "Serve HTTPS with this PEM certificate (with --tls-key)");
+  cmd->add_option("--tls-key", o.tls_key, "PEM private key of --tls-cert");
+  cmd->add_option(
+      "--bearer-token-file", o.bearer_token_file,
+      "Require 'Authorization: Bearer <token in this file>' (not on /healthz, /readyz)");
+}
+
+}  // namespace gpumeter::cli

@@ -1,0 +1,27 @@
+// The command line: each subcommand's flags, declared on a CLI11 app and parsed into the typed
+// options of its use case in src/app/. Nothing here runs anything.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "app/agent.h"
+#include "app/audit.h"
+#include "app/demo.h"
+#include "app/doctor.h"
+#include "app/probe.h"
+#include "app/report.h"
+#include "app/rightsize.h"
+#include "app/simulate.h"
+
+namespace gpumeter::cli {
+
+void AddAgentCommand(CLI::App& app, app::AgentOptions& options);
+void AddAuditCommand(CLI::App& app, app::AuditOptions& options);
+void AddDemoCommand(CLI::App& app, app::DemoOptions& options);
+void AddDoctorCommand(CLI::App& app, app::DoctorOptions& options);
+void AddProbeCommand(CLI::App& app, app::ProbeOptions& options);
+void AddReportCommand(CLI::App& app, app::ReportOptions& options);
+void AddRightsizeCommand(CLI::App& app, app::RightsizeOptions& options);
+void AddSimulateCommand(CLI::App& app, app::SimulateOptions& options);
+
+}  // namespace gpumeter::cli

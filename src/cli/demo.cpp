@@ -1,0 +1,52 @@
+// `gpumeter demo`: its flags, into app::DemoOptions (src/app/demo.h).
+#include <CLI/CLI.hpp>
+
+#include "app/demo.h"
+#include "cli/commands.h"
+
+namespace gpumeter::cli {
+
+void AddDemoCommand(CLI::App& app, app::DemoOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "demo", "Run the agent on a simulated node (fake NVML); no GPU or cluster needed");
+  cmd->add_option("--scenario", o.scenario, "Bundled scenario NAME or a scenario FILE")
+      ->capture_default_str();
+  cmd->add_option("--scenario-dir", o.scenario_dir,
+                  "Extra directory to search for bundled scenarios");
+  cmd->add_option("--nvml-library", o.nvml_library,
+                  "NVML library to load (default: the bundled fake)");
+  cmd->add_option("--driver-profile", o.driver_profile, "Fake driver release to emulate")
+      ->check(CLI::IsMember({"r580", "r535_43", "r470", "r418"}))
+      ->capture_default_str();
+  cmd->add_option("--duration", o.duration_s, "Stop after SECONDS (0: run until Ctrl-C)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--refresh", o.refresh_s, "Print the table every SECONDS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--interval", o.interval_s, "Sampling interval in seconds")
+      ->check(CLI::Range(0.05, 60.0))
+      ->capture_default_str();
+  cmd->add_option("--call-deadline", o.call_deadline_s, "Deadline per NVML call in seconds")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--speedup", o.speedup, "Scenario seconds per real second")
+      ->check(CLI::Range(0.01, 1000.0))
+      ->capture_default_str();
+  cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics (port 0: any free port)")
+      ->capture_default_str();
+  cmd->add_option(
+      "--store", o.store,
+      "Write usage to this SQLite store (kept; default: a temporary one) for `gpumeter report`");
+  cmd->add_option("--pricing", o.pricing_file,
+                  "Pricing file for the closing chargeback and idle findings (default: the dated "
+                  "default table)");
+  cmd->add_option("--guard-config", o.guard_config,
+                  "Guardrail thresholds and severities (default: the agent's, idle window 3m)");
+  cmd->add_option("--shutdown-grace", o.shutdown_grace_s,
+                  "On stop, serve the final counters this many seconds after sampling ends")
+      ->check(CLI::Range(0.0, 300.0))
+      ->capture_default_str();
+}
+
+}  // namespace gpumeter::cli

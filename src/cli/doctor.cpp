@@ -1,0 +1,35 @@
+// `gpumeter doctor`: its flags, into app::DoctorOptions (src/app/doctor.h).
+#include <CLI/CLI.hpp>
+
+#include "app/doctor.h"
+#include "cli/commands.h"
+
+namespace gpumeter::cli {
+
+void AddDoctorCommand(CLI::App& app, app::DoctorOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "doctor", "Check every source the agent needs on this node and say how to fix what is wrong");
+  cmd->add_option("--node-name", o.node_name,
+                  "This node's name (default: $NODE_NAME, else the host name)");
+  cmd->add_option("--nvml-library", o.nvml_library,
+                  "NVML library to load (default: libnvidia-ml.so.1 from the loader path)");
+  cmd->add_option("--pod-resources-socket", o.pod_resources_socket,
+                  "The kubelet's PodResources socket")
+      ->capture_default_str();
+  cmd->add_option("--proc-root", o.proc_root, "The host's /proc as mounted in the agent")
+      ->capture_default_str();
+  cmd->add_option("--pods-file", o.pods_file,
+                  "Check this PodList JSON file instead of the API server");
+  cmd->add_option("--kubeconfig", o.kubeconfig,
+                  "Reach the API server through this kubeconfig (default: in-cluster)");
+  cmd->add_option("--kube-context", o.kube_context, "Context of --kubeconfig");
+  cmd->add_option("--resource-slices", o.resource_slices,
+                  "Whether the agent lists DRA ResourceSlices (as its flag)")
+      ->envname("GPUMETER_RESOURCE_SLICES")
+      ->capture_default_str();
+  cmd->add_option("--format", o.format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+}
+
+}  // namespace gpumeter::cli

@@ -1,0 +1,32 @@
+// `gpumeter rightsize`: its flags, into app::RightsizeOptions (src/app/rightsize.h).
+#include <CLI/CLI.hpp>
+
+#include "app/rightsize.h"
+#include "cli/commands.h"
+
+namespace gpumeter::cli {
+
+void AddRightsizeCommand(CLI::App& app, app::RightsizeOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "rightsize",
+      "Recommend the GPU share each workload needs (MIG profile, sharing, reclaim), with savings");
+  cmd->add_option("--source", o.source, "The usage store: sqlite:PATH (the agent's --store)")
+      ->required();
+  cmd->add_option("--window", o.window,
+                  "History to read, back from the store's last minute (e.g. 14d)")
+      ->capture_default_str();
+  cmd->add_option("--min-history", o.min_history,
+                  "Below this much history (VPA confidence), keep: too short to say")
+      ->capture_default_str();
+  cmd->add_option("--margin", o.margin, "Safety margin over the targets (0.15: +15 %)")
+      ->check(CLI::Range(0.0, 2.0))
+      ->capture_default_str();
+  cmd->add_option("--pricing", o.pricing_file,
+                  "Pricing file for the savings (default: the dated default table)");
+  cmd->add_option("--format", o.format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  cmd->add_option("-o,--output", o.output, "Write to this file instead of stdout");
+}
+
+}  // namespace gpumeter::cli
