@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
 #include <stdexcept>
 
 namespace gpumeter::metrics {
@@ -32,8 +33,9 @@ const std::vector<std::string> kRightsizeMoney{"node",        "namespace", "work
 const std::vector<std::string> kOwner{"node",      "unit", "gpu_uuid",  "model",     "mig_profile",
                                       "namespace", "pod",  "container", "owner_kind"};
 
-std::vector<MetricDef> Build() {
-  std::vector<MetricDef> v{
+// Self-observability: per source (nvml, kubelet, pods, proc), and of the exposition itself.
+void AddSourceMetrics(std::vector<MetricDef>& v) {
+  const MetricDef defs[] = {
       {Metric::kSourceUp, "gpumeter_source_up", G, "",
        "1 if the source's last attempt succeeded (and, for NVML, no call is past its deadline); 0 "
        "if it failed or is not configured.",
@@ -63,7 +65,13 @@ std::vector<MetricDef> Build() {
        "Device IDs from the kubelet that could not be placed on a GPU or MIG instance (see the "
        "log).",
        {"node"}},
+  };
+  v.insert(v.end(), std::begin(defs), std::end(defs));
+}
 
+// Raw device readings (NVML), per GPU, MIG instance and process.
+void AddDeviceMetrics(std::vector<MetricDef>& v) {
+  const MetricDef defs[] = {
       {Metric::kGpuInfo,
        "gpumeter_gpu_info",
        G,
@@ -107,7 +115,13 @@ std::vector<MetricDef> Build() {
        "Latest per-process SM sample, 0-1; 0 when the process had no sample in the window (NVML "
        "reports busy processes only); absent where the driver has no per-process utilization.",
        kProcess},
+  };
+  v.insert(v.end(), std::begin(defs), std::end(defs));
+}
 
+// Attribution per unit (GPU or MIG instance): its identity and capacity, over time.
+void AddUnitMetrics(std::vector<MetricDef>& v) {
+  const MetricDef defs[] = {
       {Metric::kUnitInfo,
        "gpumeter_unit_info",
        G,
@@ -137,6 +151,13 @@ std::vector<MetricDef> Build() {
        "Time in which the unit's energy was unknown (no counter and no power reading, or the GPU "
        "was lost).",
        kUnit},
+  };
+  v.insert(v.end(), std::begin(defs), std::end(defs));
+}
+
+// Attribution per unit and owner: integrated over time, and gauges of the last interval.
+void AddOwnerMetrics(std::vector<MetricDef>& v) {
+  const MetricDef defs[] = {
       {Metric::kMemoryByteSeconds, "gpumeter_memory_byte_seconds_total", C, "byte_seconds",
        "GPU memory held × time, by owner of the unit.", kOwner},
       {Metric::kMemoryBytes, "gpumeter_memory_bytes", G, "bytes",
@@ -157,7 +178,13 @@ std::vector<MetricDef> Build() {
        kOwner},
       {Metric::kRequestedShareSeconds, "gpumeter_requested_share_seconds_total", C, "seconds",
        "Requested share × time: the unit-seconds the container held, used or not.", kOwner},
+  };
+  v.insert(v.end(), std::begin(defs), std::end(defs));
+}
 
+// Guardrails (docs/guardrails.md): open findings and how many were opened.
+void AddFindingMetrics(std::vector<MetricDef>& v) {
+  const MetricDef defs[] = {
       {Metric::kFindingOpen, "gpumeter_finding_first_seen_timestamp_seconds", G, "seconds",
        "One series per open guardrail finding (docs/guardrails.md): when it was first seen, in "
        "Unix seconds. The evidence is in /api/v1/findings.",
@@ -181,7 +208,13 @@ std::vector<MetricDef> Build() {
        "Guardrail findings opened since the agent started, per kind and severity (every kind that "
        "is on has a series).",
        {"node", "kind", "severity"}},
+  };
+  v.insert(v.end(), std::begin(defs), std::end(defs));
+}
 
+// Rightsizing (docs/rightsizing.md), from the usage store.
+void AddRightsizeMetrics(std::vector<MetricDef>& v) {
+  const MetricDef defs[] = {
       {Metric::kRightsizeRecommendedGpu, "gpumeter_rightsize_recommended_gpu_ratio", G, "ratio",
        "The GPU share a workload's replica needs, from its usage history (docs/rightsizing.md): "
        "action reclaim, mig, share or keep; current and recommended as words (e.g. whole GPU, MIG "
@@ -192,6 +225,18 @@ std::vector<MetricDef> Build() {
        "currency; absent when no price is known for the model.",
        kRightsizeMoney},
   };
+  v.insert(v.end(), std::begin(defs), std::end(defs));
+}
+
+// Every family, in exposition order; checked against Metric, whose order it must follow.
+std::vector<MetricDef> Build() {
+  std::vector<MetricDef> v;
+  AddSourceMetrics(v);
+  AddDeviceMetrics(v);
+  AddUnitMetrics(v);
+  AddOwnerMetrics(v);
+  AddFindingMetrics(v);
+  AddRightsizeMetrics(v);
   for (size_t i = 0; i < v.size(); ++i)
     if (v[i].id != static_cast<Metric>(i))
       throw std::logic_error("metric catalogue out of order at " + v[i].name);

@@ -167,14 +167,15 @@ void Devices(Families& f, const node::NodeState& state) {
   }
 }
 
-void Attribution(Families& f, const node::NodeState& state, const ExpositionOptions& options) {
+// The units' info and capacity counters; returns the units by UUID.
+std::map<std::string, const node::UnitInfo*> Units(Families& f, const node::NodeState& state) {
   std::map<std::string, const node::UnitInfo*> units;
   for (const auto& u : state.units) {
     units[u.uuid] = &u;
     const std::string index = std::to_string(u.gpu_index), replicas = std::to_string(u.replicas);
     f.Add(Metric::kUnitInfo,
-          {state.node, u.uuid, u.gpu_uuid, index, u.model, u.mig_profile, domain::ToString(u.mode),
-           replicas, u.evidence},
+          {state.node, u.uuid, u.gpu_uuid, index, u.model, u.mig_profile,
+           domain::ToString(u.mode), replicas, u.evidence},
           1);
     f.Add(Metric::kUnitGpuFraction, {state.node, u.uuid}, u.gpu_fraction);
   }
@@ -185,20 +186,21 @@ void Attribution(Families& f, const node::NodeState& state, const ExpositionOpti
     f.Add(Metric::kUnitEnergy, l, t.energy_joules);
     f.Add(Metric::kUnitEnergyUnknown, l, t.energy_unknown_seconds);
   }
-  // The share each container holds now, from the units' holders.
-  std::map<std::pair<std::string, domain::Owner>, double> held;
-  for (const auto& u : state.units)
-    for (const auto& h : u.holders)
-      held[{u.uuid, {OwnerKind::kContainer, h.ns, h.pod, h.container}}] += h.share;
+  return units;
+}
 
-  // Series cap: container rows that were active most recently (then the largest) are kept.
-  std::vector<const std::pair<const std::pair<std::string, domain::Owner>, node::OwnerTotals>*>
-      rows;
+using TotalsRow = decltype(node::NodeState::totals)::value_type;  // ((unit UUID, owner), totals)
+
+// Series cap: container rows that were active most recently (then the largest) are kept; the
+// rows to export, in order, and how many were dropped.
+std::vector<const TotalsRow*> KeptRows(const node::NodeState& state,
+                                       const ExpositionOptions& options, size_t& dropped) {
+  std::vector<const TotalsRow*> rows;
   size_t containers = 0;
   for (const auto& entry : state.totals)
     containers += entry.first.second.kind == OwnerKind::kContainer;
   for (const auto& entry : state.totals) rows.push_back(&entry);
-  size_t dropped = 0;
+  dropped = 0;
   if (containers > options.max_series) {
     std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) {
       const bool ca = a->first.second.kind == OwnerKind::kContainer,
@@ -213,43 +215,70 @@ void Attribution(Families& f, const node::NodeState& state, const ExpositionOpti
     dropped = rows.size() - keep;
     rows.resize(keep);
   }
-  f.Add(Metric::kSeriesDropped, {state.node}, static_cast<double>(dropped));
+  return rows;
+}
 
+const std::string kNone;  // an unknown label value
+
+// The values of the --pod-label keys for the owner's pod ("" where unknown), in key order.
+std::vector<std::string_view> PodLabelValues(const node::NodeState& state,
+                                             const ExpositionOptions& options,
+                                             const domain::Owner& owner) {
+  std::vector<std::string_view> extra;
+  if (!options.pod_label_keys.empty()) {
+    const auto pl = state.pod_labels.find({owner.ns, owner.pod});
+    for (const auto& k : options.pod_label_keys) {
+      const std::string* v = &kNone;
+      if (pl != state.pod_labels.end())
+        if (const auto it = pl->second.find(k); it != pl->second.end()) v = &it->second;
+      extra.push_back(*v);
+    }
+  }
+  return extra;
+}
+
+// The series of one (unit, owner) row; `u` is its unit (nullptr when no longer listed), `held`
+// the share each container holds now.
+void OwnerRow(Families& f, const node::NodeState& state, const ExpositionOptions& options,
+              const TotalsRow& row, const node::UnitInfo* u,
+              const std::map<std::pair<std::string, domain::Owner>, double>& held) {
+  const auto& [key, t] = row;
+  const auto& [unit_uuid, owner] = key;
+  const std::vector<std::string_view> extra = PodLabelValues(state, options, owner);
+  // One label set for the row, shared by its seven families.
+  const uint32_t l = f.Labels(Metric::kMemoryByteSeconds,
+                              {state.node, unit_uuid, u ? u->gpu_uuid : kNone, u ? u->model : kNone,
+                               u ? u->mig_profile : kNone, owner.ns, owner.pod, owner.container,
+                               domain::ToString(owner.kind)},
+                              extra);
+  f.Add(Metric::kMemoryByteSeconds, l, t.memory_byte_seconds);
+  f.Add(Metric::kComputeSeconds, l, t.compute_seconds);
+  f.Add(Metric::kEnergyJoules, l, t.energy_joules);
+  f.Add(Metric::kRequestedShareSeconds, l, t.requested_share_seconds);
+  // Gauges describe now: only rows of the latest interval.
+  if (t.last_interval == state.intervals) {
+    f.Add(Metric::kMemoryBytes, l, t.last_memory_bytes);
+    f.Add(Metric::kComputeRatio, l, t.last_compute_ratio);
+  }
+  if (owner.kind == OwnerKind::kContainer) {
+    const auto h = held.find(key);
+    f.Add(Metric::kRequestedShare, l, h == held.end() ? 0.0 : h->second);
+  }
+}
+
+void Attribution(Families& f, const node::NodeState& state, const ExpositionOptions& options) {
+  const auto units = Units(f, state);
+  // The share each container holds now, from the units' holders.
+  std::map<std::pair<std::string, domain::Owner>, double> held;
+  for (const auto& u : state.units)
+    for (const auto& h : u.holders)
+      held[{u.uuid, h.AsOwner()}] += h.share;
+  size_t dropped = 0;
+  const auto rows = KeptRows(state, options, dropped);
+  f.Add(Metric::kSeriesDropped, {state.node}, static_cast<double>(dropped));
   for (const auto* row : rows) {
-    const auto& [key, t] = *row;
-    const auto& [unit_uuid, owner] = key;
-    const auto uit = units.find(unit_uuid);
-    const node::UnitInfo* u = uit == units.end() ? nullptr : uit->second;
-    static const std::string kNone;
-    std::vector<std::string_view> extra;
-    if (!options.pod_label_keys.empty()) {
-      const auto pl = state.pod_labels.find({owner.ns, owner.pod});
-      for (const auto& k : options.pod_label_keys) {
-        const std::string* v = &kNone;
-        if (pl != state.pod_labels.end())
-          if (const auto it = pl->second.find(k); it != pl->second.end()) v = &it->second;
-        extra.push_back(*v);
-      }
-    }
-    // One label set for the row, shared by its seven families.
-    const uint32_t l = f.Labels(Metric::kMemoryByteSeconds,
-                                {state.node, unit_uuid, u ? u->gpu_uuid : kNone,
-                                 u ? u->model : kNone, u ? u->mig_profile : kNone, owner.ns,
-                                 owner.pod, owner.container, domain::ToString(owner.kind)},
-                                extra);
-    f.Add(Metric::kMemoryByteSeconds, l, t.memory_byte_seconds);
-    f.Add(Metric::kComputeSeconds, l, t.compute_seconds);
-    f.Add(Metric::kEnergyJoules, l, t.energy_joules);
-    f.Add(Metric::kRequestedShareSeconds, l, t.requested_share_seconds);
-    // Gauges describe now: only rows of the latest interval.
-    if (t.last_interval == state.intervals) {
-      f.Add(Metric::kMemoryBytes, l, t.last_memory_bytes);
-      f.Add(Metric::kComputeRatio, l, t.last_compute_ratio);
-    }
-    if (owner.kind == OwnerKind::kContainer) {
-      const auto h = held.find(key);
-      f.Add(Metric::kRequestedShare, l, h == held.end() ? 0.0 : h->second);
-    }
+    const auto uit = units.find(row->first.first);
+    OwnerRow(f, state, options, *row, uit == units.end() ? nullptr : uit->second, held);
   }
 }
 

@@ -84,26 +84,21 @@ void SetBody(const httplib::Request& req, httplib::Response& res, std::string bo
   res.set_content(std::move(body), type);
 }
 
-}  // namespace
-
-Expected<void> HttpServer::Start(const HttpOptions& o) {
-  auto hp = ParseListen(o.listen);
-  if (!hp) return tl::unexpected(hp.error());
-  auto& [host, port] = *hp;
+// The server: HTTPS when a certificate and a key are given (both or neither).
+Expected<std::unique_ptr<httplib::Server>> MakeServer(const HttpOptions& o) {
   if (o.tls_cert_file.empty() != o.tls_key_file.empty())
     return MakeError(ErrorCode::kInvalidInput, "--tls-cert and --tls-key go together");
-  const bool tls = !o.tls_cert_file.empty();
-  if (tls) {
-    auto ssl =
-        std::make_unique<httplib::SSLServer>(o.tls_cert_file.c_str(), o.tls_key_file.c_str());
-    if (!ssl->is_valid())
-      return MakeError(ErrorCode::kInvalidInput,
-                       "--tls-cert " + o.tls_cert_file + " / --tls-key " + o.tls_key_file +
-                           ": cannot load the certificate and key (PEM, matching)");
-    server_ = std::move(ssl);
-  } else {
-    server_ = std::make_unique<httplib::Server>();
-  }
+  if (o.tls_cert_file.empty()) return std::make_unique<httplib::Server>();
+  auto ssl = std::make_unique<httplib::SSLServer>(o.tls_cert_file.c_str(), o.tls_key_file.c_str());
+  if (!ssl->is_valid())
+    return MakeError(ErrorCode::kInvalidInput,
+                     "--tls-cert " + o.tls_cert_file + " / --tls-key " + o.tls_key_file +
+                         ": cannot load the certificate and key (PEM, matching)");
+  return std::unique_ptr<httplib::Server>(std::move(ssl));
+}
+
+// The bearer token from --bearer-token-file; "" when there is none to check.
+Expected<std::string> ReadToken(const HttpOptions& o) {
   std::string token;
   if (!o.bearer_token_file.empty()) {
     if (!std::ifstream(o.bearer_token_file))
@@ -114,74 +109,100 @@ Expected<void> HttpServer::Start(const HttpOptions& o) {
       return MakeError(ErrorCode::kInvalidInput,
                        "--bearer-token-file " + o.bearer_token_file + ": empty");
   }
-  if (!token.empty()) {
-    server_->set_pre_routing_handler([token](const httplib::Request& req, httplib::Response& res) {
-      if (req.path == "/healthz" || req.path == "/readyz")
-        return httplib::Server::HandlerResponse::Unhandled;
-      if (SameSecret(req.get_header_value("Authorization"), "Bearer " + token))
-        return httplib::Server::HandlerResponse::Unhandled;
-      res.status = 401;
-      res.set_header("WWW-Authenticate", "Bearer");
-      res.set_content("unauthorized: send Authorization: Bearer <token>\n", "text/plain");
-      return httplib::Server::HandlerResponse::Handled;
-    });
-  }
+  return token;
+}
 
-  server_->Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
+// 401 for a request without the token, on every path but the probes (kubelet calls them).
+void RequireToken(httplib::Server& server, const std::string& token) {
+  server.set_pre_routing_handler([token](const httplib::Request& req, httplib::Response& res) {
+    if (req.path == "/healthz" || req.path == "/readyz")
+      return httplib::Server::HandlerResponse::Unhandled;
+    if (SameSecret(req.get_header_value("Authorization"), "Bearer " + token))
+      return httplib::Server::HandlerResponse::Unhandled;
+    res.status = 401;
+    res.set_header("WWW-Authenticate", "Bearer");
+    res.set_content("unauthorized: send Authorization: Bearer <token>\n", "text/plain");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+}
+
+// /metrics, the JSON API and the probes; each request reads `view` (and `options`) anew.
+void Route(httplib::Server& server, const node::StateView& view, const ExpositionOptions& options) {
+  server.Get("/metrics", [&view, &options](const httplib::Request& req, httplib::Response& res) {
     const auto families =
-        BuildFamilies(view_.Health(), *view_.State(), options_, std::chrono::steady_clock::now());
+        BuildFamilies(view.Health(), *view.State(), options, std::chrono::steady_clock::now());
     if (WantsOpenMetrics(req.get_header_value("Accept")))
       SetBody(req, res, RenderOpenMetrics(families),
               "application/openmetrics-text; version=1.0.0; charset=utf-8", true);
     else
       SetBody(req, res, RenderText(families), "text/plain; version=0.0.4; charset=utf-8", false);
   });
-  auto json = [this](const char* path, std::function<nlohmann::json(const node::NodeState&)> f) {
-    server_->Get(path, [this, f](const httplib::Request& req, httplib::Response& res) {
+  auto json = [&server, &view](const char* path,
+                               std::function<nlohmann::json(const node::NodeState&)> f) {
+    server.Get(path, [&view, f](const httplib::Request& req, httplib::Response& res) {
       // Error texts from sources may hold cut UTF-8: replace it rather than fail the request.
-      SetBody(
-          req, res,
-          f(*view_.State()).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
-          "application/json", false);
+      SetBody(req, res,
+              f(*view.State()).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+              "application/json", false);
     });
   };
   json("/api/v1/units", UnitsJson);
   json("/api/v1/ledger", LedgerJson);
   json("/api/v1/processes", ProcessesJson);
   json("/api/v1/findings", FindingsJson);
-  json("/api/v1/sources", [this](const node::NodeState& s) {
-    return SourcesJson(view_.Health(), s, std::chrono::steady_clock::now());
+  json("/api/v1/sources", [&view](const node::NodeState& s) {
+    return SourcesJson(view.Health(), s, std::chrono::steady_clock::now());
   });
-  server_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+  server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });
-  server_->Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    const bool ready = view_.State()->last_good != nullptr;  // ready after the first full sample
+  server.Get("/readyz", [&view](const httplib::Request&, httplib::Response& res) {
+    const bool ready = view.State()->last_good != nullptr;  // ready after the first full sample
     res.status = ready ? 200 : 503;
     res.set_content(ready ? "ready\n" : "waiting for the first sample\n", "text/plain");
   });
+}
 
+// Socket options and worker threads.
+void Tune(httplib::Server& server) {
   // httplib's default also sets SO_REUSEPORT, which lets a second agent bind the same port and
   // silently take half the scrapes. Keep SO_REUSEADDR (fast restarts) only.
-  server_->set_socket_options([](socket_t sock) {
+  server.set_socket_options([](socket_t sock) {
     int yes = 1;
     (void)setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // best effort
   });
   // httplib's default pool is 8 threads, each held by a keep-alive connection for up to 5
   // requests: a few busy scrapers could make the kubelet's probes wait. A larger pool and a short
   // idle keep-alive keep /healthz answered; threads cost nothing while idle.
-  server_->new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
-  server_->set_keep_alive_timeout(2);
-  int bound = port;
-  if (port == 0) {
-    bound = server_->bind_to_any_port(host);
-  } else if (!server_->bind_to_port(host, port)) {
-    bound = -1;
-  }
+  server.new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
+  server.set_keep_alive_timeout(2);
+}
+
+// Binds host:port (port 0: any free port); the port bound, or -1.
+int Bind(httplib::Server& server, const std::string& host, int port) {
+  if (port == 0) return server.bind_to_any_port(host);
+  return server.bind_to_port(host, port) ? port : -1;
+}
+
+}  // namespace
+
+Expected<void> HttpServer::Start(const HttpOptions& o) {
+  auto hp = ParseListen(o.listen);
+  if (!hp) return tl::unexpected(hp.error());
+  auto& [host, port] = *hp;
+  auto server = MakeServer(o);
+  if (!server) return tl::unexpected(server.error());
+  server_ = std::move(*server);
+  auto token = ReadToken(o);
+  if (!token) return tl::unexpected(token.error());
+  if (!token->empty()) RequireToken(*server_, *token);
+  Route(*server_, view_, options_);
+  Tune(*server_);
+  const int bound = Bind(*server_, host, port);
   if (bound < 0)
     return MakeError(ErrorCode::kUnavailable,
                      "--listen " + o.listen + ": cannot bind (address in use or not local?)");
-  const bool v6 = host.find(':') != std::string::npos;
+  const bool tls = !o.tls_cert_file.empty(), v6 = host.find(':') != std::string::npos;
   url_ = std::string(tls ? "https" : "http") + "://" + (v6 ? "[" + host + "]" : host) + ":" +
          std::to_string(bound);
   thread_ = std::thread([this] { server_->listen_after_bind(); });

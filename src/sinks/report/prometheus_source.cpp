@@ -73,31 +73,35 @@ std::string Get(const Sample& s, const std::string& k) {
   return it == s.labels.end() ? "" : it->second;
 }
 
-}  // namespace
+// The window the queries cover: each is evaluated at `to`, over the `to - from` seconds before.
+struct Span {
+  int64_t from, to;
 
-Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t from, int64_t to,
-                                              const std::vector<std::string>& label_keys) {
-  Api api(url);
-  const std::string range = "[" + std::to_string(to - from) + "s]";
-  // What a counter grew by in the window. A series that had samples before the window: increase()
-  // (extrapolated only across the gap to each boundary). A series born in the window (the agent
-  // started, or the pod, inside it): its last value, as gpumeter's counters start at 0; increase()
-  // would drop what it counted before its first scrape.
-  const std::string before = "(last_over_time({m}[5m] offset " + std::to_string(to - from) + "s))";
-  auto grown = [&](const std::string& metric, const std::string& by) {
-    std::string b = before;
-    b.replace(b.find("{m}"), 3, metric);
-    return "sum by (" + by + ") ((increase(" + metric + range + ") and " + b +
-           ") or (last_over_time(" + metric + range + ") unless " + b + "))";
-  };
-  using Key = std::pair<std::string, std::string>;  // (node, unit)
-  std::map<Key, store::UnitRecord> units;
-  // Unit identity: the latest info in the window.
+  std::string Range() const { return "[" + std::to_string(to - from) + "s]"; }
+
+  // What a counter grew by in the window. A series that had samples before the window:
+  // increase() (extrapolated only across the gap to each boundary). A series born in the window
+  // (the agent started, or the pod, inside it): its last value, as gpumeter's counters start at
+  // 0; increase() would drop what it counted before its first scrape.
+  std::string Grown(const std::string& metric, const std::string& by) const {
+    const std::string range = Range();
+    const std::string before =
+        "(last_over_time(" + metric + "[5m] offset " + std::to_string(to - from) + "s))";
+    return "sum by (" + by + ") ((increase(" + metric + range + ") and " + before +
+           ") or (last_over_time(" + metric + range + ") unless " + before + "))";
+  }
+};
+
+using Units = std::map<std::pair<std::string, std::string>, store::UnitRecord>;  // (node, unit)
+
+// Unit identity: the latest info in the window, then each unit's fraction of its GPU. No unit is
+// an error (kNotFound), before the fraction is asked for.
+Expected<void> ReadUnits(Api& api, const std::string& url, const Span& span, Units& units) {
   auto info = api.Query(
       "max by (node, unit, gpu_uuid, model, mig_profile, sharing_mode) "
       "(last_over_time(gpumeter_unit_info" +
-          range + "))",
-      to);
+          span.Range() + "))",
+      span.to);
   if (!info) return tl::unexpected(info.error());
   for (const auto& s : *info) {
     auto& u = units[{Get(s, "node"), Get(s, "unit")}];
@@ -114,25 +118,34 @@ Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t fr
         ErrorCode::kNotFound,
         "prometheus " + url + ": no gpumeter_unit_info in the window (is it scraping the agents?)");
   auto fraction = api.Query(
-      "max by (node, unit) (last_over_time(gpumeter_unit_gpu_share_ratio" + range + "))", to);
+      "max by (node, unit) (last_over_time(gpumeter_unit_gpu_share_ratio" + span.Range() + "))",
+      span.to);
   if (!fraction) return tl::unexpected(fraction.error());
   for (const auto& s : *fraction)
     if (auto it = units.find({Get(s, "node"), Get(s, "unit")}); it != units.end())
       it->second.unit.fraction = s.value;
-  // Unit capacities over the window.
+  return {};
+}
+
+// Unit capacities over the window, onto the units already known.
+Expected<void> ReadUnitCounters(Api& api, const Span& span, Units& units) {
   const std::pair<const char*, double store::UnitRecord::*> unit_counters[] = {
       {"gpumeter_unit_seconds_total", &store::UnitRecord::seconds},
       {"gpumeter_unit_memory_capacity_byte_seconds_total",
        &store::UnitRecord::memory_capacity_byte_seconds},
       {"gpumeter_unit_energy_joules_total", &store::UnitRecord::energy_joules}};
   for (const auto& [metric, field] : unit_counters) {
-    auto r = api.Query(grown(metric, "node, unit"), to);
+    auto r = api.Query(span.Grown(metric, "node, unit"), span.to);
     if (!r) return tl::unexpected(r.error());
     for (const auto& s : *r)
       if (auto it = units.find({Get(s, "node"), Get(s, "unit")}); it != units.end())
         it->second.*field = s.value;
   }
-  // Owners: one query per counter, joined on (node, unit, owner).
+  return {};
+}
+
+// Owners: one query per counter, joined on (node, unit, owner), then added to their units.
+Expected<void> ReadOwners(Api& api, const Span& span, Units& units) {
   using OwnerKey =
       std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>;
   std::map<OwnerKey, store::OwnerAmounts> owners;
@@ -142,7 +155,8 @@ Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t fr
       {"gpumeter_energy_joules_total", &store::OwnerAmounts::energy_joules},
       {"gpumeter_requested_share_seconds_total", &store::OwnerAmounts::requested_share_seconds}};
   for (const auto& [metric, field] : owner_counters) {
-    auto r = api.Query(grown(metric, "node, unit, namespace, pod, container, owner_kind"), to);
+    auto r =
+        api.Query(span.Grown(metric, "node, unit, namespace, pod, container, owner_kind"), span.to);
     if (!r) return tl::unexpected(r.error());
     for (const auto& s : *r) {
       auto& o = owners[{Get(s, "node"), Get(s, "unit"), Get(s, "owner_kind"), Get(s, "namespace"),
@@ -155,9 +169,12 @@ Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t fr
   for (auto& [k, o] : owners)
     if (auto it = units.find({std::get<0>(k), std::get<1>(k)}); it != units.end())
       it->second.owners.push_back(o);
-  PrometheusUsage out;
-  for (auto& [k, u] : units)
-    if (u.seconds > 0) out.units.push_back(std::move(u));
+  return {};
+}
+
+// The pods' values of each label key, from the label_KEY label of the containers' series.
+Expected<void> ReadLabels(Api& api, const Span& span, const std::vector<std::string>& label_keys,
+                          Labels& labels) {
   for (const auto& key : label_keys) {
     std::string name = "label_" + key;  // as the agent names it (metrics/exposition.h)
     for (auto& c : name)
@@ -165,14 +182,31 @@ Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t fr
     auto r = api.Query(
         "group by (namespace, pod, " + name +
             ") (last_over_time(gpumeter_requested_share_seconds_total{owner_kind=\"container\"}" +
-            range + "))",
-        to);
+            span.Range() + "))",
+        span.to);
     if (!r) return tl::unexpected(r.error());
     for (const auto& s : *r) {
       const std::string v = Get(s, name);
-      if (!v.empty()) out.labels[{Get(s, "namespace"), Get(s, "pod")}][key] = v;
+      if (!v.empty()) labels[{Get(s, "namespace"), Get(s, "pod")}][key] = v;
     }
   }
+  return {};
+}
+
+}  // namespace
+
+Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t from, int64_t to,
+                                              const std::vector<std::string>& label_keys) {
+  Api api(url);
+  const Span span{from, to};
+  Units units;
+  if (auto r = ReadUnits(api, url, span, units); !r) return tl::unexpected(r.error());
+  if (auto r = ReadUnitCounters(api, span, units); !r) return tl::unexpected(r.error());
+  if (auto r = ReadOwners(api, span, units); !r) return tl::unexpected(r.error());
+  PrometheusUsage out;
+  for (auto& [k, u] : units)
+    if (u.seconds > 0) out.units.push_back(std::move(u));
+  if (auto r = ReadLabels(api, span, label_keys, out.labels); !r) return tl::unexpected(r.error());
   return out;
 }
 

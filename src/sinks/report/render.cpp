@@ -23,6 +23,102 @@ std::string Joined(const std::vector<std::string>& key) {
   return s;
 }
 
+// The FOCUS columns, in the order FocusRow writes them.
+constexpr const char* kFocusHeader =
+    "BilledCost,EffectiveCost,ListCost,ContractedCost,BillingCurrency,BillingPeriodStart,"
+    "BillingPeriodEnd,ChargeCategory,"
+    "ChargeClass,ChargeFrequency,ChargeDescription,ChargePeriodStart,ChargePeriodEnd,"
+    "ConsumedQuantity,ConsumedUnit,"
+    "ProviderName,PublisherName,InvoiceIssuerName,ResourceId,ResourceName,ResourceType,"
+    "ServiceCategory,ServiceName,"
+    "AllocatedMethodId,AllocatedMethodDetails,AllocatedResourceId,AllocatedResourceName,"
+    "AllocatedTags,"
+    "x_GpuUuid,x_GpuModel,x_SharingMode,x_MigProfile\n";
+
+// AllocatedMethodDetails: the row's share of the unit, in GPU-hours, under the policy.
+nlohmann::json FocusDetails(const Chargeback& c, const UnitCost& u, const cost::CostRow& r,
+                            double ratio) {
+  using nlohmann::json;
+  return {{"Elements", json::array({{{"AllocatedRatio", ratio},
+                                     {"UsageUnit", "GPU-Hours"},
+                                     {"UsageQuantity", u.hours * u.unit.fraction * ratio}}})},
+          {"x_Policy", c.policy},
+          {"x_IdleCost", r.idle_cost}};
+}
+
+// AllocatedTags: a container's namespace, pod, container and its pod's labels; {} for idle.
+nlohmann::json FocusTags(const cost::CostRow& r, bool container, const Labels& labels) {
+  nlohmann::json tags = nlohmann::json::object();
+  if (container) {
+    tags["k8s/namespace"] = r.owner.ns;
+    tags["k8s/pod"] = r.owner.pod;
+    tags["k8s/container"] = r.owner.container;
+    if (auto it = labels.find({r.owner.ns, r.owner.pod}); it != labels.end())
+      for (const auto& [k, v] : it->second) tags["k8s/label/" + k] = v;
+  }
+  return tags;
+}
+
+std::string FocusResourceType(const store::UnitKey& unit) {
+  return unit.mig_profile.empty()              ? "GPU"
+         : unit.mig_profile == "unpartitioned" ? "MIG slices in no instance"
+                                               : "MIG instance";
+}
+
+// One FOCUS line: the cost row `r` of the priced unit `u`.
+std::string FocusRow(const Chargeback& c, const Window& w, const Labels& labels, const UnitCost& u,
+                     const cost::CostRow& r) {
+  using nlohmann::json;
+  const bool container = r.owner.kind == domain::OwnerKind::kContainer;
+  const double ratio = r.cost / u.cost;
+  json details = FocusDetails(c, u, r, ratio);
+  json tags = FocusTags(r, container, labels);
+  const std::string alloc_id =
+      container ? r.owner.ns + "/" + r.owner.pod + "/" + r.owner.container : "__idle__";
+  const std::string cost = fmt::format("{}", r.cost);
+  // List cost: the same share of the unit at the price before the discount.
+  const double list =
+      u.price->per_gpu_hour > 0 ? r.cost * u.price->list_per_gpu_hour / u.price->per_gpu_hour : 0;
+  const std::string list_cost = fmt::format("{}", list);
+  const std::string type = FocusResourceType(u.unit);
+  const std::string fields[] = {
+      cost,
+      cost,
+      list_cost,
+      list_cost,
+      c.currency,
+      Rfc3339(w.from_unix_s),
+      Rfc3339(w.to_unix_s),
+      "Usage",
+      "",
+      "Usage-Based",
+      fmt::format("{} on {} ({})", u.unit.model, u.unit.node, u.unit.mode),
+      Rfc3339(w.from_unix_s),
+      Rfc3339(w.to_unix_s),
+      fmt::format("{}", u.hours * u.unit.fraction * ratio),
+      "GPU-Hours",
+      "Kubernetes",
+      "gpumeter",
+      "gpumeter",
+      u.unit.uuid,
+      u.unit.node + "/" + u.unit.uuid,
+      type,
+      "AI and Machine Learning",
+      "Kubernetes GPU",
+      "gpumeter:" + c.policy,
+      details.dump(),
+      alloc_id,
+      container ? r.owner.container : "idle",
+      tags.dump(),
+      u.unit.gpu_uuid,
+      u.unit.model,
+      u.unit.mode,
+      u.unit.mig_profile};
+  std::string line;
+  for (const auto& f : fields) line += (line.empty() ? "" : ",") + CsvField(f);
+  return line + "\n";
+}
+
 }  // namespace
 
 std::string Rfc3339(int64_t unix_s) {
@@ -128,84 +224,10 @@ std::string RenderJson(const Chargeback& c, const Window& w) {
 }
 
 std::string RenderFocus(const Chargeback& c, const Window& w, const Labels& labels) {
-  using nlohmann::json;
-  std::string out =
-      "BilledCost,EffectiveCost,ListCost,ContractedCost,BillingCurrency,BillingPeriodStart,"
-      "BillingPeriodEnd,ChargeCategory,"
-      "ChargeClass,ChargeFrequency,ChargeDescription,ChargePeriodStart,ChargePeriodEnd,"
-      "ConsumedQuantity,ConsumedUnit,"
-      "ProviderName,PublisherName,InvoiceIssuerName,ResourceId,ResourceName,ResourceType,"
-      "ServiceCategory,ServiceName,"
-      "AllocatedMethodId,AllocatedMethodDetails,AllocatedResourceId,AllocatedResourceName,"
-      "AllocatedTags,"
-      "x_GpuUuid,x_GpuModel,x_SharingMode,x_MigProfile\n";
+  std::string out = kFocusHeader;
   for (const auto& u : c.units) {
     if (!u.price || u.cost <= 0) continue;
-    for (const auto& r : u.rows) {
-      const bool container = r.owner.kind == domain::OwnerKind::kContainer;
-      const double ratio = r.cost / u.cost;
-      json details = {
-          {"Elements", json::array({{{"AllocatedRatio", ratio},
-                                     {"UsageUnit", "GPU-Hours"},
-                                     {"UsageQuantity", u.hours * u.unit.fraction * ratio}}})},
-          {"x_Policy", c.policy},
-          {"x_IdleCost", r.idle_cost}};
-      json tags = json::object();
-      if (container) {
-        tags["k8s/namespace"] = r.owner.ns;
-        tags["k8s/pod"] = r.owner.pod;
-        tags["k8s/container"] = r.owner.container;
-        if (auto it = labels.find({r.owner.ns, r.owner.pod}); it != labels.end())
-          for (const auto& [k, v] : it->second) tags["k8s/label/" + k] = v;
-      }
-      const std::string alloc_id =
-          container ? r.owner.ns + "/" + r.owner.pod + "/" + r.owner.container : "__idle__";
-      const std::string cost = fmt::format("{}", r.cost);
-      // List cost: the same share of the unit at the price before the discount.
-      const double list = u.price->per_gpu_hour > 0
-                              ? r.cost * u.price->list_per_gpu_hour / u.price->per_gpu_hour
-                              : 0;
-      const std::string list_cost = fmt::format("{}", list);
-      const std::string type = u.unit.mig_profile.empty()              ? "GPU"
-                               : u.unit.mig_profile == "unpartitioned" ? "MIG slices in no instance"
-                                                                       : "MIG instance";
-      const std::string fields[] = {
-          cost,
-          cost,
-          list_cost,
-          list_cost,
-          c.currency,
-          Rfc3339(w.from_unix_s),
-          Rfc3339(w.to_unix_s),
-          "Usage",
-          "",
-          "Usage-Based",
-          fmt::format("{} on {} ({})", u.unit.model, u.unit.node, u.unit.mode),
-          Rfc3339(w.from_unix_s),
-          Rfc3339(w.to_unix_s),
-          fmt::format("{}", u.hours * u.unit.fraction * ratio),
-          "GPU-Hours",
-          "Kubernetes",
-          "gpumeter",
-          "gpumeter",
-          u.unit.uuid,
-          u.unit.node + "/" + u.unit.uuid,
-          type,
-          "AI and Machine Learning",
-          "Kubernetes GPU",
-          "gpumeter:" + c.policy,
-          details.dump(),
-          alloc_id,
-          container ? r.owner.container : "idle",
-          tags.dump(),
-          u.unit.gpu_uuid,
-          u.unit.model,
-          u.unit.mode,
-          u.unit.mig_profile};
-      std::string line;
-      for (const auto& f : fields) line += (line.empty() ? "" : ",") + CsvField(f);
-      out += line + "\n";
-    }
+    for (const auto& r : u.rows) out += FocusRow(c, w, labels, u, r);
   }
   return out;
 }

@@ -22,9 +22,10 @@ const char* const kColors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b
                                "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 const char* Color(size_t i) { return kColors[i % std::size(kColors)]; }
 
-// Horizontal bars: (label, value, color), scaled to the largest.
-std::string Bars(const std::vector<std::tuple<std::string, double, std::string>>& bars,
-                 const std::string& unit) {
+using Bar = std::tuple<std::string, double, std::string>;  // (label, value, color)
+
+// Horizontal bars, scaled to the largest.
+std::string Bars(const std::vector<Bar>& bars, const std::string& unit) {
   double max = 0;
   for (const auto& b : bars) max = std::max(max, std::get<1>(b));
   const int row = 22, label_w = 260, bar_w = 420;
@@ -46,11 +47,8 @@ std::string Bars(const std::vector<std::tuple<std::string, double, std::string>>
   return svg + "</svg>";
 }
 
-}  // namespace
-
-std::string RenderHtml(const Chargeback& c, const Window& w,
-                       const std::vector<std::pair<int64_t, Chargeback>>& over_time,
-                       const std::string& extra_sections) {
+// The page up to the first chart: style, title, window, the totals as KPIs and how cost is split.
+std::string Head(const Chargeback& c, const Window& w) {
   std::string h =
       R"(<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>GPU chargeback</title><style>
 body{font-family:sans-serif;margin:2em;color:#222;max-width:1100px}h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em}
@@ -75,58 +73,70 @@ td:first-child,th:first-child{text-align:left}.total td{font-weight:bold;border-
        "accounted, split between the containers that "
        "used or held it by the policy above; cost nobody used is idle. The groups add up to the "
        "total.</p>";
+  return h;
+}
 
-  // Cost by group over time: stacked columns per hour, the top groups by colour.
-  std::vector<std::string> top;
-  for (const auto& g : c.groups)
-    if (top.size() < 8) top.push_back(Name(g));
-  if (!over_time.empty()) {
-    h += "<h2>Cost by group over time (per hour)</h2>";
-    double max = 0;
-    for (const auto& [t, cb] : over_time) max = std::max(max, cb.total.cost);
-    const int col = std::max(6, std::min(40, 900 / static_cast<int>(over_time.size()))),
-              height = 220;
-    std::string svg =
-        fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img">)",
-                    col * static_cast<int>(over_time.size()) + 80, height + 40);
-    for (size_t i = 0; i < over_time.size(); ++i) {
-      double y = height;
-      std::map<std::string, double> by;
-      double other = 0;
-      for (const auto& g : over_time[i].second.groups) {
-        const auto n = Name(g);
-        if (std::find(top.begin(), top.end(), n) != top.end())
-          by[n] += g.cost;
-        else
-          other += g.cost;
-      }
-      auto stack = [&](double v, const char* color, const std::string& title) {
-        const double hgt = max > 0 ? height * v / max : 0;
-        y -= hgt;
-        svg += fmt::format(
-            R"(<rect x="{}" y="{:.1f}" width="{}" height="{:.1f}" fill="{}"><title>{}</title></rect>)",
-            60 + col * static_cast<int>(i), y, col - 2, hgt, color, Esc(title));
-      };
-      for (size_t k = 0; k < top.size(); ++k) stack(by[top[k]], Color(k), top[k]);
-      stack(other, "#cccccc", "other");
-    }
-    svg += fmt::format(
-        R"(<text x="0" y="12" font-size="11">{:.2f}</text><text x="0" y="{}" font-size="11">0</text>)",
-        max, height);
-    svg += fmt::format(R"(<text x="60" y="{}" font-size="11">{}</text>)", height + 16,
-                       Esc(Rfc3339(over_time.front().first)));
-    svg += "</svg><p class=\"note\">";
-    for (size_t k = 0; k < top.size(); ++k)
-      svg +=
-          fmt::format(R"(<span style="color:{}">&#9632;</span> {} &nbsp; )", Color(k), Esc(top[k]));
-    h += svg + "</p>";
+// One hour's column of the cost-over-time chart: the `top` groups stacked bottom up, then the
+// rest as "other"; `max` is the cost at the chart's full `height`.
+std::string OverTimeColumn(const Chargeback& hour, size_t i, const std::vector<std::string>& top,
+                           double max, int col, int height) {
+  std::string svg;
+  double y = height;
+  std::map<std::string, double> by;
+  double other = 0;
+  for (const auto& g : hour.groups) {
+    const auto n = Name(g);
+    if (std::find(top.begin(), top.end(), n) != top.end())
+      by[n] += g.cost;
+    else
+      other += g.cost;
   }
-  std::vector<std::tuple<std::string, double, std::string>> spenders;
+  auto stack = [&](double v, const char* color, const std::string& title) {
+    const double hgt = max > 0 ? height * v / max : 0;
+    y -= hgt;
+    svg += fmt::format(
+        R"(<rect x="{}" y="{:.1f}" width="{}" height="{:.1f}" fill="{}"><title>{}</title></rect>)",
+        60 + col * static_cast<int>(i), y, col - 2, hgt, color, Esc(title));
+  };
+  for (size_t k = 0; k < top.size(); ++k) stack(by[top[k]], Color(k), top[k]);
+  stack(other, "#cccccc", "other");
+  return svg;
+}
+
+// Cost by group over time: stacked columns per hour, the top groups by colour; "" without hours.
+std::string CostOverTime(const std::vector<std::pair<int64_t, Chargeback>>& over_time,
+                         const std::vector<std::string>& top) {
+  if (over_time.empty()) return "";
+  std::string h = "<h2>Cost by group over time (per hour)</h2>";
+  double max = 0;
+  for (const auto& [t, cb] : over_time) max = std::max(max, cb.total.cost);
+  const int col = std::max(6, std::min(40, 900 / static_cast<int>(over_time.size()))), height = 220;
+  std::string svg =
+      fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img">)",
+                  col * static_cast<int>(over_time.size()) + 80, height + 40);
+  for (size_t i = 0; i < over_time.size(); ++i)
+    svg += OverTimeColumn(over_time[i].second, i, top, max, col, height);
+  svg += fmt::format(
+      R"(<text x="0" y="12" font-size="11">{:.2f}</text><text x="0" y="{}" font-size="11">0</text>)",
+      max, height);
+  svg += fmt::format(R"(<text x="60" y="{}" font-size="11">{}</text>)", height + 16,
+                     Esc(Rfc3339(over_time.front().first)));
+  svg += "</svg><p class=\"note\">";
+  for (size_t k = 0; k < top.size(); ++k)
+    svg +=
+        fmt::format(R"(<span style="color:{}">&#9632;</span> {} &nbsp; )", Color(k), Esc(top[k]));
+  return h + svg + "</p>";
+}
+
+std::string TopSpenders(const Chargeback& c) {
+  std::vector<Bar> spenders;
   for (size_t i = 0; i < c.groups.size() && i < 10; ++i)
     spenders.emplace_back(Name(c.groups[i]), c.groups[i].cost, Color(i));
-  h += "<h2>Top spenders</h2>" + Bars(spenders, c.currency);
+  return "<h2>Top spenders</h2>" + Bars(spenders, c.currency);
+}
 
-  // Used vs idle per GPU: cost placed on containers vs idle rows, per physical GPU.
+// Used vs idle per GPU: cost placed on containers vs idle rows, per physical GPU.
+std::string UsedVsIdle(const Chargeback& c) {
   std::map<std::string, std::pair<double, double>> per_gpu;  // gpu → (used, idle)
   for (const auto& u : c.units)
     for (const auto& r : u.rows) {
@@ -135,20 +145,27 @@ td:first-child,th:first-child{text-align:left}.total td{font-weight:bold;border-
       p.first += r.cost - r.idle_cost;
       p.second += r.idle_cost;
     }
-  h += "<h2>Used vs idle cost per GPU</h2>";
-  std::vector<std::tuple<std::string, double, std::string>> gpu_bars;
+  std::string h = "<h2>Used vs idle cost per GPU</h2>";
+  std::vector<Bar> gpu_bars;
   for (const auto& [g, p] : per_gpu) {
     gpu_bars.emplace_back(g + " used", p.first, "#59a14f");
     gpu_bars.emplace_back(g + " idle", p.second, "#bab0ac");
   }
-  h += Bars(gpu_bars, c.currency);
-  std::vector<std::tuple<std::string, double, std::string>> eff_bars;
+  return h + Bars(gpu_bars, c.currency);
+}
+
+// Efficiency of the first ten groups that held anything; under 30% in red.
+std::string Efficiency(const Chargeback& c) {
+  std::vector<Bar> eff_bars;
   for (size_t i = 0; i < c.groups.size() && eff_bars.size() < 10; ++i)
     if (auto e = c.groups[i].efficiency())
       eff_bars.emplace_back(Name(c.groups[i]), 100 * *e, *e < 0.3 ? "#e15759" : "#4e79a7");
-  h += "<h2>Efficiency: GPU time used / GPU time held</h2>" + Bars(eff_bars, "");
+  return "<h2>Efficiency: GPU time used / GPU time held</h2>" + Bars(eff_bars, "");
+}
 
-  h +=
+// Every group, then the total, as a table; then the notes on missing and default prices.
+std::string GroupsTable(const Chargeback& c) {
+  std::string h =
       "<h2>All groups</h2><table><tr><th>" +
       Esc(fmt::format("{}", fmt::join(c.dimensions, " / "))) +
       "</th><th>GPU-h held</th><th>compute-h</th><th>memory "
@@ -172,6 +189,23 @@ td:first-child,th:first-child{text-align:left}.total td{font-weight:bold;border-
   for (const auto& f : c.flagged_prices)
     h +=
         "<p class=\"note\">Default price used: " + Esc(f) + ". Set your own in a pricing file.</p>";
+  return h;
+}
+
+}  // namespace
+
+std::string RenderHtml(const Chargeback& c, const Window& w,
+                       const std::vector<std::pair<int64_t, Chargeback>>& over_time,
+                       const std::string& extra_sections) {
+  std::string h = Head(c, w);
+  std::vector<std::string> top;  // the groups the cost-over-time chart colours
+  for (const auto& g : c.groups)
+    if (top.size() < 8) top.push_back(Name(g));
+  h += CostOverTime(over_time, top);
+  h += TopSpenders(c);
+  h += UsedVsIdle(c);
+  h += Efficiency(c);
+  h += GroupsTable(c);
   return h + extra_sections + "</body></html>\n";
 }
 

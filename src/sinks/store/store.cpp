@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 
 namespace gpumeter::store {
 namespace {
@@ -101,6 +102,146 @@ constexpr const char* kUsageUpsert[] = {
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
+
+// The unit and usage rows of a key range, per level (0 minutes, 1 hours), in primary-key order.
+constexpr const char* kUnitRows[] = {
+    "SELECT minute, unit_id, seconds, memory_capacity_byte_seconds, energy_joules, "
+    "energy_unknown_seconds FROM unit_minutes WHERE minute >= ? AND minute < ?",
+    "SELECT hour, unit_id, seconds, memory_capacity_byte_seconds, energy_joules, "
+    "energy_unknown_seconds FROM unit_hours WHERE hour >= ? AND hour < ?"};
+constexpr const char* kUsageRows[] = {
+    "SELECT minute, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
+    "requested_share_seconds FROM usage_minutes WHERE minute >= ? AND minute < ?",
+    "SELECT hour, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
+    "requested_share_seconds FROM usage_hours WHERE hour >= ? AND hour < ?"};
+
+// Store::Fail, for the query steps below: called while the failed statement is still open.
+using FailFn = std::function<Error(const std::string&)>;
+
+// What a query reads: minutes [m0, a) and [b, m1) outside the whole hours [h0, h1) read from the
+// rollups (h0 == h1: none).
+struct QueryPlan {
+  int64_t m0, a, b, m1, h0, h1;
+};
+
+// Whole minutes in [from, to); of them, whole hours already rolled up (before `rolled`) come from
+// the hourly rows.
+Expected<QueryPlan> PlanQuery(sqlite3* db, const FailFn& fail, int64_t rolled, int64_t from,
+                              int64_t to, int64_t bucket_s) {
+  int64_t m0 = CeilDiv(from, 60);
+  const int64_t m1 = FloorDiv(to, 60);
+  // A window that starts where minutes were pruned starts at that hour (whole-hour rollups).
+  Stmt first(db, "SELECT MIN(minute) FROM unit_minutes");
+  if (!first.ok() || first.Step() != SQLITE_ROW)
+    return tl::unexpected(fail("reading the oldest minute"));
+  const int64_t kept =  // the oldest minute still kept
+      sqlite3_column_type(first.get(), 0) == SQLITE_NULL ? rolled * 60 : first.Int(0);
+  if (m0 < kept && m0 % 60 != 0) m0 = FloorDiv(m0, 60) * 60;
+  // Sums over hours or more read the rollups of every hour rolled up; finer buckets read minutes
+  // wherever they are kept, and rollups only for the hours whose minutes were pruned.
+  const int64_t last_hour =
+      bucket_s > 0 && bucket_s < 3600 ? std::min(rolled, FloorDiv(kept, 60)) : rolled;
+  int64_t h0 = CeilDiv(m0, 60), h1 = std::min(FloorDiv(m1, 60), last_hour);
+  if (h0 >= h1) h0 = h1 = 0;  // no whole hour: minutes only
+  const bool hours = h0 < h1;
+  const int64_t a = hours ? h0 * 60 : m1, b = hours ? h1 * 60 : m1;
+  return QueryPlan{m0, a, b, m1, h0, h1};
+}
+
+// Every unit and owner by id (the rows of the window refer to them by id).
+Expected<void> ReadIds(sqlite3* db, const FailFn& fail, std::map<int64_t, UnitKey>& units,
+                       std::map<int64_t, domain::Owner>& owners) {
+  int rc;
+  Stmt s(db, "SELECT id, node, uuid, gpu_uuid, model, mig_profile, mode, fraction FROM units");
+  if (!s.ok()) return tl::unexpected(fail("reading units"));
+  while ((rc = s.Step()) == SQLITE_ROW)
+    units[s.Int(0)] = {s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Text(6), s.Real(7)};
+  if (rc != SQLITE_DONE) return tl::unexpected(fail("reading units"));
+  Stmt o(db, "SELECT id, kind, namespace, pod, container FROM owners");
+  if (!o.ok()) return tl::unexpected(fail("reading owners"));
+  while ((rc = o.Step()) == SQLITE_ROW)
+    owners[o.Int(0)] = {domain::OwnerKindFromString(o.Text(1)), o.Text(2), o.Text(3),
+                        o.Text(4)};
+  if (rc != SQLITE_DONE) return tl::unexpected(fail("reading owners"));
+  return {};
+}
+
+// Range scans in primary-key order, summed here: no temporary B-tree over a month of rows.
+struct Sums {
+  double v[4] = {0, 0, 0, 0};
+};
+struct QuerySums {
+  std::map<std::pair<int64_t, int64_t>, Sums> units;                     // (bucket, unit)
+  std::map<std::pair<int64_t, int64_t>, std::map<int64_t, Sums>> usage;  // (bucket, unit) → owner
+};
+
+struct Range {
+  int level;  // 0: minutes, 1: hours
+  int64_t lo, hi;
+};
+
+// Adds the unit and usage rows of keys [r.lo, r.hi) to `sums`, per `bucket_s` seconds.
+Expected<void> SumRange(sqlite3* db, const FailFn& fail, const Range& r, int64_t bucket_s,
+                        QuerySums& sums) {
+  if (r.lo >= r.hi) return {};
+  const int64_t key_seconds = r.level == 0 ? 60 : 3600;  // what one key of the table is
+  auto bucket = [&](int64_t key) {
+    return bucket_s > 0 ? FloorDiv(key * key_seconds, bucket_s) * bucket_s : 0;
+  };
+  int rc;
+  Stmt us(db, kUnitRows[r.level]);
+  if (!us.ok() || !us.Bind(1, r.lo) || !us.Bind(2, r.hi))
+    return tl::unexpected(fail("querying units"));
+  while ((rc = us.Step()) == SQLITE_ROW) {
+    auto& x = sums.units[{bucket(us.Int(0)), us.Int(1)}];
+    for (int i = 0; i < 4; ++i) x.v[i] += us.Real(2 + i);
+  }
+  if (rc != SQLITE_DONE) return tl::unexpected(fail("querying units"));
+  Stmt os(db, kUsageRows[r.level]);
+  if (!os.ok() || !os.Bind(1, r.lo) || !os.Bind(2, r.hi))
+    return tl::unexpected(fail("querying usage"));
+  // Consecutive rows mostly share (bucket, unit): look the map up once per run.
+  std::pair<int64_t, int64_t> last_key{-1, -1};
+  std::map<int64_t, Sums>* per_owner = nullptr;
+  while ((rc = os.Step()) == SQLITE_ROW) {
+    const std::pair<int64_t, int64_t> key{bucket(os.Int(0)), os.Int(1)};
+    if (!per_owner || key != last_key) per_owner = &sums.usage[key], last_key = key;
+    auto& x = (*per_owner)[os.Int(2)];
+    for (int i = 0; i < 4; ++i) x.v[i] += os.Real(3 + i);
+  }
+  if (rc != SQLITE_DONE) return tl::unexpected(fail("querying usage"));
+  return {};
+}
+
+// The sums as records per bucket, with their units and owners; an unknown id is an internal
+// error naming the store at `path`.
+Expected<std::map<int64_t, std::vector<UnitRecord>>> Assemble(
+    const std::string& path, const QuerySums& sums, const std::map<int64_t, UnitKey>& units,
+    const std::map<int64_t, domain::Owner>& owners) {
+  std::map<int64_t, std::vector<UnitRecord>> result;
+  for (const auto& [key, x] : sums.units) {
+    UnitRecord r;
+    const auto unit = units.find(key.second);
+    if (unit == units.end())
+      return MakeError(ErrorCode::kInternal, "store " + path + ": usage of unknown unit id " +
+                                                 std::to_string(key.second));
+    r.unit = unit->second;
+    r.seconds = x.v[0];
+    r.memory_capacity_byte_seconds = x.v[1];
+    r.energy_joules = x.v[2];
+    r.energy_unknown_seconds = x.v[3];
+    if (auto it = sums.usage.find(key); it != sums.usage.end())
+      for (const auto& [oid, o] : it->second) {
+        const auto owner = owners.find(oid);
+        if (owner == owners.end())
+          return MakeError(ErrorCode::kInternal,
+                           "store " + path + ": usage of unknown owner id " + std::to_string(oid));
+        r.owners.push_back({owner->second, o.v[0], o.v[1], o.v[2], o.v[3]});
+      }
+    result[key.first].push_back(std::move(r));
+  }
+  return result;
+}
 
 }  // namespace
 
@@ -394,124 +535,19 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::Query(int64_t from, 
 
 Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::QuerySnapshot(int64_t from, int64_t to,
                                                                           int64_t bucket_s) const {
-  // Whole minutes in [from, to); of them, whole hours already rolled up come from the hourly rows.
   auto rolled = ReadRolledUpTo();  // another process (the agent) may have moved it
   if (!rolled) return tl::unexpected(rolled.error());
-  int64_t m0 = CeilDiv(from, 60);
-  const int64_t m1 = FloorDiv(to, 60);
-  int64_t kept = 0;  // the oldest minute still kept
-  {
-    // A window that starts where minutes were pruned starts at that hour (whole-hour rollups).
-    Stmt first(db_, "SELECT MIN(minute) FROM unit_minutes");
-    if (!first.ok() || first.Step() != SQLITE_ROW)
-      return tl::unexpected(Fail("reading the oldest minute"));
-    kept = sqlite3_column_type(first.get(), 0) == SQLITE_NULL ? *rolled * 60 : first.Int(0);
-    if (m0 < kept && m0 % 60 != 0) m0 = FloorDiv(m0, 60) * 60;
-  }
-  // Sums over hours or more read the rollups of every hour rolled up; finer buckets read minutes
-  // wherever they are kept, and rollups only for the hours whose minutes were pruned.
-  const int64_t last_hour =
-      bucket_s > 0 && bucket_s < 3600 ? std::min(*rolled, FloorDiv(kept, 60)) : *rolled;
-  int64_t h0 = CeilDiv(m0, 60), h1 = std::min(FloorDiv(m1, 60), last_hour);
-  if (h0 >= h1) h0 = h1 = 0;  // no whole hour: minutes only
-  const bool hours = h0 < h1;
-  // Minute ranges outside the whole hours: [m0, a) and [b, m1).
-  const int64_t a = hours ? h0 * 60 : m1, b = hours ? h1 * 60 : m1;
+  const FailFn fail = [this](const std::string& what) { return Fail(what); };
+  auto p = PlanQuery(db_, fail, *rolled, from, to, bucket_s);
+  if (!p) return tl::unexpected(p.error());
   std::map<int64_t, UnitKey> units;
   std::map<int64_t, domain::Owner> owners;
-  int rc;
-  {
-    Stmt s(db_, "SELECT id, node, uuid, gpu_uuid, model, mig_profile, mode, fraction FROM units");
-    if (!s.ok()) return tl::unexpected(Fail("reading units"));
-    while ((rc = s.Step()) == SQLITE_ROW)
-      units[s.Int(0)] = {s.Text(1), s.Text(2), s.Text(3), s.Text(4),
-                         s.Text(5), s.Text(6), s.Real(7)};
-    if (rc != SQLITE_DONE) return tl::unexpected(Fail("reading units"));
-    Stmt o(db_, "SELECT id, kind, namespace, pod, container FROM owners");
-    if (!o.ok()) return tl::unexpected(Fail("reading owners"));
-    while ((rc = o.Step()) == SQLITE_ROW)
-      owners[o.Int(0)] = {domain::OwnerKindFromString(o.Text(1)), o.Text(2), o.Text(3), o.Text(4)};
-    if (rc != SQLITE_DONE) return tl::unexpected(Fail("reading owners"));
-  }
-  // Range scans in primary-key order, summed here: no temporary B-tree over a month of rows.
-  struct Sums {
-    double v[4] = {0, 0, 0, 0};
-  };
-  std::map<std::pair<int64_t, int64_t>, Sums> unit_sums;  // (bucket, unit)
-  std::map<std::pair<int64_t, int64_t>, std::map<int64_t, Sums>>
-      usage_sums;  // (bucket, unit) → owner
-  struct Range {
-    const char* unit_sql;
-    const char* usage_sql;
-    int64_t lo, hi, bucket_seconds;  // bucket_seconds: what one key of the table is, in seconds
-  };
-  const Range ranges[] = {
-      {"SELECT minute, unit_id, seconds, memory_capacity_byte_seconds, energy_joules, "
-       "energy_unknown_seconds FROM unit_minutes WHERE minute >= ? AND minute < ?",
-       "SELECT minute, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
-       "requested_share_seconds FROM usage_minutes WHERE minute >= ? AND minute < ?",
-       m0, a, 60},
-      {"SELECT minute, unit_id, seconds, memory_capacity_byte_seconds, energy_joules, "
-       "energy_unknown_seconds FROM unit_minutes WHERE minute >= ? AND minute < ?",
-       "SELECT minute, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
-       "requested_share_seconds FROM usage_minutes WHERE minute >= ? AND minute < ?",
-       b, m1, 60},
-      {"SELECT hour, unit_id, seconds, memory_capacity_byte_seconds, energy_joules, "
-       "energy_unknown_seconds FROM unit_hours WHERE hour >= ? AND hour < ?",
-       "SELECT hour, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
-       "requested_share_seconds FROM usage_hours WHERE hour >= ? AND hour < ?",
-       h0, h1, 3600},
-  };
-  for (const auto& r : ranges) {
-    if (r.lo >= r.hi) continue;
-    auto bucket = [&](int64_t key) {
-      return bucket_s > 0 ? FloorDiv(key * r.bucket_seconds, bucket_s) * bucket_s : 0;
-    };
-    Stmt us(db_, r.unit_sql);
-    if (!us.ok() || !us.Bind(1, r.lo) || !us.Bind(2, r.hi))
-      return tl::unexpected(Fail("querying units"));
-    while ((rc = us.Step()) == SQLITE_ROW) {
-      auto& x = unit_sums[{bucket(us.Int(0)), us.Int(1)}];
-      for (int i = 0; i < 4; ++i) x.v[i] += us.Real(2 + i);
-    }
-    if (rc != SQLITE_DONE) return tl::unexpected(Fail("querying units"));
-    Stmt os(db_, r.usage_sql);
-    if (!os.ok() || !os.Bind(1, r.lo) || !os.Bind(2, r.hi))
-      return tl::unexpected(Fail("querying usage"));
-    // Consecutive rows mostly share (bucket, unit): look the map up once per run.
-    std::pair<int64_t, int64_t> last_key{-1, -1};
-    std::map<int64_t, Sums>* per_owner = nullptr;
-    while ((rc = os.Step()) == SQLITE_ROW) {
-      const std::pair<int64_t, int64_t> key{bucket(os.Int(0)), os.Int(1)};
-      if (!per_owner || key != last_key) per_owner = &usage_sums[key], last_key = key;
-      auto& x = (*per_owner)[os.Int(2)];
-      for (int i = 0; i < 4; ++i) x.v[i] += os.Real(3 + i);
-    }
-    if (rc != SQLITE_DONE) return tl::unexpected(Fail("querying usage"));
-  }
-  std::map<int64_t, std::vector<UnitRecord>> result;
-  for (const auto& [key, x] : unit_sums) {
-    UnitRecord r;
-    const auto unit = units.find(key.second);
-    if (unit == units.end())
-      return MakeError(ErrorCode::kInternal, "store " + path_ + ": usage of unknown unit id " +
-                                                 std::to_string(key.second));
-    r.unit = unit->second;
-    r.seconds = x.v[0];
-    r.memory_capacity_byte_seconds = x.v[1];
-    r.energy_joules = x.v[2];
-    r.energy_unknown_seconds = x.v[3];
-    if (auto it = usage_sums.find(key); it != usage_sums.end())
-      for (const auto& [oid, o] : it->second) {
-        const auto owner = owners.find(oid);
-        if (owner == owners.end())
-          return MakeError(ErrorCode::kInternal,
-                           "store " + path_ + ": usage of unknown owner id " + std::to_string(oid));
-        r.owners.push_back({owner->second, o.v[0], o.v[1], o.v[2], o.v[3]});
-      }
-    result[key.first].push_back(std::move(r));
-  }
-  return result;
+  if (auto r = ReadIds(db_, fail, units, owners); !r) return tl::unexpected(r.error());
+  const Range ranges[] = {{0, p->m0, p->a}, {0, p->b, p->m1}, {1, p->h0, p->h1}};
+  QuerySums sums;
+  for (const auto& range : ranges)
+    if (auto r = SumRange(db_, fail, range, bucket_s, sums); !r) return tl::unexpected(r.error());
+  return Assemble(path_, sums, units, owners);
 }
 
 Expected<std::vector<UnitRecord>> Store::Usage(int64_t from, int64_t to) const {
