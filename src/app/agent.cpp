@@ -140,13 +140,13 @@ int RunAgent(const AgentOptions& o) {
     if (auto d = ParseDurationSeconds(o.rightsize_min_history); !d)
       return fail({ErrorCode::kInvalidInput, "--rightsize-min-history " + d.error().message}, 2);
     RightsizeOptions rso;
-    rso.source = "sqlite:" + o.store;
     rso.pricing_file = o.pricing_file;
     rso.min_history = o.rightsize_min_history;
     const auto every =
         std::chrono::milliseconds(static_cast<int64_t>(o.rightsize_interval_s * 1000));
+    // Borrows the store (declared above, so it outlives the runner) and reads it on its thread.
     rightsizer = std::make_unique<RightsizeRunner>(
-        rso, std::min(every, std::chrono::milliseconds(60'000)), every);
+        *usage_store, rso, std::min(every, std::chrono::milliseconds(60'000)), every);
     ro.pipeline.rightsizing = [r = rightsizer.get()] { return r->Latest(); };
   }
   if (!o.nvml_library.empty()) ro.nvml.library_candidates = {o.nvml_library};

@@ -112,10 +112,10 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   ro.after_pass = [&recorder](const node::NodeState& state) { recorder.Record(state); };
   // Rightsizing metrics from the same store, every 5 s (a demo's history is minutes long).
   RightsizeOptions rightsize_options;
-  rightsize_options.source = "sqlite:" + store_path;
   rightsize_options.pricing_file = o.pricing_file;
   rightsize_options.min_history = "2m";
-  RightsizeRunner rightsizer(rightsize_options, std::chrono::seconds(5), std::chrono::seconds(5));
+  RightsizeRunner rightsizer(**store, rightsize_options, std::chrono::seconds(5),
+                             std::chrono::seconds(5));  // borrows the store, declared above
   ro.pipeline.rightsizing = [&rightsizer] { return rightsizer.Latest(); };
   auto rt = NodeRuntime::Start(std::move(ro));
   if (!rt) {
@@ -174,7 +174,7 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
              store_path, *summary);
   // Rightsizing from the same store. A demo lasts minutes: the minimum history is 2 minutes, not
   // the day a real recommendation wants (docs/rightsizing.md).
-  auto sizes = RenderRightsize(rightsize_options);
+  auto sizes = RenderRightsize(**store, rightsize_options);
   if (!sizes) {
     spdlog::error("rightsizing: {}", sizes.error().message);
     return 1;

@@ -129,12 +129,11 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
     std::string sections;
     if (store) {
       RightsizeOptions ro;
-      ro.source = o.source;
       ro.pricing_file = o.pricing_file;
       ro.to_s = w.to_unix_s;  // the history up to the report's end
       rightsize::RecommendOptions used;
       // The chargeback stands without it: a rightsizing that cannot be made is said, not fatal.
-      auto rs = Rightsize(ro, &used);
+      auto rs = Rightsize(*store, ro, &used);  // the store this report has open
       sections = rs ? rightsize::RenderHtmlSection(*rs, used)
                     : "<h2>Rightsizing</h2><p class=\"note\">Not available: " +
                           HtmlEscape(rs.error().message) + "</p>";

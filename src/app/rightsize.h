@@ -1,6 +1,8 @@
 // `gpumeter rightsize`: the GPU share each workload needs, from the usage store's history
 // (docs/rightsizing.md): reclaim, a smaller MIG profile, sharing a GPU, or keep — with the evidence
-// and the monthly savings at the configured prices. As a table or JSON.
+// and the monthly savings at the configured prices. As a table or JSON. The command opens the store
+// its --source names; the agent, the demo and the HTML report hand over the store they have open,
+// as a rightsize::UsageHistorySource. Each call reads on the calling thread.
 #pragma once
 
 #include <cstdint>
@@ -8,12 +10,13 @@
 #include <string>
 
 #include "common/error.h"
+#include "core/rightsize/history_source.h"
 #include "core/rightsize/recommend.h"
 
 namespace gpumeter::app {
 
 struct RightsizeOptions {
-  std::string source;          // sqlite:PATH
+  std::string source;          // sqlite:PATH; only where no history source is handed over
   std::string window = "14d";  // history to read back from the end of the store
   std::string min_history = "24h";
   double margin = 0.15;
@@ -26,7 +29,14 @@ struct RightsizeOptions {
 // 0 ok, 1 the store failed, 2 bad input.
 int RunRightsize(const RightsizeOptions& options);
 
-// The recommendations for the options (the demo's closing section, and the HTML report).
+// The recommendations from `history` (borrowed for the call), with the options but `source`: the
+// agent's RightsizeRunner, the demo's closing section, the HTML report.
+Expected<std::vector<rightsize::Recommendation>> Rightsize(
+    const rightsize::UsageHistorySource& history, const RightsizeOptions& options,
+    rightsize::RecommendOptions* used = nullptr);
+Expected<std::string> RenderRightsize(const rightsize::UsageHistorySource& history,
+                                      const RightsizeOptions& options);
+// The same from the store `options.source` names, opened read-only for the call (the command).
 Expected<std::vector<rightsize::Recommendation>> Rightsize(
     const RightsizeOptions& options, rightsize::RecommendOptions* used = nullptr);
 Expected<std::string> RenderRightsize(const RightsizeOptions& options);

@@ -13,9 +13,12 @@ std::vector<node::RightsizingRow> ToRows(const std::vector<rightsize::Recommenda
   return out;
 }
 
-RightsizeRunner::RightsizeRunner(RightsizeOptions options, std::chrono::milliseconds first,
+RightsizeRunner::RightsizeRunner(const rightsize::UsageHistorySource& history,
+                                 RightsizeOptions options, std::chrono::milliseconds first,
                                  std::chrono::milliseconds interval)
-    : options_(std::move(options)), thread_([this, first, interval] { Loop(first, interval); }) {}
+    : history_(history),
+      options_(std::move(options)),
+      thread_([this, first, interval] { Loop(first, interval); }) {}
 
 RightsizeRunner::~RightsizeRunner() {
   {
@@ -45,7 +48,7 @@ void RightsizeRunner::Loop(std::chrono::milliseconds first, std::chrono::millise
       if (cv_.wait_for(lock, wait, [this] { return stop_; })) return;
     }
     wait = interval;
-    auto rs = Rightsize(options_);
+    auto rs = Rightsize(history_, options_);
     if (!rs) {
       // An empty store at start is expected; say it once per outage.
       if (!failing) spdlog::warn("rightsizing: {} (keeping the last result)", rs.error().message);

@@ -2,6 +2,9 @@
 // (a store holding weeks of minutes takes seconds to read: never on the sampling thread), every
 // `interval`, and keeps the latest for the pipeline to publish (NodeState::rightsizing). A run that
 // fails is logged and the last good result kept. Stops with the object. Latest() is thread-safe.
+// The history source is borrowed (the agent's or demo's open store::Store): it must outlive the
+// runner, and is read on the runner's thread while the sampling thread writes to the store, which
+// the store's UsageHistorySource reads allow (they have a connection of their own).
 #pragma once
 
 #include <chrono>
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "app/rightsize.h"
+#include "core/rightsize/history_source.h"
 #include "node/state/node_state.h"
 
 namespace gpumeter::app {
@@ -22,9 +26,9 @@ std::vector<node::RightsizingRow> ToRows(const std::vector<rightsize::Recommenda
 class RightsizeRunner {
  public:
   // The first run is `first` after the start (the store needs some intervals), then every
-  // `interval`.
-  RightsizeRunner(RightsizeOptions options, std::chrono::milliseconds first,
-                  std::chrono::milliseconds interval);
+  // `interval`. `options`: all but `source` (the history is read from `history`).
+  RightsizeRunner(const rightsize::UsageHistorySource& history, RightsizeOptions options,
+                  std::chrono::milliseconds first, std::chrono::milliseconds interval);
   ~RightsizeRunner();
   RightsizeRunner(const RightsizeRunner&) = delete;
   RightsizeRunner& operator=(const RightsizeRunner&) = delete;
@@ -35,7 +39,8 @@ class RightsizeRunner {
  private:
   void Loop(std::chrono::milliseconds first, std::chrono::milliseconds interval);
 
-  RightsizeOptions options_;
+  const rightsize::UsageHistorySource& history_;  // borrowed; read on thread_ only
+  RightsizeOptions options_;                      // read on thread_ only
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

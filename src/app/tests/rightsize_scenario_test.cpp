@@ -33,7 +33,8 @@ class RightsizeDemo : public ::testing::Test {
     const auto db = (dir_.path() / "usage.db").string();
     auto store = store::Store::Open(db);
     ASSERT_TRUE(store) << store.error().message;
-    UsageRecorder recorder(**store);
+    store_ = std::move(*store);
+    UsageRecorder recorder(*store_);
     testing::ScenarioPipeline run(gpumeter::testing::ScenarioPath("node-8gpu"), 0);
     ASSERT_TRUE(run.ok());
     for (int k = 0; k <= 30; ++k) {  // 300 scenario seconds, a pass every 10 s
@@ -47,6 +48,7 @@ class RightsizeDemo : public ::testing::Test {
     options_.min_history = "2m";
   }
   gpumeter::testing::TempDir dir_{"gpumeter-rightsize"};
+  std::unique_ptr<store::Store> store_;  // kept open, as the agent keeps its store
   RightsizeOptions options_;
 };
 
@@ -119,6 +121,22 @@ TEST_F(RightsizeDemo, TableAndJson) {
   EXPECT_EQ(j.at("recommendations")[0].at("evidence").at("computeP90").is_number(), true);
 }
 
+TEST_F(RightsizeDemo, TheOpenStoreGivesWhatItsPathGives) {
+  // The agent and the demo hand over the store they write; the command opens it by path.
+  auto by_path = RenderRightsize(options_);
+  ASSERT_TRUE(by_path) << by_path.error().message;
+  auto open = RenderRightsize(*store_, options_);
+  ASSERT_TRUE(open) << open.error().message;
+  EXPECT_EQ(*open, *by_path);
+  // The history source's own name in its errors, as the path gave it.
+  auto empty = store::Store::Open((dir_.path() / "empty.db").string());
+  ASSERT_TRUE(empty) << empty.error().message;
+  const auto none = Rightsize(**empty, options_);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().message,
+            "store " + (dir_.path() / "empty.db").string() + ": empty (no interval recorded yet)");
+}
+
 TEST_F(RightsizeDemo, BadInputNamesItself) {
   const std::pair<std::function<void(RightsizeOptions&)>, std::string> cases[] = {
       {[](RightsizeOptions& o) { o.source = "prometheus:http://x"; },
@@ -147,7 +165,7 @@ namespace gpumeter::app {
 namespace {
 
 TEST_F(RightsizeDemo, TheAgentExportsTheLatestRunAsMetrics) {
-  RightsizeRunner runner(options_, std::chrono::milliseconds(0), std::chrono::hours(1));
+  RightsizeRunner runner(*store_, options_, std::chrono::milliseconds(0), std::chrono::hours(1));
   for (int i = 0; i < 600 && runner.runs() == 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_EQ(runner.runs(), 1u);

@@ -48,7 +48,7 @@ void HistoryBuilder::CloseDay(WorkloadHistory& h, const std::string& pod, int64_
   day_peak_.erase(it);
 }
 
-void HistoryBuilder::Add(int64_t t, const std::vector<store::UnitRecord>& units) {
+void HistoryBuilder::Add(int64_t t, const std::vector<attribution::UnitRecord>& units) {
   const int64_t day = DayOf(t);
   latest_ = std::max(latest_, t);
   // A bucket is a minute, or an hour whose minutes were pruned: it weighs its minutes.
@@ -135,13 +135,13 @@ std::map<WorkloadKey, WorkloadHistory> HistoryBuilder::Finish() {
   return std::move(out_);
 }
 
-Expected<std::map<WorkloadKey, WorkloadHistory>> BuildHistories(const store::Store& store,
+Expected<std::map<WorkloadKey, WorkloadHistory>> BuildHistories(const UsageHistorySource& source,
                                                                 int64_t from_s, int64_t to_s) {
-  auto labels = store.PodLabels();
+  auto labels = source.HistoryPodLabels();
   if (!labels) return tl::unexpected(labels.error());
   HistoryBuilder b(std::move(*labels));
   for (int64_t day = from_s; day < to_s; day += 86400) {
-    auto rows = store.MinuteUsage(day, std::min(to_s, day + 86400));
+    auto rows = source.HistoryMinutes(day, std::min(to_s, day + 86400));
     if (!rows) return tl::unexpected(rows.error());
     for (const auto& [t, units] : *rows) b.Add(t, units);
   }

@@ -6,7 +6,8 @@
 // A minute in which most of a unit's time or memory could not be placed (the GPU was lost, a pass
 // failed) gives its holders no sample: unknown is not idle. The store is the persistence: histories
 // are rebuilt from its rows on every run (with a 24 h half-life, rows older than its 14 days of
-// minutes weigh under 1/16000). Units: bytes, fractions of a GPU, Unix seconds. Not thread-safe.
+// minutes weigh under 1/16000), read through UsageHistorySource (history_source.h), not the store
+// itself. Units: bytes, fractions of a GPU, Unix seconds. Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "core/attribution/usage_record.h"
 #include "core/rightsize/histogram.h"
+#include "core/rightsize/history_source.h"
 #include "core/rightsize/workload.h"
-#include "sinks/store/store.h"
 
 namespace gpumeter::rightsize {
 
@@ -30,7 +32,7 @@ struct WorkloadKey {
 
 // A unit the workload held in the last minute it held anything.
 struct Held {
-  store::UnitKey unit;
+  attribution::UnitKey unit;
   double share = 1;                         // of the unit (time-slicing/MPS: 1/replicas)
   std::optional<double> unit_memory_bytes;  // the unit's memory
 };
@@ -57,13 +59,11 @@ struct WorkloadHistory {
 
 class HistoryBuilder {
  public:
-  // `labels`: pod labels from the store (Store::PodLabels), for the workload of each pod.
-  explicit HistoryBuilder(
-      std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> labels)
-      : labels_(std::move(labels)) {}
+  // `labels`: the pods' labels (UsageHistorySource::HistoryPodLabels), for each pod's workload.
+  explicit HistoryBuilder(PodLabelMap labels) : labels_(std::move(labels)) {}
 
   // One bucket of rows (a minute, or an hour where only rollups remain), in time order.
-  void Add(int64_t bucket_start_s, const std::vector<store::UnitRecord>& units);
+  void Add(int64_t bucket_start_s, const std::vector<attribution::UnitRecord>& units);
   // Closes the running day's memory peaks and returns the histories.
   std::map<WorkloadKey, WorkloadHistory> Finish();
   static constexpr int64_t kGoneAfter = 600;  // seconds without holding anything: gone
@@ -72,7 +72,7 @@ class HistoryBuilder {
   WorkloadKey KeyOf(const domain::Owner& o);
   void CloseDay(WorkloadHistory& h, const std::string& pod, int64_t day);
 
-  std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> labels_;
+  PodLabelMap labels_;
   std::map<std::pair<std::string, std::string>, Workload> workload_of_;  // cache by (ns, pod)
   std::map<WorkloadKey, WorkloadHistory> out_;
   // Per (workload, pod): the running day and its memory peak; what it holds and since which minute.
@@ -83,8 +83,8 @@ class HistoryBuilder {
   int64_t latest_ = 0;  // the last bucket added
 };
 
-// Histories from `store` over [from, to), read a day at a time.
-Expected<std::map<WorkloadKey, WorkloadHistory>> BuildHistories(const store::Store& store,
+// Histories from `source` over [from, to), read a day at a time (on the caller's thread).
+Expected<std::map<WorkloadKey, WorkloadHistory>> BuildHistories(const UsageHistorySource& source,
                                                                 int64_t from_s, int64_t to_s);
 
 }  // namespace gpumeter::rightsize

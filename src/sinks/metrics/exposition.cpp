@@ -174,8 +174,8 @@ std::map<std::string, const node::UnitInfo*> Units(Families& f, const node::Node
     units[u.uuid] = &u;
     const std::string index = std::to_string(u.gpu_index), replicas = std::to_string(u.replicas);
     f.Add(Metric::kUnitInfo,
-          {state.node, u.uuid, u.gpu_uuid, index, u.model, u.mig_profile,
-           domain::ToString(u.mode), replicas, u.evidence},
+          {state.node, u.uuid, u.gpu_uuid, index, u.model, u.mig_profile, domain::ToString(u.mode),
+           replicas, u.evidence},
           1);
     f.Add(Metric::kUnitGpuFraction, {state.node, u.uuid}, u.gpu_fraction);
   }
@@ -271,8 +271,7 @@ void Attribution(Families& f, const node::NodeState& state, const ExpositionOpti
   // The share each container holds now, from the units' holders.
   std::map<std::pair<std::string, domain::Owner>, double> held;
   for (const auto& u : state.units)
-    for (const auto& h : u.holders)
-      held[{u.uuid, h.AsOwner()}] += h.share;
+    for (const auto& h : u.holders) held[{u.uuid, h.AsOwner()}] += h.share;
   size_t dropped = 0;
   const auto rows = KeptRows(state, options, dropped);
   f.Add(Metric::kSeriesDropped, {state.node}, static_cast<double>(dropped));

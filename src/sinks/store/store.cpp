@@ -160,8 +160,7 @@ Expected<void> ReadIds(sqlite3* db, const FailFn& fail, std::map<int64_t, UnitKe
   Stmt o(db, "SELECT id, kind, namespace, pod, container FROM owners");
   if (!o.ok()) return tl::unexpected(fail("reading owners"));
   while ((rc = o.Step()) == SQLITE_ROW)
-    owners[o.Int(0)] = {domain::OwnerKindFromString(o.Text(1)), o.Text(2), o.Text(3),
-                        o.Text(4)};
+    owners[o.Int(0)] = {domain::OwnerKindFromString(o.Text(1)), o.Text(2), o.Text(3), o.Text(4)};
   if (rc != SQLITE_DONE) return tl::unexpected(fail("reading owners"));
   return {};
 }
@@ -601,6 +600,41 @@ Store::PodLabels() const {
   }
   if (rc != SQLITE_DONE) return tl::unexpected(Fail("reading pod labels"));
   return out;
+}
+
+std::string Store::HistoryName() const { return "store " + path_; }
+
+Expected<const Store*> Store::HistoryReader() const {
+  if (!history_reader_) {
+    // Not the owner's connection: that one belongs to the owner's thread (NOMUTEX), and a read
+    // transaction on it could take in, or commit, half of a write.
+    auto opened = OpenReadOnly(path_);
+    if (!opened) return tl::unexpected(opened.error());
+    history_reader_ = std::move(*opened);
+  }
+  return history_reader_.get();
+}
+
+Expected<std::optional<std::pair<int64_t, int64_t>>> Store::HistorySpan() const {
+  std::lock_guard lock(history_mu_);
+  auto reader = HistoryReader();
+  if (!reader) return tl::unexpected(reader.error());
+  return (*reader)->Span();
+}
+
+Expected<rightsize::PodLabelMap> Store::HistoryPodLabels() const {
+  std::lock_guard lock(history_mu_);
+  auto reader = HistoryReader();
+  if (!reader) return tl::unexpected(reader.error());
+  return (*reader)->PodLabels();
+}
+
+Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::HistoryMinutes(int64_t from,
+                                                                           int64_t to) const {
+  std::lock_guard lock(history_mu_);
+  auto reader = HistoryReader();
+  if (!reader) return tl::unexpected(reader.error());
+  return (*reader)->MinuteUsage(from, to);
 }
 
 }  // namespace gpumeter::store

@@ -6,12 +6,14 @@
 // interval: a process killed at any moment loses at most the interval being written, and the
 // file is never left corrupt (WAL, synchronous=NORMAL). Versioned migrations
 // (PRAGMA user_version). A locked, full or corrupt database is an error that names the file.
-// Times are Unix seconds (UTC). Thread-compatible: one writer thread, or one reader.
+// Times are Unix seconds (UTC). Thread-compatible: one writer thread, or one reader; and besides,
+// its rightsize::UsageHistorySource reads from one other thread (a connection of their own).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -19,34 +21,18 @@
 
 #include "common/error.h"
 #include "core/attribution/attribute.h"
+#include "core/attribution/usage_record.h"
+#include "core/rightsize/history_source.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
 
 namespace gpumeter::store {
 
-// What a unit is, for pricing and grouping. A unit whose mode or size changes is a new key.
-struct UnitKey {
-  std::string node, uuid, gpu_uuid, model, mig_profile, mode;
-  double fraction = 1;  // of the physical GPU (MIG: its compute slices / the GPU's)
-  auto operator<=>(const UnitKey&) const = default;
-};
-
-struct OwnerAmounts {
-  domain::Owner owner;
-  double memory_byte_seconds = 0, compute_seconds = 0, energy_joules = 0,
-         requested_share_seconds = 0;
-};
-
-// One unit over one interval, or summed over a window.
-struct UnitRecord {
-  UnitKey unit;
-  double seconds = 0;
-  double memory_capacity_byte_seconds = 0;
-  double energy_joules = 0;  // of the time its energy was known
-  double energy_unknown_seconds = 0;
-  std::vector<OwnerAmounts> owners;
-};
+// The records' vocabulary lives in the core, where rightsizing reads it too (usage_record.h).
+using attribution::OwnerAmounts;
+using attribution::UnitKey;
+using attribution::UnitRecord;
 
 struct IntervalRecord {
   int64_t end_unix_s = 0;  // the interval is booked to the minute it ends in
@@ -60,14 +46,14 @@ struct StoreOptions {
   int hour_retention_days = 400;
 };
 
-class Store {
+class Store final : public rightsize::UsageHistorySource {
  public:
   // Opens (creating when missing) and migrates. Errors: not a database, corrupt, locked, written
   // by a newer gpumeter, unwritable directory; each names `path`.
   static Expected<std::unique_ptr<Store>> Open(const std::string& path, StoreOptions options = {});
   // Opens an existing store for reading only (reports); kNotFound when the file is missing.
   static Expected<std::unique_ptr<Store>> OpenReadOnly(const std::string& path);
-  ~Store();
+  ~Store() override;
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
@@ -97,6 +83,21 @@ class Store {
   const std::string& path() const { return path_; }
 
  private:
+  // rightsize::UsageHistorySource, used through that interface only: Span, PodLabels and
+  // MinuteUsage as above, but on a read-only connection of their own (opened on first use, kept),
+  // so that a thread other than the owner's (the agent's RightsizeRunner) may call them while the
+  // owner writes: the owner's connection is for one thread at a time (SQLITE_OPEN_NOMUTEX), and in
+  // WAL mode a reader and the writer go on side by side, as two processes would. Serialized among
+  // themselves by history_mu_.
+  std::string HistoryName() const override;
+  Expected<std::optional<std::pair<int64_t, int64_t>>> HistorySpan() const override;
+  Expected<rightsize::PodLabelMap> HistoryPodLabels() const override;
+  Expected<std::map<int64_t, std::vector<UnitRecord>>> HistoryMinutes(
+      int64_t from_unix_s, int64_t to_unix_s) const override;
+  // The history connection, opened when missing (a failed open is retried next time). Call with
+  // history_mu_ held.
+  Expected<const Store*> HistoryReader() const;
+
   Store(std::string path, StoreOptions options);
   Expected<void> Exec(const char* sql) const;
   Expected<void> Migrate();
@@ -127,6 +128,8 @@ class Store {
   std::map<domain::Owner, int64_t> owner_ids_;
   std::vector<UnitKey> new_units_;
   std::vector<domain::Owner> new_owners_;
+  mutable std::mutex history_mu_;                  // guards history_reader_ and its use
+  mutable std::unique_ptr<Store> history_reader_;  // UsageHistorySource reads; owned
 };
 
 }  // namespace gpumeter::store

@@ -22,7 +22,7 @@ constexpr const char* kL4 = "NVIDIA L4";
 // A workload on one unit: memory (GiB) and compute (fraction of the unit) per minute.
 struct Feed {
   std::string pod;
-  store::UnitKey unit;
+  attribution::UnitKey unit;
   double unit_gib = 80;
   double share = 1;
   std::function<double(int)> memory_gib, compute;
@@ -30,9 +30,9 @@ struct Feed {
   std::function<bool(int)> present = [](int) { return true; };  // the pod exists this minute
 };
 
-store::UnitKey Unit(const std::string& uuid, const std::string& model = kH100,
-                    const std::string& mig = "", double fraction = 1,
-                    const std::string& mode = "exclusive") {
+attribution::UnitKey Unit(const std::string& uuid, const std::string& model = kH100,
+                          const std::string& mig = "", double fraction = 1,
+                          const std::string& mode = "exclusive") {
   return {"node-a", uuid, uuid, model, mig, mode, fraction};
 }
 
@@ -40,14 +40,14 @@ std::map<WorkloadKey, WorkloadHistory> Build(const std::vector<Feed>& feeds, int
                                              int64_t t0 = 1796083200) {
   HistoryBuilder b({});
   for (int m = 0; m < minutes; ++m) {
-    std::vector<store::UnitRecord> units;
+    std::vector<attribution::UnitRecord> units;
     for (const auto& f : feeds) {
       if (!f.present(m)) continue;
-      store::UnitRecord u;
+      attribution::UnitRecord u;
       u.unit = f.unit;
       u.seconds = 60;
       u.memory_capacity_byte_seconds = f.unit_gib * kGiB * 60;
-      store::OwnerAmounts o;
+      attribution::OwnerAmounts o;
       o.owner = Owner{OwnerKind::kContainer, "ns", f.pod, "c"};
       o.requested_share_seconds = f.share * 60;
       if (f.lost(m)) {

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <cmath>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "support/temp_dir.h"
 
@@ -251,6 +253,55 @@ TEST(Store, PruneDropsOldMinutesButKeepsHours) {
   ASSERT_TRUE(whole_day);
   ASSERT_EQ(whole_day->size(), 1u);
   EXPECT_DOUBLE_EQ((*whole_day)[0].seconds, 1.0);
+}
+
+TEST(Store, HistoryReadsGoOnBesideTheWriterOnAnotherThread) {
+  // The agent's rightsizing reads its store through rightsize::UsageHistorySource on a thread of
+  // its own while the sampling thread writes: whole intervals only, and no error.
+  testing::TempDir dir("gpumeter-store");
+  const auto path = (dir.path() / "usage.db").string();
+  auto s = Store::Open(path);
+  ASSERT_TRUE(s) << s.error().message;
+  const rightsize::UsageHistorySource& history = **s;
+  EXPECT_EQ(history.HistoryName(), "store " + path);
+  const auto none = history.HistorySpan();
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_FALSE(*none);
+  const int64_t t0 = 1'767'225'600;  // 2026-01-01T00:00:00Z
+  std::atomic<bool> done{false};
+  int reads = 0;
+  std::string failure;
+  std::thread reader([&] {
+    while (!done && failure.empty()) {
+      const auto span = history.HistorySpan();
+      const auto labels = history.HistoryPodLabels();
+      if (!span || !labels) {
+        failure = !span ? span.error().message : labels.error().message;
+        break;
+      }
+      if (!*span) continue;
+      const auto rows = history.HistoryMinutes((*span)->first, (*span)->second);
+      if (!rows) {
+        failure = rows.error().message;
+        break;
+      }
+      for (const auto& [t, units] : *rows)
+        if (units.size() != 1 || units[0].seconds != 60) failure = "a part of an interval";
+      ++reads;
+    }
+  });
+  for (int64_t m = 0; m < 120; ++m)  // two hours: the writes of the second roll up the first
+    if (!(*s)->Write(Interval(t0 + m * 60 + 30, 60, 0.5))) ADD_FAILURE() << "write " << m;
+  done = true;
+  reader.join();
+  EXPECT_EQ(failure, "");
+  EXPECT_GT(reads, 0);
+  const auto rows = history.HistoryMinutes(t0, t0 + 2 * 3600);
+  ASSERT_TRUE(rows) << rows.error().message;
+  EXPECT_EQ(rows->size(), 120u) << "every interval the writer committed";
+  const auto labels = history.HistoryPodLabels();
+  ASSERT_TRUE(labels) << labels.error().message;
+  EXPECT_EQ(labels->at({"ns", "a"}).at("team"), "search");
 }
 
 }  // namespace

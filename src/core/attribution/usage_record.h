@@ -1,0 +1,38 @@
+// Attributed usage as it is kept and read back over time: a unit described for pricing and
+// grouping, and its ledger (attribute.h) summed over an interval, a minute, an hour or a window,
+// without the rules. Written by the usage store (sinks/store), read by reports and by the usage
+// histories of rightsizing (core/rightsize); here, below both, so that neither depends on the
+// other for its vocabulary. Plain values.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/attribution/attribute.h"
+
+namespace gpumeter::attribution {
+
+// What a unit is, for pricing and grouping. A unit whose mode or size changes is a new key.
+struct UnitKey {
+  std::string node, uuid, gpu_uuid, model, mig_profile, mode;
+  double fraction = 1;  // of the physical GPU (MIG: its compute slices / the GPU's)
+  auto operator<=>(const UnitKey&) const = default;
+};
+
+struct OwnerAmounts {
+  Owner owner;
+  double memory_byte_seconds = 0, compute_seconds = 0, energy_joules = 0,
+         requested_share_seconds = 0;
+};
+
+// One unit over one interval, or summed over a window.
+struct UnitRecord {
+  UnitKey unit;
+  double seconds = 0;
+  double memory_capacity_byte_seconds = 0;
+  double energy_joules = 0;  // of the time its energy was known
+  double energy_unknown_seconds = 0;
+  std::vector<OwnerAmounts> owners;
+};
+
+}  // namespace gpumeter::attribution

@@ -1,0 +1,72 @@
+// Histories read through UsageHistorySource (the store implements it): here a source in memory,
+// which rightsizing reads a day at a time, with the workload named from the pods' labels.
+#include "core/rightsize/history.h"
+
+#include <gtest/gtest.h>
+
+namespace gpumeter::rightsize {
+namespace {
+
+using domain::Owner;
+using domain::OwnerKind;
+
+class MemorySource : public UsageHistorySource {
+ public:
+  std::map<int64_t, std::vector<attribution::UnitRecord>> minutes;
+  PodLabelMap labels;
+  std::optional<Error> error;
+  mutable std::vector<std::pair<int64_t, int64_t>> reads;
+
+  std::string HistoryName() const override { return "memory"; }
+  Expected<std::optional<std::pair<int64_t, int64_t>>> HistorySpan() const override {
+    if (minutes.empty()) return std::optional<std::pair<int64_t, int64_t>>();
+    return std::optional(std::pair(minutes.begin()->first, minutes.rbegin()->first + 60));
+  }
+  Expected<PodLabelMap> HistoryPodLabels() const override { return labels; }
+  Expected<std::map<int64_t, std::vector<attribution::UnitRecord>>> HistoryMinutes(
+      int64_t from, int64_t to) const override {
+    reads.emplace_back(from, to);
+    if (error) return tl::unexpected(*error);
+    return std::map<int64_t, std::vector<attribution::UnitRecord>>(minutes.lower_bound(from),
+                                                                   minutes.lower_bound(to));
+  }
+};
+
+attribution::UnitRecord Busy(const std::string& pod, double compute) {
+  attribution::UnitRecord u;
+  u.unit = {"node-a", "GPU-a", "GPU-a", "NVIDIA H100 80GB HBM3", "", "exclusive", 1};
+  u.seconds = 60;
+  u.memory_capacity_byte_seconds = 80e9 * 60;
+  u.owners.push_back({Owner{OwnerKind::kContainer, "ns", pod, "c"}, 8e9 * 60, compute * 60, 0, 60});
+  return u;
+}
+
+TEST(History, ReadsTheSourceADayAtATime) {
+  MemorySource source;
+  const int64_t t0 = 1796083200;  // a midnight, UTC
+  for (int m = 0; m < 2 * 1440; m += 30) source.minutes[t0 + 60 * m] = {Busy("chat-0", 0.25)};
+  source.labels[{"ns", "chat-0"}] = {{"statefulset.kubernetes.io/pod-name", "chat-0"}};
+  const auto h = BuildHistories(source, t0, t0 + 2 * 86400 + 3600);
+  ASSERT_TRUE(h) << h.error().message;
+  EXPECT_EQ(source.reads,
+            (std::vector<std::pair<int64_t, int64_t>>{{t0, t0 + 86400},
+                                                      {t0 + 86400, t0 + 2 * 86400},
+                                                      {t0 + 2 * 86400, t0 + 2 * 86400 + 3600}}));
+  ASSERT_EQ(h->size(), 1u);
+  const auto& chat = h->begin()->second;
+  EXPECT_EQ(chat.key.Name(), "ns/StatefulSet/chat/c");
+  EXPECT_EQ(chat.samples, 96u);
+  EXPECT_DOUBLE_EQ(chat.peak_compute, 0.25);
+  EXPECT_DOUBLE_EQ(chat.peak_memory_bytes, 8e9);
+}
+
+TEST(History, ASourceErrorIsTheHistoriesError) {
+  MemorySource source;
+  source.error = Error{ErrorCode::kUnavailable, "store x: locked"};
+  const auto h = BuildHistories(source, 0, 86400);
+  ASSERT_FALSE(h);
+  EXPECT_EQ(h.error().message, "store x: locked");
+}
+
+}  // namespace
+}  // namespace gpumeter::rightsize
