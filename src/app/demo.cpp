@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "app/child_process.h"
 #include "app/node_config.h"
 #include "app/paths.h"
 #include "app/report.h"
@@ -14,95 +15,213 @@
 #include "app/runtime.h"
 #include "app/table.h"
 #include "app/usage_recorder.h"
+#include "sim/node/node_files.h"
 #include "sim/node/scenario_context.h"
-#include "sim/node/simulated_node.h"
 #include "sim/scenario/loader.h"
 #include "sources/kube_api/pod_source.h"
 #include "sources/kubelet/pod_resources_source.h"
 
 namespace gpumeter::app {
+namespace {
 
-int RunDemo(const DemoOptions& o, const std::string& argv0) {
-  const auto exe_dir = ExeDir(argv0);
+// What the options name, loaded and checked before anything starts.
+struct DemoInputs {
+  LoadedScenario loaded;
+  cost::Pricing pricing;
+  guard::GuardConfig guard;
+};
+
+Expected<DemoInputs> LoadInputs(const DemoOptions& o, const std::filesystem::path& exe_dir) {
   // Validate here, so a bad scenario stops the demo with the loader's message instead of a
   // driver-style error code from the fake library.
   auto loaded = LoadScenario(o.scenario, o.scenario_dir, exe_dir);
-  if (!loaded) {
-    spdlog::error("{}", loaded.error().message);
-    return 2;
-  }
-  const auto path = loaded->path;
-  const scenario::Scenario& scen = loaded->scenario;
-  if (auto listen = metrics::ParseListen(o.listen); !listen) {
-    spdlog::error("{}", listen.error().message);
-    return 2;
-  }
+  if (!loaded) return tl::unexpected(loaded.error());
+  if (auto listen = metrics::ParseListen(o.listen); !listen) return tl::unexpected(listen.error());
   auto pricing = LoadPricing(o.pricing_file);
+  if (!pricing) return tl::unexpected(pricing.error());
   auto guard_config = LoadGuardConfig(o.guard_config);
-  for (const Error* e :
-       {pricing ? nullptr : &pricing.error(), guard_config ? nullptr : &guard_config.error()})
-    if (e) {
-      spdlog::error("{}", e->message);
-      return 2;
-    }
+  if (!guard_config) return tl::unexpected(guard_config.error());
   // A scenario lasts minutes, not the agent's hour: idle allocations show within the demo.
   if (o.guard_config.empty()) guard_config->idle_window_s = 180;
+  return DemoInputs{std::move(*loaded), std::move(*pricing), std::move(*guard_config)};
+}
 
-  // The fake library reads its scenario and clock from the environment at nvmlInit. Its sample
-  // stamps are epoch0 + scenario time; the agent's wall clock is made to agree (below), so
-  // per-process sample windows line up at any speedup.
+// The fake library reads its scenario and clock from the environment at nvmlInit. Its sample
+// stamps are epoch0 + scenario time; the agent's wall clock is made to agree, so per-process
+// sample windows line up at any speedup. Returns epoch0 (µs since the Unix epoch).
+uint64_t SetFakeNvmlEnvironment(const std::string& scenario_path, double speedup) {
   const auto epoch0 = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                 std::chrono::system_clock::now().time_since_epoch())
                                                 .count());
-  ::setenv("GPUMETER_FAKE_NVML_SCENARIO", path.c_str(), 1);
-  ::setenv("GPUMETER_FAKE_NVML_SPEEDUP", fmt::format("{}", o.speedup).c_str(), 1);
+  ::setenv("GPUMETER_FAKE_NVML_SCENARIO", scenario_path.c_str(), 1);
+  ::setenv("GPUMETER_FAKE_NVML_SPEEDUP", fmt::format("{}", speedup).c_str(), 1);
   ::setenv("GPUMETER_FAKE_NVML_EPOCH_US", std::to_string(epoch0).c_str(), 1);
-  const auto signals = BlockStopSignals();  // before any thread starts
+  return epoch0;
+}
 
-  // The node's Kubernetes side, for real: kubelet socket, pods, /proc.
-  auto simnode = sim::SimulatedNode::Create(scen);
-  if (!simnode) {
-    spdlog::error("{}", simnode.error().message);
-    return 1;
-  }
-  kubelet::PodResourcesOptions ko;
-  ko.socket_path = (*simnode)->kubelet_socket();
-  kubelet::PodResourcesSource kubelet(std::make_unique<kubelet::PodResourcesClient>(ko));
-  node::PodsFileSource pods((*simnode)->pods_file());
+// The node's Kubernetes side, for real: the pods file and /proc tree, and the fake kubelet as a
+// process of its own serving the scenario on the node's socket.
+struct DemoNode {
+  std::unique_ptr<sim::NodeFiles> files;
+  std::unique_ptr<ChildProcess> kubelet;
+};
 
+Expected<DemoNode> StartNode(const LoadedScenario& loaded, const std::filesystem::path& exe_dir) {
+  DemoNode node;
+  auto files = sim::NodeFiles::Create(loaded.scenario);
+  if (!files) return tl::unexpected(files.error());
+  node.files = std::move(*files);
+  const std::string program = FakeKubeletProgram(exe_dir);
+  if (program.empty())
+    return MakeError(ErrorCode::kUnavailable,
+                     "gpumeter-fake-kubelet not found next to " + exe_dir.string() +
+                         " (build it: cmake --build BUILD --target gpumeter_fake_kubelet_server)");
+  const std::string socket = node.files->kubelet_socket();
+  auto kubelet = ChildProcess::Start(program, {loaded.path, socket});
+  if (!kubelet) return tl::unexpected(kubelet.error());
+  node.kubelet = std::move(*kubelet);
+  auto ready = node.kubelet->WaitUntil(
+      [&socket] {
+        std::error_code ec;
+        return std::filesystem::exists(socket, ec);
+      },
+      std::chrono::seconds(10));
+  if (!ready) return tl::unexpected(ready.error());
+  return node;
+}
+
+// The scenario clock the fake NVML runs on: wall time × speedup since `start`.
+std::function<double()> ScenarioClock(std::chrono::steady_clock::time_point start, double speedup) {
+  return [start, speedup] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() *
+           speedup;
+  };
+}
+
+RuntimeOptions DemoRuntime(const DemoOptions& o, const DemoInputs& in, const DemoNode& node,
+                           const std::filesystem::path& exe_dir) {
+  const auto& scen = in.loaded.scenario;
   RuntimeOptions ro;
   ro.nvml.library_candidates = FakeLibraryCandidates(o.nvml_library, o.driver_profile, exe_dir);
   ro.nvml.first_util_lookback_us = static_cast<uint64_t>(o.interval_s * 1e6);
   ro.interval_s = o.interval_s;
   ro.call_deadline_s = o.call_deadline_s;
   ro.pipeline.node = scen.node_name;
-  ro.pipeline.proc_root = (*simnode)->proc_root();
+  ro.pipeline.proc_root = node.files->proc_root();
   ro.pipeline.time_scale = o.speedup;
   // The operator's sharing configuration (as --sharing would give it); MIG parents come from NVML.
   ro.pipeline.evidence = sim::ScenarioSharingEvidence(scen);
   ro.pipeline.evidence.mig_parent.clear();
-  ro.sources = {&kubelet, &pods, nullptr};
-  ro.pipeline.guard = *guard_config;
-  ro.pipeline.pricing = &*pricing;
+  ro.pipeline.guard = in.guard;
+  ro.pipeline.pricing = &in.pricing;
   ro.exposition.pod_label_keys = {"team"};
   ro.http.listen = o.listen;
-  // The scenario clock the fake NVML runs on: wall time × speedup since it started.
+  return ro;
+}
+
+void PrintBanner(const DemoInputs& in, const DemoNode& node, const NodeRuntime& rt,
+                 const std::string& store_path) {
+  const auto& scen = in.loaded.scenario;
+  const auto& caps = rt.capabilities();
+  fmt::print("gpumeter demo: scenario '{}' ({}), {} GPU(s), node {}\n", scen.name, in.loaded.path,
+             scen.gpus.size(), scen.node_name);
+  fmt::print("NVML: {} (driver {}, {}; memory: {}; per-process utilization: {}; GPM: {})\n",
+             caps.library_path, caps.driver_version.empty() ? "?" : caps.driver_version,
+             caps.process_api, caps.memory_api, caps.util_api.empty() ? "none" : caps.util_api,
+             caps.gpm ? "yes" : "no");
+  fmt::print("kubelet: {} (fake, gRPC)   pods: {}   /proc: {}\n", node.files->kubelet_socket(),
+             node.files->pods_file().string(), node.files->proc_root().string());
+  fmt::print("metrics: {}/metrics   health: {}/healthz   ready: {}/readyz\n", rt.url(), rt.url(),
+             rt.url());
+  fmt::print("usage store: {}\n", store_path);
+  std::fflush(stdout);
+}
+
+// Prints the table every --refresh until --duration passes or a signal comes; the signal, or 0.
+int ShowUntilDone(const DemoOptions& o, const NodeRuntime& rt, const sigset_t& signals,
+                  std::chrono::steady_clock::time_point start) {
+  // Per-process samples and GPM activity are rates over the window between two passes.
+  rt.WaitForPass(2, std::chrono::milliseconds(
+                        static_cast<int64_t>((o.interval_s + o.call_deadline_s) * 2000)));
+  const auto deadline = start + std::chrono::duration<double>(o.duration_s);
+  for (;;) {
+    const double t =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print("\n--- t={:.0f}s (scenario t={:.0f}s) ---\n{}", t, t * o.speedup,
+               RenderTable(rt.Health(), *rt.State()));
+    std::fflush(stdout);
+    std::chrono::duration<double> wait(o.refresh_s);
+    if (o.duration_s > 0) {
+      const auto left = deadline - std::chrono::steady_clock::now();
+      if (left <= std::chrono::steady_clock::duration::zero()) return 0;
+      if (left < wait) wait = left;
+    }
+    if (const int received = WaitForSignal(signals, wait); received > 0) return received;
+  }
+}
+
+// The closing chargeback and rightsizing, read back from the store the run recorded.
+int PrintClosing(const DemoOptions& o, const std::string& store_path, const store::Store& store,
+                 const RightsizeOptions& rightsize_options) {
+  ReportOptions ro_report;
+  ro_report.source = "sqlite:" + store_path;
+  ro_report.pricing_file = o.pricing_file;
+  ro_report.by = "namespace";
+  auto summary = RenderReport(ro_report, 0);
+  if (!summary) {
+    spdlog::error("chargeback: {}", summary.error().message);
+    return 1;
+  }
+  fmt::print("\n--- chargeback (from {}; `gpumeter report --source sqlite:PATH` for more) ---\n{}",
+             store_path, *summary);
+  // A demo lasts minutes: the minimum history is 2 minutes, not the day a real recommendation
+  // wants (docs/rightsizing.md).
+  auto sizes = RenderRightsize(store, rightsize_options);
+  if (!sizes) {
+    spdlog::error("rightsizing: {}", sizes.error().message);
+    return 1;
+  }
+  fmt::print(
+      "\n--- rightsizing (history of minutes, not days: a demo; `gpumeter rightsize --source "
+      "sqlite:PATH`) ---\n{}",
+      *sizes);
+  return 0;
+}
+
+}  // namespace
+
+int RunDemo(const DemoOptions& o, const std::string& argv0) {
+  const auto exe_dir = ExeDir(argv0);
+  auto in = LoadInputs(o, exe_dir);
+  if (!in) {
+    spdlog::error("{}", in.error().message);
+    return 2;
+  }
+  const uint64_t epoch0 = SetFakeNvmlEnvironment(in->loaded.path, o.speedup);
+  const auto signals = BlockStopSignals();  // before any thread starts
+  auto node = StartNode(in->loaded, exe_dir);
+  if (!node) {
+    spdlog::error("{}", node.error().message);
+    return 1;
+  }
+  kubelet::PodResourcesOptions ko;
+  ko.socket_path = node->files->kubelet_socket();
+  kubelet::PodResourcesSource kubelet(std::make_unique<kubelet::PodResourcesClient>(ko));
+  node::PodsFileSource pods(node->files->pods_file());
+  RuntimeOptions ro = DemoRuntime(o, *in, *node, exe_dir);
+  ro.sources = {&kubelet, &pods, nullptr};
   const auto start = std::chrono::steady_clock::now();
-  auto scenario_now = [start, speedup = o.speedup] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() *
-           speedup;
-  };
+  const auto scenario_now = ScenarioClock(start, o.speedup);
   ro.nvml.wall_clock_us = [epoch0, scenario_now] {
     return epoch0 + static_cast<uint64_t>(scenario_now() * 1e6);
   };
-  ro.before_pass = [&simnode, scenario_now] {
-    if (auto r = (*simnode)->RefreshProc(scenario_now()); !r)
+  ro.before_pass = [files = node->files.get(), scenario_now] {
+    if (auto r = files->RefreshProc(scenario_now()); !r)
       spdlog::warn("demo /proc fixture: {}", r.error().message);
   };
-  // Usage into the store, as the agent does with --store; the closing chargeback is read back from
-  // it.
+  // Usage into the store, as the agent does with --store; the closing chargeback reads it back.
   const std::string store_path =
-      o.store.empty() ? ((*simnode)->dir() / "usage.db").string() : o.store;
+      o.store.empty() ? (node->files->dir() / "usage.db").string() : o.store;
   auto store = store::Store::Open(store_path);
   if (!store) {
     spdlog::error("{}", store.error().message);
@@ -122,68 +241,14 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
     spdlog::error("{}", rt.error().message);
     return 1;
   }
-  const auto& caps = (*rt)->capabilities();
-  fmt::print("gpumeter demo: scenario '{}' ({}), {} GPU(s), node {}\n", scen.name, path,
-             scen.gpus.size(), scen.node_name);
-  fmt::print("NVML: {} (driver {}, {}; memory: {}; per-process utilization: {}; GPM: {})\n",
-             caps.library_path, caps.driver_version.empty() ? "?" : caps.driver_version,
-             caps.process_api, caps.memory_api, caps.util_api.empty() ? "none" : caps.util_api,
-             caps.gpm ? "yes" : "no");
-  fmt::print("kubelet: {} (fake, gRPC)   pods: {}   /proc: {}\n", (*simnode)->kubelet_socket(),
-             (*simnode)->pods_file().string(), (*simnode)->proc_root().string());
-  fmt::print("metrics: {}/metrics   health: {}/healthz   ready: {}/readyz\n", (*rt)->url(),
-             (*rt)->url(), (*rt)->url());
-  fmt::print("usage store: {}\n", store_path);
-  std::fflush(stdout);
-
-  // Per-process samples and GPM activity are rates over the window between two passes.
-  (*rt)->WaitForPass(2, std::chrono::milliseconds(
-                            static_cast<int64_t>((o.interval_s + o.call_deadline_s) * 2000)));
-  const auto deadline = start + std::chrono::duration<double>(o.duration_s);
-  int received = 0;
-  for (;;) {
-    const double t =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    fmt::print("\n--- t={:.0f}s (scenario t={:.0f}s) ---\n{}", t, t * o.speedup,
-               RenderTable((*rt)->Health(), *(*rt)->State()));
-    std::fflush(stdout);
-    std::chrono::duration<double> wait(o.refresh_s);
-    if (o.duration_s > 0) {
-      const auto left = deadline - std::chrono::steady_clock::now();
-      if (left <= std::chrono::steady_clock::duration::zero()) break;
-      if (left < wait) wait = left;
-    }
-    received = WaitForSignal(signals, wait);
-    if (received > 0) break;
-  }
-  if (received > 0) fmt::print("\nstopping on signal {}\n", received);
+  PrintBanner(*in, *node, **rt, store_path);
+  if (const int received = ShowUntilDone(o, **rt, signals, start); received > 0)
+    fmt::print("\nstopping on signal {}\n", received);
   (*rt)->StopSampling();  // the store now holds every interval; /metrics shows the same totals
   if (o.shutdown_grace_s > 0)
     std::this_thread::sleep_for(std::chrono::duration<double>(o.shutdown_grace_s));
   rt->reset();
-  ReportOptions ro_report;
-  ro_report.source = "sqlite:" + store_path;
-  ro_report.pricing_file = o.pricing_file;
-  ro_report.by = "namespace";
-  auto summary = RenderReport(ro_report, 0);
-  if (!summary) {
-    spdlog::error("chargeback: {}", summary.error().message);
-    return 1;
-  }
-  fmt::print("\n--- chargeback (from {}; `gpumeter report --source sqlite:PATH` for more) ---\n{}",
-             store_path, *summary);
-  // Rightsizing from the same store. A demo lasts minutes: the minimum history is 2 minutes, not
-  // the day a real recommendation wants (docs/rightsizing.md).
-  auto sizes = RenderRightsize(**store, rightsize_options);
-  if (!sizes) {
-    spdlog::error("rightsizing: {}", sizes.error().message);
-    return 1;
-  }
-  fmt::print(
-      "\n--- rightsizing (history of minutes, not days: a demo; `gpumeter rightsize --source "
-      "sqlite:PATH`) ---\n{}",
-      *sizes);
-  return 0;
+  return PrintClosing(o, store_path, **store, rightsize_options);
 }
 
 }  // namespace gpumeter::app

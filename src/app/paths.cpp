@@ -34,6 +34,15 @@ std::vector<std::string> FakeLibraryCandidates(const std::string& explicit_path,
               .string()};
 }
 
+std::string FakeKubeletProgram(const fs::path& exe_dir) {
+  for (const auto& p : {exe_dir / "gpumeter-fake-kubelet",
+                        (exe_dir / "../lib/gpumeter/gpumeter-fake-kubelet").lexically_normal()}) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return p.string();
+  }
+  return {};
+}
+
 Expected<LoadedScenario> LoadScenario(const std::string& name_or_file, const std::string& extra_dir,
                                       const fs::path& exe_dir) {
   auto path = scenario::ResolveScenarioPath(name_or_file, ScenarioDirs(extra_dir, exe_dir));

@@ -18,6 +18,9 @@ std::vector<std::string> ScenarioDirs(const std::string& extra_dir,
 std::vector<std::string> FakeLibraryCandidates(const std::string& explicit_path,
                                                const std::string& profile,
                                                const std::filesystem::path& exe_dir);
+// gpumeter-fake-kubelet, the demo's kubelet: next to the binary (build tree), else in the install
+// prefix's lib/gpumeter/. The first that exists; empty when none does.
+std::string FakeKubeletProgram(const std::filesystem::path& exe_dir);
 
 struct LoadedScenario {
   std::string path;

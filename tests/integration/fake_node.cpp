@@ -9,7 +9,7 @@
 #include <cstdlib>
 
 #include "app/runtime.h"
-#include "sim/node/simulated_node.h"
+#include "sim/fake_kubelet/simulated_node.h"
 #include "sim/scenario/loader.h"
 
 int main(int argc, char** argv) {

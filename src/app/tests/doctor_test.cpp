@@ -11,8 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include "sim/fake_kubelet/simulated_node.h"
 #include "sim/node/scenario_fixture.h"
-#include "sim/node/simulated_node.h"
 #include "sim/scenario/loader.h"
 #include "support/paths.h"
 #include "support/temp_dir.h"

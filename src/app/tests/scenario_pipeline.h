@@ -11,9 +11,9 @@
 #include <string>
 
 #include "node/pipeline/pipeline.h"
+#include "sim/fake_kubelet/simulated_node.h"
 #include "sim/node/scenario_context.h"
 #include "sim/node/scenario_fixture.h"
-#include "sim/node/simulated_node.h"
 #include "sim/scenario/loader.h"
 #include "sources/kubelet/pod_resources_source.h"
 #include "support/fake_nvml.h"
