@@ -52,8 +52,8 @@ std::optional<int> ChildProcess::Exited() {
 
 Expected<void> ChildProcess::CheckAlive(bool timed_out) {
   if (auto code = Exited())
-    return MakeError(ErrorCode::kUnavailable,
-                     path_ + " exited with status " + std::to_string(*code) + " before it was ready");
+    return MakeError(ErrorCode::kUnavailable, path_ + " exited with status " +
+                                                  std::to_string(*code) + " before it was ready");
   if (timed_out) return MakeError(ErrorCode::kUnavailable, path_ + ": not ready in time");
   return {};
 }
