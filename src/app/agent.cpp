@@ -22,112 +22,125 @@
 #include "sources/kubelet/pod_resources_source.h"
 
 namespace gpumeter::app {
+namespace {
 
-int RunAgent(const AgentOptions& o) {
-  RuntimeOptions ro;
-  auto fail = [](const Error& e, int code) {
-    spdlog::error("{}", e.message);
-    return code;
-  };
-  if (auto listen = metrics::ParseListen(o.listen); !listen) return fail(listen.error(), 2);
+int Fail(const Error& e, int code) {
+  spdlog::error("{}", e.message);
+  return code;
+}
+
+// The node's evidence and the pipeline's options from the flags; errors name the flag.
+Expected<void> ConfigurePipeline(const AgentOptions& o, RuntimeOptions& ro) {
+  if (auto listen = metrics::ParseListen(o.listen); !listen) return tl::unexpected(listen.error());
   for (const auto& s : o.sharing) {
     auto parsed = ParseSharingFlag(s);
-    if (!parsed) return fail(parsed.error(), 2);
+    if (!parsed) return tl::unexpected(parsed.error());
     ro.pipeline.evidence.configured[parsed->first] = parsed->second;
   }
   auto labels = ParseKeyValues("--node-label", o.node_labels);
-  if (!labels) return fail(labels.error(), 2);
+  if (!labels) return tl::unexpected(labels.error());
   ro.pipeline.evidence.node_labels = *labels;
   // Two --pod-label keys that map to one label name would make every scrape invalid.
   std::map<std::string, std::string> label_names;
   for (const auto& k : o.pod_labels) {
     const auto [it, fresh] = label_names.emplace(metrics::PodLabelName(k), k);
     if (!fresh)
-      return fail({ErrorCode::kInvalidInput, "--pod-label '" + k + "' and '" + it->second +
-                                                 "' both become label " + it->first},
-                  2);
+      return MakeError(ErrorCode::kInvalidInput, "--pod-label '" + k + "' and '" + it->second +
+                                                     "' both become label " + it->first);
   }
   auto idle = ParseIdlePower(o.idle_power);
-  if (!idle) return fail(idle.error(), 2);
+  if (!idle) return tl::unexpected(idle.error());
   ro.pipeline.accountant.idle_power_watts = *idle;
   if (!o.device_plugin_config.empty()) {
     auto text = ReadWhole("--device-plugin-config", o.device_plugin_config);
-    if (!text) return fail(text.error(), 2);
+    if (!text) return tl::unexpected(text.error());
     auto cfg = k8s::ParseDevicePluginConfig(*text);
     if (!cfg)
-      return fail({ErrorCode::kInvalidInput,
-                   "--device-plugin-config " + o.device_plugin_config + ": " + cfg.error().message},
-                  2);
+      return MakeError(
+          ErrorCode::kInvalidInput,
+          "--device-plugin-config " + o.device_plugin_config + ": " + cfg.error().message);
     ro.pipeline.evidence.plugin_config = *cfg;
   }
-  auto pricing = LoadPricing(o.pricing_file);
-  if (!pricing) return fail(pricing.error(), 2);
-  auto guard_config = LoadGuardConfig(o.guard_config);
-  if (!guard_config) return fail(guard_config.error(), 2);
-  ro.pipeline.guard = *guard_config;
-  ro.pipeline.pricing = &*pricing;
-  const auto signals = BlockStopSignals();  // before any thread starts
+  return {};
+}
 
+// The agent's Kubernetes sources; each is null where the agent runs without it.
+struct AgentSources {
   std::unique_ptr<kubelet::PodResourcesSource> kubelet;
-  if (!o.pod_resources_socket.empty()) {
-    kubelet::PodResourcesOptions ko;
-    ko.socket_path = o.pod_resources_socket;
-    kubelet = std::make_unique<kubelet::PodResourcesSource>(
-        std::make_unique<kubelet::PodResourcesClient>(ko));
-  } else {
+  std::unique_ptr<PrivateFile> ca_file;  // the API server's CA, for the HTTP client
+  std::unique_ptr<node::PodSource> pods;
+  std::unique_ptr<node::ApiServerSliceSource> slices;
+};
+
+std::unique_ptr<kubelet::PodResourcesSource> KubeletSource(const AgentOptions& o) {
+  if (o.pod_resources_socket.empty()) {
     spdlog::warn(
         "no --pod-resources-socket: no container holds any GPU; usage is still attributed to "
         "owners from /proc");
+    return nullptr;
   }
-  const std::string node_name = NodeName(o.node_name);
+  kubelet::PodResourcesOptions ko;
+  ko.socket_path = o.pod_resources_socket;
+  return std::make_unique<kubelet::PodResourcesSource>(
+      std::make_unique<kubelet::PodResourcesClient>(ko));
+}
+
+// Starts the sources; 0, or the exit code after logging why not.
+int StartSources(const AgentOptions& o, const std::string& node_name, AgentSources& out) {
+  out.kubelet = KubeletSource(o);
   std::string why_no_api;
   auto api = ApiServerFor(o.kubeconfig, o.kube_context, &why_no_api);
-  if (!api) return fail(api.error(), 2);
+  if (!api) return Fail(api.error(), 2);
   if (!*api && o.pods_file.empty())
     spdlog::warn(
         "no API server ({}; give --kubeconfig or --pods-file): processes in containers are "
         "unattributed, for want of pod names",
         why_no_api);
-  std::unique_ptr<PrivateFile> ca_file;
   if (*api) {
     auto written = MaterializeCa(**api);
-    if (!written) return fail(written.error(), 1);
-    ca_file = std::move(*written);
+    if (!written) return Fail(written.error(), 1);
+    out.ca_file = std::move(*written);
   }
   // Pods from --pods-file, else list/watch from the API server; DRA devices from its
   // ResourceSlices.
-  std::unique_ptr<node::PodSource> pods;
-  std::unique_ptr<node::ApiServerSliceSource> slices;
   if (!o.pods_file.empty()) {
-    pods = std::make_unique<node::PodsFileSource>(o.pods_file);
+    out.pods = std::make_unique<node::PodsFileSource>(o.pods_file);
   } else if (*api) {
     node::ApiServerOptions ao;
     ao.config = **api;
     ao.node_name = node_name;
     auto watcher = std::make_unique<node::ApiServerPodSource>(ao);
     watcher->Start();
-    pods = std::move(watcher);
+    out.pods = std::move(watcher);
     spdlog::info("pods of node {} from {} ({})", node_name, (*api)->server, (*api)->source);
   }
   if (*api && o.resource_slices) {
     node::SliceSourceOptions so;
     so.config = **api;
     so.node_name = node_name;
-    slices = std::make_unique<node::ApiServerSliceSource>(so);
-    slices->Start();
+    out.slices = std::make_unique<node::ApiServerSliceSource>(so);
+    out.slices->Start();
   }
+  return 0;
+}
 
-  // The usage store: a store that cannot be opened is an error in the log, not a stopped agent.
-  std::unique_ptr<store::Store> usage_store;
+// The usage store and the rightsizing read from it; null where not configured or not opened.
+struct AgentStore {
+  std::unique_ptr<store::Store> store;
   std::unique_ptr<UsageRecorder> recorder;
+  std::unique_ptr<RightsizeRunner> rightsizer;  // borrows `store`: declared after it
+};
+
+// A store that cannot be opened is an error in the log, not a stopped agent. 0, or the exit code.
+int OpenStore(const AgentOptions& o, AgentStore& out, RuntimeOptions& ro) {
   if (!o.store.empty()) {
     store::StoreOptions sto;
     sto.minute_retention_days = o.store_minute_days;
     auto opened = store::Store::Open(o.store, sto);
     if (opened) {
-      usage_store = std::move(*opened);
-      recorder = std::make_unique<UsageRecorder>(*usage_store);
-      ro.after_pass = [r = recorder.get()](const node::NodeState& state) { r->Record(state); };
+      out.store = std::move(*opened);
+      out.recorder = std::make_unique<UsageRecorder>(*out.store);
+      ro.after_pass = [r = out.recorder.get()](const node::NodeState& state) { r->Record(state); };
       spdlog::info("recording usage in {}", o.store);
     } else {
       spdlog::error("{} (running without the store: metrics are served, usage is not recorded)",
@@ -135,44 +148,71 @@ int RunAgent(const AgentOptions& o) {
     }
   }
   // Rightsizing from the store, off the sampling thread; the pipeline publishes the latest.
-  std::unique_ptr<RightsizeRunner> rightsizer;
-  if (usage_store && o.rightsize_interval_s > 0) {
+  if (out.store && o.rightsize_interval_s > 0) {
     if (auto d = ParseDurationSeconds(o.rightsize_min_history); !d)
-      return fail({ErrorCode::kInvalidInput, "--rightsize-min-history " + d.error().message}, 2);
+      return Fail({ErrorCode::kInvalidInput, "--rightsize-min-history " + d.error().message}, 2);
     RightsizeOptions rso;
     rso.pricing_file = o.pricing_file;
     rso.min_history = o.rightsize_min_history;
     const auto every =
         std::chrono::milliseconds(static_cast<int64_t>(o.rightsize_interval_s * 1000));
-    // Borrows the store (declared above, so it outlives the runner) and reads it on its thread.
-    rightsizer = std::make_unique<RightsizeRunner>(
-        *usage_store, rso, std::min(every, std::chrono::milliseconds(60'000)), every);
-    ro.pipeline.rightsizing = [r = rightsizer.get()] { return r->Latest(); };
+    out.rightsizer = std::make_unique<RightsizeRunner>(
+        *out.store, rso, std::min(every, std::chrono::milliseconds(60'000)), every);
+    ro.pipeline.rightsizing = [r = out.rightsizer.get()] { return r->Latest(); };
   }
+  return 0;
+}
+
+void SetSamplingAndServing(const AgentOptions& o, const std::string& node_name,
+                           const AgentSources& sources, RuntimeOptions& ro) {
   if (!o.nvml_library.empty()) ro.nvml.library_candidates = {o.nvml_library};
   ro.nvml.first_util_lookback_us = static_cast<uint64_t>(o.interval_s * 1e6);
   ro.interval_s = o.interval_s;
   ro.call_deadline_s = o.call_deadline_s;
   ro.pipeline.node = node_name;
   ro.pipeline.proc_root = o.proc_root;
-  ro.sources = {kubelet.get(), pods.get(), slices.get()};
+  ro.sources = {sources.kubelet.get(), sources.pods.get(), sources.slices.get()};
   ro.exposition.pod_label_keys = o.pod_labels;
   ro.exposition.max_series = o.max_series;
   ro.http = {o.listen, o.tls_cert, o.tls_key, o.bearer_token_file};
-  auto rt = NodeRuntime::Start(std::move(ro));
-  if (!rt) return fail(rt.error(), rt.error().code == ErrorCode::kInvalidInput ? 2 : 1);
-  const auto& caps = (*rt)->capabilities();
-  spdlog::info("gpumeter agent on node {}: NVML {} (driver {}), serving {}/metrics",
-               (*rt)->State()->node, caps.library_path,
-               caps.driver_version.empty() ? "?" : caps.driver_version, (*rt)->url());
+}
+
+// Serves until SIGINT/SIGTERM, then stops sampling and serves the final counters for the grace
+// (a second signal ends it).
+void ServeUntilSignal(NodeRuntime& rt, const sigset_t& signals, double grace_s) {
   int received = 0;
   while ((received = WaitForSignal(signals, std::chrono::seconds(3600))) == 0) {
   }
   spdlog::info("stopping on signal {}", received);
-  (*rt)->StopSampling();
-  if (o.shutdown_grace_s > 0)
-    WaitForSignal(signals,
-                  std::chrono::duration<double>(o.shutdown_grace_s));  // a second signal ends it
+  rt.StopSampling();
+  if (grace_s > 0) WaitForSignal(signals, std::chrono::duration<double>(grace_s));
+}
+
+}  // namespace
+
+int RunAgent(const AgentOptions& o) {
+  RuntimeOptions ro;
+  if (auto configured = ConfigurePipeline(o, ro); !configured) return Fail(configured.error(), 2);
+  auto pricing = LoadPricing(o.pricing_file);
+  if (!pricing) return Fail(pricing.error(), 2);
+  auto guard_config = LoadGuardConfig(o.guard_config);
+  if (!guard_config) return Fail(guard_config.error(), 2);
+  ro.pipeline.guard = *guard_config;
+  ro.pipeline.pricing = &*pricing;
+  const auto signals = BlockStopSignals();  // before any thread starts
+  const std::string node_name = NodeName(o.node_name);
+  AgentSources sources;
+  if (const int code = StartSources(o, node_name, sources); code != 0) return code;
+  AgentStore store;
+  if (const int code = OpenStore(o, store, ro); code != 0) return code;
+  SetSamplingAndServing(o, node_name, sources, ro);
+  auto rt = NodeRuntime::Start(std::move(ro));
+  if (!rt) return Fail(rt.error(), rt.error().code == ErrorCode::kInvalidInput ? 2 : 1);
+  const auto& caps = (*rt)->capabilities();
+  spdlog::info("gpumeter agent on node {}: NVML {} (driver {}), serving {}/metrics",
+               (*rt)->State()->node, caps.library_path,
+               caps.driver_version.empty() ? "?" : caps.driver_version, (*rt)->url());
+  ServeUntilSignal(**rt, signals, o.shutdown_grace_s);
   rt->reset();
   return 0;
 }

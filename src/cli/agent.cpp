@@ -6,9 +6,10 @@
 
 namespace gpumeter::cli {
 
-void AddAgentCommand(CLI::App& app, app::AgentOptions& o) {
-  auto* cmd = app.add_subcommand(
-      "agent", "Run the node agent: attribute the GPUs of this node to its pods, serve /metrics");
+namespace {
+
+// Where the agent reads its node from: NVML, the kubelet, /proc, the API server, the device plugin.
+void AddSourceFlags(CLI::App* cmd, app::AgentOptions& o) {
   cmd->add_option("--node-name", o.node_name,
                   "This node's name (default: $NODE_NAME, else the host name)");
   cmd->add_option("--nvml-library", o.nvml_library,
@@ -35,6 +36,10 @@ void AddAgentCommand(CLI::App& app, app::AgentOptions& o) {
                   "may not list them)")
       ->envname("GPUMETER_RESOURCE_SLICES")
       ->capture_default_str();
+}
+
+// What it keeps and prices: the usage store, prices, guardrails, rightsizing, shutdown.
+void AddStoreFlags(CLI::App* cmd, app::AgentOptions& o) {
   cmd->add_option("--store", o.store,
                   "Record usage per minute in this SQLite file, for `gpumeter report`")
       ->envname("GPUMETER_STORE");
@@ -62,6 +67,10 @@ void AddAgentCommand(CLI::App& app, app::AgentOptions& o) {
                   "Days of per-minute rows to keep (hourly rows: 400 days)")
       ->check(CLI::Range(1, 3650))
       ->capture_default_str();
+}
+
+// Sharing evidence, the exported series, sampling and serving.
+void AddServingFlags(CLI::App* cmd, app::AgentOptions& o) {
   cmd->add_option(
       "--sharing", o.sharing,
       "GPU-UUID=time-slicing:N | mps:N | exclusive (repeatable; beats every other evidence)");
@@ -87,6 +96,16 @@ void AddAgentCommand(CLI::App& app, app::AgentOptions& o) {
   cmd->add_option(
       "--bearer-token-file", o.bearer_token_file,
       "Require 'Authorization: Bearer <token in this file>' (not on /healthz, /readyz)");
+}
+
+}  // namespace
+
+void AddAgentCommand(CLI::App& app, app::AgentOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "agent", "Run the node agent: attribute the GPUs of this node to its pods, serve /metrics");
+  AddSourceFlags(cmd, o);
+  AddStoreFlags(cmd, o);
+  AddServingFlags(cmd, o);
 }
 
 }  // namespace gpumeter::cli
