@@ -322,6 +322,7 @@ CheckResult CheckAttribution(const std::string& proc_root, const NvmlFindings& n
       case domain::OwnerKind::kSystem:
         ++system;
         break;
+      case domain::OwnerKind::kIdle:  // never a process's owner
       case domain::OwnerKind::kUnattributed:
         ++unattributed;
         if (example.empty()) example = fmt::format("PID {}: {}", pid, owner.how);

@@ -22,6 +22,7 @@ std::string OwnerText(const node::NodeState& state, uint32_t pid) {
       return o.ns + "/" + o.pod + "/" + o.container;
     case domain::OwnerKind::kSystem:
       return "system (host process)";
+    case domain::OwnerKind::kIdle:  // never a process's owner
     case domain::OwnerKind::kUnattributed:
       break;
   }
