@@ -197,90 +197,111 @@ std::vector<UnitObservation> ObserveUnavailable(const gpu::DeviceSample& last, R
   return out;
 }
 
-std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
-                                     double seconds, const ObserveContext& ctx) {
-  std::vector<UnitObservation> out;
-  if (d.lost || d.uuid.empty()) return out;
-  if (previous && (previous->uuid != d.uuid || previous->lost)) previous = nullptr;
-  auto processes = [&](const std::vector<gpu::GpuProcess>& procs,
-                       const std::vector<gpu::GpuProcess>* before, const SmShareTable& shares) {
-    // One entry per PID seen at either end (a vector: this runs for every process every second).
-    struct Seen {
-      uint32_t pid;
-      std::optional<uint64_t> before, now;
-      bool unknown;
-    };
-    std::vector<Seen> seen;
-    seen.reserve(procs.size() + (before ? before->size() : 0));
-    for (const auto& p : procs)
-      seen.push_back({p.pid, std::nullopt, p.used_memory_bytes, !p.used_memory_bytes});
-    if (before)
-      for (const auto& p : *before)
-        seen.push_back({p.pid, p.used_memory_bytes, std::nullopt, !p.used_memory_bytes});
-    std::stable_sort(seen.begin(), seen.end(),
-                     [](const Seen& a, const Seen& b) { return a.pid < b.pid; });
-    std::vector<ProcessObservation> ps;
-    ps.reserve(seen.size());
-    for (size_t i = 0; i < seen.size();) {
-      Seen m{seen[i].pid, std::nullopt, std::nullopt, false};
-      for (; i < seen.size() && seen[i].pid == m.pid;
-           ++i) {  // a PID listed twice: the last reading wins
-        if (seen[i].now) m.now = seen[i].now;
-        if (seen[i].before) m.before = seen[i].before;
-        m.unknown = m.unknown || seen[i].unknown;
-      }
-      ProcessObservation o;
-      o.pid = m.pid;
-      o.owner = ctx.owner ? ctx.owner(m.pid) : std::nullopt;
-      if (!m.unknown)
-        o.memory_bytes = before ? Mean(m.before.value_or(0), m.now.value_or(0)) : m.now;
-      o.sm_fraction = SmShareOf(shares, m.pid);
-      if (ctx.mps_thread_fraction) o.mps_thread_fraction = ctx.mps_thread_fraction(m.pid);
-      ps.push_back(std::move(o));
-    }
-    return ps;
+namespace {
+
+// The processes of one unit over the interval, from its process list now and (when the unit was
+// there at the start) before: memory is the mean of both ends, SM share and owner by PID.
+std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProcess>& procs,
+                                                 const std::vector<gpu::GpuProcess>* before,
+                                                 const SmShareTable& shares,
+                                                 const ObserveContext& ctx) {
+  // One entry per PID seen at either end (a vector: this runs for every process every second).
+  struct Seen {
+    uint32_t pid;
+    std::optional<uint64_t> before, now;
+    bool unknown;
   };
-  if (d.mig_enabled) {
-    for (const auto& m : d.mig_instances) {
-      UnitObservation u;
-      u.uuid = m.uuid;
-      u.mode = SharingMode::kMig;
-      const gpu::MigInstanceSample* before = nullptr;
-      if (previous)
-        for (const auto& pm : previous->mig_instances)
-          if (pm.uuid == m.uuid) before = &pm;
-      SetMemory(u, m.memory, before ? &before->memory : nullptr);
-      u.busy_fraction = m.sm_active_ratio;
-      u.processes = processes(m.processes, before ? &before->processes : nullptr, {});
-      u.holders = HoldersOf(ctx, m.uuid);
-      out.push_back(std::move(u));
+  std::vector<Seen> seen;
+  seen.reserve(procs.size() + (before ? before->size() : 0));
+  for (const auto& p : procs)
+    seen.push_back({p.pid, std::nullopt, p.used_memory_bytes, !p.used_memory_bytes});
+  if (before)
+    for (const auto& p : *before)
+      seen.push_back({p.pid, p.used_memory_bytes, std::nullopt, !p.used_memory_bytes});
+  std::stable_sort(seen.begin(), seen.end(),
+                   [](const Seen& a, const Seen& b) { return a.pid < b.pid; });
+  std::vector<ProcessObservation> ps;
+  ps.reserve(seen.size());
+  for (size_t i = 0; i < seen.size();) {
+    Seen m{seen[i].pid, std::nullopt, std::nullopt, false};
+    for (; i < seen.size() && seen[i].pid == m.pid;
+         ++i) {  // a PID listed twice: the last reading wins
+      if (seen[i].now) m.now = seen[i].now;
+      if (seen[i].before) m.before = seen[i].before;
+      m.unknown = m.unknown || seen[i].unknown;
     }
-    const auto energy = GpuEnergyJoules(previous, d, seconds, nullptr);
-    const double free_idle = SplitMigEnergy(
-        d, energy, ctx.idle_power_watts ? ctx.idle_power_watts(d.uuid) : std::nullopt, seconds,
-        out);
-    // Slices in no instance are idle and keep their share of idle power, so the GPU's energy and
-    // cost add up.
-    if (auto free = FreeSlicesUnit(d)) {
-      free->memory_used_bytes = 0;
-      free->busy_fraction = 0;
-      if (energy) {
-        free->energy_joules = free_idle;
-        free->energy_rule = free_idle > 0 ? Rule::kMigFreeSlicesIdle : Rule::kMigFreeSlicesUnknown;
-      }
-      out.push_back(std::move(*free));
-    }
-    return out;
+    ProcessObservation o;
+    o.pid = m.pid;
+    o.owner = ctx.owner ? ctx.owner(m.pid) : std::nullopt;
+    if (!m.unknown) o.memory_bytes = before ? Mean(m.before.value_or(0), m.now.value_or(0)) : m.now;
+    o.sm_fraction = SmShareOf(shares, m.pid);
+    if (ctx.mps_thread_fraction) o.mps_thread_fraction = ctx.mps_thread_fraction(m.pid);
+    ps.push_back(std::move(o));
   }
+  return ps;
+}
+
+// A MIG-enabled GPU: one unit per instance, then one for the slices in no instance; the GPU's
+// energy is split between them.
+std::vector<UnitObservation> ObserveMig(const gpu::DeviceSample* previous,
+                                        const gpu::DeviceSample& d, double seconds,
+                                        const ObserveContext& ctx) {
+  std::vector<UnitObservation> out;
+  for (const auto& m : d.mig_instances) {
+    UnitObservation u;
+    u.uuid = m.uuid;
+    u.mode = SharingMode::kMig;
+    const gpu::MigInstanceSample* before = nullptr;
+    if (previous)
+      for (const auto& pm : previous->mig_instances)
+        if (pm.uuid == m.uuid) before = &pm;
+    SetMemory(u, m.memory, before ? &before->memory : nullptr);
+    u.busy_fraction = m.sm_active_ratio;
+    u.processes = ObserveProcesses(m.processes, before ? &before->processes : nullptr, {}, ctx);
+    u.holders = HoldersOf(ctx, m.uuid);
+    out.push_back(std::move(u));
+  }
+  const auto energy = GpuEnergyJoules(previous, d, seconds, nullptr);
+  const double free_idle = SplitMigEnergy(
+      d, energy, ctx.idle_power_watts ? ctx.idle_power_watts(d.uuid) : std::nullopt, seconds, out);
+  // Slices in no instance are idle and keep their share of idle power, so the GPU's energy and
+  // cost add up.
+  if (auto free = FreeSlicesUnit(d)) {
+    free->memory_used_bytes = 0;
+    free->busy_fraction = 0;
+    if (energy) {
+      free->energy_joules = free_idle;
+      free->energy_rule = free_idle > 0 ? Rule::kMigFreeSlicesIdle : Rule::kMigFreeSlicesUnknown;
+    }
+    out.push_back(std::move(*free));
+  }
+  return out;
+}
+
+// A GPU without MIG: one unit, in the sharing mode the context gives it.
+UnitObservation ObserveWholeGpu(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
+                                double seconds, const ObserveContext& ctx) {
   UnitObservation u;
   u.uuid = d.uuid;
   u.mode = ctx.sharing ? ctx.sharing(d.uuid) : SharingMode::kExclusive;
   SetMemory(u, d.memory, previous ? &previous->memory : nullptr);
   u.busy_fraction = BusyFraction(d);
-  u.processes = processes(d.processes, previous ? &previous->processes : nullptr, SmShares(d));
+  u.processes =
+      ObserveProcesses(d.processes, previous ? &previous->processes : nullptr, SmShares(d), ctx);
   u.energy_joules = GpuEnergyJoules(previous, d, seconds, &u.energy_rule);
   u.holders = HoldersOf(ctx, d.uuid);
-  out.push_back(std::move(u));
+  return u;
+}
+
+}  // namespace
+
+std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
+                                     double seconds, const ObserveContext& ctx) {
+  std::vector<UnitObservation> out;
+  if (d.lost || d.uuid.empty()) return out;
+  if (previous && (previous->uuid != d.uuid || previous->lost)) previous = nullptr;
+  if (d.mig_enabled) return ObserveMig(previous, d, seconds, ctx);
+  out.push_back(ObserveWholeGpu(previous, d, seconds, ctx));
   return out;
 }
 

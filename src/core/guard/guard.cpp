@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <string_view>
 
 namespace gpumeter::guard {
@@ -107,6 +108,268 @@ std::vector<std::string> NamedUnits(const std::string& value,
   return out;
 }
 
+// Hands a finding of `kind` to the guard (which drops it when the kind is off); `extra` tells
+// apart findings that share kind, unit and container.
+using Raiser = std::function<void(Kind kind, const std::string& extra, Finding f)>;
+
+// A finding seen now, about unit `u` and container `o` where they are given.
+Finding NewFinding(const PassView& pass, const UnitView* u, const Owner* o) {
+  Finding f;
+  f.node = pass.node;
+  f.first_seen = f.last_seen = pass.now;
+  if (u) f.unit_uuid = u->uuid, f.gpu_uuid = u->gpu_uuid;
+  if (o) f.ns = o->ns, f.pod = o->pod, f.container = o->container;
+  return f;
+}
+
+bool IsExpected(const GuardConfig& config, const std::string& comm) {
+  for (const auto& e : config.expected_host_processes)
+    if (NameMatches(comm, e)) return true;
+  return false;
+}
+
+// Who runs where, derived once per pass for the rules to share.
+struct Tenancy {
+  // What each container holds, from the kubelet.
+  std::map<Owner, std::set<std::string>> held;
+  // Per unit, in the order of pass.units: its containers' processes. Expected processes (the MPS
+  // server, also when the device plugin runs it in a pod) are neither tenants nor intruders.
+  std::vector<std::map<Owner, std::vector<const ProcessView*>>> tenants;
+  // Container -> its first process (over the units in order) with a readable environment.
+  std::map<Owner, const ProcessView*> env_of;
+
+  // The units `o` holds; empty when none.
+  const std::set<std::string>& Held(const Owner& o) const {
+    static const std::set<std::string> kNone;
+    const auto it = held.find(o);
+    return it == held.end() ? kNone : it->second;
+  }
+};
+
+Tenancy TenancyOf(const PassView& pass, const GuardConfig& config) {
+  Tenancy t;
+  for (const auto& u : pass.units)
+    for (const auto& h : u.holders) t.held[h.owner].insert(u.uuid);
+  for (const auto& u : pass.units) {
+    auto& by_container = t.tenants.emplace_back();
+    for (const auto& p : u.processes) {
+      if (IsExpected(config, p.comm) || p.owner.kind != OwnerKind::kContainer) continue;
+      by_container[p.owner].push_back(&p);
+      if (p.env && !t.env_of.count(p.owner)) t.env_of[p.owner] = &p;
+    }
+  }
+  return t;
+}
+
+// Whether `owner` ran on `u` without holding it, as far as the kubelet's allocations tell.
+bool RanUnallocated(const PassView& pass, const Tenancy& t, const UnitView& u, const Owner& owner) {
+  if (!pass.allocations_known || pass.allocation_unknown.count(owner)) return false;
+  // Held: the unit itself, or (MIG with migStrategy none) the GPU it is carved from.
+  const bool holds = std::any_of(u.holders.begin(), u.holders.end(),
+                                 [&](const attribution::Holding& h) { return h.owner == owner; }) ||
+                     t.Held(owner).count(u.gpu_uuid);
+  return !holds;
+}
+
+// host-process: a process outside any pod on a unit, unless expected there.
+void CheckHostProcesses(const PassView& pass, const GuardConfig& config, const Raiser& raise) {
+  for (const auto& u : pass.units)
+    for (const auto& p : u.processes) {
+      if (IsExpected(config, p.comm) || p.owner.kind != OwnerKind::kSystem) continue;
+      auto f = NewFinding(pass, &u, nullptr);
+      f.evidence = fmt::format(
+          "pid {}{} runs outside any pod on {} ({}){}; {}", p.pid,
+          p.comm.empty() ? "" : " (" + p.comm + ")", u.uuid, u.model,
+          p.memory_bytes
+              ? fmt::format(" holding {:.1f} GiB", static_cast<double>(*p.memory_bytes) / kGiB)
+              : "",
+          Holders(u));
+      f.process = p.comm.empty() ? std::to_string(p.pid) : p.comm;
+      const auto extra = f.process;
+      raise(Kind::kHostProcess, extra, std::move(f));
+    }
+}
+
+// unallocated-device: a container's processes on a unit the kubelet did not allocate to it.
+void CheckUnallocatedDevices(const PassView& pass, const Tenancy& t, const Raiser& raise) {
+  for (size_t i = 0; i < pass.units.size(); ++i) {
+    const auto& u = pass.units[i];
+    for (const auto& [owner, procs] : t.tenants[i]) {
+      if (!RanUnallocated(pass, t, u, owner)) continue;
+      auto f = NewFinding(pass, &u, &owner);
+      std::string env;
+      for (const auto* p : procs)
+        if (const auto v = Env(*p, "NVIDIA_VISIBLE_DEVICES")) {
+          env = "; its NVIDIA_VISIBLE_DEVICES=" + *v;
+          break;
+        }
+      const auto& mine = t.Held(owner);
+      f.evidence =
+          fmt::format("{} of {} ran on {} ({}): {}; the unit is {}; the container holds {}{}",
+                      Pids(procs), Name(owner), u.uuid, u.model, UsageText(u, owner), Holders(u),
+                      mine.empty() ? "no GPU" : Join(mine), env);
+      raise(Kind::kUnallocatedDevice, "", std::move(f));
+    }
+  }
+}
+
+// The defaults the MPS server's environment sets for every client of a unit.
+struct MpsServerLimits {
+  bool known = false;  // a server whose environment could be read runs on the unit
+  bool memory = false, threads = false;
+};
+
+MpsServerLimits ServerLimits(const UnitView& u) {
+  MpsServerLimits s;
+  for (const auto& p : u.processes)
+    if (IsMpsServer(p.comm) && p.env) {
+      s.known = true;
+      s.memory = s.memory || Env(p, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT").has_value();
+      s.threads = s.threads || Env(p, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE").has_value();
+    }
+  return s;
+}
+
+// mps-no-limits: an MPS client with no memory or active-thread limit, in its environment or the
+// server's; at most one finding per container and unit.
+void CheckMpsLimits(const PassView& pass, const Tenancy& t, const Raiser& raise) {
+  if (pass.mps_limits_by_device_plugin) return;
+  for (size_t i = 0; i < pass.units.size(); ++i) {
+    const auto& u = pass.units[i];
+    if (u.mode != SharingMode::kMps) continue;
+    // Without a server whose environment could be read, the defaults are unknown (they may also
+    // come from control commands, which nothing shows): no finding.
+    const auto server = ServerLimits(u);
+    if (!server.known) continue;
+    for (const auto& [owner, procs] : t.tenants[i])
+      for (const auto* p : procs) {
+        if (!p->env) continue;  // unreadable: unknown, not unlimited
+        std::vector<std::string> missing;
+        if (!server.memory && !Env(*p, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"))
+          missing.push_back("memory (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT)");
+        if (!server.threads && !Env(*p, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"))
+          missing.push_back("active threads (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE)");
+        if (missing.empty()) continue;
+        auto f = NewFinding(pass, &u, &owner);
+        f.evidence = fmt::format(
+            "MPS client pid {} of {} on {} has no limit on {}, in its environment or the MPS "
+            "server's: it can "
+            "take what its co-tenants were promised",
+            p->pid, Name(owner), u.uuid, fmt::join(missing, " or "));
+        raise(Kind::kMpsNoLimits, "", std::move(f));
+        break;
+      }
+  }
+}
+
+// oom-risk: a time-sliced or MPS unit whose tenants (two or more) hold at least `oom_ratio` of
+// its memory over the last interval, when all of its memory use is known.
+void CheckOomRisk(const PassView& pass, const Tenancy& t, double oom_ratio, const Raiser& raise) {
+  for (size_t i = 0; i < pass.units.size(); ++i) {
+    const auto& u = pass.units[i];
+    if ((u.mode != SharingMode::kTimeSlicing && u.mode != SharingMode::kMps) || !u.ledger ||
+        u.ledger->seconds <= 0 || u.ledger->memory_capacity_byte_seconds <= 0)
+      continue;
+    const double s = u.ledger->seconds, capacity = u.ledger->memory_capacity_byte_seconds / s;
+    double free = 0;
+    std::vector<std::string> tenants;
+    for (const auto& r : u.ledger->rows) {
+      if (r.owner.kind == OwnerKind::kIdle) free += r.memory_byte_seconds / s;
+      // A container that runs only expected processes here (the MPS server's pod) is no tenant.
+      if (r.owner.kind == OwnerKind::kContainer && r.memory_byte_seconds > 0 &&
+          t.tenants[i].count(r.owner))
+        tenants.push_back(
+            fmt::format("{} {:.1f} GiB", Name(r.owner), r.memory_byte_seconds / s / kGiB));
+    }
+    // Known only when nothing on the unit is unattributed for want of a device reading.
+    bool known = true;
+    for (const auto& r : u.ledger->rows)
+      if (r.owner.kind == OwnerKind::kUnattributed && r.memory_byte_seconds > 0 &&
+          !domain::IsMemoryRemainder(r.memory_rule))
+        known = false;
+    const double used = capacity - free;
+    if (!known || tenants.size() < 2 || used < oom_ratio * capacity) continue;
+    auto f = NewFinding(pass, &u, nullptr);
+    f.evidence = fmt::format(
+        "{} GPU {} ({}): {:.1f} of {:.1f} GiB in use ({:.0f} %, threshold {:.0f} %): {}; "
+        "nothing "
+        "divides memory between them, so the next allocation of any of them can fail with "
+        "out-of-memory",
+        ToString(u.mode), u.uuid, u.model, used / kGiB, capacity / kGiB, 100 * used / capacity,
+        100 * oom_ratio, fmt::join(tenants, ", "));
+    raise(Kind::kOomRisk, "", std::move(f));
+  }
+}
+
+// Container -> the units it ran on unallocated while it holds no GPU at all.
+std::map<Owner, std::set<std::string>> UnrequestedUse(const PassView& pass, const Tenancy& t) {
+  std::map<Owner, std::set<std::string>> out;
+  for (size_t i = 0; i < pass.units.size(); ++i)
+    for (const auto& [owner, procs] : t.tenants[i])
+      if (RanUnallocated(pass, t, pass.units[i], owner) && t.Held(owner).empty())
+        out[owner].insert(pass.units[i].uuid);
+  return out;
+}
+
+// no-gpu-request: a container that used GPUs it holds none of, although its pod asks for no GPU.
+void CheckNoGpuRequest(const PassView& pass, const Tenancy& t, const Raiser& raise) {
+  if (!pass.allocations_known || !pass.pods_known) return;
+  for (const auto& [owner, units] : UnrequestedUse(pass, t)) {
+    if (pass.allocation_unknown.count(owner)) continue;
+    const auto it = pass.requests_gpu.find(owner);
+    if (it == pass.requests_gpu.end() || it->second)
+      continue;  // pod unknown, or it asked for a GPU some other way
+    auto f = NewFinding(pass, nullptr, &owner);
+    f.evidence = fmt::format(
+        "{} used {} although its pod requests no GPU resource and the kubelet allocated it none: "
+        "the scheduler "
+        "does not know this use and may place other work on the same GPUs",
+        Name(owner), Join(units));
+    raise(Kind::kNoGpuRequest, "", std::move(f));
+  }
+}
+
+// visible-devices-all: a container whose NVIDIA_VISIBLE_DEVICES is "all".
+void CheckVisibleDevicesAll(const PassView& pass, const Tenancy& t, const Raiser& raise) {
+  for (const auto& [owner, p] : t.env_of) {
+    const auto value = Env(*p, "NVIDIA_VISIBLE_DEVICES");
+    if (!value || Trim(*value) != "all") continue;
+    const auto& mine = t.Held(owner);
+    auto f = NewFinding(pass, nullptr, &owner);
+    f.evidence = fmt::format(
+        "pid {} of {}: NVIDIA_VISIBLE_DEVICES=all, so the NVIDIA runtime may give it every GPU "
+        "on the node; it "
+        "holds {}",
+        p->pid, Name(owner), mine.empty() ? "no GPU" : Join(mine));
+    raise(Kind::kVisibleDevicesAll, "", std::move(f));
+  }
+}
+
+// visible-devices-outside: a container whose NVIDIA_VISIBLE_DEVICES (other than "all") names
+// units outside its allocation.
+void CheckVisibleDevicesOutside(const PassView& pass, const Tenancy& t, const Raiser& raise) {
+  if (!pass.allocations_known) return;
+  for (const auto& [owner, p] : t.env_of) {
+    const auto value = Env(*p, "NVIDIA_VISIBLE_DEVICES");
+    if (!value || Trim(*value) == "all" || pass.allocation_unknown.count(owner)) continue;
+    const auto& mine = t.Held(owner);
+    std::set<std::string> outside;
+    // A whole GPU held covers its MIG instances; a MIG instance held, its parent's name is
+    // outside (the runtime would give the whole GPU).
+    std::set<std::string> covered = mine;
+    for (const auto& u : pass.units)
+      if (mine.count(u.gpu_uuid)) covered.insert(u.uuid);
+    for (const auto& uuid : NamedUnits(*value, pass.gpu_uuid_by_index))
+      if (!covered.count(uuid)) outside.insert(uuid);
+    if (outside.empty()) continue;
+    auto f = NewFinding(pass, nullptr, &owner);
+    f.evidence = fmt::format(
+        "pid {} of {}: NVIDIA_VISIBLE_DEVICES={} names {} outside its allocation ({})", p->pid,
+        Name(owner), *value, Join(outside), mine.empty() ? "no GPU" : Join(mine));
+    raise(Kind::kVisibleDevicesOutside, "", std::move(f));
+  }
+}
+
 }  // namespace
 
 Guard::Guard(GuardConfig config, const cost::Pricing* pricing)
@@ -126,185 +389,23 @@ void Guard::Raise(std::map<Key, Finding>& seen, Kind kind, const std::string& ex
 
 void Guard::Update(const PassView& pass) {
   std::map<Key, Finding> seen;
-  const auto base = [&](const UnitView* u, const Owner* o) {
-    Finding f;
-    f.node = pass.node;
-    f.first_seen = f.last_seen = pass.now;
-    if (u) f.unit_uuid = u->uuid, f.gpu_uuid = u->gpu_uuid;
-    if (o) f.ns = o->ns, f.pod = o->pod, f.container = o->container;
-    return f;
+  const Raiser raise = [&](Kind kind, const std::string& extra, Finding f) {
+    Raise(seen, kind, extra, std::move(f));
   };
-
-  // What each container holds, from the kubelet.
-  std::map<Owner, std::set<std::string>> held;
-  for (const auto& u : pass.units)
-    for (const auto& h : u.holders) held[h.owner].insert(u.uuid);
-
-  const auto expected = [&](const std::string& comm) {
-    for (const auto& e : config_.expected_host_processes)
-      if (NameMatches(comm, e)) return true;
-    return false;
-  };
-  std::map<Owner, std::set<std::string>> unrequested_use;  // container -> units it used
-  std::map<Owner, const ProcessView*> env_of;  // container -> a process with a readable environment
-  for (const auto& u : pass.units) {
-    std::set<Owner> holders;
-    for (const auto& h : u.holders) holders.insert(h.owner);
-    std::map<Owner, std::vector<const ProcessView*>> by_container;
-    for (const auto& p : u.processes) {
-      // Expected processes (the MPS server, also when the device plugin runs it in a pod) are
-      // neither tenants nor intruders.
-      if (expected(p.comm)) continue;
-      if (p.owner.kind == OwnerKind::kContainer) {
-        by_container[p.owner].push_back(&p);
-        if (p.env && !env_of.count(p.owner)) env_of[p.owner] = &p;
-      } else if (p.owner.kind == OwnerKind::kSystem) {
-        auto f = base(&u, nullptr);
-        f.evidence = fmt::format(
-            "pid {}{} runs outside any pod on {} ({}){}; {}", p.pid,
-            p.comm.empty() ? "" : " (" + p.comm + ")", u.uuid, u.model,
-            p.memory_bytes
-                ? fmt::format(" holding {:.1f} GiB", static_cast<double>(*p.memory_bytes) / kGiB)
-                : "",
-            Holders(u));
-        f.process = p.comm.empty() ? std::to_string(p.pid) : p.comm;
-        const auto extra = f.process;
-        Raise(seen, Kind::kHostProcess, extra, std::move(f));
-      }
-    }
-    for (const auto& [owner, procs] : by_container) {
-      // Held: the unit itself, or (MIG with migStrategy none) the GPU it is carved from.
-      const bool holds =
-          holders.count(owner) || (held.count(owner) && held.at(owner).count(u.gpu_uuid));
-      if (pass.allocations_known && !holds && !pass.allocation_unknown.count(owner)) {
-        auto f = base(&u, &owner);
-        std::string env;
-        for (const auto* p : procs)
-          if (const auto v = Env(*p, "NVIDIA_VISIBLE_DEVICES")) {
-            env = "; its NVIDIA_VISIBLE_DEVICES=" + *v;
-            break;
-          }
-        const auto& mine = held[owner];
-        f.evidence =
-            fmt::format("{} of {} ran on {} ({}): {}; the unit is {}; the container holds {}{}",
-                        Pids(procs), Name(owner), u.uuid, u.model, UsageText(u, owner), Holders(u),
-                        mine.empty() ? "no GPU" : Join(mine), env);
-        Raise(seen, Kind::kUnallocatedDevice, "", std::move(f));
-        if (held[owner].empty()) unrequested_use[owner].insert(u.uuid);
-      }
-      if (u.mode == SharingMode::kMps && !pass.mps_limits_by_device_plugin) {
-        // The MPS server's environment sets defaults for every client. Without a server whose
-        // environment could be read, the defaults are unknown (they may also come from control
-        // commands, which nothing shows): no finding.
-        bool server_known = false, server_memory = false, server_threads = false;
-        for (const auto& p : u.processes)
-          if (IsMpsServer(p.comm) && p.env) {
-            server_known = true;
-            server_memory = server_memory || Env(p, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT").has_value();
-            server_threads =
-                server_threads || Env(p, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE").has_value();
-          }
-        for (const auto* p : server_known ? procs : std::vector<const ProcessView*>{}) {
-          if (!p->env) continue;  // unreadable: unknown, not unlimited
-          std::vector<std::string> missing;
-          if (!server_memory && !Env(*p, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"))
-            missing.push_back("memory (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT)");
-          if (!server_threads && !Env(*p, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"))
-            missing.push_back("active threads (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE)");
-          if (missing.empty()) continue;
-          auto f = base(&u, &owner);
-          f.evidence = fmt::format(
-              "MPS client pid {} of {} on {} has no limit on {}, in its environment or the MPS "
-              "server's: it can "
-              "take what its co-tenants were promised",
-              p->pid, Name(owner), u.uuid, fmt::join(missing, " or "));
-          Raise(seen, Kind::kMpsNoLimits, "", std::move(f));
-          break;
-        }
-      }
-    }
-    if ((u.mode == SharingMode::kTimeSlicing || u.mode == SharingMode::kMps) && u.ledger &&
-        u.ledger->seconds > 0 && u.ledger->memory_capacity_byte_seconds > 0) {
-      const double s = u.ledger->seconds, capacity = u.ledger->memory_capacity_byte_seconds / s;
-      double free = 0;
-      std::vector<std::string> tenants;
-      for (const auto& r : u.ledger->rows) {
-        if (r.owner.kind == OwnerKind::kIdle) free += r.memory_byte_seconds / s;
-        // A container that runs only expected processes here (the MPS server's pod) is no tenant.
-        if (r.owner.kind == OwnerKind::kContainer && r.memory_byte_seconds > 0 &&
-            by_container.count(r.owner))
-          tenants.push_back(
-              fmt::format("{} {:.1f} GiB", Name(r.owner), r.memory_byte_seconds / s / kGiB));
-      }
-      // Known only when nothing on the unit is unattributed for want of a device reading.
-      bool known = true;
-      for (const auto& r : u.ledger->rows)
-        if (r.owner.kind == OwnerKind::kUnattributed && r.memory_byte_seconds > 0 &&
-            !domain::IsMemoryRemainder(r.memory_rule))
-          known = false;
-      const double used = capacity - free;
-      if (known && tenants.size() >= 2 && used >= config_.oom_ratio * capacity) {
-        auto f = base(&u, nullptr);
-        f.evidence = fmt::format(
-            "{} GPU {} ({}): {:.1f} of {:.1f} GiB in use ({:.0f} %, threshold {:.0f} %): {}; "
-            "nothing "
-            "divides memory between them, so the next allocation of any of them can fail with "
-            "out-of-memory",
-            ToString(u.mode), u.uuid, u.model, used / kGiB, capacity / kGiB, 100 * used / capacity,
-            100 * config_.oom_ratio, fmt::join(tenants, ", "));
-        Raise(seen, Kind::kOomRisk, "", std::move(f));
-      }
-    }
-  }
-
-  if (pass.allocations_known && pass.pods_known)
-    for (const auto& [owner, units] : unrequested_use) {
-      if (pass.allocation_unknown.count(owner)) continue;
-      const auto it = pass.requests_gpu.find(owner);
-      if (it == pass.requests_gpu.end() || it->second)
-        continue;  // pod unknown, or it asked for a GPU some other way
-      auto f = base(nullptr, &owner);
-      f.evidence = fmt::format(
-          "{} used {} although its pod requests no GPU resource and the kubelet allocated it none: "
-          "the scheduler "
-          "does not know this use and may place other work on the same GPUs",
-          Name(owner), Join(units));
-      Raise(seen, Kind::kNoGpuRequest, "", std::move(f));
-    }
-
-  for (const auto& [owner, p] : env_of) {
-    const auto value = Env(*p, "NVIDIA_VISIBLE_DEVICES");
-    if (!value) continue;
-    const auto& mine = held[owner];
-    if (Trim(*value) == "all") {
-      auto f = base(nullptr, &owner);
-      f.evidence = fmt::format(
-          "pid {} of {}: NVIDIA_VISIBLE_DEVICES=all, so the NVIDIA runtime may give it every GPU "
-          "on the node; it "
-          "holds {}",
-          p->pid, Name(owner), mine.empty() ? "no GPU" : Join(mine));
-      Raise(seen, Kind::kVisibleDevicesAll, "", std::move(f));
-      continue;
-    }
-    if (!pass.allocations_known || pass.allocation_unknown.count(owner)) continue;
-    std::set<std::string> outside;
-    // A whole GPU held covers its MIG instances; a MIG instance held, its parent's name is
-    // outside (the runtime would give the whole GPU).
-    std::set<std::string> covered = mine;
-    for (const auto& u : pass.units)
-      if (mine.count(u.gpu_uuid)) covered.insert(u.uuid);
-    for (const auto& uuid : NamedUnits(*value, pass.gpu_uuid_by_index))
-      if (!covered.count(uuid)) outside.insert(uuid);
-    if (outside.empty()) continue;
-    auto f = base(nullptr, &owner);
-    f.evidence = fmt::format(
-        "pid {} of {}: NVIDIA_VISIBLE_DEVICES={} names {} outside its allocation ({})", p->pid,
-        Name(owner), *value, Join(outside), mine.empty() ? "no GPU" : Join(mine));
-    Raise(seen, Kind::kVisibleDevicesOutside, "", std::move(f));
-  }
-
+  // One function per rule, in the order they always ran (each kind has keys of its own, so the
+  // order matters only within a rule), then the idle-allocation rule, which keeps state.
+  const auto tenancy = TenancyOf(pass, config_);
+  CheckHostProcesses(pass, config_, raise);
+  CheckUnallocatedDevices(pass, tenancy, raise);
+  CheckMpsLimits(pass, tenancy, raise);
+  CheckOomRisk(pass, tenancy, config_.oom_ratio, raise);
+  CheckNoGpuRequest(pass, tenancy, raise);
+  CheckVisibleDevicesAll(pass, tenancy, raise);
+  CheckVisibleDevicesOutside(pass, tenancy, raise);
   Idle(pass, seen);
 
+  // Open/close bookkeeping: a finding seen again keeps its first_seen (unless its severity
+  // changed), a new one is counted.
   for (auto& [key, f] : seen) {
     if (const auto it = open_.find(key); it != open_.end() && it->second.severity == f.severity)
       f.first_seen = it->second.first_seen;

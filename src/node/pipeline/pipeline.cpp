@@ -298,6 +298,85 @@ domain::SourceStatus NodePipeline::ProcStatus() const {
   return s;
 }
 
+// A failed pass lists no process; the owner caches are kept for the next good one.
+void NodePipeline::UpdateOwners(const gpu::SampleResult& pass) {
+  if (pass.ok) {
+    ResolveOwners(pass.snapshot);
+  } else {
+    owners_.clear();
+    mps_fraction_.clear();
+  }
+}
+
+// The first good pass primes the accountant; each later one with time elapsed is an interval,
+// accounted into next's last interval and running totals.
+void NodePipeline::AccountInterval(const gpu::SampleResult& pass, NodeState& next) {
+  next.last_interval.clear();
+  if (!primed_) {
+    if (pass.ok) {
+      accountant_.Prime(pass.snapshot);
+      primed_ = true;
+      last_taken_ = pass.taken;
+    }
+    return;
+  }
+  const double seconds =
+      std::chrono::duration<double>(pass.taken - *last_taken_).count() * options_.time_scale;
+  last_taken_ = pass.taken;
+  if (seconds > 0) {
+    // A failed pass is an interval in which every GPU answered nothing: it is accounted as such.
+    next.last_interval = accountant_.Step(pass.ok ? pass.snapshot : gpu::GpuSnapshot{}, seconds);
+    ++next.intervals;
+    Accumulate(next.last_interval, next);
+  }
+}
+
+// The labels of every pod with container totals: from the pod source, else as last known.
+std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>>
+NodePipeline::PodLabels(const NodeState& prev, const NodeState& next) const {
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> labels;
+  for (const auto& [key, t] : next.totals) {
+    const auto& o = key.second;
+    if (o.kind != OwnerKind::kContainer) continue;
+    const std::pair<std::string, std::string> name{o.ns, o.pod};
+    if (const auto* pod = pods_.ByName(o.ns, o.pod))
+      labels[name] = pod->labels;
+    else if (const auto it = prev.pod_labels.find(name); it != prev.pod_labels.end())
+      labels[name] = it->second;
+  }
+  return labels;
+}
+
+// kubelet, pods, ResourceSlices (when configured) and proc, in that order.
+std::vector<domain::SourceStatus> NodePipeline::SourceStatuses() const {
+  std::vector<domain::SourceStatus> out;
+  out.push_back(sources_.kubelet
+                    ? static_cast<const domain::SourceStatus&>(sources_.kubelet->status())
+                    : domain::SourceStatus::NotConfigured("kubelet"));
+  out.push_back(sources_.pods ? sources_.pods->Status()
+                              : domain::SourceStatus::NotConfigured("pods"));
+  if (sources_.slices) out.push_back(sources_.slices->Status());
+  out.push_back(ProcStatus());
+  return out;
+}
+
+// Findings only from a good pass (a failed one shows no process, which proves nothing).
+void NodePipeline::UpdateFindings(const gpu::SampleResult& pass, NodeState& next) {
+  if (!pass.ok) return;
+  GuardViewInputs gi;
+  gi.state = &next;
+  gi.snapshot = &pass.snapshot;
+  gi.procs = &proc_facts_;
+  gi.pods = pods_seen_ ? &pods_ : nullptr;
+  gi.evidence = &options_.evidence;
+  gi.allocations_known = allocations_known_;
+  gi.unplaced = &allocation_.unplaced;
+  gi.now = std::chrono::duration<double>(pass.wall.time_since_epoch()).count();
+  guard_.Update(BuildGuardView(gi));
+  next.findings = guard_.Open();
+  next.findings_opened = guard_.opened();
+}
+
 void NodePipeline::OnPass(std::shared_ptr<const gpu::SampleResult> pass) {
   const auto prev = Latest();
   auto next = std::make_shared<NodeState>(*prev);
@@ -311,74 +390,15 @@ void NodePipeline::OnPass(std::shared_ptr<const gpu::SampleResult> pass) {
   if (sources_.pods) sources_.pods->Poll(pass->taken);
   UpdatePods();
   RefreshAllocations(snap, pass->taken);
-  // A failed pass lists no process; the owner caches are kept for the next good one.
-  if (pass->ok) {
-    ResolveOwners(pass->snapshot);
-  } else {
-    owners_.clear();
-    mps_fraction_.clear();
-  }
-
-  next->last_interval.clear();
-  if (!primed_) {
-    if (pass->ok) {
-      accountant_.Prime(pass->snapshot);
-      primed_ = true;
-      last_taken_ = pass->taken;
-    }
-  } else {
-    const double seconds =
-        std::chrono::duration<double>(pass->taken - *last_taken_).count() * options_.time_scale;
-    last_taken_ = pass->taken;
-    if (seconds > 0) {
-      // A failed pass is an interval in which every GPU answered nothing: it is accounted as such.
-      next->last_interval =
-          accountant_.Step(pass->ok ? pass->snapshot : gpu::GpuSnapshot{}, seconds);
-      ++next->intervals;
-      Accumulate(next->last_interval, *next);
-    }
-  }
-
+  UpdateOwners(*pass);
+  AccountInterval(*pass, *next);
   if (pass->ok) next->owners = owners_;
-  std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> labels;
-  for (const auto& [key, t] : next->totals) {
-    const auto& o = key.second;
-    if (o.kind != OwnerKind::kContainer) continue;
-    const std::pair<std::string, std::string> name{o.ns, o.pod};
-    if (const auto* pod = pods_.ByName(o.ns, o.pod))
-      labels[name] = pod->labels;
-    else if (const auto it = prev->pod_labels.find(name); it != prev->pod_labels.end())
-      labels[name] = it->second;
-  }
-  next->pod_labels = std::move(labels);
+  next->pod_labels = PodLabels(*prev, *next);
   next->units = Units(snap);
   next->allocation_problems = allocation_.problems;
-  next->sources.clear();
-  next->sources.push_back(sources_.kubelet
-                              ? static_cast<const domain::SourceStatus&>(sources_.kubelet->status())
-                              : domain::SourceStatus::NotConfigured("kubelet"));
-  next->sources.push_back(sources_.pods ? sources_.pods->Status()
-                                        : domain::SourceStatus::NotConfigured("pods"));
-  if (sources_.slices) next->sources.push_back(sources_.slices->Status());
-  next->sources.push_back(ProcStatus());
-
+  next->sources = SourceStatuses();
   if (options_.rightsizing) next->rightsizing = options_.rightsizing();
-
-  // Findings only from a good pass (a failed one shows no process, which proves nothing).
-  if (pass->ok) {
-    GuardViewInputs gi;
-    gi.state = next.get();
-    gi.snapshot = &pass->snapshot;
-    gi.procs = &proc_facts_;
-    gi.pods = pods_seen_ ? &pods_ : nullptr;
-    gi.evidence = &options_.evidence;
-    gi.allocations_known = allocations_known_;
-    gi.unplaced = &allocation_.unplaced;
-    gi.now = std::chrono::duration<double>(pass->wall.time_since_epoch()).count();
-    guard_.Update(BuildGuardView(gi));
-    next->findings = guard_.Open();
-    next->findings_opened = guard_.opened();
-  }
+  UpdateFindings(*pass, *next);
 
   std::lock_guard lock(mu_);
   latest_ = std::move(next);

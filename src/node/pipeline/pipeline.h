@@ -77,6 +77,13 @@ class NodePipeline {
   void Accumulate(const std::vector<attribution::UnitLedger>& ledgers, NodeState& next) const;
   std::vector<UnitInfo> Units(const gpu::GpuSnapshot& snap) const;
   domain::SourceStatus ProcStatus() const;
+  // The steps of OnPass, in its order.
+  void UpdateOwners(const gpu::SampleResult& pass);
+  void AccountInterval(const gpu::SampleResult& pass, NodeState& next);
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> PodLabels(
+      const NodeState& prev, const NodeState& next) const;
+  std::vector<domain::SourceStatus> SourceStatuses() const;
+  void UpdateFindings(const gpu::SampleResult& pass, NodeState& next);
 
   PipelineSources sources_;
   PipelineOptions options_;

@@ -84,154 +84,202 @@ std::optional<uint32_t> Positive(const std::map<std::string, std::string>& label
   return std::nullopt;
 }
 
+using Units = std::map<std::string, Seen>;  // by unit UUID
+
+// Marks container `c` as holding something that could not be placed, and says why.
+void Unplaced(AllocationResult& result, const ContainerAllocation& c, const std::string& problem) {
+  result.unplaced.insert({c.ns, c.pod, c.container});
+  result.problems.push_back(problem);
+}
+
+// The unit a device plugin's device ID names; nullopt (the container unplaced) when it names
+// none on this node or none stably.
+std::optional<std::string> UnitOfDeviceId(const DeviceId& id, const std::string& raw,
+                                          const ContainerAllocation& c, const SharingEvidence& ev,
+                                          AllocationResult& result) {
+  if (id.kind == DeviceIdKind::kGpuUuid || id.kind == DeviceIdKind::kMigUuid) return id.uuid;
+  if (id.kind == DeviceIdKind::kMigLegacy) {
+    const auto it = ev.legacy_mig.find(UnitKey(id));
+    if (it != ev.legacy_mig.end()) return it->second;
+    Unplaced(result, c,
+             c.ns + "/" + c.pod + "/" + c.container + ": device ID '" + raw +
+                 "': no MIG instance with that GPU/instance ID on this node");
+    return std::nullopt;
+  }
+  Unplaced(result, c,
+           c.ns + "/" + c.pod + "/" + c.container + ": device ID '" + raw +
+               "': index-based IDs do not name a GPU stably; not placed");
+  return std::nullopt;
+}
+
+// The GPU devices the device plugin gave container `c`, by the unit they name.
+void AddPluginDevices(const ContainerAllocation& c, const SharingEvidence& ev, Units& units,
+                      AllocationResult& result) {
+  for (const auto& d : c.devices) {
+    if (!IsGpuResource(d.resource_name, ev.extra_gpu_resources)) continue;
+    for (const auto& raw : d.device_ids) {
+      auto id = ParseDeviceId(raw);
+      if (!id) {
+        Unplaced(result, c, c.ns + "/" + c.pod + "/" + c.container + ": " + id.error().message);
+        continue;
+      }
+      const auto uuid = UnitOfDeviceId(*id, raw, c, ev, result);
+      if (!uuid) continue;
+      auto& u = units[*uuid];
+      u.resources.insert(d.resource_name);
+      u.holders[{c.ns, c.pod, c.container}].insert(id->replica.value_or(0));
+      if (id->replica) {
+        u.replica_ids = true;
+        u.max_replica = std::max(u.max_replica, *id->replica);
+      }
+    }
+  }
+}
+
+// The DRA claim devices of container `c`, placed through their ResourceSlice's uuid.
+void AddClaimDevices(const ContainerAllocation& c, const SharingEvidence& ev, Units& units,
+                     AllocationResult& result) {
+  for (const auto& cd : c.claim_devices) {
+    const std::string who = c.ns + "/" + c.pod + "/" + c.container + ": DRA device " + cd.driver +
+                            "/" + cd.pool + "/" + cd.device;
+    const auto it = ev.dra_devices.find({cd.driver, cd.pool, cd.device});
+    if (it == ev.dra_devices.end()) {
+      Unplaced(result, c,
+               who + " (claim " + cd.claim_namespace + "/" + cd.claim_name +
+                   "): no ResourceSlice of this node names it");
+      continue;
+    }
+    if (!it->second.uuid) {
+      Unplaced(
+          result, c,
+          who +
+              ": its ResourceSlice has no uuid attribute (a dynamic MIG device not yet created?)");
+      continue;
+    }
+    auto& u = units[*it->second.uuid];
+    u.dra = true;
+    u.holders[{c.ns, c.pod, c.container}].insert(0);
+  }
+}
+
+// The evidence about one unit that its mode and replicas are decided from.
+struct UnitEvidence {
+  bool is_mig = false;
+  const SharingEvidence::Configured* configured = nullptr;  // null: not configured
+  std::optional<uint32_t> plugin_replicas, label_replicas;
+  std::string strategy;  // node label nvidia.com/gpu.sharing-strategy, or ""
+  bool shared_name = false;
+};
+
+UnitEvidence EvidenceOf(const std::string& uuid, const Seen& seen, const SharingEvidence& ev) {
+  UnitEvidence e;
+  e.is_mig = uuid.rfind("MIG-", 0) == 0 || ev.mig_parent.count(uuid);
+  if (const auto conf = ev.configured.find(uuid); conf != ev.configured.end())
+    e.configured = &conf->second;
+  if (ev.plugin_config)
+    for (const auto& r : seen.resources) {
+      std::string base = r;
+      if (IsSharedResourceName(base))
+        base.resize(base.size() - 7);  // renameByDefault adds ".shared"
+      if (auto it = ev.plugin_config->replicas_by_resource.find(base);
+          it != ev.plugin_config->replicas_by_resource.end())
+        e.plugin_replicas = it->second;
+    }
+  e.label_replicas = Positive(ev.node_labels, "nvidia.com/gpu.replicas");
+  e.strategy = ev.node_labels.count("nvidia.com/gpu.sharing-strategy")
+                   ? ev.node_labels.at("nvidia.com/gpu.sharing-strategy")
+                   : "";
+  e.shared_name = std::any_of(seen.resources.begin(), seen.resources.end(),
+                              [](const std::string& r) { return IsSharedResourceName(r); });
+  return e;
+}
+
+// Sets a.mode from the strongest evidence there is, and says which (sharing.h).
+void DecideMode(const Seen& seen, const UnitEvidence& e, const SharingEvidence& ev,
+                UnitAllocation& a, std::vector<std::string>& why) {
+  if (e.is_mig) {
+    a.mode = domain::SharingMode::kMig;
+    why.push_back("MIG instance (NVML)");
+  } else if (e.configured) {
+    a.mode = e.configured->mode;
+    why.push_back("configured for this GPU");
+  } else if (seen.dra) {
+    a.mode = seen.holders.size() > 1 ? domain::SharingMode::kTimeSlicing
+                                     : domain::SharingMode::kExclusive;
+    why.push_back(seen.holders.size() > 1 ? "DRA claim device shared by " +
+                                                std::to_string(seen.holders.size()) + " containers"
+                                          : "DRA claim device (ResourceSlice uuid)");
+  } else if (e.plugin_replicas) {
+    a.mode = ev.plugin_config->mode;
+    why.push_back(std::string("device plugin config (sharing.") +
+                  (a.mode == domain::SharingMode::kMps ? "mps" : "timeSlicing") + ")");
+  } else if (e.strategy == "mps" || e.strategy == "time-slicing") {
+    a.mode = e.strategy == "mps" ? domain::SharingMode::kMps : domain::SharingMode::kTimeSlicing;
+    why.push_back("node label nvidia.com/gpu.sharing-strategy=" + e.strategy);
+  } else if (seen.replica_ids || e.shared_name || seen.holders.size() > 1) {
+    a.mode = domain::SharingMode::kTimeSlicing;
+    why.push_back(seen.replica_ids ? "replica IDs (::N)"
+                  : e.shared_name  ? "a .shared resource name"
+                                   : "several containers hold one GPU");
+  } else {
+    a.mode = domain::SharingMode::kExclusive;
+    why.push_back("one holder, no replica IDs");
+  }
+}
+
+// Sets a.replicas (at least 1) once a.mode is decided, and says from what when it is not plain.
+void DecideReplicas(const Seen& seen, const UnitEvidence& e, UnitAllocation& a,
+                    std::vector<std::string>& why) {
+  if (e.configured && !e.is_mig) {
+    a.replicas = e.configured->replicas;
+  } else if (seen.dra) {
+    a.replicas =
+        static_cast<uint32_t>(seen.holders.size());  // a shared claim (GPU or MIG): equal shares
+  } else if (e.plugin_replicas) {
+    a.replicas = *e.plugin_replicas;
+    if (e.is_mig) why.push_back("replicas from the device plugin config");
+  } else if (e.label_replicas && (seen.replica_ids || a.mode == domain::SharingMode::kTimeSlicing ||
+                                  a.mode == domain::SharingMode::kMps)) {
+    a.replicas = *e.label_replicas;
+    why.push_back("replicas from node label nvidia.com/gpu.replicas");
+  } else if (seen.replica_ids) {
+    a.replicas = seen.max_replica + 1;
+    why.push_back("replicas at least " + std::to_string(a.replicas) + " (highest replica ID seen)");
+  }
+  a.replicas = std::max<uint32_t>(1, a.replicas);
+}
+
+// One unit's allocation: mode, replicas, each holder's share, and the evidence that decided.
+UnitAllocation AllocationOf(const std::string& uuid, const Seen& seen, const SharingEvidence& ev) {
+  UnitAllocation a;
+  a.unit_uuid = uuid;
+  const auto e = EvidenceOf(uuid, seen, ev);
+  std::vector<std::string> why;
+  DecideMode(seen, e, ev, a, why);
+  DecideReplicas(seen, e, a, why);
+  for (const auto& [who, ids] : seen.holders) {
+    const auto n = static_cast<uint32_t>(ids.size());
+    a.holders.push_back({std::get<0>(who), std::get<1>(who), std::get<2>(who),
+                         std::min(1.0, static_cast<double>(n) / a.replicas), n});
+  }
+  if (seen.dra && e.is_mig) why.push_back("via a DRA claim");
+  std::string evidence;
+  for (const auto& w : why) evidence += (evidence.empty() ? "" : "; ") + w;
+  a.evidence = std::move(evidence);
+  return a;
+}
+
 }  // namespace
 
 AllocationResult BuildAllocations(const std::vector<ContainerAllocation>& containers,
                                   const SharingEvidence& ev) {
   AllocationResult result;
-  std::map<std::string, Seen> units;
+  Units units;
   for (const auto& c : containers) {
-    for (const auto& d : c.devices) {
-      if (!IsGpuResource(d.resource_name, ev.extra_gpu_resources)) continue;
-      for (const auto& raw : d.device_ids) {
-        auto id = ParseDeviceId(raw);
-        if (!id) {
-          result.unplaced.insert({c.ns, c.pod, c.container});
-          result.problems.push_back(c.ns + "/" + c.pod + "/" + c.container + ": " +
-                                    id.error().message);
-          continue;
-        }
-        std::string uuid;
-        if (id->kind == DeviceIdKind::kGpuUuid || id->kind == DeviceIdKind::kMigUuid) {
-          uuid = id->uuid;
-        } else if (id->kind == DeviceIdKind::kMigLegacy) {
-          const auto it = ev.legacy_mig.find(UnitKey(*id));
-          if (it == ev.legacy_mig.end()) {
-            result.unplaced.insert({c.ns, c.pod, c.container});
-            result.problems.push_back(c.ns + "/" + c.pod + "/" + c.container + ": device ID '" +
-                                      raw +
-                                      "': no MIG instance with that GPU/instance ID on this node");
-            continue;
-          }
-          uuid = it->second;
-        } else {
-          result.unplaced.insert({c.ns, c.pod, c.container});
-          result.problems.push_back(c.ns + "/" + c.pod + "/" + c.container + ": device ID '" + raw +
-                                    "': index-based IDs do not name a GPU stably; not placed");
-          continue;
-        }
-        auto& u = units[uuid];
-        u.resources.insert(d.resource_name);
-        u.holders[{c.ns, c.pod, c.container}].insert(id->replica.value_or(0));
-        if (id->replica) {
-          u.replica_ids = true;
-          u.max_replica = std::max(u.max_replica, *id->replica);
-        }
-      }
-    }
-    for (const auto& cd : c.claim_devices) {
-      const std::string who = c.ns + "/" + c.pod + "/" + c.container + ": DRA device " + cd.driver +
-                              "/" + cd.pool + "/" + cd.device;
-      const auto it = ev.dra_devices.find({cd.driver, cd.pool, cd.device});
-      if (it == ev.dra_devices.end()) {
-        result.unplaced.insert({c.ns, c.pod, c.container});
-        result.problems.push_back(who + " (claim " + cd.claim_namespace + "/" + cd.claim_name +
-                                  "): no ResourceSlice of this node names it");
-        continue;
-      }
-      if (!it->second.uuid) {
-        result.unplaced.insert({c.ns, c.pod, c.container});
-        result.problems.push_back(
-            who +
-            ": its ResourceSlice has no uuid attribute (a dynamic MIG device not yet created?)");
-        continue;
-      }
-      auto& u = units[*it->second.uuid];
-      u.dra = true;
-      u.holders[{c.ns, c.pod, c.container}].insert(0);
-    }
+    AddPluginDevices(c, ev, units, result);
+    AddClaimDevices(c, ev, units, result);
   }
-  for (const auto& [uuid, seen] : units) {
-    UnitAllocation a;
-    a.unit_uuid = uuid;
-    const bool is_mig = uuid.rfind("MIG-", 0) == 0 || ev.mig_parent.count(uuid);
-    const auto conf = ev.configured.find(uuid);
-    std::optional<uint32_t> plugin_replicas;
-    if (ev.plugin_config)
-      for (const auto& r : seen.resources) {
-        std::string base = r;
-        if (IsSharedResourceName(base))
-          base.resize(base.size() - 7);  // renameByDefault adds ".shared"
-        if (auto it = ev.plugin_config->replicas_by_resource.find(base);
-            it != ev.plugin_config->replicas_by_resource.end())
-          plugin_replicas = it->second;
-      }
-    const auto label_replicas = Positive(ev.node_labels, "nvidia.com/gpu.replicas");
-    const auto strategy = ev.node_labels.count("nvidia.com/gpu.sharing-strategy")
-                              ? ev.node_labels.at("nvidia.com/gpu.sharing-strategy")
-                              : "";
-    const bool shared_name =
-        std::any_of(seen.resources.begin(), seen.resources.end(),
-                    [](const std::string& r) { return IsSharedResourceName(r); });
-    std::vector<std::string> why;
-    if (is_mig) {
-      a.mode = domain::SharingMode::kMig;
-      why.push_back("MIG instance (NVML)");
-    } else if (conf != ev.configured.end()) {
-      a.mode = conf->second.mode;
-      why.push_back("configured for this GPU");
-    } else if (seen.dra) {
-      a.mode = seen.holders.size() > 1 ? domain::SharingMode::kTimeSlicing
-                                       : domain::SharingMode::kExclusive;
-      why.push_back(seen.holders.size() > 1
-                        ? "DRA claim device shared by " + std::to_string(seen.holders.size()) +
-                              " containers"
-                        : "DRA claim device (ResourceSlice uuid)");
-    } else if (plugin_replicas) {
-      a.mode = ev.plugin_config->mode;
-      why.push_back(std::string("device plugin config (sharing.") +
-                    (a.mode == domain::SharingMode::kMps ? "mps" : "timeSlicing") + ")");
-    } else if (strategy == "mps" || strategy == "time-slicing") {
-      a.mode = strategy == "mps" ? domain::SharingMode::kMps : domain::SharingMode::kTimeSlicing;
-      why.push_back("node label nvidia.com/gpu.sharing-strategy=" + strategy);
-    } else if (seen.replica_ids || shared_name || seen.holders.size() > 1) {
-      a.mode = domain::SharingMode::kTimeSlicing;
-      why.push_back(seen.replica_ids ? "replica IDs (::N)"
-                    : shared_name    ? "a .shared resource name"
-                                     : "several containers hold one GPU");
-    } else {
-      a.mode = domain::SharingMode::kExclusive;
-      why.push_back("one holder, no replica IDs");
-    }
-    if (conf != ev.configured.end() && !is_mig) {
-      a.replicas = conf->second.replicas;
-    } else if (seen.dra) {
-      a.replicas =
-          static_cast<uint32_t>(seen.holders.size());  // a shared claim (GPU or MIG): equal shares
-    } else if (plugin_replicas) {
-      a.replicas = *plugin_replicas;
-      if (is_mig) why.push_back("replicas from the device plugin config");
-    } else if (label_replicas && (seen.replica_ids || a.mode == domain::SharingMode::kTimeSlicing ||
-                                  a.mode == domain::SharingMode::kMps)) {
-      a.replicas = *label_replicas;
-      why.push_back("replicas from node label nvidia.com/gpu.replicas");
-    } else if (seen.replica_ids) {
-      a.replicas = seen.max_replica + 1;
-      why.push_back("replicas at least " + std::to_string(a.replicas) +
-                    " (highest replica ID seen)");
-    }
-    a.replicas = std::max<uint32_t>(1, a.replicas);
-    for (const auto& [who, ids] : seen.holders) {
-      const auto n = static_cast<uint32_t>(ids.size());
-      a.holders.push_back({std::get<0>(who), std::get<1>(who), std::get<2>(who),
-                           std::min(1.0, static_cast<double>(n) / a.replicas), n});
-    }
-    if (seen.dra && is_mig) why.push_back("via a DRA claim");
-    std::string evidence;
-    for (const auto& w : why) evidence += (evidence.empty() ? "" : "; ") + w;
-    a.evidence = std::move(evidence);
-    result.units.push_back(std::move(a));
-  }
+  for (const auto& [uuid, seen] : units) result.units.push_back(AllocationOf(uuid, seen, ev));
   return result;
 }
 

@@ -79,100 +79,123 @@ Expected<std::unique_ptr<httplib::Client>> ApiServerPodSource::Connect(bool watc
       watch ? options_.watch_timeout + std::chrono::seconds(30) : std::chrono::seconds(60));
 }
 
+namespace {
+
+// Applies the complete lines of a watch stream in `pending` to `store`, leaving a partial line
+// there; stops at one that calls for a relist (`relist` set, and `problem` when it was malformed).
+// Returns whether a pod changed.
+bool ApplyWatchLines(std::string& pending, k8s::PodStore& store, std::string& problem,
+                     bool& relist) {
+  bool changed = false;
+  for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
+    const std::string line = pending.substr(0, nl);
+    pending.erase(0, nl + 1);
+    if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
+    auto ev = store.ApplyWatchLine(line);
+    if (!ev) {
+      problem = ev.error().message;
+      relist = true;  // an event was lost: resynchronise from a fresh list
+      break;
+    }
+    if (*ev == k8s::PodStore::Event::kRelist) {
+      relist = true;
+      break;
+    }
+    changed = changed || *ev != k8s::PodStore::Event::kBookmark;
+  }
+  return changed;
+}
+
+}  // namespace
+
+bool ApiServerPodSource::BeginRequest(httplib::Client* client) {
+  std::lock_guard lock(mu_);
+  if (stop_) return false;
+  active_ = client;
+  return true;
+}
+
+Expected<bool> ApiServerPodSource::List(const std::string& selector, k8s::PodStore& store) {
+  auto client = Connect(false);
+  if (!client) return tl::unexpected(client.error());
+  if (!BeginRequest(client->get())) return false;
+  Attempt();
+  const auto begin = std::chrono::steady_clock::now();
+  auto r = (*client)->Get("/api/v1/pods?" + selector);
+  {
+    std::lock_guard lock(mu_);
+    tracker_.SetDuration(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+  }
+  {
+    std::lock_guard lock(mu_);
+    active_ = nullptr;
+  }
+  if (!r || r->status != 200)
+    return MakeError(ErrorCode::kUnavailable, "list pods: " + Describe(r));
+  if (auto applied = store.ApplyList(r->body); !applied)
+    return MakeError(ErrorCode::kInvalidInput, "list pods: " + applied.error().message);
+  ++lists_;
+  Publish(store);
+  Succeeded();
+  return true;
+}
+
+Expected<bool> ApiServerPodSource::Watch(const std::string& selector, k8s::PodStore& store) {
+  auto client = Connect(true);
+  if (!client) return tl::unexpected(client.error());
+  if (!BeginRequest(client->get())) return false;
+  Attempt();
+  std::string pending, problem;
+  bool relist = false;
+  const std::string path = "/api/v1/pods?" + selector +
+                           "&watch=true&allowWatchBookmarks=true&resourceVersion=" +
+                           httplib::detail::encode_query_param(store.resource_version()) +
+                           "&timeoutSeconds=" + std::to_string(options_.watch_timeout.count());
+  int status = 0;
+  auto r = (*client)->Get(
+      path,
+      [&](const httplib::Response& head) {
+        status = head.status;  // an error body is not a stream of events
+        return status == 200;
+      },
+      [&](const char* data, size_t len) {
+        if (stopping_.load()) return false;
+        pending.append(data, len);
+        if (ApplyWatchLines(pending, store, problem, relist)) Publish(store);
+        if (!relist) Succeeded();
+        return !relist;
+      });
+  {
+    std::lock_guard lock(mu_);
+    active_ = nullptr;
+    if (stop_) return false;
+  }
+  if (!problem.empty()) return MakeError(ErrorCode::kInvalidInput, problem);
+  if (relist) {
+    spdlog::info("API server {}: resource version {} expired; listing again",
+                 options_.config.server, store.resource_version());
+    return false;
+  }
+  if (status != 0 && status != 200)
+    return MakeError(ErrorCode::kUnavailable, "watch pods: HTTP " + std::to_string(status));
+  if (!r && r.error() != httplib::Error::Canceled)
+    return MakeError(ErrorCode::kUnavailable, "watch pods: " + Describe(r));
+  // The server ended the watch (timeoutSeconds): watch again from where it left off.
+  return true;
+}
+
 Expected<void> ApiServerPodSource::ListAndWatch() {
   const std::string selector =
       "fieldSelector=" + httplib::detail::encode_query_param("spec.nodeName=" + options_.node_name);
   k8s::PodStore store;
-  {
-    auto client = Connect(false);
-    if (!client) return tl::unexpected(client.error());
-    {
-      std::lock_guard lock(mu_);
-      if (stop_) return {};
-      active_ = client->get();
-    }
-    Attempt();
-    const auto begin = std::chrono::steady_clock::now();
-    auto r = (*client)->Get("/api/v1/pods?" + selector);
-    {
-      std::lock_guard lock(mu_);
-      tracker_.SetDuration(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
-    }
-    {
-      std::lock_guard lock(mu_);
-      active_ = nullptr;
-    }
-    if (!r || r->status != 200)
-      return MakeError(ErrorCode::kUnavailable, "list pods: " + Describe(r));
-    if (auto applied = store.ApplyList(r->body); !applied)
-      return MakeError(ErrorCode::kInvalidInput, "list pods: " + applied.error().message);
-    ++lists_;
-    Publish(store);
-    Succeeded();
-  }
+  const auto listed = List(selector, store);
+  if (!listed) return tl::unexpected(listed.error());
+  if (!*listed) return {};  // stopping
   for (;;) {
-    auto client = Connect(true);
-    if (!client) return tl::unexpected(client.error());
-    {
-      std::lock_guard lock(mu_);
-      if (stop_) return {};
-      active_ = client->get();
-    }
-    Attempt();
-    std::string pending, problem;
-    bool relist = false;
-    const std::string path = "/api/v1/pods?" + selector +
-                             "&watch=true&allowWatchBookmarks=true&resourceVersion=" +
-                             httplib::detail::encode_query_param(store.resource_version()) +
-                             "&timeoutSeconds=" + std::to_string(options_.watch_timeout.count());
-    int status = 0;
-    auto r = (*client)->Get(
-        path,
-        [&](const httplib::Response& head) {
-          status = head.status;  // an error body is not a stream of events
-          return status == 200;
-        },
-        [&](const char* data, size_t len) {
-          if (stopping_.load()) return false;
-          pending.append(data, len);
-          bool changed = false;
-          for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
-            const std::string line = pending.substr(0, nl);
-            pending.erase(0, nl + 1);
-            if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
-            auto ev = store.ApplyWatchLine(line);
-            if (!ev) {
-              problem = ev.error().message;
-              relist = true;  // an event was lost: resynchronise from a fresh list
-              break;
-            }
-            if (*ev == k8s::PodStore::Event::kRelist) {
-              relist = true;
-              break;
-            }
-            changed = changed || *ev != k8s::PodStore::Event::kBookmark;
-          }
-          if (changed) Publish(store);
-          if (!relist) Succeeded();
-          return !relist;
-        });
-    {
-      std::lock_guard lock(mu_);
-      active_ = nullptr;
-      if (stop_) return {};
-    }
-    if (!problem.empty()) return MakeError(ErrorCode::kInvalidInput, problem);
-    if (relist) {
-      spdlog::info("API server {}: resource version {} expired; listing again",
-                   options_.config.server, store.resource_version());
-      return {};
-    }
-    if (status != 0 && status != 200)
-      return MakeError(ErrorCode::kUnavailable, "watch pods: HTTP " + std::to_string(status));
-    if (!r && r.error() != httplib::Error::Canceled)
-      return MakeError(ErrorCode::kUnavailable, "watch pods: " + Describe(r));
-    // The server ended the watch (timeoutSeconds): watch again from where it left off.
+    const auto again = Watch(selector, store);
+    if (!again) return tl::unexpected(again.error());
+    if (!*again) return {};  // stopping, or a relist is due
   }
 }
 

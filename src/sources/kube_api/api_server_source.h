@@ -53,6 +53,13 @@ class ApiServerPodSource final : public PodSource {
   void Run();
   // One list, then watches until an error or a relist is needed; returns the error, if any.
   Expected<void> ListAndWatch();
+  // Its steps. List fills `store` from a fresh list and publishes it (false: stopping). Watch
+  // follows it from its resource version until the server ends the watch (true: watch again),
+  // or until it must stop or relist (false).
+  Expected<bool> List(const std::string& selector, k8s::PodStore& store);
+  Expected<bool> Watch(const std::string& selector, k8s::PodStore& store);
+  // Makes `client` the request in flight, which Stop interrupts; false when stopping.
+  bool BeginRequest(httplib::Client* client);
   Expected<std::unique_ptr<httplib::Client>> Connect(bool watch);
   void Publish(const k8s::PodStore& store);
   void Attempt();
