@@ -196,9 +196,8 @@ void PrintFindings(const AuditOptions& o, const AgentView& a) {
     fmt::print("\nWhat each finding means and how to fix it: docs/guardrails.md\n");
 }
 
-}  // namespace
-
-int RunAudit(const AuditOptions& o) {
+// The flags checked before any source is read: 2 once the error is logged, else 0.
+int CheckFlags(const AuditOptions& o) {
   if (o.dcgm_metrics.empty() && o.agent.empty()) {
     spdlog::error("audit: give --agent URL, --dcgm-metrics FILE|URL, or both");
     return 2;
@@ -207,107 +206,146 @@ int RunAudit(const AuditOptions& o) {
     spdlog::error("--agent '{}': expected an http(s):// URL, e.g. http://node:9400", o.agent);
     return 2;
   }
-  const auto failed = [](const Error& e) {
-    spdlog::error("{}", e.message);
-    return e.code == ErrorCode::kInvalidInput ? 2 : 1;
-  };
+  return 0;
+}
+
+// Logs a source's error; the exit code: 2 for bad input, else 1.
+int Failed(const Error& e) {
+  spdlog::error("{}", e.message);
+  return e.code == ErrorCode::kInvalidInput ? 2 : 1;
+}
+
+// What the audit read; a source not asked for stays empty.
+struct Inputs {
   std::optional<audit::DcgmAudit> dcgm;
+  std::optional<AgentView> agent;
+};
+
+// The dcgm-exporter page, then the agent; the first error stops it.
+Expected<Inputs> ReadInputs(const AuditOptions& o) {
+  Inputs in;
   if (!o.dcgm_metrics.empty()) {
     auto text = IsUrl(o.dcgm_metrics) ? HttpGet("--dcgm-metrics", o.dcgm_metrics, "", "")
                                       : ReadWhole("--dcgm-metrics", o.dcgm_metrics);
-    if (!text) return failed(text.error());
+    if (!text) return tl::unexpected(text.error());
     auto page = audit::ParsePromText(*text);
     if (!page)
-      return failed({ErrorCode::kInvalidInput,
-                     "--dcgm-metrics " + o.dcgm_metrics + ": " + page.error().message});
-    dcgm = audit::AuditDcgmPage(*page, o.threshold);
+      return MakeError(ErrorCode::kInvalidInput,
+                       "--dcgm-metrics " + o.dcgm_metrics + ": " + page.error().message);
+    in.dcgm = audit::AuditDcgmPage(*page, o.threshold);
   }
-  std::optional<AgentView> agent;
   if (!o.agent.empty()) {
     auto a = ReadAgent(o);
-    if (!a) return failed(a.error());
-    agent = std::move(*a);
+    if (!a) return tl::unexpected(a.error());
+    in.agent = std::move(*a);
   }
+  return in;
+}
 
+size_t InflatedGpus(const Inputs& in) {
   size_t inflated = 0;
-  if (dcgm)
-    for (const auto& g : dcgm->gpus) inflated += g.inflated ? 1 : 0;
+  if (in.dcgm)
+    for (const auto& g : in.dcgm->gpus) inflated += g.inflated ? 1 : 0;
+  return inflated;
+}
+
+// The worst severity found, an inflated GPU counting as a warning; nothing found: nullopt.
+std::optional<guard::Severity> WorstSeverity(const Inputs& in, size_t inflated) {
   std::optional<guard::Severity> worst;
   if (inflated) worst = guard::Severity::kWarning;
-  if (agent)
-    for (const auto& f : agent->findings) worst = worst ? std::max(*worst, f.severity) : f.severity;
+  if (in.agent)
+    for (const auto& f : in.agent->findings)
+      worst = worst ? std::max(*worst, f.severity) : f.severity;
+  return worst;
+}
 
-  if (o.format == "json") {
-    json out = json::object();
-    if (dcgm) {
-      json gpus = json::array();
-      for (const auto& g : dcgm->gpus) {
-        json metrics = json::array();
-        for (const auto& m : g.metrics)
-          metrics.push_back({{"metric", m.metric},
-                             {"deviceValue", m.device_value},
-                             {"deviceSeries", m.device_series},
-                             {"podSeries", m.pod_series},
-                             {"podsSum", m.pods_sum},
-                             {"factor", m.factor}});
-        json gpu = {{"host", g.host},         {"uuid", g.uuid},
-                    {"gpu", g.gpu},           {"migInstance", g.mig_instance},
-                    {"model", g.model},       {"pods", g.pods},
-                    {"inflated", g.inflated}, {"worstFactor", g.worst_factor},
-                    {"metrics", metrics}};
-        if (agent && g.inflated)
-          gpu["gpumeterSplit"] = SplitJson(SplitOf(agent->units, agent->ledger, g.uuid));
-        gpus.push_back(std::move(gpu));
-      }
-      out.update({{"source", o.dcgm_metrics},
-                  {"mode", dcgm->mode},
-                  {"samples", dcgm->samples},
-                  {"gpusWithPods", dcgm->gpus_with_pods},
-                  {"inflatedGpus", inflated},
-                  {"gpus", gpus}});
-    }
-    if (agent) {
-      json findings = json::array();
-      for (const auto& f : agent->findings) findings.push_back(guard::ToJson(f));
-      out["agent"] = {{"url", o.agent},
-                      {"node", agent->node},
-                      {"checked", agent->checked},
-                      {"findings", findings}};
-    }
-    out["worstSeverity"] = worst ? json(guard::ToString(*worst)) : json(nullptr);
-    fmt::print("{}\n", out.dump(2, ' ', false, json::error_handler_t::replace));
-  } else {
-    if (agent) PrintFindings(o, *agent);
-    if (dcgm) {
-      if (agent) fmt::print("\n");
-      fmt::print("dcgm-exporter page {}: {} samples; mode: {}\n", o.dcgm_metrics, dcgm->samples,
-                 dcgm->mode);
-      fmt::print(
-          "{} of {} GPUs with per-pod series add up to more than the GPU (threshold {:.2f}x)\n",
-          inflated, dcgm->gpus_with_pods, o.threshold);
-      for (const auto& g : dcgm->gpus) {
-        if (!g.inflated) continue;
-        fmt::print("\n{} gpu {}{} {} ({}): {} pods: {}\n", g.host, g.gpu,
-                   g.mig_instance.empty() ? "" : " MIG instance " + g.mig_instance, Short(g.uuid),
-                   g.model, g.pods.size(), fmt::join(g.pods, ", "));
-        fmt::print("  {:<40} {:>8} {:>14} {:>14} {:>8}\n", "metric", "series", "device",
-                   "sum of pods", "factor");
-        for (const auto& m : g.metrics)
-          fmt::print("  {:<40} {:>8} {:>14.6g} {:>14.6g} {:>7.2f}x{}\n", m.metric, m.pod_series,
-                     m.device_value, m.pods_sum, m.factor,
-                     m.device_series ? "" : " (no device series: the copies' value)");
-        if (agent) PrintSplit(SplitOf(agent->units, agent->ledger, g.uuid));
-      }
-      if (inflated)
-        fmt::print(
-            "\nA sum by pod or namespace over these series counts each GPU up to {:.2f} times. "
-            "gpumeter splits each GPU "
-            "between its pods so the parts add up to the whole (docs/guardrails.md).\n",
-            dcgm->gpus.front().worst_factor);
-    }
+// One GPU of the dcgm-exporter page, with the agent's split of it when it is inflated.
+json GpuJson(const audit::GpuAudit& g, const std::optional<AgentView>& agent) {
+  json metrics = json::array();
+  for (const auto& m : g.metrics)
+    metrics.push_back({{"metric", m.metric},
+                       {"deviceValue", m.device_value},
+                       {"deviceSeries", m.device_series},
+                       {"podSeries", m.pod_series},
+                       {"podsSum", m.pods_sum},
+                       {"factor", m.factor}});
+  json gpu = {{"host", g.host},         {"uuid", g.uuid},
+              {"gpu", g.gpu},           {"migInstance", g.mig_instance},
+              {"model", g.model},       {"pods", g.pods},
+              {"inflated", g.inflated}, {"worstFactor", g.worst_factor},
+              {"metrics", metrics}};
+  if (agent && g.inflated)
+    gpu["gpumeterSplit"] = SplitJson(SplitOf(agent->units, agent->ledger, g.uuid));
+  return gpu;
+}
+
+void PrintJson(const AuditOptions& o, const Inputs& in, size_t inflated,
+               const std::optional<guard::Severity>& worst) {
+  json out = json::object();
+  if (in.dcgm) {
+    json gpus = json::array();
+    for (const auto& g : in.dcgm->gpus) gpus.push_back(GpuJson(g, in.agent));
+    out.update({{"source", o.dcgm_metrics},
+                {"mode", in.dcgm->mode},
+                {"samples", in.dcgm->samples},
+                {"gpusWithPods", in.dcgm->gpus_with_pods},
+                {"inflatedGpus", inflated},
+                {"gpus", gpus}});
   }
+  if (in.agent) {
+    json findings = json::array();
+    for (const auto& f : in.agent->findings) findings.push_back(guard::ToJson(f));
+    out["agent"] = {{"url", o.agent},
+                    {"node", in.agent->node},
+                    {"checked", in.agent->checked},
+                    {"findings", findings}};
+  }
+  out["worstSeverity"] = worst ? json(guard::ToString(*worst)) : json(nullptr);
+  fmt::print("{}\n", out.dump(2, ' ', false, json::error_handler_t::replace));
+}
+
+// An inflated GPU: its metrics' device value against the sum of its pods, then the agent's split.
+void PrintInflatedGpu(const audit::GpuAudit& g, const std::optional<AgentView>& agent) {
+  fmt::print("\n{} gpu {}{} {} ({}): {} pods: {}\n", g.host, g.gpu,
+             g.mig_instance.empty() ? "" : " MIG instance " + g.mig_instance, Short(g.uuid),
+             g.model, g.pods.size(), fmt::join(g.pods, ", "));
+  fmt::print("  {:<40} {:>8} {:>14} {:>14} {:>8}\n", "metric", "series", "device", "sum of pods",
+             "factor");
+  for (const auto& m : g.metrics)
+    fmt::print("  {:<40} {:>8} {:>14.6g} {:>14.6g} {:>7.2f}x{}\n", m.metric, m.pod_series,
+               m.device_value, m.pods_sum, m.factor,
+               m.device_series ? "" : " (no device series: the copies' value)");
+  if (agent) PrintSplit(SplitOf(agent->units, agent->ledger, g.uuid));
+}
+
+void PrintDcgm(const AuditOptions& o, const audit::DcgmAudit& dcgm,
+               const std::optional<AgentView>& agent, size_t inflated) {
+  fmt::print("dcgm-exporter page {}: {} samples; mode: {}\n", o.dcgm_metrics, dcgm.samples,
+             dcgm.mode);
+  fmt::print("{} of {} GPUs with per-pod series add up to more than the GPU (threshold {:.2f}x)\n",
+             inflated, dcgm.gpus_with_pods, o.threshold);
+  for (const auto& g : dcgm.gpus)
+    if (g.inflated) PrintInflatedGpu(g, agent);
+  if (inflated)
+    fmt::print(
+        "\nA sum by pod or namespace over these series counts each GPU up to {:.2f} times. "
+        "gpumeter splits each GPU "
+        "between its pods so the parts add up to the whole (docs/guardrails.md).\n",
+        dcgm.gpus.front().worst_factor);
+}
+
+void PrintTable(const AuditOptions& o, const Inputs& in, size_t inflated) {
+  if (in.agent) PrintFindings(o, *in.agent);
+  if (in.dcgm) {
+    if (in.agent) fmt::print("\n");
+    PrintDcgm(o, *in.dcgm, in.agent, inflated);
+  }
+}
+
+// Under --fail-on: 1 when the worst severity reaches it, or when the agent has checked nothing.
+int ExitCode(const AuditOptions& o, const Inputs& in, const std::optional<guard::Severity>& worst) {
   if (o.fail_on == "none") return 0;
-  if (agent && !agent->checked) {
+  if (in.agent && !in.agent->checked) {
     // Nothing checked is not a clean node.
     spdlog::error("--agent {}: the agent has not taken a good sample yet; nothing to gate on",
                   o.agent);
@@ -316,6 +354,21 @@ int RunAudit(const AuditOptions& o) {
   if (!worst) return 0;
   const auto threshold = guard::SeverityFromString(o.fail_on);
   return threshold && *worst >= *threshold ? 1 : 0;
+}
+
+}  // namespace
+
+int RunAudit(const AuditOptions& o) {
+  if (const int rc = CheckFlags(o)) return rc;
+  const auto in = ReadInputs(o);
+  if (!in) return Failed(in.error());
+  const size_t inflated = InflatedGpus(*in);
+  const auto worst = WorstSeverity(*in, inflated);
+  if (o.format == "json")
+    PrintJson(o, *in, inflated, worst);
+  else
+    PrintTable(o, *in, inflated);
+  return ExitCode(o, *in, worst);
 }
 
 }  // namespace gpumeter::app

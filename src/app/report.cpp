@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <fstream>
+#include <memory>
+#include <vector>
 
 #include "app/node_config.h"
 #include "sinks/report/prometheus_source.h"
@@ -22,67 +24,89 @@ namespace {
 
 Error Bad(std::string message) { return Error{ErrorCode::kInvalidInput, std::move(message)}; }
 
-}  // namespace
-
-Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
+// What the flags ask for, parsed: how usage is priced, split and grouped, and where it is read.
+struct Request {
   cost::Policy policy;
-  auto basis = cost::ParseBasis(o.policy, &policy.alpha);
+  std::vector<std::string> dims;
+  cost::Pricing pricing;
+  bool from_store = false;
+  std::string where;                    // the source without its sqlite: or prometheus:
+  std::unique_ptr<store::Store> store;  // from_store: the store, open read-only
+};
+
+Expected<Request> ParseRequest(const ReportOptions& o) {
+  Request r;
+  auto basis = cost::ParseBasis(o.policy, &r.policy.alpha);
   if (!basis) return tl::unexpected(Bad("--policy: " + basis.error().message));
-  policy.basis = *basis;
+  r.policy.basis = *basis;
   auto idle = cost::ParseIdleRule(o.idle);
   if (!idle) return tl::unexpected(Bad("--idle: " + idle.error().message));
-  policy.idle = *idle;
+  r.policy.idle = *idle;
   auto dims = report::ParseGroupBy(o.by);
   if (!dims) return tl::unexpected(dims.error());
+  r.dims = std::move(*dims);
   auto loaded_pricing = LoadPricing(o.pricing_file);
   if (!loaded_pricing) return tl::unexpected(loaded_pricing.error());
-  const cost::Pricing pricing = std::move(*loaded_pricing);
-  const bool from_store = o.source.rfind("sqlite:", 0) == 0,
-             from_prometheus = o.source.rfind("prometheus:", 0) == 0;
-  if (!from_store && !from_prometheus)
+  r.pricing = std::move(*loaded_pricing);
+  r.from_store = o.source.rfind("sqlite:", 0) == 0;
+  const bool from_prometheus = o.source.rfind("prometheus:", 0) == 0;
+  if (!r.from_store && !from_prometheus)
     return tl::unexpected(
         Bad("--source '" + o.source + "': expected sqlite:PATH or prometheus:URL"));
-  const std::string where = o.source.substr(o.source.find(':') + 1);
-  std::unique_ptr<store::Store> store;
-  if (from_store) {
-    auto opened = store::Store::OpenReadOnly(where);
+  r.where = o.source.substr(o.source.find(':') + 1);
+  if (r.from_store) {
+    auto opened = store::Store::OpenReadOnly(r.where);
     if (!opened) return tl::unexpected(opened.error());
-    store = std::move(*opened);
+    r.store = std::move(*opened);
   }
+  return r;
+}
 
+// The window's end: --to, else now.
+Expected<int64_t> WindowEnd(const ReportOptions& o, int64_t now) {
+  if (o.to.empty()) return now;
+  auto to = report::ParseTime(o.to);
+  if (!to) return tl::unexpected(Bad("--to: " + to.error().message));
+  return *to;
+}
+
+// Neither --from nor --window: the store's whole span, up to --to when given.
+Expected<report::Window> StoreSpan(const ReportOptions& o, int64_t now, const Request& r) {
+  auto span = r.store->Span();
+  if (!span) return tl::unexpected(span.error());
+  if (!*span)
+    return MakeError(ErrorCode::kNotFound,
+                     "store " + r.where + ": empty (no interval recorded yet)");
+  report::Window w = {(*span)->first, (*span)->second};
+  if (!o.to.empty()) {  // everything up to --to
+    auto to = WindowEnd(o, now);
+    if (!to) return tl::unexpected(to.error());
+    w.to_unix_s = std::min(w.to_unix_s, *to);
+  }
+  return w;
+}
+
+// The window from --from or --window (each up to --to or now), or the store's span; not empty.
+Expected<report::Window> ResolveWindow(const ReportOptions& o, int64_t now, const Request& r) {
   report::Window w;
   if (!o.window.empty() && !o.from.empty())
     return tl::unexpected(Bad("--window and --from: give one of them"));
-  auto end = [&]() -> Expected<int64_t> {
-    if (o.to.empty()) return now;
-    auto to = report::ParseTime(o.to);
-    if (!to) return tl::unexpected(Bad("--to: " + to.error().message));
-    return *to;
-  };
   if (!o.from.empty()) {
     auto from = report::ParseTime(o.from);
     if (!from) return tl::unexpected(Bad("--from: " + from.error().message));
-    auto to = end();
+    auto to = WindowEnd(o, now);
     if (!to) return tl::unexpected(to.error());
     w = {*from, *to};
   } else if (!o.window.empty() && o.window != "all") {
     auto d = report::ParseDuration(o.window);
     if (!d) return tl::unexpected(Bad("--window: " + d.error().message));
-    auto to = end();
+    auto to = WindowEnd(o, now);
     if (!to) return tl::unexpected(to.error());
     w = {*to - *d, *to};
-  } else if (from_store) {
-    auto span = store->Span();
+  } else if (r.from_store) {
+    auto span = StoreSpan(o, now, r);
     if (!span) return tl::unexpected(span.error());
-    if (!*span)
-      return MakeError(ErrorCode::kNotFound,
-                       "store " + where + ": empty (no interval recorded yet)");
-    w = {(*span)->first, (*span)->second};
-    if (!o.to.empty()) {  // everything up to --to
-      auto to = end();
-      if (!to) return tl::unexpected(to.error());
-      w.to_unix_s = std::min(w.to_unix_s, *to);
-    }
+    w = *span;
   } else {
     return tl::unexpected(Bad("--source prometheus: needs --window (e.g. 7d) or --from"));
   }
@@ -90,57 +114,86 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
     return tl::unexpected(
         Bad(fmt::format("window {} .. {} is empty: the end must be after the start",
                         report::Rfc3339(w.from_unix_s), report::Rfc3339(w.to_unix_s))));
+  return w;
+}
+
+// The usage over the window and the pods' labels.
+struct Usage {
   std::vector<store::UnitRecord> units;
   report::Labels labels;
-  if (from_store) {
-    auto usage = store->Usage(w.from_unix_s, w.to_unix_s);
+};
+
+// From the store, or from Prometheus (with the labels the label: groupings ask for); no usage at
+// all is an error.
+Expected<Usage> ReadUsage(const ReportOptions& o, const Request& r, const report::Window& w) {
+  Usage out;
+  if (r.from_store) {
+    auto usage = r.store->Usage(w.from_unix_s, w.to_unix_s);
     if (!usage) return tl::unexpected(usage.error());
-    auto stored_labels = store->PodLabels();
+    auto stored_labels = r.store->PodLabels();
     if (!stored_labels) return tl::unexpected(stored_labels.error());
-    units = std::move(*usage);
-    labels = std::move(*stored_labels);
+    out.units = std::move(*usage);
+    out.labels = std::move(*stored_labels);
   } else {
     std::vector<std::string> keys;
-    for (const auto& d : *dims)
+    for (const auto& d : r.dims)
       if (d.rfind("label:", 0) == 0) keys.push_back(d.substr(6));
-    auto usage = report::UsageFromPrometheus(where, w.from_unix_s, w.to_unix_s, keys);
+    auto usage = report::UsageFromPrometheus(r.where, w.from_unix_s, w.to_unix_s, keys);
     if (!usage) return tl::unexpected(usage.error());
-    units = std::move(usage->units);
-    labels = std::move(usage->labels);
+    out.units = std::move(usage->units);
+    out.labels = std::move(usage->labels);
   }
-  if (units.empty())
+  if (out.units.empty())
     return MakeError(ErrorCode::kNotFound,
                      fmt::format("{}: no usage between {} and {}", o.source,
                                  report::Rfc3339(w.from_unix_s), report::Rfc3339(w.to_unix_s)));
-  const auto cb = report::BuildChargeback(units, labels, pricing, policy, *dims);
-  if (o.format == "csv") return report::RenderCsv(cb);
-  if (o.format == "json") return report::RenderJson(cb, w);
-  if (o.format == "focus") return report::RenderFocus(cb, w, labels);
-  if (o.format == "html") {
-    // Over time from the store's hourly rows (from Prometheus: the window's totals only).
-    std::vector<std::pair<int64_t, report::Chargeback>> over_time;
-    if (store) {
-      auto hourly = store->HourlyUsage(w.from_unix_s, w.to_unix_s);
-      if (!hourly) return tl::unexpected(hourly.error());
-      for (const auto& [hour, hu] : *hourly)
-        over_time.emplace_back(hour, report::BuildChargeback(hu, labels, pricing, policy, *dims));
-    }
-    // From the store, the rightsizing of the same workloads follows the chargeback.
-    std::string sections;
-    if (store) {
-      RightsizeOptions ro;
-      ro.pricing_file = o.pricing_file;
-      ro.to_s = w.to_unix_s;  // the history up to the report's end
-      rightsize::RecommendOptions used;
-      // The chargeback stands without it: a rightsizing that cannot be made is said, not fatal.
-      auto rs = Rightsize(*store, ro, &used);  // the store this report has open
-      sections = rs ? rightsize::RenderHtmlSection(*rs, used)
-                    : "<h2>Rightsizing</h2><p class=\"note\">Not available: " +
-                          HtmlEscape(rs.error().message) + "</p>";
-    }
-    return report::RenderHtml(cb, w, over_time, sections);
+  return out;
+}
+
+Expected<std::string> RenderHtmlReport(const ReportOptions& o, const Request& r,
+                                       const report::Window& w, const report::Chargeback& cb,
+                                       const report::Labels& labels) {
+  // Over time from the store's hourly rows (from Prometheus: the window's totals only).
+  std::vector<std::pair<int64_t, report::Chargeback>> over_time;
+  if (r.store) {
+    auto hourly = r.store->HourlyUsage(w.from_unix_s, w.to_unix_s);
+    if (!hourly) return tl::unexpected(hourly.error());
+    for (const auto& [hour, hu] : *hourly)
+      over_time.emplace_back(hour,
+                             report::BuildChargeback(hu, labels, r.pricing, r.policy, r.dims));
   }
-  return report::RenderTable(cb, w);
+  // From the store, the rightsizing of the same workloads follows the chargeback.
+  std::string sections;
+  if (r.store) {
+    RightsizeOptions ro;
+    ro.pricing_file = o.pricing_file;
+    ro.to_s = w.to_unix_s;  // the history up to the report's end
+    rightsize::RecommendOptions used;
+    // The chargeback stands without it: a rightsizing that cannot be made is said, not fatal.
+    auto rs = Rightsize(*r.store, ro, &used);  // the store this report has open
+    sections = rs ? rightsize::RenderHtmlSection(*rs, used)
+                  : "<h2>Rightsizing</h2><p class=\"note\">Not available: " +
+                        HtmlEscape(rs.error().message) + "</p>";
+  }
+  return report::RenderHtml(cb, w, over_time, sections);
+}
+
+}  // namespace
+
+Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
+  const auto request = ParseRequest(o);
+  if (!request) return tl::unexpected(request.error());
+  const auto w = ResolveWindow(o, now, *request);
+  if (!w) return tl::unexpected(w.error());
+  const auto usage = ReadUsage(o, *request, *w);
+  if (!usage) return tl::unexpected(usage.error());
+  const auto cb = report::BuildChargeback(usage->units, usage->labels, request->pricing,
+                                          request->policy, request->dims);
+  if (o.format == "csv") return report::RenderCsv(cb);
+  if (o.format == "json") return report::RenderJson(cb, *w);
+  if (o.format == "focus") return report::RenderFocus(cb, *w, usage->labels);
+  if (o.format == "html") return RenderHtmlReport(o, *request, *w, cb, usage->labels);
+  return report::RenderTable(cb, *w);
 }
 
 int RunReport(const ReportOptions& o) {
