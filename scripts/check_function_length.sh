@@ -5,8 +5,9 @@
 set -euo pipefail
 limit=${1:-80}
 dir=${2:-$(dirname "$0")/../src}
-command -v ctags >/dev/null || { echo "check_function_length: ctags (universal-ctags) not installed" >&2; exit 2; }
-long=$(ctags -R --languages=C++ --kinds-C++=f --fields=+ne --exclude=tests -x \
+ctags=$(command -v ctags-universal || command -v ctags || true)
+[ -n "$ctags" ] || { echo "check_function_length: universal-ctags not installed (scripts/setup.sh)" >&2; exit 2; }
+long=$("$ctags" -R --languages=C++ --kinds-C++=f --fields=+ne --exclude=tests -x \
   --_xformat='%{end} %{line} %{input} %{name}' "$dir" |
   awk -v n="$limit" '$1 - $2 + 1 > n { print $1 - $2 + 1, $3 ":" $2, $4 }' | sort -rn)
 if [ -n "$long" ]; then
