@@ -1,11 +1,12 @@
 #include "core/cost/pricing.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <set>
+
+#include "common/yaml/reader.h"
 
 namespace gpumeter::cost {
 namespace {
@@ -46,16 +47,12 @@ std::set<std::string> Words(std::string_view name) {
   return out;
 }
 
-Expected<double> Price(const YAML::Node& n, const std::string& where) {
-  double v = 0;
-  try {
-    v = n.as<double>();
-  } catch (const YAML::Exception&) {
-    return MakeError(ErrorCode::kInvalidInput, where + ": not a number");
-  }
-  if (!std::isfinite(v) || v < 0)
-    return MakeError(ErrorCode::kInvalidInput, where + ": a price must be a number >= 0");
-  return v;
+// A price: a number >= 0, read as pricing files always have been (yaml-cpp's reading of a double).
+double Price(const yaml::Field& f) {
+  const auto v = f.As<double>();
+  if (!v) f.Fail("not a number");
+  if (!std::isfinite(*v) || *v < 0) f.Fail("a price must be a number >= 0");
+  return *v;
 }
 
 }  // namespace
@@ -73,123 +70,99 @@ Pricing Pricing::Defaults() {
   return p;
 }
 
-Expected<Pricing> Pricing::Parse(std::string_view yaml, const std::string& label) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml));
-  } catch (const YAML::Exception& e) {
-    return MakeError(ErrorCode::kInvalidInput, label + ": not YAML: " + e.what());
+// The steps of reading a pricing file, one per top-level key; each fails with a yaml::ReadError.
+struct Pricing::Reader {
+  static Pricing Read(const yaml::Field& root) {
+    if (!root.IsMap()) root.Fail("expected a mapping (currency, gpu_models, nodes, …)");
+    root.ExpectMap({"currency", "discount", "defaults", "gpu_models", "nodes", "instance_types",
+                    "fallback_per_gpu_hour"});
+    Pricing p;
+    if (const auto c = root.Find("currency")) p.currency_ = Currency(*c);
+    if (const auto d = root.Find("discount")) p.discount_ = Discount(*d);
+    if (const auto m = root.Find("gpu_models")) p.models_ = Models(*m);
+    if (const auto n = root.Find("nodes")) p.nodes_ = Nodes(*n);
+    if (const auto t = root.Find("instance_types")) p.instance_types_ = InstanceTypes(*t, p.nodes_);
+    if (const auto f = root.Find("fallback_per_gpu_hour")) p.fallback_ = Price(*f);
+    // Anything but a YAML boolean keeps the defaults, as it always has.
+    const auto d = root.Find("defaults");
+    if (!d || d->As<bool>().value_or(true))
+      for (auto& m : DefaultTable()) p.models_.push_back(std::move(m));
+    return p;
   }
-  if (!root.IsMap())
-    return MakeError(ErrorCode::kInvalidInput,
-                     label + ": expected a mapping (currency, gpu_models, nodes, …)");
-  static const std::set<std::string> known{"currency",
-                                           "discount",
-                                           "defaults",
-                                           "gpu_models",
-                                           "nodes",
-                                           "instance_types",
-                                           "fallback_per_gpu_hour"};
-  for (const auto& kv : root)
-    if (!known.count(kv.first.as<std::string>()))
-      return MakeError(ErrorCode::kInvalidInput,
-                       label + ": unknown key '" + kv.first.as<std::string>() + "'");
-  Pricing p;
-  if (root["currency"]) {
-    p.currency_ = root["currency"].as<std::string>("");
-    if (p.currency_.size() != 3 || Upper(p.currency_) != p.currency_)
-      return MakeError(
-          ErrorCode::kInvalidInput,
-          label + ": currency must be an ISO 4217 code such as USD, not '" + p.currency_ + "'");
+
+  static std::string Currency(const yaml::Field& f) {
+    const auto c = f.As<std::string>().value_or("");
+    if (c.size() != 3 || Upper(c) != c)
+      f.Fail("must be an ISO 4217 code such as USD, not '" + c + "'");
+    return c;
   }
-  if (root["discount"]) {
-    auto d = Price(root["discount"], label + ": discount");
-    if (!d) return tl::unexpected(d.error());
-    if (*d >= 1)
-      return MakeError(ErrorCode::kInvalidInput,
-                       label + ": discount is a fraction in [0, 1), e.g. 0.3 for 30 % off");
-    p.discount_ = *d;
+
+  static double Discount(const yaml::Field& f) {
+    const double d = Price(f);
+    if (d >= 1) f.Fail("a discount is a fraction in [0, 1), e.g. 0.3 for 30 % off");
+    return d;
   }
-  if (const auto m = root["gpu_models"]) {
-    if (!m.IsMap())
-      return MakeError(ErrorCode::kInvalidInput,
-                       label + ": gpu_models must map a model name to a price per GPU-hour");
-    for (const auto& kv : m) {
-      const std::string name = kv.first.as<std::string>();
-      auto v = Price(kv.second, label + ": gpu_models." + name);
-      if (!v) return tl::unexpected(v.error());
+
+  static std::vector<ModelPrice> Models(const yaml::Field& m) {
+    if (!m.IsMap()) m.Fail("must map a model name to a price per GPU-hour");
+    std::vector<ModelPrice> out;
+    m.ForEachEntry([&](const std::string& name, const yaml::Field& v) {
+      const double price = Price(v);
       const auto words = Words(name);
-      if (words.empty())
-        return MakeError(ErrorCode::kInvalidInput, label + ": gpu_models: an empty model name");
-      p.models_.push_back({{words.begin(), words.end()}, *v, "pricing file " + label});
-    }
+      if (words.empty()) v.Fail("an empty model name");
+      out.push_back({{words.begin(), words.end()}, price, "pricing file " + m.label()});
+    });
+    return out;
   }
-  if (const auto n = root["nodes"]) {
-    if (!n.IsMap())
-      return MakeError(
-          ErrorCode::kInvalidInput,
-          label + ": nodes must map an instance type to {price_per_hour, gpus, split}");
-    for (const auto& kv : n) {
-      const std::string type = kv.first.as<std::string>();
-      const std::string where = label + ": nodes." + type;
-      const auto e = kv.second;
-      if (!e.IsMap() || !e["price_per_hour"] || !e["gpus"] || !e["split"])
-        return MakeError(
-            ErrorCode::kInvalidInput,
-            where + ": needs price_per_hour, gpus and split (a preset or a GPU share in (0, 1])");
-      auto price = Price(e["price_per_hour"], where + ".price_per_hour");
-      if (!price) return tl::unexpected(price.error());
-      int gpus = 0;
-      try {
-        gpus = e["gpus"].as<int>();
-      } catch (const YAML::Exception&) {
-      }
-      if (gpus <= 0)
-        return MakeError(ErrorCode::kInvalidInput, where + ".gpus: a whole number of GPUs >= 1");
-      const std::string split = e["split"].as<std::string>("");
-      std::optional<double> share = SplitPreset(split);
-      if (!share) {
-        char* end = nullptr;
-        const double r = std::strtod(split.c_str(), &end);
-        if (end && *end == '\0' && !split.empty()) share = r;
-        if (!share)
-          return MakeError(ErrorCode::kInvalidInput,
-                           where + ".split: '" + split +
-                               "' is neither a preset (aws-scad, datadog, grafana) nor a number");
-        if (!(*share > 0 && *share <= 1))
-          return MakeError(
-              ErrorCode::kInvalidInput,
-              where + ".split: the GPU share of the node price must be in (0, 1], not " + split);
-      }
-      p.nodes_.push_back(
-          {type, *price * *share / gpus,
-           "node price " + type + " × " + split + " / " + std::to_string(gpus) + " GPUs"});
-    }
+
+  static std::vector<NodePrice> Nodes(const yaml::Field& n) {
+    if (!n.IsMap()) n.Fail("must map an instance type to {price_per_hour, gpus, split}");
+    std::vector<NodePrice> out;
+    n.ForEachEntry(
+        [&](const std::string& type, const yaml::Field& e) { out.push_back(NodeEntry(type, e)); });
+    return out;
   }
-  if (const auto t = root["instance_types"]) {
-    if (!t.IsMap())
-      return MakeError(ErrorCode::kInvalidInput,
-                       label + ": instance_types must map a node name to its instance type");
-    for (const auto& kv : t) {
-      const std::string type = kv.second.as<std::string>("");
-      const bool priced = std::any_of(p.nodes_.begin(), p.nodes_.end(),
+
+  // One node price: the node's price per hour × the GPU share of it / its GPUs.
+  static NodePrice NodeEntry(const std::string& type, const yaml::Field& e) {
+    if (!e.IsMap() || !e.Find("price_per_hour") || !e.Find("gpus") || !e.Find("split"))
+      e.Fail("needs price_per_hour, gpus and split (a preset or a GPU share in (0, 1])");
+    const double price = Price(e.Get("price_per_hour"));
+    const int gpus = e.Get("gpus").As<int>().value_or(0);
+    if (gpus <= 0) e.Get("gpus").Fail("a whole number of GPUs >= 1");
+    const yaml::Field f = e.Get("split");
+    const std::string split = f.As<std::string>().value_or("");
+    std::optional<double> share = SplitPreset(split);
+    if (!share) {
+      char* end = nullptr;
+      const double r = std::strtod(split.c_str(), &end);
+      if (end && *end == '\0' && !split.empty()) share = r;
+      if (!share)
+        f.Fail("'" + split + "' is neither a preset (aws-scad, datadog, grafana) nor a number");
+      if (!(*share > 0 && *share <= 1))
+        f.Fail("the GPU share of the node price must be in (0, 1], not " + split);
+    }
+    return {type, price * *share / gpus,
+            "node price " + type + " × " + split + " / " + std::to_string(gpus) + " GPUs"};
+  }
+
+  static std::map<std::string, std::string> InstanceTypes(const yaml::Field& t,
+                                                          const std::vector<NodePrice>& nodes) {
+    if (!t.IsMap()) t.Fail("must map a node name to its instance type");
+    std::map<std::string, std::string> out;
+    t.ForEachEntry([&](const std::string& node, const yaml::Field& v) {
+      const std::string type = v.As<std::string>().value_or("");
+      const bool priced = std::any_of(nodes.begin(), nodes.end(),
                                       [&](const NodePrice& n) { return n.instance_type == type; });
-      if (!priced)
-        return MakeError(ErrorCode::kInvalidInput, label + ": instance_types." +
-                                                       kv.first.as<std::string>() + ": '" + type +
-                                                       "' has no entry under nodes");
-      p.instance_types_[kv.first.as<std::string>()] = type;
-    }
+      if (!priced) v.Fail("'" + type + "' has no entry under nodes");
+      out[node] = type;
+    });
+    return out;
   }
-  if (root["fallback_per_gpu_hour"]) {
-    auto f = Price(root["fallback_per_gpu_hour"], label + ": fallback_per_gpu_hour");
-    if (!f) return tl::unexpected(f.error());
-    p.fallback_ = *f;
-  }
-  const bool defaults = root["defaults"] ? root["defaults"].as<bool>(true) : true;
-  if (defaults)
-    for (auto& d : DefaultTable()) p.models_.push_back(std::move(d));
-  return p;
+};
+
+Expected<Pricing> Pricing::Parse(std::string_view text, const std::string& label) {
+  return yaml::Parse<Pricing>(text, label, Reader::Read);
 }
 
 std::string Pricing::InstanceTypeOf(const std::string& node) const {

@@ -50,6 +50,8 @@ class Pricing {
   double discount() const { return discount_; }
 
  private:
+  struct Reader;  // reads a pricing file into these members, one step per key (pricing.cpp)
+
   std::string currency_ = "USD";
   double discount_ = 0;             // fraction off every price, [0, 1)
   std::vector<ModelPrice> models_;  // the file's first, then the defaults (when kept)

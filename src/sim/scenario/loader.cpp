@@ -5,13 +5,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/scenario/yaml_reader.h"
+#include "common/yaml/reader.h"
 
 namespace gpumeter::scenario {
 namespace {
 
-using detail::Field;
-using detail::ReadError;
+using yaml::Field;
 
 constexpr uint64_t kMiB = 1024ull * 1024ull;
 
@@ -363,20 +362,17 @@ Expected<void> Validate(const Scenario& s) {
 }
 
 Expected<Scenario> ParseScenario(const std::string& yaml_text, const std::string& source_name) {
-  Scenario s;
-  try {
-    const YAML::Node doc = YAML::Load(yaml_text);
-    if (!doc || doc.IsNull())
-      return MakeError(ErrorCode::kInvalidInput, source_name + ": the scenario is empty");
-    s = ParseRoot(Field(doc, ""));
-  } catch (const YAML::Exception& e) {
-    return MakeError(ErrorCode::kInvalidInput,
-                     source_name + ": line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
-  } catch (const ReadError& e) {
-    return MakeError(ErrorCode::kInvalidInput, source_name + ": " + e.what());
-  }
-  s.source = source_name;
-  if (auto v = Validate(s); !v) return tl::unexpected(v.error());
+  auto s = yaml::Parse<Scenario>(
+      yaml_text, source_name,
+      [&](const Field& root) -> Expected<Scenario> {
+        if (root.IsNull())
+          return MakeError(ErrorCode::kInvalidInput, source_name + ": the scenario is empty");
+        return ParseRoot(root);
+      },
+      yaml::KeyWord::kField);
+  if (!s) return s;
+  s->source = source_name;
+  if (auto v = Validate(*s); !v) return tl::unexpected(v.error());
   return s;
 }
 

@@ -1,64 +1,50 @@
 #include "sources/k8s/sharing.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <set>
 
+#include "common/yaml/reader.h"
 #include "sources/k8s/device_id.h"
 
 namespace gpumeter::k8s {
 
-Expected<DevicePluginSharing> ParseDevicePluginConfig(std::string_view text) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return MakeError(ErrorCode::kInvalidInput, std::string("device plugin config: ") + e.what());
-  }
-  const auto sharing = root["sharing"];
-  if (!sharing || !sharing.IsMap())
-    return MakeError(ErrorCode::kInvalidInput, "device plugin config: no sharing section");
+namespace {
+
+// One resources[] entry of the section in use: its name and replicas, as the plugin reads them
+// (yaml-cpp's integers, like the YAML 1.1 the plugin's own reader speaks).
+void ReadResource(const yaml::Field& r, DevicePluginSharing& out) {
+  const yaml::Field name = r.Get("name");
+  if (!name.IsScalar()) name.Fail("missing");
+  const yaml::Field replicas_field = r.Get("replicas");
+  if (!replicas_field.Exists()) replicas_field.Fail("missing");
+  const auto replicas = replicas_field.As<long>();
+  if (!replicas) replicas_field.Fail("not a number");
+  if (*replicas < 2 || *replicas > 1024)
+    replicas_field.Fail("must be >= 2 (and at most 1024), got " + std::to_string(*replicas));
+  out.replicas_by_resource[name.Str()] = static_cast<uint32_t>(*replicas);
+}
+
+DevicePluginSharing ReadPluginConfig(const yaml::Field& root) {
+  const yaml::Field sharing = root.Get("sharing");
+  if (!sharing.Exists()) root.Fail("no sharing section");
+  if (!sharing.IsMap()) sharing.Fail("expected a mapping with mps or timeSlicing");
   DevicePluginSharing out;
   // MPS wins when it has resources (the plugin's own rule); time-slicing otherwise.
-  const auto mps = sharing["mps"];
-  const bool use_mps = mps && mps.IsMap() && mps["resources"] && mps["resources"].IsSequence() &&
-                       mps["resources"].size() > 0;
-  const char* key = use_mps ? "mps" : "timeSlicing";
+  const yaml::Field mps_resources = sharing.Get("mps").Get("resources");
+  const bool use_mps = mps_resources.IsSequence() && mps_resources.Size() > 0;
   out.mode = use_mps ? domain::SharingMode::kMps : domain::SharingMode::kTimeSlicing;
-  const auto section = sharing[key];
-  if (!section || !section.IsMap())
-    return MakeError(ErrorCode::kInvalidInput,
-                     "device plugin config: sharing has neither mps nor timeSlicing");
-  const auto resources = section["resources"];
-  if (!resources || !resources.IsSequence() || resources.size() == 0)
-    return MakeError(ErrorCode::kInvalidInput, std::string("device plugin config: sharing.") + key +
-                                                   ".resources: no resources specified");
-  for (size_t i = 0; i < resources.size(); ++i) {
-    const std::string where =
-        std::string("sharing.") + key + ".resources[" + std::to_string(i) + "]";
-    const auto r = resources[i];
-    if (!r.IsMap() || !r["name"] || !r["name"].IsScalar())
-      return MakeError(ErrorCode::kInvalidInput,
-                       "device plugin config: " + where + ".name: missing");
-    if (!r["replicas"])
-      return MakeError(ErrorCode::kInvalidInput,
-                       "device plugin config: " + where + ".replicas: missing");
-    long replicas = 0;
-    try {
-      replicas = r["replicas"].as<long>();
-    } catch (const YAML::Exception&) {
-      return MakeError(ErrorCode::kInvalidInput,
-                       "device plugin config: " + where + ".replicas: not a number");
-    }
-    if (replicas < 2 || replicas > 1024)
-      return MakeError(ErrorCode::kInvalidInput,
-                       "device plugin config: " + where +
-                           ".replicas: must be >= 2 (and at most 1024), got " +
-                           std::to_string(replicas));
-    out.replicas_by_resource[r["name"].as<std::string>()] = static_cast<uint32_t>(replicas);
-  }
+  const yaml::Field section = sharing.Get(use_mps ? "mps" : "timeSlicing");
+  if (!section.IsMap()) sharing.Fail("has neither mps nor timeSlicing");
+  const yaml::Field resources = section.Get("resources");
+  if (!resources.IsSequence() || resources.Size() == 0) resources.Fail("no resources specified");
+  resources.ForEachItem([&](const yaml::Field& r) { ReadResource(r, out); });
   return out;
+}
+
+}  // namespace
+
+Expected<DevicePluginSharing> ParseDevicePluginConfig(std::string_view text) {
+  return yaml::Parse<DevicePluginSharing>(text, "device plugin config", ReadPluginConfig);
 }
 
 namespace {

@@ -1,15 +1,21 @@
 #include "sources/kube_api/kubeconfig.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <fstream>
+
+#include "common/yaml/reader.h"
 
 namespace gpumeter::node {
 namespace {
 
-std::string Str(const YAML::Node& n, const char* key) {
-  const auto v = n[key];
-  return v && v.IsScalar() ? v.as<std::string>() : std::string();
+using yaml::Field;
+
+// The string at `key` of a mapping, or "" when it is missing or not a string: what a kubeconfig
+// leaves out or gets wrong there is passed over, as before. A string where the mapping belongs
+// is an error.
+std::string Str(const Field& f, const char* key) {
+  if (f.IsScalar()) f.Fail("expected a mapping");
+  const Field v = f.Get(key);
+  return v.IsScalar() ? v.Str() : std::string();
 }
 
 std::string Resolve(const std::filesystem::path& base, const std::string& p) {
@@ -17,12 +23,12 @@ std::string Resolve(const std::filesystem::path& base, const std::string& p) {
   return (base / p).string();
 }
 
-// The entry of a named list (clusters, users, contexts) with this name, or an undefined node.
-YAML::Node Named(const YAML::Node& list, const std::string& name) {
-  if (list && list.IsSequence())
-    for (const auto& e : list)
-      if (e.IsMap() && Str(e, "name") == name) return e;
-  return YAML::Node(YAML::NodeType::Undefined);
+// The entry of a named list (clusters, users, contexts) with this name.
+std::optional<Field> Named(const Field& list, const std::string& name) {
+  if (list.IsSequence())
+    for (size_t i = 0; i < list.Size(); ++i)
+      if (const Field e = list.At(i); e.IsMap() && Str(e, "name") == name) return e;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -80,84 +86,82 @@ Expected<ApiServerConfig> InClusterConfig(const std::map<std::string, std::strin
   return c;
 }
 
-Expected<ApiServerConfig> ParseKubeconfig(std::string_view yaml,
+namespace {
+
+// The PEM text of a *-data key (base64), or "" when there is none.
+std::string Pem(const Field& f, const char* key) {
+  const auto data = Str(f, key);
+  if (data.empty()) return "";
+  auto pem = DecodeBase64(data);
+  if (!pem) f.Get(key).Fail("not base64");
+  return *pem;
+}
+
+// A context's cluster: where the API server is and how to trust it.
+void ReadCluster(const Field& cl, const std::filesystem::path& base_dir, const std::string& name,
+                 ApiServerConfig& c) {
+  c.server = Str(cl, "server");
+  if (c.server.empty()) cl.Get("server").Fail("missing (cluster '" + name + "')");
+  if (!c.server.starts_with("https://") && !c.server.starts_with("http://"))
+    cl.Get("server").Fail("'" + c.server + "' is not an http(s) URL");
+  c.ca_file = Resolve(base_dir, Str(cl, "certificate-authority"));
+  c.ca_pem = Pem(cl, "certificate-authority-data");
+  c.insecure_skip_tls_verify = Str(cl, "insecure-skip-tls-verify") == "true";
+}
+
+// A context's user: a token and/or a client certificate. kNotSupported for a credential plugin.
+Expected<void> ReadUser(const Field& u, const std::filesystem::path& base_dir,
+                        const std::string& name, ApiServerConfig& c) {
+  if (!u.IsMap()) return {};
+  c.token = Str(u, "token");
+  c.token_file = Resolve(base_dir, Str(u, "tokenFile"));
+  c.client_cert_file = Resolve(base_dir, Str(u, "client-certificate"));
+  c.client_key_file = Resolve(base_dir, Str(u, "client-key"));
+  c.client_cert_pem = Pem(u, "client-certificate-data");
+  c.client_key_pem = Pem(u, "client-key-data");
+  if ((u.Has("exec") || u.Has("auth-provider")) && c.token.empty() && c.token_file.empty() &&
+      c.client_cert_file.empty() && c.client_cert_pem.empty())
+    return MakeError(ErrorCode::kNotSupported,
+                     u.Message("user '" + name +
+                               "' authenticates with an exec/auth-provider plugin, which gpumeter "
+                               "does not run; use a token or client certificate"));
+  return {};
+}
+
+Expected<ApiServerConfig> ReadKubeconfig(const Field& root, const std::filesystem::path& base_dir,
+                                         const std::string& context_name) {
+  if (!root.IsMap()) root.Fail("not a kubeconfig (expected a mapping)");
+  const std::string ctx_name = context_name.empty() ? Str(root, "current-context") : context_name;
+  if (ctx_name.empty()) root.Get("current-context").Fail("not set (pass --kube-context)");
+  const Field contexts = root.Get("contexts");
+  const auto ctx = Named(contexts, ctx_name);
+  if (!ctx || !ctx->Has("context")) contexts.Fail("no context named '" + ctx_name + "'");
+  const Field context = ctx->Get("context");
+  const std::string cluster_name = Str(context, "cluster"), user_name = Str(context, "user");
+  const Field clusters = root.Get("clusters");
+  const auto cluster = Named(clusters, cluster_name);
+  if (!cluster || !cluster->Has("cluster"))
+    clusters.Fail("no cluster named '" + cluster_name + "' (context '" + ctx_name + "')");
+  ApiServerConfig c;
+  c.source = "kubeconfig " + root.label() + " (context " + ctx_name + ")";
+  ReadCluster(cluster->Get("cluster"), base_dir, cluster_name, c);
+  if (user_name.empty()) return c;
+  const Field users = root.Get("users");
+  const auto user = Named(users, user_name);
+  if (!user) users.Fail("no user named '" + user_name + "'");
+  if (auto ok = ReadUser(user->Get("user"), base_dir, user_name, c); !ok)
+    return tl::unexpected(ok.error());
+  return c;
+}
+
+}  // namespace
+
+Expected<ApiServerConfig> ParseKubeconfig(std::string_view text,
                                           const std::filesystem::path& base_dir,
                                           const std::string& label,
                                           const std::string& context_name) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml));
-  } catch (const YAML::Exception& e) {
-    return MakeError(ErrorCode::kInvalidInput, label + ": not YAML: " + e.what());
-  }
-  if (!root.IsMap())
-    return MakeError(ErrorCode::kInvalidInput, label + ": not a kubeconfig (expected a mapping)");
-  const std::string ctx_name = context_name.empty() ? Str(root, "current-context") : context_name;
-  if (ctx_name.empty())
-    return MakeError(ErrorCode::kInvalidInput,
-                     label + ": no current-context (pass --kube-context)");
-  const auto ctx = Named(root["contexts"], ctx_name);
-  if (!ctx || !ctx["context"])
-    return MakeError(ErrorCode::kInvalidInput,
-                     label + ": contexts: no context named '" + ctx_name + "'");
-  const std::string cluster_name = Str(ctx["context"], "cluster"),
-                    user_name = Str(ctx["context"], "user");
-  const auto cluster = Named(root["clusters"], cluster_name);
-  if (!cluster || !cluster["cluster"])
-    return MakeError(ErrorCode::kInvalidInput, label + ": clusters: no cluster named '" +
-                                                   cluster_name + "' (context '" + ctx_name + "')");
-  const auto cl = cluster["cluster"];
-  ApiServerConfig c;
-  c.source = "kubeconfig " + label + " (context " + ctx_name + ")";
-  c.server = Str(cl, "server");
-  if (c.server.empty())
-    return MakeError(ErrorCode::kInvalidInput,
-                     label + ": clusters[" + cluster_name + "].cluster.server is missing");
-  if (!c.server.starts_with("https://") && !c.server.starts_with("http://"))
-    return MakeError(ErrorCode::kInvalidInput, label + ": clusters[" + cluster_name +
-                                                   "].cluster.server '" + c.server +
-                                                   "' is not an http(s) URL");
-  c.ca_file = Resolve(base_dir, Str(cl, "certificate-authority"));
-  if (const auto data = Str(cl, "certificate-authority-data"); !data.empty()) {
-    auto pem = DecodeBase64(data);
-    if (!pem)
-      return MakeError(ErrorCode::kInvalidInput,
-                       label + ": clusters[" + cluster_name +
-                           "].cluster.certificate-authority-data is not base64");
-    c.ca_pem = *pem;
-  }
-  c.insecure_skip_tls_verify = Str(cl, "insecure-skip-tls-verify") == "true";
-  if (!user_name.empty()) {
-    const auto user = Named(root["users"], user_name);
-    if (!user)
-      return MakeError(ErrorCode::kInvalidInput,
-                       label + ": users: no user named '" + user_name + "'");
-    const auto u = user["user"];
-    if (u && u.IsMap()) {
-      c.token = Str(u, "token");
-      c.token_file = Resolve(base_dir, Str(u, "tokenFile"));
-      c.client_cert_file = Resolve(base_dir, Str(u, "client-certificate"));
-      c.client_key_file = Resolve(base_dir, Str(u, "client-key"));
-      for (const auto& [key, out] : {std::pair{"client-certificate-data", &c.client_cert_pem},
-                                     std::pair{"client-key-data", &c.client_key_pem}}) {
-        if (const auto data = Str(u, key); !data.empty()) {
-          auto pem = DecodeBase64(data);
-          if (!pem)
-            return MakeError(ErrorCode::kInvalidInput,
-                             label + ": users[" + user_name + "].user." + key + " is not base64");
-          *out = *pem;
-        }
-      }
-      if (u["exec"] || u["auth-provider"])
-        if (c.token.empty() && c.token_file.empty() && c.client_cert_file.empty() &&
-            c.client_cert_pem.empty())
-          return MakeError(ErrorCode::kNotSupported,
-                           label + ": users[" + user_name +
-                               "] authenticates with an exec/auth-provider plugin, which gpumeter "
-                               "does not run; use a token or client certificate");
-    }
-  }
-  return c;
+  return yaml::Parse<ApiServerConfig>(
+      text, label, [&](const Field& root) { return ReadKubeconfig(root, base_dir, context_name); });
 }
 
 }  // namespace gpumeter::node

@@ -1,0 +1,164 @@
+#include "common/yaml/reader.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace gpumeter::yaml {
+
+Field::Field(YAML::Node root, std::string label, KeyWord word)
+    : node_(std::move(root)),
+      doc_(std::make_shared<const Document>(Document{std::move(label), word})) {}
+
+int Field::line() const {
+  // An absent field's node has no mark; a node yaml-cpp built itself has the null mark (-1).
+  if (!node_.IsDefined()) return 0;
+  return node_.Mark().line + 1;
+}
+
+std::string Field::Message(const std::string& what) const {
+  std::string out = doc_->label + ": ";
+  if (!path_.empty()) out += path_ + ": ";
+  out += what;
+  if (const int n = line(); n > 0) out += " (line " + std::to_string(n) + ")";
+  return out;
+}
+
+void Field::Fail(const std::string& what) const { throw ReadError(Message(what)); }
+
+std::string Field::Join(const std::string& key) const {
+  return path_.empty() ? key : path_ + "." + key;
+}
+
+const char* Field::Word() const { return doc_->word == KeyWord::kField ? "field" : "key"; }
+
+std::string Field::KeyOf(const YAML::Node& key) const {
+  // As the readers have always read keys (YAML::Node::as<std::string>): a null key is "null".
+  if (key.IsNull()) return "null";
+  if (!key.IsScalar()) Field(key, path_, doc_).Fail(std::string("expected a string as ") + Word());
+  return key.Scalar();
+}
+
+void Field::ExpectMap(std::initializer_list<const char*> allowed) const {
+  if (!node_.IsMap()) Fail("expected a mapping");
+  for (const auto& kv : node_) {
+    const auto key = KeyOf(kv.first);
+    bool ok = false;
+    for (const char* a : allowed) ok = ok || key == a;
+    if (ok) continue;
+    std::string list;
+    for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+    Field(kv.first, Join(key), doc_)
+        .Fail("unknown " + std::string(Word()) + " '" + key + "' (allowed: " + list + ")");
+  }
+}
+
+std::optional<Field> Field::Find(const char* key) const {
+  if (!node_.IsMap()) Fail("expected a mapping");
+  const YAML::Node child = node_[key];
+  if (!child) return std::nullopt;
+  return Field(child, Join(key), doc_);
+}
+
+std::optional<Field> Field::Optional(const char* key) const {
+  auto child = Find(key);
+  if (child && child->IsNull()) return std::nullopt;
+  return child;
+}
+
+Field Field::Child(const char* key) const {
+  auto child = Optional(key);
+  if (!child) Fail("missing required " + std::string(Word()) + " '" + key + "'");
+  return *child;
+}
+
+bool Field::Has(const char* key) const { return node_.IsMap() && node_[key]; }
+
+Field Field::Get(const char* key) const {
+  if (node_.IsMap())
+    if (const YAML::Node child = node_[key]) return Field(child, Join(key), doc_);
+  return Field(YAML::Node(YAML::NodeType::Undefined), Join(key), doc_);
+}
+
+void Field::ExpectSequence() const {
+  if (!node_.IsSequence()) Fail("expected a list");
+}
+
+size_t Field::Size() const { return node_.IsMap() || node_.IsSequence() ? node_.size() : 0; }
+
+Field Field::At(size_t i) const {
+  if (!node_.IsSequence() || i >= node_.size()) Fail("no item " + std::to_string(i));
+  return Field(node_[i], path_ + "[" + std::to_string(i) + "]", doc_);
+}
+
+std::string Field::Str() const {
+  if (!node_.IsScalar()) Fail("expected a string");
+  return node_.Scalar();
+}
+
+uint64_t Field::UInt() const {
+  if (!node_.IsScalar()) Fail("expected a non-negative integer");
+  const std::string& s = node_.Scalar();
+  if (!s.empty() && s[0] == '-') Fail("must not be negative, got " + s);
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno == ERANGE)
+    Fail("expected a non-negative integer, got '" + s + "'");
+  return v;
+}
+
+double Field::Double() const {
+  if (!node_.IsScalar()) Fail("expected a number");
+  const std::string& s = node_.Scalar();
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
+    Fail("expected a finite number, got '" + s + "'");
+  return v;
+}
+
+bool Field::Bool() const {
+  if (!node_.IsScalar()) Fail("expected true or false");
+  const std::string& s = node_.Scalar();
+  if (s == "true") return true;
+  if (s == "false") return false;
+  Fail("expected true or false, got '" + s + "'");
+}
+
+std::string Field::Str(const char* key, std::string def) const {
+  auto f = Optional(key);
+  return f ? f->Str() : def;
+}
+
+uint64_t Field::UInt(const char* key, uint64_t def) const {
+  auto f = Optional(key);
+  return f ? f->UInt() : def;
+}
+
+double Field::Double(const char* key, double def) const {
+  auto f = Optional(key);
+  return f ? f->Double() : def;
+}
+
+bool Field::Bool(const char* key, bool def) const {
+  auto f = Optional(key);
+  return f ? f->Bool() : def;
+}
+
+Expected<Field> Load(std::string_view text, const std::string& label, KeyWord word) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    std::string where;
+    if (!e.mark.is_null())
+      where = "line " + std::to_string(e.mark.line + 1) + ", column " +
+              std::to_string(e.mark.column + 1) + ": ";
+    return MakeError(ErrorCode::kInvalidInput, label + ": not YAML: " + where + e.msg);
+  }
+  return Field(std::move(root), label, word);
+}
+
+}  // namespace gpumeter::yaml
