@@ -41,7 +41,7 @@ struct NodeFixture {
     scen = *gpumeter::scenario::LoadScenarioFile(ScenarioPath("node-8gpu"));
     (void)gpumeter::sim::WriteProcFixture(dir / "proc", scen, 101);
     std::ofstream(dir / "pods.json") << gpumeter::sim::ScenarioPodListJson(scen);
-    pods = std::make_unique<gpumeter::node::PodsFileSource>(dir / "pods.json");
+    pods = std::make_unique<gpumeter::kube_api::PodsFileSource>(dir / "pods.json");
     gpumeter::node::PipelineOptions po;
     po.node = scen.node_name;
     po.proc_root = dir / "proc";
@@ -54,7 +54,7 @@ struct NodeFixture {
   }
   std::filesystem::path dir;
   gpumeter::scenario::Scenario scen;
-  std::unique_ptr<gpumeter::node::PodsFileSource> pods;
+  std::unique_ptr<gpumeter::kube_api::PodsFileSource> pods;
   std::unique_ptr<gpumeter::node::NodePipeline> pipeline;
 };
 

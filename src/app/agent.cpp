@@ -68,8 +68,8 @@ Expected<void> ConfigurePipeline(const AgentOptions& o, RuntimeOptions& ro) {
 struct AgentSources {
   std::unique_ptr<kubelet::PodResourcesSource> kubelet;
   std::unique_ptr<PrivateFile> ca_file;  // the API server's CA, for the HTTP client
-  std::unique_ptr<node::PodSource> pods;
-  std::unique_ptr<node::ApiServerSliceSource> slices;
+  std::unique_ptr<kube_api::PodSource> pods;
+  std::unique_ptr<kube_api::ApiServerSliceSource> slices;
 };
 
 std::unique_ptr<kubelet::PodResourcesSource> KubeletSource(const AgentOptions& o) {
@@ -104,21 +104,21 @@ int StartSources(const AgentOptions& o, const std::string& node_name, AgentSourc
   // Pods from --pods-file, else list/watch from the API server; DRA devices from its
   // ResourceSlices.
   if (!o.pods_file.empty()) {
-    out.pods = std::make_unique<node::PodsFileSource>(o.pods_file);
+    out.pods = std::make_unique<kube_api::PodsFileSource>(o.pods_file);
   } else if (*api) {
-    node::ApiServerOptions ao;
+    kube_api::ApiServerOptions ao;
     ao.config = **api;
     ao.node_name = node_name;
-    auto watcher = std::make_unique<node::ApiServerPodSource>(ao);
+    auto watcher = std::make_unique<kube_api::ApiServerPodSource>(ao);
     watcher->Start();
     out.pods = std::move(watcher);
     spdlog::info("pods of node {} from {} ({})", node_name, (*api)->server, (*api)->source);
   }
   if (*api && o.resource_slices) {
-    node::SliceSourceOptions so;
+    kube_api::SliceSourceOptions so;
     so.config = **api;
     so.node_name = node_name;
-    out.slices = std::make_unique<node::ApiServerSliceSource>(so);
+    out.slices = std::make_unique<kube_api::ApiServerSliceSource>(so);
     out.slices->Start();
   }
   return 0;

@@ -207,7 +207,7 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   kubelet::PodResourcesOptions ko;
   ko.socket_path = node->files->kubelet_socket();
   kubelet::PodResourcesSource kubelet(std::make_unique<kubelet::PodResourcesClient>(ko));
-  node::PodsFileSource pods(node->files->pods_file());
+  kube_api::PodsFileSource pods(node->files->pods_file());
   RuntimeOptions ro = DemoRuntime(o, *in, *node, exe_dir);
   ro.sources = {&kubelet, &pods, nullptr};
   const auto start = std::chrono::steady_clock::now();

@@ -16,7 +16,7 @@ std::vector<CheckResult> RunChecks(const DoctorOptions& o) {
   out.push_back(CheckProc(o.proc_root, nvml));
   const std::string node = NodeName(o.node_name);
   std::string why_no_api, pod_list;
-  std::optional<node::ApiServerConfig> api;
+  std::optional<kube_api::ApiServerConfig> api;
   std::unique_ptr<PrivateFile> ca_file;
   std::optional<CheckResult> config_problem;  // the pods check's failure, before any request
   if (o.pods_file.empty()) {

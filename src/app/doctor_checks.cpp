@@ -223,19 +223,19 @@ struct ApiReply {
   std::string body, error;
 };
 
-ApiReply ApiGet(const node::ApiServerConfig& api, const std::string& path) {
-  node::ApiServerConfig config = api;
-  auto client = node::MakeApiClient(config, std::chrono::seconds(3), std::chrono::seconds(10));
+ApiReply ApiGet(const kube_api::ApiServerConfig& api, const std::string& path) {
+  kube_api::ApiServerConfig config = api;
+  auto client = kube_api::MakeApiClient(config, std::chrono::seconds(3), std::chrono::seconds(10));
   if (!client) return {0, {}, client.error().message};
   auto r = (*client)->Get(path);
-  if (!r) return {0, {}, node::Describe(r)};
-  return {r->status, r->body, r->status == 200 ? "" : node::Describe(r)};
+  if (!r) return {0, {}, kube_api::Describe(r)};
+  return {r->status, r->body, r->status == 200 ? "" : kube_api::Describe(r)};
 }
 
 }  // namespace
 
 CheckResult CheckPods(const std::string& node, const std::string& pods_file,
-                      const std::optional<node::ApiServerConfig>& api,
+                      const std::optional<kube_api::ApiServerConfig>& api,
                       const std::string& why_no_api, std::string& pod_list) {
   std::string from;
   if (!pods_file.empty()) {
@@ -284,7 +284,7 @@ CheckResult CheckPods(const std::string& node, const std::string& pods_file,
                 fmt::format("{}: {} pod(s) on node '{}'", from, store.size(), node));
 }
 
-CheckResult CheckDra(const std::optional<node::ApiServerConfig>& api, bool enabled) {
+CheckResult CheckDra(const std::optional<kube_api::ApiServerConfig>& api, bool enabled) {
   if (!api) return Result("dra", CheckStatus::kSkip, "no API server");
   if (!enabled)
     return Result("dra", CheckStatus::kSkip,

@@ -42,12 +42,12 @@ CheckResult CheckProc(const std::string& proc_root, const NvmlFindings& nvml);
 // server (`api`; nullopt: none configured, for `why_no_api`). The PodList body is kept in
 // `pod_list` for the attribution check.
 CheckResult CheckPods(const std::string& node, const std::string& pods_file,
-                      const std::optional<node::ApiServerConfig>& api,
+                      const std::optional<kube_api::ApiServerConfig>& api,
                       const std::string& why_no_api, std::string& pod_list);
 
 // Whether ResourceSlices can be listed (DRA); skipped without an API server or when the agent is
 // told not to list them (`enabled` false).
-CheckResult CheckDra(const std::optional<node::ApiServerConfig>& api, bool enabled);
+CheckResult CheckDra(const std::optional<kube_api::ApiServerConfig>& api, bool enabled);
 
 // Resolves each GPU process to its pod and container from /proc and `pod_list`, as the pipeline
 // does: fails when every process in a container stays unattributed.

@@ -28,26 +28,26 @@ Expected<std::string> ReadWhole(const std::string& flag, const std::string& path
   return ss.str();
 }
 
-Expected<std::optional<node::ApiServerConfig>> ApiServerFor(const std::string& kubeconfig,
-                                                            const std::string& context,
-                                                            std::string* why_none) {
+Expected<std::optional<kube_api::ApiServerConfig>> ApiServerFor(const std::string& kubeconfig,
+                                                                const std::string& context,
+                                                                std::string* why_none) {
   if (!kubeconfig.empty()) {
     auto text = ReadWhole("--kubeconfig", kubeconfig);
     if (!text) return tl::unexpected(text.error());
-    auto config = node::ParseKubeconfig(*text, std::filesystem::path(kubeconfig).parent_path(),
-                                        kubeconfig, context);
+    auto config = kube_api::ParseKubeconfig(*text, std::filesystem::path(kubeconfig).parent_path(),
+                                            kubeconfig, context);
     if (!config) return tl::unexpected(config.error());
-    return std::optional<node::ApiServerConfig>(*config);
+    return std::optional<kube_api::ApiServerConfig>(*config);
   }
   std::map<std::string, std::string> env;
   for (const char* k : {"KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"})
     if (const char* v = std::getenv(k)) env[k] = v;
-  auto config = node::InClusterConfig(env, "/var/run/secrets/kubernetes.io/serviceaccount");
+  auto config = kube_api::InClusterConfig(env, "/var/run/secrets/kubernetes.io/serviceaccount");
   if (!config) {
     if (why_none) *why_none = config.error().message;
-    return std::optional<node::ApiServerConfig>();
+    return std::optional<kube_api::ApiServerConfig>();
   }
-  return std::optional<node::ApiServerConfig>(*config);
+  return std::optional<kube_api::ApiServerConfig>(*config);
 }
 
 Expected<std::unique_ptr<PrivateFile>> PrivateFile::Write(const std::string& content) {
@@ -71,7 +71,7 @@ Expected<std::unique_ptr<PrivateFile>> PrivateFile::Write(const std::string& con
 
 PrivateFile::~PrivateFile() { ::unlink(path_.c_str()); }
 
-Expected<std::unique_ptr<PrivateFile>> MaterializeCa(node::ApiServerConfig& config) {
+Expected<std::unique_ptr<PrivateFile>> MaterializeCa(kube_api::ApiServerConfig& config) {
   if (config.ca_pem.empty()) return std::unique_ptr<PrivateFile>();
   auto written = PrivateFile::Write(config.ca_pem);
   if (!written) return tl::unexpected(written.error());

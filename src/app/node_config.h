@@ -31,9 +31,9 @@ int EmitText(const Expected<std::string>& text, const std::string& output);
 // The API server from `kubeconfig` (its `context`, or the current one) when given, else the
 // in-cluster service account; nullopt outside a cluster without a kubeconfig, with the reason in
 // `why_none` when given. Errors: an unreadable or malformed kubeconfig.
-Expected<std::optional<node::ApiServerConfig>> ApiServerFor(const std::string& kubeconfig,
-                                                            const std::string& context,
-                                                            std::string* why_none = nullptr);
+Expected<std::optional<kube_api::ApiServerConfig>> ApiServerFor(const std::string& kubeconfig,
+                                                                const std::string& context,
+                                                                std::string* why_none = nullptr);
 
 // A file only this user can read (mode 0600) holding `content`, removed with the object: where
 // certificate-authority-data goes, because httplib trusts only a CA *file* on its own.
@@ -52,6 +52,6 @@ class PrivateFile {
 
 // Writes the CA data of `config` (if any) to a private file and points config.ca_file at it;
 // the returned file (null when there was no CA data) must outlive every use of `config`.
-Expected<std::unique_ptr<PrivateFile>> MaterializeCa(node::ApiServerConfig& config);
+Expected<std::unique_ptr<PrivateFile>> MaterializeCa(kube_api::ApiServerConfig& config);
 
 }  // namespace gpumeter::app

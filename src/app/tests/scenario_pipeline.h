@@ -21,7 +21,7 @@
 
 namespace gpumeter::app::testing {
 
-class FixedPods final : public node::PodSource {
+class FixedPods final : public kube_api::PodSource {
  public:
   explicit FixedPods(const std::string& list) {
     auto store = std::make_shared<k8s::PodStore>();

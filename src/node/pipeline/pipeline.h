@@ -54,8 +54,8 @@ struct PipelineOptions {
 
 struct PipelineSources {
   kubelet::PodResourcesSource* kubelet = nullptr;  // null: not configured (everything unattributed)
-  PodSource* pods = nullptr;                       // null: not configured (no names for containers)
-  SliceSource* slices = nullptr;                   // null: no DRA devices (claim devices unplaced)
+  kube_api::PodSource* pods = nullptr;             // null: not configured (no names for containers)
+  kube_api::SliceSource* slices = nullptr;         // null: no DRA devices (claim devices unplaced)
 };
 
 class NodePipeline {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace gpumeter::node {
+namespace gpumeter::kube_api {
 namespace {
 
 struct BioDeleter {
@@ -98,4 +98,4 @@ std::string Describe(const httplib::Result& r) {
   return "HTTP " + std::to_string(r->status) + (body.empty() ? "" : ": " + body);
 }
 
-}  // namespace gpumeter::node
+}  // namespace gpumeter::kube_api

@@ -15,7 +15,7 @@ class Client;
 class Result;
 }  // namespace httplib
 
-namespace gpumeter::node {
+namespace gpumeter::kube_api {
 
 Expected<std::unique_ptr<httplib::Client>> MakeApiClient(const ApiServerConfig& config,
                                                          std::chrono::milliseconds connect_timeout,
@@ -24,4 +24,4 @@ Expected<std::unique_ptr<httplib::Client>> MakeApiClient(const ApiServerConfig& 
 // "HTTP 403: <body start>" or "request failed: <transport error>", for messages.
 std::string Describe(const httplib::Result& result);
 
-}  // namespace gpumeter::node
+}  // namespace gpumeter::kube_api

@@ -5,7 +5,7 @@
 
 #include "sources/kube_api/api_client.h"
 
-namespace gpumeter::node {
+namespace gpumeter::kube_api {
 
 ApiServerPodSource::ApiServerPodSource(ApiServerOptions options)
     : options_(std::move(options)),
@@ -220,4 +220,4 @@ void ApiServerPodSource::Run() {
   cv_.notify_all();
 }
 
-}  // namespace gpumeter::node
+}  // namespace gpumeter::kube_api

@@ -21,7 +21,7 @@ namespace httplib {
 class Client;
 }
 
-namespace gpumeter::node {
+namespace gpumeter::kube_api {
 
 struct ApiServerOptions {
   ApiServerConfig config;
@@ -79,4 +79,4 @@ class ApiServerPodSource final : public PodSource {
   std::thread worker_;
 };
 
-}  // namespace gpumeter::node
+}  // namespace gpumeter::kube_api

@@ -4,7 +4,7 @@
 
 #include "common/yaml/reader.h"
 
-namespace gpumeter::node {
+namespace gpumeter::kube_api {
 namespace {
 
 using yaml::Field;
@@ -164,4 +164,4 @@ Expected<ApiServerConfig> ParseKubeconfig(std::string_view text,
       text, label, [&](const Field& root) { return ReadKubeconfig(root, base_dir, context_name); });
 }
 
-}  // namespace gpumeter::node
+}  // namespace gpumeter::kube_api

@@ -11,7 +11,7 @@
 
 #include "common/error.h"
 
-namespace gpumeter::node {
+namespace gpumeter::kube_api {
 
 struct ApiServerConfig {
   std::string server;  // "https://host:port" (or http:// in tests)
@@ -40,4 +40,4 @@ Expected<ApiServerConfig> ParseKubeconfig(std::string_view yaml,
 // Base64 (standard alphabet, padding optional) as in the *-data keys; nullopt when malformed.
 std::optional<std::string> DecodeBase64(std::string_view in);
 
-}  // namespace gpumeter::node
+}  // namespace gpumeter::kube_api

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace gpumeter::node {
+namespace gpumeter::kube_api {
 
 PodsFileSource::PodsFileSource(std::filesystem::path path)
     : path_(std::move(path)), tracker_("pods", "file " + path_.string()) {}
@@ -53,4 +53,4 @@ domain::SourceStatus PodsFileSource::Status() const {
   return tracker_.status();
 }
 
-}  // namespace gpumeter::node
+}  // namespace gpumeter::kube_api

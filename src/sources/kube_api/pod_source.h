@@ -12,7 +12,7 @@
 #include "domain/source_status.h"
 #include "sources/k8s/pods.h"
 
-namespace gpumeter::node {
+namespace gpumeter::kube_api {
 
 class PodSource {
  public:
@@ -44,4 +44,4 @@ class PodsFileSource final : public PodSource {
   uintmax_t size_ = 0;
 };
 
-}  // namespace gpumeter::node
+}  // namespace gpumeter::kube_api

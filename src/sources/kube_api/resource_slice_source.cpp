@@ -5,7 +5,7 @@
 
 #include "sources/kube_api/api_client.h"
 
-namespace gpumeter::node {
+namespace gpumeter::kube_api {
 
 ApiServerSliceSource::ApiServerSliceSource(SliceSourceOptions options)
     : options_(std::move(options)),
@@ -102,4 +102,4 @@ void ApiServerSliceSource::Run() {
   cv_.notify_all();
 }
 
-}  // namespace gpumeter::node
+}  // namespace gpumeter::kube_api

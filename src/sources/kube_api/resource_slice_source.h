@@ -20,7 +20,7 @@ namespace httplib {
 class Client;
 }
 
-namespace gpumeter::node {
+namespace gpumeter::kube_api {
 
 class SliceSource {
  public:
@@ -64,4 +64,4 @@ class ApiServerSliceSource final : public SliceSource {
   std::thread worker_;
 };
 
-}  // namespace gpumeter::node
+}  // namespace gpumeter::kube_api

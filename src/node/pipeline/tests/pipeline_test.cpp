@@ -67,7 +67,7 @@ class Pipeline : public ::testing::Test {
     kubelet_source_ = std::make_unique<kubelet::PodResourcesSource>(
         std::make_unique<kubelet::PodResourcesClient>(ko),
         kubelet::BackoffOptions{std::chrono::milliseconds(1), std::chrono::milliseconds(1)});
-    pods_source_ = std::make_unique<PodsFileSource>(pods_file_);
+    pods_source_ = std::make_unique<kube_api::PodsFileSource>(pods_file_);
     PipelineOptions po;
     po.node = "node-a";
     po.proc_root = proc_;
@@ -135,7 +135,7 @@ class Pipeline : public ::testing::Test {
   std::string socket_;
   kubelet::FakeKubelet kubelet_;
   std::unique_ptr<kubelet::PodResourcesSource> kubelet_source_;
-  std::unique_ptr<PodsFileSource> pods_source_;
+  std::unique_ptr<kube_api::PodsFileSource> pods_source_;
   std::unique_ptr<NodePipeline> pipeline_;
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
 };
@@ -343,7 +343,7 @@ namespace gpumeter::node {
 namespace {
 
 // Slices given by the test (the API-server source is tested on its own).
-class FixedSlices final : public SliceSource {
+class FixedSlices final : public kube_api::SliceSource {
  public:
   explicit FixedSlices(const std::string& list) {
     auto store = std::make_shared<k8s::ResourceSliceStore>();

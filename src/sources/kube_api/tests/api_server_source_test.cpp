@@ -13,7 +13,7 @@
 
 #include "support/temp_dir.h"
 
-namespace gpumeter::node {
+namespace gpumeter::kube_api {
 namespace {
 
 using ::testing::HasSubstr;
@@ -251,11 +251,11 @@ TEST_F(ApiServer, AnOutageIsReportedAndSurvived) {
 }
 
 }  // namespace
-}  // namespace gpumeter::node
+}  // namespace gpumeter::kube_api
 
 #include "sources/kube_api/resource_slice_source.h"
 
-namespace gpumeter::node {
+namespace gpumeter::kube_api {
 namespace {
 
 TEST_F(ApiServer, ResourceSlicesAreListedAndA404MeansNoDra) {
@@ -293,4 +293,4 @@ TEST_F(ApiServer, ResourceSlicesAreListedAndA404MeansNoDra) {
 }
 
 }  // namespace
-}  // namespace gpumeter::node
+}  // namespace gpumeter::kube_api

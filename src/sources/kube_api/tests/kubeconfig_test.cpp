@@ -7,7 +7,7 @@
 
 #include "support/temp_dir.h"
 
-namespace gpumeter::node {
+namespace gpumeter::kube_api {
 namespace {
 
 using ::testing::HasSubstr;
@@ -102,4 +102,4 @@ TEST(Kubeconfig, ErrorsNameTheFileAndKey) {
 }
 
 }  // namespace
-}  // namespace gpumeter::node
+}  // namespace gpumeter::kube_api

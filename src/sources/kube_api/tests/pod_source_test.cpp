@@ -6,7 +6,7 @@
 
 #include "support/temp_dir.h"
 
-namespace gpumeter::node {
+namespace gpumeter::kube_api {
 namespace {
 
 const char* kList =
@@ -43,4 +43,4 @@ TEST(PodsFile, ReadsRereadsOnChangeAndKeepsTheLastGoodSet) {
 }
 
 }  // namespace
-}  // namespace gpumeter::node
+}  // namespace gpumeter::kube_api
