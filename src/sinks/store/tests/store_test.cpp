@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <random>
@@ -269,7 +270,7 @@ TEST(Store, HistoryReadsGoOnBesideTheWriterOnAnotherThread) {
   EXPECT_FALSE(*none);
   const int64_t t0 = 1'767'225'600;  // 2026-01-01T00:00:00Z
   std::atomic<bool> done{false};
-  int reads = 0;
+  std::atomic<int> reads{0};
   std::string failure;
   std::thread reader([&] {
     while (!done && failure.empty()) {
@@ -290,12 +291,22 @@ TEST(Store, HistoryReadsGoOnBesideTheWriterOnAnotherThread) {
       ++reads;
     }
   });
-  for (int64_t m = 0; m < 120; ++m)  // two hours: the writes of the second roll up the first
+  // The writer is fast enough to finish before the reader's thread is scheduled, so it waits for
+  // a read at a few points: reads then happen between writes, not only before or after them.
+  const auto await_a_read = [&] {
+    const int seen = reads;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (reads == seen && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  for (int64_t m = 0; m < 120; ++m) {  // two hours: the writes of the second roll up the first
     if (!(*s)->Write(Interval(t0 + m * 60 + 30, 60, 0.5))) ADD_FAILURE() << "write " << m;
+    if (m % 30 == 0) await_a_read();
+  }
   done = true;
   reader.join();
   EXPECT_EQ(failure, "");
-  EXPECT_GT(reads, 0);
+  EXPECT_GT(reads.load(), 0);
   const auto rows = history.HistoryMinutes(t0, t0 + 2 * 3600);
   ASSERT_TRUE(rows) << rows.error().message;
   EXPECT_EQ(rows->size(), 120u) << "every interval the writer committed";
