@@ -9,7 +9,7 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 DEMO_ARGS ?= --speedup 10
 
-.PHONY: setup build demo test format clean
+.PHONY: setup build demo test fuzz format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -23,6 +23,16 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest -j2 --output-on-failure
+
+# Each fuzzer for FUZZ_SECONDS (default 5 min) from a copy of its seed corpus; CI runs 10 s each.
+FUZZ_SECONDS ?= 300
+fuzz: build
+	@for f in $(BUILD)/fuzz/*_fuzz; do \
+	  n=$$(basename $$f); work=$(BUILD)/fuzz/long-$$n; mkdir -p $$work; \
+	  cp -r fuzz/corpus/$${n%_fuzz}/. $$work/; \
+	  echo "fuzz: $$n for $(FUZZ_SECONDS) s"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -timeout=5 -rss_limit_mb=2048 $$work || exit 1; \
+	done
 
 # Reformat the C++ sources to .clang-format (CI fails on any difference).
 format: setup

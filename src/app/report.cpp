@@ -138,7 +138,9 @@ Expected<Usage> ReadUsage(const ReportOptions& o, const Request& r, const report
     std::vector<std::string> keys;
     for (const auto& d : r.dims)
       if (d.rfind("label:", 0) == 0) keys.push_back(d.substr(6));
-    auto usage = report::UsageFromPrometheus(r.where, w.from_unix_s, w.to_unix_s, keys);
+    report::ReplyLimits limits;
+    limits.max_bytes = o.prometheus_max_reply_mb << 20;
+    auto usage = report::UsageFromPrometheus(r.where, w.from_unix_s, w.to_unix_s, keys, limits);
     if (!usage) return tl::unexpected(usage.error());
     out.units = std::move(usage->units);
     out.labels = std::move(usage->labels);

@@ -4,22 +4,21 @@
 
 #include <cctype>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <tuple>
 
 namespace gpumeter::report {
 namespace {
 
-using nlohmann::json;
+using Sample = PromSample;
 
-struct Sample {
-  std::map<std::string, std::string> labels;
-  double value = 0;
-};
+// Reads are bounded: a connection timeout, a per-read timeout and a deadline for the whole reply,
+// and the body is capped while it arrives (a hostile or broken server cannot exhaust memory).
+constexpr auto kConnectTimeout = std::chrono::seconds(5);
+constexpr auto kReplyDeadline = std::chrono::seconds(60);
 
 class Api {
  public:
-  Api(const std::string& url) : url_(url) {
+  Api(const std::string& url, const ReplyLimits& limits) : url_(url), limits_(limits) {
     const auto scheme_end = url.find("://");
     const auto path_start = url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
     base_ = path_start == std::string::npos ? url : url.substr(0, path_start);
@@ -33,39 +32,36 @@ class Api {
     if (!client.is_valid())
       return MakeError(ErrorCode::kInvalidInput,
                        "prometheus '" + url_ + "': not an http(s)://host:port URL");
-    client.set_connection_timeout(std::chrono::seconds(5));
-    client.set_read_timeout(std::chrono::seconds(60));
+    client.set_connection_timeout(kConnectTimeout);
+    client.set_read_timeout(kReplyDeadline);
     const httplib::Params params{{"query", promql}, {"time", std::to_string(at)}};
-    auto r = client.Post(prefix_ + "/api/v1/query", params);
+    std::string body;
+    bool too_big = false, too_slow = false;
+    const auto deadline = std::chrono::steady_clock::now() + kReplyDeadline;
+    auto r = client.Get(prefix_ + "/api/v1/query", params, {}, [&](const char* d, size_t n) {
+      too_big = body.size() + n > limits_.max_bytes;
+      too_slow = std::chrono::steady_clock::now() > deadline;
+      if (too_big || too_slow) return false;
+      body.append(d, n);
+      return true;
+    });
+    const std::string what = "prometheus " + url_ + ", query " + promql;
+    if (too_big)
+      return MakeError(ErrorCode::kInvalidInput,
+                       what + ": reply over the cap of " + std::to_string(limits_.max_bytes) +
+                           " bytes (raise it with --prometheus-max-reply-mb)");
+    if (too_slow || (!r && r.error() == httplib::Error::Read))
+      return MakeError(ErrorCode::kUnavailable, what + ": no complete reply within " +
+                                                    std::to_string(kReplyDeadline.count()) + " s");
     if (!r)
       return MakeError(ErrorCode::kUnavailable, "prometheus " + url_ + ": unreachable (" +
                                                     httplib::to_string(r.error()) + ")");
-    const auto body = json::parse(r->body, nullptr, false);
-    if (r->status != 200 || body.is_discarded() || body.value("status", "") != "success") {
-      std::string why = body.is_discarded() ? r->body.substr(0, 200)
-                                            : body.value("error", r->body.substr(0, 200));
-      return MakeError(ErrorCode::kUnavailable, "prometheus " + url_ + ": HTTP " +
-                                                    std::to_string(r->status) + " for " + promql +
-                                                    ": " + why);
-    }
-    std::vector<Sample> out;
-    for (const auto& item : body["data"]["result"]) {
-      Sample s;
-      for (const auto& [k, v] : item["metric"].items())
-        if (v.is_string()) s.labels[k] = v.get<std::string>();
-      try {
-        s.value = std::stod(item["value"][1].get<std::string>());
-      } catch (const std::exception&) {
-        return MakeError(ErrorCode::kInvalidInput,
-                         "prometheus " + url_ + ": a sample of " + promql + " is not a number");
-      }
-      out.push_back(std::move(s));
-    }
-    return out;
+    return ParseVectorReply(body, r->status, what, limits_);
   }
 
  private:
   std::string url_, base_, prefix_;
+  ReplyLimits limits_;
 };
 
 std::string Get(const Sample& s, const std::string& k) {
@@ -196,8 +192,9 @@ Expected<void> ReadLabels(Api& api, const Span& span, const std::vector<std::str
 }  // namespace
 
 Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t from, int64_t to,
-                                              const std::vector<std::string>& label_keys) {
-  Api api(url);
+                                              const std::vector<std::string>& label_keys,
+                                              const ReplyLimits& limits) {
+  Api api(url, limits);
   const Span span{from, to};
   Units units;
   if (auto r = ReadUnits(api, url, span, units); !r) return tl::unexpected(r.error());

@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "sinks/report/chargeback.h"
+#include "sinks/report/prometheus_reply.h"
 #include "sinks/store/store.h"
 
 namespace gpumeter::report {
@@ -21,9 +22,12 @@ struct PrometheusUsage {
 };
 
 // `url`: http(s)://host:port[/prefix]. `label_keys`: pod label keys wanted (exported by the agent
-// as label_<key> with --pod-label). Errors: unreachable, HTTP or PromQL errors, no gpumeter data.
+// as label_<key> with --pod-label). Errors: unreachable, HTTP or PromQL errors, a reply of the
+// wrong shape or over `limits`, a non-finite value, no gpumeter data. Each query is a GET with a
+// 5 s connection timeout and a 60 s deadline for its whole reply.
 Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t from_unix_s,
                                               int64_t to_unix_s,
-                                              const std::vector<std::string>& label_keys);
+                                              const std::vector<std::string>& label_keys,
+                                              const ReplyLimits& limits = {});
 
 }  // namespace gpumeter::report

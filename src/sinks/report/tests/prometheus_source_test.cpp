@@ -15,7 +15,7 @@ namespace {
 class FixedReply {
  public:
   FixedReply(int status, std::string body) {
-    server_.Post("/api/v1/query", [=](const httplib::Request&, httplib::Response& res) {
+    server_.Get("/api/v1/query", [=](const httplib::Request&, httplib::Response& res) {
       res.status = status;
       res.set_content(body, "application/json");
     });

@@ -1,0 +1,37 @@
+// The Prometheus HTTP API's reply to an instant query (`/api/v1/query`, resultType "vector"),
+// parsed as untrusted input: the size is capped, nesting is bounded, every field is checked for
+// shape before use, and every value must be a finite number >= 0 (what gpumeter asks for is
+// counters' increases, ratios and info series; "+Inf", "NaN" or a negative value means the data or
+// the server is broken, and a report must not print `inf` costs). Errors name the query, the field
+// (e.g. data.result[3].value[1]) and at most 200 printable characters of what was found.
+// Pure functions; thread-safe. Fuzzed by fuzz/prom_reply_fuzz.cpp.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.h"
+
+namespace gpumeter::report {
+
+struct PromSample {
+  std::map<std::string, std::string> labels;
+  double value = 0;
+};
+
+struct ReplyLimits {
+  size_t max_bytes = 256u << 20;  // a reply body larger than this is refused unread
+  size_t max_series = 2'000'000;  // result entries per reply
+  int max_depth = 16;             // JSON nesting; a vector reply needs 5
+};
+
+// `status`: the HTTP status; `what`: names the reply in errors ("prometheus URL, query Q").
+// An error reply ({"status":"error",...}) gives its errorType and error text.
+Expected<std::vector<PromSample>> ParseVectorReply(std::string_view body, int status,
+                                                   const std::string& what,
+                                                   const ReplyLimits& limits = {});
+
+}  // namespace gpumeter::report
