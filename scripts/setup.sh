@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config ninja-build
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
-  libcpp-httplib-dev libexpected-dev libsqlite3-dev
+  libcpp-httplib-dev libmicrohttpd-dev libexpected-dev libsqlite3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   prometheus curl jq openssl sqlite3 chromium

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "app/agent_flags.h"
@@ -175,6 +176,7 @@ void SetSamplingAndServing(const AgentOptions& o, const std::string& node_name,
   ro.exposition.pod_label_keys = o.pod_labels;
   ro.exposition.max_series = o.max_series;
   ro.http = {o.listen, o.tls_cert, o.tls_key, o.bearer_token_file};
+  ro.probe.listen = o.probe_listen;
 }
 
 // Serves until SIGINT/SIGTERM, then stops sampling and serves the final counters for the grace
@@ -184,8 +186,16 @@ void ServeUntilSignal(NodeRuntime& rt, const sigset_t& signals, double grace_s) 
   while ((received = WaitForSignal(signals, std::chrono::seconds(3600))) == 0) {
   }
   spdlog::info("stopping on signal {}", received);
-  rt.StopSampling();
+  const bool stopped = StopSamplingWithin(rt, std::chrono::seconds(2));
   if (grace_s > 0) WaitForSignal(signals, std::chrono::duration<double>(grace_s));
+  if (!stopped) {
+    // The sampling thread is stuck in a call that does not return (a driver or a file that
+    // blocks): waiting for it would ignore the kubelet's stop. Every interval it finished is
+    // already in the store; leave without joining it.
+    spdlog::error("sampling did not stop within 2 s (stuck); exiting without it");
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
 }
 
 }  // namespace
@@ -209,9 +219,10 @@ int RunAgent(const AgentOptions& o) {
   auto rt = NodeRuntime::Start(std::move(ro));
   if (!rt) return Fail(rt.error(), rt.error().code == ErrorCode::kInvalidInput ? 2 : 1);
   const auto& caps = (*rt)->capabilities();
-  spdlog::info("gpumeter agent on node {}: NVML {} (driver {}), serving {}/metrics",
+  spdlog::info("gpumeter agent on node {}: NVML {} (driver {}), serving {}/metrics{}",
                (*rt)->State()->node, caps.library_path,
-               caps.driver_version.empty() ? "?" : caps.driver_version, (*rt)->url());
+               caps.driver_version.empty() ? "?" : caps.driver_version, (*rt)->url(),
+               (*rt)->probe_url().empty() ? "" : ", probes on " + (*rt)->probe_url());
   ServeUntilSignal(**rt, signals, o.shutdown_grace_s);
   rt->reset();
   return 0;

@@ -35,6 +35,7 @@ struct AgentOptions {
   double interval_s = 1;
   double call_deadline_s = 2;
   std::string listen = "0.0.0.0:9400";
+  std::string probe_listen;  // HOST:PORT of the probe listener; empty: none
   std::string tls_cert, tls_key, bearer_token_file;
 };
 

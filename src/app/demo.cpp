@@ -116,6 +116,7 @@ RuntimeOptions DemoRuntime(const DemoOptions& o, const DemoInputs& in, const Dem
   ro.pipeline.pricing = &in.pricing;
   ro.exposition.pod_label_keys = {"team"};
   ro.http.listen = o.listen;
+  ro.probe.listen = o.probe_listen;
   return ro;
 }
 
@@ -131,8 +132,9 @@ void PrintBanner(const DemoInputs& in, const DemoNode& node, const NodeRuntime& 
              caps.gpm ? "yes" : "no");
   fmt::print("kubelet: {} (fake, gRPC)   pods: {}   /proc: {}\n", node.files->kubelet_socket(),
              node.files->pods_file().string(), node.files->proc_root().string());
-  fmt::print("metrics: {}/metrics   health: {}/healthz   ready: {}/readyz\n", rt.url(), rt.url(),
-             rt.url());
+  const std::string probes = rt.probe_url().empty() ? rt.url() : rt.probe_url();
+  fmt::print("metrics: {}/metrics   health: {}/healthz   ready: {}/readyz\n", rt.url(), probes,
+             probes);
   fmt::print("usage store: {}\n", store_path);
   std::fflush(stdout);
 }

@@ -20,6 +20,7 @@ struct DemoOptions {
   double call_deadline_s = 2;
   double speedup = 1;
   std::string listen = "127.0.0.1:9400";
+  std::string probe_listen;  // HOST:PORT of the probe listener; empty: none
   std::string store;         // usage store; default: one in the demo's temporary directory
   std::string pricing_file;  // for the closing chargeback and idle findings (default: the dated
                              // default table)

@@ -1,5 +1,7 @@
 #include "app/node_config.h"
 
+#include "common/bounded_file.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -20,12 +22,11 @@ std::string NodeName(const std::string& flag) {
   return ::gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
 }
 
+// Configuration files (kubeconfig, pods file) are small; the cap stops a runaway one.
 Expected<std::string> ReadWhole(const std::string& flag, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return MakeError(ErrorCode::kInvalidInput, flag + " " + path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = ReadBoundedFile(path, 16u << 20);
+  if (!text) return MakeError(ErrorCode::kInvalidInput, flag + " " + text.error().message);
+  return text;
 }
 
 Expected<std::optional<kube_api::ApiServerConfig>> ApiServerFor(const std::string& kubeconfig,

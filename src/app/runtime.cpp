@@ -2,6 +2,9 @@
 
 #include <pthread.h>
 
+#include <future>
+#include <thread>
+
 namespace gpumeter::app {
 
 Expected<std::unique_ptr<NodeRuntime>> NodeRuntime::Start(RuntimeOptions o) {
@@ -23,15 +26,34 @@ Expected<std::unique_ptr<NodeRuntime>> NodeRuntime::Start(RuntimeOptions o) {
   };
   rt->sampler_ = std::make_unique<sampler::Sampler>(*rt->source_, rt->watch_, std::move(so));
   rt->view_ = std::make_unique<SamplingView>(*rt->sampler_, *rt->pipeline_);
+  // A pass that has not finished in two intervals plus one call's deadline is stuck somewhere.
+  const auto stale_after = 2 * so.interval + so.call_deadline;
+  if (o.exposition.stale_after.count() == 0) o.exposition.stale_after = stale_after;
   rt->http_ = std::make_unique<metrics::HttpServer>(*rt->view_, o.exposition);
   if (auto started = rt->http_->Start(o.http); !started) return tl::unexpected(started.error());
+  if (!o.probe.listen.empty()) {
+    if (o.probe.stale_after.count() == 0) o.probe.stale_after = o.exposition.stale_after;
+    rt->probe_ = std::make_unique<metrics::ProbeServer>(*rt->view_);
+    if (auto started = rt->probe_->Start(o.probe); !started) return tl::unexpected(started.error());
+  }
   rt->sampler_->Start();
   return rt;
 }
 
 NodeRuntime::~NodeRuntime() {
+  if (probe_) probe_->Stop();
   if (http_) http_->Stop();
   if (sampler_) sampler_->Stop();
+}
+
+bool StopSamplingWithin(NodeRuntime& rt, std::chrono::milliseconds limit) {
+  auto done = std::make_shared<std::promise<void>>();
+  auto stopped = done->get_future();
+  std::thread([&rt, done] {
+    rt.StopSampling();
+    done->set_value();
+  }).detach();
+  return stopped.wait_for(limit) == std::future_status::ready;
 }
 
 sigset_t BlockStopSignals() {

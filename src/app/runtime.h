@@ -15,6 +15,7 @@
 #include "node/pipeline/pipeline.h"
 #include "node/state/state_view.h"
 #include "sinks/metrics/http_server.h"
+#include "sinks/metrics/probe_server.h"
 #include "sources/nvml/nvml_gpu_source.h"
 #include "sources/sampler/sampler.h"
 
@@ -41,6 +42,7 @@ struct RuntimeOptions {
   node::PipelineSources sources;  // borrowed; must outlive the runtime
   metrics::ExpositionOptions exposition;
   metrics::HttpOptions http;
+  metrics::ProbeOptions probe;  // its listen empty: no probe listener
   std::function<void()>
       before_pass;  // on the sampling thread (the demo refreshes its /proc fixture)
   // On the sampling thread, after each pass is published (the usage store records intervals).
@@ -57,6 +59,8 @@ class NodeRuntime {
 
   const gpu::Capabilities& capabilities() const { return source_->capabilities(); }
   const std::string& url() const { return http_->url(); }
+  // The probe listener's URL; empty without one.
+  std::string probe_url() const { return probe_ ? probe_->url() : std::string(); }
   gpu::SamplerHealth Health() const { return sampler_->Health(); }
   std::shared_ptr<const node::NodeState> State() const { return pipeline_->Latest(); }
   bool WaitForPass(uint64_t sequence, std::chrono::milliseconds timeout) const {
@@ -74,7 +78,12 @@ class NodeRuntime {
   std::unique_ptr<sampler::Sampler> sampler_;
   std::unique_ptr<SamplingView> view_;
   std::unique_ptr<metrics::HttpServer> http_;
+  std::unique_ptr<metrics::ProbeServer> probe_;
 };
+
+// Stops `rt`'s sampling, waiting at most `limit`; false when the sampling thread did not stop in
+// time (it is stuck in a call; it keeps running, detached from the caller).
+bool StopSamplingWithin(NodeRuntime& rt, std::chrono::milliseconds limit);
 
 // Blocks SIGINT and SIGTERM in the calling thread (call before any thread starts), so that
 // WaitForSignal can take them synchronously.

@@ -90,6 +90,9 @@ void AddServingFlags(CLI::App* cmd, app::AgentOptions& o) {
       ->capture_default_str();
   cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics, /api/v1, /healthz, /readyz")
       ->capture_default_str();
+  cmd->add_option("--probe-listen", o.probe_listen,
+                  "HOST:PORT for /healthz and /readyz on an event-driven listener of their own, "
+                  "answered however many connections sit idle on either port (docs/deploy.md)");
   cmd->add_option("--tls-cert", o.tls_cert,
                   "Serve HTTPS with this PEM certificate (with --tls-key)");
   cmd->add_option("--tls-key", o.tls_key, "PEM private key of --tls-cert");

@@ -35,6 +35,9 @@ void AddDemoCommand(CLI::App& app, app::DemoOptions& o) {
       ->capture_default_str();
   cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics (port 0: any free port)")
       ->capture_default_str();
+  cmd->add_option("--probe-listen", o.probe_listen,
+                  "HOST:PORT for /healthz and /readyz on an event-driven listener of their own, "
+                  "answered however many connections sit idle on either port (docs/deploy.md)");
   cmd->add_option(
       "--store", o.store,
       "Write usage to this SQLite store (kept; default: a temporary one) for `gpumeter report`");

@@ -1,5 +1,7 @@
 #include "sinks/metrics/exposition.h"
 
+#include "sinks/metrics/readiness.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -87,10 +89,13 @@ class Families {
 };
 
 void Sources(Families& f, const gpu::SamplerHealth& health, const node::NodeState& state,
-             std::chrono::steady_clock::time_point now) {
+             const ExpositionOptions& options, std::chrono::steady_clock::time_point now) {
   const uint32_t nvml = f.Labels(Metric::kSourceUp, {state.node, "nvml"});
+  const bool late =
+      options.stale_after.count() > 0 &&
+      SecondsSinceLastPass(health, now) * 1000 > static_cast<double>(options.stale_after.count());
   f.Add(Metric::kSourceUp, nvml,
-        health.latest && health.latest->ok && health.stalled_call.empty() ? 1 : 0);
+        health.latest && health.latest->ok && health.stalled_call.empty() && !late ? 1 : 0);
   f.Add(Metric::kSourceAttempts, nvml, static_cast<double>(health.passes));
   f.Add(Metric::kSourceFailures, nvml, static_cast<double>(health.failures));
   f.Add(Metric::kSourceDeadlineExceeded, nvml, static_cast<double>(health.deadline_exceeded));
@@ -335,7 +340,7 @@ SeriesSet BuildFamilies(const gpu::SamplerHealth& health, const node::NodeState&
   std::vector<std::string> extra;
   for (const auto& k : options.pod_label_keys) extra.push_back(PodLabelName(k));
   Families f(std::move(extra));
-  Sources(f, health, state, now);
+  Sources(f, health, state, options, now);
   Devices(f, state);
   Attribution(f, state, options);
   Findings(f, state);

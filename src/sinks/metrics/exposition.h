@@ -27,6 +27,9 @@ struct ExpositionOptions {
   // Most container series per owner family in one scrape; the rest are left out and counted in
   // gpumeter_series_dropped (idle, system and unattributed rows are always kept).
   size_t max_series = 20000;
+  // No sampling pass finished for this long: NVML's gpumeter_source_up is 0 and /readyz 503
+  // (readiness.h). 0: never (tests that drive passes by hand).
+  std::chrono::milliseconds stale_after{0};
 };
 
 // The Prometheus-safe name for a pod label key: "app.kubernetes.io/team" ->

@@ -10,7 +10,9 @@
 #include <functional>
 #include <sstream>
 
+#include "common/bounded_file.h"
 #include "sinks/metrics/json_api.h"
+#include "sinks/metrics/readiness.h"
 
 namespace gpumeter::metrics {
 
@@ -43,10 +45,7 @@ HttpServer::~HttpServer() { Stop(); }
 namespace {
 
 std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto s = ss.str();
+  auto s = ReadBoundedFile(path, 64u << 10).value_or("");
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   return s;
 }
@@ -101,9 +100,8 @@ Expected<std::unique_ptr<httplib::Server>> MakeServer(const HttpOptions& o) {
 Expected<std::string> ReadToken(const HttpOptions& o) {
   std::string token;
   if (!o.bearer_token_file.empty()) {
-    if (!std::ifstream(o.bearer_token_file))
-      return MakeError(ErrorCode::kInvalidInput,
-                       "--bearer-token-file " + o.bearer_token_file + ": cannot read");
+    if (auto readable = ReadBoundedFile(o.bearer_token_file, 64u << 10); !readable)
+      return MakeError(ErrorCode::kInvalidInput, "--bearer-token-file " + readable.error().message);
     token = ReadFile(o.bearer_token_file);
     if (token.empty())
       return MakeError(ErrorCode::kInvalidInput,
@@ -156,10 +154,11 @@ void Route(httplib::Server& server, const node::StateView& view, const Expositio
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });
-  server.Get("/readyz", [&view](const httplib::Request&, httplib::Response& res) {
-    const bool ready = view.State()->last_good != nullptr;  // ready after the first full sample
-    res.status = ready ? 200 : 503;
-    res.set_content(ready ? "ready\n" : "waiting for the first sample\n", "text/plain");
+  server.Get("/readyz", [&view, &options](const httplib::Request&, httplib::Response& res) {
+    const auto r = CheckReadiness(view.Health(), *view.State(), options.stale_after,
+                                  std::chrono::steady_clock::now());
+    res.status = r.ready ? 200 : 503;
+    res.set_content(r.why + "\n", "text/plain");
   });
 }
 
@@ -171,11 +170,14 @@ void Tune(httplib::Server& server) {
     int yes = 1;
     (void)setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // best effort
   });
-  // httplib's default pool is 8 threads, each held by a keep-alive connection for up to 5
-  // requests: a few busy scrapers could make the kubelet's probes wait. A larger pool and a short
-  // idle keep-alive keep /healthz answered; threads cost nothing while idle.
+  // httplib gives each open connection a worker thread until it closes. One request per connection
+  // (answered with an honest `Connection: close`: httplib would not answer pipelined requests) and
+  // a 2 s read timeout free a worker quickly; the probes have a listener of their own that idle
+  // connections cannot starve (probe_server.h).
   server.new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
-  server.set_keep_alive_timeout(2);
+  server.set_keep_alive_max_count(1);
+  server.set_read_timeout(2, 0);
+  server.set_write_timeout(5, 0);
 }
 
 // Binds host:port (port 0: any free port); the port bound, or -1.

@@ -35,7 +35,7 @@ int NestingDepth(std::string_view s, int limit) {
 }
 
 Error Bad(const std::string& what, const std::string& field, const std::string& why) {
-  return Error{ErrorCode::kInvalidInput, what + ": " + field + ": " + why};
+  return Error{ErrorCode::kUnavailable, what + ": " + field + ": " + why};
 }
 
 std::string Found(const json& j) {
@@ -102,16 +102,16 @@ Expected<std::vector<PromSample>> ParseVectorReply(std::string_view body, int st
                                                    const std::string& what,
                                                    const ReplyLimits& limits) {
   if (body.size() > limits.max_bytes)
-    return MakeError(ErrorCode::kInvalidInput, what + ": reply of " + std::to_string(body.size()) +
-                                                   " bytes, over the cap of " +
-                                                   std::to_string(limits.max_bytes));
+    return MakeError(ErrorCode::kUnavailable, what + ": reply of " + std::to_string(body.size()) +
+                                                  " bytes, over the cap of " +
+                                                  std::to_string(limits.max_bytes));
   if (NestingDepth(body, limits.max_depth) > limits.max_depth)
-    return MakeError(ErrorCode::kInvalidInput, what + ": reply nested deeper than " +
-                                                   std::to_string(limits.max_depth) + " levels");
+    return MakeError(ErrorCode::kUnavailable, what + ": reply nested deeper than " +
+                                                  std::to_string(limits.max_depth) + " levels");
   const auto j = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     if (status != 200) return tl::unexpected(ErrorReply(j, body, status, what));
-    return MakeError(ErrorCode::kInvalidInput,
+    return MakeError(ErrorCode::kUnavailable,
                      what + ": HTTP 200, reply is not JSON: '" + Excerpt(body) + "'");
   }
   if (status != 200 || !j.is_object() || !j.contains("status") || j["status"] != "success")

@@ -4,7 +4,8 @@
 // counters' increases, ratios and info series; "+Inf", "NaN" or a negative value means the data or
 // the server is broken, and a report must not print `inf` costs). Errors name the query, the field
 // (e.g. data.result[3].value[1]) and at most 200 printable characters of what was found.
-// Pure functions; thread-safe. Fuzzed by fuzz/prom_reply_fuzz.cpp.
+// Every error is kUnavailable: the source failed, not the user's input. Pure functions;
+// thread-safe. Fuzzed by fuzz/prom_reply_fuzz.cpp.
 #pragma once
 
 #include <cstddef>

@@ -47,7 +47,7 @@ class Api {
     });
     const std::string what = "prometheus " + url_ + ", query " + promql;
     if (too_big)
-      return MakeError(ErrorCode::kInvalidInput,
+      return MakeError(ErrorCode::kUnavailable,
                        what + ": reply over the cap of " + std::to_string(limits_.max_bytes) +
                            " bytes (raise it with --prometheus-max-reply-mb)");
     if (too_slow || (!r && r.error() == httplib::Error::Read))

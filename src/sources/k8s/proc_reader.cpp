@@ -1,22 +1,17 @@
 #include "sources/k8s/proc_reader.h"
 
 #include <charconv>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
+
+#include "common/bounded_file.h"
 
 namespace gpumeter::k8s {
 namespace {
 
-// Reads a whole small file; nullopt when it cannot be opened.
-std::optional<std::string> ReadFile(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// Caps on what one process's files may hold: /proc/<pid>/stat is under 1 KiB, cgroup a few lines,
+// environ up to the kernel's ARG_MAX (2 MiB by default). A file over its cap is refused.
+constexpr size_t kMaxStat = 4096, kMaxCgroup = 64 << 10, kMaxEnviron = 4 << 20;
 
 }  // namespace
 
@@ -68,18 +63,23 @@ std::map<std::string, std::string> ParseGpuEnviron(std::string_view environ) {
 
 Expected<ProcessIdentity> ProcReader::Identify(uint32_t pid) {
   const auto dir = root_ / std::to_string(pid);
-  const auto stat = ReadFile(dir / "stat");
+  const auto stat = ReadBoundedFile(dir / "stat", kMaxStat);
   if (!stat)
-    return MakeError(ErrorCode::kNotFound, (dir / "stat").string() + ": no such process (exited?)");
+    return MakeError(stat.error().code,
+                     stat.error().code == ErrorCode::kNotFound
+                         ? (dir / "stat").string() + ": no such process (exited?)"
+                         : stat.error().message);
   const auto start = ParseStatStartTime(*stat);
   if (!start)
     return MakeError(ErrorCode::kInvalidInput,
                      (dir / "stat").string() + ": " + start.error().message);
   if (auto it = cache_.find({pid, *start}); it != cache_.end()) return it->second;
-  const auto cgroup_text = ReadFile(dir / "cgroup");
+  const auto cgroup_text = ReadBoundedFile(dir / "cgroup", kMaxCgroup);
   if (!cgroup_text)
-    return MakeError(ErrorCode::kNotFound,
-                     (dir / "cgroup").string() + ": no such process (exited?)");
+    return MakeError(cgroup_text.error().code,
+                     cgroup_text.error().code == ErrorCode::kNotFound
+                         ? (dir / "cgroup").string() + ": no such process (exited?)"
+                         : cgroup_text.error().message);
   auto cgroup = ParseProcCgroup(*cgroup_text);
   if (!cgroup)
     return MakeError(ErrorCode::kInvalidInput,
@@ -89,7 +89,9 @@ Expected<ProcessIdentity> ProcReader::Identify(uint32_t pid) {
   id.start_ticks = *start;
   id.comm = ParseStatComm(*stat);
   id.cgroup = std::move(*cgroup);
-  if (const auto env = ReadFile(dir / "environ")) id.gpu_env = ParseGpuEnviron(*env);
+  // Unreadable (another user's process without CAP_SYS_PTRACE) or refused: no env, as before.
+  if (const auto env = ReadBoundedFile(dir / "environ", kMaxEnviron))
+    id.gpu_env = ParseGpuEnviron(*env);
   // One entry per PID: a new start time replaces the old process.
   for (auto it = cache_.lower_bound({pid, 0}); it != cache_.end() && it->first.first == pid;)
     it = cache_.erase(it);

@@ -1,5 +1,7 @@
 #include "sources/kube_api/api_client.h"
 
+#include "common/bounded_file.h"
+
 #include <httplib.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -41,12 +43,11 @@ Expected<void> UseClientPem(SSL_CTX* ctx, const std::string& cert_pem, const std
   return {};
 }
 
+// Tokens and certificates are kilobytes; the cap only stops a runaway or hostile file.
 std::optional<std::string> ReadTrimmed(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto s = ss.str();
+  auto read = ReadBoundedFile(path, 1u << 20);
+  if (!read) return std::nullopt;
+  auto s = std::move(*read);
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   return s;
 }

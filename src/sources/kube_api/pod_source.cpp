@@ -1,5 +1,7 @@
 #include "sources/kube_api/pod_source.h"
 
+#include "common/bounded_file.h"
+
 #include <spdlog/spdlog.h>
 
 #include <fstream>
@@ -28,12 +30,12 @@ void PodsFileSource::Poll(std::chrono::steady_clock::time_point now) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
   };
   if (ec) return fail("cannot stat: " + ec.message());
-  std::ifstream in(path_);
-  if (!in) return fail("cannot open");
-  std::ostringstream body;
-  body << in.rdbuf();
+  // A pod list of a node is kilobytes; the cap only stops a runaway or hostile file.
+  constexpr size_t kMaxPodsFile = 64u << 20;
+  const auto body = ReadBoundedFile(path_.string(), kMaxPodsFile);
+  if (!body) return fail(body.error().message);
   auto store = std::make_shared<k8s::PodStore>();
-  if (auto applied = store->ApplyList(body.str()); !applied) return fail(applied.error().message);
+  if (auto applied = store->ApplyList(*body); !applied) return fail(applied.error().message);
   if (tracker_.Succeeded(now))
     spdlog::info("pods file {}: read again ({} pods)", path_.string(), store->size());
   current_ = std::move(store);

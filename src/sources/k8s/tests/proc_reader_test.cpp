@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <fstream>
 
 #include "support/temp_dir.h"
@@ -94,6 +97,32 @@ TEST_F(ProcFixture, AnExitedProcessIsNotFoundAndAMalformedFileNamesItself) {
   EXPECT_EQ(bad.error().code, ErrorCode::kInvalidInput);
   EXPECT_NE(bad.error().message.find("77/cgroup: cgroup line 1"), std::string::npos)
       << bad.error().message;
+}
+
+// Files under a hostile --proc-root: a FIFO would block open() and read() forever, /dev/zero would
+// feed the reader until memory runs out. Each is refused at once with the path named.
+TEST_F(ProcFixture, AFifoOrADeviceInPlaceOfAProcFileIsRefusedWithoutBlocking) {
+  Write(5, Stat(5, "x", 1), kPodA);
+  std::filesystem::remove(root_ / "5" / "stat");
+  ASSERT_EQ(::mkfifo((root_ / "5" / "stat").c_str(), 0600), 0);
+  Write(6, Stat(6, "y", 2), kPodA);
+  std::filesystem::remove(root_ / "6" / "cgroup");
+  std::filesystem::create_symlink("/dev/zero", root_ / "6" / "cgroup");
+  Write(7, Stat(7, "z", 3), std::string(100 << 10, '#'));
+  ProcReader reader(root_);
+  const auto fifo = reader.Identify(5);
+  ASSERT_FALSE(fifo);
+  EXPECT_EQ(fifo.error().code, ErrorCode::kInvalidInput);
+  EXPECT_NE(fifo.error().message.find("5/stat: not a regular file"), std::string::npos)
+      << fifo.error().message;
+  const auto zero = reader.Identify(6);
+  ASSERT_FALSE(zero);
+  EXPECT_NE(zero.error().message.find("6/cgroup: not a regular file"), std::string::npos)
+      << zero.error().message;
+  const auto big = reader.Identify(7);
+  ASSERT_FALSE(big);
+  EXPECT_NE(big.error().message.find("7/cgroup: larger than 65536 bytes"), std::string::npos)
+      << big.error().message;
 }
 
 TEST_F(ProcFixture, RetainKeepsOnlyLivePids) {

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Chaos (issue 17): what a hostile client, a sabotaged node or a broken server does to the built
+# binary, each row asserted. Loopback only; bounded in count (500 connections a port) and time.
+# Usage: chaos_test.sh GPUMETER FAKE_NODE FAKE_NVML_LIBRARY SCENARIO_DIR STUB_HTTP
+set -euo pipefail
+. "$(dirname "$0")/../integration/lib.sh"
+bin=$1 fake_node=$2 nvml=$3 scenarios=$4 stub=$5
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+trap 'echo "FAIL: line $LINENO: $BASH_COMMAND" >&2' ERR
+fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do echo "== $f"; tail -20 "$f"; done >&2; exit 1; }
+ulimit -n 8192 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+[ "$(ulimit -n)" -ge 2200 ] || fail "needs 2200 open files (ulimit -n is $(ulimit -n))"
+
+# --- A node whose /proc is sabotaged: a FIFO for one process's stat, /dev/zero for another's
+# cgroup. The agent reads a frozen copy of the fake node's /proc, so the node cannot repair it.
+scenario=$scenarios/timeslice-h100.yaml
+export GPUMETER_FAKE_NVML_SCENARIO=$scenario GPUMETER_FAKE_NVML_START_S=200
+"$fake_node" "$scenario" "$work/node" 200 >"$work/node.log" 2>&1 &
+for _ in $(seq 1 100); do [ -S "$work/node/kubelet.sock" ] && break; sleep 0.1; done
+[ -S "$work/node/kubelet.sock" ] || fail "fake node did not start"
+sleep 0.3
+cp -r "$work/node/proc" "$work/proc"
+pids=($(ls "$work/proc" | grep -E '^[0-9]+$' | sort -n))
+[ ${#pids[@]} -ge 2 ] || fail "the scenario has fewer than two processes"
+rm "$work/proc/${pids[0]}/stat" && mkfifo "$work/proc/${pids[0]}/stat"
+rm "$work/proc/${pids[1]}/cgroup" && ln -s /dev/zero "$work/proc/${pids[1]}/cgroup"
+
+"$bin" agent --nvml-library "$nvml" --node-name chaos --pod-resources-socket "$work/node/kubelet.sock" \
+  --proc-root "$work/proc" --pods-file "$work/node/pods.json" --interval 0.25 \
+  --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 >"$work/agent.log" 2>&1 &
+agent=$!
+url=$(wait_for_match "$work/agent.log" 's|.*serving \(http://[^ ]*\)/metrics.*|\1|p')
+probe=$(wait_for_match "$work/agent.log" 's|.*probes on \(http://[^ ]*\).*|\1|p')
+[ -n "$url" ] && [ -n "$probe" ] || fail "agent printed no addresses"
+for _ in $(seq 1 100); do curl -fs "$probe/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -fsS "$probe/readyz" | grep -qx ready || fail "agent not ready with a FIFO and /dev/zero under --proc-root"
+sleep 2
+curl -fsS "$url/metrics" >"$work/m.prom" || fail "scrape"
+age=$(sed -n 's/^gpumeter_source_last_success_age_seconds{node="chaos",source="nvml"} //p' "$work/m.prom")
+awk -v a="$age" 'BEGIN { exit !(a != "" && a < 1.0) }' || fail "NVML's last success is $age s old: passes are blocked"
+grep -q '^gpumeter_source_up{node="chaos",source="nvml"} 1$' "$work/m.prom" || fail "nvml not up"
+rss_kb=$(awk '/^VmRSS/ { print $2 }' "/proc/$agent/status")
+[ "$rss_kb" -lt 300000 ] || fail "agent RSS ${rss_kb} kB after reading a /dev/zero cgroup"
+echo "ok: FIFO stat and /dev/zero cgroup refused; passes go on; RSS ${rss_kb} kB"
+
+# --- 500 idle and 20 dribbling connections on each port, renewed as the server closes them:
+# the probes still answer within 1 s, every time, for 8 s.
+port_of() { sed 's|.*:\([0-9]*\)$|\1|' <<<"$1"; }
+hold() {  # PORT SECONDS: keeps 500 idle connections open, reopening them every 2 s
+  local port=$1 until=$((SECONDS + $2))
+  while [ $SECONDS -lt $until ]; do
+    local fds=()
+    for _ in $(seq 1 500); do exec {fd}<>"/dev/tcp/127.0.0.1/$port" 2>/dev/null && fds+=("$fd"); done
+    sleep 2
+    for fd in "${fds[@]}"; do exec {fd}>&-; done
+  done
+}
+dribble() {  # PORT SECONDS: a request's headers, one byte every 0.3 s
+  local port=$1 until=$((SECONDS + $2))
+  while [ $SECONDS -lt $until ]; do
+    exec {fd}<>"/dev/tcp/127.0.0.1/$port" 2>/dev/null || { sleep 0.3; continue; }
+    local line="GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+    for ((i = 0; i < ${#line}; i++)); do printf '%s' "${line:$i:1}" >&"$fd" 2>/dev/null || break; sleep 0.3; done
+    exec {fd}>&-
+  done
+}
+for p in "$(port_of "$url")" "$(port_of "$probe")"; do
+  hold "$p" 10 &
+  for _ in $(seq 1 20); do dribble "$p" 10 & done
+done
+sleep 1.5
+probes=0 slow=0
+for _ in $(seq 1 40); do
+  for path in healthz readyz; do
+    probes=$((probes + 1))
+    curl -fsS --max-time 1 "$probe/$path" >/dev/null 2>&1 || slow=$((slow + 1))
+  done
+  sleep 0.2
+done
+echo "probes under 1000 idle and 40 dribbling connections: $((probes - slow)) of $probes answered within 1 s"
+[ "$slow" -eq 0 ] || fail "$slow of $probes probes failed or took over 1 s"
+sleep 9  # the holders end; the main port serves again
+curl -fsS --max-time 5 "$url/metrics" >/dev/null || fail "main port does not recover after the flood"
+
+# --- Two pipelined GETs on one connection: both answered in order, or the first with an honest
+# Connection: close.
+exec {fd}<>"/dev/tcp/127.0.0.1/$(port_of "$url")" || fail "cannot connect for the pipelined requests"
+printf 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /readyz HTTP/1.1\r\nHost: x\r\n\r\n' >&"$fd"
+reply=$(timeout 3 cat <&"$fd" || true)
+exec {fd}>&-
+answered=$(grep -c '^HTTP/1.1 200' <<<"$reply" || true)
+if [ "$answered" -lt 2 ]; then
+  grep -qi '^Connection: close' <<<"$reply" || fail "pipelined: $answered answered, no Connection: close"
+fi
+echo "ok: pipelined requests: $answered answered$( [ "$answered" -lt 2 ] && echo ', Connection: close advertised')"
+
+# --- SIGTERM stops the agent within 2 s (no --shutdown-grace).
+t0=$(date +%s%N)
+kill -TERM "$agent"
+for _ in $(seq 1 40); do kill -0 "$agent" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$agent" 2>/dev/null && fail "agent still running 4 s after SIGTERM"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$ms" -le 2500 ] || fail "agent took $ms ms to stop"
+echo "ok: SIGTERM: stopped in $ms ms"
+
+# --- A Prometheus that answers with the wrong shapes, +Inf or deep nesting: a clear error, rc 1.
+report_against() {  # BODY WANT
+  printf '%s' "$1" >"$work/reply.json"
+  "$stub" 200 "$work/reply.json" >"$work/stub.log" 2>&1 &
+  local stub_pid=$! port
+  port=$(wait_for_match "$work/stub.log" 's/^port \([0-9]*\)$/\1/p')
+  set +e
+  "$bin" report --source "prometheus:http://127.0.0.1:$port" --window 1h >"$work/report.err" 2>&1
+  local rc=$?
+  set -e
+  kill "$stub_pid"; wait "$stub_pid" 2>/dev/null || true
+  [ "$rc" -eq 1 ] || fail "report rc $rc on '${1:0:60}' (want 1): $(cat "$work/report.err")"
+  grep -qF "$2" "$work/report.err" || fail "report error lacks '$2': $(cat "$work/report.err")"
+}
+report_against '{"status":"success","data":{"resultType":"vector","result":"oops"}}' 'data.result: expected an array'
+report_against "$(printf '[%.0s' $(seq 1 5000))" 'nested deeper than 16'
+report_against '{"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"n"},"value":[1,"+Inf"]}]}}' "'+Inf' is not a finite number"
+echo "ok: bad Prometheus replies are clear errors (rc 1)"
+echo "chaos: all rows hold"
