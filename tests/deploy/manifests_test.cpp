@@ -135,8 +135,9 @@ TEST_P(EveryOverlay, ContainersAreBoundedProbedAndUnprivileged) {
   for (const auto& [probe, path] :
        {std::pair{"livenessProbe", "/healthz"}, std::pair{"readinessProbe", "/readyz"}}) {
     EXPECT_EQ(agent[probe]["httpGet"]["path"].as<std::string>(""), path);
-    EXPECT_EQ(ports.count(agent[probe]["httpGet"]["port"].as<std::string>("")), 1u)
-        << probe << " on a port the agent serves";
+    EXPECT_EQ(agent[probe]["httpGet"]["port"].as<std::string>(""), "probes")
+        << probe << " on the probe listener, which idle connections cannot starve";
+    EXPECT_EQ(ports.count("probes"), 1u);
   }
 }
 
@@ -244,6 +245,7 @@ TEST_P(EveryOverlay, TheAgentAcceptsItsArgumentsAndConfig) {
   for (const auto& a : args) argv.push_back(a.c_str());
   ASSERT_NO_THROW(app.parse(static_cast<int>(argv.size()), argv.data()));
   EXPECT_EQ(options.listen, "0.0.0.0:9400");
+  EXPECT_EQ(options.probe_listen, "0.0.0.0:9401") << "the port named `probes`";
   EXPECT_EQ(options.pod_resources_socket, "/var/lib/kubelet/pod-resources/kubelet.sock");
   const std::string overlay = GetParam();
   EXPECT_EQ(options.resource_slices, overlay == "overlays/dra");
