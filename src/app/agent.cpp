@@ -140,8 +140,11 @@ int OpenStore(const AgentOptions& o, AgentStore& out, RuntimeOptions& ro) {
     auto opened = store::Store::Open(o.store, sto);
     if (opened) {
       out.store = std::move(*opened);
-      out.recorder = std::make_unique<UsageRecorder>(*out.store);
+      out.recorder = std::make_unique<UsageRecorder>(*out.store, o.store_pending_max_s);
       ro.after_pass = [r = out.recorder.get()](const node::NodeState& state) { r->Record(state); };
+      ro.pipeline.store_health = [r = out.recorder.get()] {
+        return std::optional<node::StoreHealth>(r->Health());
+      };
       spdlog::info("recording usage in {}", o.store);
     } else {
       spdlog::error("{} (running without the store: metrics are served, usage is not recorded)",

@@ -25,6 +25,7 @@ struct AgentOptions {
   double rightsize_interval_s = 3600;  // recompute rightsizing from the store this often (0: off)
   std::string rightsize_min_history = "24h";
   int store_minute_days = 14;
+  int store_pending_max_s = 3600;  // usage kept in memory while the store refuses writes
   double shutdown_grace_s =
       0;  // after SIGTERM: serve the final counters this long, sampling stopped
   std::vector<std::string> sharing;      // UUID=MODE[:REPLICAS]

@@ -2,6 +2,7 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
@@ -11,6 +12,7 @@
 #include <optional>
 
 #include "app/node_config.h"
+#include "common/excerpt.h"
 #include "core/audit/dcgm_audit.h"
 #include "core/guard/finding_json.h"
 
@@ -288,6 +290,7 @@ void PrintJson(const AuditOptions& o, const Inputs& in, size_t inflated,
     out.update({{"source", o.dcgm_metrics},
                 {"mode", in.dcgm->mode},
                 {"samples", in.dcgm->samples},
+                {"invalidSamples", in.dcgm->invalid_samples},
                 {"gpusWithPods", in.dcgm->gpus_with_pods},
                 {"inflatedGpus", inflated},
                 {"gpus", gpus}});
@@ -306,9 +309,13 @@ void PrintJson(const AuditOptions& o, const Inputs& in, size_t inflated,
 
 // An inflated GPU: its metrics' device value against the sum of its pods, then the agent's split.
 void PrintInflatedGpu(const audit::GpuAudit& g, const std::optional<AgentView>& agent) {
-  fmt::print("\n{} gpu {}{} {} ({}): {} pods: {}\n", g.host, g.gpu,
-             g.mig_instance.empty() ? "" : " MIG instance " + g.mig_instance, Short(g.uuid),
-             g.model, g.pods.size(), fmt::join(g.pods, ", "));
+  // Label values come from the page: quoted printable, so a newline or NUL cannot forge a row.
+  std::vector<std::string> pods;
+  for (const auto& p : g.pods) pods.push_back(Excerpt(p, 120));
+  fmt::print("\n{} gpu {}{} {} ({}): {} pods: {}\n", Excerpt(g.host, 80), Excerpt(g.gpu, 20),
+             g.mig_instance.empty() ? "" : " MIG instance " + Excerpt(g.mig_instance, 20),
+             Excerpt(Short(g.uuid), 60), Excerpt(g.model, 80), g.pods.size(),
+             fmt::join(pods, ", "));
   fmt::print("  {:<40} {:>8} {:>14} {:>14} {:>8}\n", "metric", "series", "device", "sum of pods",
              "factor");
   for (const auto& m : g.metrics)
@@ -322,6 +329,10 @@ void PrintDcgm(const AuditOptions& o, const audit::DcgmAudit& dcgm,
                const std::optional<AgentView>& agent, size_t inflated) {
   fmt::print("dcgm-exporter page {}: {} samples; mode: {}\n", o.dcgm_metrics, dcgm.samples,
              dcgm.mode);
+  if (dcgm.invalid_samples > 0)
+    fmt::print("{} sample(s) left out as unknown: NaN, ±Inf or negative (lines {}{})\n",
+               dcgm.invalid_samples, fmt::join(dcgm.invalid_lines, ", "),
+               dcgm.invalid_samples > dcgm.invalid_lines.size() ? ", …" : "");
   fmt::print("{} of {} GPUs with per-pod series add up to more than the GPU (threshold {:.2f}x)\n",
              inflated, dcgm.gpus_with_pods, o.threshold);
   for (const auto& g : dcgm.gpus)

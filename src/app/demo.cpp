@@ -231,6 +231,9 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   }
   UsageRecorder recorder(**store);
   ro.after_pass = [&recorder](const node::NodeState& state) { recorder.Record(state); };
+  ro.pipeline.store_health = [&recorder] {
+    return std::optional<node::StoreHealth>(recorder.Health());
+  };
   // Rightsizing metrics from the same store, every 5 s (a demo's history is minutes long).
   RightsizeOptions rightsize_options;
   rightsize_options.pricing_file = o.pricing_file;

@@ -25,7 +25,9 @@ std::string NodeName(const std::string& flag) {
 // Configuration files (kubeconfig, pods file) are small; the cap stops a runaway one.
 Expected<std::string> ReadWhole(const std::string& flag, const std::string& path) {
   auto text = ReadBoundedFile(path, 16u << 20);
-  if (!text) return MakeError(ErrorCode::kInvalidInput, flag + " " + text.error().message);
+  if (!text && text.error().code == ErrorCode::kInvalidInput)  // not a regular file, too large
+    return MakeError(ErrorCode::kInvalidInput, flag + " " + text.error().message);
+  if (!text) return MakeError(ErrorCode::kInvalidInput, flag + " " + path + ": cannot open");
   return text;
 }
 

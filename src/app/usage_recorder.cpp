@@ -45,25 +45,52 @@ void UsageRecorder::Record(const node::NodeState& state) {
   for (const auto& u : state.units)
     if (!u.model.empty())
       known_[u.uuid] = u;  // a lost GPU's empty description must not replace its last good one
-  const auto rec = ToIntervalRecord(state, known_);
+  auto rec = ToIntervalRecord(state, known_);
   if (rec.units.empty()) return;
-  if (auto r = store_.Write(rec); !r) {
-    ++failed_;
-    if (!failing_)
-      spdlog::error(
-          "{} (usage of this interval not stored; retrying with the next; metrics are unaffected)",
-          r.error().message);
-    failing_ = true;
-    return;
+  pending_.push_back(std::move(rec));
+  // Past the bound, the oldest are given up: memory stays bounded in a long outage.
+  while (pending_.size() > 1 &&
+         pending_.back().end_unix_s - pending_.front().end_unix_s > max_pending_s_) {
+    pending_.pop_front();
+    ++health_.dropped;
+  }
+  WritePending();
+  health_.pending = pending_.size();
+  health_.oldest_pending_seconds =
+      pending_.empty()
+          ? 0
+          : static_cast<double>(pending_.back().end_unix_s - pending_.front().end_unix_s);
+}
+
+void UsageRecorder::WritePending() {
+  const size_t waiting = pending_.size();
+  while (!pending_.empty()) {
+    const auto& rec = pending_.front();
+    if (auto r = store_.Write(rec); !r) {
+      ++health_.write_failures;
+      health_.last_error = r.error().message;
+      if (!failing_)
+        spdlog::error(
+            "{} (the interval is kept in memory, up to {} s of them, and written when "
+            "the store accepts again; metrics are unaffected)",
+            r.error().message, max_pending_s_);
+      failing_ = true;
+      return;
+    }
+    ++health_.written;
+    const int64_t end = rec.end_unix_s;
+    pending_.pop_front();
+    if (end - last_prune_s_ >= 3600) {  // retention, hourly
+      if (auto p = store_.Prune(end); !p) spdlog::warn("{}", p.error().message);
+      last_prune_s_ = end;
+    }
   }
   if (failing_)
-    spdlog::info("store {}: writing again after {} failed interval(s)", store_.path(), failed_);
+    spdlog::info(
+        "store {}: writing again after {} failed attempt(s); {} pending interval(s) written ({} "
+        "dropped so far)",
+        store_.path(), health_.write_failures, waiting, health_.dropped);
   failing_ = false;
-  ++written_;
-  if (rec.end_unix_s - last_prune_s_ >= 3600) {  // retention, hourly
-    if (auto p = store_.Prune(rec.end_unix_s); !p) spdlog::warn("{}", p.error().message);
-    last_prune_s_ = rec.end_unix_s;
-  }
 }
 
 }  // namespace gpumeter::app

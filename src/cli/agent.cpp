@@ -63,6 +63,11 @@ void AddStoreFlags(CLI::App* cmd, app::AgentOptions& o) {
                   "seconds (a last scrape sees them)")
       ->check(CLI::Range(0.0, 300.0))
       ->capture_default_str();
+  cmd->add_option("--store-pending-max", o.store_pending_max_s,
+                  "Seconds of usage kept in memory while the store refuses writes (locked, disk "
+                  "full), written when it accepts again")
+      ->check(CLI::Range(60, 86400))
+      ->capture_default_str();
   cmd->add_option("--store-minute-days", o.store_minute_days,
                   "Days of per-minute rows to keep (hourly rows: 400 days)")
       ->check(CLI::Range(1, 3650))

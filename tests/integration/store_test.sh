@@ -64,9 +64,20 @@ for _ in $(seq 1 35); do grep -q "another process holds the database" "$work/loc
 grep -q "another process holds the database" "$work/locked.log" || fail "a locked store is not logged clearly"
 curl -fsS "$url/metrics" >"$work/during.prom" || fail "metrics not served while the store is locked"
 grep -q '^gpumeter_compute_seconds_total{' "$work/during.prom" || fail "metrics incomplete while the store is locked"
+sleep 0.5
+curl -fsS "$url/metrics" >"$work/during.prom" || fail "metrics not served while the store is locked"
+pending=$(sed -n 's/^gpumeter_store_pending_intervals{node="node-a"} //p' "$work/during.prom")
+awk -v p="$pending" 'BEGIN { exit !(p > 0) }' || fail "no intervals pending while the store is locked ($pending)"
 wait "$locker"
 for _ in $(seq 1 100); do grep -q "writing again after" "$work/locked.log" && break; sleep 0.1; done
 grep -q "writing again after" "$work/locked.log" || fail "writes did not resume after the lock"
+sleep 0.5
+curl -fsS "$url/metrics" >"$work/after.prom" || fail "metrics after the lock"
+grep -q '^gpumeter_store_pending_intervals{node="node-a"} 0$' "$work/after.prom" || fail "intervals still pending after the lock"
+grep -q '^gpumeter_store_dropped_intervals_total{node="node-a"} 0$' "$work/after.prom" || fail "intervals dropped in a 4 s lock"
+failures=$(sed -n 's/^gpumeter_store_write_failures_total{node="node-a"} //p' "$work/after.prom")
+awk -v f="$failures" 'BEGIN { exit !(f > 0) }' || fail "the lock's write failures are not counted"
+echo "ok: a 4 s lock: $pending intervals pending during it, all written after, $failures failed attempts counted"
 after=$(held)
 awk -v a="$before" -v b="$after" 'BEGIN { exit !(b > a) }' || fail "no usage recorded after the lock ($before -> $after)"
 kill "$agent"; wait "$agent" 2>/dev/null || true
@@ -97,7 +108,7 @@ expect_error() {  # expected-rc message-fragment args...
   grep -qF -- "$msg" "$work/err.log" || { cat "$work/err.log"; fail "report $*: message lacks '$msg'"; }
 }
 printf 'gpu_models:\n  H100: -3\n' >"$work/bad-pricing.yaml"
-expect_error 2 "bad-pricing.yaml: gpu_models.H100: a price must be a number >= 0" --source "sqlite:$db" --pricing "$work/bad-pricing.yaml"
+expect_error 2 "bad-pricing.yaml: gpu_models.H100: a price per hour must be a number in [0, 10000]" --source "sqlite:$db" --pricing "$work/bad-pricing.yaml"
 expect_error 2 "window '7x'" --source "sqlite:$db" --window 7x
 expect_error 2 "policy 'usage'" --source "sqlite:$db" --policy usage
 expect_error 2 "--by 'team'" --source "sqlite:$db" --by team

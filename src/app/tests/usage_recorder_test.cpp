@@ -4,6 +4,7 @@
 #include "app/usage_recorder.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 
@@ -76,6 +77,69 @@ TEST(UsageRecorder, DescribesUnitsAndKeepsALostGpusModel) {
                                  [](const auto& u) { return u.unit.uuid == "GPU-1"; });
   ASSERT_NE(gpu1, usage->end());
   EXPECT_DOUBLE_EQ(gpu1->energy_unknown_seconds, 1.0);
+}
+
+// Another process holds the store's write lock for a while, then lets go: every interval of the
+// outage is written once the store accepts again, in order, and the wait is exported.
+TEST(UsageRecorder, IntervalsTheStoreRefusesAreKeptAndWrittenLater) {
+  testing::TempDir dir("gpumeter-recorder");
+  const auto path = (dir.path() / "usage.db").string();
+  auto st = store::Store::Open(path);
+  ASSERT_TRUE(st) << st.error().message;
+  UsageRecorder recorder(**st, /*max_pending_s=*/3600);
+  auto at = [](uint64_t n) {
+    auto s = State(n, false);
+    auto pass = std::make_shared<gpu::SampleResult>(*s.last_good);
+    pass->snapshot.timestamp_us = 1'796'083'230'000'000 + n * 1'000'000;
+    s.last_good = pass;
+    return s;
+  };
+  recorder.Record(at(1));
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  for (uint64_t n = 2; n <= 8; ++n) recorder.Record(at(n));
+  auto h = recorder.Health();
+  EXPECT_EQ(h.written, 1u);
+  EXPECT_EQ(h.pending, 7u);
+  EXPECT_EQ(h.write_failures, 7u) << "one attempt per interval, stopping at the first refusal";
+  EXPECT_DOUBLE_EQ(h.oldest_pending_seconds, 6.0);
+  EXPECT_NE(h.last_error.find("locked"), std::string::npos) << h.last_error;
+  ASSERT_EQ(sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(other);
+  recorder.Record(at(9));
+  h = recorder.Health();
+  EXPECT_EQ(h.written, 9u);
+  EXPECT_EQ(h.pending, 0u);
+  EXPECT_DOUBLE_EQ(h.oldest_pending_seconds, 0.0);
+  auto usage = (*st)->Usage(1'796'083'200, 1'796'083'300);
+  ASSERT_TRUE(usage) << usage.error().message;
+  for (const auto& u : *usage)
+    EXPECT_DOUBLE_EQ(u.seconds, 9.0) << u.unit.uuid << ": no interval lost";
+}
+
+TEST(UsageRecorder, PendingUsageIsBoundedAndWhatIsDroppedIsCounted) {
+  testing::TempDir dir("gpumeter-recorder");
+  const auto path = (dir.path() / "usage.db").string();
+  auto st = store::Store::Open(path);
+  ASSERT_TRUE(st) << st.error().message;
+  UsageRecorder recorder(**st, /*max_pending_s=*/3);
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  for (uint64_t n = 1; n <= 10; ++n) {
+    auto s = State(n, false);
+    auto pass = std::make_shared<gpu::SampleResult>(*s.last_good);
+    pass->snapshot.timestamp_us += n * 1'000'000;
+    s.last_good = pass;
+    recorder.Record(s);
+  }
+  const auto h = recorder.Health();
+  EXPECT_EQ(h.pending, 4u) << "the intervals ending within 3 s of the newest";
+  EXPECT_EQ(h.dropped, 6u);
+  EXPECT_DOUBLE_EQ(h.oldest_pending_seconds, 3.0);
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <vector>
 
 namespace gpumeter::yaml {
 
@@ -147,7 +150,57 @@ bool Field::Bool(const char* key, bool def) const {
   return f ? f->Bool() : def;
 }
 
+namespace {
+
+// yaml-cpp keeps every entry of a mapping, duplicates included, and lookups see the first: a file
+// that says one thing twice is refused rather than read by guessing which it meant. Walked with a
+// stack of its own, so a deeply nested document cannot exhaust the call stack.
+std::optional<std::string> DuplicateKey(const YAML::Node& root, const std::string& label,
+                                        KeyWord word) {
+  std::vector<std::pair<YAML::Node, std::string>> todo{{root, ""}};
+  while (!todo.empty()) {
+    auto [node, path] = std::move(todo.back());
+    todo.pop_back();
+    const auto join = [&](const std::string& k) { return path.empty() ? k : path + "." + k; };
+    if (node.IsSequence()) {
+      for (size_t i = 0; i < node.size(); ++i)
+        todo.emplace_back(node[i], path + "[" + std::to_string(i) + "]");
+    } else if (node.IsMap()) {
+      std::map<std::string, int> seen;  // key -> line
+      for (const auto& kv : node) {
+        const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "null";
+        const int line = kv.first.Mark().line + 1;
+        if (auto [it, fresh] = seen.emplace(key, line); !fresh)
+          return label + ": " + (path.empty() ? "" : path + ": ") + "duplicate " +
+                 (word == KeyWord::kField ? "field" : "key") + " '" + key + "' (line " +
+                 std::to_string(line) + ", first at line " + std::to_string(it->second) + ")";
+        todo.emplace_back(kv.second, join(key));
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// yaml-cpp reads a NUL or another control character as garbage and says so obscurely; name it.
+std::optional<std::string> ControlCharacter(std::string_view text, const std::string& label) {
+  int line = 1;
+  for (const char c : text) {
+    if (c == '\n') ++line;
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 && c != '\n' && c != '\r' && c != '\t') {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", u);
+      return label + ": not YAML: line " + std::to_string(line) + ": control character " + hex +
+             " (a binary file?)";
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Expected<Field> Load(std::string_view text, const std::string& label, KeyWord word) {
+  if (auto bad = ControlCharacter(text, label)) return MakeError(ErrorCode::kInvalidInput, *bad);
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
@@ -158,6 +211,7 @@ Expected<Field> Load(std::string_view text, const std::string& label, KeyWord wo
               std::to_string(e.mark.column + 1) + ": ";
     return MakeError(ErrorCode::kInvalidInput, label + ": not YAML: " + where + e.msg);
   }
+  if (auto dup = DuplicateKey(root, label, word)) return MakeError(ErrorCode::kInvalidInput, *dup);
   return Field(std::move(root), label, word);
 }
 

@@ -10,8 +10,8 @@
 // its body through Parse (or catches ReadError itself) and returns an Error (kInvalidInput), so no
 // exception crosses a module's public functions (common/error.h).
 //
-// Duplicate keys are kept as yaml-cpp keeps them: lookups (Child, Find, …) see the first,
-// ForEachEntry sees each in document order.
+// A document with a duplicate key in any mapping, or with a control character (NUL, …), is
+// refused by Load with the path and both lines: no format guesses which of two values was meant.
 //
 // Ownership and threads: a Field holds a reference to its whole document (yaml-cpp nodes share it)
 // and may outlive the Expected it came from. Fields are read-only; use one document's Fields from

@@ -1,5 +1,7 @@
 #include "core/audit/dcgm_audit.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -42,6 +44,12 @@ DcgmAudit AuditDcgmPage(const PromPage& page, double threshold) {
   std::map<std::pair<GpuKey, std::string>, bool> device_seen;
   for (const auto& s : page.samples) {
     if (!IsAdditiveDcgmMetric(s.name)) continue;
+    // NaN, ±Inf or a negative amount is not usage: the sample is unknown, not part of a sum.
+    if (!std::isfinite(s.value) || s.value < 0) {
+      if (out.invalid_lines.size() < 5) out.invalid_lines.push_back(s.line);
+      ++out.invalid_samples;
+      continue;
+    }
     const GpuKey key{First(s.labels, {"Hostname", "hostname"}), First(s.labels, {"UUID", "uuid"}),
                      First(s.labels, {"gpu"}), First(s.labels, {"GPU_I_ID"})};
     auto& g = gpus[key];

@@ -35,6 +35,9 @@ struct GpuAudit {
 struct DcgmAudit {
   std::string mode;  // which dcgm-exporter mode the page looks like written in
   size_t samples = 0, gpus_with_pods = 0;
+  // Additive samples left out because their value was NaN, ±Inf or negative; the first lines.
+  size_t invalid_samples = 0;
+  std::vector<size_t> invalid_lines;
   std::vector<GpuAudit> gpus;  // every GPU with per-pod series, inflated first
 };
 

@@ -127,6 +127,8 @@ Expected<PromSample> Sample(Line& line, size_t number) {
 Expected<PromPage> ParsePromText(std::string_view text) {
   PromPage page;
   size_t number = 0;
+  // A series written twice on one page is a broken exporter: summing it would count it twice.
+  std::map<std::string, size_t> series_line;
   while (!text.empty()) {
     const size_t nl = text.find('\n');
     std::string_view raw = text.substr(0, nl);
@@ -150,6 +152,11 @@ Expected<PromPage> ParsePromText(std::string_view text) {
     }
     auto s = Sample(line, number);
     if (!s) return tl::unexpected(s.error());
+    std::string id = s->name;
+    for (const auto& [k, v] : s->labels) id += '\0' + k + '=' + v;
+    if (auto [it, fresh] = series_line.emplace(std::move(id), number); !fresh)
+      return line.Fail("series " + s->name + " repeats the one on line " +
+                       std::to_string(it->second) + " with the same labels");
     page.samples.push_back(std::move(*s));
   }
   return page;

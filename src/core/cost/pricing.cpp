@@ -47,12 +47,24 @@ std::set<std::string> Words(std::string_view name) {
   return out;
 }
 
-// A price: a number >= 0, read as pricing files always have been (yaml-cpp's reading of a double).
-double Price(const yaml::Field& f) {
+// The largest price per hour taken: ten times the dearest node there is (a p5.48xlarge is about
+// $100 an hour); more is a typo (a monthly price, a missing decimal point) that would print
+// 300-digit costs. docs/pricing.md lists each number's range.
+constexpr double kMaxHourlyPrice = 1e4;
+
+// A number as pricing files have always been read (yaml-cpp's reading of a double).
+double Number(const yaml::Field& f) {
   const auto v = f.As<double>();
   if (!v) f.Fail("not a number");
-  if (!std::isfinite(*v) || *v < 0) f.Fail("a price must be a number >= 0");
   return *v;
+}
+
+// A price per hour, in [0, kMaxHourlyPrice].
+double Price(const yaml::Field& f) {
+  const double v = Number(f);
+  if (!std::isfinite(v) || v < 0 || v > kMaxHourlyPrice)
+    f.Fail("a price per hour must be a number in [0, 10000]");
+  return v;
 }
 
 }  // namespace
@@ -98,8 +110,9 @@ struct Pricing::Reader {
   }
 
   static double Discount(const yaml::Field& f) {
-    const double d = Price(f);
-    if (d >= 1) f.Fail("a discount is a fraction in [0, 1), e.g. 0.3 for 30 % off");
+    const double d = Number(f);
+    if (!std::isfinite(d) || d < 0 || d >= 1)
+      f.Fail("a discount is a fraction in [0, 1), e.g. 0.3 for 30 % off");
     return d;
   }
 

@@ -398,6 +398,7 @@ void NodePipeline::OnPass(std::shared_ptr<const gpu::SampleResult> pass) {
   next->allocation_problems = allocation_.problems;
   next->sources = SourceStatuses();
   if (options_.rightsizing) next->rightsizing = options_.rightsizing();
+  if (options_.store_health) next->store = options_.store_health();
   UpdateFindings(*pass, *next);
 
   std::lock_guard lock(mu_);

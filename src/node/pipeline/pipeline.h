@@ -50,6 +50,9 @@ struct PipelineOptions {
   const cost::Pricing* pricing = nullptr;
   // The latest rightsizing, picked up into each published state (null: none). Thread-safe.
   std::function<std::shared_ptr<const std::vector<RightsizingRow>>()> rightsizing;
+  // The usage store's writer's health, picked up into each published state (unset: no store).
+  // Called on the sampling thread.
+  std::function<std::optional<StoreHealth>()> store_health;
 };
 
 struct PipelineSources {

@@ -73,6 +73,17 @@ struct RightsizingRow {
   std::string currency;
 };
 
+// The usage store's writer as the agent exports it (gpumeter_store_*): intervals that could not
+// be written are kept in memory, oldest first, and written when the store accepts again.
+struct StoreHealth {
+  uint64_t written = 0;               // intervals written
+  uint64_t write_failures = 0;        // write attempts that failed
+  uint64_t dropped = 0;               // intervals given up: pending past the bound
+  size_t pending = 0;                 // intervals waiting to be written
+  double oldest_pending_seconds = 0;  // age of the oldest pending one (0: none)
+  std::string last_error;             // of the latest failure
+};
+
 struct NodeState {
   std::string node;
   uint64_t passes = 0;     // sampling passes seen
@@ -97,6 +108,8 @@ struct NodeState {
   // The latest rightsizing of this node's workloads; null until one was computed (or without a
   // store).
   std::shared_ptr<const std::vector<RightsizingRow>> rightsizing;
+  // The usage store's writer; unset without a store.
+  std::optional<StoreHealth> store;
 
   const UnitInfo* FindUnit(const std::string& uuid) const {
     for (const auto& u : units)

@@ -73,8 +73,13 @@ Gpu ParseGpu(const Field& f) {
   if (g.reserved_bytes >= g.memory_bytes) f.Child("reserved_mib").Fail("must be below memory_mib");
   const Field power = f.Child("power");
   power.ExpectMap({"idle_watts", "max_watts"});
+  // A board draws at most a few kilowatts (an H200 NVL is rated 600 W); more is a typo.
+  constexpr double kMaxWatts = 5000;
   g.power.idle_watts = power.Child("idle_watts").Double();
   g.power.max_watts = power.Child("max_watts").Double();
+  for (const char* k : {"idle_watts", "max_watts"})
+    if (const double w = power.Child(k).Double(); w < 0 || w > kMaxWatts)
+      power.Child(k).Fail("watts must be in [0, 5000]");
   if (g.power.idle_watts < 0) power.Child("idle_watts").Fail("must not be negative");
   if (g.power.max_watts < g.power.idle_watts)
     power.Child("max_watts").Fail("must be >= idle_watts");
@@ -146,8 +151,8 @@ DeviceUsage ParseUsage(const Field& f) {
   u.unit_uuid = f.Child("unit").Str();
   u.memory_bytes = MiB(f.Child("memory_mib"));
   u.memory_growth_bytes_per_s = f.Double("memory_growth_mib_per_s", 0) * static_cast<double>(kMiB);
-  if (u.memory_growth_bytes_per_s < 0)
-    f.Child("memory_growth_mib_per_s").Fail("must not be negative");
+  if (u.memory_growth_bytes_per_s < 0 || u.memory_growth_bytes_per_s > 1e5 * kMiB)
+    f.Child("memory_growth_mib_per_s").Fail("must be in [0, 100000] MiB/s");
   if (auto m = f.Optional("memory_max_mib")) {
     u.memory_max_bytes = MiB(*m);
     if (*u.memory_max_bytes < u.memory_bytes) m->Fail("must be >= memory_mib");
@@ -261,7 +266,8 @@ Scenario ParseRoot(const Field& root) {
   s.description = root.Str("description", "");
   s.node_name = root.Str("node", "sim-node-0");
   s.duration_s = root.Double("duration_s", 300);
-  if (s.duration_s <= 0) root.Child("duration_s").Fail("must be positive");
+  if (s.duration_s <= 0 || s.duration_s > 30 * 86400)
+    root.Child("duration_s").Fail("must be in (0, 2592000] seconds (30 days)");
   if (auto d = root.Optional("driver")) {
     d->ExpectMap({"version", "nvml_version", "cuda_version"});
     s.driver.version = d->Str("version", s.driver.version);

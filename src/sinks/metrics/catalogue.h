@@ -18,6 +18,10 @@ enum class Metric {
   kSourceLastSuccessAge,
   kSourceDuration,
   kSeriesDropped,
+  kStoreWriteFailures,
+  kStorePending,
+  kStoreOldestPending,
+  kStoreDropped,
   kAllocationProblems,
   // Raw device readings (NVML), per GPU, MIG instance and process.
   kGpuInfo,

@@ -114,6 +114,13 @@ void Sources(Families& f, const gpu::SamplerHealth& health, const node::NodeStat
             std::chrono::duration<double>(now - *s.last_success).count());
     if (s.last_duration_seconds) f.Add(Metric::kSourceDuration, l, *s.last_duration_seconds);
   }
+  if (state.store) {
+    f.Add(Metric::kStoreWriteFailures, {state.node},
+          static_cast<double>(state.store->write_failures));
+    f.Add(Metric::kStorePending, {state.node}, static_cast<double>(state.store->pending));
+    f.Add(Metric::kStoreOldestPending, {state.node}, state.store->oldest_pending_seconds);
+    f.Add(Metric::kStoreDropped, {state.node}, static_cast<double>(state.store->dropped));
+  }
   f.Add(Metric::kAllocationProblems, {state.node},
         static_cast<double>(state.allocation_problems.size()));
 }

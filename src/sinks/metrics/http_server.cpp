@@ -101,7 +101,10 @@ Expected<std::string> ReadToken(const HttpOptions& o) {
   std::string token;
   if (!o.bearer_token_file.empty()) {
     if (auto readable = ReadBoundedFile(o.bearer_token_file, 64u << 10); !readable)
-      return MakeError(ErrorCode::kInvalidInput, "--bearer-token-file " + readable.error().message);
+      return MakeError(ErrorCode::kInvalidInput,
+                       "--bearer-token-file " + (readable.error().code == ErrorCode::kInvalidInput
+                                                     ? readable.error().message
+                                                     : o.bearer_token_file + ": cannot read"));
     token = ReadFile(o.bearer_token_file);
     if (token.empty())
       return MakeError(ErrorCode::kInvalidInput,

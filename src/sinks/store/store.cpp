@@ -1,5 +1,7 @@
 #include "sinks/store/store.h"
 
+#include "sinks/store/identity.h"
+
 #include <sqlite3.h>
 
 #include <nlohmann/json.hpp>
@@ -292,6 +294,9 @@ Expected<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptio
   // lock; the interval is retried with the next one.
   if (sqlite3_busy_timeout(s->db_, 200) != SQLITE_OK)
     return tl::unexpected(s->Fail("setting the busy timeout"));
+  // Before anything is written: another program's database is refused and left as it was.
+  const auto kind = IdentifyStoreFile(s->db_, path);
+  if (!kind) return tl::unexpected(kind.error());
   // WAL: readers never block the writer, and a killed writer leaves a consistent file.
   {
     Stmt wal(s->db_, "PRAGMA journal_mode=WAL");
@@ -303,6 +308,9 @@ Expected<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptio
   for (const char* pragma : {"PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"})
     if (auto r = s->Exec(pragma); !r) return tl::unexpected(r.error());
   if (auto r = s->Migrate(); !r) return tl::unexpected(r.error());
+  if (*kind != FileKind::kGpumeter)  // new, or written before stores carried the id
+    if (auto r = s->Exec(("PRAGMA application_id=" + std::to_string(kApplicationId)).c_str()); !r)
+      return tl::unexpected(r.error());
   auto rolled = s->ReadRolledUpTo();
   if (!rolled) return tl::unexpected(rolled.error());
   s->rolled_up_to_hour_ = *rolled;
@@ -359,6 +367,7 @@ Expected<std::unique_ptr<Store>> Store::OpenReadOnly(const std::string& path) {
     return tl::unexpected(s->Fail("opening"));
   if (sqlite3_busy_timeout(s->db_, 2000) != SQLITE_OK)
     return tl::unexpected(s->Fail("setting the busy timeout"));
+  if (auto kind = IdentifyStoreFile(s->db_, path); !kind) return tl::unexpected(kind.error());
   Stmt v(s->db_, "PRAGMA user_version");
   if (!v.ok() || v.Step() != SQLITE_ROW)
     return tl::unexpected(s->Fail("reading the schema version"));

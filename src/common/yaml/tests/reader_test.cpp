@@ -130,5 +130,29 @@ TEST(YamlReader, ParseReturnsWhatTheReaderReturns) {
   EXPECT_THAT(bad.error().message, HasSubstr("f.yaml: not YAML"));
 }
 
+// Every format reads through Load: a key said twice, at any depth, is refused with both lines.
+TEST(YamlReader, DuplicateKeysAreRefusedWithThePathAndBothLines) {
+  const auto top = Load("a: 1\nb: 2\na: 3\n", "p.yaml");
+  ASSERT_FALSE(top);
+  EXPECT_EQ(top.error().message, "p.yaml: duplicate key 'a' (line 3, first at line 1)");
+  const auto deep = Load("nodes:\n  p5:\n    gpus: 8\n    gpus: 4\n", "p.yaml");
+  ASSERT_FALSE(deep);
+  EXPECT_EQ(deep.error().message,
+            "p.yaml: nodes.p5: duplicate key 'gpus' (line 4, first at line 3)");
+  const auto in_list = Load("gpus:\n  - index: 0\n    index: 1\n", "s.yaml", KeyWord::kField);
+  ASSERT_FALSE(in_list);
+  EXPECT_EQ(in_list.error().message,
+            "s.yaml: gpus[0]: duplicate field 'index' (line 3, first at line 2)");
+  EXPECT_TRUE(Load("a: {x: 1}\nb: {x: 1}\n", "p.yaml")) << "the same key in two mappings is fine";
+}
+
+TEST(YamlReader, ControlCharactersAreNamedNotMisread) {
+  const auto nul = Load(std::string("a: 1\nb: \"x\0y\"\n", 14), "p.yaml");
+  ASSERT_FALSE(nul);
+  EXPECT_EQ(nul.error().message,
+            "p.yaml: not YAML: line 2: control character 0x00 (a binary file?)");
+  EXPECT_TRUE(Load("a: 1\r\nb: 'x\ty'\r\n", "p.yaml")) << "tabs and CRLF are text";
+}
+
 }  // namespace
 }  // namespace gpumeter::yaml

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
+#include <vector>
 
 namespace gpumeter::audit {
 namespace {
@@ -124,6 +126,26 @@ TEST(DcgmAudit, AdditiveMetrics) {
   for (const char* no : {"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_FB_FREE",
                          "DCGM_FI_DEV_XID_ERRORS", "up", "gpumeter_compute_ratio"})
     EXPECT_FALSE(IsAdditiveDcgmMetric(no)) << no;
+}
+
+// NaN, ±Inf and negative values are not usage: left out of the sums, counted with their lines.
+TEST(DcgmAudit, NonFiniteAndNegativeValuesAreUnknownNotSummed) {
+  const auto page =
+      ParsePromText(Series("DCGM_FI_DEV_FB_USED", "0", "", 1000) +
+                    Series("DCGM_FI_DEV_FB_USED", "0", Pod("a", "p1"), 400) +
+                    "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-0\",pod=\"p2\"} NaN\n" +
+                    "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-0\",pod=\"p3\"} +Inf\n" +
+                    "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-0\",pod=\"p4\"} -5\n");
+  ASSERT_TRUE(page) << page.error().message;
+  const auto a = AuditDcgmPage(*page);
+  EXPECT_EQ(a.invalid_samples, 3u);
+  EXPECT_EQ(a.invalid_lines, (std::vector<size_t>{3, 4, 5}));
+  for (const auto& g : a.gpus)
+    for (const auto& m : g.metrics) {
+      EXPECT_TRUE(std::isfinite(m.pods_sum)) << m.metric;
+      EXPECT_TRUE(std::isfinite(m.factor)) << m.metric;
+      EXPECT_GE(m.pods_sum, 0) << m.metric;
+    }
 }
 
 }  // namespace

@@ -48,6 +48,8 @@ TEST(PromText, MalformedLinesNameTheLine) {
       {"m 1 2 3\n", "line 1: unexpected text after the sample of m"},
       {"{a=\"1\"} 2\n", "line 1: expected a metric name"},
       {"# TYPE\n", "line 1: malformed # TYPE line"},
+      {"m{a=\"1\",b=\"2\"} 1\nm{a=\"2\"} 1\nm{b=\"2\",a=\"1\"} 3\n",
+       "line 3: series m repeats the one on line 1 with the same labels"},
   };
   for (const auto& [text, want] : cases) {
     const auto p = ParsePromText(text);

@@ -87,7 +87,14 @@ instance_types:
 
 TEST(Pricing, BadFilesAreClearErrors) {
   const std::pair<const char*, const char*> cases[] = {
-      {"gpu_models: {H100: -1}", "gpu_models.H100: a price must be a number >= 0"},
+      {"gpu_models: {H100: -1}",
+       "gpu_models.H100: a price per hour must be a number in [0, 10000]"},
+      {"gpu_models: {H100: 1e308}",
+       "gpu_models.H100: a price per hour must be a number in [0, 10000]"},
+      {"gpu_models: {H100: .inf}",
+       "gpu_models.H100: a price per hour must be a number in [0, 10000]"},
+      {"discount: -0.1", "discount: a discount is a fraction in [0, 1)"},
+      {"gpu_models: {H100: 1, H100: 2}", "duplicate key 'H100'"},
       {"gpu_models: {H100: cheap}", "gpu_models.H100: not a number"},
       {"discount: 1.5", "discount is a fraction"},
       {"currency: dollars", "ISO 4217"},

@@ -10,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include "sinks/store/identity.h"
 #include "support/temp_dir.h"
 
 namespace gpumeter::store {
@@ -156,10 +157,15 @@ TEST(Store, ReopensWithItsDataAndRefusesWhatItCannotRead) {
     EXPECT_NE(opened.error().message.find("not a gpumeter store"), std::string::npos)
         << opened.error().message;
   }
-  // A newer schema.
+  // A newer schema (a newer gpumeter's store carries the application_id too).
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((dir.path() / "new.db").c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version=99", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(
+                db,
+                ("PRAGMA user_version=99; PRAGMA application_id=" + std::to_string(kApplicationId))
+                    .c_str(),
+                nullptr, nullptr, nullptr),
+            SQLITE_OK);
   sqlite3_close(db);
   auto newer = Store::Open((dir.path() / "new.db").string());
   ASSERT_FALSE(newer);
@@ -254,6 +260,84 @@ TEST(Store, PruneDropsOldMinutesButKeepsHours) {
   ASSERT_TRUE(whole_day);
   ASSERT_EQ(whole_day->size(), 1u);
   EXPECT_DOUBLE_EQ((*whole_day)[0].seconds, 1.0);
+}
+
+// std::string of a file's bytes, to show it was left exactly as it was.
+std::string Bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+int64_t Pragma(const std::string& path, const char* name) {
+  sqlite3* db = nullptr;
+  int64_t v = -1;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK)
+    sqlite3_exec(
+        db, (std::string("PRAGMA ") + name).c_str(),
+        [](void* out, int, char** values, char**) {
+          *static_cast<int64_t*>(out) = std::stoll(values[0]);
+          return 0;
+        },
+        &v, nullptr);
+  sqlite3_close(db);
+  return v;
+}
+
+TEST(Store, AnotherProgramsDatabaseIsRefusedAndLeftAsItWas) {
+  testing::TempDir dir("gpumeter-store");
+  const auto path = (dir.path() / "other.db").string();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE invoices(id INTEGER PRIMARY KEY, total REAL)", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  const auto before = Bytes(path);
+  for (int read_only = 0; read_only < 2; ++read_only) {
+    auto s = read_only ? Store::OpenReadOnly(path) : Store::Open(path);
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error().code, ErrorCode::kInvalidInput);
+    EXPECT_NE(s.error().message.find(path + ": not a gpumeter store (application_id 0, "
+                                            "user_version 0, tables: invoices)"),
+              std::string::npos)
+        << s.error().message;
+  }
+  EXPECT_EQ(Bytes(path), before) << "not switched to WAL, no version, no tables";
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  // Another program's id, even with gpumeter's tables, is not ours.
+  const auto tagged = (dir.path() / "tagged.db").string();
+  { ASSERT_TRUE(Store::Open(tagged)); }
+  ASSERT_EQ(sqlite3_open(tagged.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA application_id=42", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto refused = Store::Open(tagged);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("application_id 42"), std::string::npos);
+}
+
+TEST(Store, NewStoresCarryTheIdAndEarlierOnesAreRecognisedByTheirSchema) {
+  testing::TempDir dir("gpumeter-store");
+  const auto path = (dir.path() / "usage.db").string();
+  {
+    auto s = Store::Open(path);
+    ASSERT_TRUE(s) << s.error().message;
+    ASSERT_TRUE((*s)->Write(Interval(1'767'225'600, 2.0, 0.5)));
+  }
+  EXPECT_EQ(Pragma(path, "application_id"), kApplicationId);
+  // As an earlier gpumeter left it: same schema, no application_id.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA application_id=0", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto r = Store::OpenReadOnly(path);
+  ASSERT_TRUE(r) << r.error().message;
+  r->reset();
+  auto s = Store::Open(path);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(Pragma(path, "application_id"), kApplicationId) << "stamped on upgrade";
+  auto usage = (*s)->Usage(1'767'225'600 - 3600, 1'767'225'600 + 3600);
+  ASSERT_TRUE(usage) << usage.error().message;
+  ASSERT_EQ(usage->size(), 1u) << "its data kept";
 }
 
 TEST(Store, HistoryReadsGoOnBesideTheWriterOnAnotherThread) {
