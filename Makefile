@@ -9,7 +9,7 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 DEMO_ARGS ?= --speedup 10
 
-.PHONY: setup build demo test fuzz format clean
+.PHONY: setup build demo test fuzz soak format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -33,6 +33,12 @@ fuzz: build
 	  echo "fuzz: $$n for $(FUZZ_SECONDS) s"; \
 	  $$f -max_total_time=$(FUZZ_SECONDS) -timeout=5 -rss_limit_mb=2048 $$work || exit 1; \
 	done
+
+# Memory soak (not in CI): the agent with a store and rightsizing for SOAK_SECONDS (2 h), RSS
+# slope after the warm-up (docs/deploy.md has the figure).
+SOAK_SECONDS ?= 7200
+soak: build
+	@bash bench/soak.sh $(SOAK_SECONDS)
 
 # Reformat the C++ sources to .clang-format (CI fails on any difference).
 format: setup

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Memory soak (issue 17, not in CI): the agent with a usage store and rightsizing against a
+# simulated 8-GPU node, sampling every INTERVAL seconds and scraped every 5 s (as Prometheus
+# would), for DURATION seconds. Its RSS is sampled every 10 s into build/soak/rss.csv; after a
+# warm-up (the first WARMUP seconds: caches, SQLite's page cache and WAL fill up) a least-squares
+# line through the samples gives the growth, printed per hour and extrapolated per day.
+# Usage: bench/soak.sh [DURATION_S=7200] [INTERVAL_S=0.2] [WARMUP_S=900]   (from the repository root,
+# after a build: `make soak`)
+set -euo pipefail
+duration=${1:-7200} interval=${2:-0.2} warmup=${3:-900}
+build=${BUILD:-build}
+bin=$build/gpumeter fake_node=$build/tests/integration/gpumeter_fake_node
+nvml=$build/fake_nvml/r580/libnvidia-ml.so.1 scenario=scenarios/node-8gpu.yaml
+for f in "$bin" "$fake_node" "$nvml"; do [ -e "$f" ] || { echo "soak: $f missing: build first" >&2; exit 2; }; done
+out=$build/soak
+rm -rf "$out"; mkdir -p "$out"
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
+export GPUMETER_FAKE_NVML_SCENARIO=$scenario GPUMETER_FAKE_NVML_START_S=0
+"$fake_node" "$scenario" "$out/node" 0 >"$out/node.log" 2>&1 &
+for _ in $(seq 1 100); do [ -S "$out/node/kubelet.sock" ] && break; sleep 0.1; done
+"$bin" agent --nvml-library "$nvml" --node-name soak --pod-resources-socket "$out/node/kubelet.sock" \
+  --proc-root "$out/node/proc" --pods-file "$out/node/pods.json" --interval "$interval" \
+  --store "$out/usage.db" --rightsize-interval 60 --listen 127.0.0.1:0 >"$out/agent.log" 2>&1 &
+agent=$!
+url=""
+for _ in $(seq 1 100); do
+  url=$(sed -n 's|.*serving \(http://[^ ]*\)/metrics.*|\1|p' "$out/agent.log" | head -1)
+  [ -n "$url" ] && break; sleep 0.1
+done
+[ -n "$url" ] || { echo "soak: the agent did not start" >&2; cat "$out/agent.log" >&2; exit 1; }
+echo "soak: agent $agent at $url, ${duration}s, interval ${interval}s, warm-up ${warmup}s"
+echo "t_s,rss_kb" >"$out/rss.csv"
+start=$SECONDS next_scrape=0
+while [ $((SECONDS - start)) -lt "$duration" ]; do
+  kill -0 "$agent" 2>/dev/null || { echo "soak: the agent died" >&2; tail "$out/agent.log" >&2; exit 1; }
+  t=$((SECONDS - start))
+  if [ "$t" -ge "$next_scrape" ]; then
+    curl -fsS "$url/metrics" >/dev/null && curl -fsS "$url/api/v1/units" >/dev/null || echo "soak: scrape failed at ${t}s" >&2
+    next_scrape=$((t + 5))
+  fi
+  [ $((t % 10)) -eq 0 ] && echo "$t,$(awk '/^VmRSS/ { print $2 }' "/proc/$agent/status")" >>"$out/rss.csv"
+  sleep 1
+done
+awk -F, -v w="$warmup" 'NR > 1 && !seen[$1]++ { if ($1 >= w) { n++; sx += $1; sy += $2; sxx += $1 * $1; sxy += $1 * $2 }
+  if (NR == 2) first = $2; last = $2 }
+  END {
+    if (n < 3) { print "soak: too few samples after the warm-up"; exit 1 }
+    slope = (n * sxy - sx * sy) / (n * sxx - sx * sx)  # kB per second
+    printf "soak: RSS %d kB at start, %d kB at the end; after %d s warm-up: %+.1f kB/hour, %+.2f MB/day extrapolated (%d samples)\n",
+      first, last, w, slope * 3600, slope * 86400 / 1024, n
+  }' "$out/rss.csv"
