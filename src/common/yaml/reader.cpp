@@ -159,7 +159,8 @@ std::optional<std::string> DuplicateKey(const YAML::Node& root, const std::strin
                                         KeyWord word) {
   std::vector<std::pair<YAML::Node, std::string>> todo{{root, ""}};
   while (!todo.empty()) {
-    auto [node, path] = std::move(todo.back());
+    const YAML::Node node = todo.back().first;
+    const std::string path = std::move(todo.back().second);
     todo.pop_back();
     const auto join = [&](const std::string& k) { return path.empty() ? k : path + "." + k; };
     if (node.IsSequence()) {
