@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/bounded_file.h"
 #include "common/yaml/reader.h"
 
 namespace gpumeter::scenario {
@@ -383,12 +384,14 @@ Expected<Scenario> ParseScenario(const std::string& yaml_text, const std::string
 }
 
 Expected<Scenario> LoadScenarioFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return MakeError(ErrorCode::kNotFound, path + ": cannot open scenario file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return MakeError(ErrorCode::kInvalidInput, path + ": read error");
-  return ParseScenario(buf.str(), path);
+  // The bundled scenarios are a few KiB; 8 MiB is thousands of pods. A 50 MB file would take
+  // minutes and gigabytes to load.
+  constexpr size_t kMaxScenarioBytes = 8u << 20;
+  auto text = ReadBoundedFile(path, kMaxScenarioBytes);
+  if (!text && text.error().code == ErrorCode::kNotFound)
+    return MakeError(ErrorCode::kNotFound, path + ": cannot open scenario file");
+  if (!text) return MakeError(ErrorCode::kInvalidInput, text.error().message);
+  return ParseScenario(*text, path);
 }
 
 Expected<std::string> ResolveScenarioPath(const std::string& name_or_file,

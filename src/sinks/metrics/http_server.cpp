@@ -4,6 +4,7 @@
 
 #include <sys/socket.h>
 
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <fstream>
@@ -118,7 +119,13 @@ void RequireToken(httplib::Server& server, const std::string& token) {
   server.set_pre_routing_handler([token](const httplib::Request& req, httplib::Response& res) {
     if (req.path == "/healthz" || req.path == "/readyz")
       return httplib::Server::HandlerResponse::Unhandled;
-    if (SameSecret(req.get_header_value("Authorization"), "Bearer " + token))
+    // The scheme is case-insensitive (RFC 9110 §11.1); the token is compared in constant time.
+    const std::string given = req.get_header_value("Authorization");
+    const auto space = given.find(' ');
+    std::string scheme = given.substr(0, space);
+    for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (scheme == "bearer" && space != std::string::npos &&
+        SameSecret(given.substr(space + 1), token))
       return httplib::Server::HandlerResponse::Unhandled;
     res.status = 401;
     res.set_header("WWW-Authenticate", "Bearer");

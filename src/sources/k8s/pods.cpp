@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/excerpt.h"
+
 namespace gpumeter::k8s {
 namespace {
 
@@ -124,10 +126,17 @@ Expected<PodInfo> FromJson(const json& j) {
 }
 
 Expected<json> ParseJson(std::string_view text, const char* what) {
-  auto j = json::parse(text, nullptr, false);
-  if (j.is_discarded())
-    return MakeError(ErrorCode::kInvalidInput, std::string(what) + ": not valid JSON");
-  return j;
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    // nlohmann's text says where and why (a number too large, a bad escape); drop its prefix.
+    std::string why = e.what();
+    if (const auto close = why.find("] ");
+        why.rfind("[json.exception", 0) == 0 && close != std::string::npos)
+      why = why.substr(close + 2);
+    return MakeError(ErrorCode::kInvalidInput,
+                     std::string(what) + ": not valid JSON: " + Excerpt(why, 200));
+  }
 }
 
 std::string PodName(const json& j) {

@@ -1,6 +1,7 @@
 #include "sources/kube_api/api_client.h"
 
 #include "common/bounded_file.h"
+#include "common/excerpt.h"
 
 #include <httplib.h>
 #include <openssl/pem.h>
@@ -94,9 +95,24 @@ Expected<std::unique_ptr<httplib::Client>> MakeApiClient(const ApiServerConfig& 
 }
 
 std::string Describe(const httplib::Result& r) {
-  if (!r) return "request failed: " + httplib::to_string(r.error());
-  std::string body = r->body.substr(0, 300);
-  return "HTTP " + std::to_string(r->status) + (body.empty() ? "" : ": " + body);
+  if (!r) {
+    switch (r.error()) {
+      case httplib::Error::Connection:
+        return "request failed: cannot connect (refused, unreachable or timed out)";
+      case httplib::Error::SSLConnection:
+        return "request failed: TLS handshake did not complete (no answer in time, or refused)";
+      case httplib::Error::SSLServerVerification:
+        return "request failed: the server's certificate does not verify against the CA";
+      case httplib::Error::SSLLoadingCerts:
+        return "request failed: the CA or client certificate could not be loaded (not PEM?)";
+      case httplib::Error::Read:
+        return "request failed: no complete reply within the read timeout";
+      default:
+        return "request failed: " + httplib::to_string(r.error());
+    }
+  }
+  // The body may be anything (an HTML error page, binary): quoted printable, 200 characters.
+  return "HTTP " + std::to_string(r->status) + (r->body.empty() ? "" : ": " + Excerpt(r->body));
 }
 
 }  // namespace gpumeter::kube_api

@@ -94,6 +94,9 @@ std::string Pem(const Field& f, const char* key) {
   if (data.empty()) return "";
   auto pem = DecodeBase64(data);
   if (!pem) f.Get(key).Fail("not base64");
+  // Base64 of something else (a DER file, a path) fails much later, inside OpenSSL; say it here.
+  if (pem->find("-----BEGIN") == std::string::npos)
+    f.Get(key).Fail("base64, but not of a PEM block (-----BEGIN ...-----)");
   return *pem;
 }
 

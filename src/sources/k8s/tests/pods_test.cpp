@@ -109,7 +109,10 @@ TEST(PodStore, MalformedInputIsRefusedAndTheLastGoodSetKept) {
   };
   for (
       const auto& b : std::vector<Bad>{
-          {"{not json", "PodList: not valid JSON"},
+          {"{not json", "PodList: not valid JSON: parse error at line 1, column 3"},
+          {R"({"items":[{"metadata":{"name":"a","namespace":"n","uid":"u","generation":1)" +
+               std::string(400, '9') + "}}]}",
+           "PodList: not valid JSON: number overflow parsing '1999"},
           {R"({"kind":"PodList"})", "PodList: no items array"},
           {R"({"items":[{"metadata":{"name":"a","namespace":"n","uid":"u"}},{"metadata":{"name":"b","namespace":"n"}}]})",
            "PodList items[1] (n/b): metadata.uid: missing"},

@@ -92,6 +92,14 @@ TEST(Kubeconfig, ErrorsNameTheFileAndKey) {
                   .error()
                   .message,
               HasSubstr("is not an http(s) URL"));
+  // "aGVsbG8=" is base64 of "hello": decodes, but no certificate is in it.
+  EXPECT_THAT(ParseKubeconfig("current-context: x\ncontexts:\n- name: x\n  context: {cluster: "
+                              "c}\nclusters:\n- name: c\n  cluster: {server: https://x, "
+                              "certificate-authority-data: aGVsbG8=}\n",
+                              "/", "cfg")
+                  .error()
+                  .message,
+              HasSubstr("certificate-authority-data: base64, but not of a PEM block"));
   const auto exec = ParseKubeconfig(
       "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n- "
       "name: c\n  cluster: {server: https://x}\n"
