@@ -146,6 +146,10 @@ int OpenStore(const AgentOptions& o, AgentStore& out, RuntimeOptions& ro) {
         return std::optional<node::StoreHealth>(r->Health());
       };
       spdlog::info("recording usage in {}", o.store);
+    } else if (opened.error().code == ErrorCode::kInvalidInput) {
+      // Another program's file, or a newer gpumeter's: a configuration error that waiting will
+      // not fix, and the file must stay as it is. Refuse to start, saying why.
+      return Fail(opened.error(), 2);
     } else {
       spdlog::error("{} (running without the store: metrics are served, usage is not recorded)",
                     opened.error().message);

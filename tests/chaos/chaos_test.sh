@@ -122,4 +122,60 @@ report_against '{"status":"success","data":{"resultType":"vector","result":"oops
 report_against "$(printf '[%.0s' $(seq 1 5000))" 'nested deeper than 16'
 report_against '{"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"n"},"value":[1,"+Inf"]}]}}' "'+Inf' is not a finite number"
 echo "ok: bad Prometheus replies are clear errors (rc 1)"
+# --- Expect rc and a message from a command: expect RC WANT CMD...
+expect() {
+  local rc=$1 want=$2; shift 2
+  set +e
+  "$@" >"$work/cmd.out" 2>&1
+  local got=$?
+  set -e
+  [ "$got" -eq "$rc" ] || fail "$* -> rc $got (want $rc): $(head -c 400 "$work/cmd.out")"
+  grep -qF -- "$want" "$work/cmd.out" || fail "$* -> message lacks '$want': $(head -c 400 "$work/cmd.out")"
+}
+
+# --- The agent on another program's SQLite file: refused, rc 2, the file left as it was.
+sqlite3 "$work/other.db" 'CREATE TABLE invoices(id INTEGER PRIMARY KEY, total REAL); INSERT INTO invoices VALUES (1, 9.5);'
+sum_before=$(md5sum <"$work/other.db")
+expect 2 "not a gpumeter store (application_id 0, user_version 0, tables: invoices)" \
+  timeout 10 "$bin" agent --nvml-library "$nvml" --node-name chaos --pod-resources-socket "$work/node/kubelet.sock" \
+  --proc-root "$work/node/proc" --pods-file "$work/node/pods.json" --listen 127.0.0.1:0 --store "$work/other.db"
+[ "$(md5sum <"$work/other.db")" = "$sum_before" ] || fail "another program's database was changed"
+[ ! -e "$work/other.db-wal" ] || fail "another program's database was switched to WAL"
+echo "ok: another program's SQLite file refused and left unchanged"
+
+# --- Duplicate keys in a scenario, a pricing file and a guard config: refused with both lines.
+printf 'currency: USD\ngpu_models:\n  H100: 5\n  H100: 1\n' >"$work/dup-pricing.yaml"
+expect 2 "dup-pricing.yaml: gpu_models: duplicate key 'H100' (line 4, first at line 3)" \
+  "$bin" report --source "sqlite:$work/none.db" --pricing "$work/dup-pricing.yaml"
+printf 'idle:\n  below: 0.1\n  below: 0.5\n' >"$work/dup-guard.yaml"
+expect 2 "dup-guard.yaml: idle: duplicate key 'below' (line 3, first at line 2)" \
+  "$bin" demo --guard-config "$work/dup-guard.yaml" --duration 1 --listen 127.0.0.1:0
+{ cat "$scenario"; printf 'duration_s: 5\n'; } >"$work/dup-scenario.yaml"
+expect 2 "duplicate field 'duration_s'" "$bin" simulate --scenario "$work/dup-scenario.yaml"
+echo "ok: duplicate keys refused in pricing, guard config and scenario"
+
+# --- Out-of-range numbers and oversize files.
+printf 'gpu_models:\n  H100: 1e308\n' >"$work/huge-price.yaml"
+expect 2 "a price per hour must be a number in [0, 10000] (line 2)" \
+  "$bin" report --source "sqlite:$work/none.db" --pricing "$work/huge-price.yaml"
+sed 's/max_watts: [0-9.]*/max_watts: 1e300/' "$scenario" >"$work/watts.yaml"
+grep -q 'max_watts: 1e300' "$work/watts.yaml" || fail "the scenario has no max_watts to break"
+expect 2 "watts must be in [0, 5000]" "$bin" simulate --scenario "$work/watts.yaml"
+head -c $((9 << 20)) /dev/zero | tr '\0' '#' >"$work/big-scenario.yaml"
+expect 2 "larger than 8388608 bytes" "$bin" simulate --scenario "$work/big-scenario.yaml"
+expect 2 "a duration must be longer than 0" "$bin" report --source prometheus:http://127.0.0.1:1 --window 0m
+echo "ok: out-of-range prices, watts, durations and an oversize scenario refused"
+
+# --- A dcgm-exporter page with a series twice, and with NaN/Inf/negative values.
+line='DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-0",Hostname="n",namespace="a",pod="p1"} 100'
+printf '%s\n%s\n' "$line" "$line" >"$work/dup.prom"
+expect 2 "line 2: series DCGM_FI_DEV_FB_USED repeats the one on line 1" "$bin" audit --dcgm-metrics "$work/dup.prom"
+{ printf 'DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-0",Hostname="n"} 1000\n'
+  printf 'DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-0",Hostname="n",namespace="a",pod="p%s"} %s\n' 1 400 2 NaN 3 +Inf 4 -5
+} >"$work/badvalues.prom"
+set +e; "$bin" audit --dcgm-metrics "$work/badvalues.prom" >"$work/badvalues.out" 2>&1; set -e
+grep -qF "3 sample(s) left out as unknown: NaN, ±Inf or negative (lines 3, 4, 5)" "$work/badvalues.out" || fail "NaN audit: $(cat "$work/badvalues.out")"
+grep -qiE 'nan|inf' <(grep -v 'left out as unknown' "$work/badvalues.out") && fail "NaN or Inf printed: $(cat "$work/badvalues.out")"
+echo "ok: audit refuses a repeated series and leaves NaN/Inf/negative out"
+
 echo "chaos: all rows hold"

@@ -127,6 +127,8 @@ curl -fsS --cacert "$work/cert.pem" -H 'Authorization: Bearer s3cret-token' "$tu
   || fail "token: scrape failed: $(cat "$work/tls-curl.log")"
 grep -q '^gpumeter_source_up{' "$work/tls.prom" || fail "token: no metrics in $(head -c 300 "$work/tls.prom")"
 curl -fsS --cacert "$work/cert.pem" "$turl/healthz" | grep -qx ok || fail "/healthz must not need the token"
+curl -fsS --cacert "$work/cert.pem" -H 'Authorization: bearer s3cret-token' "$turl/api/v1/units" >/dev/null \
+  || fail "the scheme is case-insensitive: 'bearer' refused"
 kill -TERM "$tls_pid"; wait "$tls_pid" || fail "TLS agent exit code"
 echo "ok: HTTPS and bearer token"
 
