@@ -1,0 +1,53 @@
+#include "sinks/top/prometheus_frame.h"
+
+namespace gpumeter::top {
+namespace {
+
+UnitNow UnitFromRecord(const attribution::UnitRecord& r) {
+  UnitNow u;
+  u.key = r.unit;
+  const double s = r.seconds;
+  // Many nodes: the node names the unit; the UUID's head tells GPUs apart.
+  u.label = r.unit.node + " " + r.unit.uuid.substr(0, std::min<size_t>(r.unit.uuid.size(), 12)) +
+            (r.unit.mig_profile.empty() ? "" : " " + r.unit.mig_profile);
+  u.memory_total_bytes = r.memory_capacity_byte_seconds / s;
+  // A GPU's energy counter is never flat: no energy in the window is energy unknown.
+  const bool energy_known = r.energy_joules > 0;
+  if (energy_known) u.power_watts = r.energy_joules / s;
+  double busy = 0, used = 0;
+  for (const auto& a : r.owners) {
+    OwnerNow o;
+    o.owner = a.owner;
+    o.compute_ratio = a.compute_seconds / s;
+    o.memory_bytes = a.memory_byte_seconds / s;
+    if (energy_known) o.power_watts = a.energy_joules / s;
+    o.held_share = a.requested_share_seconds / s;
+    if (a.owner.kind != domain::OwnerKind::kIdle) busy += *o.compute_ratio, used += *o.memory_bytes;
+    u.owners.push_back(std::move(o));
+  }
+  u.busy_ratio = std::min(1.0, busy), u.memory_used_bytes = used;
+  return u;
+}
+
+}  // namespace
+
+FrameData FrameFromUsage(const report::PrometheusUsage& usage, const std::string& source,
+                         int64_t at_unix_s, double window_seconds) {
+  FrameData f;
+  f.source = source, f.at_unix_s = at_unix_s, f.span_seconds = window_seconds;
+  f.labels = usage.labels;
+  for (const auto& r : usage.units)
+    if (r.seconds > 0) f.units.push_back(UnitFromRecord(r));
+  return f;
+}
+
+Expected<FrameData> FetchPrometheusFrame(const std::string& url, int64_t at_unix_s,
+                                         int64_t window_seconds,
+                                         const std::vector<std::string>& label_keys) {
+  auto usage = report::UsageFromPrometheus(url, at_unix_s - window_seconds, at_unix_s, label_keys);
+  if (!usage) return tl::unexpected(usage.error());
+  return FrameFromUsage(*usage, "prometheus " + url, at_unix_s,
+                        static_cast<double>(window_seconds));
+}
+
+}  // namespace gpumeter::top
