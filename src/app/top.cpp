@@ -69,7 +69,16 @@ Expected<top::Fetcher::FetchFn> SourceFn(const TopOptions& o, cost::Pricing pric
       return price(top::FetchPrometheusFrame(url, now, w, keys));
     };
   }
-  return tl::unexpected(Bad("--source '" + source + "': expected agent:URL or prometheus:URL"));
+  if (source.rfind("file:", 0) == 0)  // a frame saved with --format json, as it was (priced)
+    return [path = source.substr(5)](int64_t) -> Expected<top::FrameData> {
+      auto text = ReadWhole("--source", path);
+      if (!text) return tl::unexpected(text.error());
+      const auto j = nlohmann::json::parse(*text, nullptr, false);
+      if (j.is_discarded()) return tl::unexpected(Bad("--source " + path + ": not JSON"));
+      return top::FrameFromJson(j);
+    };
+  return tl::unexpected(
+      Bad("--source '" + source + "': expected agent:URL, prometheus:URL or file:PATH"));
 }
 
 Expected<Setup> Configure(const TopOptions& o) {

@@ -8,7 +8,7 @@
 namespace gpumeter::app {
 
 struct TopOptions {
-  std::string source;  // agent:URL or prometheus:URL; empty: agent:<agent>
+  std::string source;  // agent:URL, prometheus:URL or file:PATH; empty: agent:<agent>
   std::string agent;   // --agent URL, the shorthand for agent:URL; empty: the local agent
   std::string agent_token_file, agent_ca_file;
   double interval_s = 1;

@@ -124,6 +124,13 @@ Expected<void> AddLedger(const json& ledger, std::vector<UnitNow>& units) {
     if (!uuid) return tl::unexpected(uuid.error());
     const auto it = by_uuid.find(*uuid);
     if (it == by_uuid.end()) continue;  // a unit gone from the node: not "now"
+    // A unit whose size NVML does not give (the slices in no MIG instance) has the capacity
+    // its ledger accounts: its mean since the agent started, as a unit's size does not change.
+    auto seconds = Number(l, "seconds", 0, kInf, where),
+         capacity = Number(l, "memory_capacity_byte_seconds", 0, kInf, where);
+    if (!seconds || !capacity) return tl::unexpected(!seconds ? seconds.error() : capacity.error());
+    if (!it->second->memory_total_bytes && *seconds && **seconds > 0 && *capacity)
+      it->second->memory_total_bytes = **capacity / **seconds;
     auto owners = Array(l, "owners", kMaxOwners, where + " unit " + *uuid);
     if (!owners) return tl::unexpected(owners.error());
     for (const auto& r : **owners) {
