@@ -87,7 +87,12 @@ wait_screen() {
   done
   fail "the screen never showed: $1"
 }
-keep() { [ "${GPUMETER_UPDATE_DOCS:-}" = 1 ] && sed 's/[[:space:]]*$//' "$work/screen.txt" >"$src/docs/top-$1.txt" || true; }
+# keep NAME: the screen, without trailing blanks and blank lines, as docs/top-NAME.txt.
+keep() {
+  [ "${GPUMETER_UPDATE_DOCS:-}" = 1 ] || return 0
+  sed 's/[[:space:]]*$//' "$work/screen.txt" |
+    awk '{ line[NR] = $0 } NF { last = NR } END { for (i = 1; i <= last; i++) print line[i] }' >"$src/docs/top-$1.txt"
+}
 wait_screen '^GPU0 .*H100'
 grep -q 'q quit' "$work/screen.txt" || fail "the header names the keys"
 grep -q '\[units\]' "$work/screen.txt" || fail "units view first"
