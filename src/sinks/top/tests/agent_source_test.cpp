@@ -9,6 +9,7 @@
 
 #include "sinks/top/agent_client.h"
 #include "sinks/top/agent_source.h"
+#include "support/loopback_server.h"
 
 namespace gpumeter::top {
 namespace {
@@ -91,29 +92,8 @@ TEST(TopAgentSource, RefusesRepliesOfTheWrongShape) {
   expect_refused(u, Ledger(), "more than 1024");
 }
 
-// A server on a free loopback port for the test's length.
-class Server {
- public:
-  explicit Server(std::function<void(httplib::Server&)> routes) {
-    routes(server_);
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ~Server() {
-    server_.stop();
-    thread_.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-
- private:
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
-};
-
 TEST(TopAgentClient, RefusesAReplyOverTheCapAndGivesUpAtTheDeadline) {
-  Server server([](httplib::Server& s) {
+  testing::LoopbackServer server([](httplib::Server& s) {
     s.Get("/api/v1/big", [](const httplib::Request&, httplib::Response& r) {
       r.set_content(std::string(2u << 20, 'x'), "application/json");
     });
