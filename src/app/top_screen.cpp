@@ -39,7 +39,8 @@ Expected<std::unique_ptr<Screen>> Screen::Open(bool colour) {
 }
 
 Screen::~Screen() {
-  endwin();
+  // endwin fails only when the screen was never set up; there is nothing left to undo then.
+  (void)endwin();
   delscreen(screen_);
 }
 

@@ -19,7 +19,8 @@ struct Sample {
 
 class Api {
  public:
-  Api(const std::string& url) : url_(url) {
+  Api(const std::string& url, std::chrono::milliseconds read_timeout)
+      : url_(url), read_timeout_(read_timeout) {
     const auto scheme_end = url.find("://");
     const auto path_start = url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
     base_ = path_start == std::string::npos ? url : url.substr(0, path_start);
@@ -34,7 +35,7 @@ class Api {
       return MakeError(ErrorCode::kInvalidInput,
                        "prometheus '" + url_ + "': not an http(s)://host:port URL");
     client.set_connection_timeout(std::chrono::seconds(5));
-    client.set_read_timeout(std::chrono::seconds(60));
+    client.set_read_timeout(read_timeout_);
     const httplib::Params params{{"query", promql}, {"time", std::to_string(at)}};
     auto r = client.Post(prefix_ + "/api/v1/query", params);
     if (!r)
@@ -66,6 +67,7 @@ class Api {
 
  private:
   std::string url_, base_, prefix_;
+  std::chrono::milliseconds read_timeout_;
 };
 
 std::string Get(const Sample& s, const std::string& k) {
@@ -196,8 +198,9 @@ Expected<void> ReadLabels(Api& api, const Span& span, const std::vector<std::str
 }  // namespace
 
 Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t from, int64_t to,
-                                              const std::vector<std::string>& label_keys) {
-  Api api(url);
+                                              const std::vector<std::string>& label_keys,
+                                              std::chrono::milliseconds read_timeout) {
+  Api api(url, read_timeout);
   const Span span{from, to};
   Units units;
   if (auto r = ReadUnits(api, url, span, units); !r) return tl::unexpected(r.error());

@@ -5,6 +5,7 @@
 // Blocking HTTP; no shared state.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,9 +22,11 @@ struct PrometheusUsage {
 };
 
 // `url`: http(s)://host:port[/prefix]. `label_keys`: pod label keys wanted (exported by the agent
-// as label_<key> with --pod-label). Errors: unreachable, HTTP or PromQL errors, no gpumeter data.
-Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t from_unix_s,
-                                              int64_t to_unix_s,
-                                              const std::vector<std::string>& label_keys);
+// as label_<key> with --pod-label). `read_timeout`: per query (a report waits; `top` must not).
+// Errors: unreachable, HTTP or PromQL errors, no gpumeter data.
+Expected<PrometheusUsage> UsageFromPrometheus(
+    const std::string& url, int64_t from_unix_s, int64_t to_unix_s,
+    const std::vector<std::string>& label_keys,
+    std::chrono::milliseconds read_timeout = std::chrono::seconds(60));
 
 }  // namespace gpumeter::report

@@ -1,5 +1,8 @@
 #include "sinks/top/frame_json.h"
 
+#include <initializer_list>
+#include <utility>
+
 namespace gpumeter::top {
 namespace {
 
@@ -14,6 +17,17 @@ Expected<Amount> A(const json& o, const char* key) {
   if (!it->is_number())
     return MakeError(ErrorCode::kInvalidInput, std::string("frame: ") + key + " is not a number");
   return Amount(it->get<double>());
+}
+
+// Each key's value into its field (A above); the first that is not a number is the error.
+Expected<void> ReadAmounts(const json& j,
+                           std::initializer_list<std::pair<const char*, Amount*>> fields) {
+  for (const auto& [key, field] : fields) {
+    auto a = A(j, key);
+    if (!a) return tl::unexpected(a.error());
+    *field = *a;
+  }
+  return {};
 }
 
 json OwnerJson(const OwnerNow& o) {
@@ -51,15 +65,12 @@ Expected<OwnerNow> OwnerFrom(const json& j) {
   OwnerNow o;
   o.owner = {domain::OwnerKindFromString(j.value("kind", "")), j.value("namespace", ""),
              j.value("pod", ""), j.value("container", "")};
-  Amount* fields[] = {&o.held_share, &o.compute_ratio, &o.memory_bytes, &o.power_watts,
-                      &o.cost_per_hour};
-  const char* keys[] = {"held_share", "compute_ratio", "memory_bytes", "power_watts",
-                        "cost_per_hour"};
-  for (size_t i = 0; i < 5; ++i) {
-    auto a = A(j, keys[i]);
-    if (!a) return tl::unexpected(a.error());
-    *fields[i] = *a;
-  }
+  auto read = ReadAmounts(j, {{"held_share", &o.held_share},
+                              {"compute_ratio", &o.compute_ratio},
+                              {"memory_bytes", &o.memory_bytes},
+                              {"power_watts", &o.power_watts},
+                              {"cost_per_hour", &o.cost_per_hour}});
+  if (!read) return tl::unexpected(read.error());
   return o;
 }
 
@@ -70,15 +81,12 @@ Expected<UnitNow> UnitFrom(const json& j) {
            j.value("model", ""),        j.value("mig_profile", ""), j.value("sharing_mode", ""),
            j.value("gpu_fraction", 1.0)};
   u.label = j.value("label", "");
-  Amount* fields[] = {&u.busy_ratio, &u.memory_used_bytes, &u.memory_total_bytes, &u.power_watts,
-                      &u.cost_per_hour};
-  const char* keys[] = {"busy_ratio", "memory_used_bytes", "memory_total_bytes", "power_watts",
-                        "cost_per_hour"};
-  for (size_t i = 0; i < 5; ++i) {
-    auto a = A(j, keys[i]);
-    if (!a) return tl::unexpected(a.error());
-    *fields[i] = *a;
-  }
+  auto read = ReadAmounts(j, {{"busy_ratio", &u.busy_ratio},
+                              {"memory_used_bytes", &u.memory_used_bytes},
+                              {"memory_total_bytes", &u.memory_total_bytes},
+                              {"power_watts", &u.power_watts},
+                              {"cost_per_hour", &u.cost_per_hour}});
+  if (!read) return tl::unexpected(read.error());
   for (const auto& r : j.value("owners", json::array())) {
     auto o = OwnerFrom(r);
     if (!o) return tl::unexpected(o.error());

@@ -44,7 +44,9 @@ FrameData FrameFromUsage(const report::PrometheusUsage& usage, const std::string
 Expected<FrameData> FetchPrometheusFrame(const std::string& url, int64_t at_unix_s,
                                          int64_t window_seconds,
                                          const std::vector<std::string>& label_keys) {
-  auto usage = report::UsageFromPrometheus(url, at_unix_s - window_seconds, at_unix_s, label_keys);
+  // A few seconds per query at most: a hung Prometheus shows as stale, and quitting waits little.
+  auto usage = report::UsageFromPrometheus(url, at_unix_s - window_seconds, at_unix_s, label_keys,
+                                           std::chrono::seconds(5));
   if (!usage) return tl::unexpected(usage.error());
   return FrameFromUsage(*usage, "prometheus " + url, at_unix_s,
                         static_cast<double>(window_seconds));
