@@ -28,7 +28,9 @@ Expected<std::unique_ptr<Screen>> Screen::Open(bool colour) {
     return MakeError(ErrorCode::kUnavailable,
                      "top: cannot drive this terminal (TERM unknown to ncurses?); try --once");
   std::unique_ptr<Screen> out(new Screen(s, false));  // from here on, the destructor ends it
-  if (cbreak() == ERR || noecho() == ERR || keypad(stdscr, TRUE) == ERR)
+  // raw, not cbreak: Ctrl-C arrives as a key that quits through the destructor, rather than as
+  // a signal that would end the process with the terminal left raw.
+  if (raw() == ERR || noecho() == ERR || keypad(stdscr, TRUE) == ERR)
     return MakeError(ErrorCode::kUnavailable, "top: cannot set the terminal's input mode");
   // Cosmetic: a terminal without an invisible cursor keeps its cursor, nothing else changes.
   (void)curs_set(0);
@@ -97,6 +99,8 @@ top::Key Screen::ReadKey(std::chrono::milliseconds wait) {
   switch (c) {
     case ERR:
       return {};
+    case 3:  // Ctrl-C, a key in raw mode
+      return {Key::kInterrupt};
     case '\n':
     case '\r':
     case KEY_ENTER:

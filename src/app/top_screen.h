@@ -1,6 +1,6 @@
 // The terminal of `gpumeter top`'s interactive view, through ncurses (docs/top.md says why
 // ncurses). ncurses is process-global state; this object owns it: Open() sets the terminal up
-// (newterm, cbreak, noecho, keypad) and the destructor gives it back (endwin, delscreen), on
+// (newterm, raw, noecho, keypad) and the destructor gives it back (endwin, delscreen), on
 // every path out, so a failure or an exception never leaves the user's terminal raw.
 // One Screen at a time, used from one thread.
 #pragma once

@@ -126,3 +126,12 @@ grep -q 'GPU0 ' "$work/screen.txt" || fail "the last good frame is kept while st
 tmux -L "$sock" send-keys q
 wait_screen 'top exited 0'
 echo "ok: with the agent gone the view says stale, keeps answering keys and quits"
+
+# 5. Ctrl-C quits too, and leaves the terminal as it was (canonical mode back on).
+tmux -L "$sock" new-window -n ctrlc \
+  "TERM=xterm-256color '$bin' top --agent '$url' 2>/dev/null; echo \"top exited \$?\"; stty -a | tr ' ' '\n' | grep -x -- '-*icanon'; sleep 60"
+wait_screen 'STALE since'
+tmux -L "$sock" send-keys C-c
+wait_screen 'top exited 0'
+grep -qx 'icanon' "$work/screen.txt" || fail "the terminal was not restored after Ctrl-C"
+echo "ok: Ctrl-C quits and restores the terminal"

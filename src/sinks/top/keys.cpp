@@ -72,6 +72,10 @@ void Command(Interaction& s, char c) {
 }  // namespace
 
 void ApplyKey(Interaction& s, const Key& key, int page_lines) {
+  if (key.kind == Key::kInterrupt) {
+    s.quit = true;
+    return;
+  }
   if (s.view.editing) return EditFilter(s, key);
   const int page = std::max(1, page_lines);
   switch (key.kind) {

@@ -8,7 +8,19 @@
 namespace gpumeter::top {
 
 struct Key {
-  enum Kind { kNone, kChar, kEnter, kEscape, kBackspace, kTab, kUp, kDown, kPageUp, kPageDown };
+  enum Kind {
+    kNone,
+    kChar,
+    kEnter,
+    kEscape,
+    kBackspace,
+    kTab,
+    kUp,
+    kDown,
+    kPageUp,
+    kPageDown,
+    kInterrupt  // Ctrl-C: quits from anywhere, also while a filter is typed
+  };
   Kind kind = kNone;
   char c = 0;  // kChar: a printable character
 };

@@ -161,6 +161,10 @@ TEST(TopKeys, ViewsSortFilterPauseQuit) {
   EXPECT_EQ(s.scroll, 9);
   ApplyKey(s, {Key::kChar, 'q'}, 10);
   EXPECT_TRUE(s.quit);
+  Interaction typing;
+  ApplyKey(typing, {Key::kChar, '/'}, 10);
+  ApplyKey(typing, {Key::kInterrupt}, 10);  // Ctrl-C quits while a filter is typed
+  EXPECT_TRUE(typing.quit);
 }
 
 }  // namespace
