@@ -2,7 +2,7 @@
 # `gpumeter top --source prometheus:` against a real Prometheus scraping two demo agents (two
 # scenarios, two nodes; the set-up of prometheus_test.sh): both nodes' pods appear, and the
 # per-namespace totals of the frame (rates over --window) equal `gpumeter report`'s for the same
-# window evaluated at the same instant, within 2 %: cost (rate × window) and compute. The demos
+# window evaluated at the same instant, within 2 %, and the agents' open findings are listed: cost (rate × window) and compute. The demos
 # run in real time (--speedup 1), so a unit accounts as many seconds as the window has.
 # Usage: top_prometheus_test.sh GPUMETER
 set -euo pipefail
@@ -43,6 +43,18 @@ for node in gpu-node-dgx-07 gpu-node-h200; do
     grep -q " $p/" "$work/top.txt" || fail "$p of $node is not in the text frame"
   done
 done
+# The agents' open findings, as they export them: node-8gpu's MPS client without limits is one.
+# Every finding its agent had open a scrape before is in the frame.
+for t in "$target1" "$target2"; do
+  curl -fsS "http://$t/api/v1/findings" | jq -r --argjson at "$at" \
+    '.findings[] | select(.first_seen < $at - 2) | "\(.node) \(.kind) \(.namespace)/\(.pod)/\(.container)"'
+done | sed 's|  *//$| -|' >"$work/agent-findings.txt"
+grep -q 'gpu-node-dgx-07 mps-no-limits llm/chat-1/vllm' "$work/agent-findings.txt" || fail "the demo has no MPS finding to look for"
+while read -r node kind who; do
+  jq -e --arg n "$node" --arg k "$kind" --arg w "$who" \
+    '[.findings[] | select(.node == $n and .kind == $k and (.who == $w or ($w == "-" and (.who | test("/") | not))))] | length > 0' \
+    "$work/top.json" >/dev/null || fail "finding $node $kind $who is not in the frame"
+done <"$work/agent-findings.txt"
 # Per namespace: top's cost per hour × the window = the report's cost; compute GPU-equivalents ×
 # the window = the report's compute hours. Namespaces with at least 1 % of the cost, and of the
 # compute for compute (the report's __idle__, the cost no tenant can be charged, is no namespace:
@@ -58,4 +70,4 @@ awk '{ d = ($3 - $2) / $2; if (d < 0) d = -d; if (d > m) m = d
        if ($6 == "true") { e = ($5 - $4) / $4; if (e < 0) e = -e; if (e > m) m = e }
        printf "  %-10s cost report %.6f top %.6f  compute report %.6f top %.6f\n", $1, $2, $3, $4, $5 }
      END { exit !(m <= 0.02) }' "$work/compare.txt" || fail "top and report disagree by more than 2 %"
-echo "ok: top from Prometheus shows both nodes' pods; per-namespace totals equal the report's within 2 %"
+echo "ok: top from Prometheus shows both nodes' pods and the agents' findings; per-namespace totals equal the report's within 2 %"

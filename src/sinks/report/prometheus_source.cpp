@@ -12,10 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-struct Sample {
-  std::map<std::string, std::string> labels;
-  double value = 0;
-};
+using Sample = PromSample;
 
 class Api {
  public:
@@ -196,6 +193,13 @@ Expected<void> ReadLabels(Api& api, const Span& span, const std::vector<std::str
 }
 
 }  // namespace
+
+Expected<std::vector<PromSample>> QueryPrometheus(const std::string& url, const std::string& promql,
+                                                  int64_t at_unix_s,
+                                                  std::chrono::milliseconds read_timeout) {
+  Api api(url, read_timeout);
+  return api.Query(promql, at_unix_s);
+}
 
 Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t from, int64_t to,
                                               const std::vector<std::string>& label_keys,

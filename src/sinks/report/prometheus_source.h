@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,18 @@ struct PrometheusUsage {
   std::vector<store::UnitRecord> units;
   Labels labels;  // the label_KEY values of the owner series, for label:KEY groupings
 };
+
+// One sample of an instant query's vector result.
+struct PromSample {
+  std::map<std::string, std::string> labels;
+  double value = 0;
+};
+
+// One instant query of `promql` at `at_unix_s`: every sample of its vector result. For readers
+// of other series than the usage (`gpumeter top`'s findings). Errors as below.
+Expected<std::vector<PromSample>> QueryPrometheus(const std::string& url, const std::string& promql,
+                                                  int64_t at_unix_s,
+                                                  std::chrono::milliseconds read_timeout);
 
 // `url`: http(s)://host:port[/prefix]. `label_keys`: pod label keys wanted (exported by the agent
 // as label_<key> with --pod-label). `read_timeout`: per query (a report waits; `top` must not).

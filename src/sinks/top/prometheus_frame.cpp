@@ -29,7 +29,27 @@ UnitNow UnitFromRecord(const attribution::UnitRecord& r) {
   return u;
 }
 
+std::string Label(const report::PromSample& s, const char* key) {
+  const auto it = s.labels.find(key);
+  return it == s.labels.end() ? "" : it->second;
+}
+
 }  // namespace
+
+std::vector<FindingNow> FindingsFromSamples(const std::vector<report::PromSample>& samples) {
+  std::vector<FindingNow> out;
+  for (const auto& s : samples) {
+    const std::string pod = Label(s, "pod"), process = Label(s, "process");
+    const std::string who = !pod.empty()
+                                ? Label(s, "namespace") + "/" + pod + "/" + Label(s, "container")
+                            : !process.empty() ? "host process " + process
+                                               : "-";
+    out.push_back({Label(s, "severity"), Label(s, "kind"), Label(s, "node"), who, Label(s, "unit"),
+                   "node " + Label(s, "node") + " (evidence: its agent's /api/v1/findings)",
+                   s.value});
+  }
+  return out;
+}
 
 FrameData FrameFromUsage(const report::PrometheusUsage& usage, const std::string& source,
                          int64_t at_unix_s, double window_seconds) {
@@ -48,8 +68,14 @@ Expected<FrameData> FetchPrometheusFrame(const std::string& url, int64_t at_unix
   auto usage = report::UsageFromPrometheus(url, at_unix_s - window_seconds, at_unix_s, label_keys,
                                            std::chrono::seconds(5));
   if (!usage) return tl::unexpected(usage.error());
-  return FrameFromUsage(*usage, "prometheus " + url, at_unix_s,
-                        static_cast<double>(window_seconds));
+  auto frame =
+      FrameFromUsage(*usage, "prometheus " + url, at_unix_s, static_cast<double>(window_seconds));
+  // The agents' open findings as they export them: one series each, valued its first sighting.
+  auto findings = report::QueryPrometheus(url, "gpumeter_finding_first_seen_timestamp_seconds",
+                                          at_unix_s, std::chrono::seconds(5));
+  if (!findings) return tl::unexpected(findings.error());
+  frame.findings = FindingsFromSamples(*findings);
+  return frame;
 }
 
 }  // namespace gpumeter::top
