@@ -72,7 +72,14 @@ for c in $(grep '^[a-z]' "$work/scenario-containers"); do
 done
 "$bin" top --once --source "file:$work/frame.json" --format json >"$work/again.json" || fail "top --source file:"
 cmp -s "$work/frame.json" "$work/again.json" || { diff "$work/frame.json" "$work/again.json" | head; fail "JSON does not round-trip"; }
-echo "ok: --format json adds up per unit and round-trips"
+# --by label:team: the scenario's teams (its pods' labels).
+teams=$(sed -n 's/^    labels: {team: \([a-z-]*\)}.*/\1/p' "$src/scenarios/node-8gpu.yaml" | sort -u | tr '\n' ' ')
+[ -n "$teams" ] || fail "no teams in the scenario"
+"$bin" top --once --agent "$url" --by label:team --format json >"$work/teams.json" || fail "top --by label:team"
+for t in $teams; do
+  jq -e --arg t "$t" '[.pods[].key[0]] | index($t)' "$work/teams.json" >/dev/null || fail "team $t is not a row of --by label:team"
+done
+echo "ok: --format json adds up per unit and round-trips; --by label:team groups by the pods' labels"
 
 # 3. Interactive, in tmux (a real terminal: ncurses, keys, screen).
 tmux -L "$sock" new-session -d -x 170 -y 60 \

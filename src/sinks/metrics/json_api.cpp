@@ -144,7 +144,11 @@ json LedgerJson(const node::NodeState& s) {
                      {"energy_unknown_seconds", t.energy_unknown_seconds},
                      {"owners", owners}});
   }
-  return {{"node", s.node}, {"intervals", s.intervals}, {"units", units}};
+  // The pods' labels, for grouping by label (`gpumeter top --by label:team`).
+  json labels = json::array();
+  for (const auto& [pod, kv] : s.pod_labels)
+    labels.push_back({{"namespace", pod.first}, {"pod", pod.second}, {"labels", kv}});
+  return {{"node", s.node}, {"intervals", s.intervals}, {"units", units}, {"pod_labels", labels}};
 }
 
 json ProcessesJson(const node::NodeState& s) {

@@ -149,6 +149,28 @@ Expected<void> AddLedger(const json& ledger, std::vector<UnitNow>& units) {
   return {};
 }
 
+// The pods' labels from /api/v1/ledger (absent from an older agent: none known).
+Expected<report::Labels> ParseLabels(const json& ledger) {
+  report::Labels out;
+  if (!ledger.contains("pod_labels")) return out;
+  const std::string where = "/api/v1/ledger pod_labels";
+  auto list = Array(ledger, "pod_labels", kMaxOwners * 4, "/api/v1/ledger");
+  if (!list) return tl::unexpected(list.error());
+  for (const auto& p : **list) {
+    if (!p.is_object()) return tl::unexpected(Bad(where, "an entry is not an object"));
+    auto ns = Text(p, "namespace", where), pod = Text(p, "pod", where);
+    const auto kv = p.find("labels");
+    if (!ns || !pod || kv == p.end() || !kv->is_object() || kv->size() > 256)
+      return tl::unexpected(Bad(where, "expected {namespace, pod, labels: {…}}"));
+    auto& labels = out[{*ns, *pod}];
+    for (const auto& [k, v] : kv->items()) {
+      if (!v.is_string()) return tl::unexpected(Bad(where, "label " + k + " is not a string"));
+      labels[k] = v.get<std::string>();
+    }
+  }
+  return out;
+}
+
 Expected<std::vector<FindingNow>> ParseFindings(const json& j) {
   auto list = Array(j, "findings", kMaxFindings, "/api/v1/findings");
   if (!list) return tl::unexpected(list.error());
@@ -184,6 +206,9 @@ Expected<FrameData> FrameFromAgentJson(const json& units, const json& ledger, co
     f.units.push_back(std::move(*u));
   }
   if (auto r = AddLedger(ledger, f.units); !r) return tl::unexpected(r.error());
+  auto labels = ParseLabels(ledger);
+  if (!labels) return tl::unexpected(labels.error());
+  f.labels = std::move(*labels);
   auto parsed = ParseFindings(findings);
   if (!parsed) return tl::unexpected(parsed.error());
   f.findings = std::move(*parsed);

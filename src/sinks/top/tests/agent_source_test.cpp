@@ -34,7 +34,7 @@ json Ledger() {
      "memory_bytes": null, "compute_ratio": null, "power_watts": null},
     {"kind": "idle", "memory_bytes": 50000000000, "compute_ratio": 0.2, "power_watts": null},
     {"kind": "unattributed", "memory_bytes": 20000000000, "compute_ratio": 0.3, "power_watts": 100.0}
-  ]}]})");
+  ]}], "pod_labels": [{"namespace": "search", "pod": "embedder-0", "labels": {"team": "search"}}]})");
 }
 
 json Findings() { return json::parse(R"({"node": "n1", "checked": true, "findings": []})"); }
@@ -58,6 +58,8 @@ TEST(TopAgentSource, RepliesBecomeAFrame) {
   EXPECT_EQ(u.owners[2].owner.kind, domain::OwnerKind::kIdle);
   EXPECT_FALSE(u.owners[2].power_watts.has_value());
   EXPECT_NEAR(*SumOwners(u).compute_ratio, 1.0, 1e-12);
+  EXPECT_EQ(GroupRows(*f, "label:team", SortKey::kCompute, "")[0].key,
+            std::vector<std::string>{"search"});
   ASSERT_TRUE(f->findings.has_value());
   EXPECT_TRUE(f->findings->empty());
 }
@@ -86,6 +88,9 @@ TEST(TopAgentSource, RefusesRepliesOfTheWrongShape) {
   auto l = Ledger();
   l["units"][0]["owners"][0]["compute_ratio"] = -0.1;
   expect_refused(Units(), l, "compute_ratio");
+  l = Ledger();
+  l["pod_labels"][0]["labels"]["team"] = 7;
+  expect_refused(Units(), l, "label team is not a string");
   u = Units();
   u["units"] = json::array();
   for (int i = 0; i < 1025; ++i) u["units"].push_back(Units()["units"][0]);
