@@ -21,12 +21,6 @@ namespace {
 
 Error Bad(std::string message) { return Error{ErrorCode::kInvalidInput, std::move(message)}; }
 
-int64_t NowUnix() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // The flags, checked and turned into a fetch function (which owns everything it uses: it runs
 // on the fetcher's thread) and the initial view.
 struct Setup {
@@ -107,7 +101,7 @@ Expected<Setup> Configure(const TopOptions& o) {
 
 // --once: one fetch on this thread, one frame out.
 Expected<std::string> OnceFrame(const TopOptions& o, Setup& s) {
-  const int64_t now = NowUnix();
+  const int64_t now = top::NowUnix();
   auto frame = s.fetch(now);
   if (!frame) return tl::unexpected(frame.error());
   if (o.format == "json")
@@ -138,7 +132,8 @@ int RunScreen(const TopOptions& o, Setup& s) {
   while (!state.quit) {
     auto latest = fetcher.Get();
     if (!state.view.paused) shown = latest.frame;  // paused: the frame stays, the status moves
-    top::FetchStatus status{NowUnix(), o.interval_s, latest.failing_since_unix_s, latest.error};
+    top::FetchStatus status{top::NowUnix(), o.interval_s, latest.failing_since_unix_s,
+                            latest.error};
     (*screen)->Draw(top::Layout(shown.get(), state.view, status), state.scroll);
     top::ApplyKey(state, (*screen)->ReadKey(std::chrono::milliseconds(200)), (*screen)->rows() - 4);
   }

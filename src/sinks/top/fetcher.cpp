@@ -1,15 +1,12 @@
 #include "sinks/top/fetcher.h"
 
 namespace gpumeter::top {
-namespace {
 
 int64_t NowUnix() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
-
-}  // namespace
 
 Fetcher::Fetcher(FetchFn fetch, std::chrono::milliseconds interval)
     : fetch_(std::move(fetch)), interval_(interval), thread_([this] { Run(); }) {}

@@ -20,6 +20,9 @@
 
 namespace gpumeter::top {
 
+// The wall clock in whole Unix seconds: the time frames and failures are stamped with.
+int64_t NowUnix();
+
 class Fetcher {
  public:
   // `fetch`: called on the fetcher's thread with the current Unix time; it must not touch the
