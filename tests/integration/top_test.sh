@@ -8,6 +8,9 @@
 #  3. The interactive view in tmux: units, pods, sort, namespace filter, findings, quit; each
 #     captured screen is checked (and, with GPUMETER_UPDATE_DOCS=1, kept as docs/top-*.txt).
 #  4. The agent stopped mid-run: the view says stale and why, and still answers keys.
+#  5. Ctrl-C quits and gives the terminal back (canonical mode on again).
+#  6. Colours in a colour terminal; none with NO_COLOR.
+# Also --by label:team against the scenario's labels.
 # Usage: top_test.sh GPUMETER SOURCE_DIR
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -101,6 +104,9 @@ keep() {
     awk '{ line[NR] = $0 } NF { last = NR } END { for (i = 1; i <= last; i++) print line[i] }' >"$src/docs/top-$1.txt"
 }
 wait_screen '^GPU0 .*H100'
+# Colours in a terminal that has them (SGR foreground codes in the pane's contents).
+colour='\x1b\[[0-9;]*(3[0-7]|38;5;[0-9]+)m'
+tmux -L "$sock" capture-pane -p -e | grep -qP "$colour" || fail "no colours in a colour terminal"
 grep -q 'q quit' "$work/screen.txt" || fail "the header names the keys"
 grep -q '\[units\]' "$work/screen.txt" || fail "units view first"
 keep units
@@ -140,5 +146,12 @@ tmux -L "$sock" new-window -n ctrlc \
 wait_screen 'STALE since'
 tmux -L "$sock" send-keys C-c
 wait_screen 'top exited 0'
+wait_screen '^-?icanon$'  # stty's word for canonical mode, printed after top
 grep -qx 'icanon' "$work/screen.txt" || fail "the terminal was not restored after Ctrl-C"
 echo "ok: Ctrl-C quits and restores the terminal"
+
+# 6. NO_COLOR: the same view without colours.
+tmux -L "$sock" new-window -n nocolor "NO_COLOR=1 TERM=xterm-256color '$bin' top --agent '$url' 2>/dev/null; sleep 60"
+wait_screen 'STALE since'
+tmux -L "$sock" capture-pane -p -e | grep -qP "$colour" && fail "colours despite NO_COLOR"
+echo "ok: colours in a terminal, none with NO_COLOR"
