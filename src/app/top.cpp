@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -134,7 +135,11 @@ int RunScreen(const TopOptions& o, Setup& s) {
     if (!state.view.paused) shown = latest.frame;  // paused: the frame stays, the status moves
     top::FetchStatus status{top::NowUnix(), o.interval_s, latest.failing_since_unix_s,
                             latest.error};
-    (*screen)->Draw(top::Layout(shown.get(), state.view, status), state.scroll);
+    const auto lines = top::Layout(shown.get(), state.view, status);
+    // Scrolling stops where the last line reaches the bottom.
+    state.scroll = std::clamp(state.scroll, 0,
+                              std::max(0, static_cast<int>(lines.size()) - (*screen)->rows()));
+    (*screen)->Draw(lines, state.scroll);
     top::ApplyKey(state, (*screen)->ReadKey(std::chrono::milliseconds(200)), (*screen)->rows() - 4);
   }
   screen->reset();  // the terminal back before the fetcher's last fetch is waited for

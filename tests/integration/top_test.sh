@@ -110,6 +110,10 @@ tmux -L "$sock" capture-pane -p -e | grep -qP "$colour" || fail "no colours in a
 grep -q 'q quit' "$work/screen.txt" || fail "the header names the keys"
 grep -q '\[units\]' "$work/screen.txt" || fail "units view first"
 keep units
+grep -q '^GPU7 ' "$work/screen.txt" && fail "the units view fits the screen: nothing to scroll in this test"
+tmux -L "$sock" send-keys NPage  # scrolls under the title and status lines, which stay
+wait_screen '^GPU7 '
+head -1 "$work/screen.txt" | grep -q '\[units\]' || fail "the title line scrolled away"
 tmux -L "$sock" send-keys p
 wait_screen '\[pods\]'
 wait_screen 'vision/detector-train-0/trainer'
@@ -128,7 +132,7 @@ tmux -L "$sock" send-keys Escape f
 wait_screen '\[findings\]'
 wait_screen 'unallocated-device +sandbox/debug-shell/shell'
 keep findings
-echo "ok: the interactive view switches views, sorts, filters by namespace"
+echo "ok: the interactive view scrolls, switches views, sorts, filters by namespace"
 
 # 4. The agent goes away: stale, since when and why; keys still answered; q quits.
 kill "$demo"; wait "$demo" 2>/dev/null || true
