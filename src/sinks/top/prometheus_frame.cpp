@@ -1,7 +1,17 @@
 #include "sinks/top/prometheus_frame.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace gpumeter::top {
 namespace {
+
+// A rate from a counter's growth: Prometheus answers NaN or ±Inf for some series (a counter
+// reset mid-window, a division by nothing); such a value is unknown, never a number on screen.
+Amount Rate(double amount, double seconds) {
+  const double v = amount / seconds;
+  return std::isfinite(v) && v >= 0 ? Amount(v) : std::nullopt;
+}
 
 UnitNow UnitFromRecord(const attribution::UnitRecord& r) {
   UnitNow u;
@@ -10,22 +20,24 @@ UnitNow UnitFromRecord(const attribution::UnitRecord& r) {
   // Many nodes: the node names the unit; the UUID's head tells GPUs apart.
   u.label = r.unit.node + " " + r.unit.uuid.substr(0, std::min<size_t>(r.unit.uuid.size(), 12)) +
             (r.unit.mig_profile.empty() ? "" : " " + r.unit.mig_profile);
-  u.memory_total_bytes = r.memory_capacity_byte_seconds / s;
+  u.memory_total_bytes = Rate(r.memory_capacity_byte_seconds, s);
   // A GPU's energy counter is never flat: no energy in the window is energy unknown.
   const bool energy_known = r.energy_joules > 0;
-  if (energy_known) u.power_watts = r.energy_joules / s;
-  double busy = 0, used = 0;
+  if (energy_known) u.power_watts = Rate(r.energy_joules, s);
+  Amount busy = 0.0, used = 0.0;
   for (const auto& a : r.owners) {
     OwnerNow o;
     o.owner = a.owner;
-    o.compute_ratio = a.compute_seconds / s;
-    o.memory_bytes = a.memory_byte_seconds / s;
-    if (energy_known) o.power_watts = a.energy_joules / s;
-    o.held_share = a.requested_share_seconds / s;
-    if (a.owner.kind != domain::OwnerKind::kIdle) busy += *o.compute_ratio, used += *o.memory_bytes;
+    o.compute_ratio = Rate(a.compute_seconds, s);
+    o.memory_bytes = Rate(a.memory_byte_seconds, s);
+    if (energy_known) o.power_watts = Rate(a.energy_joules, s);
+    o.held_share = Rate(a.requested_share_seconds, s);
+    if (a.owner.kind != domain::OwnerKind::kIdle)
+      busy = Plus(busy, o.compute_ratio), used = Plus(used, o.memory_bytes);
     u.owners.push_back(std::move(o));
   }
-  u.busy_ratio = std::min(1.0, busy), u.memory_used_bytes = used;
+  u.busy_ratio = busy ? Amount(std::min(1.0, *busy)) : std::nullopt;
+  u.memory_used_bytes = used;
   return u;
 }
 
@@ -57,7 +69,7 @@ FrameData FrameFromUsage(const report::PrometheusUsage& usage, const std::string
   f.source = source, f.at_unix_s = at_unix_s, f.span_seconds = window_seconds;
   f.labels = usage.labels;
   for (const auto& r : usage.units)
-    if (r.seconds > 0) f.units.push_back(UnitFromRecord(r));
+    if (std::isfinite(r.seconds) && r.seconds > 0) f.units.push_back(UnitFromRecord(r));
   return f;
 }
 
