@@ -83,6 +83,8 @@ Expected<Setup> Configure(const TopOptions& o) {
   auto sort = top::ParseSortKey(o.sort);
   if (!sort) return tl::unexpected(sort.error());
   if (auto by = top::CheckGroupBy(o.by); !by) return tl::unexpected(by.error());
+  if (o.format != "text" && !o.once)
+    return tl::unexpected(Bad("--format " + o.format + " goes with --once"));
   if (!(o.interval_s >= 0.1 && o.interval_s <= 3600))
     return tl::unexpected(Bad("--interval: between 0.1 and 3600 seconds"));
   s.view.view = *view, s.view.sort = *sort, s.view.by = o.by, s.view.ns_filter = o.ns;
