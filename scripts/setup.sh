@@ -12,6 +12,8 @@ packages=(
   prometheus curl jq openssl sqlite3 chromium
   # The house rules checked by the tests: formatting, function length (docs/architecture.md).
   clang-format universal-ctags
+  # `gpumeter top`: its terminal view (ncurses, docs/top.md) and tmux, which drives it in a test.
+  libncurses-dev tmux
 )
 # kubectl renders the Kubernetes manifests in a test (`kubectl kustomize`); Debian's is in
 # kubernetes-client. A kubectl already installed from elsewhere does as well.

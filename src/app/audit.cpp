@@ -15,6 +15,7 @@
 #include "common/excerpt.h"
 #include "core/audit/dcgm_audit.h"
 #include "core/guard/finding_json.h"
+#include "sinks/top/agent_client.h"
 
 namespace gpumeter::app {
 
@@ -26,42 +27,10 @@ bool IsUrl(const std::string& s) {
   return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0;
 }
 
-// GET `path` (or the URL's own path when `path` is empty) from `url`; `what` names the flag.
-Expected<std::string> HttpGet(const std::string& what, const std::string& url,
-                              const std::string& path, const std::string& token) {
-  const auto path_start = url.find('/', url.find("://") + 3);
-  httplib::Client client(path_start == std::string::npos ? url : url.substr(0, path_start));
-  client.set_connection_timeout(std::chrono::seconds(5));
-  client.set_read_timeout(std::chrono::seconds(30));
-  if (!token.empty()) client.set_bearer_token_auth(token);
-  // `path` goes under the URL's own path (an agent behind a prefix); without one, the URL's path
-  // (or /metrics) is the target.
-  const std::string base_path = path_start == std::string::npos ? "" : url.substr(path_start);
-  const std::string target =
-      path.empty() ? (base_path.empty() ? "/metrics" : base_path) : base_path + path;
-  const std::string where =
-      what + " " + (path_start == std::string::npos ? url : url.substr(0, path_start)) + target;
-  auto r = client.Get(target);
-  if (!r)
-    return MakeError(ErrorCode::kUnavailable,
-                     where + ": unreachable (" + httplib::to_string(r.error()) + ")");
-  if (r->status != 200)
-    return MakeError(ErrorCode::kUnavailable, where + ": HTTP " + std::to_string(r->status));
-  return r->body;
-}
-
-Expected<json> AgentJson(const AuditOptions& o, const std::string& token, const std::string& path) {
-  std::string base = o.agent;
-  while (!base.empty() && base.back() == '/') base.pop_back();
-  auto body = HttpGet("--agent", base, path, token);
-  if (!body) return tl::unexpected(body.error());
-  auto j = json::parse(*body, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return MakeError(
-        ErrorCode::kInvalidInput,
-        "--agent " + base + path + ": the reply is not a JSON object (is this a gpumeter agent?)");
-  return j;
-}
+// An audit waits longer than `top` (it runs once, from cron or CI) and reads a whole
+// dcgm-exporter page, which on a large node is several MiB.
+constexpr top::HttpLimits kAuditLimits{std::chrono::milliseconds(5000),
+                                       std::chrono::milliseconds(30000), 256u << 20};
 
 std::string Short(const std::string& uuid) {
   return uuid.size() > 16 ? uuid.substr(0, 16) + ".." : uuid;
@@ -116,13 +85,12 @@ struct AgentView {
 Expected<AgentView> ReadAgent(const AuditOptions& o) {
   std::string token;
   if (!o.agent_token_file.empty()) {
-    auto t = ReadWhole("--agent-token-file", o.agent_token_file);
+    auto t = top::ReadTokenFile("--agent-token-file", o.agent_token_file);
     if (!t) return tl::unexpected(t.error());
     token = *t;
-    while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' '))
-      token.pop_back();
   }
-  auto f = AgentJson(o, token, "/api/v1/findings");
+  const top::AgentClient agent(o.agent, token, o.agent_ca_file, kAuditLimits);
+  auto f = agent.GetJson("/api/v1/findings");
   if (!f) return tl::unexpected(f.error());
   AgentView v;
   const auto node = f->find("node");
@@ -143,9 +111,9 @@ Expected<AgentView> ReadAgent(const AuditOptions& o) {
     v.findings.push_back(std::move(*finding));
   }
   if (!o.dcgm_metrics.empty()) {  // the split is only needed beside inflated GPUs
-    auto units = AgentJson(o, token, "/api/v1/units");
+    auto units = agent.GetJson("/api/v1/units");
     if (!units) return tl::unexpected(units.error());
-    auto ledger = AgentJson(o, token, "/api/v1/ledger");
+    auto ledger = agent.GetJson("/api/v1/ledger");
     if (!ledger) return tl::unexpected(ledger.error());
     v.units = std::move(*units), v.ledger = std::move(*ledger);
   }
@@ -227,8 +195,9 @@ struct Inputs {
 Expected<Inputs> ReadInputs(const AuditOptions& o) {
   Inputs in;
   if (!o.dcgm_metrics.empty()) {
-    auto text = IsUrl(o.dcgm_metrics) ? HttpGet("--dcgm-metrics", o.dcgm_metrics, "", "")
-                                      : ReadWhole("--dcgm-metrics", o.dcgm_metrics);
+    auto text = IsUrl(o.dcgm_metrics)
+                    ? top::HttpGet("--dcgm-metrics", o.dcgm_metrics, "", "", "", kAuditLimits)
+                    : ReadWhole("--dcgm-metrics", o.dcgm_metrics);
     if (!text) return tl::unexpected(text.error());
     auto page = audit::ParsePromText(*text);
     if (!page)

@@ -19,6 +19,8 @@ void AddAuditCommand(CLI::App& app, app::AuditOptions& o) {
                   "inflated GPUs");
   cmd->add_option("--agent-token-file", o.agent_token_file,
                   "Bearer token for an agent run with --bearer-token-file");
+  cmd->add_option("--agent-ca-file", o.agent_ca_file,
+                  "CA certificate (PEM) for an agent serving HTTPS with its own certificate");
   cmd->add_option("--format", o.format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();

@@ -12,6 +12,7 @@
 #include "app/report.h"
 #include "app/rightsize.h"
 #include "app/simulate.h"
+#include "app/top.h"
 
 namespace gpumeter::cli {
 
@@ -23,5 +24,6 @@ void AddProbeCommand(CLI::App& app, app::ProbeOptions& options);
 void AddReportCommand(CLI::App& app, app::ReportOptions& options);
 void AddRightsizeCommand(CLI::App& app, app::RightsizeOptions& options);
 void AddSimulateCommand(CLI::App& app, app::SimulateOptions& options);
+void AddTopCommand(CLI::App& app, app::TopOptions& options);
 
 }  // namespace gpumeter::cli

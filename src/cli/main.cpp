@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
   cli::AddRightsizeCommand(cli, rightsize);
   app::DoctorOptions doctor;
   cli::AddDoctorCommand(cli, doctor);
+  app::TopOptions top;
+  cli::AddTopCommand(cli, top);
   cli.add_subcommand("metrics-doc",
                      "Print the metric catalogue as the Markdown table in docs/metrics.md");
   try {
@@ -45,5 +47,6 @@ int main(int argc, char** argv) {
   if (cli.got_subcommand("report")) return app::RunReport(report);
   if (cli.got_subcommand("rightsize")) return app::RunRightsize(rightsize);
   if (cli.got_subcommand("doctor")) return app::RunDoctor(doctor);
+  if (cli.got_subcommand("top")) return app::RunTop(top);
   return 2;
 }

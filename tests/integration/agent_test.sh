@@ -129,6 +129,14 @@ grep -q '^gpumeter_source_up{' "$work/tls.prom" || fail "token: no metrics in $(
 curl -fsS --cacert "$work/cert.pem" "$turl/healthz" | grep -qx ok || fail "/healthz must not need the token"
 curl -fsS --cacert "$work/cert.pem" -H 'Authorization: bearer s3cret-token' "$turl/api/v1/units" >/dev/null \
   || fail "the scheme is case-insensitive: 'bearer' refused"
+# `top` and `audit` reach it with --agent-ca-file and --agent-token-file, and not without the CA.
+"$bin" top --once --agent "$turl" --agent-ca-file "$work/cert.pem" --agent-token-file "$work/token" >"$work/tls-top.txt" 2>&1 \
+  || fail "top over HTTPS with the CA and the token: $(cat "$work/tls-top.txt")"
+grep -q '^GPU0 ' "$work/tls-top.txt" || fail "top over HTTPS shows no unit: $(head -5 "$work/tls-top.txt")"
+"$bin" top --once --agent "$turl" --agent-token-file "$work/token" >"$work/tls-top-noca.txt" 2>&1 \
+  && fail "top trusted a self-signed certificate without --agent-ca-file"
+"$bin" audit --agent "$turl" --agent-ca-file "$work/cert.pem" --agent-token-file "$work/token" >"$work/tls-audit.txt" 2>&1 \
+  || fail "audit over HTTPS with the CA and the token: $(cat "$work/tls-audit.txt")"
 kill -TERM "$tls_pid"; wait "$tls_pid" || fail "TLS agent exit code"
 echo "ok: HTTPS and bearer token"
 

@@ -11,3 +11,32 @@ wait_for_match() {
   done
   printf '%s' "$value"
 }
+
+# start_prometheus WORK RULES TARGET...: a real Prometheus on a free loopback port, scraping the
+# targets (host:port) every second with the rule file RULES ('' for none), its data and log under
+# WORK; started in this shell (a job of the caller's), ready when it returns. Sets $api (its URL)
+# and defines query PROMQL (the JSON of an instant query). Returns 1 when it cannot start.
+start_prometheus() {
+  local work=$1 rules=$2 port="" p
+  shift 2
+  for _ in $(seq 1 50); do
+    p=$((20000 + RANDOM % 40000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
+  done
+  [ -n "$port" ] || { echo "no free port" >&2; return 1; }
+  local targets
+  targets=$(printf '"%s", ' "$@")
+  {
+    echo "global: {scrape_interval: 1s, evaluation_interval: 1s}"
+    [ -z "$rules" ] || echo "rule_files: [\"$rules\"]"
+    echo "scrape_configs:"
+    echo "  - job_name: gpumeter"
+    echo "    static_configs: [{targets: [${targets%, }]}]"
+  } >"$work/prometheus.yml"
+  prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
+    --web.listen-address="127.0.0.1:$port" >"$work/prometheus.log" 2>&1 &
+  api="http://127.0.0.1:$port"
+  for _ in $(seq 1 150); do curl -fs "$api/-/ready" >/dev/null 2>&1 && break; sleep 0.2; done
+  curl -fs "$api/-/ready" >/dev/null || { echo "prometheus did not start" >&2; return 1; }
+}
+query() { curl -fsS --get "$api/api/v1/query" --data-urlencode "query=$1"; }

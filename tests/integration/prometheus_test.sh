@@ -47,27 +47,8 @@ target1=$(wait_for_match "$work/demo1.log" 's|^metrics: http://\([^ ]*\)/metrics
 target2=$(wait_for_match "$work/demo2.log" 's|^metrics: http://\([^ ]*\)/metrics.*|\1|p')
 [ -n "$target1" ] && [ -n "$target2" ] || fail "a demo printed no address"
 
-# A free port for Prometheus: nothing answers on it.
-port=""
-for _ in $(seq 1 50); do
-  p=$((20000 + RANDOM % 40000))
-  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
-done
-[ -n "$port" ] || fail "no free port"
-cat >"$work/prometheus.yml" <<YAML
-global: {scrape_interval: 1s, evaluation_interval: 1s}
-rule_files: ["$rules"]
-scrape_configs:
-  - job_name: gpumeter
-    static_configs: [{targets: ["$target1", "$target2"]}]
-YAML
-prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
-  --web.listen-address="127.0.0.1:$port" >"$work/prometheus.log" 2>&1 &
-api="http://127.0.0.1:$port"
-for _ in $(seq 1 150); do curl -fs "$api/-/ready" >/dev/null 2>&1 && break; sleep 0.2; done
-curl -fs "$api/-/ready" >/dev/null || fail "prometheus did not start"
+start_prometheus "$work" "$rules" "$target1" "$target2" || fail "prometheus did not start"
 
-query() { curl -fsS --get "$api/api/v1/query" --data-urlencode "query=$1"; }
 # Wait until a few scrapes are in.
 for _ in $(seq 1 60); do
   n=$(query 'min(count_over_time(up{job="gpumeter"}[1m]))' | jq -r '.data.result[0].value[1] // 0')

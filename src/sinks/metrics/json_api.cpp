@@ -1,5 +1,6 @@
 #include "sinks/metrics/json_api.h"
 
+#include "core/attribution/observe.h"
 #include "core/guard/finding_json.h"
 
 namespace gpumeter::metrics {
@@ -8,6 +9,56 @@ namespace {
 using nlohmann::json;
 
 json Optional(const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); }
+json Optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+// What the latest good sample says of a unit now: its busy fraction and memory in use. A whole
+// GPU reads its device; a MIG instance its own GPM activity and memory; the "unpartitioned" unit
+// of free slices runs nothing. Unknown (no sample, no reading) stays nullopt.
+struct UnitReading {
+  std::optional<double> busy_ratio, memory_used_bytes;
+};
+
+UnitReading ReadingOf(const node::NodeState& s, const node::UnitInfo& u) {
+  UnitReading r;
+  if (!s.last_good) return r;
+  for (const auto& d : s.last_good->snapshot.devices) {
+    if (d.uuid == u.uuid && !d.mig_enabled) {
+      r.busy_ratio = attribution::BusyFraction(d);
+      if (d.memory) r.memory_used_bytes = static_cast<double>(d.memory->used_bytes);
+      return r;
+    }
+    if (d.uuid == u.uuid && u.mig_profile == "unpartitioned") return {0.0, 0.0};
+    for (const auto& m : d.mig_instances)
+      if (m.uuid == u.uuid) {
+        r.busy_ratio = m.sm_active_ratio;
+        if (m.memory) r.memory_used_bytes = static_cast<double>(m.memory->used_bytes);
+        return r;
+      }
+  }
+  return r;
+}
+
+// The unit's ledger of the latest interval, when it had one in it (else null: not "now").
+const attribution::UnitLedger* CurrentLedger(const node::NodeState& s, const std::string& uuid) {
+  const auto t = s.unit_totals.find(uuid);
+  if (t == s.unit_totals.end() || t->second.last_interval != s.intervals) return nullptr;
+  for (const auto& l : s.last_interval)
+    if (l.uuid == uuid && l.seconds > 0) return &l;
+  return nullptr;
+}
+
+// Mean power over the latest interval: the unit's (or one owner's) joules over its seconds.
+std::optional<double> UnitPower(const attribution::UnitLedger* l) {
+  if (!l || !l->energy_joules) return std::nullopt;
+  return *l->energy_joules / l->seconds;
+}
+
+std::optional<double> OwnerPower(const attribution::UnitLedger* l, const domain::Owner& owner) {
+  if (!l || !l->energy_joules) return std::nullopt;
+  for (const auto& r : l->rows)
+    if (r.owner == owner) return r.energy_joules / l->seconds;
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -31,6 +82,14 @@ json UnitsJson(const node::NodeState& s) {
                      {"evidence", u.evidence},
                      {"memory_total_bytes", Optional(u.memory_total_bytes)},
                      {"holders", holders}});
+    // The latest interval's readings, for live views (`gpumeter top`); null when unknown.
+    const auto reading = ReadingOf(s, u);
+    units.back()["busy_ratio"] = Optional(reading.busy_ratio);
+    units.back()["memory_used_bytes"] = Optional(reading.memory_used_bytes);
+    const auto* ledger = CurrentLedger(s, u.uuid);
+    units.back()["power_watts"] = Optional(UnitPower(ledger));
+    units.back()["interval_seconds"] = ledger ? json(ledger->seconds) : json(nullptr);
+    units.back()["gpu_fraction"] = u.gpu_fraction;
   }
   return {{"node", s.node}, {"units", units}, {"allocation_problems", s.allocation_problems}};
 }
@@ -54,6 +113,7 @@ json LedgerJson(const node::NodeState& s) {
   json units = json::array();
   for (const auto& [uuid, t] : s.unit_totals) {
     json owners = json::array();
+    const auto* current_ledger = CurrentLedger(s, uuid);
     for (const auto& [key, o] : s.totals) {
       if (key.first != uuid) continue;
       json row = {
@@ -73,6 +133,7 @@ json LedgerJson(const node::NodeState& s) {
       const bool current = o.last_interval == s.intervals;
       row["memory_bytes"] = current ? json(o.last_memory_bytes) : json(nullptr);
       row["compute_ratio"] = current ? json(o.last_compute_ratio) : json(nullptr);
+      row["power_watts"] = current ? Optional(OwnerPower(current_ledger, key.second)) : nullptr;
       owners.push_back(std::move(row));
     }
     units.push_back({{"uuid", uuid},
@@ -83,7 +144,11 @@ json LedgerJson(const node::NodeState& s) {
                      {"energy_unknown_seconds", t.energy_unknown_seconds},
                      {"owners", owners}});
   }
-  return {{"node", s.node}, {"intervals", s.intervals}, {"units", units}};
+  // The pods' labels, for grouping by label (`gpumeter top --by label:team`).
+  json labels = json::array();
+  for (const auto& [pod, kv] : s.pod_labels)
+    labels.push_back({{"namespace", pod.first}, {"pod", pod.second}, {"labels", kv}});
+  return {{"node", s.node}, {"intervals", s.intervals}, {"units", units}, {"pod_labels", labels}};
 }
 
 json ProcessesJson(const node::NodeState& s) {

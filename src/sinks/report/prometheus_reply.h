@@ -8,6 +8,7 @@
 // thread-safe. Fuzzed by fuzz/prom_reply_fuzz.cpp.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <map>
 #include <string>
@@ -28,6 +29,8 @@ struct ReplyLimits {
   size_t max_bytes = 64u << 20;  // a reply body larger than this is refused as it arrives
   size_t max_series = 500'000;   // result entries per reply
   int max_depth = 16;            // JSON nesting; a vector reply needs 5
+  // For the whole reply of one query (a report waits; `gpumeter top` must not).
+  std::chrono::milliseconds deadline{60'000};
 };
 
 // `status`: the HTTP status; `what`: names the reply in errors ("prometheus URL, query Q").

@@ -14,7 +14,6 @@ using Sample = PromSample;
 // Reads are bounded: a connection timeout, a per-read timeout and a deadline for the whole reply,
 // and the body is capped while it arrives (a hostile or broken server cannot exhaust memory).
 constexpr auto kConnectTimeout = std::chrono::seconds(5);
-constexpr auto kReplyDeadline = std::chrono::seconds(60);
 
 class Api {
  public:
@@ -33,11 +32,11 @@ class Api {
       return MakeError(ErrorCode::kInvalidInput,
                        "prometheus '" + url_ + "': not an http(s)://host:port URL");
     client.set_connection_timeout(kConnectTimeout);
-    client.set_read_timeout(kReplyDeadline);
+    client.set_read_timeout(limits_.deadline);
     const httplib::Params params{{"query", promql}, {"time", std::to_string(at)}};
     std::string body;
     bool too_big = false, too_slow = false;
-    const auto deadline = std::chrono::steady_clock::now() + kReplyDeadline;
+    const auto deadline = std::chrono::steady_clock::now() + limits_.deadline;
     auto r = client.Get(prefix_ + "/api/v1/query", params, {}, [&](const char* d, size_t n) {
       too_big = body.size() + n > limits_.max_bytes;
       too_slow = std::chrono::steady_clock::now() > deadline;
@@ -51,8 +50,9 @@ class Api {
                        what + ": reply over the cap of " + std::to_string(limits_.max_bytes) +
                            " bytes (raise it with --prometheus-max-reply-mb)");
     if (too_slow || (!r && r.error() == httplib::Error::Read))
-      return MakeError(ErrorCode::kUnavailable, what + ": no complete reply within " +
-                                                    std::to_string(kReplyDeadline.count()) + " s");
+      return MakeError(ErrorCode::kUnavailable,
+                       what + ": no complete reply within " +
+                           std::to_string(limits_.deadline.count() / 1000) + " s");
     if (!r)
       return MakeError(ErrorCode::kUnavailable, "prometheus " + url_ + ": unreachable (" +
                                                     httplib::to_string(r.error()) + ")");
@@ -190,6 +190,12 @@ Expected<void> ReadLabels(Api& api, const Span& span, const std::vector<std::str
 }
 
 }  // namespace
+
+Expected<std::vector<PromSample>> QueryPrometheus(const std::string& url, const std::string& promql,
+                                                  int64_t at_unix_s, const ReplyLimits& limits) {
+  Api api(url, limits);
+  return api.Query(promql, at_unix_s);
+}
 
 Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t from, int64_t to,
                                               const std::vector<std::string>& label_keys,

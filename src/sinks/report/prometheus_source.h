@@ -21,10 +21,15 @@ struct PrometheusUsage {
   Labels labels;  // the label_KEY values of the owner series, for label:KEY groupings
 };
 
+// One instant query of `promql` at `at_unix_s`: every sample of its vector result. For readers
+// of other series than the usage (`gpumeter top`'s findings). Errors as below.
+Expected<std::vector<PromSample>> QueryPrometheus(const std::string& url, const std::string& promql,
+                                                  int64_t at_unix_s, const ReplyLimits& limits = {});
+
 // `url`: http(s)://host:port[/prefix]. `label_keys`: pod label keys wanted (exported by the agent
 // as label_<key> with --pod-label). Errors: unreachable, HTTP or PromQL errors, a reply of the
 // wrong shape or over `limits`, a non-finite value, no gpumeter data. Each query is a GET with a
-// 5 s connection timeout and a 60 s deadline for its whole reply.
+// 5 s connection timeout and `limits.deadline` (60 s) for its whole reply.
 Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t from_unix_s,
                                               int64_t to_unix_s,
                                               const std::vector<std::string>& label_keys,

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include <chrono>
 #include <string>
-#include <thread>
+
+#include "support/loopback_server.h"
 
 namespace gpumeter::report {
 namespace {
@@ -14,25 +14,17 @@ namespace {
 // A Prometheus on loopback that answers every query with one fixed reply.
 class FixedReply {
  public:
-  FixedReply(int status, std::string body) {
-    server_.Get("/api/v1/query", [=](const httplib::Request&, httplib::Response& res) {
-      res.status = status;
-      res.set_content(body, "application/json");
-    });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ~FixedReply() {
-    server_.stop();
-    thread_.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  FixedReply(int status, std::string body)
+      : server_([=](httplib::Server& s) {
+          s.Get("/api/v1/query", [=](const httplib::Request&, httplib::Response& res) {
+            res.status = status;
+            res.set_content(body, "application/json");
+          });
+        }) {}
+  std::string url() const { return server_.url(); }
 
  private:
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
+  testing::LoopbackServer server_;
 };
 
 TEST(PrometheusSource, BadRepliesAreClearErrors) {

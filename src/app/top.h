@@ -1,0 +1,33 @@
+// `gpumeter top`: the live view of who uses which GPU, per pod (docs/top.md). From an agent's
+// JSON API (one node) or from Prometheus (the cluster), refreshed every --interval in a
+// full-screen terminal view (ncurses), or one frame as plain text or JSON with --once.
+#pragma once
+
+#include <string>
+
+namespace gpumeter::app {
+
+struct TopOptions {
+  std::string source;  // agent:URL, prometheus:URL or file:PATH; empty: agent:<agent>
+  std::string agent;   // --agent URL, the shorthand for agent:URL; empty: the local agent
+  std::string agent_token_file, agent_ca_file;
+  double interval_s = 1;
+  std::string window = "1m";  // prometheus: the rates' window
+  std::string pricing_file;
+  std::string policy = "memory";
+  std::string idle = "share";
+  std::string view = "units";  // units | pods | findings
+  std::string sort = "compute";
+  std::string by = "container";
+  std::string ns;  // namespace filter
+  bool once = false;
+  std::string format = "text";  // --once: text | json
+};
+
+// The local agent's address (agent and demo listen on port 9400 by default).
+inline constexpr const char* kLocalAgent = "http://127.0.0.1:9400";
+
+// 0 ok; 1 the source failed (--once) or the terminal could not be driven; 2 bad input.
+int RunTop(const TopOptions& options);
+
+}  // namespace gpumeter::app

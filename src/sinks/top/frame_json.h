@@ -1,0 +1,23 @@
+// A frame of `gpumeter top` as JSON (`top --once --format json`, docs/top.md): the frame's data
+// (units with their owners, findings) and, derived from it, the rows of the pods view and the
+// per-namespace totals. FrameFromJson reads the data back: FrameFromJson(FrameToJson(f)) == f.
+// Unknown is null. Pure.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "sinks/top/frame.h"
+
+namespace gpumeter::top {
+
+nlohmann::json FrameToJson(const FrameData& frame);
+Expected<FrameData> FrameFromJson(const nlohmann::json& j);
+
+// FrameToJson plus "pods" (GroupRows by `by`, sorted, filtered) and "namespaces" (by namespace).
+nlohmann::json FrameOutputJson(const FrameData& frame, const std::string& by, SortKey sort,
+                               const std::string& ns_filter);
+
+}  // namespace gpumeter::top

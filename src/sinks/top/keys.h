@@ -1,0 +1,40 @@
+// What a key does in `gpumeter top`'s interactive view: switch views, sort, filter by namespace,
+// pause, scroll, quit. The screen turns the terminal's keys into Key; the rules are here, pure,
+// so they are tested without a terminal.
+#pragma once
+
+#include "sinks/top/layout.h"
+
+namespace gpumeter::top {
+
+struct Key {
+  enum Kind {
+    kNone,
+    kChar,
+    kEnter,
+    kEscape,
+    kBackspace,
+    kTab,
+    kUp,
+    kDown,
+    kPageUp,
+    kPageDown,
+    kInterrupt  // Ctrl-C: quits from anywhere, also while a filter is typed
+  };
+  Kind kind = kNone;
+  char c = 0;  // kChar: a printable character
+};
+
+// The view state and the first line shown (scrolling), as the keys change them.
+struct Interaction {
+  ViewState view;
+  int scroll = 0;
+  bool quit = false;
+};
+
+// Applies one key. While a namespace filter is being typed (`/`), keys edit it: Enter applies
+// it, Escape cancels; otherwise u p f / Tab switch views, s cycles the sort, space pauses,
+// Escape clears the filter, the arrows and page keys scroll, q quits.
+void ApplyKey(Interaction& state, const Key& key, int page_lines);
+
+}  // namespace gpumeter::top

@@ -1,0 +1,180 @@
+#include "sinks/top/layout.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+
+namespace gpumeter::top {
+namespace {
+
+using domain::OwnerKind;
+
+std::string OwnerName(const domain::Owner& o) {
+  return o.kind == OwnerKind::kContainer ? o.ns + "/" + o.pod + "/" + o.container
+                                         : std::string(domain::ToString(o.kind));
+}
+
+std::string Fit(const std::string& s, size_t width) {
+  return s.size() <= width ? s : s.substr(0, width - 2) + "..";
+}
+
+Line Title(const ViewState& v) {
+  Line l{{"gpumeter top  ", Style::kTitle}};
+  for (View x : {View::kUnits, View::kPods, View::kFindings}) {
+    const std::string name = ToString(x);
+    l.push_back({x == v.view ? "[" + name + "]" : " " + name + " ",
+                 x == v.view ? Style::kTitle : Style::kDim});
+  }
+  if (v.interactive)
+    l.push_back({"   keys: u p f (tab) view  / filter  s sort  space pause  q quit", Style::kDim});
+  return l;
+}
+
+Line StatusLine(const FrameData* f, const ViewState& v, const FetchStatus& st) {
+  std::string text = f ? f->source : "no data yet";
+  if (f)
+    text += fmt::format("  data at {}", UtcClock(f->at_unix_s)) +
+            (f->span_seconds > 0 ? fmt::format(" (means over {:.0f} s)", f->span_seconds) : "");
+  text += fmt::format("  every {:g} s  sort {}  by {}", st.interval_s, ToString(v.sort), v.by);
+  if (!v.ns_filter.empty()) text += "  namespace " + v.ns_filter;
+  Line l{{text, Style::kDim}};
+  if (v.paused) l.push_back({"  PAUSED", Style::kWarn});
+  return l;
+}
+
+std::vector<Line> UnitsView(const FrameData& f, const ViewState& v) {
+  std::vector<Line> out;
+  for (const auto* u : FilteredUnits(f, v.ns_filter)) {
+    out.push_back(
+        {{fmt::format("{:<14}", u->label), Style::kTitle},
+         {fmt::format("{}  {}  {}  node {}", u->key.model, u->key.mode, u->key.uuid, u->key.node),
+          Style::kNormal}});
+    out.push_back(
+        {{fmt::format("  busy {}  memory {} / {}  power {}  cost/h {}", Percent(u->busy_ratio),
+                      Gib(u->memory_used_bytes), Gib(u->memory_total_bytes), Watts(u->power_watts),
+                      Money(u->cost_per_hour)),
+          Style::kNormal}});
+    out.push_back({{fmt::format("  {:<42} {:>6} {:<12} {:>7} {:>10} {:>8} {:>8}", "OWNER", "HELD",
+                                "COMPUTE", "", "MEMORY", "POWER", "COST/H"),
+                    Style::kHeading}});
+    for (const auto& o : u->owners) {
+      const bool special = o.owner.kind != OwnerKind::kContainer;
+      out.push_back(
+          {{fmt::format("  {:<42} {:>6} ", Fit(OwnerName(o.owner), 42),
+                        special ? "-" : Percent(o.held_share)),
+            special ? Style::kIdle : Style::kNormal},
+           {Bar(o.compute_ratio, 10), Style::kBar},
+           {fmt::format(" {:>7} {:>10} {:>8} {:>8}", Percent(o.compute_ratio), Gib(o.memory_bytes),
+                        Watts(o.power_watts), Money(o.cost_per_hour)),
+            special ? Style::kIdle : Style::kNormal}});
+    }
+    const auto s = SumOwners(*u);
+    out.push_back({{fmt::format("  {:<42} {:>6} {:<12} {:>7} {:>10} {:>8} {:>8}", "= total",
+                                Percent(s.held_share), "", Percent(s.compute_ratio),
+                                Gib(s.memory_bytes), Watts(s.power_watts), Money(s.cost_per_hour)),
+                    Style::kDim}});
+    out.push_back({});
+  }
+  if (out.empty()) out.push_back({{"  no unit matches", Style::kDim}});
+  return out;
+}
+
+std::vector<Line> PodsView(const FrameData& f, const ViewState& v) {
+  std::vector<Line> out;
+  out.push_back({{fmt::format("  {:<44} {:>6} {:>8} {:>10} {:>8} {:>8} {:>6}  {}",
+                              Fit(v.by == "container" ? "NAMESPACE/POD/CONTAINER" : v.by, 44),
+                              "HELD", "COMPUTE", "MEMORY", "POWER", "COST/H", "WASTE", "GPUS"),
+                  Style::kHeading}});
+  std::string name;
+  for (const auto& r : GroupRows(f, v.by, v.sort, v.ns_filter)) {
+    name.clear();
+    for (const auto& k : r.key) name += (name.empty() ? "" : "/") + k;
+    std::string units;
+    for (const auto& u : r.units) units += (units.empty() ? "" : ",") + u;
+    const bool wasteful = r.waste_gpus && *r.waste_gpus >= 0.5;
+    out.push_back(
+        {{fmt::format("  {:<44} {:>6} {:>8} {:>10} {:>8} {:>8} ", Fit(name, 44),
+                      Percent(r.held_gpus), Percent(r.compute_gpus), Gib(r.memory_bytes),
+                      Watts(r.power_watts), Money(r.cost_per_hour)),
+          Style::kNormal},
+         {fmt::format("{:>6}", Percent(r.waste_gpus)), wasteful ? Style::kWarn : Style::kNormal},
+         {"  " + units, Style::kDim}});
+  }
+  if (out.size() == 1) out.push_back({{"  no container matches", Style::kDim}});
+  out.push_back({{"  HELD, COMPUTE and WASTE (held - used) in % of one GPU", Style::kDim}});
+  return out;
+}
+
+std::vector<Line> FindingsView(const FrameData& f, const ViewState& v) {
+  if (!f.findings) return {{{"  findings: not available from this source", Style::kDim}}};
+  std::vector<Line> out;
+  out.push_back({{fmt::format("  {:<9} {:<24} {:<40} {:<9} {}", "SEVERITY", "KIND", "WHO", "SINCE",
+                              "EVIDENCE"),
+                  Style::kHeading}});
+  for (const auto& x : SortedFindings(f, v.ns_filter))
+    out.push_back({{fmt::format("  {:<9} ", x.severity),
+                    x.severity == "critical" ? Style::kAlert : Style::kWarn},
+                   {fmt::format("{:<24} {:<40} {:<9} {}", x.kind, Fit(x.who, 40),
+                                UtcClock(static_cast<int64_t>(x.first_seen_unix_s)), x.evidence),
+                    Style::kNormal}});
+  if (out.size() == 1) out.push_back({{"  no open finding", Style::kDim}});
+  return out;
+}
+
+}  // namespace
+
+std::string Percent(Amount r) { return r ? fmt::format("{:.1f}%", 100 * *r) : "?"; }
+std::string Gib(Amount b) {
+  return b ? fmt::format("{:.2f} GiB", *b / (1024.0 * 1024 * 1024)) : "?";
+}
+std::string Watts(Amount w) { return w ? fmt::format("{:.0f} W", *w) : "?"; }
+std::string Money(Amount a) { return a ? fmt::format("{:.3f}", *a) : "?"; }
+
+std::string Bar(Amount r, int width) {
+  const auto w = static_cast<size_t>(std::max(width, 2));
+  if (!r) return "[" + std::string(w / 2, ' ') + "?" + std::string(w - w / 2 - 1, ' ') + "]";
+  const auto n = static_cast<size_t>(
+      std::clamp(std::lround(*r * static_cast<double>(w)), 0L, static_cast<long>(w)));
+  return "[" + std::string(n, '#') + std::string(w - n, '.') + "]";
+}
+
+std::string UtcClock(int64_t unix_s) {
+  std::tm tm{};
+  const std::time_t t = unix_s;
+  if (!gmtime_r(&t, &tm)) return "?";
+  return fmt::format("{:02}:{:02}:{:02}Z", tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+std::vector<Line> Layout(const FrameData* f, const ViewState& v, const FetchStatus& st) {
+  std::vector<Line> out{Title(v), StatusLine(f, v, st)};
+  if (st.failing_since_unix_s)
+    out.push_back({{fmt::format("STALE since {} ({} s): {}", UtcClock(*st.failing_since_unix_s),
+                                st.now_unix_s - *st.failing_since_unix_s, st.error),
+                    Style::kAlert}});
+  if (v.editing) out.push_back({{"namespace filter: " + *v.editing + "_", Style::kWarn}});
+  out.push_back({});
+  if (!f) {
+    out.push_back({{"  waiting for the first reply", Style::kDim}});
+    return out;
+  }
+  auto body = v.view == View::kPods       ? PodsView(*f, v)
+              : v.view == View::kFindings ? FindingsView(*f, v)
+                                          : UnitsView(*f, v);
+  out.insert(out.end(), body.begin(), body.end());
+  return out;
+}
+
+std::string PlainText(const std::vector<Line>& lines) {
+  std::string out;
+  for (const auto& l : lines) {
+    std::string text;
+    for (const auto& s : l) text += s.text;
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += text + "\n";
+  }
+  return out;
+}
+
+}  // namespace gpumeter::top

@@ -1,0 +1,56 @@
+// The layout of a `gpumeter top` frame: lines of styled text, the same for the plain-text frame
+// of --once and the ncurses screen, which maps each style to a colour (or to none). A header
+// names the view and the keys, a status line says the source, the data's time and, when the
+// last fetches failed, since when the data is stale and why. Pure.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sinks/top/frame.h"
+
+namespace gpumeter::top {
+
+enum class Style { kNormal, kTitle, kHeading, kDim, kAlert, kBar, kIdle, kWarn };
+
+struct Span {
+  std::string text;
+  Style style = Style::kNormal;
+};
+using Line = std::vector<Span>;
+
+// What the user chose. `editing`: the namespace filter being typed (not yet applied).
+struct ViewState {
+  View view = View::kUnits;
+  SortKey sort = SortKey::kCompute;
+  std::string by = "container";
+  std::string ns_filter;
+  bool paused = false;
+  bool interactive = false;  // the key help belongs on the screen, not in --once
+  std::optional<std::string> editing;
+};
+
+// How the fetching goes: the last failure (if the latest fetch failed) and since when.
+struct FetchStatus {
+  int64_t now_unix_s = 0;
+  double interval_s = 1;
+  std::optional<int64_t> failing_since_unix_s;  // first failure of the current streak
+  std::string error;                            // the latest failure
+};
+
+// `frame`: null before the first good fetch.
+std::vector<Line> Layout(const FrameData* frame, const ViewState& view, const FetchStatus& status);
+// The lines as text, without styles, one per line.
+std::string PlainText(const std::vector<Line>& lines);
+
+// Shared by the views: "63.0%", "10.00 GiB", "212 W", "3.50", a bar of `width`; `?` if unknown.
+std::string Percent(Amount ratio);
+std::string Gib(Amount bytes);
+std::string Watts(Amount watts);
+std::string Money(Amount amount);
+std::string Bar(Amount ratio, int width);
+std::string UtcClock(int64_t unix_s);
+
+}  // namespace gpumeter::top

@@ -1,0 +1,171 @@
+// The frame model: rows per group add the units' owners (GPU-equivalents by the unit's fraction),
+// unknown stays unknown, sorting and filtering, prices split like the report's, the JSON round
+// trip, and what the keys do.
+#include <gtest/gtest.h>
+
+#include "sinks/top/frame.h"
+#include "sinks/top/frame_json.h"
+#include "sinks/top/keys.h"
+
+namespace gpumeter::top {
+namespace {
+
+using domain::OwnerKind;
+
+OwnerNow Container(std::string ns, std::string pod, Amount held, Amount compute, Amount memory) {
+  return {{OwnerKind::kContainer, std::move(ns), std::move(pod), "c"},
+          held,
+          compute,
+          memory,
+          100.0,
+          std::nullopt};
+}
+
+OwnerNow Special(OwnerKind kind, double compute, double memory) {
+  return {{kind, "", "", ""}, std::nullopt, compute, memory, 10.0, std::nullopt};
+}
+
+// Two units: a whole H100 shared by two pods, and a 3/7 MIG instance of an H200 held by one.
+FrameData TwoUnits() {
+  FrameData f;
+  f.source = "test";
+  f.at_unix_s = 1700000000;
+  f.span_seconds = 1;
+  UnitNow a;
+  a.key = {"n1", "GPU-a", "GPU-a", "NVIDIA H100 80GB HBM3", "", "time-slicing", 1.0};
+  a.label = "GPU0";
+  a.memory_total_bytes = 80e9;
+  a.power_watts = 300;
+  a.owners = {Container("ml", "train", 0.5, 0.6, 30e9), Container("web", "infer", 0.5, 0.1, 10e9),
+              Special(OwnerKind::kIdle, 0.3, 40e9)};
+  UnitNow b;
+  b.key = {"n1", "MIG-b", "GPU-b", "NVIDIA H200", "3g.71gb", "mig", 3.0 / 7};
+  b.label = "GPU1 3g.71gb";
+  b.memory_total_bytes = 70e9;
+  b.power_watts = 120;
+  b.owners = {Container("ml", "train", 1.0, 0.5, 20e9), Special(OwnerKind::kIdle, 0.5, 50e9)};
+  f.units = {a, b};
+  f.findings =
+      std::vector<FindingNow>{{"warning", "idle-allocation", "n1", "ml/train/c", "", "", 10},
+                              {"critical", "host-process", "n1", "host process x", "", "", 20},
+                              {"info", "oom-risk", "n1", "web/infer/c", "", "", 30}};
+  return f;
+}
+
+TEST(TopFrame, GroupsAddTheUnitsOwnersInGpuEquivalents) {
+  const auto rows = GroupRows(TwoUnits(), "namespace", SortKey::kCompute, "");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].key, std::vector<std::string>{"ml"});
+  EXPECT_NEAR(*rows[0].compute_gpus, 0.6 + 0.5 * 3 / 7, 1e-12);
+  EXPECT_NEAR(*rows[0].held_gpus, 0.5 + 3.0 / 7, 1e-12);
+  EXPECT_NEAR(*rows[0].waste_gpus, (0.5 + 3.0 / 7) - (0.6 + 0.5 * 3 / 7), 1e-12);
+  EXPECT_NEAR(*rows[0].memory_bytes, 50e9, 1);
+  EXPECT_EQ(rows[0].units, (std::vector<std::string>{"GPU0", "GPU1 3g.71gb"}));
+  EXPECT_EQ(rows[1].key, std::vector<std::string>{"web"});
+}
+
+TEST(TopFrame, UnknownIsNotZeroAndSortsLast) {
+  auto f = TwoUnits();
+  f.units[0].owners[1].memory_bytes = std::nullopt;  // web's memory unknown
+  const auto rows = GroupRows(f, "pod", SortKey::kMemory, "");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].key, (std::vector<std::string>{"ml", "train"}));
+  EXPECT_FALSE(rows[1].memory_bytes.has_value());
+  EXPECT_FALSE(SumOwners(f.units[0]).memory_bytes.has_value());
+}
+
+TEST(TopFrame, SortKeysAndNamespaceFilter) {
+  auto f = TwoUnits();
+  f.units[0].owners[1].held_share = 3.0;  // web holds much and uses little: the most waste
+  EXPECT_EQ(GroupRows(f, "container", SortKey::kWaste, "")[0].key[0], "web");
+  EXPECT_EQ(GroupRows(f, "container", SortKey::kCompute, "")[0].key[0], "ml");
+  const auto only_web = GroupRows(f, "container", SortKey::kCompute, "web");
+  ASSERT_EQ(only_web.size(), 1u);
+  EXPECT_EQ(FilteredUnits(f, "web").size(), 1u);
+  EXPECT_EQ(FilteredUnits(f, "ml").size(), 2u);
+  EXPECT_EQ(FilteredUnits(f, "").size(), 2u);
+  const auto findings = SortedFindings(f, "web");  // web's, and the host's; newest first
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[0].kind, "oom-risk");
+  EXPECT_EQ(findings[1].kind, "host-process");
+}
+
+TEST(TopFrame, LabelsGroupAndUnknownLabelsShowAsQuestionMarks) {
+  auto f = TwoUnits();
+  f.labels[{"ml", "train"}]["team"] = "research";
+  const auto rows = GroupRows(f, "label:team", SortKey::kCompute, "");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].key, std::vector<std::string>{"research"});
+  EXPECT_EQ(rows[1].key, std::vector<std::string>{"?"});
+}
+
+TEST(TopFrame, PricesSplitTheUnitsCostAndAddUp) {
+  auto f = TwoUnits();
+  const auto pricing =
+      *cost::Pricing::Parse("gpu_models: {H100: 4.0, H200: 7.0}\ndefaults: false\n", "p.yaml");
+  PriceFrame(f, pricing, cost::Policy{});
+  ASSERT_TRUE(f.units[0].cost_per_hour && f.units[1].cost_per_hour);
+  EXPECT_NEAR(*f.units[0].cost_per_hour, 4.0, 1e-9);
+  EXPECT_NEAR(*f.units[1].cost_per_hour, 7.0 * 3 / 7, 1e-9);
+  for (const auto& u : f.units) EXPECT_NEAR(*SumOwners(u).cost_per_hour, *u.cost_per_hour, 1e-9);
+  // Memory policy, idle shared by use: train 30 of the 40 GB in use on the H100.
+  EXPECT_NEAR(*f.units[0].owners[0].cost_per_hour, 3.0, 1e-9);
+  const auto no_price =
+      *cost::Pricing::Parse("gpu_models: {A100: 2.0}\ndefaults: false\n", "p.yaml");
+  PriceFrame(f, no_price, cost::Policy{});
+  EXPECT_FALSE(f.units[0].cost_per_hour.has_value());
+  EXPECT_FALSE(f.units[0].owners[0].cost_per_hour.has_value());
+}
+
+TEST(TopFrame, JsonRoundTrips) {
+  auto f = TwoUnits();
+  f.units[1].busy_ratio = std::nullopt;
+  f.units[0].busy_ratio = 0.7;
+  f.units[0].owners[0].power_watts = std::nullopt;
+  f.labels[{"ml", "train"}]["team"] = "research";
+  f.currency = "USD";
+  const auto back = FrameFromJson(FrameToJson(f));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, f);
+  EXPECT_EQ(FrameToJson(*back).dump(), FrameToJson(f).dump());
+  f.findings.reset();  // a source without findings stays without, not "none open"
+  EXPECT_FALSE(FrameFromJson(FrameToJson(f))->findings.has_value());
+  EXPECT_FALSE(FrameFromJson(nlohmann::json::parse(R"({"units": [{"busy_ratio": "x"}]})")));
+}
+
+TEST(TopKeys, ViewsSortFilterPauseQuit) {
+  Interaction s;
+  ApplyKey(s, {Key::kChar, 'p'}, 10);
+  EXPECT_EQ(s.view.view, View::kPods);
+  ApplyKey(s, {Key::kTab}, 10);
+  EXPECT_EQ(s.view.view, View::kFindings);
+  ApplyKey(s, {Key::kChar, 's'}, 10);
+  EXPECT_EQ(s.view.sort, SortKey::kMemory);
+  ApplyKey(s, {Key::kChar, '/'}, 10);
+  for (char c : std::string("ml Q")) ApplyKey(s, {Key::kChar, c}, 10);  // typing: no command
+  EXPECT_FALSE(s.quit);
+  EXPECT_EQ(*s.view.editing, "ml");
+  ApplyKey(s, {Key::kEnter}, 10);
+  EXPECT_EQ(s.view.ns_filter, "ml");
+  EXPECT_FALSE(s.view.editing);
+  ApplyKey(s, {Key::kChar, '/'}, 10);
+  ApplyKey(s, {Key::kBackspace}, 10);
+  ApplyKey(s, {Key::kEscape}, 10);  // cancelled: the filter stays
+  EXPECT_EQ(s.view.ns_filter, "ml");
+  ApplyKey(s, {Key::kEscape}, 10);  // not editing: clears it
+  EXPECT_EQ(s.view.ns_filter, "");
+  ApplyKey(s, {Key::kChar, ' '}, 10);
+  EXPECT_TRUE(s.view.paused);
+  ApplyKey(s, {Key::kPageDown}, 10);
+  ApplyKey(s, {Key::kUp}, 10);
+  EXPECT_EQ(s.scroll, 9);
+  ApplyKey(s, {Key::kChar, 'q'}, 10);
+  EXPECT_TRUE(s.quit);
+  Interaction typing;
+  ApplyKey(typing, {Key::kChar, '/'}, 10);
+  ApplyKey(typing, {Key::kInterrupt}, 10);  // Ctrl-C quits while a filter is typed
+  EXPECT_TRUE(typing.quit);
+}
+
+}  // namespace
+}  // namespace gpumeter::top

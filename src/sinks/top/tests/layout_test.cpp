@@ -1,0 +1,70 @@
+// The layout: unknown prints as `?`; a failing source shows since when the data is stale and
+// why; the units view's total row is the sum of the rows; the key help is on the screen only.
+#include <gtest/gtest.h>
+
+#include "sinks/top/layout.h"
+
+namespace gpumeter::top {
+namespace {
+
+FrameData OneUnit() {
+  FrameData f;
+  f.source = "agent http://x";
+  f.at_unix_s = 3600;  // 01:00:00Z
+  UnitNow u;
+  u.key = {"n1", "GPU-a", "GPU-a", "H100", "", "exclusive", 1.0};
+  u.label = "GPU0";
+  u.memory_total_bytes = 4.0 * (1 << 30);
+  u.owners = {{{domain::OwnerKind::kContainer, "ml", "p", "c"},
+               1.0,
+               0.25,
+               1.0 * (1 << 30),
+               std::nullopt,
+               std::nullopt},
+              {{domain::OwnerKind::kIdle, "", "", ""},
+               std::nullopt,
+               0.75,
+               3.0 * (1 << 30),
+               std::nullopt,
+               std::nullopt}};
+  f.units = {u};
+  return f;
+}
+
+TEST(TopLayout, UnknownIsAQuestionMark) {
+  EXPECT_EQ(Percent(std::nullopt), "?");
+  EXPECT_EQ(Gib(std::nullopt), "?");
+  EXPECT_EQ(Watts(std::nullopt), "?");
+  EXPECT_EQ(Money(std::nullopt), "?");
+  EXPECT_EQ(Percent(0.0), "0.0%");
+  EXPECT_EQ(Bar(0.5, 4), "[##..]");
+}
+
+TEST(TopLayout, UnitsViewTotalsAndStaleLine) {
+  const auto f = OneUnit();
+  ViewState v;
+  FetchStatus st;
+  st.now_unix_s = 3700;
+  st.failing_since_unix_s = 3660;
+  st.error = "--agent http://x/api/v1/units: unreachable (Connection)";
+  const auto text = PlainText(Layout(&f, v, st));
+  EXPECT_NE(text.find("STALE since 01:01:00Z (40 s): --agent http://x/api/v1/units: unreachable"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("data at 01:00:00Z"), std::string::npos) << text;
+  // The total row: 100 % of compute, all 4 GiB; power unknown in the rows, so unknown in the sum.
+  const auto total = text.substr(text.find("= total"));
+  const auto line = total.substr(0, total.find('\n'));
+  EXPECT_NE(line.find("100.0%"), std::string::npos) << line;  // held: the one container's 1
+  EXPECT_NE(line.find("100.0%", line.find("100.0%") + 1), std::string::npos) << line;  // compute
+  EXPECT_NE(line.find("4.00 GiB"), std::string::npos) << line;
+  EXPECT_EQ(line.back(), '?') << line;
+  EXPECT_EQ(text.find("keys:"), std::string::npos);
+  v.interactive = true;
+  EXPECT_NE(PlainText(Layout(&f, v, st)).find("q quit"), std::string::npos);
+  EXPECT_NE(PlainText(Layout(nullptr, v, {})).find("waiting for the first reply"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpumeter::top
