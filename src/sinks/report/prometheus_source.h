@@ -24,7 +24,8 @@ struct PrometheusUsage {
 // One instant query of `promql` at `at_unix_s`: every sample of its vector result. For readers
 // of other series than the usage (`gpumeter top`'s findings). Errors as below.
 Expected<std::vector<PromSample>> QueryPrometheus(const std::string& url, const std::string& promql,
-                                                  int64_t at_unix_s, const ReplyLimits& limits = {});
+                                                  int64_t at_unix_s,
+                                                  const ReplyLimits& limits = {});
 
 // `url`: http(s)://host:port[/prefix]. `label_keys`: pod label keys wanted (exported by the agent
 // as label_<key> with --pod-label). Errors: unreachable, HTTP or PromQL errors, a reply of the

@@ -79,8 +79,8 @@ Expected<FrameData> FetchPrometheusFrame(const std::string& url, int64_t at_unix
   // A few seconds per query at most: a hung Prometheus shows as stale, and quitting waits little.
   report::ReplyLimits limits;
   limits.deadline = std::chrono::seconds(5);
-  auto usage = report::UsageFromPrometheus(url, at_unix_s - window_seconds, at_unix_s, label_keys,
-                                           limits);
+  auto usage =
+      report::UsageFromPrometheus(url, at_unix_s - window_seconds, at_unix_s, label_keys, limits);
   if (!usage) return tl::unexpected(usage.error());
   auto frame =
       FrameFromUsage(*usage, "prometheus " + url, at_unix_s, static_cast<double>(window_seconds));
