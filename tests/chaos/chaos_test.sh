@@ -104,6 +104,36 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 [ "$ms" -le 2500 ] || fail "agent took $ms ms to stop"
 echo "ok: SIGTERM: stopped in $ms ms"
 
+# --- A driver call that never returns: within two intervals plus one call deadline the probes
+# say not ready and NVML is down; SIGTERM still ends the agent within 2 s.
+{ cat "$scenario"; printf 'faults:\n  - {kind: delay, call: "*", delay_ms: 600000, from_s: 203, to_s: 900}\n'; } >"$work/hang.yaml"
+GPUMETER_FAKE_NVML_SCENARIO=$work/hang.yaml "$bin" agent --nvml-library "$nvml" --node-name chaos \
+  --pod-resources-socket "$work/node/kubelet.sock" --proc-root "$work/node/proc" --pods-file "$work/node/pods.json" \
+  --interval 0.25 --call-deadline 0.5 --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 >"$work/hang.log" 2>&1 &
+hung=$!
+hurl=$(wait_for_match "$work/hang.log" 's|.*serving \(http://[^ ]*\)/metrics.*|\1|p')
+hprobe=$(wait_for_match "$work/hang.log" 's|.*probes on \(http://[^ ]*\).*|\1|p')
+[ -n "$hurl" ] && [ -n "$hprobe" ] || fail "hanging agent printed no addresses"
+for _ in $(seq 1 100); do curl -fs "$hprobe/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -fsS "$hprobe/readyz" >/dev/null || fail "agent never ready before the hang"
+code=200
+for _ in $(seq 1 100); do  # the fault starts 3 scenario seconds in; then 2 x 0.25 s + 0.5 s
+  code=$(curl -s -o "$work/readyz.txt" -w '%{http_code}' --max-time 1 "$hprobe/readyz")
+  [ "$code" = 503 ] && break; sleep 0.1
+done
+[ "$code" = 503 ] || fail "/readyz still $code with a driver call hung"
+grep -q "no sampling pass finished for" "$work/readyz.txt" || fail "/readyz does not say why: $(cat "$work/readyz.txt")"
+curl -fsS --max-time 2 "$hurl/metrics" | grep -q '^gpumeter_source_up{node="chaos",source="nvml"} 0$' \
+  || fail "nvml still up with a driver call hung"
+t0=$(date +%s%N)
+kill -TERM "$hung"
+for _ in $(seq 1 40); do kill -0 "$hung" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$hung" 2>/dev/null && fail "hung agent still running 4 s after SIGTERM"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$ms" -le 2600 ] || fail "hung agent took $ms ms to stop"
+grep -q "sampling did not stop within 2 s" "$work/hang.log" || fail "the forced stop is not logged"
+echo "ok: a hung driver call: /readyz 503 ($(head -c 80 "$work/readyz.txt")), nvml down, SIGTERM in $ms ms"
+
 # --- A Prometheus that answers with the wrong shapes, +Inf or deep nesting: a clear error, rc 1.
 report_against() {  # BODY WANT
   printf '%s' "$1" >"$work/reply.json"
