@@ -1,11 +1,31 @@
 #include "app/runtime.h"
 
+#include <malloc.h>
 #include <pthread.h>
 
 #include <future>
 #include <thread>
 
 namespace gpumeter::app {
+
+namespace {
+
+// glibc keeps memory freed by a thread in that thread's arena: the passes' short-lived
+// allocations left the agent's resident memory creeping ~15 KB a minute (20 MB a day) with a flat
+// heap (measured with massif and /proc/<pid>/smaps; bench/soak.sh). Returning free pages to the
+// kernel once a minute keeps it flat; it takes well under a millisecond on the agent's few MB.
+void ReturnFreeMemory(std::chrono::steady_clock::time_point& last) {
+#ifdef __GLIBC__
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last < std::chrono::minutes(1)) return;
+  last = now;
+  (void)malloc_trim(0);  // 1 when memory was released, 0 when there was none: both fine
+#else
+  (void)last;
+#endif
+}
+
+}  // namespace
 
 Expected<std::unique_ptr<NodeRuntime>> NodeRuntime::Start(RuntimeOptions o) {
   std::unique_ptr<NodeRuntime> rt(new NodeRuntime());
@@ -19,10 +39,12 @@ Expected<std::unique_ptr<NodeRuntime>> NodeRuntime::Start(RuntimeOptions o) {
   so.interval = std::chrono::milliseconds(static_cast<int64_t>(o.interval_s * 1000));
   so.call_deadline = std::chrono::milliseconds(static_cast<int64_t>(o.call_deadline_s * 1000));
   so.before_pass = std::move(o.before_pass);
-  so.on_pass = [pipeline,
-                after = std::move(o.after_pass)](std::shared_ptr<const gpu::SampleResult> r) {
+  so.on_pass = [pipeline, after = std::move(o.after_pass),
+                last_trim = std::chrono::steady_clock::now()](
+                   std::shared_ptr<const gpu::SampleResult> r) mutable {
     pipeline->OnPass(std::move(r));
     if (after) after(*pipeline->Latest());
+    ReturnFreeMemory(last_trim);
   };
   rt->sampler_ = std::make_unique<sampler::Sampler>(*rt->source_, rt->watch_, std::move(so));
   rt->view_ = std::make_unique<SamplingView>(*rt->sampler_, *rt->pipeline_);
