@@ -16,13 +16,20 @@ COPY scripts/setup.sh scripts/setup.sh
 RUN bash scripts/setup.sh --build-only \
  && apt-get install -y -qq --no-install-recommends ca-certificates >/dev/null \
  && rm -rf /var/lib/apt/lists/*
-COPY . .
+# Only what compiling reads, so that edits to docs, tests or manifests reuse the compiled layer.
+COPY CMakeLists.txt ./
+COPY cmake cmake
+COPY proto proto
+COPY src src
 # Target gpumeter also builds the fake kubelet and fake NVML the demo uses (CMake dependencies);
 # they stay in this stage (tests/image runs the demo from it) and never reach the runtime.
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUMETER_BUILD_TESTS=OFF >/dev/null \
  && cmake --build /build --target gpumeter -j"$(nproc)" \
  && strip --strip-debug /build/gpumeter
+COPY scripts/image_rootfs.sh scripts/image_rootfs.sh
 RUN bash scripts/image_rootfs.sh /build/gpumeter /rootfs
+# The demo's scenarios, for tests/image's demo in this stage (not in the runtime).
+COPY scenarios scenarios
 
 FROM scratch
 ARG VERSION=0.1.0

@@ -69,11 +69,11 @@ else
     rm -f "$out/debian-12.tar"
   fi
   echo "image: building $image with buildah (daemonless)" >&2
-  buildah bud --pull=never --isolation chroot --layers "${build_args[@]}" -t "$image" .
-  # The build stage as an image too (cached layers, no rebuild): tests/image runs the demo's
-  # fake kubelet and fake NVML from it.
+  # The build stage first, tagged: tests/image runs the demo's fake kubelet and fake NVML from
+  # it. The full build right after reuses its layers (--layers) as long as the context is the same.
   buildah bud --pull=never --isolation chroot --layers "${build_args[@]}" --target build \
-    -t "gpumeter-build:$version" . >/dev/null
+    -t "gpumeter-build:$version" .
+  buildah bud --pull=never --isolation chroot --layers "${build_args[@]}" -t "$image" .
   rm -f "$archive"
   skopeo copy --quiet "containers-storage:localhost/$image" "oci-archive:$archive:$image"
   digest=$(skopeo inspect --format '{{.Digest}}' "oci-archive:$archive")

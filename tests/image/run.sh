@@ -76,7 +76,7 @@ echo "ok: image $image: user $user, $((size / 1000000)) MB, OCI labels, no shell
 
 # --- The fixtures shared by both runs. -------------------------------------------------------
 # The fake NVML from the build stage, as the driver's libnvidia-ml.so.1 would be.
-ctr=$(podman create --pull=never "$build_image")
+ctr=$(podman create --pull=never "$build_image" true)
 podman cp "$ctr:/build/fake_nvml/r580/libnvidia-ml.so.1" "$work/libnvidia-ml.so.1"
 podman rm "$ctr" >/dev/null
 # The stub API server on the host, reached from the pod network through its gateway.
@@ -92,7 +92,7 @@ echo gpumeter >"$work/sa/namespace"
 # manifest of OVERLAY_DIR runs it; checks readiness, /metrics with pods, the store, the process.
 run_variant() {
   local name=$1 overlay=$2 scenario=$3
-  local w=$work/$name
+  local w=$work/$name before=$failures
   mkdir -p "$w/fixture" "$w/store"
   kubectl kustomize "$overlay" >"$w/rendered.yaml" 2>"$w/kustomize.log" || die "$name: kubectl kustomize $overlay"
 
@@ -218,14 +218,15 @@ run_variant() {
   db=$w/store/$(basename "$store_path")
   [ -s "$db" ] || die "$name: no usage store written to the store's hostPath ($db)"
   "${podman_run[@]}" --rm --user 0 --read-only -v "$w/store:$(dirname "$store_path")" "$image" \
-    report --source "sqlite:$store_path" --format csv >"$w/report.csv" 2>"$w/report.log" \
+    report --source "sqlite:$store_path" --by namespace,pod --format csv >"$w/report.csv" 2>"$w/report.log" \
     || fail "$name: gpumeter report cannot read the store: $(cat "$w/report.log")"
   local pod
-  pod=$(jq -r '[.items[] | select(.spec.nodeName == "'"$node_name"'")][0].metadata.name' "$node_dir/pods.json")
-  grep -q "$pod" "$w/report.csv" || fail "$name: the store's report lacks pod $pod"
+  pod=$(jq -r '[.items[] | select(.spec.nodeName == "'"$node_name"'")][0].metadata | "\(.namespace)/\(.name)"' "$node_dir/pods.json")
+  grep -q ",$pod," "$w/report.csv" || fail "$name: the store's report lacks pod $pod"
+  podman stop -t 5 "$demo" >/dev/null 2>&1 || true
+  [ "$failures" -eq "$before" ] || return 0
   echo "ok: $name ($overlay, scenario $scenario): uid $uid, caps ${capeff}, read-only /, ready," \
     "$holders holder series, $attributed attributed processes, store $(du -k "$db" | cut -f1) KB"
-  podman stop -t 5 "$demo" >/dev/null 2>&1 || true
 }
 
 run_variant base deploy/kubernetes/base node-8gpu
