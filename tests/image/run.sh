@@ -72,7 +72,17 @@ sbom=build/image/gpumeter-$version.packages.tsv
 for p in libc6 libgrpc++1.51 libssl3 ca-certificates; do
   grep -q "^$p	" "$sbom" || fail "SBOM lacks $p"
 done
-echo "ok: image $image: user $user, $((size / 1000000)) MB, OCI labels, no shell, SBOM $(wc -l <"$sbom") packages"
+# The archive `make image` wrote is a complete OCI image: unpacked with umoci, the binary runs.
+archive=build/image/gpumeter-$version.oci.tar
+if [ -s "$archive" ]; then
+  skopeo copy --quiet "oci-archive:$archive" "oci:$work/oci:$version"
+  umoci unpack --image "$work/oci:$version" "$work/bundle" >/dev/null
+  out=$(chroot "$work/bundle/rootfs" /usr/bin/gpumeter --version 2>&1) || fail "the archive's gpumeter does not run: $out"
+  [ "$out" = "gpumeter $version" ] || fail "the archive's gpumeter --version says '$out'"
+else
+  fail "no archive $archive (make image writes it)"
+fi
+echo "ok: image $image: user $user, $((size / 1000000)) MB, OCI labels, no shell, SBOM $(wc -l <"$sbom") packages, archive unpacks and runs"
 
 # --- The fixtures shared by both runs. -------------------------------------------------------
 # The fake NVML from the build stage, as the driver's libnvidia-ml.so.1 would be.
