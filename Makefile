@@ -1,6 +1,10 @@
 # The two commands of the README, on a fresh Debian 12 machine as root:
-#   make demo   - installs what is missing, builds, runs the demo on a simulated node
-#   make test   - installs what is missing, builds, runs every test
+#   make demo   - installs the build packages only, builds the binary and the demo's fakes (the
+#                 fake kubelet and fake NVML are CMake dependencies of target gpumeter), runs it
+#   make test   - installs everything the tests need, builds every target, runs every test
+# The image (docs/deploy.md; not in CI: it takes minutes and needs the container tools):
+#   make image       - gpumeter:<version> and build/image/gpumeter-<version>.oci.tar
+#   make image-test  - runs that image as the DaemonSet would (tests/image/run.sh)
 # CMAKE_FLAGS adds CMake options (CI: -DGPUMETER_WERROR=ON, -DGPUMETER_SANITIZE=ON);
 # DEMO_ARGS passes options to `gpumeter demo` (default: 10 scenario seconds per second, 30 s;
 # e.g. DEMO_ARGS="--scenario mig-h200 --duration 0" runs until Ctrl-C).
@@ -9,16 +13,24 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 DEMO_ARGS ?= --speedup 10
 
-.PHONY: setup build demo test fuzz soak format clean
+.PHONY: setup setup-build build build-demo demo test fuzz soak image image-test format clean
 
 setup:
 	@bash scripts/setup.sh
 
+setup-build:
+	@bash scripts/setup.sh --build-only
+
 build: setup
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGPUMETER_BUILD_TESTS=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j2
 
-demo: build
+# Tests off: without them CMake needs no gtest, and only the demo's three targets are built.
+build-demo: setup-build
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGPUMETER_BUILD_TESTS=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j2 --target gpumeter
+
+demo: build-demo
 	$(BUILD)/gpumeter demo $(DEMO_ARGS)
 
 test: build
@@ -39,6 +51,12 @@ fuzz: build
 SOAK_SECONDS ?= 7200
 soak: build
 	@bash bench/soak.sh $(SOAK_SECONDS)
+
+image:
+	@bash scripts/image.sh
+
+image-test:
+	@bash tests/image/run.sh
 
 # Reformat the C++ sources to .clang-format (CI fails on any difference).
 format: setup

@@ -1,23 +1,65 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages gpumeter needs to build, test and run its demo.
 # Idempotent and quiet when everything is present; needs root only when something is missing.
+#   setup.sh               everything `make test` needs (CI runs this)
+#   setup.sh --build-only  only what compiling the binary, the fake kubelet and the fake NVML
+#                          needs: `make demo` and the image's build stage, which would otherwise
+#                          pull in Chromium, Prometheus, clang and the test libraries (~3 GB)
+#   setup.sh --image       the daemonless image tools for `make image` / `make image-test`
+#   setup.sh --list [MODE] prints the packages of a mode, installs nothing (checked by a test)
 set -euo pipefail
 
-packages=(
+# Compiling gpumeter and its demo fixtures (CMakeLists.txt's find_package/pkg_check_modules).
+build_packages=(
   build-essential cmake pkg-config ninja-build
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libcpp-httplib-dev libmicrohttpd-dev libexpected-dev libsqlite3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  # `gpumeter top`'s terminal view (ncurses, docs/top.md) is part of the binary.
+  libncurses-dev
+)
+# The tests on top: gtest, benchmarks and fuzzers (clang), and the tools the end-to-end tests
+# drive (Prometheus, Chromium, the sqlite3 shell, curl, jq, openssl).
+test_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   prometheus curl jq openssl sqlite3 chromium
   # The house rules checked by the tests: formatting, function length (docs/architecture.md).
   clang-format universal-ctags
-  # `gpumeter top`: its terminal view (ncurses, docs/top.md) and tmux, which drives it in a test.
-  libncurses-dev tmux
+  # tmux drives `gpumeter top` in a test.
+  tmux
 )
-# kubectl renders the Kubernetes manifests in a test (`kubectl kustomize`); Debian's is in
-# kubernetes-client. A kubectl already installed from elsewhere does as well.
-command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
+# Building the image without a daemon (docs/deploy.md) and running it as the DaemonSet would
+# (tests/image): python3-yaml reads the rendered manifest, kubectl renders it.
+image_packages=(
+  buildah podman skopeo umoci mmdebstrap runc uidmap
+  curl jq openssl python3 python3-yaml
+)
+
+mode=all list=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --build-only) mode=build ;;
+    --image) mode=image ;;
+    --list) list=1 ;;
+    *) echo "usage: setup.sh [--list] [--build-only | --image]" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+case $mode in
+  build) packages=("${build_packages[@]}") ;;
+  image) packages=("${image_packages[@]}") ;;
+  all) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+esac
+# kubectl renders the Kubernetes manifests (`kubectl kustomize`) in a test and in the image test;
+# Debian's is in kubernetes-client. A kubectl already installed from elsewhere does as well.
+if [ "$mode" != build ] && { [ "$list" -eq 1 ] || ! command -v kubectl >/dev/null 2>&1; }; then
+  packages+=(kubernetes-client)
+fi
+if [ "$list" -eq 1 ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do
