@@ -52,5 +52,7 @@ COPY --from=build /rootfs/ /
 # does): the agent writes only to its store's volume and /tmp.
 USER 65532:65532
 EXPOSE 9400
+# The kubelet's probes, on a listener of their own (--probe-listen, docs/deploy.md "Probes").
+EXPOSE 9401
 ENTRYPOINT ["/usr/bin/gpumeter"]
 CMD ["agent"]

@@ -44,8 +44,12 @@ grep -q "runAsUser: $uid" "$dockerfile" || fail "Dockerfile does not mention the
 grep -q '^USER ' "$dockerfile" || fail "Dockerfile sets no USER"
 
 # Port and tag.
-port=$(sed -n 's/^ *- containerPort: \([0-9]*\)$/\1/p' <<<"$base" | head -1)
-grep -qx "EXPOSE $port" "$dockerfile" || fail "Dockerfile does not EXPOSE the manifest's containerPort $port"
+ports=$(sed -n 's/^ *- containerPort: \([0-9]*\)$/\1/p' <<<"$base")
+[ -n "$ports" ] || fail "the DaemonSet declares no containerPort"
+for port in $ports; do
+  grep -qx "EXPOSE $port" "$dockerfile" || fail "Dockerfile does not EXPOSE the manifest's containerPort $port"
+done
+port=$(tr '\n' ' ' <<<"$ports")
 version=$(sed -n 's/^project(gpumeter VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
 for r in "$base" "$mps"; do
   tag=$(sed -n 's/^ *image: \(.*\)$/\1/p' <<<"$r" | head -1)
