@@ -21,7 +21,7 @@ for _ in $(seq 1 100); do [ -S "$work/node/kubelet.sock" ] && break; sleep 0.1; 
 [ -S "$work/node/kubelet.sock" ] || fail "fake node did not start"
 sleep 0.3
 cp -r "$work/node/proc" "$work/proc"
-pids=($(ls "$work/proc" | grep -E '^[0-9]+$' | sort -n))
+mapfile -t pids < <(find "$work/proc" -mindepth 1 -maxdepth 1 -regex '.*/[0-9]+' -printf '%f\n' | sort -n)
 [ ${#pids[@]} -ge 2 ] || fail "the scenario has fewer than two processes"
 rm "$work/proc/${pids[0]}/stat" && mkfifo "$work/proc/${pids[0]}/stat"
 rm "$work/proc/${pids[1]}/cgroup" && ln -s /dev/zero "$work/proc/${pids[1]}/cgroup"

@@ -188,9 +188,17 @@ run_variant() {
   podman logs "$agent" >"$w/agent.log" 2>&1
   [ "$ready" = ready ] || die "$name: $path never said ready (got '$ready')"
   path=$(jq -r '.livenessProbe.path' "$w/facts.json")
-  [ "$(curl -fsS "http://$addr$(jq -r '.livenessProbe.path' "$w/facts.json")")" = ok ] || fail "$name: $path is not ok"
+  local live_port live_addr
+  live_port=$(jq -r '.livenessProbe.port' "$w/facts.json")
+  live_addr=$(podman port "$agent" "$live_port/tcp" | head -1)
+  [ "$(curl -fsS "http://$live_addr$path")" = ok ] || fail "$name: $path on port $live_port is not ok"
+  # /metrics on the port the manifest names `metrics` (the probes have a port of their own).
+  local metrics_port metrics_addr
+  metrics_port=$(jq -r '.ports.metrics' "$w/facts.json")
+  metrics_addr=$(podman port "$agent" "$metrics_port/tcp" | head -1)
+  [ -n "$metrics_addr" ] || die "$name: the metrics port $metrics_port not published"
   sleep 3  # a few sampling intervals
-  curl -fsS "http://$addr/metrics" >"$w/metrics.prom" || die "$name: scrape failed"
+  curl -fsS "http://$metrics_addr/metrics" >"$w/metrics.prom" || die "$name: scrape failed"
   local src
   for src in nvml kubelet pods proc; do
     grep -q "^gpumeter_source_up{node=\"$node_name\",source=\"$src\"} 1$" "$w/metrics.prom" \
