@@ -56,7 +56,9 @@ json=$("$bin" audit --agent "$url" --format json)
 [ "$(jq '[.agent.findings[] | select(.severity == "critical")] | length' <<<"$json")" = 3 ] || { echo "$json"; fail "3 critical findings in JSON"; }
 [ "$(jq -r '.worstSeverity' <<<"$json")" = critical ] || fail "worstSeverity"
 [ "$(jq -r '.agent.node' <<<"$json")" = gpu-node-dgx-07 ] || fail "node in JSON"
-curl -sf "$url/metrics" | grep -q '^gpumeter_findings_opened_total{node="gpu-node-dgx-07",kind="unallocated-device",severity="critical"} 2' ||
+# Saved first: `curl | grep -q` fails under pipefail when grep stops reading a large page early.
+curl -sf "$url/metrics" >"$work/guard.prom" || fail "scrape for the findings counter"
+grep -q '^gpumeter_findings_opened_total{node="gpu-node-dgx-07",kind="unallocated-device",severity="critical"} 2' "$work/guard.prom" ||
   fail "findings counter on /metrics"
 
 # dcgm-exporter in virtual-GPU mode on the time-sliced GPU 2: each of its 3 pods copies the GPU.
