@@ -99,11 +99,16 @@ sleep 9  # the holders end; the main port serves again
 curl -fsS --max-time 5 "$url/metrics" >/dev/null || fail "main port does not recover after the flood"
 
 # --- SIGTERM stops the agent within 2 s (no --shutdown-grace).
-t0=$(date +%s%N)
-kill -TERM "$agent"
-for _ in $(seq 1 40); do kill -0 "$agent" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$agent" 2>/dev/null && fail "agent still running 4 s after SIGTERM"
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+# stop_ms PID: sends SIGTERM, waits up to 4 s for the process to end, prints the milliseconds.
+stop_ms() {
+  local t0 pid=$1
+  t0=$(date +%s%N)
+  kill -TERM "$pid"
+  for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && fail "agent $pid still running 4 s after SIGTERM"
+  echo $(( ($(date +%s%N) - t0) / 1000000 ))
+}
+ms=$(stop_ms "$agent")
 [ "$ms" -le 2500 ] || fail "agent took $ms ms to stop"
 echo "ok: SIGTERM: stopped in $ms ms"
 
@@ -134,11 +139,7 @@ for _ in 1 2 3; do  # a scrape on a loaded machine may time out: the state is wh
   sleep 1
 done
 [ "$down" = 0 ] || fail "nvml is '$down' (want 0) with a driver call hung: $(cat "$work/hang-curl.log")"
-t0=$(date +%s%N)
-kill -TERM "$hung"
-for _ in $(seq 1 40); do kill -0 "$hung" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$hung" 2>/dev/null && fail "hung agent still running 4 s after SIGTERM"
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+ms=$(stop_ms "$hung")
 [ "$ms" -le 2600 ] || fail "hung agent took $ms ms to stop"
 grep -q "sampling did not stop within 2 s" "$work/hang.log" || fail "the forced stop is not logged"
 echo "ok: a hung driver call: /readyz 503 ($(head -c 80 "$work/readyz.txt")), nvml down, SIGTERM in $ms ms"
