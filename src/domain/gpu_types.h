@@ -78,6 +78,12 @@ struct DeviceSample {
   // The driver's per-process sample period: the smallest spacing of distinct sample timestamps
   // seen on this GPU so far; unknown until two distinct stamps have been seen.
   std::optional<uint64_t> process_util_period_us;
+  // The part of the window the driver's sample buffer no longer held (it keeps a fixed span of
+  // periods; a poll later than that span loses the oldest): from the window's start to the first
+  // sample's period. 0 when covered, or when that cannot be told from idle time (see the NVML
+  // source). And the longest span of samples one read has returned: the buffer's span, as seen.
+  uint64_t process_util_uncovered_us = 0;
+  std::optional<uint64_t> process_util_buffer_span_us;
   std::optional<double> sm_active_ratio;  // GPM SM_UTIL / 100 for the whole GPU
   std::vector<MigInstanceSample> mig_instances;
   std::optional<uint32_t> mig_total_slices;  // slices of the full-GPU profile (7 on A100/H100/H200)

@@ -38,6 +38,9 @@ const char* ToString(Rule rule) {
       return "memory share (no per-process samples)";
     case Rule::kBusyNotCovered:
       return "busy time not covered by process data";
+    case Rule::kProcessSmSamplesExtrapolated:
+      return "per-process SM samples of the part of the interval the driver still held, "
+             "standing for all of it (estimate)";
     case Rule::kEnergyCounterDelta:
       return "energy counter delta";
     case Rule::kMeanBoardPower:
@@ -76,7 +79,8 @@ bool IsMemoryRemainder(Rule rule) {
 }
 
 bool IsComputeEstimate(Rule rule) {
-  return rule == Rule::kMpsThreadPercentage || rule == Rule::kMemoryShareNoSamples;
+  return rule == Rule::kMpsThreadPercentage || rule == Rule::kMemoryShareNoSamples ||
+         rule == Rule::kProcessSmSamplesExtrapolated;
 }
 
 }  // namespace gpumeter::domain

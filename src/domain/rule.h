@@ -28,6 +28,7 @@ enum class Rule : uint8_t {
   kMpsThreadPercentage,
   kMemoryShareNoSamples,
   kBusyNotCovered,
+  kProcessSmSamplesExtrapolated,  // samples of part of the interval (the driver lost the rest)
   // Energy.
   kEnergyCounterDelta,
   kMeanBoardPower,
@@ -53,7 +54,8 @@ const char* ToString(Rule rule);
 
 // Memory in use that no process accounts for (device used minus the processes' memory).
 bool IsMemoryRemainder(Rule rule);
-// A compute split estimated without per-process samples (MPS thread share or memory share).
+// A compute split estimated without per-process samples for the whole interval (MPS thread
+// share, memory share, or samples of part of it standing for all).
 bool IsComputeEstimate(Rule rule);
 
 }  // namespace gpumeter::domain

@@ -179,7 +179,9 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
       if (!p.sm_fraction) continue;
       const double share = std::clamp(*p.sm_fraction, 0.0, 1.0) * scale;
       acc.Compute(OwnerOf(p), share * seconds,
-                  scale < 1.0 ? Rule::kProcessSmSamplesScaled : Rule::kProcessSmSamples);
+                  p.sm_extrapolated ? Rule::kProcessSmSamplesExtrapolated
+                  : scale < 1.0     ? Rule::kProcessSmSamplesScaled
+                                    : Rule::kProcessSmSamples);
       placed += share;
     }
   } else if (!u.processes.empty()) {
@@ -264,6 +266,7 @@ UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
   out.mode = unit.mode;
   out.seconds = seconds;
   out.memory_capacity_byte_seconds = static_cast<double>(unit.memory_total_bytes) * seconds;
+  out.samples_uncovered_seconds = std::clamp(unit.samples_uncovered_seconds, 0.0, seconds);
   if (seconds <= 0) return out;
   Accumulator acc(kResidue * out.memory_capacity_byte_seconds, kResidue * seconds);
   AttributeMemory(unit, seconds, acc);

@@ -36,6 +36,7 @@ struct ProcessObservation {
   std::optional<uint64_t> memory_bytes;       // NVML usedGpuMemory
   std::optional<double> sm_fraction;          // mean per-process SM share over the interval, [0, 1]
   std::optional<double> mps_thread_fraction;  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE / 100
+  bool sm_extrapolated = false;  // sm_fraction from part of the interval (samples were lost)
 };
 
 struct UnitObservation {
@@ -54,6 +55,8 @@ struct UnitObservation {
   // unattributed with the compute it follows. Joules, ≤ energy_joules.
   std::optional<double> idle_energy_joules;
   std::vector<Holding> holders;  // allocations, from the kubelet
+  // Seconds of the interval whose per-process samples the driver no longer held.
+  double samples_uncovered_seconds = 0;
   // Set when the unit gave no readings this interval (e.g. GPU lost): the rule of its
   // unattributed memory and compute rows.
   Rule unknown_reason = Rule::kNone;
@@ -76,8 +79,9 @@ struct UnitLedger {
   SharingMode mode = SharingMode::kExclusive;
   double seconds = 0;
   double memory_capacity_byte_seconds = 0;
-  std::optional<double> energy_joules;  // the unit's energy; unknown: no energy in any row
-  std::vector<Row> rows;                // one per owner, sorted by owner
+  std::optional<double> energy_joules;   // the unit's energy; unknown: no energy in any row
+  double samples_uncovered_seconds = 0;  // as in UnitObservation
+  std::vector<Row> rows;                 // one per owner, sorted by owner
 };
 
 // Attributes one unit over an interval of `seconds` (> 0).

@@ -4,11 +4,21 @@
 
 namespace gpumeter::attribution {
 
+bool SmSharesExtrapolated(const gpu::DeviceSample& d) {
+  const uint64_t window = d.process_util_window_end_us - d.process_util_window_start_us;
+  return d.process_util_uncovered_us > 0 && d.process_util_uncovered_us < window &&
+         BusyFraction(d).has_value();
+}
+
 SmShareTable SmShares(const gpu::DeviceSample& d) {
   SmShareTable out;
   if (!d.process_utilization_supported) return out;
-  const double window_us =
-      static_cast<double>(d.process_util_window_end_us - d.process_util_window_start_us);
+  // Samples lost from the driver's buffer: with the device's busy time known, the covered part's
+  // shares stand for the whole window (an estimate); else the lost part stays uncovered, and the
+  // busy time it held unattributed.
+  const uint64_t covered_us = d.process_util_window_end_us - d.process_util_window_start_us -
+                              (SmSharesExtrapolated(d) ? d.process_util_uncovered_us : 0);
+  const double window_us = static_cast<double>(covered_us);
   const double period_us =
       d.process_util_period_us ? static_cast<double>(*d.process_util_period_us) : 0.0;
   // Σ smUtil and sample count per PID.
@@ -294,6 +304,9 @@ UnitObservation ObserveWholeGpu(const gpu::DeviceSample* previous, const gpu::De
   u.busy_fraction = BusyFraction(d);
   u.processes =
       ObserveProcesses(d.processes, previous ? &previous->processes : nullptr, SmShares(d), ctx);
+  u.samples_uncovered_seconds = static_cast<double>(d.process_util_uncovered_us) / 1e6;
+  if (SmSharesExtrapolated(d))
+    for (auto& p : u.processes) p.sm_extrapolated = p.sm_fraction.has_value();
   u.energy_joules = GpuEnergyJoules(previous, d, seconds, &u.energy_rule);
   u.holders = HoldersOf(ctx, d.uuid);
   return u;

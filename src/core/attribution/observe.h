@@ -65,6 +65,10 @@ std::optional<double> MigGpuActivity(const gpu::DeviceSample& device);
 using SmShareTable = std::vector<std::pair<uint32_t, double>>;
 SmShareTable SmShares(const gpu::DeviceSample& device);
 
+// True when SmShares stood the covered part of the window for all of it: the driver's buffer lost
+// the window's start (process_util_uncovered_us) and the device's busy time is known.
+bool SmSharesExtrapolated(const gpu::DeviceSample& device);
+
 // The share of `pid` in a table from SmShares; nullopt when the PID is not in it.
 std::optional<double> SmShareOf(const SmShareTable& shares, uint32_t pid);
 

@@ -246,6 +246,7 @@ void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledger
     ut.last_interval = next.intervals;
     ut.seconds += l.seconds;
     ut.memory_capacity_byte_seconds += l.memory_capacity_byte_seconds;
+    ut.samples_uncovered_seconds += l.samples_uncovered_seconds;
     if (l.energy_joules)
       ut.energy_joules += *l.energy_joules;
     else

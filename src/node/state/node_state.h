@@ -56,9 +56,10 @@ struct OwnerTotals {
 struct UnitTotals {
   double seconds = 0;
   double memory_capacity_byte_seconds = 0;
-  double energy_joules = 0;           // over the intervals whose energy was known
-  double energy_unknown_seconds = 0;  // time in which the unit's energy was unknown
-  uint64_t last_interval = 0;         // NodeState::intervals when it last had a ledger
+  double energy_joules = 0;              // over the intervals whose energy was known
+  double energy_unknown_seconds = 0;     // time in which the unit's energy was unknown
+  double samples_uncovered_seconds = 0;  // time whose per-process samples the driver lost
+  uint64_t last_interval = 0;            // NodeState::intervals when it last had a ledger
 };
 
 // A rightsizing recommendation as the agent exports it (docs/rightsizing.md), computed from its

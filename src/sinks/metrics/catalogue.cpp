@@ -177,6 +177,13 @@ void AddUnitMetrics(std::vector<MetricDef>& v) {
        "Time in which the unit's energy was unknown (no counter and no power reading, or the GPU "
        "was lost).",
        kUnit},
+      {Metric::kUnitSamplesUncovered, "gpumeter_process_samples_uncovered_seconds_total", C,
+       "seconds",
+       "Time whose per-process utilization samples the driver's buffer no longer held when read "
+       "(the interval is longer than the buffer's span: lower --interval). With the device's busy "
+       "time known, the rest of the interval's shares stand for it (rule says estimate); else its "
+       "busy time is unattributed.",
+       kUnit},
   };
   v.insert(v.end(), std::begin(defs), std::end(defs));
 }

@@ -46,6 +46,7 @@ enum class Metric {
   kUnitMemoryCapacity,
   kUnitEnergy,
   kUnitEnergyUnknown,
+  kUnitSamplesUncovered,
   kMemoryByteSeconds,
   kMemoryBytes,
   kComputeSeconds,

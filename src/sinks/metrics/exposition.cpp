@@ -197,6 +197,7 @@ std::map<std::string, const node::UnitInfo*> Units(Families& f, const node::Node
     f.Add(Metric::kUnitMemoryCapacity, l, t.memory_capacity_byte_seconds);
     f.Add(Metric::kUnitEnergy, l, t.energy_joules);
     f.Add(Metric::kUnitEnergyUnknown, l, t.energy_unknown_seconds);
+    f.Add(Metric::kUnitSamplesUncovered, l, t.samples_uncovered_seconds);
   }
   return units;
 }

@@ -284,6 +284,27 @@ void NvmlGpuSource::ReadProcessList(nvmlDevice_t h, gpu::DeviceSample& dev, bool
   for (auto& e : entries) out.push_back(e);
 }
 
+// The driver keeps a ring of sample periods; a window longer than the ring loses its oldest part.
+// The ring's span is learned as the longest span of stamps one read returned. A read is taken to
+// have lost its start when its stamps fill that span (within a period) and the window is longer
+// than the span by more than a period: the samples end at the poll and reach back as far as the
+// ring does. Idle time at the start of such a window cannot be told from lost samples, so it is
+// counted as uncovered too (an estimate either way, and said so).
+void NvmlGpuSource::AccountUncovered(gpu::DeviceSample& dev, const std::set<uint64_t>& stamps,
+                                     uint64_t window_start_us, uint64_t now_us,
+                                     uint64_t period_us) {
+  if (stamps.empty() || period_us == 0) return;
+  auto& span = util_span_us_[dev.uuid];
+  const uint64_t first = *stamps.begin(), last = *stamps.rbegin();
+  const uint64_t read_span = last - first + period_us;
+  span = std::max(span, read_span);
+  dev.process_util_buffer_span_us = span;
+  const uint64_t window = now_us > window_start_us ? now_us - window_start_us : 0;
+  if (read_span + period_us >= span && window > span + period_us &&
+      first > window_start_us + period_us)
+    dev.process_util_uncovered_us = first - period_us - window_start_us;
+}
+
 void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& dev,
                                            uint64_t now_us) {
   const NvmlApi& api = lib_->api();
@@ -351,6 +372,7 @@ void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& de
     if (period == 0 || gap < period) period = gap;
   }
   if (period > 0) dev.process_util_period_us = period;
+  AccountUncovered(dev, stamps, last_seen, now_us, period);
   const bool anchored =
       !stamps.empty() || it != last_seen_us_.end();  // newest is a stamp or a boundary
   if (period > 0 && anchored && now_us >= newest) {

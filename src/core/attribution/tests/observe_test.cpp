@@ -56,6 +56,29 @@ TEST(Observe, MemoryIsTheMeanOfBothEnds) {
   EXPECT_EQ(mem.at(3), 4u);   // exited: half the interval
 }
 
+// The driver lost the window's first half: with the device's busy time known, the covered half's
+// shares stand for the whole window and say they are an estimate; without it, they stay shares
+// of the whole window and the rest of the busy time is unattributed.
+TEST(Observe, SamplesLostFromTheDriverBufferAreExtrapolatedOnlyWhenBusyIsKnown) {
+  auto d = Device();                   // window 1 s, 4 periods; pid 1 sampled in all 4 at 50 %
+  d.process_util_window_start_us = 0;  // now a 2 s window whose first second was lost
+  d.process_util_uncovered_us = 1'000'000;
+  EXPECT_TRUE(SmSharesExtrapolated(d));
+  EXPECT_DOUBLE_EQ(SmShareOf(SmShares(d), 1).value_or(-1), 0.5);
+  const auto units = Observe(nullptr, d, 2.0, {});
+  EXPECT_DOUBLE_EQ(units[0].samples_uncovered_seconds, 1.0);
+  for (const auto& p : units[0].processes) EXPECT_TRUE(p.sm_extrapolated) << p.pid;
+  const auto ledger = AttributeUnit(units[0], 2.0);
+  bool estimate = false;
+  for (const auto& r : ledger.rows)
+    estimate = estimate || domain::IsComputeEstimate(r.compute_rule);
+  EXPECT_TRUE(estimate);
+  EXPECT_DOUBLE_EQ(ledger.samples_uncovered_seconds, 1.0);
+  d.utilization_gpu_percent.reset();  // busy unknown: no extrapolation
+  EXPECT_FALSE(SmSharesExtrapolated(d));
+  EXPECT_DOUBLE_EQ(SmShareOf(SmShares(d), 1).value_or(-1), 0.25);
+}
+
 TEST(Observe, UnknownMemoryStaysUnknownAndLostGpuHasNoUnits) {
   auto d = Device();
   d.processes[0].used_memory_bytes.reset();
