@@ -20,6 +20,7 @@
 #include "sources/kube_api/kubeconfig.h"
 #include "sources/kube_api/pod_source.h"
 #include "sources/kube_api/resource_slice_source.h"
+#include "sources/kube_api/slices_file_source.h"
 #include "sources/kubelet/pod_resources_source.h"
 
 namespace gpumeter::app {
@@ -70,7 +71,7 @@ struct AgentSources {
   std::unique_ptr<kubelet::PodResourcesSource> kubelet;
   std::unique_ptr<PrivateFile> ca_file;  // the API server's CA, for the HTTP client
   std::unique_ptr<kube_api::PodSource> pods;
-  std::unique_ptr<kube_api::ApiServerSliceSource> slices;
+  std::unique_ptr<kube_api::SliceSource> slices;
 };
 
 std::unique_ptr<kubelet::PodResourcesSource> KubeletSource(const AgentOptions& o) {
@@ -115,12 +116,15 @@ int StartSources(const AgentOptions& o, const std::string& node_name, AgentSourc
     out.pods = std::move(watcher);
     spdlog::info("pods of node {} from {} ({})", node_name, (*api)->server, (*api)->source);
   }
-  if (*api && o.resource_slices) {
+  if (!o.resource_slices_file.empty()) {
+    out.slices = std::make_unique<kube_api::SlicesFileSource>(o.resource_slices_file);
+  } else if (*api && o.resource_slices) {
     kube_api::SliceSourceOptions so;
     so.config = **api;
     so.node_name = node_name;
-    out.slices = std::make_unique<kube_api::ApiServerSliceSource>(so);
-    out.slices->Start();
+    auto lister = std::make_unique<kube_api::ApiServerSliceSource>(so);
+    lister->Start();
+    out.slices = std::move(lister);
   }
   return 0;
 }

@@ -19,6 +19,9 @@ struct AgentOptions {
   std::string kube_context;
   std::string device_plugin_config;
   bool resource_slices = true;
+  // DRA devices from this ResourceSliceList JSON file instead of the API server (re-read on
+  // change).
+  std::string resource_slices_file;
   std::string store;         // usage store (SQLite); empty: none
   std::string pricing_file;  // prices of idle allocations in findings (default: the dated table)
   std::string guard_config;  // guardrail thresholds and severities (default: docs/guardrails.md)

@@ -6,20 +6,16 @@
 #include <cstdlib>
 #include <thread>
 
-#include "app/child_process.h"
 #include "app/node_config.h"
 #include "app/paths.h"
 #include "app/report.h"
 #include "app/rightsize.h"
 #include "app/rightsize_runner.h"
 #include "app/runtime.h"
+#include "app/scenario_node.h"
 #include "app/table.h"
 #include "app/usage_recorder.h"
-#include "sim/node/node_files.h"
-#include "sim/node/scenario_context.h"
 #include "sim/scenario/loader.h"
-#include "sources/kube_api/pod_source.h"
-#include "sources/kubelet/pod_resources_source.h"
 
 namespace gpumeter::app {
 namespace {
@@ -59,37 +55,6 @@ uint64_t SetFakeNvmlEnvironment(const std::string& scenario_path, double speedup
   return epoch0;
 }
 
-// The node's Kubernetes side, for real: the pods file and /proc tree, and the fake kubelet as a
-// process of its own serving the scenario on the node's socket.
-struct DemoNode {
-  std::unique_ptr<sim::NodeFiles> files;
-  std::unique_ptr<ChildProcess> kubelet;
-};
-
-Expected<DemoNode> StartNode(const LoadedScenario& loaded, const std::filesystem::path& exe_dir) {
-  DemoNode node;
-  auto files = sim::NodeFiles::Create(loaded.scenario);
-  if (!files) return tl::unexpected(files.error());
-  node.files = std::move(*files);
-  const std::string program = FakeKubeletProgram(exe_dir);
-  if (program.empty())
-    return MakeError(ErrorCode::kUnavailable,
-                     "gpumeter-fake-kubelet not found next to " + exe_dir.string() +
-                         " (build it: cmake --build BUILD --target gpumeter_fake_kubelet_server)");
-  const std::string socket = node.files->kubelet_socket();
-  auto kubelet = ChildProcess::Start(program, {loaded.path, socket});
-  if (!kubelet) return tl::unexpected(kubelet.error());
-  node.kubelet = std::move(*kubelet);
-  auto ready = node.kubelet->WaitUntil(
-      [&socket] {
-        std::error_code ec;
-        return std::filesystem::exists(socket, ec);
-      },
-      std::chrono::seconds(10));
-  if (!ready) return tl::unexpected(ready.error());
-  return node;
-}
-
 // The scenario clock the fake NVML runs on: wall time × speedup since `start`.
 std::function<double()> ScenarioClock(std::chrono::steady_clock::time_point start, double speedup) {
   return [start, speedup] {
@@ -98,20 +63,16 @@ std::function<double()> ScenarioClock(std::chrono::steady_clock::time_point star
   };
 }
 
-RuntimeOptions DemoRuntime(const DemoOptions& o, const DemoInputs& in, const DemoNode& node,
+RuntimeOptions DemoRuntime(const DemoOptions& o, const DemoInputs& in, ScenarioNode& node,
                            const std::filesystem::path& exe_dir) {
-  const auto& scen = in.loaded.scenario;
   RuntimeOptions ro;
   ro.nvml.library_candidates = FakeLibraryCandidates(o.nvml_library, o.driver_profile, exe_dir);
   ro.nvml.first_util_lookback_us = static_cast<uint64_t>(o.interval_s * 1e6);
   ro.interval_s = o.interval_s;
   ro.call_deadline_s = o.call_deadline_s;
-  ro.pipeline.node = scen.node_name;
-  ro.pipeline.proc_root = node.files->proc_root();
+  ro.pipeline = node.pipeline_options();
+  ro.sources = node.sources();
   ro.pipeline.time_scale = o.speedup;
-  // The operator's sharing configuration (as --sharing would give it); MIG parents come from NVML.
-  ro.pipeline.evidence = sim::ScenarioSharingEvidence(scen);
-  ro.pipeline.evidence.mig_parent.clear();
   ro.pipeline.guard = in.guard;
   ro.pipeline.pricing = &in.pricing;
   ro.exposition.pod_label_keys = {"team"};
@@ -120,7 +81,7 @@ RuntimeOptions DemoRuntime(const DemoOptions& o, const DemoInputs& in, const Dem
   return ro;
 }
 
-void PrintBanner(const DemoInputs& in, const DemoNode& node, const NodeRuntime& rt,
+void PrintBanner(const DemoInputs& in, const ScenarioNode& node, const NodeRuntime& rt,
                  const std::string& store_path) {
   const auto& scen = in.loaded.scenario;
   const auto& caps = rt.capabilities();
@@ -130,8 +91,9 @@ void PrintBanner(const DemoInputs& in, const DemoNode& node, const NodeRuntime& 
              caps.library_path, caps.driver_version.empty() ? "?" : caps.driver_version,
              caps.process_api, caps.memory_api, caps.util_api.empty() ? "none" : caps.util_api,
              caps.gpm ? "yes" : "no");
-  fmt::print("kubelet: {} (fake, gRPC)   pods: {}   /proc: {}\n", node.files->kubelet_socket(),
-             node.files->pods_file().string(), node.files->proc_root().string());
+  fmt::print("kubelet: {} (fake, gRPC)   pods: {}   /proc: {}\n", node.files().kubelet_socket(),
+             node.files().pods_file().string(), node.files().proc_root().string());
+  fmt::print("resource slices: {}\n", node.files().resource_slices_file().string());
   const std::string probes = rt.probe_url().empty() ? rt.url() : rt.probe_url();
   fmt::print("metrics: {}/metrics   health: {}/healthz   ready: {}/readyz\n", rt.url(), probes,
              probes);
@@ -201,29 +163,24 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   }
   const uint64_t epoch0 = SetFakeNvmlEnvironment(in->loaded.path, o.speedup);
   const auto signals = BlockStopSignals();  // before any thread starts
-  auto node = StartNode(in->loaded, exe_dir);
+  auto node = ScenarioNode::Start(in->loaded, exe_dir);
   if (!node) {
     spdlog::error("{}", node.error().message);
     return 1;
   }
-  kubelet::PodResourcesOptions ko;
-  ko.socket_path = node->files->kubelet_socket();
-  kubelet::PodResourcesSource kubelet(std::make_unique<kubelet::PodResourcesClient>(ko));
-  kube_api::PodsFileSource pods(node->files->pods_file());
-  RuntimeOptions ro = DemoRuntime(o, *in, *node, exe_dir);
-  ro.sources = {&kubelet, &pods, nullptr};
+  RuntimeOptions ro = DemoRuntime(o, *in, **node, exe_dir);
   const auto start = std::chrono::steady_clock::now();
   const auto scenario_now = ScenarioClock(start, o.speedup);
   ro.nvml.wall_clock_us = [epoch0, scenario_now] {
     return epoch0 + static_cast<uint64_t>(scenario_now() * 1e6);
   };
-  ro.before_pass = [files = node->files.get(), scenario_now] {
-    if (auto r = files->RefreshProc(scenario_now()); !r)
+  ro.before_pass = [scen_node = node->get(), scenario_now] {
+    if (auto r = scen_node->RefreshProc(scenario_now()); !r)
       spdlog::warn("demo /proc fixture: {}", r.error().message);
   };
   // Usage into the store, as the agent does with --store; the closing chargeback reads it back.
   const std::string store_path =
-      o.store.empty() ? (node->files->dir() / "usage.db").string() : o.store;
+      o.store.empty() ? ((*node)->files().dir() / "usage.db").string() : o.store;
   auto store = store::Store::Open(store_path);
   if (!store) {
     spdlog::error("{}", store.error().message);
@@ -246,7 +203,7 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
     spdlog::error("{}", rt.error().message);
     return 1;
   }
-  PrintBanner(*in, *node, **rt, store_path);
+  PrintBanner(*in, **node, **rt, store_path);
   if (const int received = ShowUntilDone(o, **rt, signals, start); received > 0)
     fmt::print("\nstopping on signal {}\n", received);
   (*rt)->StopSampling();  // the store now holds every interval; /metrics shows the same totals

@@ -1,7 +1,9 @@
-// `gpumeter simulate`: the accuracy harness. Steps the fake NVML's clock through a scenario,
-// runs the real pipeline (NVML source → observations → attribution) each interval, and scores
-// per-container memory and compute against the scenario's ground truth, per sharing mode, next
-// to what naive device-level labelling (every holder gets the device value) would report.
+// `gpumeter simulate`: the accuracy harness. Steps the fake NVML's clock through a scenario and,
+// at each sample, runs the agent's production path — NodePipeline over the simulated node's
+// kubelet (PodResources over gRPC), pods file, ResourceSlices file and /proc tree, and the fake
+// NVML loaded as the real library — then scores per-container memory, compute and energy against
+// the scenario's ground truth, per sharing mode, next to what naive device-level labelling (every
+// holder gets the device value) would report (app/simulate_score.h says what is scored how).
 #pragma once
 
 #include <string>
@@ -18,6 +20,7 @@ struct SimulateOptions {
   double to_s = 0;                // 0: the scenario's duration
   std::string noise = "default";  // "default" or "none"
   uint64_t seed = 1;
+  std::string format = "table";  // "table" or "json" (the scores as one JSON document)
 };
 
 int RunSimulate(const SimulateOptions& options, const std::string& argv0);

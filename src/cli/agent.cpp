@@ -31,6 +31,9 @@ void AddSourceFlags(CLI::App* cmd, app::AgentOptions& o) {
   cmd->add_option("--device-plugin-config", o.device_plugin_config,
                   "The NVIDIA device plugin's config file (sharing: timeSlicing/mps)")
       ->envname("GPUMETER_DEVICE_PLUGIN_CONFIG");
+  cmd->add_option("--resource-slices-file", o.resource_slices_file,
+                  "Read DRA ResourceSlices from this ResourceSliceList JSON file (kubectl get "
+                  "resourceslices -o json), re-read on change, instead of the API server");
   cmd->add_option("--resource-slices", o.resource_slices,
                   "List DRA ResourceSlices from the API server (true/false; off where the agent "
                   "may not list them)")

@@ -31,6 +31,10 @@ void AddSimulateCommand(CLI::App& app, app::SimulateOptions& o) {
       ->check(CLI::IsMember({"default", "none"}))
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed of the noise")->capture_default_str();
+  cmd->add_option("--format", o.format,
+                  "Output: table, or json (per mode and per container; the log on stderr)")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
 }
 
 }  // namespace gpumeter::cli

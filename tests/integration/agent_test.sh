@@ -161,3 +161,25 @@ rc=0
 [ "$rc" -eq 1 ] || fail "agent without NVML: exit $rc"
 grep -q "$work/no/libnvidia-ml.so.1" "$work/nonvml.log" || fail "missing NVML: message does not name the library"
 echo "ok: agent refuses bad flags"
+
+# DRA without an API server: the claims from the kubelet's dynamic_resources, the devices from
+# --resource-slices-file (the node's ResourceSliceList), each claim placed on its unit.
+dra=$scenarios/dra-h100.yaml
+GPUMETER_FAKE_NVML_SCENARIO=$dra GPUMETER_FAKE_NVML_START_S=100 "$fake_node" "$dra" "$work/dra" 100 >"$work/dra-node.log" 2>&1 &
+dra_node=$!
+for _ in $(seq 1 100); do [ -S "$work/dra/kubelet.sock" ] && break; sleep 0.1; done
+[ -S "$work/dra/kubelet.sock" ] || fail "DRA fake node did not start"
+GPUMETER_FAKE_NVML_SCENARIO=$dra GPUMETER_FAKE_NVML_START_S=100 "$bin" agent --nvml-library "$nvml" --node-name node-d \
+  --pod-resources-socket "$work/dra/kubelet.sock" --proc-root "$work/dra/proc" --pods-file "$work/dra/pods.json" \
+  --resource-slices-file "$work/dra/resourceslices.json" --interval 0.25 --listen 127.0.0.1:0 >"$work/dra-agent.log" 2>&1 &
+dra_agent=$!
+url=$(wait_for_match "$work/dra-agent.log" 's|.*serving \(http://[^ ]*\)/metrics.*|\1|p')
+[ -n "$url" ] || fail "DRA agent printed no address"
+sleep 1.5
+curl -fsS "$url/metrics" >"$work/dra.prom" || fail "DRA scrape failed"
+grep -q '^gpumeter_source_up{node="node-d",source="resourceslices"} 1$' "$work/dra.prom" || fail "resourceslices file source not up"
+grep -q '^gpumeter_unit_info{node="node-d",unit="GPU-d7a00000-0000-4000-8000-000000000002",.*sharing_mode="time-slicing",replicas="2",evidence="DRA claim device shared by 2 containers"} 1$' "$work/dra.prom" \
+  || fail "shared DRA claim not placed through the slices file"
+grep -q '^gpumeter_allocation_problems{node="node-d"} 0$' "$work/dra.prom" || fail "DRA claims left unplaced"
+kill -TERM "$dra_agent" "$dra_node"; wait "$dra_agent" || fail "DRA agent exit code"
+echo "ok: DRA through --resource-slices-file"

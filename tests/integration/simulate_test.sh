@@ -42,6 +42,37 @@ rc=0
 grep -q '^targets: NOT met$' "$work/mig" || fail "mig on r470: no miss reported"
 echo "ok: reports a miss where the driver cannot tell"
 
+# Growth that never stops, a growth reaching its cap between samples and a fault hiding the
+# processes for 4 s are not attribution errors: the verdict is "met", the fault's seconds are
+# reported as unknown, and the memory is within what sampling cannot see.
+growth=$(dirname "$0")/../scenarios/harness/growth-fault.yaml
+for seed in 1 2 3; do
+  "$bin" simulate --scenario "$growth" --seed "$seed" >"$work/gf" 2>&1 || { cat "$work/gf"; fail "growth-fault seed $seed: targets not met"; }
+  grep -q '^memory: every container within' "$work/gf" || { cat "$work/gf"; fail "growth-fault: memory bound"; }
+done
+"$bin" simulate --scenario "$growth" --format json >"$work/gf.json" 2>"$work/gf.err" || { cat "$work/gf.err"; fail "growth-fault json: not met"; }
+jq -e '.verdict == "met" and .memory_within_bound
+       and ([.containers[] | select(.container == "ml/growing-0/trainer")][0].unknown_seconds >= 4)
+       and ([.containers[] | select(.container == "ml/capped-0/server")][0].unknown_seconds >= 4)' \
+  "$work/gf.json" >/dev/null || { cat "$work/gf.json"; fail "growth-fault json: fault seconds not reported as unknown"; }
+echo "ok: growth and a fault window are not errors"
+
+# A real error still fails: the r470 MIG run above (compute unknown outside any fault) and, on
+# hand-made ledgers with a wrong split, short memory or an estimate losing activity,
+# src/app/tests/simulate_score_test.cpp.
+
+# JSON: per mode and per container, parsed; the table's verdict and the JSON's agree.
+"$bin" simulate --scenario timeslice-h100 --format json >"$work/ts.json" 2>"$work/ts.err" || { cat "$work/ts.err"; fail "json run failed"; }
+jq -e '.verdict == "met"
+       and (.modes | map(.mode) | index("time-slicing")) != null
+       and (.modes[] | select(.mode == "time-slicing") | .compute_error_pp.mean < 2 and .naive_compute_error_pp.mean > 20 and .estimate == false)
+       and (.containers | length) == 3
+       and all(.containers[]; (.container | test("^[^/]+/[^/]+/[^/]+$")) and .compute_error_pp < 2
+               and (.memory_error | type) == "number" and (.energy_error | type) == "number"
+               and (.unknown_seconds | type) == "number" and (.estimate | type) == "boolean")' \
+  "$work/ts.json" >/dev/null || { cat "$work/ts.json"; fail "json scores"; }
+echo "ok: --format json"
+
 # Bad input is refused with the loader's message.
 rc=0
 "$bin" simulate --scenario nope >"$work/bad" 2>&1 || rc=$?
@@ -56,7 +87,7 @@ if [ -n "$notfake" ]; then
   "$bin" simulate --scenario exclusive --nvml-library "$notfake" >"$work/bad" 2>&1 || rc=$?
   [ "$rc" -eq 2 ] && grep -qF "$notfake: not the gpumeter fake NVML" "$work/bad" || { cat "$work/bad"; fail "non-fake library not refused"; }
 fi
-for bad in "--noise loud" "--seed x" "--step 0"; do
+for bad in "--noise loud" "--seed x" "--step 0" "--format yaml"; do
   rc=0
   # shellcheck disable=SC2086
   "$bin" simulate --scenario exclusive $bad >"$work/bad" 2>&1 || rc=$?

@@ -13,7 +13,7 @@ inline std::string FakeNvmlPath(const std::string& profile) {
   return std::string(GPUMETER_TEST_BINARY_DIR) + "/fake_nvml/" + profile + "/libnvidia-ml.so.1";
 }
 inline const char* const kBundledScenarios[] = {"exclusive", "timeslice-h100", "mps-a100",
-                                                "mig-h200", "node-8gpu"};
+                                                "mig-h200",  "node-8gpu",      "dra-h100"};
 inline const char* const kProfiles[] = {"r580", "r535_43", "r470", "r418"};
 
 }  // namespace gpumeter::testing

@@ -72,6 +72,11 @@ class NodePipeline {
 
   // The latest published state; never null (an empty state before the first pass).
   std::shared_ptr<const NodeState> Latest() const;
+  // The idle power the accountant fitted for a MIG GPU (watts), if any. Call from the thread that
+  // calls OnPass.
+  std::optional<double> IdleWatts(const std::string& gpu_uuid) const {
+    return accountant_.IdleWatts(gpu_uuid);
+  }
 
  private:
   bool UpdatePods();  // takes the pod source's latest snapshot; true if it changed

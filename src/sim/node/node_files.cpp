@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "sim/node/scenario_context.h"
 #include "sim/node/scenario_fixture.h"
 
 namespace gpumeter::sim {
@@ -26,6 +27,11 @@ Expected<std::unique_ptr<NodeFiles>> NodeFiles::Create(const scenario::Scenario&
   pods << ScenarioPodListJson(s);
   if (!pods.flush())
     return MakeError(ErrorCode::kUnavailable, node->pods_file().string() + ": cannot write");
+  std::ofstream slices(node->resource_slices_file());
+  slices << ScenarioResourceSlicesJson(s);
+  if (!slices.flush())
+    return MakeError(ErrorCode::kUnavailable,
+                     node->resource_slices_file().string() + ": cannot write");
   if (auto proc = node->RefreshProc(0); !proc) return tl::unexpected(proc.error());
   return node;
 }

@@ -1,8 +1,9 @@
 // The files a scenario's node shows the agent's Kubernetes sources: the API server's PodList as a
-// pods file and a /proc tree, in a directory (a fresh temporary one, removed with the object, or
-// a given one, left in place). The kubelet socket's path is named here too; who serves it is the
-// caller's choice (an in-process FakeKubelet in tests, the gpumeter-fake-kubelet process in the
-// demo). Not thread-safe; RefreshProc is meant for the sampling thread.
+// pods file, its ResourceSlices as a file and a /proc tree, in a directory (a fresh temporary one,
+// removed with the object, or a given one, left in place). The kubelet socket's path is named here
+// too; who serves it is the caller's choice (an in-process FakeKubelet in tests, the
+// gpumeter-fake-kubelet process in the demo). Not thread-safe; RefreshProc is meant for the
+// sampling thread.
 #pragma once
 
 #include <filesystem>
@@ -25,6 +26,8 @@ class NodeFiles {
   const std::filesystem::path& dir() const { return dir_; }
   std::filesystem::path proc_root() const { return dir_ / "proc"; }
   std::filesystem::path pods_file() const { return dir_ / "pods.json"; }
+  // The node's ResourceSliceList, as the API server would list it (written at Create).
+  std::filesystem::path resource_slices_file() const { return dir_ / "resourceslices.json"; }
   std::string kubelet_socket() const { return (dir_ / "kubelet.sock").string(); }
 
   // Makes the /proc tree hold exactly the processes alive at scenario time `t_s`.

@@ -16,6 +16,11 @@ namespace gpumeter::sim {
 // its device IDs under its GPU resource), and the evidence a node would give: each GPU's sharing
 // as configuration, MIG parents from the scenario's GPUs.
 std::vector<k8s::ContainerAllocation> ScenarioAllocations(const scenario::Scenario& s);
+// The ResourceSliceList JSON the NVIDIA DRA driver would publish for the node (resource.k8s.io/v1,
+// kubernetes-node.md §6.3, §6.5): one slice in pool <node name> with a "gpu" device per GPU not in
+// MIG mode and a "mig" device per MIG instance (uuid, parentUUID, profile), named by
+// scenario::DraDeviceName.
+std::string ScenarioResourceSlicesJson(const scenario::Scenario& s);
 k8s::SharingEvidence ScenarioSharingEvidence(const scenario::Scenario& s);
 
 }  // namespace gpumeter::sim

@@ -118,6 +118,19 @@ Gpu ParseGpu(const Field& f) {
   return g;
 }
 
+Claim ParseClaim(const Field& f) {
+  f.ExpectMap({"name", "driver", "pool", "device", "share_id"});
+  Claim c;
+  c.name = f.Child("name").Str();
+  c.driver = f.Str("driver", kNvidiaDraDriver);
+  c.pool = f.Str("pool", "");  // the node's name, filled in once the node is known
+  c.device = f.Child("device").Str();
+  if (auto id = f.Optional("share_id")) c.share_id = id->Str();
+  if (c.name.empty()) f.Child("name").Fail("must not be empty");
+  if (c.device.empty()) f.Child("device").Fail("must not be empty");
+  return c;
+}
+
 Pod ParsePod(const Field& f) {
   f.ExpectMap({"namespace", "name", "uid", "qos", "labels", "containers"});
   Pod p;
@@ -132,7 +145,7 @@ Pod ParsePod(const Field& f) {
   cs.ExpectSequence();
   for (size_t i = 0; i < cs.Size(); ++i) {
     const Field c = cs.At(i);
-    c.ExpectMap({"name", "id", "devices", "requests"});
+    c.ExpectMap({"name", "id", "devices", "requests", "claims"});
     Container out;
     out.name = c.Child("name").Str();
     out.id = c.Child("id").Str();
@@ -141,6 +154,10 @@ Pod ParsePod(const Field& f) {
       for (size_t j = 0; j < d->Size(); ++j) out.device_ids.push_back(d->At(j).Str());
     }
     if (auto r = c.Optional("requests")) out.requests = ParseStringMap(*r);
+    if (auto cl = c.Optional("claims")) {
+      cl->ExpectSequence();
+      for (size_t j = 0; j < cl->Size(); ++j) out.claims.push_back(ParseClaim(cl->At(j)));
+    }
     p.containers.push_back(std::move(out));
   }
   return p;
@@ -281,6 +298,11 @@ Scenario ParseRoot(const Field& root) {
   if (auto pods = root.Optional("pods")) {
     pods->ExpectSequence();
     for (size_t i = 0; i < pods->Size(); ++i) s.pods.push_back(ParsePod(pods->At(i)));
+    // A claim without a pool is in the NVIDIA driver's pool: the node's name.
+    for (auto& p : s.pods)
+      for (auto& c : p.containers)
+        for (auto& cl : c.claims)
+          if (cl.pool.empty()) cl.pool = s.node_name;
   }
   if (auto procs = root.Optional("processes")) {
     procs->ExpectSequence();
@@ -300,6 +322,25 @@ std::string StripReplica(const std::string& id) {
   return pos == std::string::npos ? id : id.substr(0, pos);
 }
 
+// "" or what is wrong with a container's claims, naming the key: the simulated node publishes
+// only gpu.nvidia.com devices, in the pool named after the node.
+std::string ValidateClaims(const Scenario& s, const Container& c, const std::string& at) {
+  for (size_t k = 0; k < c.claims.size(); ++k) {
+    const auto& cl = c.claims[k];
+    const std::string here = at + "[" + std::to_string(k) + "]";
+    if (cl.driver != kNvidiaDraDriver)
+      return here + ".driver: '" + cl.driver + "' publishes no device on this node (only " +
+             kNvidiaDraDriver + ")";
+    if (cl.pool != s.node_name)
+      return here + ".pool: '" + cl.pool + "' is not the node's pool '" + s.node_name + "'";
+    if (s.DraUnit(cl.device).empty())
+      return here + ".device: '" + cl.device +
+             "' is not in the node's ResourceSlices (gpu-<index>, or "
+             "gpu-<index>-mig-<profile>-<gi>-<ci> for a MIG instance)";
+  }
+  return "";
+}
+
 }  // namespace
 
 Expected<void> Validate(const Scenario& s) {
@@ -317,6 +358,11 @@ Expected<void> Validate(const Scenario& s) {
   }
   for (size_t i = 0; i < s.pods.size(); ++i) {
     for (size_t c = 0; c < s.pods[i].containers.size(); ++c) {
+      if (auto bad = ValidateClaims(
+              s, s.pods[i].containers[c],
+              "pods[" + std::to_string(i) + "].containers[" + std::to_string(c) + "].claims");
+          !bad.empty())
+        return fail(bad);
       for (const auto& id : s.pods[i].containers[c].device_ids) {
         const auto unit = StripReplica(id);
         if (!s.FindUnit(unit).gpu)

@@ -57,11 +57,23 @@ struct Gpu {
   Sharing sharing;
 };
 
+// A DRA claim device a container holds, as the kubelet's PodResources lists it under
+// dynamic_resources (kubernetes-node.md §6.7). The device names one the node's ResourceSlices
+// publish (DraDeviceName). Two containers naming the same claim and device share it.
+struct Claim {
+  std::string name;  // ResourceClaim name, in the pod's namespace
+  std::string driver = "gpu.nvidia.com";
+  std::string pool;                     // the NVIDIA driver's pool is the node's name
+  std::string device;                   // e.g. "gpu-0", "gpu-1-mig-1g18gb-9-0"
+  std::optional<std::string> share_id;  // consumable capacity (Kubernetes 1.35+)
+};
+
 struct Container {
   std::string name;
   std::string id;                       // "containerd://<64 hex>"
   std::vector<std::string> device_ids;  // as the kubelet reports them: GPU-…, MIG-…, …::N
   std::map<std::string, std::string> requests;  // resource name -> quantity
+  std::vector<Claim> claims;                    // DRA claim devices
 };
 
 struct Pod {
@@ -146,6 +158,16 @@ struct Scenario {
   };
   UnitRef FindUnit(const std::string& unit_uuid) const;
   const Pod* FindPod(const std::string& ns, const std::string& pod_name) const;
+  // The unit (GPU-… or MIG-…) behind a device of the node's ResourceSlices for driver
+  // gpu.nvidia.com in pool `node_name` (DraDeviceName); "" when there is none.
+  std::string DraUnit(const std::string& device) const;
 };
+
+// The name the NVIDIA DRA driver gives a device in its ResourceSlice (kubernetes-node.md §6.5):
+// "gpu-<minor>" for a whole GPU (the minor is the scenario's index) and, for a MIG instance,
+// "gpu-<minor>-mig-<profile without dots>-<a>-<b>" where the driver puts the GI profile ID and
+// placement start; the scenario models neither, so a and b are the instance's GI and CI IDs.
+std::string DraDeviceName(const Gpu& gpu, const MigInstance* mig = nullptr);
+inline constexpr const char* kNvidiaDraDriver = "gpu.nvidia.com";
 
 }  // namespace gpumeter::scenario

@@ -2,6 +2,8 @@
 // scenario presented as a node: every live process resolves to the scenario's owner, at times
 // that cover process starts, exits and PID reuse.
 #include "sim/node/scenario_fixture.h"
+#include "sim/node/scenario_context.h"
+#include "sources/k8s/resource_slices.h"
 
 #include <gtest/gtest.h>
 
@@ -51,7 +53,7 @@ TEST_P(EveryScenario, EveryLiveProcessResolvesToItsOwner) {
 
 INSTANTIATE_TEST_SUITE_P(Bundled, EveryScenario,
                          ::testing::Values("exclusive", "timeslice-h100", "mps-a100", "mig-h200",
-                                           "node-8gpu"),
+                                           "node-8gpu", "dra-h100"),
                          [](const auto& i) {
                            std::string n = i.param;
                            for (auto& ch : n)
@@ -75,6 +77,36 @@ TEST(ScenarioFixture, CgroupPathsFollowTheKubeletLayoutPerQos) {
             "kubepods-besteffort-pod3a0f4b5d_4444_4d8e_bfc0_000000000001.slice/"
             "cri-containerd-" +
                 std::string(64, 'a') + ".scope");
+}
+
+// The node's ResourceSlices as the agent's parser reads them: every claim of the scenario lands on
+// the unit its device names, and the kubelet's list carries the claims as dynamic resources.
+TEST(ScenarioFixture, ResourceSlicesPlaceEveryClaimOnItsUnit) {
+  const auto s = scenario::LoadScenarioFile(testing::ScenarioPath("dra-h100"));
+  ASSERT_TRUE(s) << s.error().message;
+  k8s::ResourceSliceStore slices;
+  ASSERT_TRUE(slices.ApplyList(ScenarioResourceSlicesJson(*s)));
+  EXPECT_EQ(slices.devices().size(), 4u);  // gpu-0, two MIG instances of gpu-1, gpu-2
+  size_t claims = 0;
+  for (const auto& a : ScenarioAllocations(*s)) {
+    for (const auto& cd : a.claim_devices) {
+      ++claims;
+      const auto* d = slices.Find(cd.driver, cd.pool, cd.device);
+      ASSERT_NE(d, nullptr) << cd.device;
+      ASSERT_TRUE(d->uuid);
+      EXPECT_EQ(*d->uuid, s->DraUnit(cd.device));
+      EXPECT_EQ(cd.claim_namespace, a.ns);
+    }
+  }
+  EXPECT_EQ(claims, 4u);
+  const auto* mig = slices.Find("gpu.nvidia.com", "gpu-node-dra", "gpu-1-mig-3g40gb-2-0");
+  ASSERT_NE(mig, nullptr);
+  EXPECT_EQ(mig->type, "mig");
+  EXPECT_EQ(mig->parent_uuid, "GPU-d7a00000-0000-4000-8000-000000000001");
+  EXPECT_EQ(mig->profile, "3g.40gb");
+  // A GPU handed out by DRA carries no device-plugin sharing configuration.
+  EXPECT_EQ(
+      ScenarioSharingEvidence(*s).configured.count("GPU-d7a00000-0000-4000-8000-000000000002"), 0u);
 }
 
 TEST(ScenarioFixture, AnUnwritableRootIsAClearError) {

@@ -147,6 +147,43 @@ TEST(Loader, DeviceIdOfUnknownGpuInPod) {
               HasSubstr("device 'GPU-x::2' is not a GPU or MIG instance"));
 }
 
+// A DRA claim on the GPU of kMinimal (node "sim-node-0" by default: the NVIDIA driver's pool).
+std::string WithClaim(const std::string& claim) {
+  return Replace(kMinimal, "devices: [GPU-00000000-0000-0000-0000-000000000001]}",
+                 "claims: [" + claim + "]}");
+}
+
+TEST(Loader, ClaimsParseWithTheDriversDefaults) {
+  auto s = ParseScenario(WithClaim("{name: cl, device: gpu-0, share_id: s1}"), "test.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  const auto& cl = s->pods[0].containers[0].claims.at(0);
+  EXPECT_EQ(cl.name, "cl");
+  EXPECT_EQ(cl.driver, "gpu.nvidia.com");
+  EXPECT_EQ(cl.pool, "sim-node-0");
+  EXPECT_EQ(cl.device, "gpu-0");
+  EXPECT_EQ(cl.share_id, "s1");
+  EXPECT_EQ(s->DraUnit("gpu-0"), "GPU-00000000-0000-0000-0000-000000000001");
+}
+
+TEST(Loader, BadClaimsAreRefusedNamingTheKey) {
+  EXPECT_THAT(ErrorOf(WithClaim("{name: cl, device: gpu-7}")),
+              HasSubstr("pods[0].containers[0].claims[0].device: 'gpu-7' is not in the node's "
+                        "ResourceSlices"));
+  EXPECT_THAT(ErrorOf(WithClaim("{name: cl, device: gpu-0, driver: example.com}")),
+              HasSubstr("pods[0].containers[0].claims[0].driver: 'example.com'"));
+  EXPECT_THAT(ErrorOf(WithClaim("{name: cl, device: gpu-0, pool: other}")),
+              HasSubstr("pods[0].containers[0].claims[0].pool: 'other' is not the node's pool"));
+  EXPECT_THAT(ErrorOf(WithClaim("{device: gpu-0}")), HasSubstr("name"));
+  EXPECT_THAT(ErrorOf(WithClaim("{name: cl, device: gpu-0, colour: red}")), HasSubstr("colour"));
+}
+
+TEST(Loader, MigDevicesAreNamedAsTheNvidiaDriverNamesThem) {
+  auto s = LoadScenarioFile(testing::ScenarioPath("dra-h100"));
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->DraUnit("gpu-1-mig-3g40gb-2-0"), "MIG-d7a00000-0000-4000-8000-000000000101");
+  EXPECT_EQ(s->DraUnit("gpu-1"), "");  // a GPU in MIG mode is published as its instances
+}
+
 TEST(Loader, ReplicaSuffixIsAccepted) {
   auto s = ParseScenario(Replace(kMinimal, "devices: [GPU-00000000-0000-0000-0000-000000000001]",
                                  "devices: [GPU-00000000-0000-0000-0000-000000000001::3]"),
@@ -237,8 +274,9 @@ TEST(Resolve, NameFileAndUnknown) {
   ASSERT_TRUE(by_file);
   auto unknown = ResolveScenarioPath("no-such-scenario", dirs);
   ASSERT_FALSE(unknown);
-  EXPECT_THAT(unknown.error().message,
-              HasSubstr("available: exclusive, mig-h200, mps-a100, node-8gpu, timeslice-h100"));
+  EXPECT_THAT(
+      unknown.error().message,
+      HasSubstr("available: dra-h100, exclusive, mig-h200, mps-a100, node-8gpu, timeslice-h100"));
 }
 
 }  // namespace

@@ -1,0 +1,104 @@
+// The scoring of `gpumeter simulate`: each interval the node pipeline accounted, unit by unit,
+// against the scenario's ground truth over the same interval, per container (namespace/pod/
+// container on a unit). Units: seconds, byte-seconds, joules; errors in percentage points of the
+// run (compute) or relative (memory, energy).
+//
+// What sampling cannot see is not scored as error (docs/attribution.md, "Accuracy"):
+// - A unit's interval that overlaps a fault window of the scenario (a call error or a lost GPU
+//   hides processes or readings) or that the pipeline accounted as lost is *unknown*: neither
+//   truth nor estimate is scored there, and its seconds are reported per container. A failing
+//   power or energy call hides only the energy: those intervals' energy is not scored.
+// - Where the unit's activity was unknown (no per-process samples, no GPM, no DCGM) compute and
+//   energy are unknown for those seconds: reported, and the verdict says the targets are not met
+//   (the harness cannot tell how far off the split is).
+// - Memory: the bound is, per interval, |trapezoid of the true memory at the two sample instants
+//   − its exact integral| — what any sampler seeing only those instants misses: a process start or
+//   exit between samples, a growth that reaches its cap. Within it, memory is judged exact.
+// Estimated compute splits (a rule for which domain::IsComputeEstimate holds: MPS thread share,
+// memory share, even split) are scored on rows of their own ("<mode>/estimate"); there the targets
+// judge the split's total per unit against the truth, and each container's error is reported.
+// Not thread-safe.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/attribution/attribute.h"
+#include "sim/scenario/model.h"
+
+namespace gpumeter::app {
+
+struct Amounts {
+  double compute_s = 0, memory_byte_s = 0, energy_j = 0;
+};
+
+// One container on one unit, over the run.
+struct ContainerScore {
+  std::string unit, container;  // unit UUID, "namespace/pod/container"
+  std::string group;            // the mode it is scored under, e.g. "time-slicing", "mps/estimate"
+  bool estimate = false;        // its compute split came from an estimating rule
+  Amounts est, truth;           // over the scored (known) seconds
+  Amounts energy_est, energy_truth;  // energy over the intervals where the unit's energy was known
+  double naive_compute_s = 0;        // every holder shown the whole unit's busy value
+  double memory_bound_byte_s = 0;
+  bool scored = false;           // had known seconds (in truth or a row): counted in its group
+  double unknown_s = 0;          // in fault windows or lost: not scored
+  double compute_unknown_s = 0;  // activity unknown outside faults: not scored, fails the verdict
+};
+
+// Per scoring group (mode), over its containers.
+struct GroupScore {
+  int n = 0;
+  double cpu_mean = 0, cpu_worst = 0, mem_mean = 0, mem_worst = 0, naive_mean = 0, naive_worst = 0;
+  int energy_n = 0;
+  double energy_mean = 0, energy_worst = 0;
+  double unknown_s = 0, compute_unknown_s = 0;
+  bool estimate = false;
+  // Estimates: the worst error of the split's total per unit (pp), which the targets judge.
+  double unit_total_worst = 0;
+};
+
+struct ScoreReport {
+  std::vector<ContainerScore> containers;  // sorted by group, unit, container
+  std::map<std::string, GroupScore> groups;
+  double span_s = 0;
+  double worst_conservation = 0;
+  bool memory_within_bound = true;
+  std::vector<std::string> outside_bound;  // "container on unit: measured, true, bound"
+  bool met = false;
+  std::vector<std::string> misses;  // why not met, one line each
+};
+
+class Scorer {
+ public:
+  // `scenario` must outlive the scorer; `step_s` sets the truth's integration step (1/100 of it).
+  Scorer(const scenario::Scenario& scenario, double step_s);
+
+  // One interval [from_s, to_s] the pipeline accounted, with its ledgers; `busy` is each unit's
+  // busy fraction as NVML reported it (for the naive labelling).
+  void AddInterval(double from_s, double to_s, const std::vector<attribution::UnitLedger>& ledgers,
+                   const std::map<std::string, double>& busy);
+
+  // The scores over [from_s, to_s] against the targets of docs/attribution.md.
+  ScoreReport Finish(double from_s, double to_s) const;
+
+ private:
+  std::string GroupOf(const std::string& unit) const;
+  enum class Hidden { kNothing, kEnergy, kEverything };
+  Hidden FaultWindow(const std::string& unit, double from_s, double to_s) const;
+  ContainerScore& At(const std::string& unit, const std::string& container);
+  void AddTruth(const std::string& unit, double from_s, double to_s, bool compute_known,
+                bool energy_known);
+
+  const scenario::Scenario& s_;
+  double step_s_;
+  std::set<std::string> dra_units_;  // units some container holds through a DRA claim
+  std::map<std::pair<std::string, std::string>, ContainerScore> scores_;
+  double worst_conservation_ = 0;
+};
+
+}  // namespace gpumeter::app

@@ -1,0 +1,142 @@
+// The harness's judge on hand-made ledgers: right numbers meet the targets; a wrong split, memory
+// short of the truth or an estimate that loses activity do not; growth to a cap between samples
+// and a fault window are not errors.
+#include "app/simulate_score.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "sim/scenario/loader.h"
+
+namespace gpumeter::app {
+namespace {
+
+using attribution::Row;
+using attribution::UnitLedger;
+using domain::Owner;
+using domain::Rule;
+
+constexpr const char* kGpu = "GPU-00000000-0000-0000-0000-000000000001";
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Two tenants time-slicing one GPU: a at 30 % with 1000 MiB, b at 20 % with 2000 MiB growing
+// 100 MiB/s up to 2150 MiB (the cap is reached at t = 1.5 s, between samples).
+const char* kScenario = R"(
+name: t
+gpus:
+  - {index: 0, uuid: GPU-00000000-0000-0000-0000-000000000001, model: Test, memory_mib: 8192,
+     power: {idle_watts: 10, max_watts: 110}, sharing: {mode: time-slicing, replicas: 2}}
+pods:
+  - namespace: ns
+    name: a
+    uid: u1
+    containers: [{name: c, id: "containerd://a", devices: ["GPU-00000000-0000-0000-0000-000000000001::0"]}]
+  - namespace: ns
+    name: b
+    uid: u2
+    containers: [{name: c, id: "containerd://b", devices: ["GPU-00000000-0000-0000-0000-000000000001::1"]}]
+processes:
+  - {pid: 1, container: ns/a/c, usage: [{unit: GPU-00000000-0000-0000-0000-000000000001, memory_mib: 1000, sm_pct: 30}]}
+  - {pid: 2, container: ns/b/c, usage: [{unit: GPU-00000000-0000-0000-0000-000000000001, memory_mib: 2000,
+     memory_growth_mib_per_s: 100, memory_max_mib: 2150, sm_pct: 20}]}
+)";
+
+scenario::Scenario Load(const std::string& extra = "") {
+  auto s = scenario::ParseScenario(std::string(kScenario) + extra, "test.yaml");
+  EXPECT_TRUE(s) << (s ? "" : s.error().message);
+  return s ? *s : scenario::Scenario{};
+}
+
+double MemoryB(double t) { return std::min(2000 + 100 * t, 2150.0) * kMiB; }
+
+// The ledger of [from, to] as an exact sampler would give it: compute shares, memory as the mean
+// of both ends; `rule` the tenants' compute rule.
+UnitLedger Ledger(double from, double to, double share_a = 0.3, double share_b = 0.2,
+                  Rule rule = Rule::kProcessSmSamples) {
+  const double len = to - from;
+  UnitLedger l;
+  l.uuid = kGpu;
+  l.mode = domain::SharingMode::kTimeSlicing;
+  l.seconds = len;
+  Row a{Owner::Container("ns", "a", "c"), 1000 * kMiB * len, share_a * len, 0, 0.5 * len};
+  Row b{Owner::Container("ns", "b", "c"), (MemoryB(from) + MemoryB(to)) / 2 * len, share_b * len, 0,
+        0.5 * len};
+  a.compute_rule = b.compute_rule = rule;
+  Row idle{Owner{domain::OwnerKind::kIdle, {}, {}, {}}, 0, (1 - share_a - share_b) * len};
+  l.rows = {a, b, idle};
+  return l;
+}
+
+ScoreReport ScoreRun(const scenario::Scenario& s,
+                     const std::function<UnitLedger(double, double)>& ledger) {
+  Scorer scorer(s, 1);
+  for (double t = 0; t < 10; t += 1)
+    scorer.AddInterval(t, t + 1, {ledger(t, t + 1)}, {{kGpu, 0.5}});
+  return scorer.Finish(0, 10);
+}
+
+TEST(SimulateScore, RightNumbersMeetTheTargetsDespiteGrowthToACap) {
+  const auto s = Load();
+  const auto r = ScoreRun(s, [](double a, double b) { return Ledger(a, b); });
+  EXPECT_TRUE(r.met) << (r.misses.empty() ? "" : r.misses.front());
+  EXPECT_TRUE(r.memory_within_bound);
+  ASSERT_EQ(r.groups.count("time-slicing"), 1u);
+  EXPECT_LT(r.groups.at("time-slicing").cpu_worst, 0.01);
+  // The trapezoid misses the kink at 1.5 s: the bound is exactly that, not zero.
+  for (const auto& c : r.containers) {
+    if (c.container == "ns/b/c") {
+      EXPECT_GT(c.memory_bound_byte_s, 0);
+    }
+  }
+}
+
+TEST(SimulateScore, AWrongSplitFails) {
+  const auto s = Load();
+  const auto r = ScoreRun(s, [](double a, double b) { return Ledger(a, b, 0.2, 0.3); });
+  EXPECT_FALSE(r.met);
+  EXPECT_NEAR(r.groups.at("time-slicing").cpu_worst, 10, 0.01);
+}
+
+TEST(SimulateScore, MemoryShortOfTheTruthFailsOutsideTheBound) {
+  const auto s = Load();
+  const auto r = ScoreRun(s, [](double a, double b) {
+    auto l = Ledger(a, b);
+    l.rows[0].memory_byte_seconds *= 0.9;
+    return l;
+  });
+  EXPECT_FALSE(r.met);
+  EXPECT_FALSE(r.memory_within_bound);
+}
+
+TEST(SimulateScore, AFaultWindowIsUnknownNotError) {
+  const auto s = Load(R"(faults:
+  - {kind: call-error, call: nvmlDeviceGetComputeRunningProcesses_v3, gpu: 0, code: 999, from_s: 4.2, to_s: 4.6}
+)");
+  const auto r = ScoreRun(s, [](double a, double b) {
+    auto l = Ledger(a, b);
+    if (a == 4) l.rows[0].memory_byte_seconds = l.rows[0].compute_seconds = 0;  // hidden
+    l.rows[2].compute_seconds = l.seconds - l.rows[0].compute_seconds - l.rows[1].compute_seconds;
+    return l;
+  });
+  EXPECT_TRUE(r.met) << (r.misses.empty() ? "" : r.misses.front());
+  for (const auto& c : r.containers) EXPECT_DOUBLE_EQ(c.unknown_s, 1) << c.container;
+}
+
+TEST(SimulateScore, EstimatesAreScoredApartAndJudgedByTheirTotal) {
+  const auto s = Load();
+  // A wrong split that keeps the unit's total: reported on its own row, not a miss.
+  auto r = ScoreRun(
+      s, [](double a, double b) { return Ledger(a, b, 0.25, 0.25, Rule::kMemoryShareNoSamples); });
+  EXPECT_TRUE(r.met) << (r.misses.empty() ? "" : r.misses.front());
+  ASSERT_EQ(r.groups.count("time-slicing/estimate"), 1u);
+  EXPECT_EQ(r.groups.count("time-slicing"), 0u);
+  EXPECT_NEAR(r.groups.at("time-slicing/estimate").cpu_worst, 5, 0.01);
+  // An estimate that loses activity is a miss.
+  r = ScoreRun(
+      s, [](double a, double b) { return Ledger(a, b, 0.15, 0.1, Rule::kMemoryShareNoSamples); });
+  EXPECT_FALSE(r.met);
+}
+
+}  // namespace
+}  // namespace gpumeter::app
