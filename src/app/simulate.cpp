@@ -116,6 +116,7 @@ struct Measured {
   ScoreReport report;
   size_t intervals = 0, unit_intervals = 0, lost_intervals = 0;
   std::optional<double> idle_watts;  // fitted idle power of the first MIG GPU, if any
+  double samples_uncovered_s = 0;    // Σ gpumeter_process_samples_uncovered_seconds_total
 };
 
 // Busy value per unit as NVML reported it, for the naive labelling; GPUs that answered nothing
@@ -178,6 +179,9 @@ Measured Measure(const SimulateOptions& o, const scenario::Scenario& s, double t
     scorer.AddInterval(t_prev, h.now, state->last_interval, busy);
   }
   m.report = scorer.Finish(start, h.now);
+  if (const auto last = pipeline.Latest())
+    for (const auto& [uuid, t] : last->unit_totals)
+      m.samples_uncovered_s += t.samples_uncovered_seconds;
   for (const auto& g : s.gpus)
     if (g.mig_enabled) {
       m.idle_watts = pipeline.IdleWatts(g.uuid);
@@ -203,6 +207,12 @@ void PrintTable(const SimulateOptions& o, const scenario::Scenario& s, const Mea
       m.lost_intervals
           ? fmt::format(" ({} GPU-intervals lost: scored as unknown)", m.lost_intervals)
           : "");
+  if (m.samples_uncovered_s > 0)
+    fmt::print(
+        "samples: {:.1f} s of per-process samples were gone from the driver's buffer when read "
+        "(the step is longer than the buffer holds; gpumeter_process_samples_uncovered_seconds_"
+        "total): the covered part's shares stand for them, as estimates\n",
+        m.samples_uncovered_s);
   fmt::print(
       "per-container error against ground truth (compute in percentage points of the unit's "
       "time; '/estimate' rows: estimated splits, judged by their total per unit)\n");
@@ -289,6 +299,7 @@ void PrintJson(const SimulateOptions& o, const scenario::Scenario& s, const Meas
                     {"from_s", o.from_s},
                     {"to_s", end},
                     {"intervals", m.intervals},
+                    {"samples_uncovered_seconds", m.samples_uncovered_s},
                     {"modes", modes},
                     {"containers", containers},
                     {"conservation_worst", r.worst_conservation},

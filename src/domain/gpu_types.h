@@ -81,7 +81,7 @@ struct DeviceSample {
   // The part of the window the driver's sample buffer no longer held (it keeps a fixed span of
   // periods; a poll later than that span loses the oldest): from the window's start to the first
   // sample's period. 0 when covered, or when that cannot be told from idle time (see the NVML
-  // source). And the longest span of samples one read has returned: the buffer's span, as seen.
+  // source). And the buffer's span: the longest span of samples a whole-buffer read returned.
   uint64_t process_util_uncovered_us = 0;
   std::optional<uint64_t> process_util_buffer_span_us;
   std::optional<double> sm_active_ratio;  // GPM SM_UTIL / 100 for the whole GPU

@@ -284,76 +284,95 @@ void NvmlGpuSource::ReadProcessList(nvmlDevice_t h, gpu::DeviceSample& dev, bool
   for (auto& e : entries) out.push_back(e);
 }
 
-// The driver keeps a ring of sample periods; a window longer than the ring loses its oldest part.
-// The ring's span is learned as the longest span of stamps one read returned. A read is taken to
-// have lost its start when its stamps fill that span (within a period) and the window is longer
-// than the span by more than a period: the samples end at the poll and reach back as far as the
-// ring does. Idle time at the start of such a window cannot be told from lost samples, so it is
-// counted as uncovered too (an estimate either way, and said so).
-void NvmlGpuSource::AccountUncovered(gpu::DeviceSample& dev, const std::set<uint64_t>& stamps,
-                                     uint64_t window_start_us, uint64_t now_us,
-                                     uint64_t period_us) {
-  if (stamps.empty() || period_us == 0) return;
-  auto& span = util_span_us_[dev.uuid];
-  const uint64_t first = *stamps.begin(), last = *stamps.rbegin();
-  const uint64_t read_span = last - first + period_us;
-  span = std::max(span, read_span);
-  dev.process_util_buffer_span_us = span;
-  const uint64_t window = now_us > window_start_us ? now_us - window_start_us : 0;
-  if (read_span + period_us >= span && window > span + period_us &&
-      first > window_start_us + period_us)
-    dev.process_util_uncovered_us = first - period_us - window_start_us;
-}
-
-void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& dev,
-                                           uint64_t now_us) {
+nvmlReturn_t NvmlGpuSource::ReadUtilSamples(nvmlDevice_t h, uint64_t since_us,
+                                            std::vector<gpu::ProcessUtilSample>& out,
+                                            const char** name) {
   const NvmlApi& api = lib_->api();
-  auto it = last_seen_us_.find(dev.uuid);
-  const uint64_t last_seen =
-      it != last_seen_us_.end() ? it->second : now_us - options_.first_util_lookback_us;
-  dev.process_util_window_start_us = last_seen;
-  dev.process_util_window_end_us = now_us;
-  uint64_t newest = last_seen;
-  auto keep = [&](uint32_t pid, uint64_t ts, uint32_t sm, uint32_t mem) {
-    // Values above 100 % occur (nvtop#110) and stale samples can come back: drop both.
-    if (sm > 100 || mem > 100 || ts <= last_seen) return;
-    dev.process_util.push_back({pid, ts, sm, mem});
-    newest = std::max(newest, ts);
-  };
   nvmlReturn_t rc = NVML_ERROR_NOT_SUPPORTED;
-  const char* name = "";
+  *name = "";
   if (api.nvmlDeviceGetProcessesUtilizationInfo) {
-    name = "nvmlDeviceGetProcessesUtilizationInfo";
+    *name = "nvmlDeviceGetProcessesUtilizationInfo";
     nvmlProcessesUtilizationInfo_v1_t info{};
     info.version = nvmlProcessesUtilizationInfo_v1;
-    info.lastSeenTimeStamp = last_seen;
-    rc = Call(name, [&] { return api.nvmlDeviceGetProcessesUtilizationInfo(h, &info); });
+    info.lastSeenTimeStamp = since_us;
+    rc = Call(*name, [&] { return api.nvmlDeviceGetProcessesUtilizationInfo(h, &info); });
     std::vector<nvmlProcessUtilizationInfo_v1_t> buf;
     for (int a = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && a < kMaxSizeRetries; ++a) {
       buf.assign(info.processSamplesCount ? info.processSamplesCount : 100, {});  // count may be 0
       info.processSamplesCount = static_cast<unsigned int>(buf.size());
       info.procUtilArray = buf.data();
-      rc = Call(name, [&] { return api.nvmlDeviceGetProcessesUtilizationInfo(h, &info); });
+      rc = Call(*name, [&] { return api.nvmlDeviceGetProcessesUtilizationInfo(h, &info); });
     }
     if (rc == NVML_SUCCESS)
       for (unsigned int i = 0; i < info.processSamplesCount && i < buf.size(); ++i)
-        keep(buf[i].pid, buf[i].timeStamp, buf[i].smUtil, buf[i].memUtil);
+        out.push_back({buf[i].pid, buf[i].timeStamp, buf[i].smUtil, buf[i].memUtil});
   } else if (api.nvmlDeviceGetProcessUtilization) {
-    name = "nvmlDeviceGetProcessUtilization";
+    *name = "nvmlDeviceGetProcessUtilization";
     unsigned int count = 0;
-    rc = Call(name,
-              [&] { return api.nvmlDeviceGetProcessUtilization(h, nullptr, &count, last_seen); });
+    rc = Call(*name,
+              [&] { return api.nvmlDeviceGetProcessUtilization(h, nullptr, &count, since_us); });
     std::vector<nvmlProcessUtilizationSample_t> buf;
     for (int a = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && a < kMaxSizeRetries; ++a) {
       buf.assign(count ? count : 100, {});
       count = static_cast<unsigned int>(buf.size());
-      rc = Call(name, [&] {
-        return api.nvmlDeviceGetProcessUtilization(h, buf.data(), &count, last_seen);
+      rc = Call(*name, [&] {
+        return api.nvmlDeviceGetProcessUtilization(h, buf.data(), &count, since_us);
       });
     }
     if (rc == NVML_SUCCESS)
       for (unsigned int i = 0; i < count && i < buf.size(); ++i)
-        keep(buf[i].pid, buf[i].timeStamp, buf[i].smUtil, buf[i].memUtil);
+        out.push_back({buf[i].pid, buf[i].timeStamp, buf[i].smUtil, buf[i].memUtil});
+  }
+  return rc;
+}
+
+// The driver keeps a ring of sample periods (NVML's buffer); a window longer than the ring loses
+// its oldest part. When a read's first sample comes more than a period after the window's start,
+// the gap is either idle time (no process was busy: NVML then writes no sample) or samples the
+// ring dropped. One more read with lastSeenTimeStamp 0 (the whole ring) tells them apart: if the
+// ring reaches back before the window, the gap was idle. If it does not, and the ring is full
+// (its span did not grow since an earlier whole-ring read: a ring still filling holds everything
+// since the GPU's first sample), the time before its oldest sample is uncovered. The first read
+// of a GPU is a whole-ring read too, so the ring's span is known from the start.
+void NvmlGpuSource::AccountUncovered(nvmlDevice_t h, gpu::DeviceSample& dev,
+                                     const std::set<uint64_t>& stamps, uint64_t window_start_us,
+                                     uint64_t& period_us, bool first_read) {
+  const bool gap =
+      period_us > 0 && !stamps.empty() && *stamps.begin() > window_start_us + period_us;
+  if (!gap && !first_read) return;
+  std::vector<gpu::ProcessUtilSample> ring;
+  const char* name = "";
+  if (ReadUtilSamples(h, 0, ring, &name) != NVML_SUCCESS || ring.empty()) return;
+  std::set<uint64_t> ring_stamps;
+  for (const auto& u : ring) ring_stamps.insert(u.timestamp_us);
+  for (auto a = ring_stamps.begin(); std::next(a) != ring_stamps.end(); ++a)
+    if (period_us == 0 || *std::next(a) - *a < period_us) period_us = *std::next(a) - *a;
+  if (period_us == 0) return;
+  const uint64_t oldest = *ring_stamps.begin(), newest = *ring_stamps.rbegin();
+  const uint64_t ring_span = newest - oldest + period_us;
+  auto& span = util_span_us_[dev.uuid];
+  const bool full = span > 0 && ring_span <= span + period_us / 2;
+  span = std::max(span, ring_span);
+  if (gap && full && oldest > window_start_us + period_us)
+    dev.process_util_uncovered_us = oldest - period_us - window_start_us;
+}
+
+void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& dev,
+                                           uint64_t now_us) {
+  auto it = last_seen_us_.find(dev.uuid);
+  const bool first_read = it == last_seen_us_.end();
+  const uint64_t last_seen = !first_read ? it->second : now_us - options_.first_util_lookback_us;
+  dev.process_util_window_start_us = last_seen;
+  dev.process_util_window_end_us = now_us;
+  uint64_t newest = last_seen;
+  std::vector<gpu::ProcessUtilSample> read;
+  const char* name = "";
+  const nvmlReturn_t rc = ReadUtilSamples(h, last_seen, read, &name);
+  for (const auto& u : read) {
+    // Values above 100 % occur (nvtop#110) and stale samples can come back: drop both.
+    if (u.sm_percent > 100 || u.memory_percent > 100 || u.timestamp_us <= last_seen) continue;
+    dev.process_util.push_back(u);
+    newest = std::max(newest, u.timestamp_us);
   }
   if (rc == NVML_ERROR_NOT_SUPPORTED) {
     dev.process_utilization_supported = false;
@@ -371,10 +390,11 @@ void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& de
     const uint64_t gap = *std::next(a) - *a;
     if (period == 0 || gap < period) period = gap;
   }
+  if (rc == NVML_SUCCESS) AccountUncovered(h, dev, stamps, last_seen, period, first_read);
   if (period > 0) dev.process_util_period_us = period;
-  AccountUncovered(dev, stamps, last_seen, now_us, period);
-  const bool anchored =
-      !stamps.empty() || it != last_seen_us_.end();  // newest is a stamp or a boundary
+  if (auto sp = util_span_us_.find(dev.uuid); sp != util_span_us_.end() && sp->second > 0)
+    dev.process_util_buffer_span_us = sp->second;
+  const bool anchored = !stamps.empty() || !first_read;  // newest is a stamp or a boundary
   if (period > 0 && anchored && now_us >= newest) {
     dev.process_util_window_end_us = newest + (now_us - newest) / period * period;
     last_seen_us_[dev.uuid] = dev.process_util_window_end_us;

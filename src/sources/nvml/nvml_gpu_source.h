@@ -58,9 +58,13 @@ class NvmlGpuSource final : public gpu::GpuSource {
   void ReadProcessList(nvmlDevice_t h, gpu::DeviceSample& dev, bool mps, uint64_t total_bytes,
                        std::vector<gpu::GpuProcess>& out);
   void ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_t now_us);
-  // Sets dev.process_util_uncovered_us and _buffer_span_us from one read's stamps.
-  void AccountUncovered(gpu::DeviceSample& dev, const std::set<uint64_t>& stamps,
-                        uint64_t window_start_us, uint64_t now_us, uint64_t period_us);
+  // Per-process utilization samples newer than `since_us` (0: the driver's whole buffer) into
+  // `out`, through whichever entry point the driver has; `name` is the call's.
+  nvmlReturn_t ReadUtilSamples(nvmlDevice_t h, uint64_t since_us,
+                               std::vector<gpu::ProcessUtilSample>& out, const char** name);
+  // Sets dev.process_util_uncovered_us (and learns the buffer's span) after a read.
+  void AccountUncovered(nvmlDevice_t h, gpu::DeviceSample& dev, const std::set<uint64_t>& stamps,
+                        uint64_t window_start_us, uint64_t& period_us, bool first_read);
   void ReadMigInstances(nvmlDevice_t h, gpu::DeviceSample& dev);
   // Compute slices of the GPU instance `gi_id`, from its profile; unknown if NVML cannot say.
   std::optional<uint32_t> InstanceSlices(nvmlDevice_t h, unsigned int gi_id,
@@ -76,7 +80,7 @@ class NvmlGpuSource final : public gpu::GpuSource {
   std::map<std::string, uint64_t> last_seen_us_;  // per GPU UUID
   std::map<std::string, uint64_t>
       util_period_us_;  // driver's sample period per GPU UUID (0: unknown)
-  std::map<std::string, uint64_t> util_span_us_;  // longest span one read returned, per GPU UUID
+  std::map<std::string, uint64_t> util_span_us_;       // the buffer's span seen, per GPU UUID
   std::map<unsigned int, std::string> uuid_by_index_;  // names a GPU once it is lost
   std::map<std::string, bool> gpm_supported_;          // per GPU UUID
   std::map<std::string, std::map<unsigned int, unsigned int>>
