@@ -199,7 +199,7 @@ Expected<Inputs> ReadInputs(const AuditOptions& o) {
                     ? top::HttpGet("--dcgm-metrics", o.dcgm_metrics, "", "", "", kAuditLimits)
                     : ReadWhole("--dcgm-metrics", o.dcgm_metrics);
     if (!text) return tl::unexpected(text.error());
-    auto page = audit::ParsePromText(*text);
+    auto page = prom::ParsePromText(*text);
     if (!page)
       return MakeError(ErrorCode::kInvalidInput,
                        "--dcgm-metrics " + o.dcgm_metrics + ": " + page.error().message);

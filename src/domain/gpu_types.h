@@ -52,6 +52,9 @@ struct MigInstanceSample {
   std::vector<GpuProcess> processes;
   std::optional<double> sm_active_ratio;  // GPM SM_UTIL / 100 for this GPU instance, [0, 1]
   std::optional<uint32_t> slices;         // compute slices of its GPU-instance profile
+  // DCGM GR engine activity of this GPU instance over the interval, [0, 1]: not from NVML, set
+  // by the pipeline from the DCGM source (sources/dcgm) where one is configured.
+  std::optional<double> dcgm_gr_active;
 };
 
 enum class ComputeMode { kDefault, kExclusiveProcess, kProhibited, kUnknown };
@@ -79,6 +82,7 @@ struct DeviceSample {
   // seen on this GPU so far; unknown until two distinct stamps have been seen.
   std::optional<uint64_t> process_util_period_us;
   std::optional<double> sm_active_ratio;  // GPM SM_UTIL / 100 for the whole GPU
+  std::optional<double> dcgm_gr_active;   // DCGM GR engine activity, as on MigInstanceSample
   std::vector<MigInstanceSample> mig_instances;
   std::optional<uint32_t> mig_total_slices;  // slices of the full-GPU profile (7 on A100/H100/H200)
   std::vector<CallError> errors;

@@ -62,6 +62,10 @@ const char* ToString(Rule rule) {
       return "GPU lost: no readings";
     case Rule::kGpuMissing:
       return "GPU missing from the sample";
+    case Rule::kUnitNotBusyDcgm:
+      return "unit not busy (DCGM GR engine activity)";
+    case Rule::kEvenSplitNoSamples:
+      return "even split between tenants (no per-process samples or memory)";
   }
   return "";
 }
@@ -72,7 +76,8 @@ bool IsMemoryRemainder(Rule rule) {
 }
 
 bool IsComputeEstimate(Rule rule) {
-  return rule == Rule::kMpsThreadPercentage || rule == Rule::kMemoryShareNoSamples;
+  return rule == Rule::kMpsThreadPercentage || rule == Rule::kMemoryShareNoSamples ||
+         rule == Rule::kEvenSplitNoSamples;
 }
 
 }  // namespace gpumeter::domain
