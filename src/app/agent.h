@@ -19,9 +19,12 @@ struct AgentOptions {
   std::string kube_context;
   std::string device_plugin_config;
   bool resource_slices = true;
-  std::string store;         // usage store (SQLite); empty: none
-  std::string pricing_file;  // prices of idle allocations in findings (default: the dated table)
-  std::string guard_config;  // guardrail thresholds and severities (default: docs/guardrails.md)
+  // dcgm-exporter's page on this node (http://$(NODE_IP):9400/metrics); empty: none.
+  std::string dcgm_metrics;
+  double dcgm_max_age_s = 90;  // a GPU's series unchanged this long are stale (unknown)
+  std::string store;           // usage store (SQLite); empty: none
+  std::string pricing_file;    // prices of idle allocations in findings (default: the dated table)
+  std::string guard_config;    // guardrail thresholds and severities (default: docs/guardrails.md)
   double rightsize_interval_s = 3600;  // recompute rightsizing from the store this often (0: off)
   std::string rightsize_min_history = "24h";
   int store_minute_days = 14;

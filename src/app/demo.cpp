@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include "app/child_process.h"
@@ -15,9 +16,11 @@
 #include "app/runtime.h"
 #include "app/table.h"
 #include "app/usage_recorder.h"
+#include "sim/node/dcgm_page.h"
 #include "sim/node/node_files.h"
 #include "sim/node/scenario_context.h"
 #include "sim/scenario/loader.h"
+#include "sources/dcgm/dcgm_source.h"
 #include "sources/kube_api/pod_source.h"
 #include "sources/kubelet/pod_resources_source.h"
 
@@ -64,7 +67,21 @@ uint64_t SetFakeNvmlEnvironment(const std::string& scenario_path, double speedup
 struct DemoNode {
   std::unique_ptr<sim::NodeFiles> files;
   std::unique_ptr<ChildProcess> kubelet;
+  std::string dcgm_url;  // the node process's dcgm-exporter; empty when the scenario has none
 };
+
+// Waits for the node process to write its dcgm-exporter's URL into `file`.
+Expected<std::string> WaitForDcgmUrl(ChildProcess& node, const std::filesystem::path& file) {
+  std::string url;
+  auto ready = node.WaitUntil(
+      [&] {
+        std::ifstream in(file);
+        return static_cast<bool>(std::getline(in, url)) && !url.empty();
+      },
+      std::chrono::seconds(10));
+  if (!ready) return tl::unexpected(ready.error());
+  return url;
+}
 
 Expected<DemoNode> StartNode(const LoadedScenario& loaded, const std::filesystem::path& exe_dir) {
   DemoNode node;
@@ -77,7 +94,11 @@ Expected<DemoNode> StartNode(const LoadedScenario& loaded, const std::filesystem
                      "gpumeter-fake-kubelet not found next to " + exe_dir.string() +
                          " (build it: cmake --build BUILD --target gpumeter_fake_kubelet_server)");
   const std::string socket = node.files->kubelet_socket();
-  auto kubelet = ChildProcess::Start(program, {loaded.path, socket});
+  const bool dcgm = sim::HasDcgmExporter(loaded.scenario);
+  const auto dcgm_file = node.files->dir() / "dcgm-exporter.url";
+  auto kubelet = ChildProcess::Start(
+      program, dcgm ? std::vector<std::string>{loaded.path, socket, dcgm_file.string()}
+                    : std::vector<std::string>{loaded.path, socket});
   if (!kubelet) return tl::unexpected(kubelet.error());
   node.kubelet = std::move(*kubelet);
   auto ready = node.kubelet->WaitUntil(
@@ -87,6 +108,11 @@ Expected<DemoNode> StartNode(const LoadedScenario& loaded, const std::filesystem
       },
       std::chrono::seconds(10));
   if (!ready) return tl::unexpected(ready.error());
+  if (dcgm) {
+    auto url = WaitForDcgmUrl(*node.kubelet, dcgm_file);
+    if (!url) return tl::unexpected(url.error());
+    node.dcgm_url = *url;
+  }
   return node;
 }
 
@@ -135,6 +161,8 @@ void PrintBanner(const DemoInputs& in, const DemoNode& node, const NodeRuntime& 
   const std::string probes = rt.probe_url().empty() ? rt.url() : rt.probe_url();
   fmt::print("metrics: {}/metrics   health: {}/healthz   ready: {}/readyz\n", rt.url(), probes,
              probes);
+  if (!node.dcgm_url.empty())
+    fmt::print("dcgm-exporter: {} (fake; GR engine activity of MIG instances)\n", node.dcgm_url);
   fmt::print("usage store: {}\n", store_path);
   std::fflush(stdout);
 }
@@ -211,12 +239,22 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   kubelet::PodResourcesSource kubelet(std::make_unique<kubelet::PodResourcesClient>(ko));
   kube_api::PodsFileSource pods(node->files->pods_file());
   RuntimeOptions ro = DemoRuntime(o, *in, *node, exe_dir);
-  ro.sources = {&kubelet, &pods, nullptr};
   const auto start = std::chrono::steady_clock::now();
   const auto scenario_now = ScenarioClock(start, o.speedup);
   ro.nvml.wall_clock_us = [epoch0, scenario_now] {
     return epoch0 + static_cast<uint64_t>(scenario_now() * 1e6);
   };
+  // The node's dcgm-exporter, as the agent's --dcgm-metrics reads it, on the scenario's clock.
+  std::unique_ptr<dcgm::DcgmSource> dcgm;
+  if (!node->dcgm_url.empty()) {
+    dcgm::DcgmSourceOptions dopt;
+    dopt.url = node->dcgm_url;
+    dopt.poll_interval_s = std::min(2.0, o.interval_s);
+    dopt.clock_s = [clock = ro.nvml.wall_clock_us] { return static_cast<double>(clock()) / 1e6; };
+    dcgm = std::make_unique<dcgm::DcgmSource>(dopt);
+    dcgm->Start();
+  }
+  ro.sources = {&kubelet, &pods, nullptr, dcgm.get()};
   ro.before_pass = [files = node->files.get(), scenario_now] {
     if (auto r = files->RefreshProc(scenario_now()); !r)
       spdlog::warn("demo /proc fixture: {}", r.error().message);

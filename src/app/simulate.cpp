@@ -13,6 +13,7 @@
 #include <set>
 
 #include "app/paths.h"
+#include "app/simulate_dcgm.h"
 #include "core/attribution/accountant.h"
 #include "core/attribution/attribute.h"
 #include "core/attribution/observe.h"
@@ -168,6 +169,7 @@ struct Harness {
   uint64_t epoch0 = 0;
   void* control = nullptr;                      // the fake's handle for its control symbol
   void (*set_time)(double) = nullptr;           // gpumeterFakeNvmlSetTime
+  std::unique_ptr<SimulatedDcgm> dcgm;          // the node's dcgm-exporter, where it has one
   std::unique_ptr<nvml::NvmlGpuSource> source;  // the real NVML source, over the fake
 };
 
@@ -277,7 +279,7 @@ std::map<std::string, double> BusyAndLost(const gpu::GpuSnapshot& snap, double t
     }
     if (const auto b = attribution::BusyFraction(d)) busy[d.uuid] = *b;
     for (const auto& mi : d.mig_instances)
-      if (mi.sm_active_ratio) busy[mi.uuid] = *mi.sm_active_ratio;
+      if (const auto a = attribution::InstanceActivity(mi)) busy[mi.uuid] = *a;
   }
   return busy;
 }
@@ -316,7 +318,10 @@ Measured Measure(const SimulateOptions& o, double to, Harness& h,
                  attribution::Accountant& accountant) {
   Measured m;
   h.set_time(h.now);
-  if (auto warm = h.source->Sample()) accountant.Prime(std::move(*warm));  // lastSeen, GPM baseline
+  if (auto warm = h.source->Sample()) {
+    if (h.dcgm) h.dcgm->Apply(h.now, static_cast<double>(warm->timestamp_us) / 1e6, *warm);
+    accountant.Prime(std::move(*warm));  // lastSeen, GPM baseline
+  }
   m.times = {h.now};
   for (const double t : SampleTimes(o, to)) {
     const double seconds = t - h.now;
@@ -328,6 +333,7 @@ Measured Measure(const SimulateOptions& o, double to, Harness& h,
       spdlog::error("sample at t={}: {}", h.now, snap.error().message);
       continue;
     }
+    if (h.dcgm) h.dcgm->Apply(h.now, static_cast<double>(snap->timestamp_us) / 1e6, *snap);
     ++m.intervals;
     m.times.push_back(h.now);
     auto busy = BusyAndLost(*snap, t_prev, h.now, m);
@@ -469,6 +475,7 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
 
   Harness h;
   if (const int rc = OpenFakeNvml(o, loaded->path, exe_dir, h)) return rc;
+  h.dcgm = SimulatedDcgm::For(s);
   attribution::Accountant accountant(ScenarioContext(s, h));
   const Measured m = Measure(o, to, h, accountant);
   CloseFakeNvml(h);

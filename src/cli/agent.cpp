@@ -31,6 +31,16 @@ void AddSourceFlags(CLI::App* cmd, app::AgentOptions& o) {
   cmd->add_option("--device-plugin-config", o.device_plugin_config,
                   "The NVIDIA device plugin's config file (sharing: timeSlicing/mps)")
       ->envname("GPUMETER_DEVICE_PLUGIN_CONFIG");
+  cmd->add_option("--dcgm-metrics", o.dcgm_metrics,
+                  "dcgm-exporter's /metrics on this node, for the activity of MIG instances "
+                  "NVML cannot see (A100, A30): e.g. http://$(NODE_IP):9400/metrics "
+                  "(docs/deploy.md)")
+      ->envname("GPUMETER_DCGM_METRICS");
+  cmd->add_option("--dcgm-max-age", o.dcgm_max_age_s,
+                  "A GPU's dcgm-exporter series unchanged this many SECONDS are stale: activity "
+                  "unknown (3 x the exporter's collection interval)")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
   cmd->add_option("--resource-slices", o.resource_slices,
                   "List DRA ResourceSlices from the API server (true/false; off where the agent "
                   "may not list them)")

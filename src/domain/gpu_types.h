@@ -59,6 +59,14 @@ struct MigInstanceSample {
 
 enum class ComputeMode { kDefault, kExclusiveProcess, kProhibited, kUnknown };
 
+// A GPU's mean activity and power over one of DCGM's collection intervals, for the idle-power
+// fit: per-pass DCGM activity is aligned, not measured, and would bias a per-pass fit.
+struct ActivityWindow {
+  double activity = 0;  // slice-weighted on MIG GPUs, [0, 1]
+  double watts = 0;     // mean board power over the window (energy counter delta / seconds)
+  double seconds = 0;
+};
+
 struct DeviceSample {
   uint32_t index = 0;  // NVML enumeration index (not stable across reboots; key by uuid)
   std::string uuid;
@@ -83,6 +91,8 @@ struct DeviceSample {
   std::optional<uint64_t> process_util_period_us;
   std::optional<double> sm_active_ratio;  // GPM SM_UTIL / 100 for the whole GPU
   std::optional<double> dcgm_gr_active;   // DCGM GR engine activity, as on MigInstanceSample
+  // Set on the pass that saw a new DCGM collection of this GPU (every instance's activity known).
+  std::optional<ActivityWindow> dcgm_window;
   std::vector<MigInstanceSample> mig_instances;
   std::optional<uint32_t> mig_total_slices;  // slices of the full-GPU profile (7 on A100/H100/H200)
   std::vector<CallError> errors;

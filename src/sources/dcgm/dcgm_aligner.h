@@ -11,6 +11,10 @@
 // then follow the exporter's integral; a single interval can be off by up to the last change in
 // activity until the next collection corrects it.
 //
+// On the pass that sees a new collection of every unit of a GPU, it also sets the GPU's
+// dcgm_window: the collection's mean activity and the board's mean power since the previous one
+// (energy counter), so the idle-power fit gets pairs measured over the same window.
+//
 // A unit whose series is missing or stale has unknown activity and loses its history (the gap is
 // never filled in later). Pure (times are given); not thread-safe: the sampling thread owns it.
 #pragma once
@@ -41,7 +45,18 @@ class DcgmAligner {
     double attributed_s = 0;   // busy-seconds given to intervals so far
     double last_pass_s = 0;
   };
+  struct GpuWindow {
+    double collection_s = 0;  // the newest collection seen of the GPU's series
+    double pass_s = 0;        // the pass that saw it
+    std::optional<double> energy_joules;
+  };
+  // The GPU's DCGM collection window ending at this pass, when it saw a new one (see
+  // DeviceSample::dcgm_window); `activity` of the new collection, slice-weighted.
+  std::optional<gpu::ActivityWindow> Window(const gpu::DeviceSample& d, double collection_s,
+                                            std::optional<double> activity, double now_s);
+
   std::map<DcgmKey, Unit> units_;
+  std::map<std::string, GpuWindow> gpus_;  // by GPU UUID
 };
 
 }  // namespace gpumeter::dcgm

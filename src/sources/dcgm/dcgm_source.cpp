@@ -68,21 +68,32 @@ DcgmSource::~DcgmSource() { Stop(); }
 
 Expected<void> DcgmSource::Refresh(double now_s) {
   const auto started = std::chrono::steady_clock::now();
-  {
+  auto text = FetchDcgmPage(options_);
+  if (!text) {
     std::lock_guard lock(mu_);
     tracker_.Attempt();
+    return Fail(text.error().message);
   }
-  auto text = FetchDcgmPage(options_);
-  Expected<prom::PromPage> page =
-      text ? prom::ParsePromText(*text) : Expected<prom::PromPage>(tl::unexpected(text.error()));
+  auto read = Ingest(*text, now_s);
+  std::lock_guard lock(mu_);
+  tracker_.SetDuration(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  return read;
+}
+
+Expected<void> DcgmSource::Fail(const std::string& why) {
+  fresh_.clear();  // unknown from now on, not the last values
+  latest_ = std::make_shared<const DcgmReading>();
+  if (tracker_.Failed(why)) spdlog::warn("dcgm: {} (activity unknown until it is back)", why);
+  return MakeError(ErrorCode::kUnavailable, why);
+}
+
+Expected<void> DcgmSource::Ingest(std::string_view text, double now_s) {
+  auto page = prom::ParsePromText(text);
   if (!page) {
-    const std::string why = text ? "--dcgm-metrics " + options_.url + ": " + page.error().message
-                                 : page.error().message;
-    fresh_.clear();  // unknown from now on, not the last values
-    Publish(std::make_shared<const DcgmReading>());
     std::lock_guard lock(mu_);
-    if (tracker_.Failed(why)) spdlog::warn("dcgm: {} (activity unknown until it is back)", why);
-    return MakeError(ErrorCode::kUnavailable, why);
+    tracker_.Attempt();
+    return Fail("--dcgm-metrics " + options_.url + ": " + page.error().message);
   }
   const DcgmPage read = ReadDcgmPage(*page);
   auto reading = std::make_shared<DcgmReading>();
@@ -100,18 +111,12 @@ Expected<void> DcgmSource::Refresh(double now_s) {
     reading->series.emplace(
         key, DcgmSeries{value, f.changed_s, now_s - f.changed_s > options_.max_age_s});
   }
-  Publish(std::move(reading));
   std::lock_guard lock(mu_);
-  tracker_.SetDuration(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  tracker_.Attempt();
+  latest_ = std::move(reading);
   if (tracker_.Succeeded(std::chrono::steady_clock::now()))
     spdlog::info("dcgm: {} is back", options_.url);
   return {};
-}
-
-void DcgmSource::Publish(std::shared_ptr<const DcgmReading> reading) {
-  std::lock_guard lock(mu_);
-  latest_ = std::move(reading);
 }
 
 std::shared_ptr<const DcgmReading> DcgmSource::Latest() const {

@@ -9,7 +9,7 @@
 // a collection is told by its GPU's series changing (the energy counter in the default field set
 // grows on every collection); a GPU whose series have not changed for `max_age_s` is stale.
 //
-// Thread-safety: Refresh, Start and Stop from one thread; Latest and Status from any.
+// Thread-safety: Refresh, Ingest, Start and Stop from one thread; Latest and Status from any.
 #pragma once
 
 #include <atomic>
@@ -22,6 +22,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -66,9 +67,12 @@ class DcgmSource {
   DcgmSource(const DcgmSource&) = delete;
   DcgmSource& operator=(const DcgmSource&) = delete;
 
-  // One read at `now_s`: fetch, parse, update freshness, publish. On failure the published
-  // reading is emptied (unknown, not the last values) and the error returned.
+  // One read at `now_s`: fetch, then Ingest. On failure the published reading is emptied
+  // (unknown, not the last values) and the error returned.
   Expected<void> Refresh(double now_s);
+  // A page's text read at `now_s`: parse, update freshness, publish. `simulate` hands its
+  // simulated node's page here directly (no server in the gpumeter binary).
+  Expected<void> Ingest(std::string_view text, double now_s);
   // Reads every poll_interval_s on a thread of its own until Stop (or destruction).
   void Start();
   void Stop();
@@ -83,7 +87,7 @@ class DcgmSource {
     uint64_t fingerprint = 0;
     double changed_s = 0;
   };
-  void Publish(std::shared_ptr<const DcgmReading> reading);
+  Expected<void> Fail(const std::string& why);  // with mu_ held
 
   DcgmSourceOptions options_;
   std::map<std::string, GpuFreshness> fresh_;  // by GPU UUID; Refresh's thread only

@@ -81,3 +81,41 @@ TEST(DcgmAligner, AppliesToMigInstancesAndWholeGpus) {
 
 }  // namespace
 }  // namespace gpumeter::dcgm
+
+namespace gpumeter::dcgm {
+namespace {
+
+TEST(DcgmAligner, ANewCollectionGivesTheIdlePowerFitAWindow) {
+  gpu::DeviceSample d;
+  d.uuid = "GPU-m";
+  d.mig_enabled = true;
+  d.mig_total_slices = 7;
+  d.mig_instances.resize(2);
+  d.mig_instances[0].gpu_instance_id = 1;
+  d.mig_instances[0].slices = 3;
+  d.mig_instances[1].gpu_instance_id = 2;
+  d.mig_instances[1].slices = 4;
+  DcgmAligner a;
+  auto pass = [&](double now, double seen, double v1, double v2, double energy) {
+    DcgmReading r;
+    r.series[{"GPU-m", 1}] = {v1, seen, false};
+    r.series[{"GPU-m", 2}] = {v2, seen, false};
+    gpu::GpuSnapshot snap;
+    snap.devices = {d};
+    snap.devices[0].energy_joules = energy;
+    a.Apply(r, now, snap);
+    return snap.devices[0].dcgm_window;
+  };
+  EXPECT_FALSE(pass(30, 30, 0.5, 0.5, 1000));  // the first collection: no window yet
+  EXPECT_FALSE(pass(31, 30, 0.5, 0.5, 1100));  // the same collection
+  const auto w = pass(60, 60, 1.0, 0.25, 7000);
+  ASSERT_TRUE(w);
+  EXPECT_DOUBLE_EQ(w->activity, (3 * 1.0 + 4 * 0.25) / 7);
+  EXPECT_DOUBLE_EQ(w->watts, 6000.0 / 30);
+  EXPECT_DOUBLE_EQ(w->seconds, 30);
+  d.mig_instances[1].sm_active_ratio = 0.3;  // GPM: the fit has its own pairs
+  EXPECT_FALSE(pass(90, 90, 1.0, 0.25, 9000));
+}
+
+}  // namespace
+}  // namespace gpumeter::dcgm
