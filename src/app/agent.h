@@ -38,7 +38,7 @@ struct AgentOptions {
   size_t max_series = 20000;
   double interval_s = 1;
   double call_deadline_s = 2;
-  std::string listen = "0.0.0.0:9400";
+  std::string listen = "0.0.0.0:9402";
   std::string probe_listen;  // HOST:PORT of the probe listener; empty: none
   std::string tls_cert, tls_key, bearer_token_file;
 };

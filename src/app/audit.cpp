@@ -173,7 +173,7 @@ int CheckFlags(const AuditOptions& o) {
     return 2;
   }
   if (!o.agent.empty() && !IsUrl(o.agent)) {
-    spdlog::error("--agent '{}': expected an http(s):// URL, e.g. http://node:9400", o.agent);
+    spdlog::error("--agent '{}': expected an http(s):// URL, e.g. http://node:9402", o.agent);
     return 2;
   }
   return 0;

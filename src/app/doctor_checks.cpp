@@ -75,8 +75,11 @@ CheckResult CheckNvml(const std::string& library, NvmlFindings& found) {
                   "leaves NVML unusable");
   std::set<uint32_t> pids;
   size_t gpus = 0, lost = 0, mig = 0;
+  found.gpm = caps.gpm;
   for (const auto& d : sample->devices) {
     ++gpus;
+    found.gpus.insert(d.uuid);
+    for (const auto& m : d.mig_instances) found.mig_instances.insert({d.uuid, m.gpu_instance_id});
     lost += d.lost ? 1 : 0;
     mig += d.mig_instances.size();
     for (const auto& p : d.processes) pids.insert(p.pid);

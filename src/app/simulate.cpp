@@ -9,8 +9,10 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
+#include <vector>
 
 #include "app/paths.h"
 #include "app/simulate_dcgm.h"
@@ -350,8 +352,16 @@ struct Score {
   int energy_n = 0;
   double energy_sum = 0, energy_worst = 0;
 };
+// One container on one unit; `alone`: no other container had truth on that unit.
+struct ContainerScore {
+  std::string unit, container;
+  bool alone = false;
+  double cpu_pp = 0;
+  std::optional<double> energy_rel;  // unknown where its true energy is 0
+};
 struct Scores {
   std::map<SharingMode, Score> by_mode;
+  std::vector<ContainerScore> containers;
   bool memory_within_bound = true;
 };
 
@@ -367,6 +377,8 @@ Scores ScoreAgainstTruth(const SimulateOptions& o, const scenario::Scenario& s, 
   std::set<Key> keys;
   for (const auto& [k, v] : truth) keys.insert(k);
   for (const auto& [k, v] : m.est) keys.insert(k);
+  std::map<std::string, int> tenants;  // containers with truth per unit
+  for (const auto& [k, v] : truth) tenants[k.first] += v.compute_s > 0 || v.memory_byte_s > 0;
   for (const auto& k : keys) {
     const Amounts t = truth.count(k) ? truth.at(k) : Amounts{};
     const Amounts e = m.est.count(k) ? m.est.at(k) : Amounts{};
@@ -384,10 +396,12 @@ Scores ScoreAgainstTruth(const SimulateOptions& o, const scenario::Scenario& s, 
                    k.second, k.first, e.memory_byte_s, t.memory_byte_s, allowed);
     }
     ++sc.n;
+    out.containers.push_back({k.first, k.second, tenants[k.first] <= 1, cpu_pp, std::nullopt});
     if (t.energy_j > 0) {
       const double rel = std::abs(e.energy_j - t.energy_j) / t.energy_j;
       ++sc.energy_n;
       sc.energy_sum += rel, sc.energy_worst = std::max(sc.energy_worst, rel);
+      out.containers.back().energy_rel = rel;
     }
     sc.cpu_sum += cpu_pp, sc.cpu_worst = std::max(sc.cpu_worst, cpu_pp);
     sc.mem_sum += mem_rel, sc.mem_worst = std::max(sc.mem_worst, mem_rel);
@@ -425,6 +439,12 @@ void PrintTable(const SimulateOptions& o, const scenario::Scenario& s, const Mea
         domain::ToString(mode), sc.n, sc.cpu_sum / sc.n, sc.cpu_worst, sc.mem_sum / sc.n * 100,
         sc.mem_worst * 100, energy, sc.naive_sum / sc.n, sc.naive_worst);
   }
+  // Per container: whether it was alone on its unit (a tenant of a shared MIG instance has an
+  // estimated split, scored apart by readers of this list).
+  fmt::print("per container (unit, alone|shared, compute error pp, energy error %):\n");
+  for (const auto& c : scores.containers)
+    fmt::print("  {} {} {} {:.2f} {}\n", c.container, c.unit, c.alone ? "alone" : "shared",
+               c.cpu_pp, c.energy_rel ? fmt::format("{:.2f}", *c.energy_rel * 100) : "n/a");
 }
 
 // Conservation, the fitted idle power of the first MIG GPU, the memory bound and the verdict
