@@ -123,7 +123,8 @@ TEST_F(DoctorTest, NoHostPid) {
 // No GPU process to check against: the PID namespace is told by PID 2 (the kernel's kthreadd on
 // the host; something of the container's, or nothing, in a container).
 TEST_F(DoctorTest, HostPidsWithoutGpuProcesses) {
-  const NvmlFindings none{true, {}};
+  NvmlFindings none;
+  none.loaded = true;
   const auto proc = dir_.path() / "quiet-proc";
   std::filesystem::create_directories(proc / "1");
   std::filesystem::create_directories(proc / "2");

@@ -208,8 +208,9 @@ TEST(Loader, DcgmExporterAndComputeSlices) {
   ASSERT_TRUE(plain) << plain.error().message;
   EXPECT_FALSE(plain->gpus[0].dcgm_exporter);
   EXPECT_DOUBLE_EQ(plain->gpus[0].dcgm_interval_s, 30);
-  auto s = ParseScenario(Replace(kMinimal, power, power + "\n    dcgm_exporter: true\n    dcgm_interval_s: 10"),
-                         "test.yaml");
+  auto s = ParseScenario(
+      Replace(kMinimal, power, power + "\n    dcgm_exporter: true\n    dcgm_interval_s: 10"),
+      "test.yaml");
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_TRUE(s->gpus[0].dcgm_exporter);
   EXPECT_DOUBLE_EQ(s->gpus[0].dcgm_interval_s, 10);
