@@ -30,9 +30,8 @@ struct NvmlFindings {
   bool loaded = false;
   std::vector<uint32_t> gpu_pids;  // host PIDs NVML lists on any GPU or MIG instance
   std::set<std::string> gpus;      // UUIDs
-  // MIG GPU instances (GPU UUID, GPU instance ID) and whether GPM gives their activity.
-  std::set<std::pair<std::string, uint32_t>> mig_instances;
-  bool gpm = false;
+  // MIG GPU instances (GPU UUID, GPU instance ID), and those GPM gives activity for (Hopper+).
+  std::set<std::pair<std::string, uint32_t>> mig_instances, mig_with_gpm;
 };
 
 // Loads NVML (`library`, or the driver's soname when empty) and samples once.

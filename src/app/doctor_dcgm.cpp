@@ -36,17 +36,17 @@ CheckResult Match(const std::string& url, const dcgm::DcgmPage& page, bool gpu_f
                             nvml.gpus.size(), hosts.empty() ? "?" : hosts),
                 "the URL must reach this node's exporter: $(NODE_IP) from status.hostIP with a "
                 "hostPort, or a Service with internalTrafficPolicy: Local (docs/deploy.md)");
-  std::vector<std::pair<std::string, uint32_t>> missing;
+  std::vector<std::pair<std::string, uint32_t>> missing;  // and NVML has no activity for them
   for (const auto& m : nvml.mig_instances)
-    if (!page.gr_active.count({m.first, m.second})) missing.push_back(m);
+    if (!page.gr_active.count({m.first, m.second}) && !nvml.mig_with_gpm.count(m))
+      missing.push_back(m);
   const std::string detail = fmt::format(
       "{}: {} activity series, {} of {} GPU(s) on the page, {} MIG instance(s) of "
       "{} with activity",
       url, page.gr_active.size(), matched_gpus, nvml.gpus.size(),
       nvml.mig_instances.size() - missing.size(), nvml.mig_instances.size());
   if (!missing.empty())
-    return Dcgm(nvml.gpm ? CheckStatus::kWarn : CheckStatus::kFail,
-                detail + "; no activity for " + InstanceList(missing),
+    return Dcgm(CheckStatus::kFail, detail + "; no activity for " + InstanceList(missing),
                 "the exporter lists GPU instances as DCGM sees them: restart it after a MIG "
                 "layout change (its entity list is read at start)");
   if (!gpu_fields)
@@ -61,11 +61,11 @@ CheckResult Match(const std::string& url, const dcgm::DcgmPage& page, bool gpu_f
 
 CheckResult CheckDcgm(const std::string& url, const NvmlFindings& nvml) {
   if (url.empty()) {
-    if (!nvml.mig_instances.empty() && !nvml.gpm)
+    if (nvml.mig_instances.size() > nvml.mig_with_gpm.size())
       return Dcgm(CheckStatus::kWarn,
                   fmt::format("not configured; {} MIG instance(s) without GPM: their activity is "
                               "unknown (compute unattributed)",
-                              nvml.mig_instances.size()),
+                              nvml.mig_instances.size() - nvml.mig_with_gpm.size()),
                   "give --dcgm-metrics http://$(NODE_IP):9400/metrics (docs/deploy.md, DCGM "
                   "activity)");
     return Dcgm(CheckStatus::kSkip, "not configured (--dcgm-metrics)");

@@ -259,9 +259,11 @@ TEST_P(EveryOverlay, TheAgentAcceptsItsArgumentsAndConfig) {
     const auto ip = std::find(names.begin(), names.end(), "NODE_IP");
     ASSERT_NE(ip, names.end());
     EXPECT_LT(ip, std::find(names.begin(), names.end(), "GPUMETER_DCGM_METRICS"));
-    for (const auto& e : agent["env"])
-      if (e["name"].as<std::string>() == "NODE_IP")
+    for (const auto& e : agent["env"]) {
+      if (e["name"].as<std::string>() == "NODE_IP") {
         EXPECT_EQ(e["valueFrom"]["fieldRef"]["fieldPath"].as<std::string>(), "status.hostIP");
+      }
+    }
   } else {
     EXPECT_TRUE(options.dcgm_metrics.empty());
   }
