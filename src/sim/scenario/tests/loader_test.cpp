@@ -259,7 +259,7 @@ TEST(Resolve, NameFileAndUnknown) {
   auto unknown = ResolveScenarioPath("no-such-scenario", dirs);
   ASSERT_FALSE(unknown);
   EXPECT_THAT(unknown.error().message,
-              HasSubstr("available: exclusive, mig-h200, mps-a100, node-8gpu, timeslice-h100"));
+              HasSubstr("available: exclusive, mig-a100, mig-h200, mps-a100, node-8gpu, timeslice-h100"));
 }
 
 }  // namespace
