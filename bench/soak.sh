@@ -3,7 +3,11 @@
 # simulated 8-GPU node, sampling every INTERVAL seconds and scraped every 5 s (as Prometheus
 # would), for DURATION seconds. Its RSS is sampled every 10 s into build/soak/rss.csv; after a
 # warm-up (the first WARMUP seconds: caches, SQLite's page cache and WAL fill up) a least-squares
-# line through the samples gives the growth, printed per hour and extrapolated per day.
+# line through the samples gives the growth, printed per hour and extrapolated per day, for the
+# whole RSS and for its anonymous part (heap, stacks: what a leak grows) and file-backed part
+# (the binary's and libraries' pages, faulted in as code paths run for the first time: bounded by
+# their size). /proc/<pid>/smaps is saved at the end of the warm-up and at the end
+# (smaps-warm.txt, smaps-end.txt) so growth can be traced to a mapping.
 # Usage: bench/soak.sh [DURATION_S=7200] [INTERVAL_S=0.2] [WARMUP_S=900]   (from the repository root,
 # after a build: `make soak`)
 set -euo pipefail
@@ -29,7 +33,8 @@ for _ in $(seq 1 100); do
 done
 [ -n "$url" ] || { echo "soak: the agent did not start" >&2; cat "$out/agent.log" >&2; exit 1; }
 echo "soak: agent $agent at $url, ${duration}s, interval ${interval}s, warm-up ${warmup}s"
-echo "t_s,rss_kb" >"$out/rss.csv"
+echo "t_s,rss_kb,anon_kb,file_kb" >"$out/rss.csv"
+saved_warm=0
 start=$SECONDS next_scrape=0
 while [ $((SECONDS - start)) -lt "$duration" ]; do
   kill -0 "$agent" 2>/dev/null || { echo "soak: the agent died" >&2; tail "$out/agent.log" >&2; exit 1; }
@@ -38,14 +43,22 @@ while [ $((SECONDS - start)) -lt "$duration" ]; do
     curl -fsS "$url/metrics" >/dev/null && curl -fsS "$url/api/v1/units" >/dev/null || echo "soak: scrape failed at ${t}s" >&2
     next_scrape=$((t + 5))
   fi
-  [ $((t % 10)) -eq 0 ] && echo "$t,$(awk '/^VmRSS/ { print $2 }' "/proc/$agent/status")" >>"$out/rss.csv"
+  [ $((t % 10)) -eq 0 ] && awk -v t="$t" '/^VmRSS/ { r = $2 } /^RssAnon/ { a = $2 } /^RssFile/ { f = $2 }
+    END { print t "," r "," a "," f }' "/proc/$agent/status" >>"$out/rss.csv"
+  if [ "$saved_warm" = 0 ] && [ "$t" -ge "$warmup" ]; then cp "/proc/$agent/smaps" "$out/smaps-warm.txt"; saved_warm=1; fi
   sleep 1
 done
-awk -F, -v w="$warmup" 'NR > 1 && !seen[$1]++ { if ($1 >= w) { n++; sx += $1; sy += $2; sxx += $1 * $1; sxy += $1 * $2 }
-  if (NR == 2) first = $2; last = $2 }
-  END {
-    if (n < 3) { print "soak: too few samples after the warm-up"; exit 1 }
-    slope = (n * sxy - sx * sy) / (n * sxx - sx * sx)  # kB per second
-    printf "soak: RSS %d kB at start, %d kB at the end; after %d s warm-up: %+.1f kB/hour, %+.2f MB/day extrapolated (%d samples)\n",
-      first, last, w, slope * 3600, slope * 86400 / 1024, n
-  }' "$out/rss.csv"
+cp "/proc/$agent/smaps" "$out/smaps-end.txt"
+slope() {  # column of rss.csv -> "first last kB/hour MB/day samples"
+  awk -F, -v w="$warmup" -v c="$1" 'NR > 1 && !seen[$1]++ {
+      if ($1 >= w) { n++; sx += $1; sy += $c; sxx += $1 * $1; sxy += $1 * $c }
+      if (NR == 2) first = $c; last = $c }
+    END {
+      if (n < 3) { print "too few samples after the warm-up"; exit 1 }
+      s = (n * sxy - sx * sy) / (n * sxx - sx * sx)  # kB per second
+      printf "%d kB at start, %d kB at the end; after the warm-up %+.1f kB/hour, %+.2f MB/day extrapolated (%d samples)", first, last, s * 3600, s * 86400 / 1024, n
+    }' "$out/rss.csv"
+}
+echo "soak: RSS      $(slope 2)"
+echo "soak: RssAnon  $(slope 3)"
+echo "soak: RssFile  $(slope 4)"

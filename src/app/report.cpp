@@ -117,6 +117,14 @@ Expected<report::Window> ResolveWindow(const ReportOptions& o, int64_t now, cons
   return w;
 }
 
+// Where the store's read ends. The store books usage to whole minutes and reads the minutes that
+// end by the window's end; a window that ends now (no --to) also takes the minute in progress,
+// whose intervals are already written, or a report right after a short run finds nothing.
+int64_t StoreEnd(const ReportOptions& o, const report::Window& w) {
+  if (!o.to.empty()) return w.to_unix_s;
+  return (w.to_unix_s + 59) / 60 * 60;  // Unix seconds after 1970: no negative rounding to mind
+}
+
 // The usage over the window and the pods' labels.
 struct Usage {
   std::vector<store::UnitRecord> units;
@@ -128,7 +136,7 @@ struct Usage {
 Expected<Usage> ReadUsage(const ReportOptions& o, const Request& r, const report::Window& w) {
   Usage out;
   if (r.from_store) {
-    auto usage = r.store->Usage(w.from_unix_s, w.to_unix_s);
+    auto usage = r.store->Usage(w.from_unix_s, StoreEnd(o, w));
     if (!usage) return tl::unexpected(usage.error());
     auto stored_labels = r.store->PodLabels();
     if (!stored_labels) return tl::unexpected(stored_labels.error());
@@ -158,7 +166,7 @@ Expected<std::string> RenderHtmlReport(const ReportOptions& o, const Request& r,
   // Over time from the store's hourly rows (from Prometheus: the window's totals only).
   std::vector<std::pair<int64_t, report::Chargeback>> over_time;
   if (r.store) {
-    auto hourly = r.store->HourlyUsage(w.from_unix_s, w.to_unix_s);
+    auto hourly = r.store->HourlyUsage(w.from_unix_s, StoreEnd(o, w));
     if (!hourly) return tl::unexpected(hourly.error());
     for (const auto& [hour, hu] : *hourly)
       over_time.emplace_back(hour,
@@ -169,7 +177,7 @@ Expected<std::string> RenderHtmlReport(const ReportOptions& o, const Request& r,
   if (r.store) {
     RightsizeOptions ro;
     ro.pricing_file = o.pricing_file;
-    ro.to_s = w.to_unix_s;  // the history up to the report's end
+    ro.to_s = StoreEnd(o, w);  // the history up to the report's end
     rightsize::RecommendOptions used;
     // The chargeback stands without it: a rightsizing that cannot be made is said, not fatal.
     auto rs = Rightsize(*r.store, ro, &used);  // the store this report has open

@@ -58,6 +58,10 @@ const char* ToString(Rule rule) {
       return "idle power of MIG slices in no instance";
     case Rule::kMigFreeSlicesUnknown:
       return "MIG slices in no instance (idle power unknown)";
+    case Rule::kMigIdleBySlicesRestUnknown:
+      return "GPU idle power by instance slices; the rest unattributed (instance activity unknown)";
+    case Rule::kMigIdleToHolders:
+      return "the instance's share of GPU idle power, to its holders by held share";
     case Rule::kGpuLost:
       return "GPU lost: no readings";
     case Rule::kGpuMissing:

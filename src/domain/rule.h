@@ -39,6 +39,10 @@ enum class Rule : uint8_t {
   kMigIdleByMemorySize,
   kMigFreeSlicesIdle,
   kMigFreeSlicesUnknown,
+  // Activity unknown but idle power known: idle power by slices, the rest unattributed (the
+  // unit's rule); and the idle part of an instance placed on its holders (their rows' rule).
+  kMigIdleBySlicesRestUnknown,
+  kMigIdleToHolders,
   // A unit that gave no readings in the interval (memory and compute are unattributed).
   kGpuLost,
   kGpuMissing,

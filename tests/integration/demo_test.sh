@@ -87,6 +87,23 @@ rc=0; wait "$demo_pid" || rc=$?
 grep -q 'stopping on signal 2' "$work/sigint.out" || fail "SIGINT: no stop message"
 echo "ok: stops on Ctrl-C"
 
+# A report right after a short run (issue 18): a window that ends now takes the minute in
+# progress, so `--window 1h` finds the run's usage, and its rows equal the demo's closing
+# chargeback (which reads the store's whole span).
+"$bin" demo --scenario timeslice-h100 --duration 3 --refresh 2 --interval 0.2 --listen 127.0.0.1:0 \
+  --store "$work/short.db" >"$work/short.out" 2>&1 || { cat "$work/short.out"; fail "short demo"; }
+sed -n '/^--- chargeback/,/^TOTAL/p' "$work/short.out" | sed -n '/^namespace/,/^TOTAL/p' >"$work/closing.txt"
+grep -q '^TOTAL' "$work/closing.txt" || { cat "$work/short.out"; fail "short demo: no closing chargeback"; }
+"$bin" report --source "sqlite:$work/short.db" --window 1h --by namespace >"$work/window.out" 2>&1 ||
+  { cat "$work/window.out"; fail "report --window 1h right after a demo"; }
+sed -n '/^namespace/,/^TOTAL/p' "$work/window.out" >"$work/window.txt"
+diff "$work/closing.txt" "$work/window.txt" || fail "report --window 1h differs from the demo's closing chargeback"
+# A window with nothing in it still says so.
+rc=0
+"$bin" report --source "sqlite:$work/short.db" --from 2020-01-01T00:00:00Z --to 2020-01-02T00:00:00Z >"$work/empty.out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && grep -q 'no usage between' "$work/empty.out" || { cat "$work/empty.out"; fail "an empty window: rc $rc"; }
+echo "ok: a report right after a short demo includes the minute in progress"
+
 # Bad input: the demo refuses to start and says why.
 expect_refusal() {  # description, expected text, args...
   local what=$1 text=$2; shift 2

@@ -37,19 +37,35 @@ std::optional<double> FitActivity(const gpu::DeviceSample& d) {
 
 }  // namespace
 
-std::optional<double> Accountant::IdleWatts(const std::string& gpu_uuid) const {
+std::optional<Accountant::IdlePower> Accountant::IdlePowerOf(const std::string& gpu_uuid) const {
   if (auto it = options_.idle_power_watts.find(gpu_uuid); it != options_.idle_power_watts.end())
-    return it->second;
+    return IdlePower{it->second, IdleSource::kConfigured};
   const auto st = gpus_.find(gpu_uuid);
   if (st == gpus_.end() || !st->second.last) return std::nullopt;
   const std::string& model = st->second.last->name;
   if (auto it = options_.idle_power_watts.find(model); it != options_.idle_power_watts.end())
-    return it->second;
-  if (auto it = fits_.find(model); it != fits_.end()) return it->second.IdleWatts();
+    return IdlePower{it->second, IdleSource::kConfigured};
+  if (auto it = fits_.find(model); it != fits_.end())
+    if (auto w = it->second.IdleWatts()) return IdlePower{*w, IdleSource::kFitted};
+  if (auto it = seen_.find(model); it != seen_.end())
+    if (auto w = it->second.IdleWatts()) return IdlePower{*w, IdleSource::kSeenIdle};
   return std::nullopt;
 }
 
+std::optional<double> Accountant::IdleWatts(const std::string& gpu_uuid) const {
+  const auto p = IdlePowerOf(gpu_uuid);
+  return p ? std::optional<double>(p->watts) : std::nullopt;
+}
+
 namespace {
+// Nothing ran on the GPU: no process on it or on any of its MIG instances.
+// A sample with any failed call is no evidence (an empty list may be a list that failed).
+bool RanNothing(const gpu::DeviceSample& d) {
+  if (!d.processes.empty() || !d.errors.empty()) return false;
+  return std::all_of(d.mig_instances.begin(), d.mig_instances.end(),
+                     [](const gpu::MigInstanceSample& m) { return m.processes.empty(); });
+}
+
 template <typename F>
 void ForEachPid(const gpu::GpuSnapshot& snap, F f) {
   for (const auto& d : snap.devices) {
@@ -110,6 +126,9 @@ std::vector<UnitLedger> Accountant::Step(gpu::GpuSnapshot snapshot, double secon
       auto& fit = fits_.try_emplace(d.name, options_.idle_power_half_life_s).first->second;
       if (energy && activity) fit.Add(*activity, *energy / seconds, seconds);
       if (const auto& w = d.dcgm_window) fit.Add(w->activity, w->watts, w->seconds);
+      if (energy && RanNothing(*prev) && RanNothing(d))
+        seen_.try_emplace(d.name, options_.idle_power_half_life_s)
+            .first->second.Add(*energy / seconds, seconds);
     }
     st.last = std::move(d);
     st.last_is_previous = true;

@@ -40,7 +40,15 @@ class Accountant {
   // A GPU first seen here has no previous sample: memory from this reading only, no energy.
   std::vector<UnitLedger> Step(gpu::GpuSnapshot snapshot, double seconds);
 
-  // The idle power used for a GPU, if any (configured for its UUID or model, or fitted).
+  // Where an idle-power figure came from, in the order they are tried.
+  enum class IdleSource { kConfigured, kFitted, kSeenIdle };
+  struct IdlePower {
+    double watts;
+    IdleSource source;
+  };
+  // The idle power used for a GPU, if any: configured for its UUID or model; else fitted
+  // (IdlePowerFit, needs activity); else the board's power while it ran nothing (IdlePowerSeen).
+  std::optional<IdlePower> IdlePowerOf(const std::string& gpu_uuid) const;
   std::optional<double> IdleWatts(const std::string& gpu_uuid) const;
 
  private:
@@ -64,8 +72,9 @@ class Accountant {
       observe_;  // what Observe gets: owner through OwnerOf, idle power through IdleWatts
   AccountantOptions options_;
   OwnerTable owners_now_, owners_before_;
-  std::map<std::string, GpuState> gpus_;      // by GPU UUID
-  std::map<std::string, IdlePowerFit> fits_;  // by GPU model name
+  std::map<std::string, GpuState> gpus_;       // by GPU UUID
+  std::map<std::string, IdlePowerFit> fits_;   // by GPU model name
+  std::map<std::string, IdlePowerSeen> seen_;  // by GPU model name
 };
 
 }  // namespace gpumeter::attribution

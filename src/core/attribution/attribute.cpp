@@ -223,6 +223,46 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
   acc.Compute(kUnattributed, (b - placed) * seconds, Rule::kBusyNotCovered);
 }
 
+// Activity unknown, idle power known (UnitObservation::idle_energy_joules): nobody's time is
+// known, so energy cannot follow time, but the idle part is what holding the unit costs: it goes
+// to the holders by held share, the share nobody held to `idle`; the rest stays unattributed.
+void PlaceIdleEnergy(const UnitObservation& u, double seconds, UnitLedger& out) {
+  if (!out.energy_joules || !u.idle_energy_joules) return;
+  auto row_of = [&out](const Owner& o) -> Row& {
+    auto it = std::lower_bound(out.rows.begin(), out.rows.end(), o,
+                               [](const Row& r, const Owner& k) { return r.owner < k; });
+    if (it == out.rows.end() || it->owner != o) {
+      it = out.rows.insert(it, Row{});
+      it->owner = o;
+    }
+    return *it;
+  };
+  auto un = std::find_if(out.rows.begin(), out.rows.end(),
+                         [](const Row& r) { return r.owner == kUnattributed; });
+  if (un == out.rows.end() || un->compute_seconds < seconds * (1 - 1e-9)) return;  // time known
+  Row& unattributed = *un;
+  const double idle = std::clamp(*u.idle_energy_joules, 0.0, unattributed.energy_joules);
+  if (idle <= 0) return;
+  double held = 0;
+  for (const auto& r : out.rows)
+    if (r.owner.kind == OwnerKind::kContainer) held += r.requested_share_seconds / seconds;
+  const double scale = held > 1 ? 1 / held : 1.0;  // over-allocated: shares scaled to the unit
+  unattributed.energy_joules -= idle;
+  double placed = 0;
+  for (auto& r : out.rows) {
+    if (r.owner.kind != OwnerKind::kContainer || r.requested_share_seconds <= 0) continue;
+    const double e = idle * r.requested_share_seconds / seconds * scale;
+    r.energy_joules += e;
+    r.energy_rule = Rule::kMigIdleToHolders;
+    placed += e;
+  }
+  if (idle - placed > idle * kResidue) {
+    Row& nobody = row_of(kIdle);
+    nobody.energy_joules += idle - placed;
+    nobody.energy_rule = u.energy_rule;
+  }
+}
+
 }  // namespace
 
 UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
@@ -238,6 +278,7 @@ UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
   for (const auto& h : unit.holders) acc.Request(h.owner, std::clamp(h.share, 0.0, 1.0) * seconds);
   if (unit.energy_joules && *unit.energy_joules >= 0) out.energy_joules = unit.energy_joules;
   out.rows = acc.Take(out.energy_joules, seconds, unit.energy_rule);
+  PlaceIdleEnergy(unit, seconds, out);
   return out;
 }
 

@@ -49,7 +49,12 @@ struct UnitObservation {
   std::vector<ProcessObservation> processes;
   std::optional<double> energy_joules;  // the unit's energy over the interval
   Rule energy_rule = Rule::kNone;       // how energy_joules was obtained
-  std::vector<Holding> holders;         // allocations, from the kubelet
+  // Set when the unit's activity is unknown but the part of energy_joules that is idle power is
+  // known (a MIG instance's slices' share of the GPU's idle power): that part goes to the unit's
+  // holders by the share they hold (the rest of the share's to `idle`), the remainder stays
+  // unattributed with the compute it follows. Joules, ≤ energy_joules.
+  std::optional<double> idle_energy_joules;
+  std::vector<Holding> holders;  // allocations, from the kubelet
   // Set when the unit gave no readings this interval (e.g. GPU lost): the rule of its
   // unattributed memory and compute rows.
   Rule unknown_reason = Rule::kNone;

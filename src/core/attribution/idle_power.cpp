@@ -18,6 +18,19 @@ void IdlePowerFit::Add(double activity, double watts, double seconds) {
   n_ += 1;
 }
 
+void IdlePowerSeen::Add(double watts, double seconds) {
+  if (!std::isfinite(watts) || !std::isfinite(seconds) || seconds <= 0 || watts < 0) return;
+  const double decay = std::exp2(-seconds / half_life_s_);
+  w_ = w_ * decay + seconds;
+  sp_ = sp_ * decay + seconds * watts;
+  seen_s_ += seconds;
+}
+
+std::optional<double> IdlePowerSeen::IdleWatts(double min_seconds) const {
+  if (seen_s_ < min_seconds || w_ <= 0) return std::nullopt;
+  return sp_ / w_;
+}
+
 std::optional<double> IdlePowerFit::IdleWatts() const {
   if (n_ < 3 || w_ <= 0) return std::nullopt;
   const double mean_a = sa_ / w_, mean_p = sp_ / w_;

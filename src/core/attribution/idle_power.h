@@ -29,4 +29,22 @@ class IdlePowerFit {
   double n_ = 0;  // decayed count of intervals (the residual's degrees of freedom)
 };
 
+// Idle power from the board's power while the GPU ran nothing (no process on it, or on any of its
+// MIG instances, at either end of an interval): a decayed, time-weighted mean. Where the activity
+// the fit needs is unknown (MIG without GPM or DCGM), this is the evidence left. It reads a little
+// low when an idle GPU with no context drops to a deeper power state than one holding contexts.
+// Not thread-safe; one per GPU model.
+class IdlePowerSeen {
+ public:
+  explicit IdlePowerSeen(double half_life_s = 3600) : half_life_s_(half_life_s) {}
+  // An interval of `seconds` at mean power `watts` with nothing running. Ignores bad inputs.
+  void Add(double watts, double seconds);
+  // The mean in watts once at least `min_seconds` of idle intervals were seen; else unknown.
+  std::optional<double> IdleWatts(double min_seconds = 5) const;
+
+ private:
+  double half_life_s_;
+  double w_ = 0, sp_ = 0, seen_s_ = 0;  // decayed weight and weighted power; seconds seen (raw)
+};
+
 }  // namespace gpumeter::attribution

@@ -94,12 +94,17 @@ double SplitMigEnergy(const gpu::DeviceSample& d, std::optional<double> energy,
   const double capacity = slices_known && d.mig_total_slices && *d.mig_total_slices >= size_sum
                               ? static_cast<double>(*d.mig_total_slices)
                               : size_sum;
-  const double idle =
-      activity_known && idle_watts ? std::min(*energy, std::max(0.0, *idle_watts) * seconds) : 0.0;
+  // Without activity, idle power is still set aside by slices (issue 18): what holding an
+  // instance costs is known even when nobody's use of it is; only the rest is unattributed.
+  const bool idle_by_slices_only = !activity_known && slices_known && idle_watts;
+  const double idle = (activity_known || idle_by_slices_only) && idle_watts
+                          ? std::min(*energy, std::max(0.0, *idle_watts) * seconds)
+                          : 0.0;
   const double dynamic = *energy - idle;
   const bool by_activity = activity_known && busy_sum > 0;
   const Rule rule =
-      !activity_known ? (slices_known ? Rule::kMigEnergyBySize : Rule::kMigEnergyByMemorySize)
+      idle_by_slices_only ? Rule::kMigIdleBySlicesRestUnknown
+      : !activity_known   ? (slices_known ? Rule::kMigEnergyBySize : Rule::kMigEnergyByMemorySize)
       : !idle_watts
           ? (by_activity ? Rule::kMigEnergyByActivityNoIdle : Rule::kMigEnergyBySizeNoIdle)
       : slices_known ? Rule::kMigIdleBySize
@@ -110,6 +115,7 @@ double SplitMigEnergy(const gpu::DeviceSample& d, std::optional<double> energy,
     const double idle_weight = idle > 0 ? size[i] / capacity : 0.0;
     units[i].energy_joules = idle * idle_weight + dynamic * dyn_weight;
     units[i].energy_rule = rule;
+    if (idle_by_slices_only) units[i].idle_energy_joules = idle * idle_weight;
   }
   return idle > 0 ? idle * (capacity - size_sum) / capacity : 0.0;
 }

@@ -36,7 +36,9 @@ struct ObserveContext {
 // the mean of the two power readings × `seconds`; else unknown. On a MIG GPU that energy is split
 // over the instances: idle power × `seconds` by instance size (compute slices), the rest by
 // activity × size; without an idle-power estimate all of it by activity × size; without activity
-// by size alone. Each instance's observation names the rule.
+// but with idle power, idle power by slices (the instance's idle_energy_joules, which goes to its
+// holders) and the rest by size (unattributed within the instance); with neither, by size alone.
+// Each instance's observation names the rule.
 std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous,
                                      const gpu::DeviceSample& device, double seconds,
                                      const ObserveContext& ctx);

@@ -106,7 +106,10 @@ std::vector<CostRow> Allocate(const UnitUsage& u, const Policy& policy) {
   const double idle = std::max(0.0, u.cost - placed);
   // Where idle goes: weights over containers, or nowhere (an idle row).
   const std::map<domain::Owner, double>* weights = nullptr;
-  if (policy.idle == IdleRule::kShare && used_sum > 0) weights = &used;
+  // share: over the users; when nobody used the unit, over its holders, who blocked it for
+  // everyone else (chargeback charges holding, not only use); owner: over the holders.
+  if (policy.idle == IdleRule::kShare)
+    weights = used_sum > 0 ? &used : held_sum > 0 ? &held : nullptr;
   if (policy.idle == IdleRule::kOwner && held_sum > 0) weights = &held;
   if (weights && idle > 0) {
     double sum = 0;

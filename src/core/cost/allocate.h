@@ -7,9 +7,10 @@
 // capacity), compute (compute-seconds over the unit's seconds), blend:α (α × compute + (1 − α) ×
 // memory) or request (the share it held × seconds). What no container used — idle, system,
 // unattributed, or unrequested for `request` — is the unit's idle cost, which the idle rule
-// places: share (over the containers in proportion to their used cost), owner (over the
-// containers that held the unit, in proportion to the share they held) or separate (an `idle`
-// row). With nobody to place it on, idle cost stays on the `idle` row under every rule.
+// places: share (over the containers in proportion to their used cost; when no container used
+// the unit, over those that held it, by the share they held), owner (over the containers that
+// held the unit, in proportion to the share they held) or separate (an `idle` row). With nobody
+// to place it on (no user, no holder), idle cost stays on the `idle` row under every rule.
 // Docs: docs/pricing.md.
 #pragma once
 

@@ -111,7 +111,7 @@ Expected<void> FakeKubelet::Start(const std::string& socket_path) {
   std::error_code ec;
   std::filesystem::remove(socket_path, ec);  // a stale socket from an earlier run
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix://" + socket_path, grpc::InsecureServerCredentials());
+  builder.AddListeningPort("unix:" + socket_path, grpc::InsecureServerCredentials());  // any path
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();
   if (!server_)

@@ -307,6 +307,8 @@ Expected<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptio
   }  // finalized: no statement may be pending when a transaction commits
   for (const char* pragma : {"PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"})
     if (auto r = s->Exec(pragma); !r) return tl::unexpected(r.error());
+  const std::string cache = "PRAGMA cache_size=-" + std::to_string(std::max(64, options.cache_kib));
+  if (auto r = s->Exec(cache.c_str()); !r) return tl::unexpected(r.error());
   if (auto r = s->Migrate(); !r) return tl::unexpected(r.error());
   if (*kind != FileKind::kGpumeter)  // new, or written before stores carried the id
     if (auto r = s->Exec(("PRAGMA application_id=" + std::to_string(kApplicationId)).c_str()); !r)
@@ -619,6 +621,9 @@ Expected<const Store*> Store::HistoryReader() const {
     // transaction on it could take in, or commit, half of a write.
     auto opened = OpenReadOnly(path_);
     if (!opened) return tl::unexpected(opened.error());
+    const std::string cache =
+        "PRAGMA cache_size=-" + std::to_string(std::max(64, options_.cache_kib));
+    if (auto r = (*opened)->Exec(cache.c_str()); !r) return tl::unexpected(r.error());
     history_reader_ = std::move(*opened);
   }
   return history_reader_.get();

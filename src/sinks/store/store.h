@@ -44,6 +44,11 @@ struct IntervalRecord {
 struct StoreOptions {
   int minute_retention_days = 14;  // minute rows older than this are deleted (hourly rows stay)
   int hour_retention_days = 400;
+  // SQLite's page cache per connection of the agent's (the writer and the history reader), KiB.
+  // A cache grows as it reads pages until this bound; SQLite's default (2 MiB each) read as a
+  // slow climb in the agent's memory over days (issue 17). Inserts touch the last pages of a few
+  // B-trees and history reads scan in key order: neither needs more. Reports keep the default.
+  int cache_kib = 512;
 };
 
 class Store final : public rightsize::UsageHistorySource {

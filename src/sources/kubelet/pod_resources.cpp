@@ -76,7 +76,9 @@ PodResourcesClient::PodResourcesClient(PodResourcesOptions options)
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
-  impl_->channel = grpc::CreateCustomChannel("unix://" + options_.socket_path,
+  // "unix:PATH", not "unix://PATH": gRPC reads what follows "//" as an authority, so a relative
+  // path (--pod-resources-socket run/kubelet.sock) would be refused as an invalid URI.
+  impl_->channel = grpc::CreateCustomChannel("unix:" + options_.socket_path,
                                              grpc::InsecureChannelCredentials(), args);
   impl_->stub = v1::PodResourcesLister::NewStub(impl_->channel);
 }

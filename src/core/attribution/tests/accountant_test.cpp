@@ -164,6 +164,90 @@ TEST(Accountant, UnknownInstanceActivitySplitsBySize) {
       << "activity unknown: the instance's time is unattributed";
 }
 
+// MIG without any activity source (an A100: no GPM, no DCGM), idle power known: the idle power
+// is split by slices over the whole GPU, each instance's part goes to its holders by held share
+// (to idle for the share nobody holds), and only the rest stays unattributed (issue 18).
+TEST(Accountant, MigWithoutActivityGivesIdlePowerBySlicesToTheHolders) {
+  AccountantOptions opt;
+  opt.idle_power_watts["NVIDIA H200"] = 90;
+  ObserveContext ctx = Ctx();
+  ctx.holders = [](const std::string& unit) -> std::vector<Holding> {
+    if (unit == "MIG-0") return {{C("reserve"), 1.0}};            // held, whatever runs on it
+    if (unit == "MIG-2") return {{C("a"), 0.5}, {C("b"), 0.25}};  // a quarter held by nobody
+    return {};                                                    // MIG-1: nobody holds it
+  };
+  Accountant acc(ctx, opt);
+  auto blind = [](double t) {
+    auto d = MigGpu(t, 0.6, 0.3, 0.9);  // the board's power follows this activity...
+    for (auto& m : d.mig_instances) m.sm_active_ratio.reset();  // ...which nobody can read
+    return d;
+  };
+  acc.Prime(Snap({blind(0)}));
+  const auto ls = acc.Step(Snap({blind(10)}), 10);
+  const double energy = (90 + 610 * (0.6 * 3 + 0.3 * 2 + 0.9) / 7) * 10;
+  const double idle = 90.0 * 10, dynamic = energy - idle;
+  const double slices[] = {3, 2, 1};
+  double total = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto* l = Unit(ls, "MIG-" + std::to_string(i));
+    ASSERT_TRUE(l && l->energy_joules) << i;
+    EXPECT_NEAR(*l->energy_joules, idle * slices[i] / 7 + dynamic * slices[i] / 6, 1e-6) << i;
+    EXPECT_NEAR(Sum(*l, &Row::energy_joules), *l->energy_joules, 1e-9 * *l->energy_joules) << i;
+    const auto* un = Find(*l, Owner{OwnerKind::kUnattributed, {}, {}, {}});
+    ASSERT_TRUE(un) << i;
+    EXPECT_DOUBLE_EQ(un->compute_seconds, 10) << "activity unknown: time stays unattributed";
+    EXPECT_NEAR(un->energy_joules, dynamic * slices[i] / 6, 1e-6) << "only the dynamic part";
+    total += *l->energy_joules;
+  }
+  const auto* reserve = Find(*Unit(ls, "MIG-0"), C("reserve"));
+  ASSERT_TRUE(reserve);
+  EXPECT_NEAR(reserve->energy_joules, idle * 3 / 7, 1e-6) << "its slices' share of idle power";
+  EXPECT_STREQ(ToString(reserve->energy_rule),
+               "the instance's share of GPU idle power, to its holders by held share");
+  const auto* nobody = Find(*Unit(ls, "MIG-1"), Owner{OwnerKind::kIdle, {}, {}, {}});
+  ASSERT_TRUE(nobody);
+  EXPECT_NEAR(nobody->energy_joules, idle * 2 / 7, 1e-6) << "held by nobody: idle's";
+  const auto& m2 = *Unit(ls, "MIG-2");
+  EXPECT_NEAR(Find(m2, C("a"))->energy_joules, idle / 7 * 0.5, 1e-6);
+  EXPECT_NEAR(Find(m2, C("b"))->energy_joules, idle / 7 * 0.25, 1e-6);
+  EXPECT_NEAR(Find(m2, Owner{OwnerKind::kIdle, {}, {}, {}})->energy_joules, idle / 7 * 0.25, 1e-6);
+  // The free slice keeps its idle power; the GPU's energy is conserved.
+  const auto* free = Unit(ls, "GPU-m");
+  ASSERT_TRUE(free && free->energy_joules);
+  EXPECT_NEAR(*free->energy_joules, idle / 7, 1e-6);
+  EXPECT_NEAR(total + *free->energy_joules, energy, 1e-6);
+}
+
+// Without configuration or activity to fit against, idle power comes from the board's power
+// while nothing ran on the GPU, and says so.
+TEST(Accountant, IdlePowerFromTheBoardWhileNothingRan) {
+  Accountant acc(Ctx());
+  auto empty = [](double t) {
+    auto d = MigGpu(t, 0, 0, 0);  // power = idle (90 W)
+    for (auto& m : d.mig_instances) m.sm_active_ratio.reset(), m.processes.clear();
+    return d;
+  };
+  acc.Prime(Snap({empty(0)}));
+  acc.Step(Snap({empty(2)}), 2);
+  EXPECT_FALSE(acc.IdlePowerOf("GPU-m")) << "2 s seen: not enough yet";
+  for (int t = 4; t <= 10; t += 2) acc.Step(Snap({empty(t)}), 2);
+  const auto p = acc.IdlePowerOf("GPU-m");
+  ASSERT_TRUE(p);
+  EXPECT_NEAR(p->watts, 90, 1e-9);
+  EXPECT_EQ(p->source, Accountant::IdleSource::kSeenIdle);
+  // A busy interval (a process on an instance) is not evidence of idle power.
+  auto busy = MigGpu(12, 0.9, 0.9, 0.9);
+  for (auto& m : busy.mig_instances) m.sm_active_ratio.reset();
+  acc.Step(Snap({busy}), 2);
+  EXPECT_NEAR(acc.IdlePowerOf("GPU-m")->watts, 90, 1e-9);
+  // Configuration wins over what was seen.
+  AccountantOptions opt;
+  opt.idle_power_watts["GPU-m"] = 75;
+  Accountant configured(Ctx(), opt);
+  configured.Prime(Snap({empty(0)}));
+  EXPECT_EQ(configured.IdlePowerOf("GPU-m")->source, Accountant::IdleSource::kConfigured);
+}
+
 gpu::DeviceSample Whole(const std::string& uuid, bool lost = false) {
   gpu::DeviceSample d;
   d.uuid = uuid;

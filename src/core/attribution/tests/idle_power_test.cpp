@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 namespace gpumeter::attribution {
@@ -63,6 +64,22 @@ TEST(IdlePowerFit, IgnoresBadInput) {
   for (int i = 0; i < 10; ++i) fit.Add(0.1 * i, 50 + 100 * 0.1 * i, 1);
   ASSERT_TRUE(fit.IdleWatts());
   EXPECT_NEAR(*fit.IdleWatts(), 50.0, 1e-6);
+}
+
+TEST(IdlePowerSeen, ATimeWeightedMeanOnceEnoughWasSeen) {
+  IdlePowerSeen seen(3600);
+  EXPECT_FALSE(seen.IdleWatts());
+  seen.Add(60, 1);
+  seen.Add(-5, 10);                                        // refused
+  seen.Add(std::numeric_limits<double>::quiet_NaN(), 10);  // refused
+  EXPECT_FALSE(seen.IdleWatts()) << "1 s is not enough";
+  seen.Add(90, 4);
+  ASSERT_TRUE(seen.IdleWatts()) << "5 s seen";
+  // (60 × 1 × decay(4 s) + 90 × 4) / (1 × decay + 4): very nearly 84.
+  EXPECT_NEAR(*seen.IdleWatts(), 84.0, 0.01);
+  // Old evidence fades: a day later at 70 W, the mean is 70.
+  for (int i = 0; i < 24; ++i) seen.Add(70, 3600);
+  EXPECT_NEAR(*seen.IdleWatts(), 70, 0.01);
 }
 
 }  // namespace

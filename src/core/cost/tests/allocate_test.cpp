@@ -85,6 +85,47 @@ TEST(Allocate, IdleWithNobodyToPlaceItOnStaysIdle) {
   }
 }
 
+// A container that holds a whole unit and uses none of it (issue 18: it paid 0, and its unit's
+// cost landed on __idle__). Under share and owner it pays the unit: it blocked it for everyone
+// else; under separate the idle row keeps it, as that rule says; under request it used what it
+// held. Beside it, a unit held by two idle pods 3:1 splits by held share.
+TEST(Allocate, IdleHoldersPayForTheUnitTheyBlock) {
+  const double gib = 1024.0 * 1024 * 1024, s = 600;
+  UnitUsage u;
+  u.seconds = s;
+  u.memory_capacity_byte_seconds = 20 * gib * s;
+  // A 2g.20gb (2/7 of an A100 at $4.10/h) for 10 minutes: the example in docs/pricing.md.
+  const double cost = 4.10 * 2 / 7 * s / 3600;
+  u.cost = cost;
+  u.owners = {{C("reserve"), 0, 0, 0, 1.0 * s},  // holds it all, no process
+              {K(OwnerKind::kIdle), 20 * gib * s, s, 0, 0}};
+  for (auto basis : {Basis::kMemory, Basis::kCompute, Basis::kBlend, Basis::kRequest})
+    for (auto idle : {IdleRule::kShare, IdleRule::kOwner, IdleRule::kSeparate}) {
+      const Policy p{basis, 0.5, idle};
+      const auto rows = Allocate(u, p);
+      const auto* holder = Find(rows, C("reserve"));
+      const auto* idle_row = Find(rows, K(OwnerKind::kIdle));
+      ASSERT_NE(holder, nullptr) << p.Name();
+      const bool holder_pays = basis == Basis::kRequest || idle != IdleRule::kSeparate;
+      EXPECT_NEAR(holder->cost, holder_pays ? cost : 0.0, 1e-12) << p.Name();
+      EXPECT_NEAR(idle_row ? idle_row->cost : 0, holder_pays ? 0.0 : cost, 1e-12) << p.Name();
+      EXPECT_NEAR(Sum(rows), cost, 1e-12) << p.Name();
+    }
+  u.owners = {{C("x"), 0, 0, 0, 0.75 * s},
+              {C("y"), 0, 0, 0, 0.25 * s},
+              {K(OwnerKind::kIdle), 20 * gib * s, s, 0, 0}};
+  const auto rows = Allocate(u, {Basis::kMemory, 0.5, IdleRule::kShare});
+  EXPECT_NEAR(Find(rows, C("x"))->cost, 0.75 * cost, 1e-12);
+  EXPECT_NEAR(Find(rows, C("y"))->cost, 0.25 * cost, 1e-12);
+  EXPECT_NEAR(Find(rows, C("x"))->idle_cost, 0.75 * cost, 1e-12);
+  EXPECT_EQ(Find(rows, K(OwnerKind::kIdle)), nullptr);
+  // Once anyone uses the unit, share follows use again: the user pays the idle, not the holder.
+  u.owners.push_back({C("user"), 1 * gib * s, 0.1 * s, 0, 0});
+  const auto used = Allocate(u, {Basis::kMemory, 0.5, IdleRule::kShare});
+  EXPECT_NEAR(Find(used, C("user"))->cost, cost, 1e-12);
+  EXPECT_NEAR(Find(used, C("x"))->cost, 0.0, 1e-12);
+}
+
 // Random units: under every basis and idle rule, the rows add up to the unit's cost, none is
 // negative, and idle_cost never exceeds cost.
 TEST(Allocate, ConservationUnderEveryPolicy) {

@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <thread>
 
 #include "sim/fake_kubelet/fake_kubelet.h"
@@ -88,6 +89,19 @@ TEST_F(Kubelet, AllocatableAndGet) {
   ASSERT_FALSE(none);
   EXPECT_THAT(none.error().message, HasSubstr("pod nope in namespace llm not found"));
   EXPECT_THAT(none.error().message, HasSubstr(socket_));
+}
+
+// A relative socket path works (it did not: "unix://rel/path" reads "rel" as an authority).
+TEST_F(Kubelet, ARelativeSocketPathWorks) {
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir_.path().parent_path());
+  PodResourcesOptions o = Options();
+  o.socket_path = (dir_.path().filename() / "kubelet.sock").string();
+  PodResourcesClient client(o);
+  const auto list = client.List();
+  std::filesystem::current_path(cwd);
+  ASSERT_TRUE(list) << list.error().message;
+  EXPECT_EQ(list->size(), 3u);
 }
 
 TEST_F(Kubelet, AMissingSocketIsUnavailableAndNamesThePath) {
