@@ -258,8 +258,9 @@ TEST(Resolve, NameFileAndUnknown) {
   ASSERT_TRUE(by_file);
   auto unknown = ResolveScenarioPath("no-such-scenario", dirs);
   ASSERT_FALSE(unknown);
-  EXPECT_THAT(unknown.error().message,
-              HasSubstr("available: exclusive, mig-a100, mig-h200, mps-a100, node-8gpu, timeslice-h100"));
+  EXPECT_THAT(
+      unknown.error().message,
+      HasSubstr("available: exclusive, mig-a100, mig-h200, mps-a100, node-8gpu, timeslice-h100"));
 }
 
 }  // namespace
