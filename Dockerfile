@@ -51,7 +51,7 @@ COPY --from=build /rootfs/ /
 # MPS clients' /proc/<pid>/environ. The root filesystem can be mounted read-only (the DaemonSet
 # does): the agent writes only to its store's volume and /tmp.
 USER 65532:65532
-EXPOSE 9400
+EXPOSE 9402
 # The kubelet's probes, on a listener of their own (--probe-listen, docs/deploy.md "Probes").
 EXPOSE 9401
 ENTRYPOINT ["/usr/bin/gpumeter"]

@@ -3,11 +3,11 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/audit/prom_text.h"
+#include "common/prom/prom_text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto page =
-      gpumeter::audit::ParsePromText(std::string_view(reinterpret_cast<const char*>(data), size));
+      gpumeter::prom::ParsePromText(std::string_view(reinterpret_cast<const char*>(data), size));
   if (page) {
     for (const auto& s : page->samples)
       if (s.name.empty() || s.line == 0) __builtin_trap();  // a sample always has a name and a line

@@ -16,6 +16,7 @@
 #include "app/usage_recorder.h"
 #include "common/duration.h"
 #include "sinks/metrics/exposition.h"
+#include "sources/dcgm/dcgm_source.h"
 #include "sources/kube_api/api_server_source.h"
 #include "sources/kube_api/kubeconfig.h"
 #include "sources/kube_api/pod_source.h"
@@ -34,6 +35,11 @@ int Fail(const Error& e, int code) {
 // The node's evidence and the pipeline's options from the flags; errors name the flag.
 Expected<void> ConfigurePipeline(const AgentOptions& o, RuntimeOptions& ro) {
   if (auto listen = metrics::ParseListen(o.listen); !listen) return tl::unexpected(listen.error());
+  if (!o.dcgm_metrics.empty() && o.dcgm_metrics.rfind("http://", 0) != 0 &&
+      o.dcgm_metrics.rfind("https://", 0) != 0)
+    return MakeError(ErrorCode::kInvalidInput,
+                     "--dcgm-metrics '" + o.dcgm_metrics +
+                         "': expected an http(s):// URL, e.g. http://$(NODE_IP):9400/metrics");
   for (const auto& s : o.sharing) {
     auto parsed = ParseSharingFlag(s);
     if (!parsed) return tl::unexpected(parsed.error());
@@ -72,6 +78,7 @@ struct AgentSources {
   std::unique_ptr<PrivateFile> ca_file;  // the API server's CA, for the HTTP client
   std::unique_ptr<kube_api::PodSource> pods;
   std::unique_ptr<kube_api::SliceSource> slices;
+  std::unique_ptr<dcgm::DcgmSource> dcgm;  // reads on its own thread
 };
 
 std::unique_ptr<kubelet::PodResourcesSource> KubeletSource(const AgentOptions& o) {
@@ -115,6 +122,14 @@ int StartSources(const AgentOptions& o, const std::string& node_name, AgentSourc
     watcher->Start();
     out.pods = std::move(watcher);
     spdlog::info("pods of node {} from {} ({})", node_name, (*api)->server, (*api)->source);
+  }
+  if (!o.dcgm_metrics.empty()) {
+    dcgm::DcgmSourceOptions dopt;
+    dopt.url = o.dcgm_metrics;
+    dopt.max_age_s = o.dcgm_max_age_s;
+    out.dcgm = std::make_unique<dcgm::DcgmSource>(dopt);
+    out.dcgm->Start();
+    spdlog::info("GPU activity where NVML has none from dcgm-exporter at {}", o.dcgm_metrics);
   }
   if (!o.resource_slices_file.empty()) {
     out.slices = std::make_unique<kube_api::SlicesFileSource>(o.resource_slices_file);
@@ -183,7 +198,8 @@ void SetSamplingAndServing(const AgentOptions& o, const std::string& node_name,
   ro.call_deadline_s = o.call_deadline_s;
   ro.pipeline.node = node_name;
   ro.pipeline.proc_root = o.proc_root;
-  ro.sources = {sources.kubelet.get(), sources.pods.get(), sources.slices.get()};
+  ro.sources = {sources.kubelet.get(), sources.pods.get(), sources.slices.get(),
+                sources.dcgm.get()};
   ro.exposition.pod_label_keys = o.pod_labels;
   ro.exposition.max_series = o.max_series;
   ro.http = {o.listen, o.tls_cert, o.tls_key, o.bearer_token_file};

@@ -22,9 +22,12 @@ struct AgentOptions {
   // DRA devices from this ResourceSliceList JSON file instead of the API server (re-read on
   // change).
   std::string resource_slices_file;
-  std::string store;         // usage store (SQLite); empty: none
-  std::string pricing_file;  // prices of idle allocations in findings (default: the dated table)
-  std::string guard_config;  // guardrail thresholds and severities (default: docs/guardrails.md)
+  // dcgm-exporter's page on this node (http://$(NODE_IP):9400/metrics); empty: none.
+  std::string dcgm_metrics;
+  double dcgm_max_age_s = 90;  // a GPU's series unchanged this long are stale (unknown)
+  std::string store;           // usage store (SQLite); empty: none
+  std::string pricing_file;    // prices of idle allocations in findings (default: the dated table)
+  std::string guard_config;    // guardrail thresholds and severities (default: docs/guardrails.md)
   double rightsize_interval_s = 3600;  // recompute rightsizing from the store this often (0: off)
   std::string rightsize_min_history = "24h";
   int store_minute_days = 14;
@@ -38,7 +41,7 @@ struct AgentOptions {
   size_t max_series = 20000;
   double interval_s = 1;
   double call_deadline_s = 2;
-  std::string listen = "0.0.0.0:9400";
+  std::string listen = "0.0.0.0:9402";
   std::string probe_listen;  // HOST:PORT of the probe listener; empty: none
   std::string tls_cert, tls_key, bearer_token_file;
 };

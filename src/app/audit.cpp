@@ -173,7 +173,7 @@ int CheckFlags(const AuditOptions& o) {
     return 2;
   }
   if (!o.agent.empty() && !IsUrl(o.agent)) {
-    spdlog::error("--agent '{}': expected an http(s):// URL, e.g. http://node:9400", o.agent);
+    spdlog::error("--agent '{}': expected an http(s):// URL, e.g. http://node:9402", o.agent);
     return 2;
   }
   return 0;
@@ -199,7 +199,7 @@ Expected<Inputs> ReadInputs(const AuditOptions& o) {
                     ? top::HttpGet("--dcgm-metrics", o.dcgm_metrics, "", "", "", kAuditLimits)
                     : ReadWhole("--dcgm-metrics", o.dcgm_metrics);
     if (!text) return tl::unexpected(text.error());
-    auto page = audit::ParsePromText(*text);
+    auto page = prom::ParsePromText(*text);
     if (!page)
       return MakeError(ErrorCode::kInvalidInput,
                        "--dcgm-metrics " + o.dcgm_metrics + ": " + page.error().message);

@@ -12,7 +12,7 @@ namespace gpumeter::app {
 
 struct AuditOptions {
   std::string dcgm_metrics;      // a file, or an http(s):// URL
-  std::string agent;             // a gpumeter agent's base URL, e.g. http://node:9400
+  std::string agent;             // a gpumeter agent's base URL, e.g. http://node:9402
   std::string agent_token_file;  // bearer token for an agent started with --bearer-token-file
   std::string agent_ca_file;     // CA (PEM) for an agent serving HTTPS with its own certificate
   std::string format = "table";

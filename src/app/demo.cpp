@@ -16,6 +16,7 @@
 #include "app/table.h"
 #include "app/usage_recorder.h"
 #include "sim/scenario/loader.h"
+#include "sources/dcgm/dcgm_source.h"
 
 namespace gpumeter::app {
 namespace {
@@ -94,6 +95,8 @@ void PrintBanner(const DemoInputs& in, const ScenarioNode& node, const NodeRunti
   fmt::print("kubelet: {} (fake, gRPC)   pods: {}   /proc: {}\n", node.files().kubelet_socket(),
              node.files().pods_file().string(), node.files().proc_root().string());
   fmt::print("resource slices: {}\n", node.files().resource_slices_file().string());
+  if (!node.dcgm_url().empty())
+    fmt::print("dcgm-exporter: {} (fake; GR engine activity of MIG instances)\n", node.dcgm_url());
   const std::string probes = rt.probe_url().empty() ? rt.url() : rt.probe_url();
   fmt::print("metrics: {}/metrics   health: {}/healthz   ready: {}/readyz\n", rt.url(), probes,
              probes);
@@ -174,6 +177,17 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   ro.nvml.wall_clock_us = [epoch0, scenario_now] {
     return epoch0 + static_cast<uint64_t>(scenario_now() * 1e6);
   };
+  // The node's dcgm-exporter, as the agent's --dcgm-metrics reads it, on the scenario's clock.
+  std::unique_ptr<dcgm::DcgmSource> dcgm;
+  if (!(*node)->dcgm_url().empty()) {
+    dcgm::DcgmSourceOptions dopt;
+    dopt.url = (*node)->dcgm_url();
+    dopt.poll_interval_s = std::min(2.0, o.interval_s);
+    dopt.clock_s = [clock = ro.nvml.wall_clock_us] { return static_cast<double>(clock()) / 1e6; };
+    dcgm = std::make_unique<dcgm::DcgmSource>(dopt);
+    dcgm->Start();
+  }
+  ro.sources.dcgm = dcgm.get();
   ro.before_pass = [scen_node = node->get(), scenario_now] {
     if (auto r = scen_node->RefreshProc(scenario_now()); !r)
       spdlog::warn("demo /proc fixture: {}", r.error().message);

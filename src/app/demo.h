@@ -19,7 +19,7 @@ struct DemoOptions {
   double interval_s = 1;
   double call_deadline_s = 2;
   double speedup = 1;
-  std::string listen = "127.0.0.1:9400";
+  std::string listen = "127.0.0.1:9402";
   std::string probe_listen;  // HOST:PORT of the probe listener; empty: none
   std::string store;         // usage store; default: one in the demo's temporary directory
   std::string pricing_file;  // for the closing chargeback and idle findings (default: the dated

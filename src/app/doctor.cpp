@@ -40,6 +40,7 @@ std::vector<CheckResult> RunChecks(const DoctorOptions& o) {
                                : CheckPods(node, o.pods_file, api, why_no_api, pod_list));
   out.push_back(CheckDra(api, o.resource_slices));
   out.push_back(CheckAttribution(o.proc_root, nvml, pod_list));
+  out.push_back(CheckDcgm(o.dcgm_metrics, nvml));
   return out;
 }
 

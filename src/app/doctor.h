@@ -18,6 +18,7 @@ struct DoctorOptions {
   std::string pods_file;
   std::string kubeconfig, kube_context;
   bool resource_slices = true;  // as the agent's --resource-slices (GPUMETER_RESOURCE_SLICES)
+  std::string dcgm_metrics;     // as the agent's --dcgm-metrics (GPUMETER_DCGM_METRICS)
   std::string format = "text";  // text | json
 };
 

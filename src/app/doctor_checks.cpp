@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "app/node_config.h"
 #include "sources/k8s/owner_resolver.h"
@@ -53,6 +55,17 @@ std::string PidList(const std::vector<uint32_t>& pids) {
 
 }  // namespace
 
+// Which MIG instances GPM gives activity for: GPM rates need two samples, so a second one.
+void FindMigActivity(nvml::NvmlGpuSource& source, NvmlFindings& found) {
+  if (found.mig_instances.empty()) return;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto again = source.Sample();
+  if (!again) return;  // the first sample's failure is reported; this one only refines
+  for (const auto& d : again->devices)
+    for (const auto& m : d.mig_instances)
+      if (m.sm_active_ratio) found.mig_with_gpm.insert({d.uuid, m.gpu_instance_id});
+}
+
 CheckResult CheckNvml(const std::string& library, NvmlFindings& found) {
   nvml::NvmlSourceOptions o;
   if (!library.empty()) o.library_candidates = {library};
@@ -77,6 +90,8 @@ CheckResult CheckNvml(const std::string& library, NvmlFindings& found) {
   size_t gpus = 0, lost = 0, mig = 0;
   for (const auto& d : sample->devices) {
     ++gpus;
+    found.gpus.insert(d.uuid);
+    for (const auto& m : d.mig_instances) found.mig_instances.insert({d.uuid, m.gpu_instance_id});
     lost += d.lost ? 1 : 0;
     mig += d.mig_instances.size();
     for (const auto& p : d.processes) pids.insert(p.pid);
@@ -84,6 +99,7 @@ CheckResult CheckNvml(const std::string& library, NvmlFindings& found) {
       for (const auto& p : m.processes) pids.insert(p.pid);
   }
   found.gpu_pids.assign(pids.begin(), pids.end());
+  FindMigActivity(**source, found);
   std::string detail =
       fmt::format("{} (driver {}, NVML {}): {} GPU(s){}, {} GPU process(es)", caps.library_path,
                   caps.driver_version.empty() ? "?" : caps.driver_version, caps.nvml_version, gpus,

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sources/kube_api/kubeconfig.h"
@@ -27,6 +29,9 @@ struct CheckResult {
 struct NvmlFindings {
   bool loaded = false;
   std::vector<uint32_t> gpu_pids;  // host PIDs NVML lists on any GPU or MIG instance
+  std::set<std::string> gpus;      // UUIDs
+  // MIG GPU instances (GPU UUID, GPU instance ID), and those GPM gives activity for (Hopper+).
+  std::set<std::pair<std::string, uint32_t>> mig_instances, mig_with_gpm;
 };
 
 // Loads NVML (`library`, or the driver's soname when empty) and samples once.
@@ -48,6 +53,11 @@ CheckResult CheckPods(const std::string& node, const std::string& pods_file,
 // Whether ResourceSlices can be listed (DRA); skipped without an API server or when the agent is
 // told not to list them (`enabled` false).
 CheckResult CheckDra(const std::optional<kube_api::ApiServerConfig>& api, bool enabled);
+
+// Reads dcgm-exporter's page at `url` as the agent's --dcgm-metrics does: reachable, the GR engine
+// activity field present, and every MIG instance NVML lists (without GPM) on it. Empty `url`:
+// skipped, with a warning where MIG instances have no other activity source.
+CheckResult CheckDcgm(const std::string& url, const NvmlFindings& nvml);
 
 // Resolves each GPU process to its pod and container from /proc and `pod_list`, as the pipeline
 // does: fails when every process in a container stays unattributed.

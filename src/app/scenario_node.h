@@ -36,6 +36,8 @@ class ScenarioNode {
   // NVML each pass, as on a real node).
   node::PipelineOptions pipeline_options() const;
   const sim::NodeFiles& files() const { return *files_; }
+  // The node process's dcgm-exporter page; empty when the scenario has none (dcgm_exporter).
+  const std::string& dcgm_url() const { return dcgm_url_; }
   // Makes the /proc tree hold exactly the processes alive at scenario time `t_s`.
   Expected<void> RefreshProc(double t_s) { return files_->RefreshProc(t_s); }
 
@@ -47,6 +49,7 @@ class ScenarioNode {
   std::unique_ptr<kubelet::PodResourcesSource> kubelet_;
   std::unique_ptr<kube_api::PodsFileSource> pods_;
   std::unique_ptr<kube_api::SlicesFileSource> slices_;
+  std::string dcgm_url_;
 };
 
 }  // namespace gpumeter::app

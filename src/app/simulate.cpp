@@ -12,11 +12,15 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
+#include <vector>
 
+#include "app/agent_flags.h"
 #include "app/paths.h"
 #include "app/scenario_node.h"
+#include "app/simulate_dcgm.h"
 #include "app/simulate_score.h"
 #include "core/attribution/observe.h"
 #include "node/pipeline/pipeline.h"
@@ -64,6 +68,7 @@ struct Harness {
   uint64_t epoch0 = 0;
   void* control = nullptr;                      // the fake's handle for its control symbol
   void (*set_time)(double) = nullptr;           // gpumeterFakeNvmlSetTime
+  std::unique_ptr<SimulatedDcgm> dcgm;          // the node's dcgm-exporter, where it has one
   std::unique_ptr<nvml::NvmlGpuSource> source;  // the real NVML source, over the fake
 };
 
@@ -115,8 +120,8 @@ void CloseFakeNvml(Harness& h) {
 struct Measured {
   ScoreReport report;
   size_t intervals = 0, unit_intervals = 0, lost_intervals = 0;
-  std::optional<double> idle_watts;  // fitted idle power of the first MIG GPU, if any
-  double samples_uncovered_s = 0;    // Σ gpumeter_process_samples_uncovered_seconds_total
+  std::optional<attribution::Accountant::IdlePower> idle;  // of the first MIG GPU, if any
+  double samples_uncovered_s = 0;  // Σ gpumeter_process_samples_uncovered_seconds_total
 };
 
 // Busy value per unit as NVML reported it, for the naive labelling; GPUs that answered nothing
@@ -127,7 +132,7 @@ std::map<std::string, double> BusyOf(const gpu::GpuSnapshot& snap, Measured& m) 
     m.lost_intervals += d.lost;
     if (const auto b = attribution::BusyFraction(d)) busy[d.uuid] = *b;
     for (const auto& mi : d.mig_instances)
-      if (mi.sm_active_ratio) busy[mi.uuid] = *mi.sm_active_ratio;
+      if (const auto a = attribution::InstanceActivity(mi)) busy[mi.uuid] = *a;
   }
   return busy;
 }
@@ -143,6 +148,8 @@ std::shared_ptr<gpu::SampleResult> Pass(Harness& h, ScenarioNode& node, uint64_t
     spdlog::error("sample at t={}: {}", h.now, snap.error().message);
     return nullptr;
   }
+  // The node's dcgm-exporter page of this moment, read before the pass as the agent's thread would.
+  if (h.dcgm) h.dcgm->Read(h.now, static_cast<double>(snap->timestamp_us) / 1e6);
   auto r = std::make_shared<gpu::SampleResult>();
   r->sequence = sequence;
   r->taken = std::chrono::steady_clock::time_point{} +
@@ -158,9 +165,13 @@ std::shared_ptr<gpu::SampleResult> Pass(Harness& h, ScenarioNode& node, uint64_t
 // Steps the fake's clock through the sample times up to `to`; at each, one pass through the
 // production pipeline (kubelet, pods, ResourceSlices, /proc, NVML), whose interval is scored.
 Measured Measure(const SimulateOptions& o, const scenario::Scenario& s, double to, Harness& h,
-                 ScenarioNode& node) {
+                 ScenarioNode& node, const std::map<std::string, double>& idle_power) {
   Measured m;
-  node::NodePipeline pipeline(node.sources(), node.pipeline_options());
+  auto sources = node.sources();
+  if (h.dcgm) sources.dcgm = &h.dcgm->source();
+  auto options = node.pipeline_options();
+  options.accountant.idle_power_watts = idle_power;
+  node::NodePipeline pipeline(sources, options);
   Scorer scorer(s, o.step_s);
   uint64_t sequence = 0;
   if (auto first = Pass(h, node, ++sequence)) pipeline.OnPass(std::move(first));  // primes
@@ -184,10 +195,22 @@ Measured Measure(const SimulateOptions& o, const scenario::Scenario& s, double t
       m.samples_uncovered_s += t.samples_uncovered_seconds;
   for (const auto& g : s.gpus)
     if (g.mig_enabled) {
-      m.idle_watts = pipeline.IdleWatts(g.uuid);
+      m.idle = pipeline.IdlePower(g.uuid);
       break;
     }
   return m;
+}
+
+const char* IdleSourceName(attribution::Accountant::IdleSource s) {
+  switch (s) {
+    case attribution::Accountant::IdleSource::kConfigured:
+      return "configured";
+    case attribution::Accountant::IdleSource::kFitted:
+      return "fitted";
+    case attribution::Accountant::IdleSource::kSeenIdle:
+      return "seen idle (board power while nothing ran)";
+  }
+  return "";
 }
 
 std::string Pair(double mean, double worst, const char* fmt_each) {
@@ -238,10 +261,10 @@ void PrintTable(const SimulateOptions& o, const scenario::Scenario& s, const Mea
           if (x.mig_enabled) return &x;
         return nullptr;
       }())
-    fmt::print(
-        "energy: MIG GPU {} idle power {} (scenario: {:.1f} W)\n", g->uuid,
-        m.idle_watts ? fmt::format("fitted {:.1f} W", *m.idle_watts) : std::string("not estimated"),
-        g->power.idle_watts);
+    fmt::print("energy: MIG GPU {} idle power {} (scenario: {:.1f} W)\n", g->uuid,
+               m.idle ? fmt::format("{} {:.1f} W", IdleSourceName(m.idle->source), m.idle->watts)
+                      : std::string("not estimated"),
+               g->power.idle_watts);
   for (const auto& line : r.outside_bound) spdlog::warn("memory of {}", line);
   fmt::print(
       "memory: {} what sampling cannot see (per interval, the true memory's trapezoid at the two "
@@ -289,7 +312,11 @@ void PrintJson(const SimulateOptions& o, const scenario::Scenario& s, const Meas
          {"naive_compute_error_pp", std::abs(c.naive_compute_s - c.truth.compute_s) / span * 100},
          {"unknown_seconds", c.unknown_s},
          {"compute_unknown_seconds", c.compute_unknown_s},
-         {"compute_seconds", {{"measured", c.est.compute_s}, {"true", c.truth.compute_s}}}});
+         {"compute_seconds", {{"measured", c.est.compute_s}, {"true", c.truth.compute_s}}},
+         {"energy_joules",
+          {{"measured", c.energy_est.energy_j},
+           {"true", c.energy_truth.energy_j},
+           {"measured_activity_known_or_not", c.energy_any_activity_j}}}});
   }
   const json doc = {{"scenario", s.name},
                     {"driver_profile", o.driver_profile},
@@ -300,6 +327,9 @@ void PrintJson(const SimulateOptions& o, const scenario::Scenario& s, const Meas
                     {"to_s", end},
                     {"intervals", m.intervals},
                     {"samples_uncovered_seconds", m.samples_uncovered_s},
+                    {"mig_idle_power", m.idle ? json{{"watts", m.idle->watts},
+                                                     {"source", IdleSourceName(m.idle->source)}}
+                                              : json(nullptr)},
                     {"modes", modes},
                     {"containers", containers},
                     {"conservation_worst", r.worst_conservation},
@@ -323,6 +353,8 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
     spdlog::error("{}", loaded.error().message);
     return 2;
   }
+  if (!o.dcgm_exporter)  // the node as it would be without the exporter (also the scores' rows)
+    for (auto& g : loaded->scenario.gpus) g.dcgm_exporter = false;
   const scenario::Scenario& s = loaded->scenario;
   const double to = o.to_s > 0 ? o.to_s : s.duration_s;
   if (to <= o.from_s + o.step_s) {
@@ -332,13 +364,20 @@ int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
 
   Harness h;
   if (const int rc = OpenFakeNvml(o, loaded->path, exe_dir, h)) return rc;
+  if (o.dcgm_exporter) h.dcgm = SimulatedDcgm::For(s);  // null unless a GPU has dcgm_exporter
+  auto idle_power = ParseIdlePower(o.idle_power);
+  if (!idle_power) {
+    spdlog::error("{}", idle_power.error().message);
+    CloseFakeNvml(h);
+    return 2;
+  }
   auto node = ScenarioNode::Start(*loaded, exe_dir);
   if (!node) {
     spdlog::error("{}", node.error().message);
     CloseFakeNvml(h);
     return 1;
   }
-  const Measured m = Measure(o, s, to, h, **node);
+  const Measured m = Measure(o, s, to, h, **node, *idle_power);
   CloseFakeNvml(h);
   if (o.format == "json")
     PrintJson(o, s, m, h.now);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace gpumeter::app {
 
@@ -20,7 +21,9 @@ struct SimulateOptions {
   double to_s = 0;                // 0: the scenario's duration
   std::string noise = "default";  // "default" or "none"
   uint64_t seed = 1;
-  std::string format = "table";  // "table" or "json" (the scores as one JSON document)
+  std::string format = "table";         // "table" or "json" (the scores as one JSON document)
+  std::vector<std::string> idle_power;  // MODEL_OR_UUID=WATTS, as the agent's --idle-power
+  bool dcgm_exporter = true;  // false: as if no GPU had `dcgm_exporter: true` (not deployed)
 };
 
 int RunSimulate(const SimulateOptions& options, const std::string& argv0);

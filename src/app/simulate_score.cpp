@@ -60,7 +60,12 @@ void Judge(const std::string& group, const GroupScore& g, ScoreReport& r) {
   }
   if (g.cpu_mean > 2.0) miss("compute mean error > 2 pp");
   if (g.cpu_worst > 5.0) miss("compute worst error > 5 pp");
-  if (g.energy_n > 0 && g.energy_mean > 0.03) miss("energy mean error > 3 %");
+  // Energy follows activity: with DCGM's 30 s means (and idle power fitted from them, which needs
+  // a few collections to converge) the target is 5 % (issue 18), else 3 %.
+  const bool dcgm = group.find("(dcgm)") != std::string::npos;
+  const double energy_target = dcgm ? 0.05 : 0.03;
+  if (g.energy_n > 0 && g.energy_mean > energy_target)
+    miss(dcgm ? "energy mean error > 5 %" : "energy mean error > 3 %");
 }
 
 }  // namespace
@@ -75,7 +80,11 @@ std::string Scorer::GroupOf(const std::string& unit) const {
   if (dra_units_.count(unit)) return "dra";
   const auto ref = s_.FindUnit(unit);
   if (!ref.gpu) return "unknown";
-  if (ref.gpu->mig_enabled) return domain::ToString(domain::SharingMode::kMig);
+  // A MIG GPU whose activity comes from dcgm-exporter (no GPM: A100, A30) has rows of its own:
+  // its activity is the exporter's 30 s means, aligned, and its energy target is looser.
+  if (ref.gpu->mig_enabled)
+    return std::string(domain::ToString(domain::SharingMode::kMig)) +
+           (ref.gpu->dcgm_exporter && !ref.gpu->gpm_supported ? " (dcgm)" : "");
   return domain::ToString(ref.gpu->sharing.mode);
 }
 
@@ -182,6 +191,8 @@ void Scorer::AddInterval(double from_s, double to_s,
       sc.est.memory_byte_s += r.memory_byte_seconds;
       if (compute_known) sc.est.compute_s += r.compute_seconds;
       if (energy_known) sc.energy_est.energy_j += r.energy_joules;
+      if (l.energy_joules && hidden == Hidden::kNothing)
+        sc.energy_any_activity_j += r.energy_joules;
       if (r.requested_share_seconds > 0 && b != busy.end() && compute_known)
         sc.naive_compute_s += b->second * len;
     }

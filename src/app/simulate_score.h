@@ -43,7 +43,10 @@ struct ContainerScore {
   bool estimate = false;        // its compute split came from an estimating rule
   Amounts est, truth;           // over the scored (known) seconds
   Amounts energy_est, energy_truth;  // energy over the intervals where the unit's energy was known
-  double naive_compute_s = 0;        // every holder shown the whole unit's busy value
+  // Measured energy over every interval whose unit energy was known, its activity known or not
+  // (where it is not, only an instance's idle power is placed: on its holders). Not scored.
+  double energy_any_activity_j = 0;
+  double naive_compute_s = 0;  // every holder shown the whole unit's busy value
   double memory_bound_byte_s = 0;
   bool scored = false;           // had known seconds (in truth or a row): counted in its group
   double unknown_s = 0;          // in fault windows or lost: not scored

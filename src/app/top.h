@@ -24,8 +24,8 @@ struct TopOptions {
   std::string format = "text";  // --once: text | json
 };
 
-// The local agent's address (agent and demo listen on port 9400 by default).
-inline constexpr const char* kLocalAgent = "http://127.0.0.1:9400";
+// The local agent's address (agent and demo listen on port 9402 by default).
+inline constexpr const char* kLocalAgent = "http://127.0.0.1:9402";
 
 // 0 ok; 1 the source failed (--once) or the terminal could not be driven; 2 bad input.
 int RunTop(const TopOptions& options);

@@ -34,6 +34,16 @@ void AddSourceFlags(CLI::App* cmd, app::AgentOptions& o) {
   cmd->add_option("--resource-slices-file", o.resource_slices_file,
                   "Read DRA ResourceSlices from this ResourceSliceList JSON file (kubectl get "
                   "resourceslices -o json), re-read on change, instead of the API server");
+  cmd->add_option("--dcgm-metrics", o.dcgm_metrics,
+                  "dcgm-exporter's /metrics on this node, for the activity of MIG instances "
+                  "NVML cannot see (A100, A30): e.g. http://$(NODE_IP):9400/metrics "
+                  "(docs/deploy.md)")
+      ->envname("GPUMETER_DCGM_METRICS");
+  cmd->add_option("--dcgm-max-age", o.dcgm_max_age_s,
+                  "A GPU's dcgm-exporter series unchanged this many SECONDS are stale: activity "
+                  "unknown (3 x the exporter's collection interval)")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
   cmd->add_option("--resource-slices", o.resource_slices,
                   "List DRA ResourceSlices from the API server (true/false; off where the agent "
                   "may not list them)")

@@ -15,7 +15,7 @@ void AddAuditCommand(CLI::App& app, app::AuditOptions& o) {
       "--dcgm-metrics", o.dcgm_metrics,
       "dcgm-exporter's page: a FILE or an http(s):// URL (e.g. http://node:9400/metrics)");
   cmd->add_option("--agent", o.agent,
-                  "A gpumeter agent's URL (e.g. http://node:9400): its findings, and its split of "
+                  "A gpumeter agent's URL (e.g. http://node:9402): its findings, and its split of "
                   "inflated GPUs");
   cmd->add_option("--agent-token-file", o.agent_token_file,
                   "Bearer token for an agent run with --bearer-token-file");

@@ -27,6 +27,9 @@ void AddDoctorCommand(CLI::App& app, app::DoctorOptions& o) {
                   "Whether the agent lists DRA ResourceSlices (as its flag)")
       ->envname("GPUMETER_RESOURCE_SLICES")
       ->capture_default_str();
+  cmd->add_option("--dcgm-metrics", o.dcgm_metrics,
+                  "dcgm-exporter's page, as the agent's --dcgm-metrics (checked when given)")
+      ->envname("GPUMETER_DCGM_METRICS");
   cmd->add_option("--format", o.format, "text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

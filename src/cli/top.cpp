@@ -12,7 +12,7 @@ void AddTopCommand(CLI::App& app, app::TopOptions& o) {
   cmd->add_option("--source", o.source,
                   "agent:URL (a gpumeter agent's JSON API), prometheus:URL (the cluster) or "
                   "file:PATH (a frame saved with --once --format json); default: the local "
-                  "agent, agent:http://127.0.0.1:9400");
+                  "agent, agent:http://127.0.0.1:9402");
   cmd->add_option("--agent", o.agent, "Shorthand for --source agent:URL");
   cmd->add_option("--agent-token-file", o.agent_token_file,
                   "Bearer token for an agent run with --bearer-token-file");

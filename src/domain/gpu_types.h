@@ -52,9 +52,20 @@ struct MigInstanceSample {
   std::vector<GpuProcess> processes;
   std::optional<double> sm_active_ratio;  // GPM SM_UTIL / 100 for this GPU instance, [0, 1]
   std::optional<uint32_t> slices;         // compute slices of its GPU-instance profile
+  // DCGM GR engine activity of this GPU instance over the interval, [0, 1]: not from NVML, set
+  // by the pipeline from the DCGM source (sources/dcgm) where one is configured.
+  std::optional<double> dcgm_gr_active;
 };
 
 enum class ComputeMode { kDefault, kExclusiveProcess, kProhibited, kUnknown };
+
+// A GPU's mean activity and power over one of DCGM's collection intervals, for the idle-power
+// fit: per-pass DCGM activity is aligned, not measured, and would bias a per-pass fit.
+struct ActivityWindow {
+  double activity = 0;  // slice-weighted on MIG GPUs, [0, 1]
+  double watts = 0;     // mean board power over the window (energy counter delta / seconds)
+  double seconds = 0;
+};
 
 struct DeviceSample {
   uint32_t index = 0;  // NVML enumeration index (not stable across reboots; key by uuid)
@@ -85,6 +96,9 @@ struct DeviceSample {
   uint64_t process_util_uncovered_us = 0;
   std::optional<uint64_t> process_util_buffer_span_us;
   std::optional<double> sm_active_ratio;  // GPM SM_UTIL / 100 for the whole GPU
+  std::optional<double> dcgm_gr_active;   // DCGM GR engine activity, as on MigInstanceSample
+  // Set on the pass that saw a new DCGM collection of this GPU (every instance's activity known).
+  std::optional<ActivityWindow> dcgm_window;
   std::vector<MigInstanceSample> mig_instances;
   std::optional<uint32_t> mig_total_slices;  // slices of the full-GPU profile (7 on A100/H100/H200)
   std::vector<CallError> errors;

@@ -69,6 +69,10 @@ const char* ToString(Rule rule) {
       return "GPU lost: no readings";
     case Rule::kGpuMissing:
       return "GPU missing from the sample";
+    case Rule::kUnitNotBusyDcgm:
+      return "unit not busy (DCGM GR engine activity)";
+    case Rule::kEvenSplitNoSamples:
+      return "even split between tenants (no per-process samples or memory)";
   }
   return "";
 }
@@ -80,7 +84,7 @@ bool IsMemoryRemainder(Rule rule) {
 
 bool IsComputeEstimate(Rule rule) {
   return rule == Rule::kMpsThreadPercentage || rule == Rule::kMemoryShareNoSamples ||
-         rule == Rule::kProcessSmSamplesExtrapolated;
+         rule == Rule::kProcessSmSamplesExtrapolated || rule == Rule::kEvenSplitNoSamples;
 }
 
 }  // namespace gpumeter::domain

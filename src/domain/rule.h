@@ -47,6 +47,9 @@ enum class Rule : uint8_t {
   // A unit that gave no readings in the interval (memory and compute are unattributed).
   kGpuLost,
   kGpuMissing,
+  // Compute from DCGM's GR engine activity (MIG instances and GPUs NVML gives no activity for).
+  kUnitNotBusyDcgm,
+  kEvenSplitNoSamples,  // tenants of a MIG instance without memory readings: an even split
 };
 
 // The wording shown in /api/v1 and tables ("" for kNone). A static string.
@@ -55,7 +58,7 @@ const char* ToString(Rule rule);
 // Memory in use that no process accounts for (device used minus the processes' memory).
 bool IsMemoryRemainder(Rule rule);
 // A compute split estimated without per-process samples for the whole interval (MPS thread
-// share, memory share, or samples of part of it standing for all).
+// share, memory share, an even split, or samples of part of it standing for all).
 bool IsComputeEstimate(Rule rule);
 
 }  // namespace gpumeter::domain

@@ -6,6 +6,7 @@
 // kubectl: $GPUMETER_KUBECTL, else `kubectl` on the PATH (scripts/setup.sh installs it).
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
+#include <algorithm>
 
 #include <cctype>
 #include <cstdio>
@@ -72,7 +73,7 @@ std::set<std::string> Strings(const YAML::Node& seq) {
 }
 
 const char* const kAgentOverlays[] = {"base", "overlays/time-slicing", "overlays/mps",
-                                      "overlays/dra"};
+                                      "overlays/dra", "overlays/dcgm"};
 
 class EveryOverlay : public ::testing::TestWithParam<const char*> {
  protected:
@@ -233,8 +234,8 @@ TEST_P(EveryOverlay, TheAgentAcceptsItsArgumentsAndConfig) {
     if (e["value"].IsDefined()) env[e["name"].as<std::string>()] = e["value"].as<std::string>();
   std::vector<std::string> args{"gpumeter"};
   for (const auto& a : agent["args"]) args.push_back(a.as<std::string>());
-  for (const char* k :
-       {"GPUMETER_RESOURCE_SLICES", "GPUMETER_DEVICE_PLUGIN_CONFIG", "GPUMETER_STORE"})
+  for (const char* k : {"GPUMETER_RESOURCE_SLICES", "GPUMETER_DEVICE_PLUGIN_CONFIG",
+                        "GPUMETER_STORE", "GPUMETER_DCGM_METRICS"})
     ::unsetenv(k);  // hermetic
   for (const auto& [k, v] : env)
     if (k.rfind("GPUMETER_", 0) == 0) ::setenv(k.c_str(), v.c_str(), 1);
@@ -244,11 +245,28 @@ TEST_P(EveryOverlay, TheAgentAcceptsItsArgumentsAndConfig) {
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
   ASSERT_NO_THROW(app.parse(static_cast<int>(argv.size()), argv.data()));
-  EXPECT_EQ(options.listen, "0.0.0.0:9400");
+  EXPECT_EQ(options.listen, "0.0.0.0:9402");
   EXPECT_EQ(options.probe_listen, "0.0.0.0:9401") << "the port named `probes`";
   EXPECT_EQ(options.pod_resources_socket, "/var/lib/kubelet/pod-resources/kubelet.sock");
   const std::string overlay = GetParam();
   EXPECT_EQ(options.resource_slices, overlay == "overlays/dra");
+  // The dcgm overlay points the agent at its own node's exporter: the kubelet expands $(NODE_IP),
+  // which must be defined before the variable that uses it, from the node's IP.
+  if (overlay == "overlays/dcgm") {
+    EXPECT_EQ(options.dcgm_metrics, "http://$(NODE_IP):9400/metrics");
+    std::vector<std::string> names;
+    for (const auto& e : agent["env"]) names.push_back(e["name"].as<std::string>());
+    const auto ip = std::find(names.begin(), names.end(), "NODE_IP");
+    ASSERT_NE(ip, names.end());
+    EXPECT_LT(ip, std::find(names.begin(), names.end(), "GPUMETER_DCGM_METRICS"));
+    for (const auto& e : agent["env"]) {
+      if (e["name"].as<std::string>() == "NODE_IP") {
+        EXPECT_EQ(e["valueFrom"]["fieldRef"]["fieldPath"].as<std::string>(), "status.hostIP");
+      }
+    }
+  } else {
+    EXPECT_TRUE(options.dcgm_metrics.empty());
+  }
   // The store is on the mounted hostPath.
   EXPECT_EQ(options.store, "/var/lib/gpumeter/usage.db");
   bool store_mounted = false;

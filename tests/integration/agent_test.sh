@@ -156,6 +156,7 @@ refuse "both become label label_a_b" --pod-label a.b --pod-label a_b
 refuse "--tls-cert and --tls-key go together" --tls-cert "$work/cert.pem"
 refuse "cannot load the certificate and key" --tls-cert "$work/token" --tls-key "$work/token"
 refuse "--bearer-token-file $work/none: cannot read" --bearer-token-file "$work/none"
+refuse "--dcgm-metrics 'node:9400/metrics': expected an http(s):// URL" --dcgm-metrics node:9400/metrics
 rc=0
 "$bin" agent --nvml-library "$work/no/libnvidia-ml.so.1" --listen 127.0.0.1:0 >"$work/nonvml.log" 2>&1 || rc=$?
 [ "$rc" -eq 1 ] || fail "agent without NVML: exit $rc"
@@ -183,3 +184,40 @@ grep -q '^gpumeter_unit_info{node="node-d",unit="GPU-d7a00000-0000-4000-8000-000
 grep -q '^gpumeter_allocation_problems{node="node-d"} 0$' "$work/dra.prom" || fail "DRA claims left unplaced"
 kill -TERM "$dra_agent" "$dra_node"; wait "$dra_agent" || fail "DRA agent exit code"
 echo "ok: DRA through --resource-slices-file"
+
+# An A100 MIG node with dcgm-exporter (the fake node serves the scenario's page): with
+# --dcgm-metrics, the trainer's MIG instance gets compute from DCGM activity; with an exporter
+# that is down, the dcgm source is down, the instances' compute is unattributed and /readyz is
+# still ready (an optional source).
+a100=$scenarios/mig-a100.yaml
+GPUMETER_FAKE_NVML_SCENARIO=$a100 "$fake_node" "$a100" "$work/a100" 200 >"$work/a100-node.log" 2>&1 &
+a100_node=$!
+for _ in $(seq 1 100); do [ -s "$work/a100/dcgm.url" ] && break; sleep 0.1; done
+dcgm_url=$(cat "$work/a100/dcgm.url" 2>/dev/null) || fail "the fake node wrote no dcgm-exporter URL"
+run_a100() {  # name dcgm-url
+  GPUMETER_FAKE_NVML_SCENARIO=$a100 "$bin" agent --nvml-library "$nvml" --node-name gpu-node-a100 \
+    --pod-resources-socket "$work/a100/kubelet.sock" --proc-root "$work/a100/proc" \
+    --pods-file "$work/a100/pods.json" --interval 0.25 --listen 127.0.0.1:0 --dcgm-metrics "$2" \
+    >"$work/$1.log" 2>&1 &
+  local pid=$! u
+  u=$(wait_for_match "$work/$1.log" 's|.*serving \(http://[^ ]*\)/metrics.*|\1|p')
+  [ -n "$u" ] || fail "$1: agent printed no address"
+  for _ in $(seq 1 100); do curl -fs "$u/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+  curl -fsS "$u/readyz" | grep -qx ready || fail "$1: agent not ready"
+  sleep 3  # the DCGM source reads every 2 s
+  curl -fsS "$u/metrics" >"$work/$1.prom" || fail "$1: scrape failed"
+  kill -TERM "$pid"; wait "$pid" || fail "$1: agent exit code"
+}
+trainer='^gpumeter_compute_seconds_total[{].*pod="train-resnet-0",container="trainer",owner_kind="container"'
+run_a100 dcgm-up "$dcgm_url"
+grep -q '^gpumeter_source_up{node="gpu-node-a100",source="dcgm"} 1$' "$work/dcgm-up.prom" || fail "dcgm source not up"
+awk -v re="$trainer" '$0 ~ re { if ($NF > 0) found = 1 } END { exit !found }' "$work/dcgm-up.prom" \
+  || fail "the trainer has no compute from DCGM activity"
+run_a100 dcgm-down "http://127.0.0.1:1/metrics"
+grep -q '^gpumeter_source_up{node="gpu-node-a100",source="dcgm"} 0$' "$work/dcgm-down.prom" || fail "dcgm source not reported down"
+awk -v re="$trainer" '$0 ~ re { if ($NF > 0) found = 1 } END { exit found }' "$work/dcgm-down.prom" \
+  || fail "the trainer has compute while DCGM is down (unknown must not be a measurement)"
+grep -q '^gpumeter_compute_seconds_total{.*unit="MIG-1c2d3e4f-5a6b-5c7d-8e9f-a00000000001".*owner_kind="unattributed"' "$work/dcgm-down.prom" \
+  || fail "the trainer's instance: compute not unattributed with DCGM down"
+kill "$a100_node"; wait "$a100_node" || true
+echo "ok: agent with dcgm-exporter, up and down"

@@ -130,4 +130,24 @@ grep -q '"memory_api": "nvmlDeviceGetMemoryInfo"' "$work/probe.json" || fail "pr
 grep -q '"reserved_bytes": null' "$work/probe.json" || fail "probe: unknown reservation must be null"
 grep -q '"uuid": "GPU-2f1a7c3e-5b9d-4e21-9c44-0a1b2c3d4e01"' "$work/probe.json" || fail "probe: device"
 echo "ok: probe"
+# A100 MIG without GPM: the demo's node process serves the scenario's dcgm-exporter and the demo's
+# agent reads it (--dcgm-metrics), so the trainer's instance has compute, the dcgm source is up,
+# and the banner names the exporter. At 20x, the scrape at 4 s comes after two 30 s collections.
+out=$work/mig-a100.out
+"$bin" demo --scenario mig-a100 --duration 7 --refresh 2 --interval 0.2 --speedup 20 \
+  --listen 127.0.0.1:0 >"$out" 2>&1 &
+pid=$!
+url=$(wait_for_match "$out" 's|^metrics: \(http://[^ ]*\)/metrics.*|\1|p')
+[ -n "$url" ] || { cat "$out"; fail "mig-a100: no metrics address"; }
+grep -q '^dcgm-exporter: http://127.0.0.1:[0-9]*/metrics' "$out" || { cat "$out"; fail "mig-a100: no dcgm-exporter in the banner"; }
+for _ in $(seq 1 60); do
+  grep -q "^--- t=[4-6]" "$out" && break
+  sleep 0.1
+done
+curl -fsS "$url/metrics" >"$work/mig-a100.prom" || fail "mig-a100: scrape failed"
+wait "$pid" || { cat "$out"; fail "mig-a100: demo exited non-zero"; }
+grep -q '^gpumeter_source_up{node="[^"]*",source="dcgm"} 1$' "$work/mig-a100.prom" || { grep source_up "$work/mig-a100.prom"; fail "mig-a100: dcgm source not up"; }
+awk '/^gpumeter_compute_seconds_total\{/ && /pod="train-resnet-0"/ { if ($NF > 0) found = 1 } END { exit !found }' "$work/mig-a100.prom" \
+  || { grep train-resnet "$work/mig-a100.prom" | head; fail "mig-a100: the trainer has no compute from DCGM activity"; }
+echo "ok: mig-a100 with the node's dcgm-exporter"
 echo "demo end-to-end: all passed"

@@ -81,7 +81,7 @@ kill "$pid"; wait "$pid" 2>/dev/null || true
 
 rc=0; "$bin" audit --agent "http://127.0.0.1:1" >"$work/down.out" 2>&1 || rc=$?
 [ "$rc" = 1 ] && grep -q -- '--agent http://127.0.0.1:1/api/v1/findings: unreachable' "$work/down.out" || { cat "$work/down.out"; fail "unreachable agent (rc $rc)"; }
-rc=0; "$bin" audit --agent node:9400 >"$work/bad.out" 2>&1 || rc=$?
+rc=0; "$bin" audit --agent node:9402 >"$work/bad.out" 2>&1 || rc=$?
 [ "$rc" = 2 ] && grep -q "expected an http(s):// URL" "$work/bad.out" || fail "--agent without a scheme (rc $rc)"
 rc=0; "$bin" audit >"$work/none.out" 2>&1 || rc=$?
 [ "$rc" = 2 ] || fail "audit without a source must be bad input (rc $rc)"

@@ -65,7 +65,8 @@ class DoctorTest : public ::testing::Test {
 
 TEST_F(DoctorTest, AllGoodOnTheDemoNode) {
   const auto checks = RunChecks(options_);
-  EXPECT_EQ(Statuses(checks), "nvml=ok pod-resources=ok proc=ok pods=ok dra=skip attribution=ok");
+  EXPECT_EQ(Statuses(checks),
+            "nvml=ok pod-resources=ok proc=ok pods=ok dra=skip attribution=ok dcgm=skip");
   EXPECT_NE(Named(checks, "nvml").detail.find("1 GPU(s), 3 GPU process(es)"), std::string::npos)
       << Named(checks, "nvml").detail;
   EXPECT_NE(Named(checks, "pod-resources").detail.find("3 holding 3 device(s)"), std::string::npos);
@@ -91,7 +92,8 @@ TEST_F(DoctorTest, NoNvml) {
 TEST_F(DoctorTest, SocketNotMounted) {
   options_.pod_resources_socket = (dir_.path() / "kubelet.sock").string();
   const auto checks = RunChecks(options_);
-  EXPECT_EQ(Statuses(checks), "nvml=ok pod-resources=fail proc=ok pods=ok dra=skip attribution=ok");
+  EXPECT_EQ(Statuses(checks),
+            "nvml=ok pod-resources=fail proc=ok pods=ok dra=skip attribution=ok dcgm=skip");
   EXPECT_NE(Named(checks, "pod-resources").detail.find("no such socket"), std::string::npos);
   EXPECT_NE(Named(checks, "pod-resources").fix.find("hostPath /var/lib/kubelet/pod-resources"),
             std::string::npos);
@@ -121,7 +123,8 @@ TEST_F(DoctorTest, NoHostPid) {
 // No GPU process to check against: the PID namespace is told by PID 2 (the kernel's kthreadd on
 // the host; something of the container's, or nothing, in a container).
 TEST_F(DoctorTest, HostPidsWithoutGpuProcesses) {
-  const NvmlFindings none{true, {}};
+  NvmlFindings none;
+  none.loaded = true;
   const auto proc = dir_.path() / "quiet-proc";
   std::filesystem::create_directories(proc / "1");
   std::filesystem::create_directories(proc / "2");
@@ -218,7 +221,8 @@ TEST_F(DoctorTest, PodsFromTheApiServer) {
   options_.pods_file.clear();
   options_.kubeconfig = api.Kubeconfig(dir_.path());
   const auto checks = RunChecks(options_);
-  EXPECT_EQ(Statuses(checks), "nvml=ok pod-resources=ok proc=ok pods=ok dra=ok attribution=ok");
+  EXPECT_EQ(Statuses(checks),
+            "nvml=ok pod-resources=ok proc=ok pods=ok dra=ok attribution=ok dcgm=skip");
   EXPECT_EQ(api.selector(), "spec.nodeName=node-a");
   EXPECT_EQ(api.authorization(), "Bearer doctor-token");
   EXPECT_NE(Named(checks, "dra").detail.find("DRA not in use"), std::string::npos);

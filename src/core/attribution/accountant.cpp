@@ -24,8 +24,15 @@ namespace {
 
 // Whole-GPU activity for the idle-power fit: slice-weighted on MIG GPUs, else the busy fraction
 // (utilization.gpu is coarser than GPM: the fit's error check decides whether it is usable).
+// Activity aligned from DCGM's interval means is not a measurement of this interval: such a GPU
+// feeds the fit per DCGM collection instead (DeviceSample::dcgm_window).
 std::optional<double> FitActivity(const gpu::DeviceSample& d) {
-  return d.mig_enabled ? MigGpuActivity(d) : BusyFraction(d);
+  if (d.mig_enabled) {
+    for (const auto& m : d.mig_instances)
+      if (!m.sm_active_ratio) return std::nullopt;
+    return MigGpuActivity(d);
+  }
+  return d.sm_active_ratio || d.utilization_gpu_percent ? BusyFraction(d) : std::nullopt;
 }
 
 }  // namespace
@@ -116,9 +123,9 @@ std::vector<UnitLedger> Accountant::Step(gpu::GpuSnapshot snapshot, double secon
     if (prev && !d.name.empty()) {
       const auto energy = GpuEnergyJoules(prev, d, seconds, nullptr);
       const auto activity = FitActivity(d);
-      if (energy && activity)
-        fits_.try_emplace(d.name, options_.idle_power_half_life_s)
-            .first->second.Add(*activity, *energy / seconds, seconds);
+      auto& fit = fits_.try_emplace(d.name, options_.idle_power_half_life_s).first->second;
+      if (energy && activity) fit.Add(*activity, *energy / seconds, seconds);
+      if (const auto& w = d.dcgm_window) fit.Add(w->activity, w->watts, w->seconds);
       if (energy && RanNothing(*prev) && RanNothing(d))
         seen_.try_emplace(d.name, options_.idle_power_half_life_s)
             .first->second.Add(*energy / seconds, seconds);

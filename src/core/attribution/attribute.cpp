@@ -155,7 +155,7 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
       all_sampled = false;
   }
   std::optional<double> busy = u.busy_fraction;
-  Rule idle_rule = Rule::kUnitNotBusyDevice;
+  Rule idle_rule = u.busy_from_dcgm ? Rule::kUnitNotBusyDcgm : Rule::kUnitNotBusyDevice;
   if (!busy && all_sampled) {
     busy = std::min(1.0, sampled);
     idle_rule = Rule::kUnitNotBusySamples;
@@ -209,6 +209,13 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
     }
     double sum = 0;
     for (const auto& [o, w] : weight) sum += w;
+    // A MIG instance never has per-process data: with no memory to weigh by either, its
+    // tenants share the busy time evenly (an estimate, and the rule says so).
+    if (sum <= 0 && u.mode == SharingMode::kMig) {
+      for (auto& [o, w] : weight) w = 1;
+      sum = static_cast<double>(weight.size());
+      rule = Rule::kEvenSplitNoSamples;
+    }
     if (sum > 0) {
       for (const auto& [o, w] : weight) acc.Compute(*o, b * w / sum * seconds, rule);
       placed = b;

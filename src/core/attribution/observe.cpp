@@ -86,8 +86,9 @@ double SplitMigEnergy(const gpu::DeviceSample& d, std::optional<double> energy,
   for (size_t i = 0; i < n; ++i) {
     const auto& m = d.mig_instances[i];
     slices_known = slices_known && m.slices && *m.slices > 0;
-    activity_known = activity_known && m.sm_active_ratio;
-    activity[i] = std::clamp(m.sm_active_ratio.value_or(0), 0.0, 1.0);
+    const auto a = InstanceActivity(m);
+    activity_known = activity_known && a;
+    activity[i] = std::clamp(a.value_or(0), 0.0, 1.0);
   }
   for (size_t i = 0; i < n; ++i) {
     const auto& m = d.mig_instances[i];
@@ -173,7 +174,11 @@ std::optional<double> GpuEnergyJoules(const gpu::DeviceSample* previous, const g
 std::optional<double> BusyFraction(const gpu::DeviceSample& d) {
   if (d.sm_active_ratio) return d.sm_active_ratio;
   if (d.utilization_gpu_percent) return *d.utilization_gpu_percent / 100.0;
-  return std::nullopt;
+  return d.dcgm_gr_active;
+}
+
+std::optional<double> InstanceActivity(const gpu::MigInstanceSample& m) {
+  return m.sm_active_ratio ? m.sm_active_ratio : m.dcgm_gr_active;
 }
 
 std::optional<double> MigGpuActivity(const gpu::DeviceSample& d) {
@@ -181,8 +186,9 @@ std::optional<double> MigGpuActivity(const gpu::DeviceSample& d) {
     return std::nullopt;
   double busy = 0;
   for (const auto& m : d.mig_instances) {
-    if (!m.sm_active_ratio || !m.slices) return std::nullopt;
-    busy += std::clamp(*m.sm_active_ratio, 0.0, 1.0) * *m.slices;
+    const auto a = InstanceActivity(m);
+    if (!a || !m.slices) return std::nullopt;
+    busy += std::clamp(*a, 0.0, 1.0) * *m.slices;
   }
   return std::min(1.0, busy / *d.mig_total_slices);
 }
@@ -272,7 +278,8 @@ std::vector<UnitObservation> ObserveMig(const gpu::DeviceSample* previous,
       for (const auto& pm : previous->mig_instances)
         if (pm.uuid == m.uuid) before = &pm;
     SetMemory(u, m.memory, before ? &before->memory : nullptr);
-    u.busy_fraction = m.sm_active_ratio;
+    u.busy_fraction = InstanceActivity(m);
+    u.busy_from_dcgm = !m.sm_active_ratio && m.dcgm_gr_active;
     u.processes = ObserveProcesses(m.processes, before ? &before->processes : nullptr, {}, ctx);
     u.holders = HoldersOf(ctx, m.uuid);
     out.push_back(std::move(u));
@@ -302,6 +309,7 @@ UnitObservation ObserveWholeGpu(const gpu::DeviceSample* previous, const gpu::De
   u.mode = ctx.sharing ? ctx.sharing(d.uuid) : SharingMode::kExclusive;
   SetMemory(u, d.memory, previous ? &previous->memory : nullptr);
   u.busy_fraction = BusyFraction(d);
+  u.busy_from_dcgm = !d.sm_active_ratio && !d.utilization_gpu_percent && d.dcgm_gr_active;
   u.processes =
       ObserveProcesses(d.processes, previous ? &previous->processes : nullptr, SmShares(d), ctx);
   u.samples_uncovered_seconds = static_cast<double>(d.process_util_uncovered_us) / 1e6;

@@ -53,11 +53,16 @@ std::optional<double> GpuEnergyJoules(const gpu::DeviceSample* previous,
                                       const gpu::DeviceSample& device, double seconds, Rule* rule);
 
 // Busy fraction of a whole GPU over the sample window, [0, 1]: GPM SM activity (it covers the same
-// window as the per-process samples), else utilization.gpu (the driver's last period only).
+// window as the per-process samples), else utilization.gpu (the driver's last period only), else
+// DCGM's GR engine activity where the pipeline set it.
 std::optional<double> BusyFraction(const gpu::DeviceSample& device);
 
-// Slice-weighted SM activity of a MIG GPU over the sample window, [0, 1]: Σ activity × slices /
-// total slices. Unknown unless every instance's activity and slices are known.
+// Activity of a MIG GPU instance over the window, [0, 1]: GPM, else DCGM GR engine activity.
+std::optional<double> InstanceActivity(const gpu::MigInstanceSample& instance);
+
+// Slice-weighted activity (GPM or DCGM, as InstanceActivity) of a MIG GPU over the sample window,
+// [0, 1]: Σ activity × slices / total slices. Unknown unless every instance's activity and slices
+// are known.
 std::optional<double> MigGpuActivity(const gpu::DeviceSample& device);
 
 // Mean SM share of each PID over the device's sample window, [0, 1], as (PID, share) sorted by

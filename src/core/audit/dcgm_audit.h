@@ -11,9 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "core/audit/prom_text.h"
+#include "common/prom/prom_text.h"
 
 namespace gpumeter::audit {
+
+using prom::ParsePromText;
+using prom::PromPage;
+using prom::PromSample;
 
 struct MetricInflation {
   std::string metric;

@@ -313,9 +313,17 @@ void NodePipeline::UpdateOwners(const gpu::SampleResult& pass) {
 // accounted into next's last interval and running totals.
 void NodePipeline::AccountInterval(const gpu::SampleResult& pass, NodeState& next) {
   next.last_interval.clear();
+  // With a DCGM source, a copy of the snapshot carries its activity for this interval.
+  std::optional<gpu::GpuSnapshot> with_dcgm;
+  if (sources_.dcgm && pass.ok) {
+    with_dcgm = pass.snapshot;
+    dcgm_aligner_.Apply(*sources_.dcgm->Latest(),
+                        static_cast<double>(pass.snapshot.timestamp_us) / 1e6, *with_dcgm);
+  }
+  const gpu::GpuSnapshot& snapshot = with_dcgm ? *with_dcgm : pass.snapshot;
   if (!primed_) {
     if (pass.ok) {
-      accountant_.Prime(pass.snapshot);
+      accountant_.Prime(snapshot);
       primed_ = true;
       last_taken_ = pass.taken;
     }
@@ -326,7 +334,7 @@ void NodePipeline::AccountInterval(const gpu::SampleResult& pass, NodeState& nex
   last_taken_ = pass.taken;
   if (seconds > 0) {
     // A failed pass is an interval in which every GPU answered nothing: it is accounted as such.
-    next.last_interval = accountant_.Step(pass.ok ? pass.snapshot : gpu::GpuSnapshot{}, seconds);
+    next.last_interval = accountant_.Step(pass.ok ? snapshot : gpu::GpuSnapshot{}, seconds);
     ++next.intervals;
     Accumulate(next.last_interval, next);
   }
@@ -357,6 +365,7 @@ std::vector<domain::SourceStatus> NodePipeline::SourceStatuses() const {
   out.push_back(sources_.pods ? sources_.pods->Status()
                               : domain::SourceStatus::NotConfigured("pods"));
   if (sources_.slices) out.push_back(sources_.slices->Status());
+  if (sources_.dcgm) out.push_back(sources_.dcgm->Status());
   out.push_back(ProcStatus());
   return out;
 }

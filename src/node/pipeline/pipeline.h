@@ -24,6 +24,8 @@
 #include "domain/sample.h"
 #include "node/pipeline/guard_view.h"
 #include "node/state/node_state.h"
+#include "sources/dcgm/dcgm_aligner.h"
+#include "sources/dcgm/dcgm_source.h"
 #include "sources/k8s/owner_resolver.h"
 #include "sources/k8s/proc_reader.h"
 #include "sources/k8s/sharing.h"
@@ -59,6 +61,9 @@ struct PipelineSources {
   kubelet::PodResourcesSource* kubelet = nullptr;  // null: not configured (everything unattributed)
   kube_api::PodSource* pods = nullptr;             // null: not configured (no names for containers)
   kube_api::SliceSource* slices = nullptr;         // null: no DRA devices (claim devices unplaced)
+  // null: no DCGM activity (MIG instances of pre-Hopper GPUs have unknown activity). Read with
+  // Latest() only: its reads run on its own thread (or the caller's, in simulate).
+  const dcgm::DcgmSource* dcgm = nullptr;
 };
 
 class NodePipeline {
@@ -72,10 +77,10 @@ class NodePipeline {
 
   // The latest published state; never null (an empty state before the first pass).
   std::shared_ptr<const NodeState> Latest() const;
-  // The idle power the accountant fitted for a MIG GPU (watts), if any. Call from the thread that
-  // calls OnPass.
-  std::optional<double> IdleWatts(const std::string& gpu_uuid) const {
-    return accountant_.IdleWatts(gpu_uuid);
+  // The idle power the accountant uses for a GPU (watts, and whether configured, fitted or seen
+  // idle), if any. Call from the thread that calls OnPass.
+  std::optional<attribution::Accountant::IdlePower> IdlePower(const std::string& gpu_uuid) const {
+    return accountant_.IdlePowerOf(gpu_uuid);
   }
 
  private:
@@ -100,6 +105,7 @@ class NodePipeline {
   std::shared_ptr<const k8s::PodStore> pods_seen_;
   k8s::OwnerResolver resolver_{proc_, pods_};
   attribution::Accountant accountant_;
+  dcgm::DcgmAligner dcgm_aligner_;  // the exporter's interval means -> each pass's busy fraction
 
   // Inputs of the last BuildAllocations, by value, to rebuild only when they change.
   struct AllocationInputs {

@@ -45,7 +45,7 @@ std::map<std::string, std::string> ParseStringMap(const Field& f) {
 }
 
 MigInstance ParseMigInstance(const Field& f) {
-  f.ExpectMap({"gi", "ci", "profile", "uuid", "memory_mib", "slices"});
+  f.ExpectMap({"gi", "ci", "profile", "uuid", "memory_mib", "slices", "compute_slices"});
   MigInstance m;
   m.gi_id = static_cast<uint32_t>(f.Child("gi").UInt());
   m.ci_id = static_cast<uint32_t>(f.UInt("ci", 0));
@@ -56,13 +56,16 @@ MigInstance ParseMigInstance(const Field& f) {
   if (m.memory_bytes == 0) f.Child("memory_mib").Fail("must be positive");
   m.slices = static_cast<uint32_t>(f.Child("slices").UInt());
   if (m.slices == 0) f.Child("slices").Fail("must be positive");
+  m.compute_slices = static_cast<uint32_t>(f.UInt("compute_slices", m.slices));
+  if (m.compute_slices == 0 || m.compute_slices > m.slices)
+    f.Child("compute_slices").Fail("must be in [1, slices]");
   return m;
 }
 
 Gpu ParseGpu(const Field& f) {
   f.ExpectMap({"index", "uuid", "model", "memory_mib", "reserved_mib", "power",
                "energy_start_joules", "compute_mode", "gpm", "per_process_utilization", "forbidden",
-               "sharing", "mig"});
+               "sharing", "mig", "dcgm_exporter", "dcgm_interval_s"});
   Gpu g;
   g.index = static_cast<uint32_t>(f.Child("index").UInt());
   g.uuid = f.Child("uuid").Str();
@@ -90,6 +93,10 @@ Gpu ParseGpu(const Field& f) {
   g.gpm_supported = f.Bool("gpm", false);
   g.per_process_utilization = f.Bool("per_process_utilization", true);
   g.forbidden = f.Bool("forbidden", false);
+  g.dcgm_exporter = f.Bool("dcgm_exporter", false);
+  g.dcgm_interval_s = f.Double("dcgm_interval_s", 30);
+  if (g.dcgm_interval_s < 1 || g.dcgm_interval_s > 3600)
+    f.Child("dcgm_interval_s").Fail("must be in [1, 3600] seconds");
   if (auto s = f.Optional("sharing")) {
     s->ExpectMap({"mode", "replicas"});
     g.sharing.mode = ParseSharingMode(s->Child("mode"));

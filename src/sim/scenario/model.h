@@ -32,6 +32,9 @@ struct MigInstance {
   std::string uuid;     // "MIG-<uuid>"
   uint64_t memory_bytes = 0;
   uint32_t slices = 0;  // compute slices out of Gpu::mig_total_slices
+  // Slices of its compute instance: fewer than `slices` caps what DCGM's GR engine activity of
+  // the GPU instance can show at compute_slices / slices (DCGM #138).
+  uint32_t compute_slices = 0;
 };
 
 struct Sharing {
@@ -51,6 +54,10 @@ struct Gpu {
   bool gpm_supported = false;           // Hopper and later
   bool per_process_utilization = true;  // the driver returns per-PID SM samples
   bool forbidden = false;               // handle by index returns NO_PERMISSION
+  // A dcgm-exporter on the node reports this GPU (sim/node/dcgm_exporter.h), collecting every
+  // dcgm_interval_s (its -c; 30 s by default).
+  bool dcgm_exporter = false;
+  double dcgm_interval_s = 30;
   bool mig_enabled = false;
   uint32_t mig_total_slices = 7;
   std::vector<MigInstance> mig_instances;

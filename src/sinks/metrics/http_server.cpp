@@ -25,7 +25,7 @@ Expected<std::pair<std::string, int>> ParseListen(const std::string& listen) {
   const auto colon = listen.rfind(':');
   if (colon == std::string::npos || colon + 1 == listen.size())
     return MakeError(ErrorCode::kInvalidInput,
-                     "--listen '" + listen + "': expected HOST:PORT, e.g. 127.0.0.1:9400");
+                     "--listen '" + listen + "': expected HOST:PORT, e.g. 127.0.0.1:9402");
   std::string host = listen.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
     host = host.substr(1, host.size() - 2);

@@ -22,7 +22,7 @@ class Server;
 namespace gpumeter::metrics {
 
 struct HttpOptions {
-  std::string listen = "127.0.0.1:9400";    // HOST:PORT
+  std::string listen = "127.0.0.1:9402";    // HOST:PORT
   std::string tls_cert_file, tls_key_file;  // both or neither: HTTPS
   std::string bearer_token_file;            // read once at Start; empty: no auth
 };

@@ -34,7 +34,7 @@ Expected<std::string> ReadTokenFile(const std::string& flag, const std::string& 
 
 class AgentClient {
  public:
-  // `url`: the agent's base URL, e.g. http://127.0.0.1:9400 (a trailing / is dropped).
+  // `url`: the agent's base URL, e.g. http://127.0.0.1:9402 (a trailing / is dropped).
   AgentClient(std::string url, std::string token, std::string ca_file, HttpLimits limits = {});
 
   // GET `path` (e.g. "/api/v1/units") and parse it; a reply that is not a JSON object is

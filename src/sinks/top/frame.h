@@ -49,7 +49,7 @@ struct FindingNow {
 };
 
 struct FrameData {
-  std::string source;       // e.g. "agent http://127.0.0.1:9400"
+  std::string source;       // e.g. "agent http://127.0.0.1:9402"
   int64_t at_unix_s = 0;    // the moment the data describes
   double span_seconds = 0;  // what the rates are means over (the agent's interval, --window)
   std::string currency;     // of cost_per_hour; "" before PriceFrame

@@ -239,6 +239,27 @@ TEST(Loader, MigInstancesMustFit) {
               HasSubstr("more memory than the GPU has"));
 }
 
+TEST(Loader, DcgmExporterAndComputeSlices) {
+  const std::string power = "    power: {idle_watts: 10, max_watts: 110}";
+  auto plain = ParseScenario(kMinimal, "test.yaml");
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_FALSE(plain->gpus[0].dcgm_exporter);
+  EXPECT_DOUBLE_EQ(plain->gpus[0].dcgm_interval_s, 30);
+  auto s = ParseScenario(
+      Replace(kMinimal, power, power + "\n    dcgm_exporter: true\n    dcgm_interval_s: 10"),
+      "test.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_TRUE(s->gpus[0].dcgm_exporter);
+  EXPECT_DOUBLE_EQ(s->gpus[0].dcgm_interval_s, 10);
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, power, power + "\n    dcgm_interval_s: 0")),
+              HasSubstr("dcgm_interval_s"));
+  const std::string mig = power + R"(
+    mig:
+      instances:
+        - {gi: 1, profile: 2g.1gb, uuid: MIG-1, memory_mib: 512, slices: 2, compute_slices: 3})";
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, power, mig)), HasSubstr("compute_slices"));
+}
+
 TEST(Loader, ProcessOnMigParentIsRejected) {
   const std::string mig = R"(    power: {idle_watts: 10, max_watts: 110}
     mig:
@@ -274,9 +295,8 @@ TEST(Resolve, NameFileAndUnknown) {
   ASSERT_TRUE(by_file);
   auto unknown = ResolveScenarioPath("no-such-scenario", dirs);
   ASSERT_FALSE(unknown);
-  EXPECT_THAT(
-      unknown.error().message,
-      HasSubstr("available: dra-h100, exclusive, mig-h200, mps-a100, node-8gpu, timeslice-h100"));
+  EXPECT_THAT(unknown.error().message, HasSubstr("available: dra-h100, exclusive, mig-a100, "
+                                                 "mig-h200, mps-a100, node-8gpu, timeslice-h100"));
 }
 
 }  // namespace

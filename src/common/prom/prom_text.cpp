@@ -1,11 +1,11 @@
-#include "core/audit/prom_text.h"
+#include "common/prom/prom_text.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 
-namespace gpumeter::audit {
+namespace gpumeter::prom {
 namespace {
 
 bool NameStart(char c) {
@@ -162,4 +162,4 @@ Expected<PromPage> ParsePromText(std::string_view text) {
   return page;
 }
 
-}  // namespace gpumeter::audit
+}  // namespace gpumeter::prom

@@ -1,10 +1,10 @@
-#include "core/audit/prom_text.h"
+#include "common/prom/prom_text.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-namespace gpumeter::audit {
+namespace gpumeter::prom {
 namespace {
 
 TEST(PromText, ParsesWhatExportersWrite) {
@@ -60,4 +60,4 @@ TEST(PromText, MalformedLinesNameTheLine) {
 }
 
 }  // namespace
-}  // namespace gpumeter::audit
+}  // namespace gpumeter::prom

@@ -12,7 +12,7 @@
 
 #include "common/error.h"
 
-namespace gpumeter::audit {
+namespace gpumeter::prom {
 
 struct PromSample {
   std::string name;
@@ -28,4 +28,4 @@ struct PromPage {
 
 Expected<PromPage> ParsePromText(std::string_view text);
 
-}  // namespace gpumeter::audit
+}  // namespace gpumeter::prom

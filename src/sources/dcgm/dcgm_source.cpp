@@ -1,0 +1,155 @@
+#include "sources/dcgm/dcgm_source.h"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+namespace gpumeter::dcgm {
+namespace {
+
+double SystemSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Fields that change on every collection of a powered GPU (dcgm-exporter's default set has both):
+// without one, a GPU at constant activity would look stale.
+bool ChangesEveryCollection(const std::string& name) {
+  return name == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" || name == "DCGM_FI_DEV_POWER_USAGE";
+}
+
+}  // namespace
+
+Expected<std::string> FetchDcgmPage(const DcgmSourceOptions& o) {
+  const std::string what = "--dcgm-metrics " + o.url;
+  const auto scheme_end = o.url.find("://");
+  if (o.url.rfind("http://", 0) != 0 && o.url.rfind("https://", 0) != 0)
+    return MakeError(ErrorCode::kInvalidInput, what + ": not an http(s):// URL");
+  const auto path_start = o.url.find('/', scheme_end + 3);
+  const std::string origin = path_start == std::string::npos ? o.url : o.url.substr(0, path_start);
+  const std::string target =
+      path_start == std::string::npos ? "/metrics" : o.url.substr(path_start);
+  httplib::Client client(origin);
+  if (!client.is_valid()) return MakeError(ErrorCode::kInvalidInput, what + ": not a valid URL");
+  client.set_connection_timeout(o.connect_timeout);
+  client.set_read_timeout(o.deadline);
+  client.set_write_timeout(o.connect_timeout);
+  const auto deadline = std::chrono::steady_clock::now() + o.deadline;
+  std::string body;
+  bool too_large = false, too_slow = false;
+  // Read in pieces: an oversized reply is dropped as it arrives, and a server that trickles
+  // bytes is cut off at the deadline (httplib's timeouts are per read).
+  auto r = client.Get(target, [&](const char* data, size_t n) {
+    if (std::chrono::steady_clock::now() > deadline) return !(too_slow = true);
+    if (body.size() + n > o.max_reply_bytes) return !(too_large = true);
+    body.append(data, n);
+    return true;
+  });
+  if (too_large)
+    return MakeError(ErrorCode::kUnavailable,
+                     what + ": reply larger than " + std::to_string(o.max_reply_bytes) + " bytes");
+  if (too_slow)
+    return MakeError(ErrorCode::kUnavailable,
+                     what + ": not read within " + std::to_string(o.deadline.count()) + " ms");
+  if (!r)
+    return MakeError(ErrorCode::kUnavailable,
+                     what + ": unreachable (" + httplib::to_string(r.error()) + ")");
+  if (r->status != 200)
+    return MakeError(ErrorCode::kUnavailable, what + ": HTTP " + std::to_string(r->status));
+  return body;
+}
+
+DcgmSource::DcgmSource(DcgmSourceOptions options)
+    : options_(std::move(options)),
+      latest_(std::make_shared<const DcgmReading>()),
+      tracker_("dcgm", options_.url) {
+  if (!options_.clock_s) options_.clock_s = SystemSeconds;
+}
+
+DcgmSource::~DcgmSource() { Stop(); }
+
+Expected<void> DcgmSource::Refresh(double now_s) {
+  const auto started = std::chrono::steady_clock::now();
+  auto text = FetchDcgmPage(options_);
+  if (!text) {
+    std::lock_guard lock(mu_);
+    tracker_.Attempt();
+    return Fail(text.error().message);
+  }
+  auto read = Ingest(*text, now_s);
+  std::lock_guard lock(mu_);
+  tracker_.SetDuration(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  return read;
+}
+
+Expected<void> DcgmSource::Fail(const std::string& why) {
+  fresh_.clear();  // unknown from now on, not the last values
+  latest_ = std::make_shared<const DcgmReading>();
+  if (tracker_.Failed(why)) spdlog::warn("dcgm: {} (activity unknown until it is back)", why);
+  return MakeError(ErrorCode::kUnavailable, why);
+}
+
+Expected<void> DcgmSource::Ingest(std::string_view text, double now_s) {
+  auto page = prom::ParsePromText(text);
+  if (!page) {
+    std::lock_guard lock(mu_);
+    tracker_.Attempt();
+    return Fail("--dcgm-metrics " + options_.url + ": " + page.error().message);
+  }
+  const DcgmPage read = ReadDcgmPage(*page);
+  auto reading = std::make_shared<DcgmReading>();
+  reading->hosts = read.hosts;
+  reading->skipped = read.skipped;
+  reading->skipped_why = read.skipped_why;
+  for (const auto& s : page->samples) reading->gpu_fields |= ChangesEveryCollection(s.name);
+  for (const auto& [uuid, fp] : read.gpu_fingerprint) {
+    reading->gpus.insert(uuid);
+    auto [it, first] = fresh_.try_emplace(uuid, GpuFreshness{fp, now_s});
+    if (!first && it->second.fingerprint != fp) it->second = {fp, now_s};
+  }
+  for (const auto& [key, value] : read.gr_active) {
+    const auto& f = fresh_.at(key.gpu_uuid);
+    reading->series.emplace(
+        key, DcgmSeries{value, f.changed_s, now_s - f.changed_s > options_.max_age_s});
+  }
+  std::lock_guard lock(mu_);
+  tracker_.Attempt();
+  latest_ = std::move(reading);
+  if (tracker_.Succeeded(std::chrono::steady_clock::now()))
+    spdlog::info("dcgm: {} is back", options_.url);
+  return {};
+}
+
+std::shared_ptr<const DcgmReading> DcgmSource::Latest() const {
+  std::lock_guard lock(mu_);
+  return latest_;
+}
+
+domain::SourceStatus DcgmSource::Status() const {
+  std::lock_guard lock(mu_);
+  return tracker_.status();
+}
+
+void DcgmSource::Start() {
+  if (thread_.joinable()) return;
+  thread_ = std::thread([this] {
+    const auto period = std::chrono::duration<double>(options_.poll_interval_s);
+    std::unique_lock lock(stop_mu_);
+    while (!stopping_) {
+      lock.unlock();
+      (void)Refresh(options_.clock_s());  // failures are counted and logged by Refresh
+      lock.lock();
+      stop_cv_.wait_for(lock, period, [this] { return stopping_; });
+    }
+  });
+}
+
+void DcgmSource::Stop() {
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace gpumeter::dcgm

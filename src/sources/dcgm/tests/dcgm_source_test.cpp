@@ -1,0 +1,189 @@
+// The DCGM source against an HTTP server on loopback: fresh and stale series, an exporter that is
+// down (connection refused), one that never answers, and one whose page is too large.
+#include "sources/dcgm/dcgm_source.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+namespace gpumeter::dcgm {
+namespace {
+
+class FakeExporter {
+ public:
+  explicit FakeExporter(std::chrono::milliseconds delay = {}) : delay_(delay) {
+    server_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      for (auto waited = std::chrono::milliseconds(0); waited < delay_ && !stopping_;
+           waited += std::chrono::milliseconds(10))
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      std::lock_guard lock(mu_);
+      res.set_content(page_, "text/plain; version=0.0.4");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    for (int i = 0; i < 2000 && !server_.is_running(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~FakeExporter() {
+    stopping_ = true;
+    server_.stop();
+    thread_.join();
+  }
+  void SetPage(std::string page) {
+    std::lock_guard lock(mu_);
+    page_ = std::move(page);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/metrics"; }
+
+ private:
+  httplib::Server server_;
+  std::chrono::milliseconds delay_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mu_;
+  std::string page_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+std::string Page(double activity, double energy_mj) {
+  return "DCGM_FI_PROF_GR_ENGINE_ACTIVE{UUID=\"GPU-a\",GPU_I_ID=\"1\",hostname=\"n\"} " +
+         std::to_string(activity) +
+         "\nDCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{UUID=\"GPU-a\",hostname=\"n\"} " +
+         std::to_string(energy_mj) + "\n";
+}
+
+DcgmSourceOptions Options(const std::string& url) {
+  DcgmSourceOptions o;
+  o.url = url;
+  o.max_age_s = 90;
+  o.deadline = std::chrono::milliseconds(500);
+  o.connect_timeout = std::chrono::milliseconds(200);
+  return o;
+}
+
+const DcgmKey kInstance{"GPU-a", 1};
+
+TEST(DcgmSource, ANewCollectionIsSeenWhenTheGpusSeriesChange) {
+  FakeExporter exporter;
+  exporter.SetPage(Page(0.5, 1000));
+  DcgmSource source(Options(exporter.url()));
+  ASSERT_TRUE(source.Refresh(100));
+  auto r = source.Latest();
+  ASSERT_EQ(r->series.count(kInstance), 1u);
+  EXPECT_DOUBLE_EQ(r->series.at(kInstance).value, 0.5);
+  EXPECT_DOUBLE_EQ(r->series.at(kInstance).seen_s, 100);
+  EXPECT_TRUE(r->gpu_fields);
+  ASSERT_TRUE(source.Refresh(110));  // same collection: first seen at 100
+  EXPECT_DOUBLE_EQ(source.Latest()->series.at(kInstance).seen_s, 100);
+  exporter.SetPage(Page(0.5, 5000));  // the same activity, a new collection (energy grew)
+  ASSERT_TRUE(source.Refresh(130));
+  EXPECT_DOUBLE_EQ(source.Latest()->series.at(kInstance).seen_s, 130);
+  EXPECT_FALSE(source.Latest()->series.at(kInstance).stale);
+  const auto st = source.Status();
+  EXPECT_TRUE(st.up);
+  EXPECT_EQ(st.name, "dcgm");
+  EXPECT_EQ(st.attempts, 3u);
+}
+
+TEST(DcgmSource, ASeriesUnchangedForLongerThanMaxAgeIsStale) {
+  FakeExporter exporter;
+  exporter.SetPage(Page(0.7, 1000));
+  DcgmSource source(Options(exporter.url()));
+  ASSERT_TRUE(source.Refresh(0));
+  ASSERT_TRUE(source.Refresh(90));
+  EXPECT_FALSE(source.Latest()->series.at(kInstance).stale);
+  ASSERT_TRUE(source.Refresh(90.5));  // the exporter stopped collecting 90.5 s ago
+  EXPECT_TRUE(source.Latest()->series.at(kInstance).stale);
+  EXPECT_TRUE(source.Status().up);  // the exporter answers: up, but its data is old
+  exporter.SetPage(Page(0.7, 2000));
+  ASSERT_TRUE(source.Refresh(95));
+  EXPECT_FALSE(source.Latest()->series.at(kInstance).stale);
+}
+
+TEST(DcgmSource, AMissingSeriesIsAbsentNotZero) {
+  FakeExporter exporter;
+  exporter.SetPage("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{UUID=\"GPU-a\"} 1\n");
+  DcgmSource source(Options(exporter.url()));
+  ASSERT_TRUE(source.Refresh(0));
+  EXPECT_TRUE(source.Latest()->series.empty());
+  EXPECT_EQ(source.Latest()->gpus, std::set<std::string>{"GPU-a"});
+}
+
+TEST(DcgmSource, ConnectionRefusedIsDownAndForgetsTheLastValues) {
+  std::string url;
+  DcgmSourceOptions o;
+  {
+    FakeExporter exporter;
+    exporter.SetPage(Page(0.5, 1000));
+    o = Options(exporter.url());
+  }  // the port is closed now
+  FakeExporter live;
+  live.SetPage(Page(0.5, 1000));
+  DcgmSource good(Options(live.url()));
+  ASSERT_TRUE(good.Refresh(0));
+  DcgmSource source(o);
+  const auto r = source.Refresh(0);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find(o.url), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("unreachable"), std::string::npos) << r.error().message;
+  EXPECT_TRUE(source.Latest()->series.empty());
+  const auto st = source.Status();
+  EXPECT_FALSE(st.up);
+  EXPECT_EQ(st.failures, 1u);
+  EXPECT_FALSE(st.last_error.empty());
+}
+
+TEST(DcgmSource, AServerThatNeverAnswersCostsAtMostTheDeadline) {
+  FakeExporter exporter(std::chrono::milliseconds(5000));
+  exporter.SetPage(Page(0.5, 1000));
+  DcgmSource source(Options(exporter.url()));
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = source.Refresh(0);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_FALSE(r);
+  EXPECT_LT(took, std::chrono::milliseconds(1500));
+  EXPECT_TRUE(source.Latest()->series.empty());
+  EXPECT_FALSE(source.Status().up);
+}
+
+TEST(DcgmSource, APageLargerThanTheCapIsRefused) {
+  FakeExporter exporter;
+  exporter.SetPage(Page(0.5, 1000) + std::string(4096, '#') + "\n");
+  auto o = Options(exporter.url());
+  o.max_reply_bytes = 1024;
+  DcgmSource source(o);
+  const auto r = source.Refresh(0);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("larger than 1024"), std::string::npos) << r.error().message;
+}
+
+TEST(DcgmSource, AMalformedPageIsAFailureNamingTheLine) {
+  FakeExporter exporter;
+  exporter.SetPage("DCGM_FI_PROF_GR_ENGINE_ACTIVE{UUID=\"GPU-a\" 0.5\n");
+  DcgmSource source(Options(exporter.url()));
+  const auto r = source.Refresh(0);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("line 1"), std::string::npos) << r.error().message;
+}
+
+TEST(DcgmSource, TheThreadReadsUntilStopped) {
+  FakeExporter exporter;
+  exporter.SetPage(Page(0.5, 1000));
+  auto o = Options(exporter.url());
+  o.poll_interval_s = 0.05;
+  DcgmSource source(o);
+  source.Start();
+  for (int i = 0; i < 200 && source.Status().attempts < 3; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  source.Stop();
+  const auto attempts = source.Status().attempts;
+  EXPECT_GE(attempts, 3u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  EXPECT_EQ(source.Status().attempts, attempts);
+}
+
+}  // namespace
+}  // namespace gpumeter::dcgm
