@@ -66,7 +66,7 @@ void FindMigActivity(nvml::NvmlGpuSource& source, NvmlFindings& found) {
       if (m.sm_active_ratio) found.mig_with_gpm.insert({d.uuid, m.gpu_instance_id});
 }
 
-CheckResult CheckNvml(const std::string& library, NvmlFindings& found) {
+CheckResult CheckNvml(const std::string& library, NvmlFindings& found, double interval_s) {
   nvml::NvmlSourceOptions o;
   if (!library.empty()) o.library_candidates = {library};
   auto source = nvml::NvmlGpuSource::Create(o);
@@ -115,6 +115,21 @@ CheckResult CheckNvml(const std::string& library, NvmlFindings& found) {
                   detail + fmt::format(": {} GPU(s) lost (Xid 79 or fallen off the bus)", lost),
                   "see the kernel log (dmesg | grep -i xid); a lost GPU is accounted as "
                   "unattributed until it returns");
+  // The driver's per-process sample buffer, as one whole-buffer read showed it (GPUs with busy
+  // processes only): the shortest is the bound.
+  std::optional<uint64_t> span_us;
+  for (const auto& d : sample->devices)
+    if (d.process_util_buffer_span_us)
+      span_us = std::min(span_us.value_or(UINT64_MAX), *d.process_util_buffer_span_us);
+  if (span_us && interval_s * 1e6 > static_cast<double>(*span_us))
+    return Result(
+        "nvml", CheckStatus::kWarn,
+        detail + fmt::format(": --interval {} s is longer than the {:.1f} s of per-process "
+                             "samples the driver keeps, so every pass loses some "
+                             "(gpumeter_process_samples_uncovered_seconds_total)",
+                             interval_s, static_cast<double>(*span_us) / 1e6),
+        fmt::format("run the agent with --interval below {:.1f} s (the default 1 s is)",
+                    static_cast<double>(*span_us) / 1e6));
   return Result("nvml", CheckStatus::kOk, detail);
 }
 

@@ -77,6 +77,20 @@ TEST_F(DoctorTest, AllGoodOnTheDemoNode) {
   EXPECT_EQ(RunDoctor(options_), 0);
 }
 
+// The fake driver keeps 64 periods of 1/6 s (10.7 s) of per-process samples: a 15 s interval
+// would lose some every pass, and doctor says so with the figure; the default 1 s is fine.
+TEST_F(DoctorTest, AnIntervalLongerThanTheDriversSampleBufferIsAWarning) {
+  options_.interval_s = 15;
+  const auto checks = RunChecks(options_);
+  const auto& nvml = Named(checks, "nvml");
+  EXPECT_EQ(nvml.status, CheckStatus::kWarn) << nvml.detail;
+  EXPECT_NE(nvml.detail.find("--interval 15 s is longer than the 10.7 s"), std::string::npos)
+      << nvml.detail;
+  EXPECT_NE(nvml.fix.find("below 10.7 s"), std::string::npos) << nvml.fix;
+  options_.interval_s = 1;
+  EXPECT_EQ(Named(RunChecks(options_), "nvml").status, CheckStatus::kOk);
+}
+
 TEST_F(DoctorTest, NoNvml) {
   options_.nvml_library = (dir_.path() / "libnvidia-ml.so.1").string();
   const auto checks = RunChecks(options_);
