@@ -9,14 +9,15 @@
 # their size). /proc/<pid>/smaps is saved at the end of the warm-up and at the end
 # (smaps-warm.txt, smaps-end.txt) so growth can be traced to a mapping.
 # Usage: bench/soak.sh [DURATION_S=7200] [INTERVAL_S=0.2] [WARMUP_S=900]   (from the repository root,
-# after a build: `make soak`)
+# after a build: `make soak`). To bisect a growth, SOAK_RIGHTSIZE=0 turns rightsizing off,
+# SOAK_SCRAPE=0 the scrapes, and SOAK_OUT puts a run in a directory of its own (several at once).
 set -euo pipefail
 duration=${1:-7200} interval=${2:-0.2} warmup=${3:-900}
 build=${BUILD:-build}
 bin=$build/gpumeter fake_node=$build/tests/integration/gpumeter_fake_node
 nvml=$build/fake_nvml/r580/libnvidia-ml.so.1 scenario=scenarios/node-8gpu.yaml
 for f in "$bin" "$fake_node" "$nvml"; do [ -e "$f" ] || { echo "soak: $f missing: build first" >&2; exit 2; }; done
-out=$build/soak
+out=${SOAK_OUT:-$build/soak} rightsize=${SOAK_RIGHTSIZE:-60} scrape=${SOAK_SCRAPE:-1}
 rm -rf "$out"; mkdir -p "$out"
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 export GPUMETER_FAKE_NVML_SCENARIO=$scenario GPUMETER_FAKE_NVML_START_S=0
@@ -24,7 +25,7 @@ export GPUMETER_FAKE_NVML_SCENARIO=$scenario GPUMETER_FAKE_NVML_START_S=0
 for _ in $(seq 1 100); do [ -S "$out/node/kubelet.sock" ] && break; sleep 0.1; done
 "$bin" agent --nvml-library "$nvml" --node-name soak --pod-resources-socket "$out/node/kubelet.sock" \
   --proc-root "$out/node/proc" --pods-file "$out/node/pods.json" --interval "$interval" \
-  --store "$out/usage.db" --rightsize-interval 60 --listen 127.0.0.1:0 >"$out/agent.log" 2>&1 &
+  --store "$out/usage.db" --rightsize-interval "$rightsize" --listen 127.0.0.1:0 >"$out/agent.log" 2>&1 &
 agent=$!
 url=""
 for _ in $(seq 1 100); do
@@ -32,14 +33,14 @@ for _ in $(seq 1 100); do
   [ -n "$url" ] && break; sleep 0.1
 done
 [ -n "$url" ] || { echo "soak: the agent did not start" >&2; cat "$out/agent.log" >&2; exit 1; }
-echo "soak: agent $agent at $url, ${duration}s, interval ${interval}s, warm-up ${warmup}s"
+echo "soak: agent $agent at $url, ${duration}s, interval ${interval}s, warm-up ${warmup}s, rightsizing every ${rightsize}s, scrapes $([ "$scrape" = 1 ] && echo on || echo off)"
 echo "t_s,rss_kb,anon_kb,file_kb" >"$out/rss.csv"
 saved_warm=0
 start=$SECONDS next_scrape=0
 while [ $((SECONDS - start)) -lt "$duration" ]; do
   kill -0 "$agent" 2>/dev/null || { echo "soak: the agent died" >&2; tail "$out/agent.log" >&2; exit 1; }
   t=$((SECONDS - start))
-  if [ "$t" -ge "$next_scrape" ]; then
+  if [ "$scrape" = 1 ] && [ "$t" -ge "$next_scrape" ]; then
     curl -fsS "$url/metrics" >/dev/null && curl -fsS "$url/api/v1/units" >/dev/null || echo "soak: scrape failed at ${t}s" >&2
     next_scrape=$((t + 5))
   fi
