@@ -41,6 +41,8 @@ const char* ToString(Rule rule) {
     case Rule::kProcessSmSamplesExtrapolated:
       return "per-process SM samples of the part of the interval the driver still held, "
              "standing for all of it (estimate)";
+    case Rule::kSamplesLostBusyUnknown:
+      return "time whose per-process samples the driver lost, device busy time unknown";
     case Rule::kEnergyCounterDelta:
       return "energy counter delta";
     case Rule::kMeanBoardPower:

@@ -29,6 +29,7 @@ enum class Rule : uint8_t {
   kMemoryShareNoSamples,
   kBusyNotCovered,
   kProcessSmSamplesExtrapolated,  // samples of part of the interval (the driver lost the rest)
+  kSamplesLostBusyUnknown,        // the lost part, where the device's busy time is unknown
   // Energy.
   kEnergyCounterDelta,
   kMeanBoardPower,

@@ -145,6 +145,46 @@ void AttributeMemory(const UnitObservation& u, double seconds, Accumulator& acc)
   }
 }
 
+// No per-process samples: the busy fraction `b` split by a proxy, the rule saying which. Returns
+// the fraction placed (0 when no proxy applies).
+double SplitBusyByProxy(const UnitObservation& u, double b, double seconds, Accumulator& acc) {
+  // No per-process samples: split the busy time by a proxy, and say which.
+  std::map<const Owner*, double, OwnerPtrLess> weight;
+  Rule rule = Rule::kNone;
+  const bool threads =
+      u.mode == SharingMode::kMps &&
+      std::all_of(u.processes.begin(), u.processes.end(),
+                  [](const ProcessObservation& p) { return p.mps_thread_fraction.has_value(); });
+  const bool memory =
+      std::all_of(u.processes.begin(), u.processes.end(),
+                  [](const ProcessObservation& p) { return p.memory_bytes.has_value(); });
+  for (const auto& p : u.processes) weight[&OwnerOf(p)] += 0;
+  if (weight.size() == 1) {
+    weight.begin()->second = 1;
+    rule = Rule::kSingleTenant;
+  } else if (threads) {
+    for (const auto& p : u.processes) weight[&OwnerOf(p)] += std::max(0.0, *p.mps_thread_fraction);
+    rule = Rule::kMpsThreadPercentage;
+  } else if (memory) {
+    for (const auto& p : u.processes) weight[&OwnerOf(p)] += static_cast<double>(*p.memory_bytes);
+    rule = Rule::kMemoryShareNoSamples;
+  }
+  double sum = 0;
+  for (const auto& [o, w] : weight) sum += w;
+  // A MIG instance never has per-process data: with no memory to weigh by either, its
+  // tenants share the busy time evenly (an estimate, and the rule says so).
+  if (sum <= 0 && u.mode == SharingMode::kMig) {
+    for (auto& [o, w] : weight) w = 1;
+    sum = static_cast<double>(weight.size());
+    rule = Rule::kEvenSplitNoSamples;
+  }
+  if (sum > 0) {
+    for (const auto& [o, w] : weight) acc.Compute(*o, b * w / sum * seconds, rule);
+    return b;
+  }
+  return 0;
+}
+
 void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc) {
   double sampled = 0;
   bool all_sampled = !u.processes.empty();
@@ -166,7 +206,13 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
     return;
   }
   const double b = std::clamp(*busy, 0.0, 1.0);
-  acc.Compute(kIdle, (1.0 - b) * seconds, idle_rule);
+  // Busy time from the samples alone, some of which the driver lost: the lost part is not idle
+  // but unknown (with the device's own busy time, SmShares extrapolated instead).
+  double lost = 0;
+  if (idle_rule == Rule::kUnitNotBusySamples && u.samples_uncovered_seconds > 0)
+    lost = std::clamp(u.samples_uncovered_seconds / seconds, 0.0, 1.0 - b);
+  acc.Compute(kUnattributed, lost * seconds, Rule::kSamplesLostBusyUnknown);
+  acc.Compute(kIdle, (1.0 - b - lost) * seconds, idle_rule);
 
   double placed = 0;
   const bool any_sampled =
@@ -185,41 +231,7 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
       placed += share;
     }
   } else if (!u.processes.empty()) {
-    // No per-process samples: split the busy time by a proxy, and say which.
-    std::map<const Owner*, double, OwnerPtrLess> weight;
-    Rule rule = Rule::kNone;
-    const bool threads =
-        u.mode == SharingMode::kMps &&
-        std::all_of(u.processes.begin(), u.processes.end(),
-                    [](const ProcessObservation& p) { return p.mps_thread_fraction.has_value(); });
-    const bool memory =
-        std::all_of(u.processes.begin(), u.processes.end(),
-                    [](const ProcessObservation& p) { return p.memory_bytes.has_value(); });
-    for (const auto& p : u.processes) weight[&OwnerOf(p)] += 0;
-    if (weight.size() == 1) {
-      weight.begin()->second = 1;
-      rule = Rule::kSingleTenant;
-    } else if (threads) {
-      for (const auto& p : u.processes)
-        weight[&OwnerOf(p)] += std::max(0.0, *p.mps_thread_fraction);
-      rule = Rule::kMpsThreadPercentage;
-    } else if (memory) {
-      for (const auto& p : u.processes) weight[&OwnerOf(p)] += static_cast<double>(*p.memory_bytes);
-      rule = Rule::kMemoryShareNoSamples;
-    }
-    double sum = 0;
-    for (const auto& [o, w] : weight) sum += w;
-    // A MIG instance never has per-process data: with no memory to weigh by either, its
-    // tenants share the busy time evenly (an estimate, and the rule says so).
-    if (sum <= 0 && u.mode == SharingMode::kMig) {
-      for (auto& [o, w] : weight) w = 1;
-      sum = static_cast<double>(weight.size());
-      rule = Rule::kEvenSplitNoSamples;
-    }
-    if (sum > 0) {
-      for (const auto& [o, w] : weight) acc.Compute(*o, b * w / sum * seconds, rule);
-      placed = b;
-    }
+    placed = SplitBusyByProxy(u, b, seconds, acc);
   }
   // Busy time no process accounts for: unattributed, not spread over the others.
   acc.Compute(kUnattributed, (b - placed) * seconds, Rule::kBusyNotCovered);
@@ -229,7 +241,9 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
 // known, so energy cannot follow time, but the idle part is what holding the unit costs: it goes
 // to the holders by held share, the share nobody held to `idle`; the rest stays unattributed.
 void PlaceIdleEnergy(const UnitObservation& u, double seconds, UnitLedger& out) {
-  if (!out.energy_joules || !u.idle_energy_joules) return;
+  // An instance whose own activity is known keeps energy following time, whatever its
+  // neighbours' (SplitMigEnergy sets the idle part on every instance of a GPU short of activity).
+  if (!out.energy_joules || !u.idle_energy_joules || u.busy_fraction) return;
   auto row_of = [&out](const Owner& o) -> Row& {
     auto it = std::lower_bound(out.rows.begin(), out.rows.end(), o,
                                [](const Row& r, const Owner& k) { return r.owner < k; });

@@ -336,25 +336,35 @@ nvmlReturn_t NvmlGpuSource::ReadUtilSamples(nvmlDevice_t h, uint64_t since_us,
 // of a GPU is a whole-ring read too, so the ring's span is known from the start.
 void NvmlGpuSource::AccountUncovered(nvmlDevice_t h, gpu::DeviceSample& dev,
                                      const std::set<uint64_t>& stamps, uint64_t window_start_us,
-                                     uint64_t& period_us, bool first_read) {
-  const bool gap =
-      period_us > 0 && !stamps.empty() && *stamps.begin() > window_start_us + period_us;
+                                     uint64_t period_us, bool first_read) {
+  // Half a period of slack: stamps jitter, and a window that only just misses its first period
+  // is not worth a whole-buffer read (nor an estimate).
+  const bool gap = period_us > 0 && !stamps.empty() &&
+                   *stamps.begin() > window_start_us + period_us + period_us / 2;
   if (!gap && !first_read) return;
   std::vector<gpu::ProcessUtilSample> ring;
   const char* name = "";
-  if (ReadUtilSamples(h, 0, ring, &name) != NVML_SUCCESS || ring.empty()) return;
+  if (ReadUtilSamples(h, 0, ring, &name) != NVML_SUCCESS) return;
   std::set<uint64_t> ring_stamps;
-  for (const auto& u : ring) ring_stamps.insert(u.timestamp_us);
-  for (auto a = ring_stamps.begin(); std::next(a) != ring_stamps.end(); ++a)
-    if (period_us == 0 || *std::next(a) - *a < period_us) period_us = *std::next(a) - *a;
-  if (period_us == 0) return;
-  const uint64_t oldest = *ring_stamps.begin(), newest = *ring_stamps.rbegin();
-  const uint64_t ring_span = newest - oldest + period_us;
+  for (const auto& u : ring)  // the main read's filter: values above 100 % are not samples
+    if (u.sm_percent <= 100 && u.memory_percent <= 100) ring_stamps.insert(u.timestamp_us);
+  if (ring_stamps.empty()) return;
+  // The period, for this estimate only (the windows' period is learnt from the windows' own
+  // samples: a stale or off-grid stamp in the buffer must not shrink it).
+  uint64_t period = period_us;
+  for (auto a = ring_stamps.begin(); period_us == 0 && std::next(a) != ring_stamps.end(); ++a)
+    if (period == 0 || *std::next(a) - *a < period) period = *std::next(a) - *a;
+  if (period == 0) return;
+  // The buffer may have dropped a sample between the two reads: the window's own first stamp
+  // bounds what it held.
+  const uint64_t oldest =
+      std::min(*ring_stamps.begin(), stamps.empty() ? UINT64_MAX : *stamps.begin());
+  const uint64_t ring_span = *ring_stamps.rbegin() - *ring_stamps.begin() + period;
   auto& span = util_span_us_[dev.uuid];
-  const bool full = span > 0 && ring_span <= span + period_us / 2;
+  const bool full = span > 0 && ring_span <= span + period / 2;
   span = std::max(span, ring_span);
-  if (gap && full && oldest > window_start_us + period_us)
-    dev.process_util_uncovered_us = oldest - period_us - window_start_us;
+  if (gap && full && oldest > window_start_us + period + period / 2)
+    dev.process_util_uncovered_us = oldest - period - window_start_us;
 }
 
 void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& dev,

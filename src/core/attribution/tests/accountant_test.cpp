@@ -218,6 +218,32 @@ TEST(Accountant, MigWithoutActivityGivesIdlePowerBySlicesToTheHolders) {
   EXPECT_NEAR(total + *free->energy_joules, energy, 1e-6);
 }
 
+// An instance whose own activity is known keeps energy following time even when a neighbour's
+// activity is unknown (the idle-by-slices placement is for instances nobody can see into).
+TEST(Accountant, AnInstanceWithKnownActivityKeepsEnergyFollowingTime) {
+  AccountantOptions opt;
+  opt.idle_power_watts["NVIDIA H200"] = 90;
+  ObserveContext ctx = Ctx();
+  ctx.holders = [](const std::string& unit) -> std::vector<Holding> {
+    return {{C("h-" + unit), 1.0}};
+  };
+  Accountant acc(ctx, opt);
+  auto partly = [](double t) {
+    auto d = MigGpu(t, 0.6, 0.3, 0.9);
+    d.mig_instances[1].sm_active_ratio.reset();  // only the 2g's activity is unknown
+    return d;
+  };
+  acc.Prime(Snap({partly(0)}));
+  const auto ls = acc.Step(Snap({partly(10)}), 10);
+  const auto& m0 = *Unit(ls, "MIG-0");  // activity known: its holder pays only its busy time
+  const auto* p100 = Find(m0, C("p100"));
+  ASSERT_TRUE(p100 && m0.energy_joules);
+  EXPECT_NEAR(p100->energy_joules, *m0.energy_joules * 0.6, 1e-6);
+  EXPECT_NEAR(Find(m0, C("h-MIG-0"))->energy_joules, 0, 1e-9);
+  const auto& m1 = *Unit(ls, "MIG-1");  // unknown: its idle part to its holder
+  EXPECT_NEAR(Find(m1, C("h-MIG-1"))->energy_joules, 90.0 * 10 * 2 / 7, 1e-6);
+}
+
 // Without configuration or activity to fit against, idle power comes from the board's power
 // while nothing ran on the GPU, and says so.
 TEST(Accountant, IdlePowerFromTheBoardWhileNothingRan) {

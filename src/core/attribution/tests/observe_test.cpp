@@ -77,6 +77,16 @@ TEST(Observe, SamplesLostFromTheDriverBufferAreExtrapolatedOnlyWhenBusyIsKnown) 
   d.utilization_gpu_percent.reset();  // busy unknown: no extrapolation
   EXPECT_FALSE(SmSharesExtrapolated(d));
   EXPECT_DOUBLE_EQ(SmShareOf(SmShares(d), 1).value_or(-1), 0.25);
+  // Busy from the samples alone (pid 1 0.25, pid 2 0.05 of 2 s): the lost second is unknown, not
+  // idle; idle is what is left, 0.4 s.
+  const auto blind = AttributeUnit(Observe(nullptr, d, 2.0, {})[0], 2.0);
+  double unknown = 0, idle = 0;
+  for (const auto& r : blind.rows) {
+    if (r.owner.kind == OwnerKind::kUnattributed) unknown += r.compute_seconds;
+    if (r.owner.kind == OwnerKind::kIdle) idle += r.compute_seconds;
+  }
+  EXPECT_NEAR(unknown, 1.0 + 0.6, 1e-9) << "the lost second, plus the processes (no owner here)";
+  EXPECT_NEAR(idle, 0.4, 1e-9);
 }
 
 TEST(Observe, UnknownMemoryStaysUnknownAndLostGpuHasNoUnits) {

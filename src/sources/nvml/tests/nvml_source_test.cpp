@@ -174,7 +174,9 @@ TEST(NvmlSource, PerProcessSamplesMatchDutyOnBothUtilizationApis) {
 
 // The fake driver keeps 64 periods of 1/6 s (10.7 s) of per-process samples, as a real driver
 // keeps a fixed ring. Polled every 2 s, nothing is lost; polled after 15 s, the window's first
-// 4.3 s are gone, and the source says so (issue 18: lost samples were silent).
+// 4.3 s are gone, and the source says so (issue 18: lost samples were silent). The ring first
+// fills at 10.7 s of activity: the first long poll after that learns its span (a ring still
+// growing is never taken for a lossy one), the next counts what it lost.
 TEST(NvmlSource, SamplesTheDriverNoLongerHeldAreCountedAsUncovered) {
   FakeNvml f("r580", testing::ScenarioPath("timeslice-h100"), 10);
   f.Sample();
@@ -185,13 +187,15 @@ TEST(NvmlSource, SamplesTheDriverNoLongerHeldAreCountedAsUncovered) {
     EXPECT_EQ(snap.devices[0].process_util_uncovered_us, 0u) << t;
   }
   f.SetTime(35);
+  ASSERT_TRUE(f.Sample().devices[0].process_util_buffer_span_us);
+  f.SetTime(50);
   const auto late = f.Sample();
   const auto& d = late.devices[0];
   ASSERT_TRUE(d.process_util_buffer_span_us);
   EXPECT_NEAR(static_cast<double>(*d.process_util_buffer_span_us) / 1e6, 64.0 / 6, 0.2);
   EXPECT_NEAR(static_cast<double>(d.process_util_uncovered_us) / 1e6, 15 - 64.0 / 6, 0.2);
   // Back to short polls: covered again.
-  f.SetTime(36);
+  f.SetTime(51);
   EXPECT_EQ(f.Sample().devices[0].process_util_uncovered_us, 0u);
 }
 
