@@ -129,6 +129,7 @@ int64_t StoreEnd(const ReportOptions& o, const report::Window& w) {
 struct Usage {
   std::vector<store::UnitRecord> units;
   report::Labels labels;
+  std::vector<std::string> sources;  // which series it was read from (Prometheus)
 };
 
 // From the store, or from Prometheus (with the labels the label: groupings ask for); no usage at
@@ -146,12 +147,14 @@ Expected<Usage> ReadUsage(const ReportOptions& o, const Request& r, const report
     std::vector<std::string> keys;
     for (const auto& d : r.dims)
       if (d.rfind("label:", 0) == 0) keys.push_back(d.substr(6));
-    report::ReplyLimits limits;
-    limits.max_bytes = o.prometheus_max_reply_mb << 20;
-    auto usage = report::UsageFromPrometheus(r.where, w.from_unix_s, w.to_unix_s, keys, limits);
+    auto api = OpenPrometheus(r.where, o.prometheus);
+    if (!api) return tl::unexpected(api.error());
+    auto usage = report::UsageFromPrometheus(*api, w.from_unix_s, w.to_unix_s, keys);
     if (!usage) return tl::unexpected(usage.error());
     out.units = std::move(usage->units);
     out.labels = std::move(usage->labels);
+    out.sources.push_back("prometheus " + r.where + ": " +
+                          report::DescribeSegments(usage->segments));
   }
   if (out.units.empty())
     return MakeError(ErrorCode::kNotFound,
@@ -197,8 +200,9 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
   if (!w) return tl::unexpected(w.error());
   const auto usage = ReadUsage(o, *request, *w);
   if (!usage) return tl::unexpected(usage.error());
-  const auto cb = report::BuildChargeback(usage->units, usage->labels, request->pricing,
-                                          request->policy, request->dims);
+  auto cb = report::BuildChargeback(usage->units, usage->labels, request->pricing, request->policy,
+                                    request->dims);
+  cb.sources = usage->sources;
   if (o.format == "csv") return report::RenderCsv(cb);
   if (o.format == "json") return report::RenderJson(cb, *w);
   if (o.format == "focus") return report::RenderFocus(cb, *w, usage->labels);

@@ -3,6 +3,8 @@
 // or HTML.
 #pragma once
 
+#include "app/prometheus_flags.h"
+
 #include <cstddef>
 #include <string>
 
@@ -20,9 +22,9 @@ struct ReportOptions {
   std::string policy = "memory";
   std::string idle = "share";
   std::string pricing_file;
-  std::string format = "table";         // table | csv | json | focus | html
-  std::string output;                   // file; empty: stdout
-  size_t prometheus_max_reply_mb = 64;  // a Prometheus reply larger than this is refused
+  std::string format = "table";  // table | csv | json | focus | html
+  std::string output;            // file; empty: stdout
+  PrometheusFlags prometheus;    // how to reach --source prometheus:URL
 };
 
 // 0 ok, 1 the source failed, 2 bad input (each with a message naming it).

@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 
 #include "app/node_config.h"
 #include "common/duration.h"
 #include "core/rightsize/history.h"
 #include "core/rightsize/render.h"
+#include "sinks/report/prometheus_history.h"
 #include "sinks/store/store.h"
 
 namespace gpumeter::app {
@@ -49,6 +52,14 @@ Expected<std::vector<rightsize::Recommendation>> RightsizeWith(
   const int64_t from = std::max((*span)->first, to - plan.window_s);
   auto histories = rightsize::BuildHistories(history, from, to);
   if (!histories) return tl::unexpected(histories.error());
+  // --namespace, --node: the others are not resized and not packed with.
+  std::erase_if(*histories, [&](const auto& kv) {
+    const auto& h = kv.second;
+    if (!o.ns.empty() && h.key.ns != o.ns) return true;
+    return !o.node.empty() && std::none_of(h.held.begin(), h.held.end(), [&](const auto& held) {
+      return held.unit.node == o.node;
+    });
+  });
   if (used) *used = plan.recommend;
   return rightsize::Recommend(*histories, plan.pricing, plan.recommend);
 }
@@ -72,16 +83,29 @@ Expected<std::vector<rightsize::Recommendation>> Rightsize(
 
 Expected<std::vector<rightsize::Recommendation>> Rightsize(const RightsizeOptions& o,
                                                            rightsize::RecommendOptions* used) {
-  if (o.source.rfind("sqlite:", 0) != 0)
+  const bool from_store = o.source.rfind("sqlite:", 0) == 0;
+  if (!from_store && o.source.rfind("prometheus:", 0) != 0)
     return tl::unexpected(
-        Bad("--source '" + o.source +
-            "': expected sqlite:PATH (histories need the store's per-minute rows)"));
-  // The options before the file, as the command always did: bad input is said first.
+        Bad("--source '" + o.source + "': expected sqlite:PATH or prometheus:URL"));
+  // The options before the source, as the command always did: bad input is said first.
   auto plan = PlanOf(o);
   if (!plan) return tl::unexpected(plan.error());
-  auto store = store::Store::OpenReadOnly(o.source.substr(7));
-  if (!store) return tl::unexpected(store.error());
-  return RightsizeWith(**store, o, *plan, used);
+  if (from_store) {
+    auto store = store::Store::OpenReadOnly(o.source.substr(7));
+    if (!store) return tl::unexpected(store.error());
+    return RightsizeWith(**store, o, *plan, used);
+  }
+  const auto horizon = ParseDurationSeconds(o.minute_history);
+  if (!horizon) return tl::unexpected(Bad("--minute-history " + horizon.error().message));
+  auto api = OpenPrometheus(o.source.substr(11), o.prometheus);
+  if (!api) return tl::unexpected(api.error());
+  const int64_t now = o.to_s.value_or(std::chrono::duration_cast<std::chrono::seconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
+  report::PrometheusHistory history(std::move(*api), {o.node, o.ns}, now, plan->window_s, *horizon);
+  auto rs = RightsizeWith(history, o, *plan, used);
+  if (used) used->read_from = history.Describe();
+  return rs;
 }
 
 Expected<std::string> RenderRightsize(const rightsize::UsageHistorySource& history,

@@ -1,9 +1,12 @@
-// `gpumeter rightsize`: the GPU share each workload needs, from the usage store's history
+// `gpumeter rightsize`: the GPU share each workload needs, from the usage store's history or from
+// the Prometheus that scrapes the agents (a fleet: whole-GPU workloads pack across nodes)
 // (docs/rightsizing.md): reclaim, a smaller MIG profile, sharing a GPU, or keep — with the evidence
 // and the monthly savings at the configured prices. As a table or JSON. The command opens the store
 // its --source names; the agent, the demo and the HTML report hand over the store they have open,
 // as a rightsize::UsageHistorySource. Each call reads on the calling thread.
 #pragma once
+
+#include "app/prometheus_flags.h"
 
 #include <cstdint>
 #include <optional>
@@ -16,7 +19,7 @@
 namespace gpumeter::app {
 
 struct RightsizeOptions {
-  std::string source;          // sqlite:PATH; only where no history source is handed over
+  std::string source;  // sqlite:PATH or prometheus:URL; only where no history source is handed over
   std::string window = "14d";  // history to read back from the end of the store
   std::string min_history = "24h";
   double margin = 0.15;
@@ -24,6 +27,10 @@ struct RightsizeOptions {
   std::string format = "table";  // table | json
   std::string output;
   std::optional<int64_t> to_s;  // history up to here (Unix s; default: the store's last minute)
+  std::string node;             // only the workloads on this node (empty: all)
+  std::string ns;               // only the workloads of this namespace (empty: all)
+  PrometheusFlags prometheus;   // how to reach --source prometheus:URL
+  std::string minute_history = "48h";  // prometheus: per-minute raw series back this far
 };
 
 // 0 ok, 1 the store failed, 2 bad input.
@@ -36,7 +43,8 @@ Expected<std::vector<rightsize::Recommendation>> Rightsize(
     rightsize::RecommendOptions* used = nullptr);
 Expected<std::string> RenderRightsize(const rightsize::UsageHistorySource& history,
                                       const RightsizeOptions& options);
-// The same from the store `options.source` names, opened read-only for the call (the command).
+// The same from the source `options.source` names: a store opened read-only for the call, or a
+// Prometheus (the command).
 Expected<std::vector<rightsize::Recommendation>> Rightsize(
     const RightsizeOptions& options, rightsize::RecommendOptions* used = nullptr);
 Expected<std::string> RenderRightsize(const RightsizeOptions& options);

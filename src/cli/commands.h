@@ -9,6 +9,7 @@
 #include "app/demo.h"
 #include "app/doctor.h"
 #include "app/probe.h"
+#include "app/prometheus_flags.h"
 #include "app/report.h"
 #include "app/rightsize.h"
 #include "app/simulate.h"
@@ -25,5 +26,7 @@ void AddReportCommand(CLI::App& app, app::ReportOptions& options);
 void AddRightsizeCommand(CLI::App& app, app::RightsizeOptions& options);
 void AddSimulateCommand(CLI::App& app, app::SimulateOptions& options);
 void AddTopCommand(CLI::App& app, app::TopOptions& options);
+// --prometheus-token-file, --prometheus-user, … on a command that reads --source prometheus:URL.
+void AddPrometheusFlags(CLI::App* cmd, app::PrometheusFlags& flags);
 
 }  // namespace gpumeter::cli

@@ -32,10 +32,7 @@ void AddReportCommand(CLI::App& app, app::ReportOptions& o) {
       ->check(CLI::IsMember({"table", "csv", "json", "focus", "html"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", o.output, "Write to this file instead of stdout");
-  cmd->add_option("--prometheus-max-reply-mb", o.prometheus_max_reply_mb,
-                  "Refuse a Prometheus reply larger than this (MiB)")
-      ->check(CLI::Range(1, 16384))
-      ->capture_default_str();
+  AddPrometheusFlags(cmd, o.prometheus);
 }
 
 }  // namespace gpumeter::cli

@@ -10,10 +10,18 @@ void AddRightsizeCommand(CLI::App& app, app::RightsizeOptions& o) {
   auto* cmd = app.add_subcommand(
       "rightsize",
       "Recommend the GPU share each workload needs (MIG profile, sharing, reclaim), with savings");
-  cmd->add_option("--source", o.source, "The usage store: sqlite:PATH (the agent's --store)")
+  cmd->add_option("--source", o.source,
+                  "The usage store, sqlite:PATH (the agent's --store), or prometheus:URL (the "
+                  "fleet: workloads pack across nodes)")
       ->required();
   cmd->add_option("--window", o.window,
-                  "History to read, back from the store's last minute (e.g. 14d)")
+                  "History to read, back from the store's last minute or from now (e.g. 14d)")
+      ->capture_default_str();
+  cmd->add_option("--node", o.node, "Only the workloads on this node");
+  cmd->add_option("--namespace", o.ns, "Only the workloads of this namespace");
+  cmd->add_option("--minute-history", o.minute_history,
+                  "prometheus: read per minute from raw series back this far; older hours from "
+                  "the hourly recorded series where the rules cover them")
       ->capture_default_str();
   cmd->add_option("--min-history", o.min_history,
                   "Below this much history (VPA confidence), keep: too short to say")
@@ -27,6 +35,7 @@ void AddRightsizeCommand(CLI::App& app, app::RightsizeOptions& o) {
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", o.output, "Write to this file instead of stdout");
+  AddPrometheusFlags(cmd, o.prometheus);
 }
 
 }  // namespace gpumeter::cli

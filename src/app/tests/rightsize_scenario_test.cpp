@@ -139,8 +139,15 @@ TEST_F(RightsizeDemo, TheOpenStoreGivesWhatItsPathGives) {
 
 TEST_F(RightsizeDemo, BadInputNamesItself) {
   const std::pair<std::function<void(RightsizeOptions&)>, std::string> cases[] = {
-      {[](RightsizeOptions& o) { o.source = "prometheus:http://x"; },
-       "--source 'prometheus:http://x': expected sqlite:PATH"},
+      {[](RightsizeOptions& o) { o.source = "mysql:x"; },
+       "--source 'mysql:x': expected sqlite:PATH or prometheus:URL"},
+      {[](RightsizeOptions& o) {
+         o.source = "prometheus:http://127.0.0.1:9";
+         o.minute_history = "2 days";
+       },
+       "--minute-history '2 days'"},
+      {[](RightsizeOptions& o) { o.source = "prometheus:ftp://x"; },
+       "not an http(s)://host:port URL"},
       {[](RightsizeOptions& o) { o.window = "soon"; },
        "--window 'soon': expected a number and a unit"},
       {[](RightsizeOptions& o) { o.min_history = "1x"; }, "--min-history '1x'"},

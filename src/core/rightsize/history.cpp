@@ -25,17 +25,18 @@ double WorkloadHistory::Confidence() const {
   return std::min(days, static_cast<double>(minutes) / 1440.0);
 }
 
+Expected<PodWorkloadMap> UsageHistorySource::HistoryPodWorkloads() const {
+  auto labels = HistoryPodLabels();
+  if (!labels) return tl::unexpected(labels.error());
+  PodWorkloadMap out;
+  for (const auto& [pod, l] : *labels) out.emplace(pod, WorkloadOf(pod.second, l));
+  return out;
+}
+
 WorkloadKey HistoryBuilder::KeyOf(const domain::Owner& o) {
   const std::pair<std::string, std::string> pod{o.ns, o.pod};
   auto it = workload_of_.find(pod);
-  if (it == workload_of_.end()) {
-    const auto l = labels_.find(pod);
-    it = workload_of_
-             .emplace(pod,
-                      WorkloadOf(o.pod, l == labels_.end() ? std::map<std::string, std::string>{}
-                                                           : l->second))
-             .first;
-  }
+  if (it == workload_of_.end()) it = workload_of_.emplace(pod, WorkloadOf(o.pod, {})).first;
   return {o.ns, it->second.Key(), o.container};
 }
 
@@ -137,9 +138,9 @@ std::map<WorkloadKey, WorkloadHistory> HistoryBuilder::Finish() {
 
 Expected<std::map<WorkloadKey, WorkloadHistory>> BuildHistories(const UsageHistorySource& source,
                                                                 int64_t from_s, int64_t to_s) {
-  auto labels = source.HistoryPodLabels();
-  if (!labels) return tl::unexpected(labels.error());
-  HistoryBuilder b(std::move(*labels));
+  auto workloads = source.HistoryPodWorkloads();
+  if (!workloads) return tl::unexpected(workloads.error());
+  HistoryBuilder b(std::move(*workloads));
   for (int64_t day = from_s; day < to_s; day += 86400) {
     auto rows = source.HistoryMinutes(day, std::min(to_s, day + 86400));
     if (!rows) return tl::unexpected(rows.error());

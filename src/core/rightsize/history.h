@@ -59,8 +59,8 @@ struct WorkloadHistory {
 
 class HistoryBuilder {
  public:
-  // `labels`: the pods' labels (UsageHistorySource::HistoryPodLabels), for each pod's workload.
-  explicit HistoryBuilder(PodLabelMap labels) : labels_(std::move(labels)) {}
+  // `workloads`: each pod's workload (UsageHistorySource::HistoryPodWorkloads).
+  explicit HistoryBuilder(PodWorkloadMap workloads) : workload_of_(std::move(workloads)) {}
 
   // One bucket of rows (a minute, or an hour where only rollups remain), in time order.
   void Add(int64_t bucket_start_s, const std::vector<attribution::UnitRecord>& units);
@@ -72,8 +72,7 @@ class HistoryBuilder {
   WorkloadKey KeyOf(const domain::Owner& o);
   void CloseDay(WorkloadHistory& h, const std::string& pod, int64_t day);
 
-  PodLabelMap labels_;
-  std::map<std::pair<std::string, std::string>, Workload> workload_of_;  // cache by (ns, pod)
+  PodWorkloadMap workload_of_;  // by (ns, pod); pods not in it are added as their own workload
   std::map<WorkloadKey, WorkloadHistory> out_;
   // Per (workload, pod): the running day and its memory peak; what it holds and since which minute.
   std::map<std::pair<WorkloadKey, std::string>, std::pair<int64_t, double>> day_peak_;

@@ -15,12 +15,15 @@
 
 #include "common/error.h"
 #include "core/attribution/usage_record.h"
+#include "core/rightsize/workload.h"
 
 namespace gpumeter::rightsize {
 
 // Labels by (namespace, pod).
 using PodLabelMap =
     std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>>;
+// Workloads by (namespace, pod).
+using PodWorkloadMap = std::map<std::pair<std::string, std::string>, Workload>;
 
 class UsageHistorySource {
  public:
@@ -32,6 +35,10 @@ class UsageHistorySource {
   virtual Expected<std::optional<std::pair<int64_t, int64_t>>> HistorySpan() const = 0;
   // The latest labels of every pod seen: a pod's workload is read from them (workload.h).
   virtual Expected<PodLabelMap> HistoryPodLabels() const = 0;
+  // Each pod's workload. By default read from HistoryPodLabels (workload.h); a source that is told
+  // the workloads instead (Prometheus: the agents' gpumeter_pod_workload_info) overrides it. A pod
+  // missing from the map is its own workload.
+  virtual Expected<PodWorkloadMap> HistoryPodWorkloads() const;
   // Usage per unit and minute over [from, to), keyed by minute start; where only hourly rollups
   // remain, per hour (keyed by the hour start, a record's `seconds` says how long it covers).
   // Called a day at a time: a month of minutes is large.

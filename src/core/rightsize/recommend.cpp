@@ -165,16 +165,16 @@ Candidate Assess(const WorkloadKey& key, const WorkloadHistory& h, const cost::P
   return c;
 }
 
-// Whole exclusive GPUs that could share, by (node, model): single replicas (replicas are resized
-// alike, not packed) with a known GPU memory, kept or moved to MIG on a long enough history.
-std::map<std::pair<std::string, std::string>, std::vector<Candidate*>> SharingPools(
-    std::vector<Candidate>& all) {
-  std::map<std::pair<std::string, std::string>, std::vector<Candidate*>> pools;
+// Whole exclusive GPUs that could share, by model (across nodes: a pod moves to whichever node
+// keeps the shared GPU): single replicas (replicas are resized alike, not packed) with a known GPU
+// memory, kept or moved to MIG on a long enough history.
+std::map<std::string, std::vector<Candidate*>> SharingPools(std::vector<Candidate>& all) {
+  std::map<std::string, std::vector<Candidate*>> pools;
   for (auto& c : all)
     if (c.whole_exclusive && c.gpu_memory > 0 &&
         (c.r.action == Action::kKeep || c.r.action == Action::kMig) &&
         c.r.reason.rfind("history too short", 0) != 0 && c.r.replicas == 1)
-      pools[{c.r.node, c.r.model}].push_back(&c);
+      pools[c.r.model].push_back(&c);
   return pools;
 }
 
@@ -218,13 +218,17 @@ void ShareBin(const Bin& bin) {
     r.recommended = fmt::format("time-slice (or MPS) one GPU with {} replicas", bin.members.size());
     r.recommended_gpu = each;
     r.share_with.clear();
-    for (const auto* other : bin.members)
-      if (other != c) r.share_with.push_back(other->r.key.Name());
+    std::vector<std::string> named;  // with the node where it is another
+    for (const auto* other : bin.members) {
+      if (other == c) continue;
+      r.share_with.push_back(other->r.key.Name());
+      named.push_back(other->r.key.Name() +
+                      (other->r.node != r.node ? " (node " + other->r.node + ")" : ""));
+    }
     r.reason = fmt::format(
         "with {}: memory targets {:.1f} of {:.1f} GiB, compute targets {:.0f} % of the GPU "
         "(apart they need {:.2f} GPU)",
-        fmt::join(r.share_with, ", "), bin.memory / kGiB, c->gpu_memory / kGiB, 100 * bin.compute,
-        apart);
+        fmt::join(named, ", "), bin.memory / kGiB, c->gpu_memory / kGiB, 100 * bin.compute, apart);
   }
 }
 
@@ -268,7 +272,7 @@ std::vector<Recommendation> Recommend(const std::map<WorkloadKey, WorkloadHistor
   std::vector<Candidate> all;
   for (const auto& [key, h] : histories)
     if (!h.held.empty()) all.push_back(Assess(key, h, pricing, o));  // else nothing to resize
-  // Sharing: whole exclusive GPUs of one model (and node), packed first-fit by decreasing memory.
+  // Sharing: whole exclusive GPUs of one model, packed first-fit by decreasing memory.
   for (auto& [where, pool] : SharingPools(all))
     for (const auto& bin : PackFirstFit(std::move(pool))) ShareBin(bin);
   return WithSavings(std::move(all), pricing, o);

@@ -4,7 +4,8 @@
 //    larger instance of a GPU with a profile table, mig_profiles.h);
 //  - share: workloads that each hold a whole GPU of one model fit together on fewer GPUs
 //    (time-slicing or MPS), their summed memory targets within the GPU's memory and compute
-//    targets within one GPU, where that costs less than moving each to MIG;
+//    targets within one GPU, where that costs less than moving each to MIG — across nodes where
+//    the histories cover several (read from Prometheus): the reason names the others' nodes;
 //  - keep: the allocation fits, the history is too short, or nothing smaller is known.
 // Targets, VPA-style: memory = max(P95 of daily peaks, highest seen) × (1 + margin) — GPU memory
 // is a hard limit, so nothing below the highest seen is ever recommended; compute = P90 of the
@@ -31,6 +32,8 @@ struct RecommendOptions {
   double min_history_s = 86400;  // below this (or confidence under min_history_s / 1 day): keep
   double idle_below = 0.02;      // reclaim under this fraction of the held share (P99 of use)
   double hours_per_month = 730;
+  // For the output only: what the histories were read from (a Prometheus: which series).
+  std::string read_from;
 };
 
 struct Recommendation {

@@ -53,6 +53,7 @@ std::string RenderTable(const std::vector<Recommendation>& rs, const RecommendOp
   }
   for (const auto& [currency, v] : total)
     out += fmt::format("total savings per month: {:.2f} {}\n", v, currency);
+  if (!o.read_from.empty()) out += "read from " + o.read_from + "\n";
   return out;
 }
 
@@ -91,6 +92,7 @@ nlohmann::json ToJson(const std::vector<Recommendation>& rs, const RecommendOpti
   return {{"margin", o.margin},
           {"minHistorySeconds", o.min_history_s},
           {"hoursPerMonth", o.hours_per_month},
+          {"readFrom", o.read_from.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.read_from)},
           {"recommendations", items}};
 }
 

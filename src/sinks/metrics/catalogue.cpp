@@ -211,6 +211,14 @@ void AddOwnerMetrics(std::vector<MetricDef>& v) {
        kOwner},
       {Metric::kRequestedShareSeconds, "gpumeter_requested_share_seconds_total", C, "seconds",
        "Requested share × time: the unit-seconds the container held, used or not.", kOwner},
+      {Metric::kPodWorkloadInfo,
+       "gpumeter_pod_workload_info",
+       G,
+       "",
+       "The workload (controller) of each pod with a container in the attribution, as "
+       "rightsizing reads it from the pod's labels (docs/rightsizing.md), so that rightsizing "
+       "from Prometheus groups pods as it does from a store; value is always 1.",
+       {"node", "namespace", "pod", "workload_kind", "workload"}},
   };
   v.insert(v.end(), std::begin(defs), std::end(defs));
 }

@@ -54,6 +54,7 @@ enum class Metric {
   kEnergyJoules,
   kRequestedShare,
   kRequestedShareSeconds,
+  kPodWorkloadInfo,
   // Guardrails (docs/guardrails.md): open findings and how many were opened.
   kFindingOpen,
   kFindingWaste,

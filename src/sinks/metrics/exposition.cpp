@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <set>
 #include <stdexcept>
 
+#include "core/rightsize/workload.h"
 #include "sinks/metrics/catalogue.h"
 
 namespace gpumeter::metrics {
@@ -288,9 +290,18 @@ void Attribution(Families& f, const node::NodeState& state, const ExpositionOpti
   size_t dropped = 0;
   const auto rows = KeptRows(state, options, dropped);
   f.Add(Metric::kSeriesDropped, {state.node}, static_cast<double>(dropped));
+  std::set<std::pair<std::string, std::string>> pods;
   for (const auto* row : rows) {
     const auto uit = units.find(row->first.first);
     OwnerRow(f, state, options, *row, uit == units.end() ? nullptr : uit->second, held);
+    if (const auto& o = row->first.second; o.kind == OwnerKind::kContainer)
+      pods.insert({o.ns, o.pod});
+  }
+  for (const auto& [ns, pod] : pods) {
+    const auto pl = state.pod_labels.find({ns, pod});
+    const auto w = rightsize::WorkloadOf(
+        pod, pl == state.pod_labels.end() ? std::map<std::string, std::string>{} : pl->second);
+    f.Add(Metric::kPodWorkloadInfo, {state.node, ns, pod, w.kind, w.name}, 1.0);
   }
 }
 

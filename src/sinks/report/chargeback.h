@@ -53,6 +53,7 @@ struct Chargeback {
   GroupTotals total;                // Σ groups; total.cost = Σ unit cost
   std::vector<UnitCost> units;
   std::vector<std::string> unpriced_models, flagged_prices;  // for the reader
+  std::vector<std::string> sources;  // which data the usage was read from, where it matters
 };
 
 Chargeback BuildChargeback(const std::vector<store::UnitRecord>& units, const Labels& labels,

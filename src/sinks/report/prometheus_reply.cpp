@@ -58,11 +58,10 @@ Expected<double> ParseValue(const json& v, const std::string& what, const std::s
   return x;
 }
 
-Expected<PromSample> ParseSample(const json& item, const std::string& what,
-                                 const std::string& field) {
-  if (!item.is_object())
-    return tl::unexpected(Bad(what, field, "expected an object, found " + Found(item)));
-  PromSample out;
+// The "metric" object of a result entry: label names to string values.
+Expected<std::map<std::string, std::string>> ParseLabels(const json& item, const std::string& what,
+                                                         const std::string& field) {
+  std::map<std::string, std::string> out;
   const auto metric = item.find("metric");
   if (metric == item.end() || !metric->is_object())
     return tl::unexpected(Bad(what, field + ".metric", "missing or not an object"));
@@ -70,8 +69,19 @@ Expected<PromSample> ParseSample(const json& item, const std::string& what,
     if (!v.is_string())
       return tl::unexpected(
           Bad(what, field + ".metric." + Excerpt(k, 60), "expected a string, found " + Found(v)));
-    out.labels[k] = v.get<std::string>();
+    out[k] = v.get<std::string>();
   }
+  return out;
+}
+
+Expected<PromSample> ParseSample(const json& item, const std::string& what,
+                                 const std::string& field) {
+  if (!item.is_object())
+    return tl::unexpected(Bad(what, field, "expected an object, found " + Found(item)));
+  PromSample out;
+  auto labels = ParseLabels(item, what, field);
+  if (!labels) return tl::unexpected(labels.error());
+  out.labels = std::move(*labels);
   const auto value = item.find("value");
   if (value == item.end() || !value->is_array() || value->size() != 2 || !(*value)[0].is_number())
     return tl::unexpected(Bad(
@@ -96,11 +106,11 @@ Error ErrorReply(const json& body, std::string_view raw, int status, const std::
   return Error{ErrorCode::kUnavailable, what + ": HTTP " + std::to_string(status) + ": " + why};
 }
 
-}  // namespace
-
-Expected<std::vector<PromSample>> ParseVectorReply(std::string_view body, int status,
-                                                   const std::string& what,
-                                                   const ReplyLimits& limits) {
+// The checks every reply shares: size, nesting, JSON, status, data.resultType == `type`; gives
+// data.result, an array of at most limits.max_series entries. The parsed document is kept in
+// `doc` (the result points into it).
+Expected<const json*> ResultOf(std::string_view body, int status, const std::string& what,
+                               const ReplyLimits& limits, const char* type, json& doc) {
   if (body.size() > limits.max_bytes)
     return MakeError(ErrorCode::kUnavailable, what + ": reply of " + std::to_string(body.size()) +
                                                   " bytes, over the cap of " +
@@ -108,7 +118,8 @@ Expected<std::vector<PromSample>> ParseVectorReply(std::string_view body, int st
   if (NestingDepth(body, limits.max_depth) > limits.max_depth)
     return MakeError(ErrorCode::kUnavailable, what + ": reply nested deeper than " +
                                                   std::to_string(limits.max_depth) + " levels");
-  const auto j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  const json& j = doc;
   if (j.is_discarded()) {
     if (status != 200) return tl::unexpected(ErrorReply(j, body, status, what));
     return MakeError(ErrorCode::kUnavailable,
@@ -119,11 +130,11 @@ Expected<std::vector<PromSample>> ParseVectorReply(std::string_view body, int st
   const auto data = j.find("data");
   if (data == j.end() || !data->is_object())
     return tl::unexpected(Bad(what, "data", "missing or not an object"));
-  const auto type = data->find("resultType");
-  if (type == data->end() || *type != "vector")
-    return tl::unexpected(
-        Bad(what, "data.resultType",
-            "expected \"vector\", found " + (type == data->end() ? "nothing" : Found(*type))));
+  const auto rtype = data->find("resultType");
+  if (rtype == data->end() || *rtype != type)
+    return tl::unexpected(Bad(what, "data.resultType",
+                              std::string("expected \"") + type + "\", found " +
+                                  (rtype == data->end() ? "nothing" : Found(*rtype))));
   const auto result = data->find("result");
   if (result == data->end() || !result->is_array())
     return tl::unexpected(
@@ -133,10 +144,81 @@ Expected<std::vector<PromSample>> ParseVectorReply(std::string_view body, int st
     return tl::unexpected(Bad(what, "data.result",
                               std::to_string(result->size()) + " series, over the cap of " +
                                   std::to_string(limits.max_series)));
+  return &*result;
+}
+
+// A point's time: a number of seconds, finite and within Unix time as a 64-bit count of ms.
+Expected<int64_t> ParseTime(const json& t, const std::string& what, const std::string& field) {
+  if (!t.is_number())
+    return tl::unexpected(Bad(what, field, "expected a time in seconds, found " + Found(t)));
+  const double x = t.get<double>();
+  if (!std::isfinite(x) || x < 0 || x > 1e11)
+    return tl::unexpected(Bad(what, field, "time " + Found(t) + " is out of range"));
+  return static_cast<int64_t>(std::llround(x * 1000));
+}
+
+Expected<PromSeries> ParseSeries(const json& item, const std::string& what,
+                                 const std::string& field, size_t max_points) {
+  if (!item.is_object())
+    return tl::unexpected(Bad(what, field, "expected an object, found " + Found(item)));
+  PromSeries out;
+  auto labels = ParseLabels(item, what, field);
+  if (!labels) return tl::unexpected(labels.error());
+  out.labels = std::move(*labels);
+  const auto values = item.find("values");
+  if (values == item.end() || !values->is_array())
+    return tl::unexpected(Bad(what, field + ".values", "missing or not an array"));
+  if (values->size() > max_points)
+    return tl::unexpected(Bad(
+        what, field + ".values",
+        std::to_string(values->size()) + " points, over the cap of " + std::to_string(max_points)));
+  out.points.reserve(values->size());
+  for (size_t i = 0; i < values->size(); ++i) {
+    const auto& p = (*values)[i];
+    const std::string f = field + ".values[" + std::to_string(i) + "]";
+    if (!p.is_array() || p.size() != 2)
+      return tl::unexpected(Bad(what, f, "expected [time, \"value\"], found " + Found(p)));
+    auto t = ParseTime(p[0], what, f + "[0]");
+    if (!t) return tl::unexpected(t.error());
+    if (!out.points.empty() && *t <= out.points.back().first)
+      return tl::unexpected(Bad(what, f + "[0]", "times must increase"));
+    auto v = ParseValue(p[1], what, f + "[1]");
+    if (!v) return tl::unexpected(v.error());
+    out.points.emplace_back(*t, *v);
+  }
+  return out;
+}
+
+}  // namespace
+
+Expected<std::vector<PromSample>> ParseVectorReply(std::string_view body, int status,
+                                                   const std::string& what,
+                                                   const ReplyLimits& limits) {
+  json doc;
+  auto result = ResultOf(body, status, what, limits, "vector", doc);
+  if (!result) return tl::unexpected(result.error());
+  const json& r = **result;
   std::vector<PromSample> out;
-  out.reserve(result->size());
-  for (size_t i = 0; i < result->size(); ++i) {
-    auto s = ParseSample((*result)[i], what, "data.result[" + std::to_string(i) + "]");
+  out.reserve(r.size());
+  for (size_t i = 0; i < r.size(); ++i) {
+    auto s = ParseSample(r[i], what, "data.result[" + std::to_string(i) + "]");
+    if (!s) return tl::unexpected(s.error());
+    out.push_back(std::move(*s));
+  }
+  return out;
+}
+
+Expected<std::vector<PromSeries>> ParseMatrixReply(std::string_view body, int status,
+                                                   const std::string& what,
+                                                   const ReplyLimits& limits) {
+  json doc;
+  auto result = ResultOf(body, status, what, limits, "matrix", doc);
+  if (!result) return tl::unexpected(result.error());
+  const json& r = **result;
+  std::vector<PromSeries> out;
+  out.reserve(r.size());
+  for (size_t i = 0; i < r.size(); ++i) {
+    auto s = ParseSeries(r[i], what, "data.result[" + std::to_string(i) + "]", limits.max_points);
     if (!s) return tl::unexpected(s.error());
     out.push_back(std::move(*s));
   }

@@ -1,17 +1,22 @@
-// Usage over a window from a Prometheus that scrapes the agents: the increase of gpumeter's
-// counters over [from, to) per unit and owner (PromQL `increase`, evaluated at `to`), with each
-// unit's model, MIG profile, mode and GPU fraction from gpumeter_unit_info and
-// gpumeter_unit_gpu_share_ratio. A cluster of any size is reported this way without a store.
-// Blocking HTTP; no shared state.
+// Usage over a window from a Prometheus that scrapes the agents: the growth of gpumeter's counters
+// over [from, to) per unit and owner, with each unit's model, MIG profile, mode and GPU fraction
+// from gpumeter_unit_info and gpumeter_unit_gpu_share_ratio. Where the hourly recording rules
+// (deploy/kubernetes/monitoring) cover whole hours of the window, those hours are read from the
+// recorded series (a 30-day report reads 720 samples per series, not 172,800); the rest from the
+// raw counters (recorded_coverage.h). A cluster of any size is reported this way without a store.
+// Blocking HTTP through `api`; no shared state.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/error.h"
 #include "sinks/report/chargeback.h"
-#include "sinks/report/prometheus_reply.h"
+#include "sinks/report/prometheus_api.h"
+#include "sinks/report/recorded_coverage.h"
 #include "sinks/store/store.h"
 
 namespace gpumeter::report {
@@ -19,21 +24,32 @@ namespace gpumeter::report {
 struct PrometheusUsage {
   std::vector<store::UnitRecord> units;
   Labels labels;  // the label_KEY values of the owner series, for label:KEY groupings
+  std::vector<Segment> segments;  // which series each part of the window was read from
 };
 
-// One instant query of `promql` at `at_unix_s`: every sample of its vector result. For readers
-// of other series than the usage (`gpumeter top`'s findings). Errors as below.
-Expected<std::vector<PromSample>> QueryPrometheus(const std::string& url, const std::string& promql,
-                                                  int64_t at_unix_s,
-                                                  const ReplyLimits& limits = {});
+// The names the hourly rules record: gpumeter_X_total → gpumeter:X:increase1h, and the gauges
+// gpumeter_X → gpumeter:X:max1h.
+std::string RecordedName(const std::string& raw_metric);
+// The marker every evaluation of the hourly rules writes (recorded_coverage.h).
+inline constexpr const char* kRecordedMarker = "gpumeter:hourly_rules:evaluation";
 
-// `url`: http(s)://host:port[/prefix]. `label_keys`: pod label keys wanted (exported by the agent
-// as label_<key> with --pod-label). Errors: unreachable, HTTP or PromQL errors, a reply of the
-// wrong shape or over `limits`, a non-finite value, no gpumeter data. Each query is a GET with a
-// 5 s connection timeout and `limits.deadline` (60 s) for its whole reply.
-Expected<PrometheusUsage> UsageFromPrometheus(const std::string& url, int64_t from_unix_s,
+// The evaluation times of the hourly rules in (from, to], Unix seconds (empty without the rules).
+Expected<std::vector<int64_t>> RecordedEvaluations(const PrometheusApi& api, int64_t from_unix_s,
+                                                   int64_t to_unix_s);
+
+// Each unit's identity (model, MIG profile, mode, fraction of its GPU) as last seen in the
+// `range_s` seconds before `at`, from the raw series or the recorded ones, keyed by (node, unit).
+// `matchers`: a selector's braces to narrow it (e.g. {node="a"}), or "".
+using UnitIdentities = std::map<std::pair<std::string, std::string>, store::UnitKey>;
+Expected<UnitIdentities> ReadUnitIdentities(const PrometheusApi& api, int64_t at_unix_s,
+                                            int64_t range_s, bool recorded,
+                                            const std::string& matchers);
+
+// `label_keys`: pod label keys wanted (exported by the agent as label_<key> with --pod-label).
+// Errors: unreachable, HTTP or PromQL errors, a reply of the wrong shape or over the limits, a
+// non-finite value, no gpumeter data.
+Expected<PrometheusUsage> UsageFromPrometheus(const PrometheusApi& api, int64_t from_unix_s,
                                               int64_t to_unix_s,
-                                              const std::vector<std::string>& label_keys,
-                                              const ReplyLimits& limits = {});
+                                              const std::vector<std::string>& label_keys);
 
 }  // namespace gpumeter::report

@@ -154,6 +154,7 @@ std::string RenderTable(const Chargeback& c, const Window& w) {
     out += fmt::format("no price for {}: its hours are above, its cost is not\n", m);
   for (const auto& f : c.flagged_prices)
     out += fmt::format("default price used: {} (set your own in a pricing file)\n", f);
+  for (const auto& src : c.sources) out += fmt::format("read from {}\n", src);
   return out;
 }
 
@@ -218,7 +219,8 @@ std::string RenderJson(const Chargeback& c, const Window& w) {
               {"total", totals(c.total)},
               {"units", units},
               {"unpricedModels", c.unpriced_models},
-              {"defaultPrices", c.flagged_prices}}
+              {"defaultPrices", c.flagged_prices},
+              {"readFrom", c.sources}}
              .dump(2, ' ', false, json::error_handler_t::replace) +
          "\n";
 }

@@ -77,16 +77,17 @@ Expected<FrameData> FetchPrometheusFrame(const std::string& url, int64_t at_unix
                                          int64_t window_seconds,
                                          const std::vector<std::string>& label_keys) {
   // A few seconds per query at most: a hung Prometheus shows as stale, and quitting waits little.
-  report::ReplyLimits limits;
-  limits.deadline = std::chrono::seconds(5);
-  auto usage =
-      report::UsageFromPrometheus(url, at_unix_s - window_seconds, at_unix_s, label_keys, limits);
+  report::PrometheusAccess access;
+  access.url = url;
+  access.limits.deadline = std::chrono::seconds(5);
+  auto api = report::PrometheusApi::Open(access);
+  if (!api) return tl::unexpected(api.error());
+  auto usage = report::UsageFromPrometheus(*api, at_unix_s - window_seconds, at_unix_s, label_keys);
   if (!usage) return tl::unexpected(usage.error());
   auto frame =
       FrameFromUsage(*usage, "prometheus " + url, at_unix_s, static_cast<double>(window_seconds));
   // The agents' open findings as they export them: one series each, valued its first sighting.
-  auto findings = report::QueryPrometheus(url, "gpumeter_finding_first_seen_timestamp_seconds",
-                                          at_unix_s, limits);
+  auto findings = api->Query("gpumeter_finding_first_seen_timestamp_seconds", at_unix_s);
   if (!findings) return tl::unexpected(findings.error());
   frame.findings = FindingsFromSamples(*findings);
   return frame;

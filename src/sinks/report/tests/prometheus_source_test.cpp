@@ -16,7 +16,13 @@ class FixedReply {
  public:
   FixedReply(int status, std::string body)
       : server_([=](httplib::Server& s) {
-          s.Get("/api/v1/query", [=](const httplib::Request&, httplib::Response& res) {
+          s.Get("/api/v1/query", [=](const httplib::Request& req, httplib::Response& res) {
+            // A Prometheus without the hourly rules: no evaluations recorded.
+            if (req.get_param_value("query").find(kRecordedMarker) != std::string::npos) {
+              res.set_content(R"({"status":"success","data":{"resultType":"matrix","result":[]}})",
+                              "application/json");
+              return;
+            }
             res.status = status;
             res.set_content(body, "application/json");
           });
@@ -44,7 +50,11 @@ TEST(PrometheusSource, BadRepliesAreClearErrors) {
   };
   for (const auto& c : cases) {
     FixedReply prometheus(c.status, c.body);
-    const auto r = UsageFromPrometheus(prometheus.url(), 1'796'083'200, 1'796'083'200 + 3600, {});
+    PrometheusAccess access;
+    access.url = prometheus.url();
+    auto api = PrometheusApi::Open(access);
+    ASSERT_TRUE(api) << api.error().message;
+    const auto r = UsageFromPrometheus(*api, 1'796'083'200, 1'796'083'200 + 3600, {});
     ASSERT_FALSE(r) << c.body;
     EXPECT_NE(r.error().message.find(prometheus.url()), std::string::npos) << r.error().message;
     EXPECT_NE(r.error().message.find(c.want), std::string::npos)

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Fleet rightsizing through a real Prometheus (issue 21): three agents — node-8gpu (H100s, among
+# them an OCR and an ETL worker on whole GPUs), a second H100 node whose one GPU a small tagger
+# holds (tests/scenarios/harness/fleet-h100-b.yaml), and mig-h200 (another model) — scraped by
+# Prometheus. `gpumeter rightsize --source prometheus:` must pack the tagger with node-8gpu's
+# workers onto one GPU across the two nodes (a store sees one node and cannot), and, narrowed to
+# one node, give what that node's own store gives. Also the auth flags' refusals on the real
+# command. Usage: fleet_test.sh GPUMETER SOURCE_DIR
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+bin=$1 src=$2
+command -v prometheus >/dev/null || { echo "FAIL: prometheus is not installed (scripts/setup.sh)"; exit 1; }
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do [ -f "$f" ] && { echo "== $f"; tail -20 "$f"; }; done >&2; exit 1; }
+monitoring=$src/deploy/kubernetes/monitoring
+sed -n '/^spec:/,$p' "$monitoring/prometheusrule.yaml" | sed '1d; s/^  //' >"$work/rules.yaml"
+
+i=0 targets=()
+for scenario in node-8gpu "$src/tests/scenarios/harness/fleet-h100-b.yaml" mig-h200; do
+  i=$((i + 1))
+  "$bin" demo --scenario "$scenario" --duration 0 --refresh 600 --interval 0.5 --speedup 1 --listen 127.0.0.1:0 \
+    --shutdown-grace 3 --store "$work/node$i.db" >"$work/demo$i.log" 2>&1 &
+  eval "demo$i=$!"
+done
+for i in 1 2 3; do
+  t=$(wait_for_match "$work/demo$i.log" 's|^metrics: http://\([^ ]*\)/metrics.*|\1|p')
+  [ -n "$t" ] || fail "demo $i printed no address"
+  targets+=("$t")
+done
+start_prometheus "$work" "$work/rules.yaml" "${targets[@]}" || fail "prometheus did not start"
+# Three whole minutes of per-minute history (the minutes are wall-clock minutes at speedup 1).
+sleep 185
+kill -TERM "$demo1" "$demo2" "$demo3"
+wait "$demo1" "$demo2" "$demo3" || fail "a demo did not stop cleanly"
+sleep 1
+[ "$(query 'count(count by (node) (last_over_time(gpumeter_unit_info[5m])))' | jq -r '.data.result[0].value[1]')" = 3 ] || fail "three nodes in Prometheus"
+[ "$(query 'count(last_over_time(gpumeter_pod_workload_info{workload="tagger",workload_kind="Deployment"}[5m]))' | jq -r '.data.result[0].value[1]')" = 1 ] ||
+  fail "the agent exports the tagger's workload"
+
+args=(--min-history 1m --window 1h --format json)
+"$bin" rightsize --source "prometheus:$api" "${args[@]}" >"$work/fleet.json" 2>"$work/fleet.err" || { cat "$work/fleet.err" "$work/fleet.json"; fail "rightsize from Prometheus"; }
+jq -e '.readFrom | test("per-minute raw series")' "$work/fleet.json" >/dev/null || fail "the output says what it read: $(jq .readFrom "$work/fleet.json")"
+# The tagger (node h100-b) shares one GPU with node-8gpu's workers: packed across nodes.
+tagger=$(jq -c '.recommendations[] | select(.workload == "Deployment/tagger")' "$work/fleet.json")
+[ "$(jq -r .action <<<"$tagger")" = share ] || { jq . "$work/fleet.json" >&2; fail "the tagger is not packed: $tagger"; }
+jq -e '.shareWith | any(startswith("batch/") or startswith("vision/Deployment/ocr"))' <<<"$tagger" >/dev/null ||
+  fail "the tagger shares with no node-8gpu worker: $tagger"
+jq -e '.reason | contains("(node gpu-node-dgx-07)")' <<<"$tagger" >/dev/null || fail "the reason names the other node: $tagger"
+echo "ok: rightsizing from Prometheus packs the tagger with node-8gpu's workers across nodes: $(jq -r .reason <<<"$tagger")"
+# Alone, the tagger's store knows no one to share with.
+"$bin" rightsize --source "sqlite:$work/node2.db" "${args[@]}" >"$work/node2.json" || fail "rightsize from node 2's store"
+[ "$(jq -r '.recommendations[] | select(.workload == "Deployment/tagger") | .action' "$work/node2.json")" != share ] ||
+  fail "node 2's store alone must not pack the tagger"
+
+# The same data, one node: Prometheus (--node) and that node's store give the same answer.
+for pair in 1:gpu-node-dgx-07 3:gpu-node-h200; do
+  n=${pair%%:*} node=${pair#*:}
+  "$bin" rightsize --source "sqlite:$work/node$n.db" "${args[@]}" >"$work/s$n.json" || fail "rightsize from store $n"
+  "$bin" rightsize --source "prometheus:$api" --node "$node" "${args[@]}" >"$work/p$n.json" || fail "rightsize from Prometheus --node $node"
+  pick='[.recommendations[] | "\(.namespace)/\(.workload)/\(.container) \(.action) \(.recommended) \(.shareWith | sort | join(","))"] | sort | .[]'
+  diff <(jq -r "$pick" "$work/s$n.json") <(jq -r "$pick" "$work/p$n.json") >"$work/diff$n.txt" ||
+    { cat "$work/diff$n.txt" >&2; fail "store and Prometheus disagree on node $node"; }
+  [ "$(jq '.recommendations | length' "$work/s$n.json")" -gt 0 ] || fail "no recommendation on node $node"
+  # The evidence agrees too: memory targets within 2 %, compute targets within 0.02 of a GPU.
+  jq -s -r '(.[0].recommendations | map({key: "\(.namespace)/\(.workload)/\(.container)", value: .evidence}) | from_entries) as $s
+    | .[1].recommendations[] | "\(.namespace)/\(.workload)/\(.container)" as $k
+    | "\($k) \($s[$k].memoryTargetBytes) \(.evidence.memoryTargetBytes) \($s[$k].computeTarget) \(.evidence.computeTarget)"' \
+    "$work/s$n.json" "$work/p$n.json" >"$work/evidence$n.txt"
+  awk '{ dm = $2 > 0 ? ($3 - $2) / $2 : $3; if (dm < 0) dm = -dm; dc = $5 - $4; if (dc < 0) dc = -dc
+         if (dm > 0.02 || dc > 0.02) { print "  " $0; bad = 1 } } END { exit bad }' "$work/evidence$n.txt" ||
+    fail "targets differ between store and Prometheus on node $node (workload, store/prometheus memory, compute)"
+  echo "ok: node $node: store and Prometheus give the same $(jq '.recommendations | length' "$work/s$n.json") recommendations"
+done
+# --namespace narrows the fleet.
+"$bin" rightsize --source "prometheus:$api" --namespace search "${args[@]}" >"$work/ns.json" || fail "rightsize --namespace"
+[ "$(jq -r '[.recommendations[].namespace] | unique | join(",")' "$work/ns.json")" = search ] || fail "--namespace search: $(jq -c '[.recommendations[].namespace]' "$work/ns.json")"
+
+# Bad access flags: clear errors naming the flag, exit 2, before any query.
+rc=0; "$bin" rightsize --source "prometheus:$api" --prometheus-token-file "$work/absent" >"$work/bad.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q -- "--prometheus-token-file" "$work/bad.out" || { cat "$work/bad.out"; fail "a missing token file (rc $rc)"; }
+rc=0; "$bin" report --source "prometheus:$api" --window 1h --prometheus-user u >"$work/bad.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q "go together" "$work/bad.out" || { cat "$work/bad.out"; fail "a user without a password file (rc $rc)"; }
+rc=0; "$bin" rightsize --source "mysql:x" >"$work/bad.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q "expected sqlite:PATH or prometheus:URL" "$work/bad.out" || { cat "$work/bad.out"; fail "a bad source (rc $rc)"; }
+echo "ok: bad access flags are refused with the flag named"
