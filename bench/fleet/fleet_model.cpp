@@ -111,7 +111,7 @@ void Fleet::MakeWorkloads() {
     // for days and hold most GPU time, Jobs come and go in hours.
     w.kind = i < n * 18 / 100 ? "Deployment" : i < n * 25 / 100 ? "StatefulSet" : "Job";
     const bool job = w.kind == "Job";
-    char idx[8];
+    char idx[16];
     std::snprintf(idx, sizeof idx, "%03d", i);
     w.name = std::string(job ? kJobs[rng.Pick(std::size(kJobs))]
                              : kServices[rng.Pick(std::size(kServices))]) +
@@ -146,8 +146,9 @@ void Fleet::Schedule() {
   for (size_t w = 0; w < workloads_.size(); ++w) {
     const bool job = workloads_[w].kind == "Job";
     int64_t at =
-        job ? from + static_cast<int64_t>(rng.Next() * (span - 12 * kHour))
-            : from + std::max<int64_t>(0, static_cast<int64_t>(rng.Between(-0.5, 0.8) * span));
+        job ? from + static_cast<int64_t>(rng.Next() * static_cast<double>(span - 12 * kHour))
+            : from + std::max<int64_t>(0, static_cast<int64_t>(rng.Between(-0.5, 0.8) *
+                                                               static_cast<double>(span)));
     until[w] = job ? to : std::min(to, at + static_cast<int64_t>(rng.Between(3, 40) * kDay));
     const int runs = job && rng.Next() < 0.1 ? 2 : 1;
     for (int k = 0; k < runs; ++k)

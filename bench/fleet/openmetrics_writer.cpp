@@ -30,6 +30,8 @@ constexpr FamilyName kNames[] = {
     {"gpumeter_unit_gpu_share_ratio", "gpumeter:unit_gpu_share_ratio:max1h", false},
     {"gpumeter_pod_workload_info", "gpumeter:pod_workload_info:max1h", false}};
 
+constexpr const char* kMarker = "gpumeter:hourly_rules:evaluation";
+
 std::string Quote(const char* key, const std::string& value) {
   return std::string(key) + "=\"" + value + "\"";
 }
@@ -61,8 +63,11 @@ OpenMetricsWriter::OpenMetricsWriter(const Fleet& fleet, std::string dir, int64_
 
 void OpenMetricsWriter::Line(std::string& out, const std::string& name, const std::string& labels,
                              const std::string& instance, double value, int64_t unix_s) {
-  fmt::format_to(std::back_inserter(out), "{}{{{}{}}} {} {}\n", name, labels, instance, value,
-                 unix_s);
+  if (labels.empty() && instance.empty())
+    fmt::format_to(std::back_inserter(out), "{} {} {}\n", name, value, unix_s);
+  else
+    fmt::format_to(std::back_inserter(out), "{}{{{}{}}} {} {}\n", name, labels, instance, value,
+                   unix_s);
 }
 
 void OpenMetricsWriter::Scrapes(int family, const std::string& labels, int node, int64_t minute,
@@ -163,6 +168,10 @@ void OpenMetricsWriter::CloseHour(int64_t hour_end_minute) {
     stats_.recorded_samples += static_cast<int64_t>(gauges_hour_[node].size());
     gauges_hour_[node].clear();
   }
+  // The group's marker: one sample per evaluation, from which readers learn which hours the
+  // rules covered (src/sinks/report/recorded_coverage.h).
+  Line(marker_, kMarker, "", "", 1, at);
+  ++stats_.recorded_samples;
 }
 
 void OpenMetricsWriter::Flush() {
@@ -177,6 +186,8 @@ void OpenMetricsWriter::Flush() {
     raw_[f].clear();
     recorded_[f].clear();
   }
+  if (!marker_.empty()) body += fmt::format("# TYPE {} gauge\n", kMarker) + marker_;
+  marker_.clear();
   if (body.empty()) return;
   body += "# EOF\n";
   // Written aside and renamed: a reader converting files as they appear sees only whole ones.

@@ -79,7 +79,7 @@ class OpenMetricsWriter {
   std::vector<std::map<std::string, Series>> series_;  // by node, keyed by the labels' text
   std::vector<std::set<std::pair<int, std::string>>> gauges_hour_;  // by node: (family, labels)
   std::vector<std::string> instance_;                               // by node: ",instance=…"
-  std::string raw_[kFamilies], recorded_[kFamilies];                // this file's lines
+  std::string raw_[kFamilies], recorded_[kFamilies], marker_;       // this file's lines
   std::set<std::string> raw_seen_;
   int64_t raw_now_ = 0, raw_now_minute_ = -1;
   OpenMetricsStats stats_;
