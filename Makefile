@@ -13,7 +13,7 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 DEMO_ARGS ?= --speedup 10
 
-.PHONY: setup setup-build build build-demo demo test fuzz soak image image-test format clean
+.PHONY: setup setup-build build build-demo demo test fuzz soak fleet-bench image image-test format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -51,6 +51,15 @@ fuzz: build
 SOAK_SECONDS ?= 7200
 soak: build
 	@bash bench/soak.sh $(SOAK_SECONDS)
+
+# Fleet scale benchmark (not in CI; minutes, gigabytes under FLEET_WORK): 10 nodes' series in a
+# real Prometheus against their stores, report and rightsize side by side (docs/fleet.md), then
+# the cardinality of one node's /metrics.
+fleet-bench: setup
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGPUMETER_BUILD_TESTS=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j2 --target gpumeter gpumeter_fleet_synth
+	@BUILD=$(BUILD) bash bench/fleet.sh
+	@bash bench/cardinality.sh $(BUILD)
 
 image:
 	@bash scripts/image.sh
