@@ -202,6 +202,7 @@ void SetSamplingAndServing(const AgentOptions& o, const std::string& node_name,
                 sources.dcgm.get()};
   ro.exposition.pod_label_keys = o.pod_labels;
   ro.exposition.max_series = o.max_series;
+  ro.exposition.process_series = o.process_series;
   ro.http = {o.listen, o.tls_cert, o.tls_key, o.bearer_token_file};
   ro.probe.listen = o.probe_listen;
 }

@@ -39,6 +39,7 @@ struct AgentOptions {
   std::vector<std::string> idle_power;   // MODEL_OR_UUID=WATTS
   std::vector<std::string> pod_labels;
   size_t max_series = 20000;
+  bool process_series = true;  // --no-process-series: leave out gpumeter_process_*
   double interval_s = 1;
   double call_deadline_s = 2;
   std::string listen = "0.0.0.0:9402";

@@ -100,6 +100,9 @@ void AddServingFlags(CLI::App* cmd, app::AgentOptions& o) {
                   "Pod label copied onto the owner series as label_<key> (repeatable)");
   cmd->add_option("--max-series", o.max_series, "Most container series per metric in one scrape")
       ->capture_default_str();
+  cmd->add_flag("!--no-process-series", o.process_series,
+                "Leave out the per-process series (gpumeter_process_*; 2 per GPU process): fewer "
+                "series, nothing that reports or rightsizing read");
   cmd->add_option("--interval", o.interval_s, "Sampling interval in seconds")
       ->check(CLI::Range(0.05, 60.0))
       ->capture_default_str();

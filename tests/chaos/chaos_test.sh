@@ -147,13 +147,14 @@ grep -q "sampling did not stop within 2 s" "$work/hang.log" || fail "the forced 
 echo "ok: a hung driver call: /readyz 503 ($(head -c 80 "$work/readyz.txt")), nvml down, SIGTERM in $ms ms"
 
 # --- A Prometheus that answers with the wrong shapes, +Inf or deep nesting: a clear error, rc 1.
-report_against() {  # BODY WANT
+report_against() {  # BODY WANT [WINDOW]: 30 m by default (no hourly-rules marker query: the
+  # replies below are for the vector queries); 2h asks for the marker (a matrix) first.
   printf '%s' "$1" >"$work/reply.json"
   "$stub" 200 "$work/reply.json" >"$work/stub.log" 2>&1 &
   local stub_pid=$! port
   port=$(wait_for_match "$work/stub.log" 's/^port \([0-9]*\)$/\1/p')
   set +e
-  "$bin" report --source "prometheus:http://127.0.0.1:$port" --window 1h >"$work/report.err" 2>&1
+  "$bin" report --source "prometheus:http://127.0.0.1:$port" --window "${3:-30m}" >"$work/report.err" 2>&1
   local rc=$?
   set -e
   kill "$stub_pid"; wait "$stub_pid" 2>/dev/null || true
@@ -163,6 +164,8 @@ report_against() {  # BODY WANT
 report_against '{"status":"success","data":{"resultType":"vector","result":"oops"}}' 'data.result: expected an array'
 report_against "$(printf '[%.0s' $(seq 1 5000))" 'nested deeper than 16'
 report_against '{"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"n"},"value":[1,"+Inf"]}]}}' "'+Inf' is not a finite number"
+report_against '{"status":"success","data":{"resultType":"vector","result":[]}}' 'data.resultType: expected "matrix", found "vector"' 2h
+report_against '{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,"NaN"]]}]}}' "'NaN' is not a finite number" 2h
 echo "ok: bad Prometheus replies are clear errors (rc 1)"
 # --- Expect rc and a message from a command: expect RC WANT CMD...
 expect() {

@@ -127,10 +127,11 @@ void Sources(Families& f, const gpu::SamplerHealth& health, const node::NodeStat
         static_cast<double>(state.allocation_problems.size()));
 }
 
-void Devices(Families& f, const node::NodeState& state) {
+void Devices(Families& f, const node::NodeState& state, const ExpositionOptions& options) {
   if (!state.last_good) return;
   auto processes = [&](const std::vector<gpu::GpuProcess>& procs, const std::string& unit,
                        bool util, const std::map<uint32_t, uint32_t>& sm) {
+    if (!options.process_series) return;
     for (const auto& p : procs) {
       const std::string pid = std::to_string(p.pid);
       const auto it = state.owners.find(p.pid);
@@ -360,7 +361,7 @@ SeriesSet BuildFamilies(const gpu::SamplerHealth& health, const node::NodeState&
   for (const auto& k : options.pod_label_keys) extra.push_back(PodLabelName(k));
   Families f(std::move(extra));
   Sources(f, health, state, options, now);
-  Devices(f, state);
+  Devices(f, state, options);
   Attribution(f, state, options);
   Findings(f, state);
   Rightsizing(f, state);

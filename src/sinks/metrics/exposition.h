@@ -27,6 +27,9 @@ struct ExpositionOptions {
   // Most container series per owner family in one scrape; the rest are left out and counted in
   // gpumeter_series_dropped (idle, system and unattributed rows are always kept).
   size_t max_series = 20000;
+  // The per-process series (gpumeter_process_*: 2 per GPU process, the largest part of a busy
+  // node's cardinality after the owner series). Reports and rightsizing never read them.
+  bool process_series = true;
   // No sampling pass finished for this long: NVML's gpumeter_source_up is 0 and /readyz 503
   // (readiness.h). 0: never (tests that drive passes by hand).
   std::chrono::milliseconds stale_after{0};

@@ -129,6 +129,17 @@ TEST(SnapshotMetrics, ProcessSeriesByOwner) {
       Not(HasSubstr("gpumeter_process_memory_used_bytes{node=\"n1\",uuid=\"GPU-x\",pid=\"2\"")));
 }
 
+TEST(SnapshotMetrics, ProcessSeriesCanBeLeftOut) {
+  ExpositionOptions o;
+  o.process_series = false;
+  const auto text = Render(o);
+  EXPECT_THAT(text, Not(HasSubstr("gpumeter_process_memory_used_bytes{")));
+  EXPECT_THAT(text, Not(HasSubstr("gpumeter_process_sm_ratio{")));
+  // Everything else stays: the devices and the owners' counters.
+  EXPECT_THAT(text, HasSubstr("gpumeter_gpu_memory_used_bytes{node=\"n1\""));
+  EXPECT_THAT(text, HasSubstr("gpumeter_compute_seconds_total{"));
+}
+
 TEST(SnapshotMetrics, NoSampleYetOnlyHealth) {
   gpu::SamplerHealth h;
   node::NodeState empty;
