@@ -84,3 +84,31 @@ rc=0; "$bin" report --source "prometheus:$api" --window 1h --prometheus-user u >
 rc=0; "$bin" rightsize --source "mysql:x" >"$work/bad.out" 2>&1 || rc=$?
 [ "$rc" = 2 ] && grep -q "expected sqlite:PATH or prometheus:URL" "$work/bad.out" || { cat "$work/bad.out"; fail "a bad source (rc $rc)"; }
 echo "ok: bad access flags are refused with the flag named"
+
+# The same Prometheus behind TLS and basic auth (its own --web.config.file): reached with
+# --prometheus-ca-file and --prometheus-user/--prometheus-password-file, and refused without them.
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=prometheus -addext subjectAltName=IP:127.0.0.1 \
+  -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null || fail "openssl could not make a test certificate"
+printf 'fin-ops-pass\n' >"$work/password"
+hash=$(python3 -W ignore -c 'import crypt; print(crypt.crypt("fin-ops-pass", crypt.mksalt(crypt.METHOD_BLOWFISH)))')
+printf 'tls_server_config: {cert_file: %s, key_file: %s}\nbasic_auth_users: {fin: "%s"}\n' \
+  "$work/cert.pem" "$work/key.pem" "$hash" >"$work/web.yml"
+port=${api##*:}
+pkill -f -- "--storage.tsdb.path=$work/data" || true
+for _ in $(seq 1 50); do pgrep -f -- "--storage.tsdb.path=$work/data" >/dev/null || break; sleep 0.2; done
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" --web.config.file="$work/web.yml" \
+  --web.listen-address="127.0.0.1:$port" >"$work/prometheus-tls.log" 2>&1 &
+sapi="https://127.0.0.1:$port"
+for _ in $(seq 1 150); do curl -fs --cacert "$work/cert.pem" -u fin:fin-ops-pass "$sapi/-/ready" >/dev/null 2>&1 && break; sleep 0.2; done
+auth=(--prometheus-ca-file "$work/cert.pem" --prometheus-user fin --prometheus-password-file "$work/password")
+"$bin" rightsize --source "prometheus:$sapi" "${auth[@]}" "${args[@]}" >"$work/tls.json" || { cat "$work/tls.json"; fail "rightsize over TLS with basic auth"; }
+pick='[.recommendations[] | "\(.namespace)/\(.workload)/\(.container) \(.action)"] | sort | .[]'
+diff <(jq -r "$pick" "$work/fleet.json") <(jq -r "$pick" "$work/tls.json") >/dev/null || fail "the answer over TLS differs"
+rc=0; "$bin" report --source "prometheus:$sapi" --window 1h --prometheus-user fin --prometheus-password-file "$work/password" >"$work/bad.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -qi "unreachable\|ssl\|certificate" "$work/bad.out" || { cat "$work/bad.out"; fail "an unknown CA must fail (rc $rc)"; }
+printf 'wrong\n' >"$work/wrong"
+rc=0; "$bin" report --source "prometheus:$sapi" --window 1h --prometheus-ca-file "$work/cert.pem" --prometheus-user fin \
+  --prometheus-password-file "$work/wrong" >"$work/bad.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "HTTP 401 (the credentials were refused)" "$work/bad.out" && ! grep -q wrong "$work/bad.out" ||
+  { cat "$work/bad.out"; fail "a wrong password must be refused without printing it (rc $rc)"; }
+echo "ok: Prometheus behind TLS and basic auth: reached with the CA and the credentials, refused without"
