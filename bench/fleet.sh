@@ -126,8 +126,8 @@ report_stores() {  # one report per store, totals summed
     "$GPUMETER" report --source "sqlite:$db" --from "$1" --to "$END_S" --format json | jq -c "$REPORT_TOTALS"
   done | jq -s -c 'transpose | map(add)'
 }
-report_prom() {
-  "$GPUMETER" report --source "prometheus:$URL" --from "$1" --to "$END_S" --format json | jq -c "$REPORT_TOTALS"
+report_prom() {  # FROM [--recorded-series off]
+  "$GPUMETER" report --source "prometheus:$URL" --from "$1" --to "$END_S" "${@:2}" --format json | jq -c "$REPORT_TOTALS"
 }
 rightsize_stores() {  # per store: its recommendations and savings, summed
   for db in "${STORES[@]}"; do
@@ -153,6 +153,7 @@ row() {  # name, availability test, function, args
     TOTALS_OF[$name]=$(head -c 300 "$WORK/out/$name.err")
   fi
 }
+row report_prom_2d_raw true report_prom "$FROM_2D" --recorded-series off
 row report_prom_2d true report_prom "$FROM_2D"
 row report_stores_2d true report_stores "$FROM_2D"
 row report_prom_30d has_recorded report_prom "$FROM_30D"
@@ -166,18 +167,20 @@ echo
 echo "report totals: [computeHours, gpuHoursHeld, memoryGiBHours, energyKWh, cost];" \
   "rightsize: [recommendations, savings/month]; seconds: median of $RUNS"
 printf '%-20s %14s  %s\n' what seconds totals
-for name in report_prom_2d report_stores_2d report_prom_30d report_stores_30d rightsize_prom \
+for name in report_prom_2d_raw report_prom_2d report_stores_2d report_prom_30d report_stores_30d rightsize_prom \
   rightsize_stores; do
   printf '%-20s %14s  %s\n' "$name" "${SECONDS_OF[$name]}" "${TOTALS_OF[$name]:-}"
 done
 ratio() {
   local a=${SECONDS_OF[$2]} b=${SECONDS_OF[$3]}
   if [[ $a =~ ^[0-9.]+$ && $b =~ ^[0-9.]+$ ]]; then
-    echo "ratio: $1 prometheus/stores $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }')"
+    # Parenthesised: awk reads a bare `printf …, b > 0` as output redirected to a file "0".
+    echo "ratio: $1 prometheus/stores $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
   else
     echo "ratio: $1 not available"
   fi
 }
+ratio "report 2d raw series" report_prom_2d_raw report_stores_2d
 ratio "report 2d" report_prom_2d report_stores_2d
 ratio "report 30d" report_prom_30d report_stores_30d
 ratio "rightsize" rightsize_prom rightsize_stores
@@ -199,6 +202,7 @@ agree() {
     status=1
   fi
 }
+agree "report 2d raw series" report_prom_2d_raw report_stores_2d
 agree "report 2d" report_prom_2d report_stores_2d
 agree "report 30d" report_prom_30d report_stores_30d
 for name in "${!SECONDS_OF[@]}"; do [[ ${SECONDS_OF[$name]} == failed ]] && status=1; done

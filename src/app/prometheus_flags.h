@@ -15,10 +15,11 @@ struct PrometheusFlags {
   std::string token_file;  // bearer token
   std::string user;        // basic auth, with password_file
   std::string password_file;
-  std::string ca_file;       // PEM bundle for https
-  std::string tenant;        // X-Scope-OrgID (Mimir/Cortex)
-  size_t max_reply_mb = 64;  // a reply larger than this is refused
-  unsigned timeout_s = 120;  // for the whole reply of one query
+  std::string ca_file;          // PEM bundle for https
+  std::string tenant;           // X-Scope-OrgID (Mimir/Cortex)
+  size_t max_reply_mb = 64;     // a reply larger than this is refused
+  unsigned timeout_s = 120;     // for the whole reply of one query
+  bool recorded_series = true;  // read the hourly recorded series where they cover (docs/fleet.md)
 };
 
 // The client for `url`; errors name the flag or the URL (kInvalidInput).

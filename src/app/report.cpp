@@ -149,7 +149,8 @@ Expected<Usage> ReadUsage(const ReportOptions& o, const Request& r, const report
       if (d.rfind("label:", 0) == 0) keys.push_back(d.substr(6));
     auto api = OpenPrometheus(r.where, o.prometheus);
     if (!api) return tl::unexpected(api.error());
-    auto usage = report::UsageFromPrometheus(*api, w.from_unix_s, w.to_unix_s, keys);
+    auto usage = report::UsageFromPrometheus(*api, w.from_unix_s, w.to_unix_s, keys,
+                                             o.prometheus.recorded_series);
     if (!usage) return tl::unexpected(usage.error());
     out.units = std::move(usage->units);
     out.labels = std::move(usage->labels);

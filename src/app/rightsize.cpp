@@ -102,7 +102,10 @@ Expected<std::vector<rightsize::Recommendation>> Rightsize(const RightsizeOption
   const int64_t now = o.to_s.value_or(std::chrono::duration_cast<std::chrono::seconds>(
                                           std::chrono::system_clock::now().time_since_epoch())
                                           .count());
-  report::PrometheusHistory history(std::move(*api), {o.node, o.ns}, now, plan->window_s, *horizon);
+  // Without the recorded series every day is read per minute: a horizon of the whole window.
+  const int64_t minutes_back = o.prometheus.recorded_series ? *horizon : plan->window_s + 86400;
+  report::PrometheusHistory history(std::move(*api), {o.node, o.ns}, now, plan->window_s,
+                                    minutes_back);
   auto rs = RightsizeWith(history, o, *plan, used);
   if (used) used->read_from = history.Describe();
   return rs;

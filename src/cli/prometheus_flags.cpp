@@ -20,6 +20,12 @@ void AddPrometheusFlags(CLI::App* cmd, app::PrometheusFlags& f) {
                   "Refuse a Prometheus reply larger than this (MiB)")
       ->check(CLI::Range(1, 16384))
       ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--recorded-series", [&f](const std::string& v) { f.recorded_series = v == "auto"; },
+         "auto: the hours the gpumeter.hourly recording rules cover are read from them "
+         "(docs/fleet.md); off: raw series only")
+      ->check(CLI::IsMember({"auto", "off"}))
+      ->default_str("auto");
   cmd->add_option("--prometheus-timeout", f.timeout_s, "Seconds for the whole reply of one query")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();

@@ -177,10 +177,11 @@ Expected<std::vector<int64_t>> RecordedEvaluations(const PrometheusApi& api, int
 }
 
 Expected<PrometheusUsage> UsageFromPrometheus(const PrometheusApi& api, int64_t from, int64_t to,
-                                              const std::vector<std::string>& label_keys) {
+                                              const std::vector<std::string>& label_keys,
+                                              bool recorded) {
   PrometheusUsage out;
   std::vector<int64_t> evaluations;
-  if (to - from >= 3600) {  // shorter: no whole recorded hour fits
+  if (recorded && to - from >= 3600) {  // shorter: no whole recorded hour fits
     auto e = RecordedEvaluations(api, from, to);
     if (!e) return tl::unexpected(e.error());
     evaluations = std::move(*e);

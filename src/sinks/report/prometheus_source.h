@@ -48,8 +48,11 @@ Expected<UnitIdentities> ReadUnitIdentities(const PrometheusApi& api, int64_t at
 // `label_keys`: pod label keys wanted (exported by the agent as label_<key> with --pod-label).
 // Errors: unreachable, HTTP or PromQL errors, a reply of the wrong shape or over the limits, a
 // non-finite value, no gpumeter data.
+// `recorded`: read the hours the recording rules cover from them (false: raw series only, to
+// compare the two or where the rules are known to be wrong).
 Expected<PrometheusUsage> UsageFromPrometheus(const PrometheusApi& api, int64_t from_unix_s,
                                               int64_t to_unix_s,
-                                              const std::vector<std::string>& label_keys);
+                                              const std::vector<std::string>& label_keys,
+                                              bool recorded = true);
 
 }  // namespace gpumeter::report
