@@ -83,7 +83,12 @@ class HistoryBuilder {
   int64_t latest_ = 0;  // the last bucket added
 };
 
-// Histories from `source` over [from, to), read a day at a time (on the caller's thread).
+// What one HistoryMinutes call covers at most: the reads' memory grows with the time they cover
+// (history.cpp says how much).
+inline constexpr int64_t kHistoryReadS = 3600;
+
+// Histories from `source` over [from, to), read on whole hours, an hour at a time (on the
+// caller's thread).
 Expected<std::map<WorkloadKey, WorkloadHistory>> BuildHistories(const UsageHistorySource& source,
                                                                 int64_t from_s, int64_t to_s);
 

@@ -34,7 +34,7 @@ class UsageHistorySource {
   virtual Expected<PodLabelMap> HistoryPodLabels() const = 0;
   // Usage per unit and minute over [from, to), keyed by minute start; where only hourly rollups
   // remain, per hour (keyed by the hour start, a record's `seconds` says how long it covers).
-  // Called a day at a time: a month of minutes is large.
+  // Called an hour at a time (history.h, kHistoryReadS): a read holds all its minutes.
   virtual Expected<std::map<int64_t, std::vector<attribution::UnitRecord>>> HistoryMinutes(
       int64_t from_unix_s, int64_t to_unix_s) const = 0;
 };
