@@ -229,6 +229,7 @@ void ServeUntilSignal(NodeRuntime& rt, const sigset_t& signals, double grace_s) 
 }  // namespace
 
 int RunAgent(const AgentOptions& o) {
+  if (!TuneAllocator()) spdlog::warn("malloc settings refused: memory may creep (issue 17)");
   RuntimeOptions ro;
   if (auto configured = ConfigurePipeline(o, ro); !configured) return Fail(configured.error(), 2);
   auto pricing = LoadPricing(o.pricing_file);

@@ -85,6 +85,12 @@ class NodeRuntime {
 // time (it is stuck in a call; it keeps running, detached from the caller).
 bool StopSamplingWithin(NodeRuntime& rt, std::chrono::milliseconds limit);
 
+// Sets glibc's allocator up for a process that runs for weeks (call before any thread starts):
+// two arenas, and fixed mmap and trim thresholds, so freed memory goes back to the kernel instead
+// of accumulating as free space at the top of each thread's arena (runtime.cpp says what was
+// measured). False when the C library refused a setting; a no-op returning true elsewhere.
+bool TuneAllocator();
+
 // Blocks SIGINT and SIGTERM in the calling thread (call before any thread starts), so that
 // WaitForSignal can take them synchronously.
 sigset_t BlockStopSignals();

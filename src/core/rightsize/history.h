@@ -82,7 +82,8 @@ class HistoryBuilder {
   int64_t latest_ = 0;  // the last bucket added
 };
 
-// Histories from `source` over [from, to), read a day at a time (on the caller's thread).
+// Histories from `source` over [from, to), read on whole multiples of the source's
+// HistoryReadSeconds, one at a time (on the caller's thread).
 Expected<std::map<WorkloadKey, WorkloadHistory>> BuildHistories(const UsageHistorySource& source,
                                                                 int64_t from_s, int64_t to_s);
 

@@ -19,6 +19,9 @@
 
 namespace gpumeter::rightsize {
 
+// The default HistoryReadSeconds.
+inline constexpr int64_t kHistoryReadS = 3600;
+
 // Labels by (namespace, pod).
 using PodLabelMap =
     std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>>;
@@ -39,9 +42,12 @@ class UsageHistorySource {
   // the workloads instead (Prometheus: the agents' gpumeter_pod_workload_info) overrides it. A pod
   // missing from the map is its own workload.
   virtual Expected<PodWorkloadMap> HistoryPodWorkloads() const;
+  // How much one HistoryMinutes call covers at most: the reads' memory grows with the time they
+  // cover (history.cpp says how much). A store: an hour.
+  virtual int64_t HistoryReadSeconds() const { return kHistoryReadS; }
   // Usage per unit and minute over [from, to), keyed by minute start; where only hourly rollups
   // remain, per hour (keyed by the hour start, a record's `seconds` says how long it covers).
-  // Called a day at a time: a month of minutes is large.
+  // Called HistoryReadSeconds at a time, on whole multiples of it: a read holds all its minutes.
   virtual Expected<std::map<int64_t, std::vector<attribution::UnitRecord>>> HistoryMinutes(
       int64_t from_unix_s, int64_t to_unix_s) const = 0;
 };

@@ -45,6 +45,9 @@ class PrometheusHistory final : public rightsize::UsageHistorySource {
   Expected<rightsize::PodWorkloadMap> HistoryPodWorkloads() const override;
   Expected<std::map<int64_t, std::vector<attribution::UnitRecord>>> HistoryMinutes(
       int64_t from_unix_s, int64_t to_unix_s) const override;
+  // A day: each read is 5 queries per 6 h of minutes (or 5 in all for a recorded day), and whether
+  // a day is read per hour is decided per read.
+  int64_t HistoryReadSeconds() const override { return 86400; }
 
   // What was read so far, for the output: "per-minute raw series for 48.0 h, recorded hourly
   // series for 288 h".

@@ -150,23 +150,6 @@ Expected<QueryPlan> PlanQuery(sqlite3* db, const FailFn& fail, int64_t rolled, i
   return QueryPlan{m0, a, b, m1, h0, h1};
 }
 
-// Every unit and owner by id (the rows of the window refer to them by id).
-Expected<void> ReadIds(sqlite3* db, const FailFn& fail, std::map<int64_t, UnitKey>& units,
-                       std::map<int64_t, domain::Owner>& owners) {
-  int rc;
-  Stmt s(db, "SELECT id, node, uuid, gpu_uuid, model, mig_profile, mode, fraction FROM units");
-  if (!s.ok()) return tl::unexpected(fail("reading units"));
-  while ((rc = s.Step()) == SQLITE_ROW)
-    units[s.Int(0)] = {s.Text(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Text(6), s.Real(7)};
-  if (rc != SQLITE_DONE) return tl::unexpected(fail("reading units"));
-  Stmt o(db, "SELECT id, kind, namespace, pod, container FROM owners");
-  if (!o.ok()) return tl::unexpected(fail("reading owners"));
-  while ((rc = o.Step()) == SQLITE_ROW)
-    owners[o.Int(0)] = {domain::OwnerKindFromString(o.Text(1)), o.Text(2), o.Text(3), o.Text(4)};
-  if (rc != SQLITE_DONE) return tl::unexpected(fail("reading owners"));
-  return {};
-}
-
 // Range scans in primary-key order, summed here: no temporary B-tree over a month of rows.
 struct Sums {
   double v[4] = {0, 0, 0, 0};
@@ -211,6 +194,37 @@ Expected<void> SumRange(sqlite3* db, const FailFn& fail, const Range& r, int64_t
     for (int i = 0; i < 4; ++i) x.v[i] += os.Real(3 + i);
   }
   if (rc != SQLITE_DONE) return tl::unexpected(fail("querying usage"));
+  return {};
+}
+
+// The units and owners the sums refer to, by id: point lookups, not the whole tables. Those grow
+// with every pod ever seen, and rightsizing reads an hour at a time (history.h): reading them
+// whole per read made a 24 h history over 20,000 owners cost 0.43 s instead of 0.19 s.
+Expected<void> ReadIds(sqlite3* db, const FailFn& fail, const QuerySums& sums,
+                       std::map<int64_t, UnitKey>& units,
+                       std::map<int64_t, domain::Owner>& owners) {
+  // One row by id into `out` (an id with no row is left out: Assemble names it); false on error.
+  auto read = [](Stmt& st, int64_t id, auto&& out) {
+    if (!st.ok() || !st.Bind(1, id)) return false;
+    const int rc = st.Step();
+    if (rc == SQLITE_ROW) out();
+    return (rc == SQLITE_ROW || rc == SQLITE_DONE) && st.Reset();
+  };
+  Stmt s(db,
+         "SELECT node, uuid, gpu_uuid, model, mig_profile, mode, fraction FROM units WHERE id=?");
+  for (const auto& [key, x] : sums.units)
+    if (!units.count(key.second) && !read(s, key.second, [&] {
+          units[key.second] = {s.Text(0), s.Text(1), s.Text(2), s.Text(3),
+                               s.Text(4), s.Text(5), s.Real(6)};
+        }))
+      return tl::unexpected(fail("reading units"));
+  Stmt o(db, "SELECT kind, namespace, pod, container FROM owners WHERE id=?");
+  for (const auto& [key, per_owner] : sums.usage)
+    for (const auto& [oid, x] : per_owner)
+      if (!owners.count(oid) && !read(o, oid, [&] {
+            owners[oid] = {domain::OwnerKindFromString(o.Text(0)), o.Text(1), o.Text(2), o.Text(3)};
+          }))
+        return tl::unexpected(fail("reading owners"));
   return {};
 }
 
@@ -550,13 +564,13 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::QuerySnapshot(int64_
   const FailFn fail = [this](const std::string& what) { return Fail(what); };
   auto p = PlanQuery(db_, fail, *rolled, from, to, bucket_s);
   if (!p) return tl::unexpected(p.error());
-  std::map<int64_t, UnitKey> units;
-  std::map<int64_t, domain::Owner> owners;
-  if (auto r = ReadIds(db_, fail, units, owners); !r) return tl::unexpected(r.error());
   const Range ranges[] = {{0, p->m0, p->a}, {0, p->b, p->m1}, {1, p->h0, p->h1}};
   QuerySums sums;
   for (const auto& range : ranges)
     if (auto r = SumRange(db_, fail, range, bucket_s, sums); !r) return tl::unexpected(r.error());
+  std::map<int64_t, UnitKey> units;
+  std::map<int64_t, domain::Owner> owners;
+  if (auto r = ReadIds(db_, fail, sums, units, owners); !r) return tl::unexpected(r.error());
   return Assemble(path_, sums, units, owners);
 }
 

@@ -1,5 +1,6 @@
 // Histories read through UsageHistorySource (the store implements it): here a source in memory,
-// which rightsizing reads a day at a time, with the workload named from the pods' labels.
+// which rightsizing reads an hour at a time (a read's memory is its minutes'), with the workload
+// named from the pods' labels.
 #include "core/rightsize/history.h"
 
 #include <gtest/gtest.h>
@@ -41,17 +42,28 @@ attribution::UnitRecord Busy(const std::string& pod, double compute) {
   return u;
 }
 
-TEST(History, ReadsTheSourceADayAtATime) {
+TEST(History, ReadsTheSourceAnHourAtATimeOnWholeHours) {
   MemorySource source;
   const int64_t t0 = 1796083200;  // a midnight, UTC
   for (int m = 0; m < 2 * 1440; m += 30) source.minutes[t0 + 60 * m] = {Busy("chat-0", 0.25)};
   source.labels[{"ns", "chat-0"}] = {{"statefulset.kubernetes.io/pod-name", "chat-0"}};
-  const auto h = BuildHistories(source, t0, t0 + 2 * 86400 + 3600);
+  const int64_t from = t0 - 1800, to = t0 + 2 * 86400 + 600;  // both mid-hour
+  const auto h = BuildHistories(source, from, to);
   ASSERT_TRUE(h) << h.error().message;
-  EXPECT_EQ(source.reads,
-            (std::vector<std::pair<int64_t, int64_t>>{{t0, t0 + 86400},
-                                                      {t0 + 86400, t0 + 2 * 86400},
-                                                      {t0 + 2 * 86400, t0 + 2 * 86400 + 3600}}));
+  // Contiguous reads over [from, to), none longer than an hour, every inner edge on an hour.
+  ASSERT_EQ(source.reads.size(), 50u);
+  EXPECT_EQ(source.reads.front(), std::pair(from, t0));
+  EXPECT_EQ(source.reads.back(), std::pair(t0 + 2 * 86400, to));
+  for (size_t i = 0; i < source.reads.size(); ++i) {
+    const auto [a, b] = source.reads[i];
+    EXPECT_LE(b - a, kHistoryReadS);
+    if (i > 0) {
+      EXPECT_EQ(a, source.reads[i - 1].second);
+    }
+    if (i + 1 < source.reads.size()) {
+      EXPECT_EQ(b % 3600, 0);
+    }
+  }
   ASSERT_EQ(h->size(), 1u);
   const auto& chat = h->begin()->second;
   EXPECT_EQ(chat.key.Name(), "ns/StatefulSet/chat/c");
