@@ -57,6 +57,11 @@ Expected<PrometheusApi> PrometheusApi::Open(const PrometheusAccess& access) {
     return MakeError(ErrorCode::kInvalidInput,
                      "prometheus '" + url + "': not an http(s)://host:port URL");
   const auto path_start = url.find('/', scheme_end + 3);
+  // user:password@host would be printed in every error: credentials go in the flags' files.
+  if (url.substr(0, path_start).find('@') != std::string::npos)
+    return MakeError(ErrorCode::kInvalidInput,
+                     "prometheus URL: credentials in the URL are refused (use "
+                     "--prometheus-user/--prometheus-password-file or --prometheus-token-file)");
   api.base_ = path_start == std::string::npos ? url : url.substr(0, path_start);
   api.prefix_ = path_start == std::string::npos ? "" : url.substr(path_start);
   while (!api.prefix_.empty() && api.prefix_.back() == '/') api.prefix_.pop_back();

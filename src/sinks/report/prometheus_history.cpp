@@ -31,14 +31,20 @@ const std::pair<const char*, double OwnerAmounts::*> kOwnerCounters[] = {
     {"gpumeter_memory_byte_seconds_total", &OwnerAmounts::memory_byte_seconds},
     {"gpumeter_compute_seconds_total", &OwnerAmounts::compute_seconds},
     {"gpumeter_requested_share_seconds_total", &OwnerAmounts::requested_share_seconds}};
-const char* const kOwnerLabels = "node, unit, namespace, pod, container, owner_kind";
+// Each scrape target's series apart (instance, job): a recreated agent pod is a new target whose
+// counters start at 0, and summing it with the old one's would read the old one's end as a reset.
+const char* const kUnitLabels = "instance, job, node, unit";
+const char* const kOwnerLabels = "instance, job, node, unit, namespace, pod, container, owner_kind";
 
-// A counter's latest value at each step, over the default lookback but through staleness
-// markers: the minute in which an agent stopped (its last scrape, then a marker) keeps its growth,
-// as the store keeps the rows of that minute. A series that ended reads as its last value for 5
-// minutes: growth 0, and owners with nothing at all in a minute are dropped (Buckets::Take).
+// A counter's latest value at each step, through staleness markers and over an hour: the minute in
+// which an agent stopped (its last scrape, then a marker) keeps its growth, as the store keeps the
+// rows of that minute; and a gap in the scrapes under an hour (Prometheus restarting) reads as the
+// value before it, so what grew in the gap comes in one minute with the unit's own time for the
+// gap (the minute weighs as many minutes), not as a series born with its whole count. A series
+// that ended reads as its last value for an hour: growth 0, and owners with nothing at all in a
+// minute are dropped (Buckets::Take).
 std::string Latest(const char* metric, const std::string& matchers) {
-  return "(last_over_time(" + std::string(metric) + matchers + "[5m]))";
+  return "(last_over_time(" + std::string(metric) + matchers + "[1h]))";
 }
 
 using UnitId = std::pair<std::string, std::string>;  // (node, unit)
@@ -84,8 +90,12 @@ struct Buckets {
 
 }  // namespace
 
-std::map<int64_t, double> StepGrowth(const std::vector<std::pair<int64_t, double>>& points,
-                                     int64_t start_s, int64_t step_s) {
+std::map<int64_t, double> StepGrowth(const std::vector<std::pair<int64_t, double>>& all,
+                                     int64_t start_s, int64_t end_s, int64_t step_s) {
+  // Only the points the query asked for: a reply's times are not trusted to bound the gaps.
+  std::vector<std::pair<int64_t, double>> points;
+  for (const auto& p : all)
+    if (p.first >= start_s * 1000 && p.first <= end_s * 1000) points.push_back(p);
   std::map<int64_t, double> out;
   for (size_t i = 0; i < points.size(); ++i) {
     const int64_t t = (points[i].first + 500) / 1000;
@@ -139,6 +149,8 @@ Expected<std::optional<std::pair<int64_t, int64_t>>> PrometheusHistory::HistoryS
   if (!evals) return tl::unexpected(evals.error());
   evaluations_ = std::move(*evals);
   std::sort(evaluations_.begin(), evaluations_.end());
+  // One per hour however many marker series hold it (several Prometheus, an HA pair).
+  evaluations_.erase(std::unique(evaluations_.begin(), evaluations_.end()), evaluations_.end());
   // The first hour with raw data: a step of an hour finds it to within the hour before. The
   // steps end at now (data younger than an hour is found), and start an hour before `from`.
   const int64_t steps_from = now_ - (lookback_ / 3600 + 1) * 3600;
@@ -199,11 +211,12 @@ Expected<PrometheusHistory::Records> PrometheusHistory::ReadMinutes(int64_t from
   for (int64_t a = from; a < to; a += kPiece) {
     const int64_t z = std::min(to, a + kPiece);
     for (const auto& [metric, field] : kUnitCounters) {
-      auto r =
-          api_.QueryRange("sum by (node, unit) " + Latest(metric, UnitMatchers()), a, z, kStep);
+      auto r = api_.QueryRange(
+          "sum by (" + std::string(kUnitLabels) + ") " + Latest(metric, UnitMatchers()), a, z,
+          kStep);
       if (!r) return tl::unexpected(r.error());
       for (const auto& s : *r)
-        for (const auto& [t, v] : StepGrowth(s.points, a, kStep))
+        for (const auto& [t, v] : StepGrowth(s.points, a, z, kStep))
           if (t >= from && t < to)
             b.Of(t, {Get(s.labels, "node"), Get(s.labels, "unit")}).record.*field += v;
     }
@@ -213,7 +226,7 @@ Expected<PrometheusHistory::Records> PrometheusHistory::ReadMinutes(int64_t from
           kStep);
       if (!r) return tl::unexpected(r.error());
       for (const auto& s : *r)
-        for (const auto& [t, v] : StepGrowth(s.points, a, kStep))
+        for (const auto& [t, v] : StepGrowth(s.points, a, z, kStep))
           if (t >= from && t < to) b.AddOwner(t, s.labels, field, v);
     }
   }
@@ -227,7 +240,7 @@ Expected<PrometheusHistory::Records> PrometheusHistory::ReadHours(int64_t from, 
   const std::string range = "[" + std::to_string(to - from) + "s]";
   // The first hour reaches back before `from`: keep it only where the day before was read per
   // hour too (else those minutes were read already, and rows must come in time order).
-  const int64_t earliest = Covered(from - 86400, from) ? from - 3600 : from;
+  const int64_t earliest = Covered(from - HistoryReadSeconds(), from) ? from - 3600 : from;
   Buckets b;
   for (const auto& [metric, field] : kUnitCounters) {
     auto r = api_.QueryRaw(RecordedName(metric) + UnitMatchers() + range, to);

@@ -37,7 +37,7 @@ struct Part {
     if (seg.recorded)
       return "sum by (" + by + ") (sum_over_time(" + RecordedName(metric) + Range() + "))";
     const std::string before =
-        "(last_over_time(" + metric + "[5m] offset " + std::to_string(seg.to - seg.from) + "s))";
+        "(last_over_time(" + metric + "[1h] offset " + std::to_string(seg.to - seg.from) + "s))";
     return "sum by (" + by + ") ((increase(" + metric + Range() + ") and " + before +
            ") or (last_over_time(" + metric + Range() + ") unless " + before + "))";
   }
@@ -172,7 +172,9 @@ Expected<std::vector<int64_t>> RecordedEvaluations(const PrometheusApi& api, int
   if (!r) return tl::unexpected(r.error());
   std::vector<int64_t> out;
   for (const auto& s : *r)  // one series per Prometheus (or per external-label set)
-    for (const auto& [t_ms, v] : s.points) out.push_back((t_ms + 500) / 1000);
+    // Rounded up: an evaluation runs at a phase to the nanosecond, and the recorded segment's
+    // queries, evaluated at this second, must include it.
+    for (const auto& [t_ms, v] : s.points) out.push_back((t_ms + 999) / 1000);
   return out;
 }
 

@@ -33,8 +33,10 @@ std::vector<Segment> PlanSegments(int64_t from, int64_t to, std::vector<int64_t>
   std::vector<Segment> out;
   int64_t at = from;
   for (auto r : runs) {
-    r.from = std::max(r.from, at);  // never overlap the previous run (drift of a second)
-    if (r.from >= r.to) continue;
+    // A run that overlaps the previous one (two evaluators at different phases) is read raw:
+    // a recorded segment must be whole hours of one evaluator's, or its range selector would
+    // take the other's hour too.
+    if (r.from < at) continue;
     if (r.from > at) out.push_back({at, r.from, false});
     out.push_back(r);
     at = r.to;

@@ -147,6 +147,8 @@ TEST_F(PrometheusApiTest, BadSecretFilesAndFlagsAreRefusedAtOpen) {
       {with([&](auto& a) { a.user = "u"; }), "go together"},
       {with([&](auto& a) { a.tenant = "a\nb"; }), "--prometheus-tenant"},
       {with([&](auto& a) { a.url = "ftp://x"; }), "not an http(s)://host:port URL"},
+      {with([&](auto& a) { a.url = "https://fin:s3cret@prom:9090/api"; }),
+       "credentials in the URL are refused"},
   };
   for (const auto& c : cases) {
     auto api = PrometheusApi::Open(c.access);
@@ -154,6 +156,7 @@ TEST_F(PrometheusApiTest, BadSecretFilesAndFlagsAreRefusedAtOpen) {
     EXPECT_EQ(api.error().code, ErrorCode::kInvalidInput);
     EXPECT_NE(api.error().message.find(c.want), std::string::npos)
         << c.want << " → " << api.error().message;
+    EXPECT_EQ(api.error().message.find("s3cret"), std::string::npos) << api.error().message;
   }
 }
 

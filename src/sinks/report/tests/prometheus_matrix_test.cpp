@@ -143,28 +143,51 @@ std::vector<std::pair<int64_t, double>> Points(
 }
 
 TEST(StepGrowth, DifferencesOfConsecutiveSteps) {
-  const auto g = StepGrowth(Points({{0, 100}, {60, 130}, {120, 190}}), 0, 60);
+  const auto g = StepGrowth(Points({{0, 100}, {60, 130}, {120, 190}}), 0, 120, 60);
   ASSERT_EQ(g.size(), 2u);
   EXPECT_DOUBLE_EQ(g.at(0), 30);
   EXPECT_DOUBLE_EQ(g.at(60), 60);
 }
 
 TEST(StepGrowth, ABornSeriesGrewByItsFirstValue) {
-  const auto g = StepGrowth(Points({{120, 20}, {180, 50}}), 0, 60);
+  const auto g = StepGrowth(Points({{120, 20}, {180, 50}}), 0, 180, 60);
   EXPECT_DOUBLE_EQ(g.at(60), 20);
   EXPECT_DOUBLE_EQ(g.at(120), 30);
 }
 
 TEST(StepGrowth, AResetCountsTheNewValue) {
-  const auto g = StepGrowth(Points({{0, 500}, {60, 10}, {120, 40}}), 0, 60);
+  const auto g = StepGrowth(Points({{0, 500}, {60, 10}, {120, 40}}), 0, 120, 60);
   EXPECT_DOUBLE_EQ(g.at(0), 10);
   EXPECT_DOUBLE_EQ(g.at(60), 30);
 }
 
 TEST(StepGrowth, AGapIsSpreadOverItsSteps) {
-  const auto g = StepGrowth(Points({{0, 0}, {240, 120}}), 0, 60);
+  const auto g = StepGrowth(Points({{0, 0}, {240, 120}}), 0, 240, 60);
   ASSERT_EQ(g.size(), 4u);
   for (const int64_t t : {0, 60, 120, 180}) EXPECT_DOUBLE_EQ(g.at(t), 30) << t;
+}
+
+TEST(StepGrowth, PointsOutsideTheQueryAreIgnored) {
+  // A hostile reply: a point far past the range would make a gap of billions of steps.
+  const auto g = StepGrowth(Points({{0, 0}, {60, 30}, {99'999'999'999, 1e9}}), 0, 120, 60);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_DOUBLE_EQ(g.at(0), 30);
+}
+
+TEST(RecordedCoverage, TwoEvaluatorsAtOtherPhasesNeverGiveOverlappingOrShortSegments) {
+  // One evaluator at :17, another at :43 (two rule files): runs overlap by 34 minutes.
+  std::vector<int64_t> evals;
+  for (int h = 1; h <= 6; ++h) evals.push_back(h * 3600 + 1020), evals.push_back(h * 3600 + 2580);
+  const auto s = PlanSegments(0, 8 * 3600, evals);
+  int64_t at = 0;
+  for (const auto& seg : s) {
+    EXPECT_EQ(seg.from, at);
+    if (seg.recorded) {
+      EXPECT_GE(seg.to - seg.from, 3600) << seg.from << ".." << seg.to;
+    }
+    at = seg.to;
+  }
+  EXPECT_EQ(at, 8 * 3600);
 }
 
 }  // namespace
