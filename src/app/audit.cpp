@@ -13,6 +13,7 @@
 
 #include "app/node_config.h"
 #include "common/excerpt.h"
+#include "common/secret_file.h"
 #include "core/audit/dcgm_audit.h"
 #include "core/guard/finding_json.h"
 #include "sinks/top/agent_client.h"
@@ -85,7 +86,7 @@ struct AgentView {
 Expected<AgentView> ReadAgent(const AuditOptions& o) {
   std::string token;
   if (!o.agent_token_file.empty()) {
-    auto t = top::ReadTokenFile("--agent-token-file", o.agent_token_file);
+    auto t = ReadSecretFile("--agent-token-file", o.agent_token_file);
     if (!t) return tl::unexpected(t.error());
     token = *t;
   }

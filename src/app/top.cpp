@@ -10,6 +10,7 @@
 
 #include "app/node_config.h"
 #include "app/top_screen.h"
+#include "common/secret_file.h"
 #include "sinks/report/window.h"
 #include "sinks/top/agent_source.h"
 #include "sinks/top/fetcher.h"
@@ -45,7 +46,7 @@ Expected<top::Fetcher::FetchFn> SourceFn(const TopOptions& o, cost::Pricing pric
   if (source.rfind("agent:", 0) == 0) {
     std::string token;
     if (!o.agent_token_file.empty()) {
-      auto t = top::ReadTokenFile("--agent-token-file", o.agent_token_file);
+      auto t = ReadSecretFile("--agent-token-file", o.agent_token_file);
       if (!t) return tl::unexpected(t.error());
       token = *t;
     }

@@ -10,6 +10,7 @@
 #include "common/bounded_file.h"
 #include "common/duration.h"
 #include "common/excerpt.h"
+#include "common/secret_file.h"
 
 namespace gpumeter {
 namespace {
@@ -52,6 +53,37 @@ TEST(BoundedFile, RegularFilesOnlyAndCapped) {
   const auto missing = ReadBoundedFile((dir / "none").string(), 1024);
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SecretFile, TrimmedOneLineNotEmptyErrorsNameFlagAndPathNotTheSecret) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("gpumeter-secret-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const char* name, const std::string& text) {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return (dir / name).string();
+  };
+  EXPECT_EQ(ReadSecretFile("--t", write("nl", "s3cret\n")).value(), "s3cret");
+  EXPECT_EQ(ReadSecretFile("--t", write("crlf", "  s3cret \r\n")).value(), "s3cret");
+  const struct {
+    std::string path, want;
+  } bad[] = {
+      {write("empty", " \n\t"), ": empty"},
+      {write("two", "s3cret\nother\n"), ": more than one line"},
+      {write("nul", std::string("s3c\0ret", 7)), ": more than one line"},
+      {write("big", std::string(kMaxSecretFileBytes + 1, 'x')), ": larger than 65536 bytes"},
+      {dir.string(), ": not a regular file"},
+      {(dir / "absent").string(), ": cannot read (No such file or directory)"},
+  };
+  for (const auto& b : bad) {
+    const auto r = ReadSecretFile("--token-file", b.path);
+    ASSERT_FALSE(r) << b.path;
+    EXPECT_EQ(r.error().code, ErrorCode::kInvalidInput);
+    EXPECT_EQ(r.error().message.rfind("--token-file " + b.path + b.want, 0), 0u)
+        << r.error().message;
+    EXPECT_EQ(r.error().message.find("s3c"), std::string::npos) << r.error().message;
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -7,11 +7,9 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
-#include <fstream>
 #include <functional>
-#include <sstream>
 
-#include "common/bounded_file.h"
+#include "common/secret_file.h"
 #include "sinks/metrics/json_api.h"
 #include "sinks/metrics/readiness.h"
 
@@ -44,12 +42,6 @@ HttpServer::HttpServer(const node::StateView& view, ExpositionOptions options)
 HttpServer::~HttpServer() { Stop(); }
 
 namespace {
-
-std::string ReadFile(const std::string& path) {
-  auto s = ReadBoundedFile(path, 64u << 10).value_or("");
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
-}
 
 // Constant-time comparison, so the token cannot be guessed byte by byte from response times.
 // `expected` is never empty.
@@ -99,19 +91,8 @@ Expected<std::unique_ptr<httplib::Server>> MakeServer(const HttpOptions& o) {
 
 // The bearer token from --bearer-token-file; "" when there is none to check.
 Expected<std::string> ReadToken(const HttpOptions& o) {
-  std::string token;
-  if (!o.bearer_token_file.empty()) {
-    if (auto readable = ReadBoundedFile(o.bearer_token_file, 64u << 10); !readable)
-      return MakeError(ErrorCode::kInvalidInput,
-                       "--bearer-token-file " + (readable.error().code == ErrorCode::kInvalidInput
-                                                     ? readable.error().message
-                                                     : o.bearer_token_file + ": cannot read"));
-    token = ReadFile(o.bearer_token_file);
-    if (token.empty())
-      return MakeError(ErrorCode::kInvalidInput,
-                       "--bearer-token-file " + o.bearer_token_file + ": empty");
-  }
-  return token;
+  if (o.bearer_token_file.empty()) return std::string();
+  return ReadSecretFile("--bearer-token-file", o.bearer_token_file);
 }
 
 // 401 for a request without the token, on every path but the probes (kubelet calls them).

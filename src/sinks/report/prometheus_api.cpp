@@ -5,33 +5,12 @@
 #include <cctype>
 #include <chrono>
 
-#include "common/bounded_file.h"
+#include "common/secret_file.h"
 
 namespace gpumeter::report {
 namespace {
 
 constexpr auto kConnectTimeout = std::chrono::seconds(5);
-constexpr size_t kMaxSecretBytes = 64 << 10;
-
-// A secret from a file (a mounted Secret): its content without surrounding whitespace, not empty.
-Expected<std::string> ReadSecret(const std::string& path, const char* flag) {
-  auto text = ReadBoundedFile(path, kMaxSecretBytes);
-  if (!text)
-    return MakeError(ErrorCode::kInvalidInput, std::string(flag) + ": " + text.error().message);
-  std::string s = std::move(*text);
-  const auto space = [](unsigned char c) { return std::isspace(c) != 0; };
-  while (!s.empty() && space(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t start = 0;
-  while (start < s.size() && space(static_cast<unsigned char>(s[start]))) ++start;
-  s.erase(0, start);
-  if (s.empty())
-    return MakeError(ErrorCode::kInvalidInput, std::string(flag) + " " + path + ": empty");
-  for (const char c : s)
-    if (c == '\r' || c == '\n' || c == '\0')
-      return MakeError(ErrorCode::kInvalidInput, std::string(flag) + " " + path +
-                                                     ": more than one line (one secret per file)");
-  return s;
-}
 
 }  // namespace
 
@@ -69,7 +48,7 @@ Expected<PrometheusApi> PrometheusApi::Open(const PrometheusAccess& access) {
     return MakeError(ErrorCode::kInvalidInput,
                      "--prometheus-token-file and --prometheus-user: give one of them");
   if (!access.token_file.empty()) {
-    auto t = ReadSecret(access.token_file, "--prometheus-token-file");
+    auto t = ReadSecretFile("--prometheus-token-file", access.token_file);
     if (!t) return tl::unexpected(t.error());
     api.token_ = std::move(*t);
   }
@@ -77,7 +56,7 @@ Expected<PrometheusApi> PrometheusApi::Open(const PrometheusAccess& access) {
     return MakeError(ErrorCode::kInvalidInput,
                      "--prometheus-user and --prometheus-password-file go together");
   if (!access.password_file.empty()) {
-    auto p = ReadSecret(access.password_file, "--prometheus-password-file");
+    auto p = ReadSecretFile("--prometheus-password-file", access.password_file);
     if (!p) return tl::unexpected(p.error());
     api.password_ = std::move(*p);
   }

@@ -2,9 +2,6 @@
 
 #include <httplib.h>
 
-#include <fstream>
-#include <sstream>
-
 namespace gpumeter::top {
 
 Expected<std::string> HttpGet(const std::string& what, const std::string& url,
@@ -47,18 +44,6 @@ Expected<std::string> HttpGet(const std::string& what, const std::string& url,
   if (r->status != 200)
     return MakeError(ErrorCode::kUnavailable, where + ": HTTP " + std::to_string(r->status));
   return body;
-}
-
-Expected<std::string> ReadTokenFile(const std::string& flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return MakeError(ErrorCode::kInvalidInput, flag + " " + path + ": cannot read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string token = text.str();
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' '))
-    token.pop_back();
-  if (token.empty()) return MakeError(ErrorCode::kInvalidInput, flag + " " + path + ": empty");
-  return token;
 }
 
 AgentClient::AgentClient(std::string url, std::string token, std::string ca_file, HttpLimits limits)

@@ -29,9 +29,6 @@ Expected<std::string> HttpGet(const std::string& what, const std::string& url,
                               const std::string& path, const std::string& token,
                               const std::string& ca_file, const HttpLimits& limits = {});
 
-// The contents of a token file without its trailing newline; errors name `flag` and the path.
-Expected<std::string> ReadTokenFile(const std::string& flag, const std::string& path);
-
 class AgentClient {
  public:
   // `url`: the agent's base URL, e.g. http://127.0.0.1:9402 (a trailing / is dropped).
