@@ -31,7 +31,8 @@ bool IsUrl(const std::string& s) {
 // An audit waits longer than `top` (it runs once, from cron or CI) and reads a whole
 // dcgm-exporter page, which on a large node is several MiB.
 constexpr top::HttpLimits kAuditLimits{std::chrono::milliseconds(5000),
-                                       std::chrono::milliseconds(30000), 256u << 20};
+                                       std::chrono::milliseconds(30000), 256u << 20,
+                                       std::chrono::milliseconds(60000)};
 
 std::string Short(const std::string& uuid) {
   return uuid.size() > 16 ? uuid.substr(0, 16) + ".." : uuid;

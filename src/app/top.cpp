@@ -52,7 +52,7 @@ Expected<top::Fetcher::FetchFn> SourceFn(const TopOptions& o, cost::Pricing pric
     }
     // Deadlines well under the time a user waits for a key: a hung agent shows as stale soon.
     const top::HttpLimits limits{std::chrono::milliseconds(1000), std::chrono::milliseconds(2000),
-                                 16u << 20};
+                                 16u << 20, std::chrono::milliseconds(3000)};
     top::AgentClient client(source.substr(6), token, o.agent_ca_file, limits);
     return [client, price](int64_t now) { return price(top::FetchAgentFrame(client, now)); };
   }

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <chrono>
 
+#include "common/request_deadline.h"
 #include "common/secret_file.h"
 
 namespace gpumeter::report {
@@ -92,6 +93,7 @@ Expected<PrometheusApi::Reply> PrometheusApi::Get(
   bool too_big = false, too_slow = false;
   const auto& limits = access_.limits;
   const auto deadline = std::chrono::steady_clock::now() + limits.deadline;
+  const RequestDeadline watch(client, deadline);  // headers too: the receiver sees only the body
   auto r = client.Get(prefix_ + path, query, headers, [&](const char* d, size_t n) {
     too_big = reply.body.size() + n > limits.max_bytes;
     too_slow = std::chrono::steady_clock::now() > deadline;
@@ -103,7 +105,7 @@ Expected<PrometheusApi::Reply> PrometheusApi::Get(
     return MakeError(ErrorCode::kUnavailable,
                      what + ": reply over the cap of " + std::to_string(limits.max_bytes) +
                          " bytes (raise it with --prometheus-max-reply-mb)");
-  if (too_slow || (!r && r.error() == httplib::Error::Read))
+  if (too_slow || watch.fired() || (!r && r.error() == httplib::Error::Read))
     return MakeError(ErrorCode::kUnavailable, what + ": no complete reply within " +
                                                   std::to_string(limits.deadline.count() / 1000) +
                                                   " s");

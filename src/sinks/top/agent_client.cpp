@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include "common/request_deadline.h"
+
 namespace gpumeter::top {
 
 Expected<std::string> HttpGet(const std::string& what, const std::string& url,
@@ -28,12 +30,16 @@ Expected<std::string> HttpGet(const std::string& what, const std::string& url,
   const std::string where = what + " " + origin + target;
   std::string body;
   bool too_large = false;
+  const RequestDeadline deadline(client, std::chrono::steady_clock::now() + limits.deadline);
   // The body is read in pieces so that an oversized reply is dropped as it arrives, never held.
   auto r = client.Get(target, [&](const char* data, size_t n) {
     if (body.size() + n > limits.max_reply_bytes) return !(too_large = true);
     body.append(data, n);
     return true;
   });
+  if (deadline.fired())
+    return MakeError(ErrorCode::kUnavailable, where + ": no complete reply within " +
+                                                  std::to_string(limits.deadline.count()) + " ms");
   if (too_large)
     return MakeError(ErrorCode::kUnavailable, where + ": reply larger than " +
                                                   std::to_string(limits.max_reply_bytes) +

@@ -19,12 +19,13 @@ struct HttpLimits {
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds read_timeout{5000};  // per read, as httplib applies it
   std::size_t max_reply_bytes = 16u << 20;       // a larger reply is refused, not truncated
+  std::chrono::milliseconds deadline{10000};     // the whole request, connect to last byte
 };
 
 // GET `path` under `url` (http(s)://host:port[/prefix]; `path` empty: the URL's own path, or
 // /metrics). `what` names the flag in errors ("--agent"). `token`: "" for none. `ca_file`: "" for
 // the system's trust store. Errors: kInvalidInput (not a URL), kUnavailable (unreachable, HTTP
-// status other than 200, too large).
+// status other than 200, too large, not complete within the deadline).
 Expected<std::string> HttpGet(const std::string& what, const std::string& url,
                               const std::string& path, const std::string& token,
                               const std::string& ca_file, const HttpLimits& limits = {});

@@ -3,6 +3,8 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include "common/request_deadline.h"
+
 namespace gpumeter::dcgm {
 namespace {
 
@@ -33,6 +35,7 @@ Expected<std::string> FetchDcgmPage(const DcgmSourceOptions& o) {
   client.set_read_timeout(o.deadline);
   client.set_write_timeout(o.connect_timeout);
   const auto deadline = std::chrono::steady_clock::now() + o.deadline;
+  const RequestDeadline watch(client, deadline);  // headers too: the receiver sees only the body
   std::string body;
   bool too_large = false, too_slow = false;
   // Read in pieces: an oversized reply is dropped as it arrives, and a server that trickles
@@ -46,7 +49,7 @@ Expected<std::string> FetchDcgmPage(const DcgmSourceOptions& o) {
   if (too_large)
     return MakeError(ErrorCode::kUnavailable,
                      what + ": reply larger than " + std::to_string(o.max_reply_bytes) + " bytes");
-  if (too_slow)
+  if (too_slow || watch.fired())
     return MakeError(ErrorCode::kUnavailable,
                      what + ": not read within " + std::to_string(o.deadline.count()) + " ms");
   if (!r)

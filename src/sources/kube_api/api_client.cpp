@@ -1,15 +1,13 @@
 #include "sources/kube_api/api_client.h"
 
-#include "common/bounded_file.h"
 #include "common/excerpt.h"
+#include "common/request_deadline.h"
+#include "common/secret_file.h"
 
 #include <httplib.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
-
-#include <fstream>
-#include <sstream>
 
 namespace gpumeter::kube_api {
 namespace {
@@ -45,14 +43,6 @@ Expected<void> UseClientPem(SSL_CTX* ctx, const std::string& cert_pem, const std
 }
 
 // Tokens and certificates are kilobytes; the cap only stops a runaway or hostile file.
-std::optional<std::string> ReadTrimmed(const std::string& path) {
-  auto read = ReadBoundedFile(path, 1u << 20);
-  if (!read) return std::nullopt;
-  auto s = std::move(*read);
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
 }  // namespace
 
 Expected<std::unique_ptr<httplib::Client>> MakeApiClient(const ApiServerConfig& c,
@@ -85,9 +75,8 @@ Expected<std::unique_ptr<httplib::Client>> MakeApiClient(const ApiServerConfig& 
   }
   std::string token = c.token;
   if (!c.token_file.empty()) {
-    auto t = ReadTrimmed(c.token_file);
-    if (!t)
-      return MakeError(ErrorCode::kUnavailable, c.token_file + ": cannot read the bearer token");
+    auto t = ReadSecretFile(c.source + " bearer token", c.token_file);
+    if (!t) return MakeError(ErrorCode::kUnavailable, t.error().message);
     token = *t;
   }
   if (!token.empty()) client->set_bearer_token_auth(token);
@@ -111,8 +100,35 @@ std::string Describe(const httplib::Result& r) {
         return "request failed: " + httplib::to_string(r.error());
     }
   }
+  return Describe(ListReply{r->status, r->body});
+}
+
+std::string Describe(const ListReply& reply) {
   // The body may be anything (an HTML error page, binary): quoted printable, 200 characters.
-  return "HTTP " + std::to_string(r->status) + (r->body.empty() ? "" : ": " + Excerpt(r->body));
+  return "HTTP " + std::to_string(reply.status) +
+         (reply.body.empty() ? "" : ": " + Excerpt(reply.body));
+}
+
+Expected<ListReply> GetBounded(httplib::Client& client, const std::string& path,
+                               const ListLimits& limits, const std::string& what) {
+  ListReply reply;
+  bool too_large = false;
+  const RequestDeadline deadline(client, std::chrono::steady_clock::now() + limits.deadline);
+  auto r = client.Get(path, [&](const char* data, size_t n) {
+    if (reply.body.size() + n > limits.max_bytes) return !(too_large = true);
+    reply.body.append(data, n);
+    return true;
+  });
+  if (too_large)
+    return MakeError(
+        ErrorCode::kUnavailable,
+        what + ": reply larger than " + std::to_string(limits.max_bytes) + " bytes (refused)");
+  if (deadline.fired())
+    return MakeError(ErrorCode::kUnavailable, what + ": no complete reply within " +
+                                                  std::to_string(limits.deadline.count()) + " ms");
+  if (!r) return MakeError(ErrorCode::kUnavailable, what + ": " + Describe(r));
+  reply.status = r->status;
+  return reply;
 }
 
 }  // namespace gpumeter::kube_api

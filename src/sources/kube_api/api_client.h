@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -21,7 +22,26 @@ Expected<std::unique_ptr<httplib::Client>> MakeApiClient(const ApiServerConfig& 
                                                          std::chrono::milliseconds connect_timeout,
                                                          std::chrono::seconds read_timeout);
 
+// A list request's bounds: the API server is outside the process, so a reply that never ends or
+// never stops growing must cost a bounded time and memory (a node's pods list is a few MB).
+struct ListLimits {
+  std::chrono::milliseconds deadline{60000};  // the whole request, connect to last byte
+  std::size_t max_bytes = 64u << 20;          // a larger reply is refused, not truncated
+};
+
+struct ListReply {
+  int status = 0;
+  std::string body;  // up to ListLimits::max_bytes
+};
+
 // "HTTP 403: <body start>" or "request failed: <transport error>", for messages.
 std::string Describe(const httplib::Result& result);
+std::string Describe(const ListReply& reply);  // "HTTP 403: <body start>"
+
+// GET `path` within `limits`; any status is a reply (the caller decides what a 404 means).
+// Errors (kUnavailable) start with `what`: transport failures (Describe), the deadline, the cap.
+// Blocking; `client` may be stopped from another thread meanwhile (the request then fails).
+Expected<ListReply> GetBounded(httplib::Client& client, const std::string& path,
+                               const ListLimits& limits, const std::string& what);
 
 }  // namespace gpumeter::kube_api

@@ -121,7 +121,7 @@ Expected<bool> ApiServerPodSource::List(const std::string& selector, k8s::PodSto
   if (!BeginRequest(client->get())) return false;
   Attempt();
   const auto begin = std::chrono::steady_clock::now();
-  auto r = (*client)->Get("/api/v1/pods?" + selector);
+  auto r = GetBounded(**client, "/api/v1/pods?" + selector, options_.list_limits, "list pods");
   {
     std::lock_guard lock(mu_);
     tracker_.SetDuration(
@@ -131,8 +131,8 @@ Expected<bool> ApiServerPodSource::List(const std::string& selector, k8s::PodSto
     std::lock_guard lock(mu_);
     active_ = nullptr;
   }
-  if (!r || r->status != 200)
-    return MakeError(ErrorCode::kUnavailable, "list pods: " + Describe(r));
+  if (!r) return tl::unexpected(r.error());
+  if (r->status != 200) return MakeError(ErrorCode::kUnavailable, "list pods: " + Describe(*r));
   if (auto applied = store.ApplyList(r->body); !applied)
     return MakeError(ErrorCode::kInvalidInput, "list pods: " + applied.error().message);
   ++lists_;
@@ -162,6 +162,12 @@ Expected<bool> ApiServerPodSource::Watch(const std::string& selector, k8s::PodSt
       [&](const char* data, size_t len) {
         if (stopping_.load()) return false;
         pending.append(data, len);
+        // An event is one object (etcd stores at most 1.5 MB): a line that never ends is refused.
+        if (pending.size() > options_.list_limits.max_bytes) {
+          problem = "watch pods: an event larger than " +
+                    std::to_string(options_.list_limits.max_bytes) + " bytes (refused)";
+          return false;
+        }
         if (ApplyWatchLines(pending, store, problem, relist)) Publish(store);
         if (!relist) Succeeded();
         return !relist;

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "sources/kube_api/api_client.h"
 #include "sources/kube_api/kubeconfig.h"
 #include "sources/kube_api/pod_source.h"
 
@@ -31,6 +32,7 @@ struct ApiServerOptions {
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds initial_backoff{1000};
   std::chrono::milliseconds max_backoff{30000};
+  ListLimits list_limits;  // the pods list; max_bytes also caps one watch event
 };
 
 class ApiServerPodSource final : public PodSource {

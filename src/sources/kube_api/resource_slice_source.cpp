@@ -60,8 +60,10 @@ void ApiServerSliceSource::ListOnce() {
       active_ = client->get();
     }
     auto r =
-        (*client)->Get("/apis/resource.k8s.io/v1/resourceslices?fieldSelector=" +
-                       httplib::detail::encode_query_param("spec.nodeName=" + options_.node_name));
+        GetBounded(**client,
+                   "/apis/resource.k8s.io/v1/resourceslices?fieldSelector=" +
+                       httplib::detail::encode_query_param("spec.nodeName=" + options_.node_name),
+                   options_.list_limits, "list resourceslices");
     {
       std::lock_guard lock(mu_);
       active_ = nullptr;
@@ -69,8 +71,10 @@ void ApiServerSliceSource::ListOnce() {
     }
     if (r && r->status == 404) {
       store = std::make_shared<k8s::ResourceSliceStore>();  // DRA not served: no devices
-    } else if (!r || r->status != 200) {
-      error = "list resourceslices: " + Describe(r);
+    } else if (!r) {
+      error = r.error().message;
+    } else if (r->status != 200) {
+      error = "list resourceslices: " + Describe(*r);
     } else {
       store = std::make_shared<k8s::ResourceSliceStore>();
       if (auto applied = store->ApplyList(r->body); !applied) {

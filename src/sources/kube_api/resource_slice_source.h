@@ -14,6 +14,7 @@
 
 #include "domain/source_status.h"
 #include "sources/k8s/resource_slices.h"
+#include "sources/kube_api/api_client.h"
 #include "sources/kube_api/kubeconfig.h"
 
 namespace httplib {
@@ -35,6 +36,7 @@ struct SliceSourceOptions {
   std::string node_name;
   std::chrono::milliseconds period{60000};
   std::chrono::milliseconds connect_timeout{5000};
+  ListLimits list_limits;
 };
 
 class ApiServerSliceSource final : public SliceSource {

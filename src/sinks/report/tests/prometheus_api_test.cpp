@@ -11,6 +11,7 @@
 #include <string>
 
 #include "support/loopback_server.h"
+#include "support/trickle_server.h"
 
 namespace gpumeter::report {
 namespace {
@@ -158,6 +159,22 @@ TEST_F(PrometheusApiTest, BadSecretFilesAndFlagsAreRefusedAtOpen) {
         << c.want << " → " << api.error().message;
     EXPECT_EQ(api.error().message.find("s3cret"), std::string::npos) << api.error().message;
   }
+}
+
+TEST_F(PrometheusApiTest, HeadersTrickledByteByByteAreCutAtTheDeadline) {
+  testing::TrickleServer server;  // no read waits 100 ms: only the overall deadline ends it
+  PrometheusAccess a;
+  a.url = server.url();
+  a.limits.deadline = std::chrono::milliseconds(1000);
+  auto api = PrometheusApi::Open(a);
+  ASSERT_TRUE(api) << api.error().message;
+  const auto start = std::chrono::steady_clock::now();
+  auto v = api->Query("up", 100);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(v);
+  EXPECT_NE(v.error().message.find("no complete reply within 1 s"), std::string::npos)
+      << v.error().message;
+  EXPECT_LT(took, std::chrono::seconds(4));
 }
 
 TEST(PromQuote, EscapesQuotesAndBackslashes) { EXPECT_EQ(PromQuote(R"(a"b\c)"), R"("a\"b\\c")"); }

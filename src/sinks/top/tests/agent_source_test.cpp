@@ -10,6 +10,7 @@
 #include "sinks/top/agent_client.h"
 #include "sinks/top/agent_source.h"
 #include "support/loopback_server.h"
+#include "support/trickle_server.h"
 
 namespace gpumeter::top {
 namespace {
@@ -114,7 +115,8 @@ TEST(TopAgentClient, RefusesAReplyOverTheCapAndGivesUpAtTheDeadline) {
                     "application/json");
     });
   });
-  const HttpLimits limits{std::chrono::milliseconds(500), std::chrono::milliseconds(500), 1u << 20};
+  const HttpLimits limits{std::chrono::milliseconds(500), std::chrono::milliseconds(500), 1u << 20,
+                          std::chrono::milliseconds(800)};
   AgentClient client(server.url() + "/", "t0ken", "", limits);
   auto big = client.GetJson("/api/v1/big");
   ASSERT_FALSE(big);
@@ -126,6 +128,20 @@ TEST(TopAgentClient, RefusesAReplyOverTheCapAndGivesUpAtTheDeadline) {
   EXPECT_FALSE(client.GetJson("/api/v1/overflow")) << "a number beyond a double is refused";
   AgentClient no_token(server.url(), "", "", limits);
   EXPECT_FALSE(no_token.GetJson("/api/v1/ok")) << "an array is not an agent's reply";
+}
+
+TEST(TopAgentClient, HeadersTrickledByteByByteAreCutAtTheDeadline) {
+  // No read waits longer than 100 ms, so only the whole request's deadline can end it.
+  testing::TrickleServer server;
+  const HttpLimits limits{std::chrono::milliseconds(500), std::chrono::milliseconds(500), 1u << 20,
+                          std::chrono::milliseconds(800)};
+  const auto start = std::chrono::steady_clock::now();
+  auto r = HttpGet("--agent", server.url(), "/api/v1/units", "", "", limits);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("no complete reply within 800 ms"), std::string::npos)
+      << r.error().message;
+  EXPECT_LT(took, std::chrono::seconds(3));  // the server would trickle for as long as it runs
 }
 
 }  // namespace

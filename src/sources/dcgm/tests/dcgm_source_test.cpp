@@ -9,6 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include "support/trickle_server.h"
+
 namespace gpumeter::dcgm {
 namespace {
 
@@ -146,6 +148,19 @@ TEST(DcgmSource, AServerThatNeverAnswersCostsAtMostTheDeadline) {
   ASSERT_FALSE(r);
   EXPECT_LT(took, std::chrono::milliseconds(1500));
   EXPECT_TRUE(source.Latest()->series.empty());
+  EXPECT_FALSE(source.Status().up);
+}
+
+TEST(DcgmSource, HeadersTrickledByteByByteCostAtMostTheDeadline) {
+  testing::TrickleServer server;  // no read waits 100 ms: only the overall deadline ends it
+  DcgmSource source(Options(server.url() + "/metrics"));
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = source.Refresh(0);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("not read within 500 ms"), std::string::npos)
+      << r.error().message;
+  EXPECT_LT(took, std::chrono::seconds(3));
   EXPECT_FALSE(source.Status().up);
 }
 

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "support/temp_dir.h"
+#include "support/trickle_server.h"
 
 namespace gpumeter::kube_api {
 namespace {
@@ -248,6 +249,40 @@ TEST_F(ApiServer, AnOutageIsReportedAndSurvived) {
   ASSERT_TRUE(Eventually([&] { return denied.Status().failures >= 1; }));
   EXPECT_THAT(denied.Status().last_error, HasSubstr("list pods: HTTP 403"));
   denied.Stop();
+}
+
+TEST_F(ApiServer, AListOverTheCapOrPastTheDeadlineAndAnEndlessEventAreRefused) {
+  FakeApiServer big;
+  big.AddList(R"({"kind":"PodList","metadata":{"resourceVersion":"1"},"items":[)" +
+              std::string(4096, ' ') + "]}");
+  auto o = Options(big.url());
+  o.list_limits.max_bytes = 1024;
+  ApiServerPodSource capped(o);
+  capped.Start();
+  ASSERT_TRUE(Eventually([&] { return capped.Status().failures >= 1; }));
+  EXPECT_THAT(capped.Status().last_error, HasSubstr("list pods: reply larger than 1024 bytes"));
+  capped.Stop();
+
+  testing::TrickleServer trickle;  // headers never complete; no read waits 100 ms
+  o = Options(trickle.url());
+  o.list_limits.deadline = std::chrono::milliseconds(500);
+  ApiServerPodSource slow(o);
+  slow.Start();
+  ASSERT_TRUE(Eventually([&] { return slow.Status().failures >= 1; }));
+  EXPECT_THAT(slow.Status().last_error, HasSubstr("list pods: no complete reply within 500 ms"));
+  slow.Stop();
+
+  FakeApiServer endless;  // a watch event whose line never ends
+  endless.AddList(R"({"kind":"PodList","metadata":{"resourceVersion":"1"},"items":[]})");
+  endless.AddWatch({R"({"type":"ADDED","object":{"kind":"Pod")" + std::string(4096, ' ')});
+  o = Options(endless.url());
+  o.list_limits.max_bytes = 1024;
+  ApiServerPodSource watcher(o);
+  watcher.Start();
+  ASSERT_TRUE(Eventually([&] { return watcher.Status().failures >= 1; }));
+  EXPECT_THAT(watcher.Status().last_error,
+              HasSubstr("watch pods: an event larger than 1024 bytes (refused)"));
+  watcher.Stop();
 }
 
 }  // namespace
