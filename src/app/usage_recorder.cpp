@@ -84,6 +84,10 @@ void UsageRecorder::WritePending() {
       if (auto p = store_.Prune(end); !p) spdlog::warn("{}", p.error().message);
       last_prune_s_ = end;
     }
+    if (end - last_release_s_ >= 60) {  // the page cache holds a minute's pages, not the file's
+      if (auto m = store_.ReleaseMemory(); !m) spdlog::warn("{}", m.error().message);
+      last_release_s_ = end;
+    }
   }
   if (failing_)
     spdlog::info(

@@ -48,6 +48,7 @@ class UsageRecorder {
   node::StoreHealth health_;
   bool failing_ = false;
   int64_t last_prune_s_ = 0;
+  int64_t last_release_s_ = 0;
 };
 
 }  // namespace gpumeter::app

@@ -155,6 +155,7 @@ Expected<std::map<WorkloadKey, WorkloadHistory>> BuildHistories(const UsageHisto
     for (const auto& [t, units] : *rows) b.Add(t, units);
     at = until;
   }
+  source.HistoryDone();
   return b.Finish();
 }
 

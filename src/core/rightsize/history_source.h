@@ -50,6 +50,9 @@ class UsageHistorySource {
   // Called HistoryReadSeconds at a time, on whole multiples of it: a read holds all its minutes.
   virtual Expected<std::map<int64_t, std::vector<attribution::UnitRecord>>> HistoryMinutes(
       int64_t from_unix_s, int64_t to_unix_s) const = 0;
+  // The histories are built: a source may drop what it cached for the reads (a store: its
+  // reader's page cache, which would otherwise fill up to its bound and stay). Best effort.
+  virtual void HistoryDone() const {}
 };
 
 }  // namespace gpumeter::rightsize

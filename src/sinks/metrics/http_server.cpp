@@ -12,11 +12,13 @@
 #include "common/secret_file.h"
 #include "sinks/metrics/json_api.h"
 #include "sinks/metrics/readiness.h"
+#include "sinks/metrics/worker_pool.h"
 
 namespace gpumeter::metrics {
 
 namespace {
 constexpr size_t kWorkerThreads = 16;
+constexpr std::chrono::milliseconds kWorkerLinger{1000};
 }  // namespace
 
 Expected<std::pair<std::string, int>> ParseListen(const std::string& listen) {
@@ -165,7 +167,8 @@ void Tune(httplib::Server& server) {
   // (answered with an honest `Connection: close`: httplib would not answer pipelined requests) and
   // a 2 s read timeout free a worker quickly; the probes have a listener of their own that idle
   // connections cannot starve (probe_server.h).
-  server.new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
+  // Threads that end when idle, not a fixed pool: their malloc caches go back (worker_pool.h).
+  server.new_task_queue = [] { return new OnDemandPool(kWorkerThreads, kWorkerLinger); };
   server.set_keep_alive_max_count(1);
   server.set_read_timeout(2, 0);
   server.set_write_timeout(5, 0);

@@ -361,6 +361,12 @@ Expected<void> Store::Prune(int64_t now_unix_s) {
   return r;
 }
 
+Expected<void> Store::ReleaseMemory() {
+  if (sqlite3_db_release_memory(db_) != SQLITE_OK)
+    return tl::unexpected(Fail("releasing the page cache"));
+  return {};
+}
+
 Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::Query(int64_t from, int64_t to,
                                                                   int64_t bucket_s) const {
   // One read transaction: one snapshot, whatever the agent commits meanwhile (WAL).
@@ -468,6 +474,11 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::HistoryMinutes(int64
   auto reader = HistoryReader();
   if (!reader) return tl::unexpected(reader.error());
   return (*reader)->MinuteUsage(from, to);
+}
+
+void Store::HistoryDone() const {
+  std::lock_guard lock(history_mu_);
+  if (history_reader_) (void)history_reader_->ReleaseMemory();  // best effort: next run reads
 }
 
 }  // namespace gpumeter::store

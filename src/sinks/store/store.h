@@ -66,6 +66,10 @@ class Store final : public rightsize::UsageHistorySource {
   Expected<void> Write(const IntervalRecord& record);
   // Deletes rows past retention, relative to `now_unix_s`.
   Expected<void> Prune(int64_t now_unix_s);
+  // Frees the pages the owner's connection holds in its cache (up to StoreOptions::cache_kib):
+  // called once a minute by the agent, so the cache holds what a minute's writes touch instead
+  // of filling up to its bound as the file grows (issue 17). Best effort: an error is returned.
+  Expected<void> ReleaseMemory();
 
   // Usage per unit summed over [from, to) (Unix seconds, taken to whole minutes): whole hours
   // from the hourly rollups, the ragged ends from minute rows; a start where minutes were pruned
@@ -99,6 +103,7 @@ class Store final : public rightsize::UsageHistorySource {
   Expected<rightsize::PodLabelMap> HistoryPodLabels() const override;
   Expected<std::map<int64_t, std::vector<UnitRecord>>> HistoryMinutes(
       int64_t from_unix_s, int64_t to_unix_s) const override;
+  void HistoryDone() const override;  // the history connection's page cache released
   // The history connection, opened when missing (a failed open is retried next time). Call with
   // history_mu_ held.
   Expected<const Store*> HistoryReader() const;

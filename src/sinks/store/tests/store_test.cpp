@@ -399,5 +399,34 @@ TEST(Store, HistoryReadsGoOnBesideTheWriterOnAnotherThread) {
   EXPECT_EQ(labels->at({"ns", "a"}).at("team"), "search");
 }
 
+TEST(Store, PageCachesAreReleasedOnRequestAndAfterHistories) {
+  // The owner's and the history reader's page caches fill up to cache_kib as the file grows;
+  // ReleaseMemory and HistoryDone hand them back (SQLite's own count of what it holds).
+  testing::TempDir dir("gpumeter-store");
+  auto s = Store::Open((dir.path() / "usage.db").string());
+  ASSERT_TRUE(s) << s.error().message;
+  const int64_t t0 = 1'767'225'600;
+  for (int64_t m = 0; m < 600; ++m) {
+    auto r = Interval(t0 + m * 60 + 30, 60, 0.5);
+    for (int u = 2; u < 10; ++u) {  // more units: a file of a few hundred pages
+      r.units.push_back(r.units[0]);
+      r.units.back().unit = Gpu("GPU-" + std::to_string(u));
+    }
+    ASSERT_TRUE((*s)->Write(r)) << m;
+  }
+  const auto filled = sqlite3_memory_used();
+  ASSERT_TRUE((*s)->ReleaseMemory());
+  const auto released = sqlite3_memory_used();
+  EXPECT_LT(released, filled - 100 * 1024) << "the owner's cache held over 100 KiB";
+  const rightsize::UsageHistorySource& history = **s;
+  const auto rows = history.HistoryMinutes(t0, t0 + 600 * 60);
+  ASSERT_TRUE(rows) << rows.error().message;
+  EXPECT_EQ(rows->size(), 600u);
+  const auto read = sqlite3_memory_used();
+  EXPECT_GT(read, released + 100 * 1024) << "the reader's cache holds the file's pages";
+  history.HistoryDone();
+  EXPECT_LT(sqlite3_memory_used(), read - 100 * 1024);
+}
+
 }  // namespace
 }  // namespace gpumeter::store

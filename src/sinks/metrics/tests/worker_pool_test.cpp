@@ -1,0 +1,82 @@
+// OnDemandPool: at most max_threads tasks at once, the rest in order; threads start with work and
+// end after lingering idle; shutdown runs what is queued and joins.
+#include "sinks/metrics/worker_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <mutex>
+#include <vector>
+
+namespace gpumeter::metrics {
+namespace {
+
+template <typename F>
+bool Eventually(F f) {
+  for (int i = 0; i < 500 && !f(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return f();
+}
+
+TEST(OnDemandPool, AtMostMaxThreadsAtOnce) {
+  OnDemandPool pool(2, std::chrono::seconds(10));
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::atomic<int> running{0}, peak{0};
+  std::mutex mu;
+  std::vector<int> order;
+  for (int i = 0; i < 5; ++i)
+    pool.enqueue([&, i] {
+      const int now = ++running;
+      for (int p = peak; now > p && !peak.compare_exchange_weak(p, now);) {
+      }
+      {
+        std::lock_guard lock(mu);
+        order.push_back(i);  // as it starts
+      }
+      gate.wait();
+      --running;
+    });
+  ASSERT_TRUE(Eventually([&] { return running == 2; }));
+  EXPECT_EQ(pool.threads(), 2u);
+  release.set_value();
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard lock(mu);
+    return order.size() == 5 && running == 0;
+  }));
+  EXPECT_EQ(peak, 2);
+}
+
+TEST(OnDemandPool, IdleThreadsEndAndNewWorkStartsOneAgain) {
+  OnDemandPool pool(4, std::chrono::milliseconds(50));
+  std::atomic<int> done{0};
+  for (int i = 0; i < 3; ++i) pool.enqueue([&] { ++done; });
+  ASSERT_TRUE(Eventually([&] { return done == 3; }));
+  ASSERT_TRUE(Eventually([&] { return pool.threads() == 0; })) << "no thread outlives its linger";
+  pool.enqueue([&] { ++done; });
+  ASSERT_TRUE(Eventually([&] { return done == 4; }));
+  EXPECT_LE(pool.threads(), 1u);
+}
+
+TEST(OnDemandPool, ShutdownRunsWhatIsQueuedInOrderThenJoins) {
+  std::atomic<int> done{0};
+  std::vector<int> order;  // written by the pool's one thread, read after the join
+  {
+    OnDemandPool pool(1, std::chrono::seconds(10));
+    for (int i = 0; i < 4; ++i)
+      pool.enqueue([&, i] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        order.push_back(i);
+        ++done;
+      });
+    pool.shutdown();
+    EXPECT_EQ(done, 4);
+    EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));
+    EXPECT_EQ(pool.threads(), 0u);
+    pool.enqueue([&] { ++done; });  // after shutdown: dropped
+  }
+  EXPECT_EQ(done, 4);
+}
+
+}  // namespace
+}  // namespace gpumeter::metrics
