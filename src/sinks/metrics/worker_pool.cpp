@@ -1,5 +1,7 @@
 #include "sinks/metrics/worker_pool.h"
 
+#include <system_error>
+
 namespace gpumeter::metrics {
 
 OnDemandPool::OnDemandPool(std::size_t max_threads, std::chrono::milliseconds linger)
@@ -20,22 +22,35 @@ std::vector<std::thread> OnDemandPool::TakeFinishedLocked() {
 
 void OnDemandPool::enqueue(std::function<void()> fn) {
   std::vector<std::thread> done;
+  std::function<void()> inline_fn;
   {
     std::lock_guard lock(mu_);
     if (shutdown_) return;
     jobs_.push_back(std::move(fn));
     done = TakeFinishedLocked();
     if (live_ - busy_ < jobs_.size() && live_ < max_threads_) {
-      // Under the lock: the new thread cannot finish (and list itself) before it is recorded.
-      std::thread t([this] { Work(); });
-      const auto id = t.get_id();
-      workers_.emplace(id, std::move(t));
-      ++live_;
+      try {
+        // Under the lock: the new thread cannot finish (and list itself) before it is recorded.
+        std::thread t([this] { Work(); });
+        const auto id = t.get_id();
+        workers_.emplace(id, std::move(t));
+        ++live_;
+      } catch (const std::system_error&) {
+        // No thread to be had (the node's thread limit): a live thread takes the task later;
+        // with none, it runs here, as a task must run to close its connection.
+        if (live_ == 0) {
+          inline_fn = std::move(jobs_.back());
+          jobs_.pop_back();
+        } else {
+          cv_.notify_one();
+        }
+      }
     } else {
       cv_.notify_one();
     }
   }
   for (auto& t : done) t.join();  // they have left Work(): joins at once
+  if (inline_fn) inline_fn();
 }
 
 void OnDemandPool::Work() {
