@@ -4,8 +4,12 @@
 
 namespace gpumeter::metrics {
 
-OnDemandPool::OnDemandPool(std::size_t max_threads, std::chrono::milliseconds linger)
-    : max_threads_(max_threads > 0 ? max_threads : 1), linger_(linger) {}
+OnDemandPool::OnDemandPool(std::size_t max_threads, std::chrono::milliseconds linger,
+                           StartThread start)
+    : max_threads_(max_threads > 0 ? max_threads : 1),
+      linger_(linger),
+      start_(start ? std::move(start)
+                   : [](std::function<void()> fn) { return std::thread(std::move(fn)); }) {}
 
 OnDemandPool::~OnDemandPool() { shutdown(); }
 
@@ -31,13 +35,12 @@ void OnDemandPool::enqueue(std::function<void()> fn) {
     if (live_ - busy_ < jobs_.size() && live_ < max_threads_) {
       try {
         // Under the lock: the new thread cannot finish (and list itself) before it is recorded.
-        std::thread t([this] { Work(); });
+        std::thread t = start_([this] { Work(); });
         const auto id = t.get_id();
         workers_.emplace(id, std::move(t));
         ++live_;
       } catch (const std::system_error&) {
-        // No thread to be had (the node's thread limit): a live thread takes the task later;
-        // with none, it runs here, as a task must run to close its connection.
+        // A live thread takes the task later; with none, it runs here (worker_pool.h).
         if (live_ == 0) {
           inline_fn = std::move(jobs_.back());
           jobs_.pop_back();

@@ -9,6 +9,10 @@
 // +270 KB in 8 minutes of back-to-back scrapes with the pool, flat with tcache off). A thread that
 // ends hands its cache back to the arena, where malloc_trim can return it to the kernel.
 //
+// When no thread can be started (std::system_error: the node's or the cgroup's thread limit), a
+// live thread takes the task later; with none alive, enqueue() runs it on the caller's thread, as
+// every task must run to close its connection.
+//
 // Thread-safe: enqueue() from httplib's listen thread, shutdown() once, from any thread.
 #pragma once
 
@@ -28,7 +32,12 @@ namespace gpumeter::metrics {
 
 class OnDemandPool final : public httplib::TaskQueue {
  public:
-  OnDemandPool(std::size_t max_threads, std::chrono::milliseconds linger);
+  // Starts a thread running its argument; throws std::system_error when none can be had.
+  using StartThread = std::function<std::thread(std::function<void()>)>;
+
+  // `start` is replaced only in tests, to refuse threads.
+  OnDemandPool(std::size_t max_threads, std::chrono::milliseconds linger,
+               StartThread start = nullptr);
   ~OnDemandPool() override;  // shutdown()
   OnDemandPool(const OnDemandPool&) = delete;
   OnDemandPool& operator=(const OnDemandPool&) = delete;
@@ -45,6 +54,7 @@ class OnDemandPool final : public httplib::TaskQueue {
 
   const std::size_t max_threads_;
   const std::chrono::milliseconds linger_;
+  const StartThread start_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> jobs_;

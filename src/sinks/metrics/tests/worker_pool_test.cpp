@@ -1,12 +1,15 @@
 // OnDemandPool: at most max_threads tasks at once, the rest in order; threads start with work and
-// end after lingering idle; shutdown runs what is queued and joins.
+// end after lingering idle; shutdown runs what is queued and joins; with no thread to be had, a
+// task still runs (on a live thread, or on the caller's when none is alive).
 #include "sinks/metrics/worker_pool.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <future>
+#include <memory>
 #include <mutex>
+#include <system_error>
 #include <vector>
 
 namespace gpumeter::metrics {
@@ -76,6 +79,64 @@ TEST(OnDemandPool, ShutdownRunsWhatIsQueuedInOrderThenJoins) {
     pool.enqueue([&] { ++done; });  // after shutdown: dropped
   }
   EXPECT_EQ(done, 4);
+}
+
+// Refuses every thread after the first `allowed`, as pthread_create does at the thread limit.
+OnDemandPool::StartThread Refusing(int allowed, std::atomic<int>& refused) {
+  return [allowed, &refused,
+          started = std::make_shared<std::atomic<int>>(0)](std::function<void()> fn) {
+    if (++*started > allowed) {
+      ++refused;
+      throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again));
+    }
+    return std::thread(std::move(fn));
+  };
+}
+
+TEST(OnDemandPool, NoThreadToBeHadAndNoneAliveRunsTheTaskOnTheCaller) {
+  std::atomic<int> refused{0};
+  OnDemandPool pool(4, std::chrono::seconds(10), Refusing(0, refused));
+  const auto caller = std::this_thread::get_id();
+  std::thread::id ran_on;
+  pool.enqueue([&] { ran_on = std::this_thread::get_id(); });
+  EXPECT_EQ(refused, 1);
+  EXPECT_EQ(ran_on, caller) << "run at once, before enqueue returns";
+  EXPECT_EQ(pool.threads(), 0u);
+}
+
+TEST(OnDemandPool, NoThreadToBeHadQueuesTheTaskForALiveThread) {
+  std::atomic<int> refused{0};
+  OnDemandPool pool(4, std::chrono::seconds(10), Refusing(1, refused));
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::atomic<bool> first_running{false};
+  std::mutex mu;
+  std::vector<std::thread::id> ran_on;
+  pool.enqueue([&] {
+    first_running = true;
+    gate.wait();
+    std::lock_guard lock(mu);
+    ran_on.push_back(std::this_thread::get_id());
+  });
+  ASSERT_TRUE(Eventually([&] { return first_running.load(); }));
+  pool.enqueue([&] {
+    std::lock_guard lock(mu);
+    ran_on.push_back(std::this_thread::get_id());
+  });
+  EXPECT_EQ(refused, 1);
+  EXPECT_EQ(pool.threads(), 1u);
+  {
+    std::lock_guard lock(mu);
+    EXPECT_TRUE(ran_on.empty()) << "the second task waits for the busy thread, not the caller";
+  }
+  release.set_value();
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard lock(mu);
+    return ran_on.size() == 2;
+  }));
+  std::lock_guard lock(mu);
+  EXPECT_EQ(ran_on[0], ran_on[1]) << "both on the one thread the pool could start";
+  EXPECT_NE(ran_on[1], std::this_thread::get_id());
 }
 
 }  // namespace
