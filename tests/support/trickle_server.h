@@ -1,7 +1,9 @@
-// A hostile HTTP server on a free loopback port: it accepts a connection, reads nothing, sends
-// "HTTP/1.1 200 OK\r\n" and then one byte of a header line that never ends every 100 ms, so that
-// no single read of a client ever times out and the headers are never complete. Serves one
-// connection at a time on a thread of its own; stops (and joins) on destruction.
+// A hostile server on a free loopback port: it accepts a connection, reads nothing, sends a
+// preamble and then one more byte every 100 ms, so that no single read of a client ever times out
+// and what it waits for never completes. By default the preamble is "HTTP/1.1 200 OK" and a
+// header line that never ends; TlsHandshake() starts a TLS record of 16 KiB (as a ServerHello
+// would), so an https client waits in its handshake. Serves one connection at a time on a thread
+// of its own; stops (and joins) on destruction.
 #pragma once
 
 #include <arpa/inet.h>
@@ -15,12 +17,17 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 
 namespace gpumeter::testing {
 
 class TrickleServer {
  public:
-  TrickleServer() {
+  static constexpr const char* kHttpHeaders = "HTTP/1.1 200 OK\r\nX-Slow: ";
+  // A TLS handshake record (type 22, TLS 1.2) announcing 0x4000 bytes.
+  static std::string TlsHandshake() { return std::string("\x16\x03\x03\x40\x00", 5); }
+
+  explicit TrickleServer(std::string preamble = kHttpHeaders) : preamble_(std::move(preamble)) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -39,7 +46,9 @@ class TrickleServer {
   }
   TrickleServer(const TrickleServer&) = delete;
   TrickleServer& operator=(const TrickleServer&) = delete;
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string url(const std::string& scheme = "http") const {
+    return scheme + "://127.0.0.1:" + std::to_string(port_);
+  }
 
  private:
   void Serve() {
@@ -48,8 +57,7 @@ class TrickleServer {
       if (::poll(&p, 1, 50) != 1) continue;
       const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (c < 0) continue;
-      const std::string start = "HTTP/1.1 200 OK\r\nX-Slow: ";
-      bool open = ::send(c, start.data(), start.size(), MSG_NOSIGNAL) > 0;
+      bool open = ::send(c, preamble_.data(), preamble_.size(), MSG_NOSIGNAL) > 0;
       while (open && !stop_) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         open = ::send(c, "x", 1, MSG_NOSIGNAL) == 1;
@@ -58,6 +66,7 @@ class TrickleServer {
     }
   }
 
+  const std::string preamble_;
   int fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};

@@ -151,7 +151,10 @@ Expected<std::map<WorkloadKey, WorkloadHistory>> BuildHistories(const UsageHisto
     const int64_t end = at - (at % step + step) % step + step;
     const int64_t until = std::min(to_s, end);
     auto rows = source.HistoryMinutes(at, until);
-    if (!rows) return tl::unexpected(rows.error());
+    if (!rows) {
+      source.HistoryDone();  // what the reads before it cached goes all the same
+      return tl::unexpected(rows.error());
+    }
     for (const auto& [t, units] : *rows) b.Add(t, units);
     at = until;
   }

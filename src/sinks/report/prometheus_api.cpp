@@ -105,7 +105,7 @@ Expected<PrometheusApi::Reply> PrometheusApi::Get(
     return MakeError(ErrorCode::kUnavailable,
                      what + ": reply over the cap of " + std::to_string(limits.max_bytes) +
                          " bytes (raise it with --prometheus-max-reply-mb)");
-  if (too_slow || watch.fired() || (!r && r.error() == httplib::Error::Read))
+  if (!r && (too_slow || watch.fired() || r.error() == httplib::Error::Read))
     return MakeError(ErrorCode::kUnavailable, what + ": no complete reply within " +
                                                   std::to_string(limits.deadline.count() / 1000) +
                                                   " s");

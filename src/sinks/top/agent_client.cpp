@@ -37,13 +37,13 @@ Expected<std::string> HttpGet(const std::string& what, const std::string& url,
     body.append(data, n);
     return true;
   });
-  if (deadline.fired())
-    return MakeError(ErrorCode::kUnavailable, where + ": no complete reply within " +
-                                                  std::to_string(limits.deadline.count()) + " ms");
   if (too_large)
     return MakeError(ErrorCode::kUnavailable, where + ": reply larger than " +
                                                   std::to_string(limits.max_reply_bytes) +
                                                   " bytes, refused");
+  if (!r && deadline.fired())  // a reply that completed as the deadline passed still counts
+    return MakeError(ErrorCode::kUnavailable, where + ": no complete reply within " +
+                                                  std::to_string(limits.deadline.count()) + " ms");
   if (!r)
     return MakeError(ErrorCode::kUnavailable,
                      where + ": unreachable (" + httplib::to_string(r.error()) + ")");

@@ -49,7 +49,7 @@ Expected<std::string> FetchDcgmPage(const DcgmSourceOptions& o) {
   if (too_large)
     return MakeError(ErrorCode::kUnavailable,
                      what + ": reply larger than " + std::to_string(o.max_reply_bytes) + " bytes");
-  if (too_slow || watch.fired())
+  if (!r && (too_slow || watch.fired()))
     return MakeError(ErrorCode::kUnavailable,
                      what + ": not read within " + std::to_string(o.deadline.count()) + " ms");
   if (!r)

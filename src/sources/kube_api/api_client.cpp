@@ -123,7 +123,7 @@ Expected<ListReply> GetBounded(httplib::Client& client, const std::string& path,
     return MakeError(
         ErrorCode::kUnavailable,
         what + ": reply larger than " + std::to_string(limits.max_bytes) + " bytes (refused)");
-  if (deadline.fired())
+  if (!r && deadline.fired())  // a reply that completed as the deadline passed still counts
     return MakeError(ErrorCode::kUnavailable, what + ": no complete reply within " +
                                                   std::to_string(limits.deadline.count()) + " ms");
   if (!r) return MakeError(ErrorCode::kUnavailable, what + ": " + Describe(r));

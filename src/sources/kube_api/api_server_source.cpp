@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include "common/request_deadline.h"
 #include "sources/kube_api/api_client.h"
 
 namespace gpumeter::kube_api {
@@ -153,6 +154,10 @@ Expected<bool> ApiServerPodSource::Watch(const std::string& selector, k8s::PodSt
                            httplib::detail::encode_query_param(store.resource_version()) +
                            "&timeoutSeconds=" + std::to_string(options_.watch_timeout.count());
   int status = 0;
+  // The server ends a watch after timeoutSeconds. One not ended a list's deadline after that is
+  // cut: its headers or an event trickled, or a proxy held it open (read timeouts are per read).
+  const auto limit = options_.watch_timeout + options_.list_limits.deadline;
+  const RequestDeadline deadline(**client, std::chrono::steady_clock::now() + limit);
   auto r = (*client)->Get(
       path,
       [&](const httplib::Response& head) {
@@ -185,6 +190,17 @@ Expected<bool> ApiServerPodSource::Watch(const std::string& selector, k8s::PodSt
   }
   if (status != 0 && status != 200)
     return MakeError(ErrorCode::kUnavailable, "watch pods: HTTP " + std::to_string(status));
+  if (!r && deadline.fired()) {
+    const auto ms =
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(limit).count());
+    if (status == 0)
+      return MakeError(ErrorCode::kUnavailable,
+                       "watch pods: no reply headers within " + ms + " ms");
+    if (!pending.empty())
+      return MakeError(ErrorCode::kUnavailable,
+                       "watch pods: an event not complete within " + ms + " ms");
+    return true;  // a quiet watch the server did not end: watch again from where it left off
+  }
   if (!r && r.error() != httplib::Error::Canceled)
     return MakeError(ErrorCode::kUnavailable, "watch pods: " + Describe(r));
   // The server ended the watch (timeoutSeconds): watch again from where it left off.

@@ -32,7 +32,9 @@ struct ApiServerOptions {
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds initial_backoff{1000};
   std::chrono::milliseconds max_backoff{30000};
-  ListLimits list_limits;  // the pods list; max_bytes also caps one watch event
+  // The pods list; max_bytes also caps one watch event, and a watch the server has not ended
+  // `deadline` after watch_timeout is cut.
+  ListLimits list_limits;
 };
 
 class ApiServerPodSource final : public PodSource {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <memory>
@@ -15,19 +16,31 @@
 namespace gpumeter::metrics {
 namespace {
 
+// Opens a gate on destruction (declared after the pool, it goes first): a failed ASSERT must not
+// leave the pool's destructor waiting for tasks blocked on the gate.
+struct Release {
+  std::promise<void>& gate;
+  bool done = false;
+  void operator()() {
+    if (!done) gate.set_value(), done = true;
+  }
+  ~Release() { (*this)(); }
+};
+
 template <typename F>
 bool Eventually(F f) {
   for (int i = 0; i < 500 && !f(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   return f();
 }
 
-TEST(OnDemandPool, AtMostMaxThreadsAtOnce) {
-  OnDemandPool pool(2, std::chrono::seconds(10));
+TEST(OnDemandPool, AtMostMaxThreadsAtOnceTheFirstQueuedFirst) {
   std::promise<void> release;
   std::shared_future<void> gate = release.get_future().share();
   std::atomic<int> running{0}, peak{0};
   std::mutex mu;
   std::vector<int> order;
+  OnDemandPool pool(2, std::chrono::seconds(10));
+  Release open{release};
   for (int i = 0; i < 5; ++i)
     pool.enqueue([&, i] {
       const int now = ++running;
@@ -42,7 +55,13 @@ TEST(OnDemandPool, AtMostMaxThreadsAtOnce) {
     });
   ASSERT_TRUE(Eventually([&] { return running == 2; }));
   EXPECT_EQ(pool.threads(), 2u);
-  release.set_value();
+  {
+    std::lock_guard lock(mu);
+    ASSERT_EQ(order.size(), 2u);
+    EXPECT_EQ(std::min(order[0], order[1]), 0);
+    EXPECT_EQ(std::max(order[0], order[1]), 1) << "the first two queued run first";
+  }
+  open();
   ASSERT_TRUE(Eventually([&] {
     std::lock_guard lock(mu);
     return order.size() == 5 && running == 0;
@@ -106,12 +125,13 @@ TEST(OnDemandPool, NoThreadToBeHadAndNoneAliveRunsTheTaskOnTheCaller) {
 
 TEST(OnDemandPool, NoThreadToBeHadQueuesTheTaskForALiveThread) {
   std::atomic<int> refused{0};
-  OnDemandPool pool(4, std::chrono::seconds(10), Refusing(1, refused));
   std::promise<void> release;
   std::shared_future<void> gate = release.get_future().share();
   std::atomic<bool> first_running{false};
   std::mutex mu;
   std::vector<std::thread::id> ran_on;
+  OnDemandPool pool(4, std::chrono::seconds(10), Refusing(1, refused));
+  Release open{release};
   pool.enqueue([&] {
     first_running = true;
     gate.wait();
@@ -129,7 +149,7 @@ TEST(OnDemandPool, NoThreadToBeHadQueuesTheTaskForALiveThread) {
     std::lock_guard lock(mu);
     EXPECT_TRUE(ran_on.empty()) << "the second task waits for the busy thread, not the caller";
   }
-  release.set_value();
+  open();
   ASSERT_TRUE(Eventually([&] {
     std::lock_guard lock(mu);
     return ran_on.size() == 2;

@@ -272,6 +272,18 @@ TEST_F(ApiServer, AListOverTheCapOrPastTheDeadlineAndAnEndlessEventAreRefused) {
   EXPECT_THAT(slow.Status().last_error, HasSubstr("list pods: no complete reply within 500 ms"));
   slow.Stop();
 
+  // The same over https, trickled in the TLS handshake, which httplib runs under the mutex that
+  // stop() takes: the request's socket is shut down at the deadline.
+  testing::TrickleServer handshake(testing::TrickleServer::TlsHandshake());
+  o = Options(handshake.url("https"));
+  o.config.insecure_skip_tls_verify = true;
+  o.list_limits.deadline = std::chrono::milliseconds(500);
+  ApiServerPodSource shaking(o);
+  shaking.Start();
+  ASSERT_TRUE(Eventually([&] { return shaking.Status().failures >= 1; }));
+  EXPECT_THAT(shaking.Status().last_error, HasSubstr("list pods: no complete reply within 500 ms"));
+  shaking.Stop();
+
   FakeApiServer endless;  // a watch event whose line never ends
   endless.AddList(R"({"kind":"PodList","metadata":{"resourceVersion":"1"},"items":[]})");
   endless.AddWatch({R"({"type":"ADDED","object":{"kind":"Pod")" + std::string(4096, ' ')});
@@ -283,6 +295,39 @@ TEST_F(ApiServer, AListOverTheCapOrPastTheDeadlineAndAnEndlessEventAreRefused) {
   EXPECT_THAT(watcher.Status().last_error,
               HasSubstr("watch pods: an event larger than 1024 bytes (refused)"));
   watcher.Stop();
+}
+
+TEST_F(ApiServer, AWatchTheServerDoesNotEndIsCutATimeoutAndADeadlineLater) {
+  const auto watches = [](FakeApiServer& api) {
+    int n = 0;
+    for (const auto& r : api.requests()) n += r.find("watch=true") != std::string::npos;
+    return n;
+  };
+  FakeApiServer quiet;  // holds every watch open, past timeoutSeconds
+  quiet.AddList(List("10", {Pod("a", "u-a")}));
+  auto o = Options(quiet.url());
+  o.watch_timeout = std::chrono::seconds(1);
+  o.list_limits.deadline = std::chrono::milliseconds(300);
+  ApiServerPodSource src(o);
+  src.Start();
+  // A quiet watch cut at 1.3 s is watched again from where it was: no failure, no new list.
+  ASSERT_TRUE(Eventually([&] { return watches(quiet) >= 2; }, std::chrono::seconds(10)));
+  EXPECT_EQ(src.Status().failures, 0u);
+  EXPECT_EQ(quiet.requests().size() - static_cast<std::size_t>(watches(quiet)), 1u);
+  src.Stop();
+
+  FakeApiServer partial;  // an event that never ends, its stream held open
+  partial.AddList(List("10", {}));
+  partial.AddWatch({R"({"type":"ADDED","object":{"kind":"Pod")", true, {}, 200});
+  auto po = Options(partial.url());
+  po.watch_timeout = std::chrono::seconds(1);
+  po.list_limits.deadline = std::chrono::milliseconds(300);
+  ApiServerPodSource cut(po);
+  cut.Start();
+  ASSERT_TRUE(Eventually([&] { return cut.Status().failures >= 1; }, std::chrono::seconds(10)));
+  EXPECT_THAT(cut.Status().last_error,
+              HasSubstr("watch pods: an event not complete within 1300 ms"));
+  cut.Stop();
 }
 
 }  // namespace
