@@ -11,6 +11,8 @@
 # Usage: bench/soak.sh [DURATION_S=7200] [INTERVAL_S=0.2] [WARMUP_S=900]   (from the repository root,
 # after a build: `make soak`). To bisect a growth, SOAK_RIGHTSIZE=0 turns rightsizing off,
 # SOAK_SCRAPE=0 the scrapes, and SOAK_OUT puts a run in a directory of its own (several at once).
+# SOAK_STORE_SEED=FILE starts the agent on a copy of a store an earlier soak wrote (node "soak"),
+# so that a short soak runs with the store already holding hours: rightsizing's reads at full size.
 set -euo pipefail
 duration=${1:-7200} interval=${2:-0.2} warmup=${3:-900}
 build=${BUILD:-build}
@@ -19,6 +21,10 @@ nvml=$build/fake_nvml/r580/libnvidia-ml.so.1 scenario=scenarios/node-8gpu.yaml
 for f in "$bin" "$fake_node" "$nvml"; do [ -e "$f" ] || { echo "soak: $f missing: build first" >&2; exit 2; }; done
 out=${SOAK_OUT:-$build/soak} rightsize=${SOAK_RIGHTSIZE:-60} scrape=${SOAK_SCRAPE:-1}
 rm -rf "$out"; mkdir -p "$out"
+if [ -n "${SOAK_STORE_SEED:-}" ]; then  # a consistent copy, WAL included
+  command -v sqlite3 >/dev/null || { echo "soak: SOAK_STORE_SEED needs sqlite3" >&2; exit 2; }
+  sqlite3 "$SOAK_STORE_SEED" ".backup '$out/usage.db'" || { echo "soak: cannot copy $SOAK_STORE_SEED" >&2; exit 2; }
+fi
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 export GPUMETER_FAKE_NVML_SCENARIO=$scenario GPUMETER_FAKE_NVML_START_S=0
 "$fake_node" "$scenario" "$out/node" 0 >"$out/node.log" 2>&1 &
