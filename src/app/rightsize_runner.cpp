@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "app/runtime.h"
+
 namespace gpumeter::app {
 
 std::vector<node::RightsizingRow> ToRows(const std::vector<rightsize::Recommendation>& rs) {
@@ -49,6 +51,7 @@ void RightsizeRunner::Loop(std::chrono::milliseconds first, std::chrono::millise
     }
     wait = interval;
     auto rs = Rightsize(history_, options_);
+    ReturnFreeHeap();  // the run's reads are freed: their pages go back now, not at the next trim
     if (!rs) {
       // An empty store at start is expected; say it once per outage.
       if (!failing) spdlog::warn("rightsizing: {} (keeping the last result)", rs.error().message);

@@ -19,13 +19,19 @@ void ReturnFreeMemory(std::chrono::steady_clock::time_point& last) {
   const auto now = std::chrono::steady_clock::now();
   if (now - last < std::chrono::minutes(1)) return;
   last = now;
-  (void)malloc_trim(0);  // 1 when memory was released, 0 when there was none: both fine
+  ReturnFreeHeap();
 #else
   (void)last;
 #endif
 }
 
 }  // namespace
+
+void ReturnFreeHeap() {
+#ifdef __GLIBC__
+  (void)malloc_trim(0);  // 1 when memory was released, 0 when there was none: both fine
+#endif
+}
 
 bool TuneAllocator() {
 #ifdef __GLIBC__
