@@ -69,3 +69,11 @@ slope() {  # column of rss.csv -> "first last kB/hour MB/day samples"
 echo "soak: RSS      $(slope 2)"
 echo "soak: RssAnon  $(slope 3)"
 echo "soak: RssFile  $(slope 4)"
+# The same line through each 10-minute window's lowest RssAnon (after the warm-up): what a leak
+# raises, without the transient peaks of the passes and rightsizing runs that a sample may catch.
+floor=$(awk -F, -v w="$warmup" 'NR > 1 && $1 >= w { k = int(($1 - w) / 600); if (!(k in m) || $3 < m[k]) m[k] = $3; if (k > K) K = k }
+  END { for (k = 0; k <= K; k++) if (k in m) { n++; x = w + k * 600 + 300; sx += x; sy += m[k]; sxx += x * x; sxy += x * m[k] }
+        if (n < 3) { print "too few 10-minute windows after the warm-up"; exit 1 }
+        s = (n * sxy - sx * sy) / (n * sxx - sx * sx)
+        printf "%+.1f kB/hour, %+.2f MB/day extrapolated (%d windows)", s * 3600, s * 86400 / 1024, n }' "$out/rss.csv") || true
+echo "soak: RssAnon floor (10-minute minima) $floor"
