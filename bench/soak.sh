@@ -9,8 +9,10 @@
 # their size). /proc/<pid>/smaps is saved at the end of the warm-up and at the end
 # (smaps-warm.txt, smaps-end.txt) so growth can be traced to a mapping.
 # Usage: bench/soak.sh [DURATION_S=7200] [INTERVAL_S=0.2] [WARMUP_S=900]   (from the repository root,
-# after a build: `make soak`). To bisect a growth, SOAK_RIGHTSIZE=0 turns rightsizing off,
-# SOAK_SCRAPE=0 the scrapes, and SOAK_OUT puts a run in a directory of its own (several at once).
+# after a build; `make soak` runs 7200 s with a 4500 s warm-up: until the store holds an hour,
+# rightsizing's reads, an hour of minutes at a time, grow with every minute stored). To bisect a
+# growth, SOAK_RIGHTSIZE=0 turns rightsizing off, SOAK_SCRAPE=0 the scrapes, and SOAK_OUT puts a
+# run in a directory of its own (several at once).
 # SOAK_STORE_SEED=FILE starts the agent on a copy of a store an earlier soak wrote (node "soak"),
 # so that a short soak runs with the store already holding hours: rightsizing's reads at full size.
 set -euo pipefail

@@ -42,7 +42,8 @@ bool TuneAllocator() {
   // freed (malloc_info, mp_). Two arenas (the agent has two busy threads, the sampler and a
   // scrape), buffers of 64 KB and more (the ~100 KB exposition and its copies) in mmap, returned
   // when freed, and a fixed 128 KB trim threshold: RssAnon after a 15-minute warm-up 4.4 MB, was
-  // 5.9 MB. This lowers the level only; the soak's slope (~+0.97 MB an hour) is another cause.
+  // 5.9 MB. The slope the soak showed then had other causes (docs/deploy.md, "What it needs, and
+  // why": the memory row).
   constexpr int kArenas = 2, kMmapThreshold = 64 * 1024, kTrimThreshold = 128 * 1024,
                 kTopPad = 64 * 1024;
   bool ok = mallopt(M_ARENA_MAX, kArenas) == 1;
