@@ -17,13 +17,8 @@ wait_for_match() {
 # WORK; started in this shell (a job of the caller's), ready when it returns. Sets $api (its URL)
 # and defines query PROMQL (the JSON of an instant query). Returns 1 when it cannot start.
 start_prometheus() {
-  local work=$1 rules=$2 port="" p
+  local work=$1 rules=$2 port p pid low
   shift 2
-  for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 40000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
-  done
-  [ -n "$port" ] || { echo "no free port" >&2; return 1; }
   local targets
   targets=$(printf '"%s", ' "$@")
   {
@@ -33,10 +28,30 @@ start_prometheus() {
     echo "  - job_name: gpumeter"
     echo "    static_configs: [{targets: [${targets%, }]}]"
   } >"$work/prometheus.yml"
-  prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
-    --web.listen-address="127.0.0.1:$port" >"$work/prometheus.log" 2>&1 &
-  api="http://127.0.0.1:$port"
-  for _ in $(seq 1 150); do curl -fs "$api/-/ready" >/dev/null 2>&1 && break; sleep 0.2; done
+  # Ports below the kernel's ephemeral range, which the local ends of other tests' connections
+  # take; a port taken between the check and Prometheus's bind (tests run in parallel) is tried
+  # again with another.
+  low=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  [ "$low" -gt 12000 ] || low=32768
+  for _ in $(seq 1 5); do
+    port=""
+    for _ in $(seq 1 50); do
+      p=$((10000 + RANDOM % (low - 10000)))
+      if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
+    done
+    [ -n "$port" ] || { echo "no free port" >&2; return 1; }
+    prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
+      --web.listen-address="127.0.0.1:$port" >"$work/prometheus.log" 2>&1 &
+    pid=$!
+    api="http://127.0.0.1:$port"
+    for _ in $(seq 1 150); do
+      curl -fs "$api/-/ready" >/dev/null 2>&1 && return 0
+      kill -0 "$pid" 2>/dev/null || break  # exited: the port was taken meanwhile
+      sleep 0.2
+    done
+    grep -q "address already in use" "$work/prometheus.log" || break
+    wait "$pid" 2>/dev/null || true
+  done
   curl -fs "$api/-/ready" >/dev/null || { echo "prometheus did not start" >&2; return 1; }
 }
 query() { curl -fsS --get "$api/api/v1/query" --data-urlencode "query=$1"; }
