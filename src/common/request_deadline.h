@@ -33,22 +33,20 @@
 #include <system_error>
 #include <thread>
 
+#include "common/start_thread.h"
+
 namespace gpumeter {
 
 template <class Client>
 class RequestDeadline {
  public:
-  // Starts a thread running its argument; throws std::system_error when none can be had.
-  using StartThread = std::function<std::thread(std::function<void()>)>;
-
-  // `start` is replaced only in tests, to refuse the thread.
+  // `start` is replaced only in tests, to refuse the thread (common/start_thread.h).
   RequestDeadline(Client& client, std::chrono::steady_clock::time_point deadline,
                   const StartThread& start = nullptr)
       : client_(client) {
     client_.set_socket_options([this](int sock) { Record(sock); });
     try {
-      auto watch = [this, deadline] { Watch(deadline); };
-      thread_ = start ? start(watch) : std::thread(watch);
+      thread_ = StartWith(start, [this, deadline] { Watch(deadline); });
     } catch (const std::system_error&) {
       // No watcher: httplib's per-read timeouts still end the request (header comment).
     }

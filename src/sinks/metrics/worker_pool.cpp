@@ -6,10 +6,7 @@ namespace gpumeter::metrics {
 
 OnDemandPool::OnDemandPool(std::size_t max_threads, std::chrono::milliseconds linger,
                            StartThread start)
-    : max_threads_(max_threads > 0 ? max_threads : 1),
-      linger_(linger),
-      start_(start ? std::move(start)
-                   : [](std::function<void()> fn) { return std::thread(std::move(fn)); }) {}
+    : max_threads_(max_threads > 0 ? max_threads : 1), linger_(linger), start_(std::move(start)) {}
 
 OnDemandPool::~OnDemandPool() { shutdown(); }
 
@@ -35,7 +32,7 @@ void OnDemandPool::enqueue(std::function<void()> fn) {
     if (live_ - busy_ < jobs_.size() && live_ < max_threads_) {
       try {
         // Under the lock: the new thread cannot finish (and list itself) before it is recorded.
-        std::thread t = start_([this] { Work(); });
+        std::thread t = StartWith(start_, [this] { Work(); });
         const auto id = t.get_id();
         workers_.emplace(id, std::move(t));
         ++live_;

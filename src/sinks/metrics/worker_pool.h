@@ -28,14 +28,13 @@
 #include <thread>
 #include <vector>
 
+#include "common/start_thread.h"
+
 namespace gpumeter::metrics {
 
 class OnDemandPool final : public httplib::TaskQueue {
  public:
-  // Starts a thread running its argument; throws std::system_error when none can be had.
-  using StartThread = std::function<std::thread(std::function<void()>)>;
-
-  // `start` is replaced only in tests, to refuse threads.
+  // `start` is replaced only in tests, to refuse threads (common/start_thread.h).
   OnDemandPool(std::size_t max_threads, std::chrono::milliseconds linger,
                StartThread start = nullptr);
   ~OnDemandPool() override;  // shutdown()

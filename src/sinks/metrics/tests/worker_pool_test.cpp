@@ -101,7 +101,7 @@ TEST(OnDemandPool, ShutdownRunsWhatIsQueuedInOrderThenJoins) {
 }
 
 // Refuses every thread after the first `allowed`, as pthread_create does at the thread limit.
-OnDemandPool::StartThread Refusing(int allowed, std::atomic<int>& refused) {
+StartThread Refusing(int allowed, std::atomic<int>& refused) {
   return [allowed, &refused,
           started = std::make_shared<std::atomic<int>>(0)](std::function<void()> fn) {
     if (++*started > allowed) {
