@@ -25,8 +25,8 @@ test_packages=(
   prometheus curl jq openssl sqlite3 chromium
   # The house rules checked by the tests: formatting, function length (docs/architecture.md).
   clang-format universal-ctags
-  # tmux drives `gpumeter top` in a test.
-  tmux
+  # tmux drives `gpumeter top` in a test; GNU time measures peak memory in the chaos test.
+  tmux time
 )
 # Building the image without a daemon (docs/deploy.md) and running it as the DaemonSet would
 # (tests/image): python3-yaml reads the rendered manifest, kubectl renders it.

@@ -3,7 +3,6 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <httplib.h>
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
@@ -12,8 +11,11 @@
 #include <optional>
 
 #include "app/node_config.h"
+#include "common/bounded_file.h"
 #include "common/excerpt.h"
+#include "common/http/client.h"
 #include "common/secret_file.h"
+#include "common/text_cell.h"
 #include "core/audit/dcgm_audit.h"
 #include "core/guard/finding_json.h"
 #include "sinks/top/agent_client.h"
@@ -28,11 +30,15 @@ bool IsUrl(const std::string& s) {
   return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0;
 }
 
-// An audit waits longer than `top` (it runs once, from cron or CI) and reads a whole
-// dcgm-exporter page, which on a large node is several MiB.
-constexpr top::HttpLimits kAuditLimits{std::chrono::milliseconds(5000),
-                                       std::chrono::milliseconds(30000), 256u << 20,
-                                       std::chrono::milliseconds(60000)};
+// The agent's own dcgm-exporter source reads the same page within 3 s and 64 MiB (flags raise
+// both): a page that never ends or a 1 GB page must cost an audit no more than it costs the agent.
+http::Limits Limits(const AuditOptions& o) {
+  return {
+      .connect_timeout = std::min<std::chrono::milliseconds>(o.timeout, std::chrono::seconds(5)),
+      .read_timeout = {},
+      .deadline = o.timeout,
+      .max_bytes = o.max_reply_bytes};
+}
 
 std::string Short(const std::string& uuid) {
   return uuid.size() > 16 ? uuid.substr(0, 16) + ".." : uuid;
@@ -87,11 +93,15 @@ struct AgentView {
 Expected<AgentView> ReadAgent(const AuditOptions& o) {
   std::string token;
   if (!o.agent_token_file.empty()) {
+    if (auto w = SecretFileWarning("--agent-token-file", o.agent_token_file); !w.empty())
+      spdlog::warn("{}", w);
     auto t = ReadSecretFile("--agent-token-file", o.agent_token_file);
     if (!t) return tl::unexpected(t.error());
     token = *t;
   }
-  const top::AgentClient agent(o.agent, token, o.agent_ca_file, kAuditLimits);
+  auto client = top::AgentClient::Open(o.agent, token, o.agent_ca_file, Limits(o));
+  if (!client) return tl::unexpected(client.error());
+  const auto& agent = *client;
   auto f = agent.GetJson("/api/v1/findings");
   if (!f) return tl::unexpected(f.error());
   AgentView v;
@@ -161,8 +171,9 @@ void PrintFindings(const AuditOptions& o, const AgentView& a) {
                             : !f.process.empty() ? "host process " + f.process
                                                  : "-";
     fmt::print("\n  {:<8} {:<23} {:<40} {}  since {}\n    {}\n", guard::ToString(f.severity),
-               guard::ToString(f.kind), who, f.unit_uuid.empty() ? "" : Short(f.unit_uuid),
-               Utc(f.first_seen), f.evidence);
+               guard::ToString(f.kind), TerminalCell(who),
+               f.unit_uuid.empty() ? "" : TerminalCell(Short(f.unit_uuid)), Utc(f.first_seen),
+               TerminalCell(f.evidence));
   }
   if (!a.findings.empty())
     fmt::print("\nWhat each finding means and how to fix it: docs/guardrails.md\n");
@@ -193,19 +204,51 @@ struct Inputs {
   std::optional<AgentView> agent;
 };
 
+// The page from a URL (through the one HTTP client) or a file, within the same cap.
+Expected<std::string> ReadPage(const AuditOptions& o) {
+  if (!IsUrl(o.dcgm_metrics)) {
+    auto text = ReadBoundedFile(o.dcgm_metrics, o.max_reply_bytes);
+    if (!text)
+      return MakeError(text.error().code,
+                       "--dcgm-metrics: " + text.error().message +
+                           (text.error().message.find("larger than") != std::string::npos
+                                ? " (raise the cap with --max-reply-mb)"
+                                : ""));
+    return text;
+  }
+  http::Endpoint e;
+  e.what = "--dcgm-metrics";
+  e.url = o.dcgm_metrics;
+  e.accept_gzip = o.gzip;
+  e.default_path = "/metrics";
+  e.cap_hint = "--max-reply-mb";
+  auto client = http::Client::Open(std::move(e), Limits(o));
+  if (!client) return tl::unexpected(client.error());
+  auto body = client->GetOk("");
+  if (!body && body.error().message.find("no complete reply") != std::string::npos)
+    return MakeError(body.error().code, body.error().message + " (raise it with --timeout)");
+  return body;
+}
+
 // The dcgm-exporter page, then the agent; the first error stops it.
 Expected<Inputs> ReadInputs(const AuditOptions& o) {
   Inputs in;
   if (!o.dcgm_metrics.empty()) {
-    auto text = IsUrl(o.dcgm_metrics)
-                    ? top::HttpGet("--dcgm-metrics", o.dcgm_metrics, "", "", "", kAuditLimits)
-                    : ReadWhole("--dcgm-metrics", o.dcgm_metrics);
+    auto text = ReadPage(o);
     if (!text) return tl::unexpected(text.error());
     auto page = prom::ParsePromText(*text);
     if (!page)
       return MakeError(ErrorCode::kInvalidInput,
                        "--dcgm-metrics " + o.dcgm_metrics + ": " + page.error().message);
     in.dcgm = audit::AuditDcgmPage(*page, o.threshold);
+    // An empty page, an HTML error page that parses as nothing, another exporter's page: an
+    // audit that finds nothing to check must not pass as "nothing inflated".
+    if (in.dcgm->usable_samples == 0)
+      return MakeError(ErrorCode::kInvalidInput,
+                       "--dcgm-metrics " + o.dcgm_metrics + ": no usable dcgm-exporter sample (" +
+                           std::to_string(in.dcgm->samples) + " samples, " +
+                           std::to_string(in.dcgm->invalid_samples) +
+                           " of them invalid; is this a dcgm-exporter page?)");
   }
   if (!o.agent.empty()) {
     auto a = ReadAgent(o);

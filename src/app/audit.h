@@ -6,6 +6,8 @@
 // As a table or JSON, with an exit code for CI or cron (--fail-on).
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <string>
 
 namespace gpumeter::app {
@@ -18,10 +20,15 @@ struct AuditOptions {
   std::string format = "table";
   std::string fail_on = "none";  // none | info | warning | critical (an inflated GPU is a warning)
   double threshold = 1.01;
+  // Every page and reply is read as the agent reads dcgm-exporter: an overall deadline, a cap on
+  // the body (after decompression), gzip only when asked for.
+  std::chrono::seconds timeout{3};
+  std::size_t max_reply_bytes = 64u << 20;
+  bool gzip = false;
 };
 
 // 0: nothing at or above --fail-on; 1: a finding at or above it, or a source could not be read;
-// 2: bad input (a malformed page or reply, bad flags).
+// 2: bad input (a malformed page or reply, a page with no usable dcgm-exporter sample, bad flags).
 int RunAudit(const AuditOptions& options);
 
 }  // namespace gpumeter::app

@@ -1,7 +1,6 @@
 #include "app/doctor_checks.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -256,11 +255,15 @@ struct ApiReply {
 
 ApiReply ApiGet(const kube_api::ApiServerConfig& api, const std::string& path) {
   kube_api::ApiServerConfig config = api;
-  auto client = kube_api::MakeApiClient(config, std::chrono::seconds(3), std::chrono::seconds(10));
+  auto client = kube_api::MakeApiClient(config, "GET",
+                                        {.connect_timeout = std::chrono::seconds(3),
+                                         .read_timeout = {},
+                                         .deadline = std::chrono::seconds(10),
+                                         .max_bytes = 64u << 20});
   if (!client) return {0, {}, client.error().message};
-  auto r = (*client)->Get(path);
-  if (!r) return {0, {}, kube_api::Describe(r)};
-  return {r->status, r->body, r->status == 200 ? "" : kube_api::Describe(r)};
+  auto r = client->Get(path);
+  if (!r) return {0, {}, r.error().message};
+  return {r->status, r->body, r->status == 200 ? "" : kube_api::Describe(*r)};
 }
 
 }  // namespace
@@ -283,9 +286,8 @@ CheckResult CheckPods(const std::string& node, const std::string& pods_file,
         "outside one "
         "give --kubeconfig or --pods-file, else processes in containers stay unattributed");
   } else {
-    const auto reply =
-        ApiGet(*api, "/api/v1/pods?fieldSelector=" +
-                         httplib::detail::encode_query_param("spec.nodeName=" + node));
+    const auto reply = ApiGet(
+        *api, "/api/v1/pods?fieldSelector=" + http::EncodeQueryValue("spec.nodeName=" + node));
     const std::string where = api->server + " (" + api->source + ")";
     if (reply.status == 401)
       return Result("pods", CheckStatus::kFail,

@@ -1,5 +1,11 @@
 #include "app/prometheus_flags.h"
 
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+#include "common/secret_file.h"
+
 namespace gpumeter::app {
 
 Expected<report::PrometheusApi> OpenPrometheus(const std::string& url, const PrometheusFlags& f) {
@@ -12,6 +18,9 @@ Expected<report::PrometheusApi> OpenPrometheus(const std::string& url, const Pro
   access.tenant = f.tenant;
   access.limits.max_bytes = f.max_reply_mb << 20;
   access.limits.deadline = std::chrono::seconds(f.timeout_s);
+  for (const auto& [flag, path] : {std::pair{"--prometheus-token-file", f.token_file},
+                                   std::pair{"--prometheus-password-file", f.password_file}})
+    if (auto w = SecretFileWarning(flag, path); !w.empty()) spdlog::warn("{}", w);
   return report::PrometheusApi::Open(access);
 }
 

@@ -3,6 +3,8 @@
 #include <malloc.h>
 #include <pthread.h>
 
+#include <csignal>
+
 #include <future>
 #include <thread>
 
@@ -108,6 +110,9 @@ bool StopSamplingWithin(NodeRuntime& rt, std::chrono::milliseconds limit) {
 }
 
 sigset_t BlockStopSignals() {
+  // A long-running server: a peer that hangs up (a scraper gone mid-reply over TLS, a socket shut
+  // down at a request's deadline) is an EPIPE for the writer to handle, never the end of the agent.
+  std::signal(SIGPIPE, SIG_IGN);
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);

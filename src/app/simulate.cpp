@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
@@ -341,12 +340,6 @@ void PrintJson(const SimulateOptions& o, const scenario::Scenario& s, const Meas
 }  // namespace
 
 int RunSimulate(const SimulateOptions& o, const std::string& argv0) {
-  // JSON on stdout alone: the log goes to stderr.
-  if (o.format == "json") {
-    auto err = spdlog::stderr_color_st("simulate");
-    err->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
-    spdlog::set_default_logger(std::move(err));
-  }
   const auto exe_dir = ExeDir(argv0);
   auto loaded = LoadScenario(o.scenario, o.scenario_dir, exe_dir);
   if (!loaded) {

@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include "common/text_cell.h"
+
 namespace gpumeter::app {
 namespace {
 
@@ -19,7 +21,7 @@ std::string OwnerText(const node::NodeState& state, uint32_t pid) {
   const auto& o = it->second;
   switch (o.kind) {
     case domain::OwnerKind::kContainer:
-      return o.ns + "/" + o.pod + "/" + o.container;
+      return TerminalCell(o.ns + "/" + o.pod + "/" + o.container);
     case domain::OwnerKind::kSystem:
       return "system (host process)";
     case domain::OwnerKind::kIdle:  // never a process's owner
@@ -47,7 +49,7 @@ void Processes(std::string& out, const node::NodeState& state,
 std::string RowOwner(const domain::Owner& o) {
   switch (o.kind) {
     case domain::OwnerKind::kContainer:
-      return o.ns + "/" + o.pod + "/" + o.container;
+      return TerminalCell(o.ns + "/" + o.pod + "/" + o.container);
     case domain::OwnerKind::kIdle:
       return "idle";
     case domain::OwnerKind::kSystem:
@@ -139,7 +141,7 @@ void Findings(std::string& out, const node::NodeState& state) {
     const std::string who = f.pod.empty() ? (f.process.empty() ? f.unit_uuid : "host " + f.process)
                                           : f.ns + "/" + f.pod + "/" + f.container;
     out += fmt::format("  {:<8} {:<23} {}\n           {}\n", guard::ToString(f.severity),
-                       guard::ToString(f.kind), who, f.evidence);
+                       guard::ToString(f.kind), TerminalCell(who), TerminalCell(f.evidence));
   }
 }
 

@@ -46,15 +46,21 @@ Expected<top::Fetcher::FetchFn> SourceFn(const TopOptions& o, cost::Pricing pric
   if (source.rfind("agent:", 0) == 0) {
     std::string token;
     if (!o.agent_token_file.empty()) {
+      if (auto w = SecretFileWarning("--agent-token-file", o.agent_token_file); !w.empty())
+        spdlog::warn("{}", w);
       auto t = ReadSecretFile("--agent-token-file", o.agent_token_file);
       if (!t) return tl::unexpected(t.error());
       token = *t;
     }
     // Deadlines well under the time a user waits for a key: a hung agent shows as stale soon.
-    const top::HttpLimits limits{std::chrono::milliseconds(1000), std::chrono::milliseconds(2000),
-                                 16u << 20, std::chrono::milliseconds(3000)};
-    top::AgentClient client(source.substr(6), token, o.agent_ca_file, limits);
-    return [client, price](int64_t now) { return price(top::FetchAgentFrame(client, now)); };
+    const http::Limits limits{.connect_timeout = std::chrono::milliseconds(1000),
+                              .read_timeout = {},
+                              .deadline = std::chrono::milliseconds(3000),
+                              .max_bytes = 16u << 20};
+    auto client = top::AgentClient::Open(source.substr(6), token, o.agent_ca_file, limits);
+    if (!client) return tl::unexpected(client.error());
+    return
+        [client = *client, price](int64_t now) { return price(top::FetchAgentFrame(client, now)); };
   }
   if (source.rfind("prometheus:", 0) == 0) {
     auto window = report::ParseDuration(o.window);

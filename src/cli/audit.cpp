@@ -3,6 +3,7 @@
 
 #include "app/audit.h"
 #include "cli/commands.h"
+#include "common/duration.h"
 
 namespace gpumeter::cli {
 
@@ -33,6 +34,23 @@ void AddAuditCommand(CLI::App& app, app::AuditOptions& o) {
                   "Per-pod sum / device above which a GPU counts as inflated")
       ->check(CLI::Range(1.0, 1000.0))
       ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--timeout",
+         [&o](const std::string& text) {
+           auto s = ParseDurationSeconds(text);
+           if (!s || *s > 3600)
+             throw CLI::ValidationError("--timeout", s ? "at most 1h" : s.error().message);
+           o.timeout = std::chrono::seconds(*s);
+         },
+         "The whole read of each page or reply, connect to last byte (e.g. 3s, 1m)")
+      ->default_str("3s");
+  cmd->add_option_function<std::size_t>(
+         "--max-reply-mb", [&o](std::size_t mb) { o.max_reply_bytes = mb << 20; },
+         "A page or reply larger than this (MiB, after decompression) is refused")
+      ->check(CLI::Range(1, 4096))
+      ->default_str("64");
+  cmd->add_flag("--gzip", o.gzip,
+                "Ask for a gzip-compressed page (the cap counts what it unpacks to)");
 }
 
 }  // namespace gpumeter::cli

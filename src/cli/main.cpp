@@ -1,6 +1,7 @@
 // gpumeter: the command line. Declares every subcommand's flags (src/cli/), parses them into that
 // subcommand's typed options and hands them to its use case (src/app/), which wires the sources
 // and sinks it needs: each use case is the composition root of its run. Nothing registers itself.
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
@@ -37,6 +38,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return cli.exit(e) == 0 ? 0 : 2;
   }
+  // The log goes to stderr for every subcommand: stdout is the output (a table, JSON, CSV,
+  // FOCUS, a page) and a warning must never land inside it.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("gpumeter"));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   if (cli.got_subcommand("agent")) return app::RunAgent(agent);
   if (cli.got_subcommand("metrics-doc")) return app::RunMetricsDoc();

@@ -7,7 +7,10 @@
 // Thread-safe; no state.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cctype>
+#include <cstdio>
 #include <string>
 
 #include "common/bounded_file.h"
@@ -39,6 +42,20 @@ inline Expected<std::string> ReadSecretFile(const std::string& flag, const std::
       return MakeError(ErrorCode::kInvalidInput,
                        where + ": more than one line (one secret per file)");
   return s;
+}
+
+// A warning when the secret's file can be read by its group or by others (the token guards
+// every pod's usage): "FLAG PATH: mode 0644, readable by group or others; make it 0600 or 0400".
+// Empty when the mode is private or the file cannot be examined (the read reports that).
+// The caller logs it once, at start.
+inline std::string SecretFileWarning(const std::string& flag, const std::string& path) {
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0 || (st.st_mode & 077) == 0) return "";
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  return flag + " " + path + ": mode " + mode +
+         ", readable by group or others; make it 0600 or 0400 (a Kubernetes Secret volume: "
+         "defaultMode: 0400)";
 }
 
 }  // namespace gpumeter

@@ -60,5 +60,12 @@ while IFS= read -r -d '' file; do
     fi
   done < <(grep -E '^#include "' "$file" || true)
 done < <(find . -type f \( -name '*.h' -o -name '*.cpp' -o -name '*.in' \) -print0)
-[ "$status" = 0 ] && echo "layers: every include follows the arrows"
+# Every outbound HTTP request goes through the one client (common/http/client.h): its deadline,
+# cap, TLS and no-redirect rules hold only if nothing else makes a request. Tests may.
+while IFS= read -r hit; do
+  echo "$hit: an HTTP client outside common/http (use gpumeter::http::Client)"
+  status=1
+done < <(grep -rnE 'httplib::(Client|SSLClient|ClientImpl)\b' --include='*.h' --include='*.cpp' . |
+         grep -vE '^\./(common/http/|[^:]*/tests/)' | cut -d: -f1,2 || true)
+[ "$status" = 0 ] && echo "layers: every include follows the arrows; one HTTP client"
 exit $status

@@ -223,4 +223,35 @@ grep -qF "3 sample(s) left out as unknown: NaN, ±Inf or negative (lines 3, 4, 5
 grep -qiE 'nan|inf' <(grep -v 'left out as unknown' "$work/badvalues.out") && fail "NaN or Inf printed: $(cat "$work/badvalues.out")"
 echo "ok: audit refuses a repeated series and leaves NaN/Inf/negative out"
 
+# --- audit reads a dcgm-exporter page as the agent does (issue 30): a page that never ends, a
+# 200 MiB page and one that trickles a byte every 0.5 s each end within the deadline (3 s) with a
+# clear error, memory bounded by the cap (64 MiB); a page with no usable sample is an error.
+audit_against() {  # MODE WANT RC [EXTRA AUDIT FLAGS...]
+  local mode=$1 want=$2 rc_want=$3; shift 3
+  "$stub" 200 "$work/page.prom" "$mode" >"$work/stub.log" 2>&1 &
+  local stub_pid=$! port t0 ms rc
+  port=$(wait_for_match "$work/stub.log" 's/^port \([0-9]*\)$/\1/p')
+  t0=$(date +%s%N)
+  set +e
+  /usr/bin/env time -f '%M' -o "$work/audit.rss" "$bin" audit --dcgm-metrics "http://127.0.0.1:$port/metrics" "$@" >"$work/audit.err" 2>&1
+  rc=$?
+  set -e
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  kill "$stub_pid"; wait "$stub_pid" 2>/dev/null || true
+  [ "$rc" -eq "$rc_want" ] || fail "audit on a $mode page: rc $rc (want $rc_want): $(cat "$work/audit.err")"
+  grep -qF "$want" "$work/audit.err" || fail "audit on a $mode page lacks '$want': $(cat "$work/audit.err")"
+  [ "$ms" -le 8000 ] || fail "audit on a $mode page took $ms ms (deadline 3 s)"
+  rss=$(tail -1 "$work/audit.rss")
+  [ "$rss" -lt 400000 ] || fail "audit on a $mode page: peak RSS $rss kB"
+  echo "  $mode: rc $rc in $ms ms, peak RSS $rss kB"
+}
+printf 'DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-0",Hostname="n",namespace="a",pod="p%s"} 100\n' $(seq 1 2000) >"$work/page.prom"
+audit_against endless "reply larger than 67108864 bytes (refused; raise it with --max-reply-mb)" 1
+audit_against big:200 "reply larger than 67108864 bytes" 1
+audit_against trickle "no complete reply within 3 s (raise it with --timeout)" 1
+audit_against whole "1 of 1 GPUs with per-pod series add up to more than the GPU" 0
+printf '# just a comment\nnode_load1 0.5\n' >"$work/page.prom"
+audit_against whole "no usable dcgm-exporter sample (1 samples, 0 of them invalid" 2
+echo "ok: audit bounds a never-ending, a 200 MiB and a trickled page; a page with nothing to audit is an error"
+
 echo "chaos: all rows hold"

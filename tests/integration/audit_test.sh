@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `gpumeter audit` on dcgm-exporter pages: a virtual-GPU page (three pods copying one GPU) gives
 # the factor 3 and, with --fail-on warning, exit 1; JSON says the same; a malformed page is a
-# clear error naming the line (exit 2); a page fetched over HTTP (a gpumeter demo's /metrics,
-# which has no dcgm series) audits clean.
+# clear error naming the line (exit 2); a dcgm-exporter page fetched over HTTP audits; a page with
+# no dcgm-exporter sample is an error (exit 2).
 # Usage: audit_test.sh GPUMETER
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -37,9 +37,15 @@ rc=0; "$bin" audit --dcgm-metrics "$work/bad.prom" >"$work/bad.out" 2>&1 || rc=$
 rc=0; "$bin" audit --dcgm-metrics "$work/none.prom" >"$work/none.out" 2>&1 || rc=$?
 [ "$rc" != 0 ] && grep -q "none.prom" "$work/none.out" || fail "missing file"
 
-"$bin" demo --scenario exclusive --duration 0 --refresh 600 --listen 127.0.0.1:0 >"$work/demo.log" 2>&1 &
+# Over HTTP: the mig-a100 demo serves its node's (fake) dcgm-exporter page, one series per MIG
+# instance and no per-pod series: read, nothing inflated. Its own /metrics has no dcgm-exporter
+# sample at all: an audit of it has checked nothing, and says so (exit 2), not "0 of 0".
+"$bin" demo --scenario mig-a100 --duration 0 --refresh 600 --listen 127.0.0.1:0 >"$work/demo.log" 2>&1 &
 url=$(wait_for_match "$work/demo.log" 's|^metrics: \(http://[^ ]*/metrics\).*|\1|p')
-[ -n "$url" ] || fail "demo printed no address"
-"$bin" audit --dcgm-metrics "$url" --fail-on warning >"$work/url.txt" || { cat "$work/url.txt"; fail "audit over HTTP"; }
-grep -q '0 of 0 GPUs' "$work/url.txt" || { cat "$work/url.txt"; fail "a page without dcgm series audits clean"; }
-echo "ok: audit finds the 3x copy, exits 1 with --fail-on warning, names bad lines, reads over HTTP"
+dcgm=$(wait_for_match "$work/demo.log" 's|^dcgm-exporter: \(http://[^ ]*\) .*|\1|p')
+[ -n "$url" ] && [ -n "$dcgm" ] || { cat "$work/demo.log"; fail "demo printed no addresses"; }
+"$bin" audit --dcgm-metrics "$dcgm" --fail-on warning >"$work/url.txt" || { cat "$work/url.txt"; fail "audit over HTTP"; }
+grep -qE '^dcgm-exporter page http://[^ ]+: [1-9][0-9]* samples' "$work/url.txt" || { cat "$work/url.txt"; fail "the page's samples"; }
+rc=0; "$bin" audit --dcgm-metrics "$url" >"$work/nodcgm.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q "no usable dcgm-exporter sample" "$work/nodcgm.out" || { cat "$work/nodcgm.out"; fail "a page with no dcgm-exporter sample must be an error (rc $rc)"; }
+echo "ok: audit finds the 3x copy, exits 1 with --fail-on warning, names bad lines, reads over HTTP, refuses a page with nothing to audit"

@@ -111,9 +111,11 @@ pick='[.recommendations[] | "\(.namespace)/\(.workload)/\(.container) \(.action)
 diff <(jq -r "$pick" "$work/fleet.json") <(jq -r "$pick" "$work/tls.json") >/dev/null || fail "the answer over TLS differs"
 rc=0; "$bin" report --source "prometheus:$sapi" --window 1h --prometheus-user fin --prometheus-password-file "$work/password" >"$work/bad.out" 2>&1 || rc=$?
 [ "$rc" = 1 ] && grep -qi "unreachable\|ssl\|certificate" "$work/bad.out" || { cat "$work/bad.out"; fail "an unknown CA must fail (rc $rc)"; }
-printf 'wrong\n' >"$work/wrong"
+# The file's name is printed (with a warning: it is 0644); its content never.
+printf 'wr0ng-s3cret\n' >"$work/bad-password"; chmod 0644 "$work/bad-password"
 rc=0; "$bin" report --source "prometheus:$sapi" --window 1h --prometheus-ca-file "$work/cert.pem" --prometheus-user fin \
-  --prometheus-password-file "$work/wrong" >"$work/bad.out" 2>&1 || rc=$?
-[ "$rc" = 1 ] && grep -q "HTTP 401 (the credentials were refused)" "$work/bad.out" && ! grep -q wrong "$work/bad.out" ||
+  --prometheus-password-file "$work/bad-password" >"$work/bad.out" 2>&1 || rc=$?
+grep -q "bad-password: mode 0644, readable by group or others" "$work/bad.out" || { cat "$work/bad.out"; fail "a world-readable password file is not warned about"; }
+[ "$rc" = 1 ] && grep -q "HTTP 401 (the credentials were refused)" "$work/bad.out" && ! grep -q wr0ng-s3cret "$work/bad.out" ||
   { cat "$work/bad.out"; fail "a wrong password must be refused without printing it (rc $rc)"; }
 echo "ok: Prometheus behind TLS and basic auth: reached with the CA and the credentials, refused without"

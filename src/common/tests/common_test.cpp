@@ -11,6 +11,7 @@
 #include "common/duration.h"
 #include "common/excerpt.h"
 #include "common/secret_file.h"
+#include "common/text_cell.h"
 
 namespace gpumeter {
 namespace {
@@ -19,6 +20,47 @@ TEST(Excerpt, PrintableKeptOtherBytesEscapedLongTextCut) {
   EXPECT_EQ(Excerpt("plain text"), "plain text");
   EXPECT_EQ(Excerpt(std::string("a\nb\0c\xff", 6)), "a\\x0ab\\x00c\\xff");
   EXPECT_EQ(Excerpt(std::string(300, 'x'), 10), "xxxxxxxxxx... (300 bytes)");
+}
+
+TEST(TextCell, ControlAndBidiCharactersAreEscapedOtherUtf8Kept) {
+  EXPECT_EQ(TerminalCell("ml/train-0/worker"), "ml/train-0/worker");
+  EXPECT_EQ(TerminalCell("a\nb\x1b[2J"), "a\\x0ab\\x1b[2J");
+  // U+202E RIGHT-TO-LEFT OVERRIDE would show "exe.txt" as "txt.exe"-like text.
+  EXPECT_EQ(TerminalCell("pod\xe2\x80\xaetxt"), "pod\\u{202e}txt");
+  EXPECT_EQ(TerminalCell("\xe2\x81\xa6x\xe2\x81\xa9"), "\\u{2066}x\\u{2069}");
+  EXPECT_EQ(TerminalCell("caf\xc3\xa9 \xe6\x97\xa5"), "caf\xc3\xa9 \xe6\x97\xa5");  // é, 日
+  EXPECT_EQ(TerminalCell("\xc2\x9b"), "\\u{009b}");                                 // C1 CSI
+  EXPECT_EQ(TerminalCell("\xff\xc3"), "\\xff\\xc3");                                // not UTF-8
+  EXPECT_EQ(TerminalCell("\xe0\x80\xaf"), "\\xe0\\x80\\xaf");                       // overlong
+}
+
+TEST(TextCell, FormulaCellsAreNeutralisedNumbersAreNot) {
+  EXPECT_EQ(SpreadsheetCell("=cmd|' -C calc'!A0"), "'=cmd|' -C calc'!A0");
+  EXPECT_EQ(SpreadsheetCell("@ads"), "'@ads");
+  EXPECT_EQ(SpreadsheetCell("+sum(A1:A9)"), "'+sum(A1:A9)");
+  EXPECT_EQ(SpreadsheetCell("-2+3+cmd|' /C calc'!A0"), "'-2+3+cmd|' /C calc'!A0");
+  EXPECT_EQ(SpreadsheetCell("\tx"), "'\tx");
+  EXPECT_EQ(SpreadsheetCell("\rx"), "'\rx");
+  EXPECT_EQ(SpreadsheetCell("-0.25"), "-0.25");
+  EXPECT_EQ(SpreadsheetCell("+3e2"), "+3e2");
+  EXPECT_EQ(SpreadsheetCell("search"), "search");
+  EXPECT_EQ(SpreadsheetCell(""), "");
+}
+
+TEST(SecretFile, AGroupOrWorldReadableFileIsWarnedAbout) {
+  const auto path =
+      std::filesystem::temp_directory_path() / ("gpumeter-secret-" + std::to_string(::getpid()));
+  std::ofstream(path) << "t0ken\n";
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  const auto w = SecretFileWarning("--bearer-token-file", path.string());
+  EXPECT_NE(
+      w.find("--bearer-token-file " + path.string() + ": mode 0644, readable by group or others"),
+      std::string::npos)
+      << w;
+  EXPECT_EQ(w.find("t0ken"), std::string::npos);
+  ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
+  EXPECT_EQ(SecretFileWarning("--bearer-token-file", path.string()), "");
+  std::filesystem::remove(path);
 }
 
 TEST(Duration, UnitsZeroAndOverflowAreClear) {

@@ -50,6 +50,7 @@ DcgmAudit AuditDcgmPage(const PromPage& page, double threshold) {
       ++out.invalid_samples;
       continue;
     }
+    ++out.usable_samples;
     const GpuKey key{First(s.labels, {"Hostname", "hostname"}), First(s.labels, {"UUID", "uuid"}),
                      First(s.labels, {"gpu"}), First(s.labels, {"GPU_I_ID"})};
     auto& g = gpus[key];

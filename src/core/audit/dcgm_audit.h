@@ -39,6 +39,8 @@ struct GpuAudit {
 struct DcgmAudit {
   std::string mode;  // which dcgm-exporter mode the page looks like written in
   size_t samples = 0, gpus_with_pods = 0;
+  // Samples of an additive dcgm-exporter metric with a finite value >= 0: what an audit checks.
+  size_t usable_samples = 0;
   // Additive samples left out because their value was NaN, ±Inf or negative; the first lines.
   size_t invalid_samples = 0;
   std::vector<size_t> invalid_lines;

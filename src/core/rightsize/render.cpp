@@ -5,6 +5,7 @@
 #include <map>
 
 #include "common/html.h"
+#include "common/text_cell.h"
 
 namespace gpumeter::rightsize {
 namespace {
@@ -43,12 +44,13 @@ std::string RenderTable(const std::vector<Recommendation>& rs, const RecommendOp
   std::map<std::string, double> total;  // by currency
   for (const auto& r : rs) {
     out += fmt::format(
-        "{:<8} {:<46} {:<26} {:<44} {:>15} {:>13} {:>8} {:>16}\n", ToString(r.action), r.key.Name(),
+        "{:<8} {:<46} {:<26} {:<44} {:>15} {:>13} {:>8} {:>16}\n", ToString(r.action),
+        TerminalCell(r.key.Name()),
         r.replicas > 1 ? fmt::format("{} ×{}", r.current, r.replicas) : r.current, r.recommended,
         fmt::format("{:.1f}/{:.1f}G", r.memory_peak_bytes / kGiB, r.memory_target_bytes / kGiB),
         r.compute_p90 ? fmt::format("{:.1f} %", 100 * *r.compute_p90) : "?", Span(r.days),
         Money(r));
-    out += "         " + r.reason + "\n";
+    out += "         " + TerminalCell(r.reason) + "\n";
     if (r.monthly_savings) total[r.currency] += *r.monthly_savings;
   }
   for (const auto& [currency, v] : total)

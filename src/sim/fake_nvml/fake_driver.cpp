@@ -248,7 +248,16 @@ nvmlReturn_t FakeDriver::ComputeMode(nvmlDevice_t d, int* mode) {
   std::lock_guard lock(mu_);
   const auto& g = GpuOf(d);
   if (d->mig < 0 && g.mig_enabled) return NVML_ERROR_NOT_SUPPORTED;  // needs a MIG handle
-  *mode = static_cast<int>(g.compute_mode);
+  switch (g.compute_mode) {
+    case scenario::ComputeMode::kExclusiveProcess:
+      *mode = NVML_COMPUTEMODE_EXCLUSIVE_PROCESS;
+      break;
+    case scenario::ComputeMode::kProhibited:
+      *mode = NVML_COMPUTEMODE_PROHIBITED;
+      break;
+    default:
+      *mode = NVML_COMPUTEMODE_DEFAULT;
+  }
   return NVML_SUCCESS;
 }
 

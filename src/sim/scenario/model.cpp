@@ -4,18 +4,6 @@
 
 namespace gpumeter::scenario {
 
-const char* ToString(ComputeMode mode) {
-  switch (mode) {
-    case ComputeMode::kDefault:
-      return "default";
-    case ComputeMode::kProhibited:
-      return "prohibited";
-    case ComputeMode::kExclusiveProcess:
-      return "exclusive-process";
-  }
-  return "unknown";
-}
-
 const Gpu* Scenario::FindGpuByUuid(const std::string& uuid) const {
   for (const auto& g : gpus)
     if (g.uuid == uuid) return &g;

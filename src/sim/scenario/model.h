@@ -10,14 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "domain/gpu_types.h"
 #include "domain/sharing_mode.h"
 
 namespace gpumeter::scenario {
 
-enum class ComputeMode { kDefault = 0, kProhibited = 2, kExclusiveProcess = 3 };  // NVML values
-
+// The product's one ComputeMode (kUnknown is never loaded from a scenario).
 using domain::ToString;
-const char* ToString(ComputeMode mode);
+using gpu::ComputeMode;
+using gpu::ToString;
 
 // Board power: P(t) = idle_watts + (max_watts - idle_watts) * busy(t).
 struct PowerModel {

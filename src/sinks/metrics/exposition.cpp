@@ -92,19 +92,16 @@ class Families {
 
 void Sources(Families& f, const gpu::SamplerHealth& health, const node::NodeState& state,
              const ExpositionOptions& options, std::chrono::steady_clock::time_point now) {
+  const auto nvml_status = NvmlStatus(health, options.stale_after, now);
   const uint32_t nvml = f.Labels(Metric::kSourceUp, {state.node, "nvml"});
-  const bool late =
-      options.stale_after.count() > 0 &&
-      SecondsSinceLastPass(health, now) * 1000 > static_cast<double>(options.stale_after.count());
-  f.Add(Metric::kSourceUp, nvml,
-        health.latest && health.latest->ok && health.stalled_call.empty() && !late ? 1 : 0);
-  f.Add(Metric::kSourceAttempts, nvml, static_cast<double>(health.passes));
-  f.Add(Metric::kSourceFailures, nvml, static_cast<double>(health.failures));
+  f.Add(Metric::kSourceUp, nvml, nvml_status.up ? 1 : 0);
+  f.Add(Metric::kSourceAttempts, nvml, static_cast<double>(nvml_status.attempts));
+  f.Add(Metric::kSourceFailures, nvml, static_cast<double>(nvml_status.failures));
   f.Add(Metric::kSourceDeadlineExceeded, nvml, static_cast<double>(health.deadline_exceeded));
-  if (health.last_good) {
+  if (nvml_status.last_success) {
     f.Add(Metric::kSourceLastSuccessAge, nvml,
-          std::chrono::duration<double>(now - health.last_good->taken).count());
-    f.Add(Metric::kSourceDuration, nvml, health.last_good->duration_seconds);
+          std::chrono::duration<double>(now - *nvml_status.last_success).count());
+    f.Add(Metric::kSourceDuration, nvml, *nvml_status.last_duration_seconds);
   }
   for (const auto& s : state.sources) {
     const uint32_t l = f.Labels(Metric::kSourceUp, {state.node, s.name});

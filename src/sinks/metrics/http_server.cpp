@@ -1,6 +1,7 @@
 #include "sinks/metrics/http_server.h"
 
 #include <httplib.h>
+#include <spdlog/spdlog.h>
 
 #include <sys/socket.h>
 
@@ -94,6 +95,8 @@ Expected<std::unique_ptr<httplib::Server>> MakeServer(const HttpOptions& o) {
 // The bearer token from --bearer-token-file; "" when there is none to check.
 Expected<std::string> ReadToken(const HttpOptions& o) {
   if (o.bearer_token_file.empty()) return std::string();
+  if (auto w = SecretFileWarning("--bearer-token-file", o.bearer_token_file); !w.empty())
+    spdlog::warn("{}", w);
   return ReadSecretFile("--bearer-token-file", o.bearer_token_file);
 }
 
@@ -141,8 +144,8 @@ void Route(httplib::Server& server, const node::StateView& view, const Expositio
   json("/api/v1/ledger", LedgerJson);
   json("/api/v1/processes", ProcessesJson);
   json("/api/v1/findings", FindingsJson);
-  json("/api/v1/sources", [&view](const node::NodeState& s) {
-    return SourcesJson(view.Health(), s, std::chrono::steady_clock::now());
+  json("/api/v1/sources", [&view, &options](const node::NodeState& s) {
+    return SourcesJson(view.Health(), s, options.stale_after, std::chrono::steady_clock::now());
   });
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");

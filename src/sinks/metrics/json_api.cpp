@@ -2,6 +2,7 @@
 
 #include "core/attribution/observe.h"
 #include "core/guard/finding_json.h"
+#include "sinks/metrics/readiness.h"
 
 namespace gpumeter::metrics {
 namespace {
@@ -178,23 +179,14 @@ json ProcessesJson(const node::NodeState& s) {
 }
 
 json SourcesJson(const gpu::SamplerHealth& h, const node::NodeState& s,
-                 std::chrono::steady_clock::time_point now) {
+                 std::chrono::milliseconds stale_after, std::chrono::steady_clock::time_point now) {
   auto age = [&](std::optional<std::chrono::steady_clock::time_point> t) {
     return t ? json(std::chrono::duration<double>(now - *t).count()) : json(nullptr);
   };
   json out = json::array();
-  out.push_back({{"name", "nvml"},
-                 {"configured", true},
-                 {"up", h.latest && h.latest->ok && h.stalled_call.empty()},
-                 {"attempts", h.passes},
-                 {"failures", h.failures},
-                 {"last_error", h.latest && !h.latest->ok ? h.latest->error
-                                : h.stalled_call.empty()  ? ""
-                                                          : "call " + h.stalled_call + " stalled"},
-                 {"last_success_age_seconds",
-                  age(h.last_good ? std::optional(h.last_good->taken) : std::nullopt)},
-                 {"detail", ""}});
-  for (const auto& src : s.sources)
+  std::vector<domain::SourceStatus> all{NvmlStatus(h, stale_after, now)};
+  all.insert(all.end(), s.sources.begin(), s.sources.end());
+  for (const auto& src : all)
     out.push_back({{"name", src.name},
                    {"configured", src.configured},
                    {"up", src.configured && src.up},

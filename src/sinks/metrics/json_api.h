@@ -16,7 +16,10 @@ nlohmann::json LedgerJson(const node::NodeState& state);
 nlohmann::json ProcessesJson(const node::NodeState& state);
 // Open guardrail findings (guard/finding_json.h) and the counts opened per kind and severity.
 nlohmann::json FindingsJson(const node::NodeState& state);
+// Every source, NVML first, each as domain::SourceStatus; NVML's "up" is NvmlStatus's
+// (readiness.h), with the same `stale_after` as /metrics and /readyz.
 nlohmann::json SourcesJson(const gpu::SamplerHealth& health, const node::NodeState& state,
+                           std::chrono::milliseconds stale_after,
                            std::chrono::steady_clock::time_point now);
 
 }  // namespace gpumeter::metrics

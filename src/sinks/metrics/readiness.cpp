@@ -13,6 +13,29 @@ double SecondsSinceLastPass(const gpu::SamplerHealth& health,
   return std::max(0.0, std::chrono::duration<double>(now - finished).count());
 }
 
+domain::SourceStatus NvmlStatus(const gpu::SamplerHealth& h, std::chrono::milliseconds stale_after,
+                                std::chrono::steady_clock::time_point now) {
+  domain::SourceStatus s;
+  s.name = "nvml";
+  s.attempts = h.passes;
+  s.failures = h.failures;
+  if (h.last_good) {
+    s.last_success = h.last_good->taken;
+    s.last_duration_seconds = h.last_good->duration_seconds;
+  }
+  const double age = SecondsSinceLastPass(h, now);
+  const bool late =
+      stale_after.count() > 0 && age * 1000 > static_cast<double>(stale_after.count());
+  s.up = h.latest && h.latest->ok && h.stalled_call.empty() && !late;
+  if (h.latest && !h.latest->ok)
+    s.last_error = h.latest->error;
+  else if (!h.stalled_call.empty())
+    s.last_error = "call " + h.stalled_call + " stalled";
+  else if (late)
+    s.last_error = fmt::format("no sampling pass finished for {:.0f} s", age);
+  return s;
+}
+
 Readiness CheckReadiness(const gpu::SamplerHealth& health, const node::NodeState& state,
                          std::chrono::milliseconds stale_after,
                          std::chrono::steady_clock::time_point now) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "domain/sample.h"
+#include "domain/source_status.h"
 #include "node/state/node_state.h"
 
 namespace gpumeter::metrics {
@@ -21,6 +22,13 @@ struct Readiness {
 Readiness CheckReadiness(const gpu::SamplerHealth& health, const node::NodeState& state,
                          std::chrono::milliseconds stale_after,
                          std::chrono::steady_clock::time_point now);
+
+// NVML as a source, in the vocabulary of every other (domain::SourceStatus): up when the latest
+// pass succeeded, no call is past its deadline and (with `stale_after` > 0) a pass finished within
+// it. /metrics and /api/v1/sources both show this one value, so they cannot disagree.
+domain::SourceStatus NvmlStatus(const gpu::SamplerHealth& health,
+                                std::chrono::milliseconds stale_after,
+                                std::chrono::steady_clock::time_point now);
 
 // Seconds since the latest sampling pass finished (or started, while none has finished); 0
 // before the first pass.

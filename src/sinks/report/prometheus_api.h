@@ -3,8 +3,9 @@
 // (http(s)://host:port[/prefix]), a bearer token file or basic auth (user, password file), a CA
 // file for https, and a tenant sent as X-Scope-OrgID (Mimir/Cortex). Secrets are read once, at
 // Open, from files (regular files only, at most 64 KiB, surrounding whitespace dropped), and never
-// appear in errors. Every request is bounded: 5 s to connect, `limits.deadline` for the whole
-// reply, `limits.max_bytes` of body (refused as it arrives), then parsed by prometheus_reply.h.
+// appear in errors. Every request goes through the one HTTP client (common/http/client.h): 5 s to
+// connect, `limits.deadline` for the whole reply, `limits.max_bytes` of body after decompression
+// (refused as it arrives), then parsed by prometheus_reply.h.
 // Errors name the URL and the query. Blocking; one object per thread (it holds no connection).
 #pragma once
 
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/http/client.h"
 #include "sinks/report/prometheus_reply.h"
 
 namespace gpumeter::report {
@@ -44,18 +46,13 @@ class PrometheusApi {
                                                int64_t end_unix_s, int64_t step_s) const;
 
  private:
-  explicit PrometheusApi(PrometheusAccess access) : access_(std::move(access)) {}
-  struct Reply {
-    int status = 0;
-    std::string body;
-  };
-  Expected<Reply> Get(const std::string& path,
-                      const std::vector<std::pair<std::string, std::string>>& params,
-                      const std::string& what) const;
+  PrometheusApi(PrometheusAccess access, http::Client client)
+      : access_(std::move(access)), client_(std::move(client)) {}
+  Expected<http::Reply> Get(const std::string& path, const http::Pairs& params,
+                            const std::string& what) const;
 
   PrometheusAccess access_;
-  std::string base_, prefix_;  // scheme://host:port and the path before /api/v1
-  std::string token_, password_;
+  http::Client client_;  // the URL's path (Mimir's prefix) goes before /api/v1
 };
 
 // A PromQL string literal holding `value` (quotes and backslashes escaped), for label matchers.

@@ -5,10 +5,14 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "common/text_cell.h"
+
 namespace gpumeter::report {
 namespace {
 
-std::string CsvField(const std::string& s) {
+// Text from outside (names, label values) cannot start a formula (common/text_cell.h).
+std::string CsvField(const std::string& text) {
+  const std::string s = SpreadsheetCell(text);
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
@@ -17,9 +21,10 @@ std::string CsvField(const std::string& s) {
 
 std::string Percent(std::optional<double> v) { return v ? fmt::format("{:.1f}%", 100 * *v) : "-"; }
 
+// A group's key for the terminal: no control or bidi character reaches it.
 std::string Joined(const std::vector<std::string>& key) {
   std::string s;
-  for (const auto& k : key) s += (s.empty() ? "" : " | ") + k;
+  for (const auto& k : key) s += (s.empty() ? "" : " | ") + TerminalCell(k);
   return s;
 }
 

@@ -4,7 +4,10 @@
 #include "sinks/store/query.h"
 #include "sinks/store/stmt.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -111,8 +114,30 @@ Expected<void> Store::Exec(const char* sql) const {
   return {};
 }
 
+namespace {
+
+// Every pod's usage is in the store: only the agent's user may read it. SQLite creates a new
+// database 0644 (less the umask) and gives -wal and -shm the database's mode, so the file is
+// made 0600 first; an older store (or one whose mode was widened) is narrowed once it is known
+// to be ours. Best effort: a file we cannot chmod is still used, as before.
+void MakePrivate(const std::string& path) {
+  for (const auto& p : {path, path + "-wal", path + "-shm"}) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077) != 0)
+      (void)::chmod(p.c_str(), st.st_mode & 0700);
+  }
+}
+
+void CreatePrivate(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd >= 0) ::close(fd);  // EEXIST and other failures: sqlite3_open_v2 below decides
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptions options) {
   std::unique_ptr<Store> s(new Store(path, options));
+  if (path != ":memory:" && !path.empty()) CreatePrivate(path);
   if (sqlite3_open_v2(path.c_str(), &s->db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK)
@@ -124,6 +149,7 @@ Expected<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptio
   // Before anything is written: another program's database is refused and left as it was.
   const auto kind = IdentifyStoreFile(s->db_, path);
   if (!kind) return tl::unexpected(kind.error());
+  if (path != ":memory:" && !path.empty()) MakePrivate(path);
   // WAL: readers never block the writer, and a killed writer leaves a consistent file.
   {
     Stmt wal(s->db_, "PRAGMA journal_mode=WAL");

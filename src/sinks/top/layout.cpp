@@ -6,6 +6,8 @@
 #include <cmath>
 #include <ctime>
 
+#include "common/text_cell.h"
+
 namespace gpumeter::top {
 namespace {
 
@@ -16,7 +18,9 @@ std::string OwnerName(const domain::Owner& o) {
                                          : std::string(domain::ToString(o.kind));
 }
 
-std::string Fit(const std::string& s, size_t width) {
+// Every name reaches the screen through here: control and bidi characters escaped first.
+std::string Fit(const std::string& text, size_t width) {
+  const std::string s = TerminalCell(text);
   return s.size() <= width ? s : s.substr(0, width - 2) + "..";
 }
 

@@ -1,9 +1,8 @@
 #include "sources/dcgm/dcgm_source.h"
 
-#include <httplib.h>
 #include <spdlog/spdlog.h>
 
-#include "common/request_deadline.h"
+#include "common/http/client.h"
 
 namespace gpumeter::dcgm {
 namespace {
@@ -21,43 +20,16 @@ bool ChangesEveryCollection(const std::string& name) {
 }  // namespace
 
 Expected<std::string> FetchDcgmPage(const DcgmSourceOptions& o) {
-  const std::string what = "--dcgm-metrics " + o.url;
-  const auto scheme_end = o.url.find("://");
-  if (o.url.rfind("http://", 0) != 0 && o.url.rfind("https://", 0) != 0)
-    return MakeError(ErrorCode::kInvalidInput, what + ": not an http(s):// URL");
-  const auto path_start = o.url.find('/', scheme_end + 3);
-  const std::string origin = path_start == std::string::npos ? o.url : o.url.substr(0, path_start);
-  const std::string target =
-      path_start == std::string::npos ? "/metrics" : o.url.substr(path_start);
-  httplib::Client client(origin);
-  if (!client.is_valid()) return MakeError(ErrorCode::kInvalidInput, what + ": not a valid URL");
-  client.set_connection_timeout(o.connect_timeout);
-  client.set_read_timeout(o.deadline);
-  client.set_write_timeout(o.connect_timeout);
-  const auto deadline = std::chrono::steady_clock::now() + o.deadline;
-  const RequestDeadline watch(client, deadline);  // headers too: the receiver sees only the body
-  std::string body;
-  bool too_large = false, too_slow = false;
-  // Read in pieces: an oversized reply is dropped as it arrives, and a server that trickles
-  // bytes is cut off at the deadline (httplib's timeouts are per read).
-  auto r = client.Get(target, [&](const char* data, size_t n) {
-    if (std::chrono::steady_clock::now() > deadline) return !(too_slow = true);
-    if (body.size() + n > o.max_reply_bytes) return !(too_large = true);
-    body.append(data, n);
-    return true;
-  });
-  if (too_large)
-    return MakeError(ErrorCode::kUnavailable,
-                     what + ": reply larger than " + std::to_string(o.max_reply_bytes) + " bytes");
-  if (!r && (too_slow || watch.fired()))
-    return MakeError(ErrorCode::kUnavailable,
-                     what + ": not read within " + std::to_string(o.deadline.count()) + " ms");
-  if (!r)
-    return MakeError(ErrorCode::kUnavailable,
-                     what + ": unreachable (" + httplib::to_string(r.error()) + ")");
-  if (r->status != 200)
-    return MakeError(ErrorCode::kUnavailable, what + ": HTTP " + std::to_string(r->status));
-  return body;
+  http::Endpoint e;
+  e.what = "--dcgm-metrics";
+  e.url = o.url;
+  e.default_path = "/metrics";
+  auto client = http::Client::Open(std::move(e), {.connect_timeout = o.connect_timeout,
+                                                  .read_timeout = {},
+                                                  .deadline = o.deadline,
+                                                  .max_bytes = o.max_reply_bytes});
+  if (!client) return tl::unexpected(client.error());
+  return client->GetOk("");
 }
 
 DcgmSource::DcgmSource(DcgmSourceOptions options)

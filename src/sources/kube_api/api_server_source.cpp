@@ -1,9 +1,7 @@
 #include "sources/kube_api/api_server_source.h"
 
-#include <httplib.h>
 #include <spdlog/spdlog.h>
 
-#include "common/request_deadline.h"
 #include "sources/kube_api/api_client.h"
 
 namespace gpumeter::kube_api {
@@ -32,7 +30,7 @@ void ApiServerPodSource::Stop() {
     // A request may be between setting active_ and opening its socket, where stop() does
     // nothing: keep interrupting until the worker is out.
     while (worker_.joinable() && !finished_) {
-      if (active_) active_->stop();
+      if (active_) active_->Cancel();
       cv_.wait_for(lock, std::chrono::milliseconds(20));
     }
   }
@@ -73,11 +71,22 @@ void ApiServerPodSource::Failed(const std::string& why) {
                  options_.config.server, why);
 }
 
-Expected<std::unique_ptr<httplib::Client>> ApiServerPodSource::Connect(bool watch) {
-  // A watch is quiet between events; the server closes it after timeoutSeconds.
-  return MakeApiClient(
-      options_.config, options_.connect_timeout,
-      watch ? options_.watch_timeout + std::chrono::seconds(30) : std::chrono::seconds(60));
+Expected<http::Client> ApiServerPodSource::Connect(bool watch) {
+  // A watch is quiet between events; the server closes it after timeoutSeconds. One not ended a
+  // list's deadline after that is cut: its headers or an event trickled, or a proxy held it open
+  // (read timeouts are per read).
+  const auto& l = options_.list_limits;
+  if (watch)
+    return MakeApiClient(options_.config, "watch pods",
+                         {.connect_timeout = options_.connect_timeout,
+                          .read_timeout = options_.watch_timeout + std::chrono::seconds(30),
+                          .deadline = options_.watch_timeout + l.deadline,
+                          .max_bytes = l.max_bytes});
+  return MakeApiClient(options_.config, "list pods",
+                       {.connect_timeout = options_.connect_timeout,
+                        .read_timeout = std::chrono::seconds(60),
+                        .deadline = l.deadline,
+                        .max_bytes = l.max_bytes});
 }
 
 namespace {
@@ -109,7 +118,7 @@ bool ApplyWatchLines(std::string& pending, k8s::PodStore& store, std::string& pr
 
 }  // namespace
 
-bool ApiServerPodSource::BeginRequest(httplib::Client* client) {
+bool ApiServerPodSource::BeginRequest(const http::Client* client) {
   std::lock_guard lock(mu_);
   if (stop_) return false;
   active_ = client;
@@ -119,10 +128,10 @@ bool ApiServerPodSource::BeginRequest(httplib::Client* client) {
 Expected<bool> ApiServerPodSource::List(const std::string& selector, k8s::PodStore& store) {
   auto client = Connect(false);
   if (!client) return tl::unexpected(client.error());
-  if (!BeginRequest(client->get())) return false;
+  if (!BeginRequest(&*client)) return false;
   Attempt();
   const auto begin = std::chrono::steady_clock::now();
-  auto r = GetBounded(**client, "/api/v1/pods?" + selector, options_.list_limits, "list pods");
+  auto r = client->Get("/api/v1/pods?" + selector, {}, "list pods");
   {
     std::lock_guard lock(mu_);
     tracker_.SetDuration(
@@ -145,23 +154,19 @@ Expected<bool> ApiServerPodSource::List(const std::string& selector, k8s::PodSto
 Expected<bool> ApiServerPodSource::Watch(const std::string& selector, k8s::PodStore& store) {
   auto client = Connect(true);
   if (!client) return tl::unexpected(client.error());
-  if (!BeginRequest(client->get())) return false;
+  if (!BeginRequest(&*client)) return false;
   Attempt();
   std::string pending, problem;
   bool relist = false;
   const std::string path = "/api/v1/pods?" + selector +
                            "&watch=true&allowWatchBookmarks=true&resourceVersion=" +
-                           httplib::detail::encode_query_param(store.resource_version()) +
+                           http::EncodeQueryValue(store.resource_version()) +
                            "&timeoutSeconds=" + std::to_string(options_.watch_timeout.count());
   int status = 0;
-  // The server ends a watch after timeoutSeconds. One not ended a list's deadline after that is
-  // cut: its headers or an event trickled, or a proxy held it open (read timeouts are per read).
-  const auto limit = options_.watch_timeout + options_.list_limits.deadline;
-  const RequestDeadline deadline(**client, std::chrono::steady_clock::now() + limit);
-  auto r = (*client)->Get(
+  auto end = client->Stream(
       path,
-      [&](const httplib::Response& head) {
-        status = head.status;  // an error body is not a stream of events
+      [&](int s) {
+        status = s;  // an error body is not a stream of events
         return status == 200;
       },
       [&](const char* data, size_t len) {
@@ -190,26 +195,22 @@ Expected<bool> ApiServerPodSource::Watch(const std::string& selector, k8s::PodSt
   }
   if (status != 0 && status != 200)
     return MakeError(ErrorCode::kUnavailable, "watch pods: HTTP " + std::to_string(status));
-  if (!r && deadline.fired()) {
-    const auto ms =
-        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(limit).count());
+  if (!end) return tl::unexpected(end.error());
+  if (end->cut_at_deadline) {
+    const auto ms = http::FormatDuration(client->limits().deadline);
     if (status == 0)
-      return MakeError(ErrorCode::kUnavailable,
-                       "watch pods: no reply headers within " + ms + " ms");
+      return MakeError(ErrorCode::kUnavailable, "watch pods: no reply headers within " + ms);
     if (!pending.empty())
-      return MakeError(ErrorCode::kUnavailable,
-                       "watch pods: an event not complete within " + ms + " ms");
+      return MakeError(ErrorCode::kUnavailable, "watch pods: an event not complete within " + ms);
     return true;  // a quiet watch the server did not end: watch again from where it left off
   }
-  if (!r && r.error() != httplib::Error::Canceled)
-    return MakeError(ErrorCode::kUnavailable, "watch pods: " + Describe(r));
   // The server ended the watch (timeoutSeconds): watch again from where it left off.
   return true;
 }
 
 Expected<void> ApiServerPodSource::ListAndWatch() {
   const std::string selector =
-      "fieldSelector=" + httplib::detail::encode_query_param("spec.nodeName=" + options_.node_name);
+      "fieldSelector=" + http::EncodeQueryValue("spec.nodeName=" + options_.node_name);
   k8s::PodStore store;
   const auto listed = List(selector, store);
   if (!listed) return tl::unexpected(listed.error());

@@ -18,10 +18,6 @@
 #include "sources/kube_api/kubeconfig.h"
 #include "sources/kube_api/pod_source.h"
 
-namespace httplib {
-class Client;
-}
-
 namespace gpumeter::kube_api {
 
 struct ApiServerOptions {
@@ -63,8 +59,8 @@ class ApiServerPodSource final : public PodSource {
   Expected<bool> List(const std::string& selector, k8s::PodStore& store);
   Expected<bool> Watch(const std::string& selector, k8s::PodStore& store);
   // Makes `client` the request in flight, which Stop interrupts; false when stopping.
-  bool BeginRequest(httplib::Client* client);
-  Expected<std::unique_ptr<httplib::Client>> Connect(bool watch);
+  bool BeginRequest(const http::Client* client);
+  Expected<http::Client> Connect(bool watch);
   void Publish(const k8s::PodStore& store);
   void Attempt();
   void Succeeded();
@@ -74,9 +70,9 @@ class ApiServerPodSource final : public PodSource {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
-  bool finished_ = false;              // Run has returned
-  std::atomic<bool> stopping_{false};  // read by the watch receiver without the lock
-  httplib::Client* active_ = nullptr;  // the client of the request in flight (for Stop)
+  bool finished_ = false;                 // Run has returned
+  std::atomic<bool> stopping_{false};     // read by the watch receiver without the lock
+  const http::Client* active_ = nullptr;  // the client of the request in flight (for Stop)
   std::shared_ptr<const k8s::PodStore> current_;
   domain::SourceTracker tracker_;
   std::atomic<uint64_t> lists_{0};

@@ -1,6 +1,5 @@
 #include "sources/kube_api/resource_slice_source.h"
 
-#include <httplib.h>
 #include <spdlog/spdlog.h>
 
 #include "sources/kube_api/api_client.h"
@@ -28,7 +27,7 @@ void ApiServerSliceSource::Stop() {
     cv_.notify_all();
     // Interrupt a list in flight (repeatedly: it may not have opened its socket yet).
     while (worker_.joinable() && !finished_) {
-      if (active_) active_->stop();
+      if (active_) active_->Cancel();
       cv_.wait_for(lock, std::chrono::milliseconds(20));
     }
   }
@@ -49,21 +48,22 @@ void ApiServerSliceSource::ListOnce() {
   const auto begin = std::chrono::steady_clock::now();
   std::string error;
   std::shared_ptr<k8s::ResourceSliceStore> store;
-  if (auto client =
-          MakeApiClient(options_.config, options_.connect_timeout, std::chrono::seconds(60));
+  if (auto client = MakeApiClient(options_.config, "list resourceslices",
+                                  {.connect_timeout = options_.connect_timeout,
+                                   .read_timeout = std::chrono::seconds(60),
+                                   .deadline = options_.list_limits.deadline,
+                                   .max_bytes = options_.list_limits.max_bytes});
       !client) {
     error = client.error().message;
   } else {
     {
       std::lock_guard lock(mu_);
       if (stop_) return;
-      active_ = client->get();
+      active_ = &*client;
     }
-    auto r =
-        GetBounded(**client,
-                   "/apis/resource.k8s.io/v1/resourceslices?fieldSelector=" +
-                       httplib::detail::encode_query_param("spec.nodeName=" + options_.node_name),
-                   options_.list_limits, "list resourceslices");
+    auto r = client->Get("/apis/resource.k8s.io/v1/resourceslices",
+                         {{"fieldSelector", "spec.nodeName=" + options_.node_name}},
+                         "list resourceslices");
     {
       std::lock_guard lock(mu_);
       active_ = nullptr;

@@ -17,10 +17,6 @@
 #include "sources/kube_api/api_client.h"
 #include "sources/kube_api/kubeconfig.h"
 
-namespace httplib {
-class Client;
-}
-
 namespace gpumeter::kube_api {
 
 class SliceSource {
@@ -59,8 +55,8 @@ class ApiServerSliceSource final : public SliceSource {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
-  bool finished_ = false;              // Run has returned
-  httplib::Client* active_ = nullptr;  // the request in flight (for Stop)
+  bool finished_ = false;                 // Run has returned
+  const http::Client* active_ = nullptr;  // the request in flight (for Stop)
   std::shared_ptr<const k8s::ResourceSliceStore> current_;
   domain::SourceTracker tracker_;
   std::thread worker_;

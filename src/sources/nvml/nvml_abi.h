@@ -30,6 +30,13 @@ enum : nvmlReturn_t {
   NVML_ERROR_UNKNOWN = 999,
 };
 
+// nvmlComputeMode_t, as nvmlDeviceGetComputeMode writes it (an int).
+enum : int {
+  NVML_COMPUTEMODE_DEFAULT = 0,
+  NVML_COMPUTEMODE_PROHIBITED = 2,
+  NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3,
+};
+
 constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE_ULL = ~0ull;
 constexpr unsigned int NVML_VALUE_NOT_AVAILABLE_UINT = ~0u;
 constexpr unsigned int NVML_DEVICE_UUID_V2_BUFFER_SIZE = 96;

@@ -198,10 +198,11 @@ void NvmlGpuSource::SampleDevice(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_
     if (Check(dev, "nvmlDeviceGetComputeMode", Call("nvmlDeviceGetComputeMode", [&] {
                 return api.nvmlDeviceGetComputeMode(h, &mode);
               })))
-      dev.compute_mode = mode == 0   ? gpu::ComputeMode::kDefault
-                         : mode == 3 ? gpu::ComputeMode::kExclusiveProcess
-                         : mode == 2 ? gpu::ComputeMode::kProhibited
-                                     : gpu::ComputeMode::kUnknown;
+      dev.compute_mode = mode == NVML_COMPUTEMODE_DEFAULT ? gpu::ComputeMode::kDefault
+                         : mode == NVML_COMPUTEMODE_EXCLUSIVE_PROCESS
+                             ? gpu::ComputeMode::kExclusiveProcess
+                         : mode == NVML_COMPUTEMODE_PROHIBITED ? gpu::ComputeMode::kProhibited
+                                                               : gpu::ComputeMode::kUnknown;
   }
   if (dev.lost) return;
   dev.processes = ReadProcesses(h, dev, dev.memory ? dev.memory->total_bytes : 0);

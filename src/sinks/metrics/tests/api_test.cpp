@@ -115,8 +115,9 @@ TEST(JsonApi, UnitsLedgerProcessesSources) {
   EXPECT_EQ(procs[1]["type"], "mps");
 
   gpu::SamplerHealth h;
-  const auto sources = SourcesJson(
-      h, s, std::chrono::steady_clock::time_point{} + std::chrono::seconds(100))["sources"];
+  const auto sources =
+      SourcesJson(h, s, std::chrono::milliseconds(0),
+                  std::chrono::steady_clock::time_point{} + std::chrono::seconds(100))["sources"];
   ASSERT_EQ(sources.size(), 2u);
   EXPECT_EQ(sources[0]["name"], "nvml");
   EXPECT_EQ(sources[0]["up"], false);
@@ -133,6 +134,36 @@ namespace {
 struct CommaLocale : std::numpunct<char> {
   char do_decimal_point() const override { return ','; }
 };
+
+// One definition of "NVML is up": a sampler whose last pass was good but finished longer ago
+// than stale_after is down in /metrics and in /api/v1/sources alike (issue 29: the API said up).
+TEST(JsonApi, NvmlUpIsTheSameInMetricsAndSources) {
+  using std::chrono::seconds;
+  const auto t0 = std::chrono::steady_clock::time_point{} + seconds(1000);
+  gpu::SamplerHealth h;
+  auto r = std::make_shared<gpu::SampleResult>();
+  r->ok = true;
+  r->taken = t0;
+  r->duration_seconds = 0.1;
+  h.latest = h.last_good = r;
+  h.passes = 3;
+  ExpositionOptions o;
+  o.stale_after = std::chrono::milliseconds(5000);
+  for (const auto& [at, up] :
+       {std::pair{t0 + seconds(2), true}, std::pair{t0 + seconds(60), false}}) {
+    const auto text = RenderText(BuildFamilies(h, State(), o, at));
+    EXPECT_THAT(text, HasSubstr(std::string("gpumeter_source_up{node=\"n1\",source=\"nvml\"} ") +
+                                (up ? "1" : "0") + "\n"));
+    const auto nvml = SourcesJson(h, State(), o.stale_after, at)["sources"][0];
+    EXPECT_EQ(nvml["name"], "nvml");
+    EXPECT_EQ(nvml["up"], up);
+    EXPECT_EQ(nvml["attempts"], 3);
+    if (!up) {
+      EXPECT_THAT(nvml["last_error"].get<std::string>(),
+                  HasSubstr("no sampling pass finished for 60 s"));
+    }
+  }
+}
 
 TEST(OpenMetrics, LocaleProofAndHugeEscapedLabelValues) {
   auto s = State();

@@ -166,6 +166,25 @@ TEST(Chargeback, FormatsCarryTheSameTotals) {
       << "no network reference but the SVG namespace";
 }
 
+// Names reach CSV and FOCUS cells from a pods file or a non-validating API server: a cell that a
+// spreadsheet would run as a formula is neutralised; the table escapes control characters.
+TEST(Chargeback, CellsThatWouldBeFormulasAreNeutralised) {
+  const auto pricing = cost::Pricing::Defaults();
+  const Labels labels{{{"search", "a"}, {{"team", "=cmd|' -C calc'!A0"}}}};
+  const auto c =
+      BuildChargeback(Usage(), labels, pricing,
+                      {cost::Basis::kCompute, 0.5, cost::IdleRule::kShare}, {"label:team"});
+  const auto csv = RenderCsv(c);
+  EXPECT_NE(csv.find("\n'=cmd|' -C calc'!A0,"), std::string::npos) << csv;
+  EXPECT_EQ(csv.find("\n=cmd"), std::string::npos) << csv;
+  const Window w{1'796'083'200, 1'796'083'200 + 7200};
+  auto with_name = c;
+  with_name.groups[0].key[0] = "team\x1b[2J\xe2\x80\xae";
+  const auto table = RenderTable(with_name, w);
+  EXPECT_NE(table.find("team\\x1b[2J\\u{202e}"), std::string::npos) << table;
+  EXPECT_EQ(table.find('\x1b'), std::string::npos);
+}
+
 TEST(Chargeback, FocusListCostIsBeforeTheDiscountAndQuantitiesAddUp) {
   const auto pricing = *cost::Pricing::Parse("discount: 0.5\n", "p.yaml");
   const auto c = BuildChargeback(

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <chrono>
@@ -102,6 +103,32 @@ TEST(Store, IntervalsAddUpPerMinuteAndRollUpPerHour) {
   auto labels = (*s)->PodLabels();
   ASSERT_TRUE(labels);
   EXPECT_EQ(labels->at({"ns", "a"}).at("team"), "search");
+}
+
+// Every pod's usage is in the store: its files are the agent user's alone, whatever the umask,
+// and an older store written 0644 is narrowed when opened.
+TEST(Store, ItsFilesAreReadableByItsOwnerOnly) {
+  testing::TempDir dir("gpumeter-store");
+  const auto mode = [](const std::string& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+    return st.st_mode & 0777;
+  };
+  const mode_t old_umask = ::umask(022);
+  const auto path = (dir.path() / "usage.db").string();
+  {
+    auto s = Store::Open(path);
+    ASSERT_TRUE(s) << s.error().message;
+    ASSERT_TRUE((*s)->Write(Interval(1'767'225'600, 1.0, 0.5)));
+    for (const auto& p : {path, path + "-wal", path + "-shm"}) EXPECT_EQ(mode(p), 0600u) << p;
+  }
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  {
+    auto s = Store::Open(path);
+    ASSERT_TRUE(s) << s.error().message;
+    EXPECT_EQ(mode(path), 0600u);
+  }
+  ::umask(old_umask);
 }
 
 TEST(Store, MinuteUsageReadsMinutesWhereverTheyAreKept) {

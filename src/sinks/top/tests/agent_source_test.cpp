@@ -115,9 +115,11 @@ TEST(TopAgentClient, RefusesAReplyOverTheCapAndGivesUpAtTheDeadline) {
                     "application/json");
     });
   });
-  const HttpLimits limits{std::chrono::milliseconds(500), std::chrono::milliseconds(500), 1u << 20,
-                          std::chrono::milliseconds(800)};
-  AgentClient client(server.url() + "/", "t0ken", "", limits);
+  const http::Limits limits{.connect_timeout = std::chrono::milliseconds(500),
+                            .read_timeout = {},
+                            .deadline = std::chrono::milliseconds(800),
+                            .max_bytes = 1u << 20};
+  auto client = *AgentClient::Open(server.url() + "/", "t0ken", "", limits);
   auto big = client.GetJson("/api/v1/big");
   ASSERT_FALSE(big);
   EXPECT_NE(big.error().message.find("larger than"), std::string::npos) << big.error().message;
@@ -126,17 +128,19 @@ TEST(TopAgentClient, RefusesAReplyOverTheCapAndGivesUpAtTheDeadline) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1200));
   EXPECT_TRUE(client.GetJson("/api/v1/ok")) << "the token is sent";
   EXPECT_FALSE(client.GetJson("/api/v1/overflow")) << "a number beyond a double is refused";
-  AgentClient no_token(server.url(), "", "", limits);
+  auto no_token = *AgentClient::Open(server.url(), "", "", limits);
   EXPECT_FALSE(no_token.GetJson("/api/v1/ok")) << "an array is not an agent's reply";
 }
 
 TEST(TopAgentClient, HeadersTrickledByteByByteAreCutAtTheDeadline) {
   // No read waits longer than 100 ms, so only the whole request's deadline can end it.
   testing::TrickleServer server;
-  const HttpLimits limits{std::chrono::milliseconds(500), std::chrono::milliseconds(500), 1u << 20,
-                          std::chrono::milliseconds(800)};
+  const http::Limits limits{.connect_timeout = std::chrono::milliseconds(500),
+                            .read_timeout = {},
+                            .deadline = std::chrono::milliseconds(800),
+                            .max_bytes = 1u << 20};
   const auto start = std::chrono::steady_clock::now();
-  auto r = HttpGet("--agent", server.url(), "/api/v1/units", "", "", limits);
+  auto r = AgentClient::Open(server.url(), "", "", limits)->GetJson("/api/v1/units");
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("no complete reply within 800 ms"), std::string::npos)

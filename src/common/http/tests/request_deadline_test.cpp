@@ -1,7 +1,7 @@
 // RequestDeadline against a stand-in client: at the deadline the socket the client recorded is
 // shut down (so a read blocked in a TLS handshake ends) and stop() is called; a socket number
 // reused by another connection is left alone; with no thread to be had it does nothing.
-#include "common/request_deadline.h"
+#include "common/http/request_deadline.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
