@@ -131,12 +131,14 @@ report_prom() {  # FROM [--recorded-series off]
 }
 rightsize_stores() {  # per store: its recommendations and savings, summed
   for db in "${STORES[@]}"; do
-    "$GPUMETER" rightsize --source "sqlite:$db" --format json |
+    "$GPUMETER" rightsize --source "sqlite:$db" --to "$END_S" --format json |
       jq -c '[(.recommendations | length), ([.recommendations[].monthlySavings // 0] | add // 0)]'
   done | jq -s -c 'transpose | map(add)'
 }
 rightsize_prom() {
-  "$GPUMETER" rightsize --source "prometheus:$URL" --format json |
+  # --to: the synthesized data ends at END_S, not now (without it the read was anchored at now
+  # and found no workload: 0 rows, exit 0, before the command refused an empty read).
+  "$GPUMETER" rightsize --source "prometheus:$URL" --to "$END_S" --format json |
     jq -c '[(.recommendations | length), ([.recommendations[].monthlySavings // 0] | add // 0)]'
 }
 has_recorded() { grep -q 'increase1h' "$GPUMETER"; }
@@ -205,5 +207,26 @@ agree() {
 agree "report 2d raw series" report_prom_2d_raw report_stores_2d
 agree "report 2d" report_prom_2d report_stores_2d
 agree "report 30d" report_prom_30d report_stores_30d
+# Rightsizing per node: Prometheus with --node (nothing packed with other nodes) against that
+# node's store. Same actions for the same workloads, savings within 2 % (the store's minutes and
+# Prometheus's 15 s scrapes sample the same counters at other instants).
+pick='[.recommendations[] | "\(.namespace)/\(.workload)/\(.container) \(.action)"] | sort'
+savings='[.recommendations[].monthlySavings // 0] | add // 0'
+for db in "${STORES[@]}"; do
+  node=$("$GPUMETER" rightsize --source "sqlite:$db" --to "$END_S" --format json | jq -r '[.recommendations[].node] | first // empty')
+  [ -n "$node" ] || { echo "DISAGREE: rightsize: $db gives no recommendation"; status=1; continue; }
+  a=$("$GPUMETER" rightsize --source "sqlite:$db" --to "$END_S" --format json) || { status=1; continue; }
+  b=$("$GPUMETER" rightsize --source "prometheus:$URL" --node "$node" --to "$END_S" --format json) ||
+    { echo "DISAGREE: rightsize --node $node from Prometheus failed"; status=1; continue; }
+  if [ "$(jq -c "$pick" <<<"$a")" != "$(jq -c "$pick" <<<"$b")" ]; then
+    echo "DISAGREE: rightsize node $node: the actions differ"; status=1; continue
+  fi
+  sa=$(jq "$savings" <<<"$a") sb=$(jq "$savings" <<<"$b")
+  if awk -v a="$sa" -v b="$sb" 'BEGIN { d = a - b; if (d < 0) d = -d; m = (b > 0 ? b : 1); exit !(d / m <= 0.02) }'; then
+    echo "agree: rightsize node $node: $(jq length <<<"$(jq -c "$pick" <<<"$a")") actions, savings $sa vs $sb"
+  else
+    echo "DISAGREE: rightsize node $node: savings $sa (store) vs $sb (prometheus), > 2 %"; status=1
+  fi
+done
 for name in "${!SECONDS_OF[@]}"; do [[ ${SECONDS_OF[$name]} == failed ]] && status=1; done
 exit $status

@@ -146,36 +146,32 @@ int StartSources(const AgentOptions& o, const std::string& node_name, AgentSourc
 
 // The usage store and the rightsizing read from it; null where not configured or not opened.
 struct AgentStore {
-  std::unique_ptr<store::Store> store;
+  std::unique_ptr<StoreKeeper> keeper;
   std::unique_ptr<UsageRecorder> recorder;
-  std::unique_ptr<RightsizeRunner> rightsizer;  // borrows `store`: declared after it
+  std::unique_ptr<RightsizeRunner> rightsizer;  // borrows `keeper`: declared after it
 };
 
-// A store that cannot be opened is an error in the log, not a stopped agent. 0, or the exit code.
+// A store that cannot be opened yet (a read-only or missing directory) is retried with backoff
+// by its keeper while the agent serves metrics; usage waits in memory meanwhile. 0, or the exit
+// code.
 int OpenStore(const AgentOptions& o, AgentStore& out, RuntimeOptions& ro) {
   if (!o.store.empty()) {
-    store::StoreOptions sto;
-    sto.minute_retention_days = o.store_minute_days;
-    auto opened = store::Store::Open(o.store, sto);
-    if (opened) {
-      out.store = std::move(*opened);
-      out.recorder = std::make_unique<UsageRecorder>(*out.store, o.store_pending_max_s);
-      ro.after_pass = [r = out.recorder.get()](const node::NodeState& state) { r->Record(state); };
-      ro.pipeline.store_health = [r = out.recorder.get()] {
-        return std::optional<node::StoreHealth>(r->Health());
-      };
-      spdlog::info("recording usage in {}", o.store);
-    } else if (opened.error().code == ErrorCode::kInvalidInput) {
-      // Another program's file, or a newer gpumeter's: a configuration error that waiting will
-      // not fix, and the file must stay as it is. Refuse to start, saying why.
-      return Fail(opened.error(), 2);
-    } else {
-      spdlog::error("{} (running without the store: metrics are served, usage is not recorded)",
-                    opened.error().message);
-    }
+    StoreKeeper::Options ko;
+    ko.path = o.store;
+    ko.store.minute_retention_days = o.store_minute_days;
+    out.keeper = std::make_unique<StoreKeeper>(ko);
+    // Another program's file, or a newer gpumeter's: a configuration error that waiting will not
+    // fix, and the file must stay as it is. Refuse to start, saying why.
+    if (auto first = out.keeper->Ensure(StoreKeeper::Clock::now()); !first)
+      return Fail(first.error(), 2);
+    out.recorder = std::make_unique<UsageRecorder>(*out.keeper, o.store_pending_max_s);
+    ro.after_pass = [r = out.recorder.get()](const node::NodeState& state) { r->Record(state); };
+    ro.pipeline.store_health = [r = out.recorder.get()] {
+      return std::optional<node::StoreHealth>(r->Health());
+    };
   }
   // Rightsizing from the store, off the sampling thread; the pipeline publishes the latest.
-  if (out.store && o.rightsize_interval_s > 0) {
+  if (out.keeper && o.rightsize_interval_s > 0) {
     if (auto d = ParseDurationSeconds(o.rightsize_min_history); !d)
       return Fail({ErrorCode::kInvalidInput, "--rightsize-min-history " + d.error().message}, 2);
     RightsizeOptions rso;
@@ -184,7 +180,7 @@ int OpenStore(const AgentOptions& o, AgentStore& out, RuntimeOptions& ro) {
     const auto every =
         std::chrono::milliseconds(static_cast<int64_t>(o.rightsize_interval_s * 1000));
     out.rightsizer = std::make_unique<RightsizeRunner>(
-        *out.store, rso, std::min(every, std::chrono::milliseconds(60'000)), every);
+        *out.keeper, rso, std::min(every, std::chrono::milliseconds(60'000)), every);
     ro.pipeline.rightsizing = [r = out.rightsizer.get()] { return r->Latest(); };
   }
   return 0;
@@ -209,12 +205,15 @@ void SetSamplingAndServing(const AgentOptions& o, const std::string& node_name,
 
 // Serves until SIGINT/SIGTERM, then stops sampling and serves the final counters for the grace
 // (a second signal ends it).
-void ServeUntilSignal(NodeRuntime& rt, const sigset_t& signals, double grace_s) {
+void ServeUntilSignal(NodeRuntime& rt, const sigset_t& signals, double grace_s,
+                      UsageRecorder* recorder) {
   int received = 0;
   while ((received = WaitForSignal(signals, std::chrono::seconds(3600))) == 0) {
   }
   spdlog::info("stopping on signal {}", received);
   const bool stopped = StopSamplingWithin(rt, std::chrono::seconds(2));
+  // Intervals a busy or locked store held back: written within 2 s, or logged and counted.
+  if (stopped && recorder) recorder->Flush(std::chrono::seconds(2));
   if (grace_s > 0) WaitForSignal(signals, std::chrono::duration<double>(grace_s));
   if (!stopped) {
     // The sampling thread is stuck in a call that does not return (a driver or a file that
@@ -252,7 +251,7 @@ int RunAgent(const AgentOptions& o) {
                (*rt)->State()->node, caps.library_path,
                caps.driver_version.empty() ? "?" : caps.driver_version, (*rt)->url(),
                (*rt)->probe_url().empty() ? "" : ", probes on " + (*rt)->probe_url());
-  ServeUntilSignal(**rt, signals, o.shutdown_grace_s);
+  ServeUntilSignal(**rt, signals, o.shutdown_grace_s, store.recorder.get());
   rt->reset();
   return 0;
 }

@@ -195,12 +195,15 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   // Usage into the store, as the agent does with --store; the closing chargeback reads it back.
   const std::string store_path =
       o.store.empty() ? ((*node)->files().dir() / "usage.db").string() : o.store;
-  auto store = store::Store::Open(store_path);
-  if (!store) {
-    spdlog::error("{}", store.error().message);
+  // Watched like the agent's: a deleted or replaced file is opened again (store_keeper.h).
+  StoreKeeper keeper(
+      {store_path, {}, std::chrono::seconds(5), std::chrono::seconds(1), std::chrono::seconds(60)});
+  if (auto first = keeper.Ensure(StoreKeeper::Clock::now());
+      !first || *first != StoreKeeper::Event::kOpen) {
+    spdlog::error("{}", first ? keeper.Status().last_error : first.error().message);
     return 1;
   }
-  UsageRecorder recorder(**store);
+  UsageRecorder recorder(keeper);
   ro.after_pass = [&recorder](const node::NodeState& state) { recorder.Record(state); };
   ro.pipeline.store_health = [&recorder] {
     return std::optional<node::StoreHealth>(recorder.Health());
@@ -209,8 +212,8 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   RightsizeOptions rightsize_options;
   rightsize_options.pricing_file = o.pricing_file;
   rightsize_options.min_history = "2m";
-  RightsizeRunner rightsizer(**store, rightsize_options, std::chrono::seconds(5),
-                             std::chrono::seconds(5));  // borrows the store, declared above
+  RightsizeRunner rightsizer(keeper, rightsize_options, std::chrono::seconds(5),
+                             std::chrono::seconds(5));  // borrows the keeper, declared above
   ro.pipeline.rightsizing = [&rightsizer] { return rightsizer.Latest(); };
   auto rt = NodeRuntime::Start(std::move(ro));
   if (!rt) {
@@ -221,10 +224,16 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   if (const int received = ShowUntilDone(o, **rt, signals, start); received > 0)
     fmt::print("\nstopping on signal {}\n", received);
   (*rt)->StopSampling();  // the store now holds every interval; /metrics shows the same totals
+  recorder.Flush(std::chrono::seconds(2));  // what a busy store still holds back: written, or said
   if (o.shutdown_grace_s > 0)
     std::this_thread::sleep_for(std::chrono::duration<double>(o.shutdown_grace_s));
   rt->reset();
-  return PrintClosing(o, store_path, **store, rightsize_options);
+  const auto store = keeper.Current();
+  if (!store) {
+    spdlog::error("{}", keeper.Status().last_error);
+    return 1;
+  }
+  return PrintClosing(o, store_path, *store, rightsize_options);
 }
 
 }  // namespace gpumeter::app

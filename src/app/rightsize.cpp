@@ -12,6 +12,8 @@
 #include "core/rightsize/history.h"
 #include "core/rightsize/render.h"
 #include "sinks/report/prometheus_history.h"
+#include "sinks/report/render.h"
+#include "sinks/report/window.h"
 #include "sinks/store/store.h"
 
 namespace gpumeter::app {
@@ -52,6 +54,7 @@ Expected<std::vector<rightsize::Recommendation>> RightsizeWith(
   const int64_t from = std::max((*span)->first, to - plan.window_s);
   auto histories = rightsize::BuildHistories(history, from, to);
   if (!histories) return tl::unexpected(histories.error());
+  const size_t read = histories->size();
   // --namespace, --node: the others are not resized and not packed with.
   std::erase_if(*histories, [&](const auto& kv) {
     const auto& h = kv.second;
@@ -60,6 +63,15 @@ Expected<std::vector<rightsize::Recommendation>> RightsizeWith(
       return held.unit.node == o.node;
     });
   });
+  if (o.require_workloads && histories->empty())
+    return MakeError(
+        ErrorCode::kNotFound,
+        history.HistoryName() + ": no workload in the usage from " + report::Rfc3339(from) +
+            " to " + report::Rfc3339(to) +
+            (read > 0 ? " on --node/--namespace (" + std::to_string(read) + " elsewhere)"
+                      : " (no container usage with a workload: for data that ended in the past, "
+                        "give --to; from Prometheus, gpumeter_pod_workload_info must be "
+                        "scraped)"));
   if (used) *used = plan.recommend;
   return rightsize::Recommend(*histories, plan.pricing, plan.recommend);
 }
@@ -122,9 +134,17 @@ Expected<std::string> RenderRightsize(const RightsizeOptions& o) {
   return Render(Rightsize(o, &used), used, o.format);
 }
 
-int RunRightsize(const RightsizeOptions& o) {
+int RunRightsize(const RightsizeOptions& options) {
+  auto o = options;
+  o.require_workloads = true;
   auto text = RenderRightsize(o);
   return EmitText(text, o.output);
+}
+
+Expected<int64_t> ParseTimeFlag(const std::string& flag, const std::string& text) {
+  auto t = report::ParseTime(text);
+  if (!t) return tl::unexpected(Bad(flag + " " + t.error().message));
+  return t;
 }
 
 }  // namespace gpumeter::app

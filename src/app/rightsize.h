@@ -31,7 +31,13 @@ struct RightsizeOptions {
   std::string ns;               // only the workloads of this namespace (empty: all)
   PrometheusFlags prometheus;   // how to reach --source prometheus:URL
   std::string minute_history = "48h";  // prometheus: per-minute raw series back this far
+  // The command: a read that finds no workload is an error that says why (an empty answer from a
+  // fleet must not pass as "nothing to resize"). The agent's runner leaves it off.
+  bool require_workloads = false;
 };
+
+// A time flag's value: RFC 3339 (2026-12-01T00:00:00Z) or Unix seconds; the error names `flag`.
+Expected<int64_t> ParseTimeFlag(const std::string& flag, const std::string& text);
 
 // 0 ok, 1 the store failed, 2 bad input.
 int RunRightsize(const RightsizeOptions& options);

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <thread>
+
 namespace gpumeter::app {
 store::IntervalRecord ToIntervalRecord(const node::NodeState& state,
                                        const std::map<std::string, node::UnitInfo>& known) {
@@ -48,6 +50,11 @@ void UsageRecorder::Record(const node::NodeState& state) {
   auto rec = ToIntervalRecord(state, known_);
   if (rec.units.empty()) return;
   pending_.push_back(std::move(rec));
+  if (auto e = keeper_.Ensure(clock_()); e && *e == StoreKeeper::Event::kReopened) {
+    // The intervals since the last check may have gone to the deleted file: again, oldest first.
+    for (auto it = recent_.rbegin(); it != recent_.rend(); ++it) pending_.push_front(*it);
+    recent_.clear();
+  }
   // Past the bound, the oldest are given up: memory stays bounded in a long outage.
   while (pending_.size() > 1 &&
          pending_.back().end_unix_s - pending_.front().end_unix_s > max_pending_s_) {
@@ -64,11 +71,19 @@ void UsageRecorder::Record(const node::NodeState& state) {
 
 void UsageRecorder::WritePending() {
   const size_t waiting = pending_.size();
+  const auto store = keeper_.Current();
+  if (!store) {  // not open (yet, or again): kept, and the keeper retries
+    if (!pending_.empty()) health_.last_error = "store " + keeper_.path() + ": not open";
+    failing_ = !pending_.empty();
+    return;
+  }
+  const int64_t keep_recent_s = 7;  // the keeper's 5 s check, and a margin
   while (!pending_.empty()) {
     const auto& rec = pending_.front();
-    if (auto r = store_.Write(rec); !r) {
+    if (auto r = store->Write(rec); !r) {
       ++health_.write_failures;
       health_.last_error = r.error().message;
+      keeper_.WriteFailed(r.error().message);
       if (!failing_)
         spdlog::error(
             "{} (the interval is kept in memory, up to {} s of them, and written when "
@@ -79,22 +94,48 @@ void UsageRecorder::WritePending() {
     }
     ++health_.written;
     const int64_t end = rec.end_unix_s;
+    recent_.push_back(std::move(pending_.front()));
+    while (!recent_.empty() && recent_.front().end_unix_s < end - keep_recent_s)
+      recent_.pop_front();
     pending_.pop_front();
     if (end - last_prune_s_ >= 3600) {  // retention, hourly
-      if (auto p = store_.Prune(end); !p) spdlog::warn("{}", p.error().message);
+      if (auto p = store->Prune(end); !p) spdlog::warn("{}", p.error().message);
       last_prune_s_ = end;
     }
     if (end - last_release_s_ >= 60) {  // the page cache holds a minute's pages, not the file's
-      if (auto m = store_.ReleaseMemory(); !m) spdlog::warn("{}", m.error().message);
+      if (auto m = store->ReleaseMemory(); !m) spdlog::warn("{}", m.error().message);
       last_release_s_ = end;
     }
   }
+  if (waiting > 0) keeper_.WriteSucceeded(clock_());
   if (failing_)
     spdlog::info(
         "store {}: writing again after {} failed attempt(s); {} pending interval(s) written ({} "
         "dropped so far)",
-        store_.path(), health_.write_failures, waiting, health_.dropped);
+        keeper_.path(), health_.write_failures, waiting, health_.dropped);
   failing_ = false;
+}
+
+size_t UsageRecorder::Flush(std::chrono::milliseconds within) {
+  const auto until = Clock::now() + within;
+  while (!pending_.empty() && Clock::now() < until) {
+    (void)keeper_.Ensure(clock_());
+    WritePending();
+    if (!pending_.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const size_t lost = pending_.size();
+  if (lost > 0) {
+    spdlog::error(
+        "store {}: {} interval(s) of usage ({} .. {}) could not be written within {} ms of the "
+        "stop and are lost: {}",
+        keeper_.path(), lost, pending_.front().end_unix_s, pending_.back().end_unix_s,
+        within.count(), health_.last_error);
+    health_.dropped += lost;
+    pending_.clear();
+  }
+  health_.pending = 0;
+  health_.oldest_pending_seconds = 0;
+  return lost;
 }
 
 }  // namespace gpumeter::app

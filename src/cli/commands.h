@@ -1,30 +1,27 @@
 // The command line: each subcommand's flags, declared on a CLI11 app and parsed into the typed
-// options of its use case in src/app/. Nothing here runs anything.
+// options of its use case in src/app/. Nothing here runs anything. The simulated node's commands
+// (demo, simulate) are in sim_commands.h: the agent-only binary is built without them.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 #include "app/agent.h"
 #include "app/audit.h"
-#include "app/demo.h"
 #include "app/doctor.h"
 #include "app/probe.h"
 #include "app/prometheus_flags.h"
 #include "app/report.h"
 #include "app/rightsize.h"
-#include "app/simulate.h"
 #include "app/top.h"
 
 namespace gpumeter::cli {
 
 void AddAgentCommand(CLI::App& app, app::AgentOptions& options);
 void AddAuditCommand(CLI::App& app, app::AuditOptions& options);
-void AddDemoCommand(CLI::App& app, app::DemoOptions& options);
 void AddDoctorCommand(CLI::App& app, app::DoctorOptions& options);
 void AddProbeCommand(CLI::App& app, app::ProbeOptions& options);
 void AddReportCommand(CLI::App& app, app::ReportOptions& options);
 void AddRightsizeCommand(CLI::App& app, app::RightsizeOptions& options);
-void AddSimulateCommand(CLI::App& app, app::SimulateOptions& options);
 void AddTopCommand(CLI::App& app, app::TopOptions& options);
 // --prometheus-token-file, --prometheus-user, … on a command that reads --source prometheus:URL.
 void AddPrometheusFlags(CLI::App* cmd, app::PrometheusFlags& flags);

@@ -2,7 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/demo.h"
-#include "cli/commands.h"
+#include "cli/sim_commands.h"
 
 namespace gpumeter::cli {
 

@@ -7,6 +7,9 @@
 
 #include "app/metrics_doc.h"
 #include "cli/commands.h"
+#ifdef GPUMETER_WITH_SIM
+#include "cli/sim_commands.h"
+#endif
 
 int main(int argc, char** argv) {
   using namespace gpumeter;
@@ -15,10 +18,12 @@ int main(int argc, char** argv) {
   cli.set_version_flag("--version", "gpumeter 0.1.0");
   app::AgentOptions agent;
   cli::AddAgentCommand(cli, agent);
+#ifdef GPUMETER_WITH_SIM
   app::DemoOptions demo;
   cli::AddDemoCommand(cli, demo);
   app::SimulateOptions simulate;
   cli::AddSimulateCommand(cli, simulate);
+#endif
   app::ProbeOptions probe;
   cli::AddProbeCommand(cli, probe);
   app::AuditOptions audit;
@@ -44,8 +49,10 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   if (cli.got_subcommand("agent")) return app::RunAgent(agent);
   if (cli.got_subcommand("metrics-doc")) return app::RunMetricsDoc();
+#ifdef GPUMETER_WITH_SIM
   if (cli.got_subcommand("demo")) return app::RunDemo(demo, argv[0]);
   if (cli.got_subcommand("simulate")) return app::RunSimulate(simulate, argv[0]);
+#endif
   if (cli.got_subcommand("probe")) return app::RunProbe(probe);
   if (cli.got_subcommand("audit")) return app::RunAudit(audit);
   if (cli.got_subcommand("report")) return app::RunReport(report);

@@ -146,6 +146,37 @@ ms=$(stop_ms "$hung")
 grep -q "sampling did not stop within 2 s" "$work/hang.log" || fail "the forced stop is not logged"
 echo "ok: a hung driver call: /readyz 503 ($(head -c 80 "$work/readyz.txt")), nvml down, SIGTERM in $ms ms"
 
+# --- The store sabotaged (issue 30): its directory unusable at start (a file where the
+# directory should be), then usable; the store and its -wal/-shm deleted while the agent writes.
+# Each is noticed (the store is a source: /api/v1/sources, gpumeter_source_up), the store is
+# opened again, and after SIGTERM the file on disk holds the usage of the whole run.
+printf 'not a directory\n' >"$work/storedir"
+"$bin" agent --nvml-library "$nvml" --node-name chaos --pod-resources-socket "$work/node/kubelet.sock" \
+  --proc-root "$work/node/proc" --pods-file "$work/node/pods.json" --interval 0.25 --store "$work/storedir/usage.db" \
+  --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 >"$work/store-agent.log" 2>&1 &
+sagent=$!
+surl=$(wait_for_match "$work/store-agent.log" 's|.*serving \(http://[^ ]*\)/metrics.*|\1|p')
+[ -n "$surl" ] || fail "store agent printed no address"
+sleep 1
+curl -fsS "$surl/metrics" | grep -q '^gpumeter_source_up{node="chaos",source="store"} 0$' || fail "an unopenable store is not down in /metrics"
+curl -fsS "$surl/api/v1/sources" | jq -e '.sources[] | select(.name == "store") | .up == false and (.last_error | test("usage.db"))' >/dev/null ||
+  fail "an unopenable store is not in /api/v1/sources: $(curl -fsS "$surl/api/v1/sources")"
+rm "$work/storedir" && mkdir "$work/storedir"
+for _ in $(seq 1 40); do [ -f "$work/storedir/usage.db" ] && break; sleep 0.25; done
+[ -f "$work/storedir/usage.db" ] || fail "the store was not opened once its directory could be used"
+sleep 2
+rm -f "$work/storedir/usage.db" "$work/storedir/usage.db-wal" "$work/storedir/usage.db-shm"
+for _ in $(seq 1 40); do grep -q "was deleted while the agent wrote" "$work/store-agent.log" && break; sleep 0.25; done
+grep -q "was deleted while the agent wrote" "$work/store-agent.log" || fail "a deleted store is not noticed within 10 s"
+sleep 1
+[ -f "$work/storedir/usage.db" ] || fail "the deleted store was not opened again"
+curl -fsS "$surl/metrics" | grep -q '^gpumeter_source_up{node="chaos",source="store"} 1$' || fail "the store is not up again"
+ms=$(stop_ms "$sagent")
+held=$("$bin" report --source "sqlite:$work/storedir/usage.db" --window 1h --format json | jq '.total.gpuHoursHeld')
+awk -v h="$held" 'BEGIN { exit !(h > 0) }' || fail "the store holds no usage after SIGTERM (gpuHoursHeld $held)"
+stat -c %a "$work/storedir/usage.db" | grep -qx 600 || fail "the store is not 0600: $(stat -c %a "$work/storedir/usage.db")"
+echo "ok: an unopenable store is retried and shown down, a deleted one opened again; $held GPU-h held on disk after SIGTERM ($ms ms)"
+
 # --- A Prometheus that answers with the wrong shapes, +Inf or deep nesting: a clear error, rc 1.
 report_against() {  # BODY WANT [WINDOW]: 30 m by default (no hourly-rules marker query: the
   # replies below are for the vector queries); 2h asks for the marker (a matrix) first.

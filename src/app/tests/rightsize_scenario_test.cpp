@@ -31,10 +31,12 @@ class RightsizeDemo : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto db = (dir_.path() / "usage.db").string();
-    auto store = store::Store::Open(db);
-    ASSERT_TRUE(store) << store.error().message;
-    store_ = std::move(*store);
-    UsageRecorder recorder(*store_);
+    StoreKeeper::Options ko;
+    ko.path = db;
+    keeper_ = std::make_unique<StoreKeeper>(ko);
+    auto opened = keeper_->Ensure(StoreKeeper::Clock::now());
+    ASSERT_TRUE(opened && *opened == StoreKeeper::Event::kOpen) << db;
+    UsageRecorder recorder(*keeper_);
     testing::ScenarioPipeline run(gpumeter::testing::ScenarioPath("node-8gpu"), 0);
     ASSERT_TRUE(run.ok());
     for (int k = 0; k <= 30; ++k) {  // 300 scenario seconds, a pass every 10 s
@@ -48,7 +50,7 @@ class RightsizeDemo : public ::testing::Test {
     options_.min_history = "2m";
   }
   gpumeter::testing::TempDir dir_{"gpumeter-rightsize"};
-  std::unique_ptr<store::Store> store_;  // kept open, as the agent keeps its store
+  std::unique_ptr<StoreKeeper> keeper_;  // kept open, as the agent keeps its store
   RightsizeOptions options_;
 };
 
@@ -125,7 +127,7 @@ TEST_F(RightsizeDemo, TheOpenStoreGivesWhatItsPathGives) {
   // The agent and the demo hand over the store they write; the command opens it by path.
   auto by_path = RenderRightsize(options_);
   ASSERT_TRUE(by_path) << by_path.error().message;
-  auto open = RenderRightsize(*store_, options_);
+  auto open = RenderRightsize(*keeper_, options_);
   ASSERT_TRUE(open) << open.error().message;
   EXPECT_EQ(*open, *by_path);
   // The history source's own name in its errors, as the path gave it.
@@ -165,6 +167,38 @@ TEST_F(RightsizeDemo, BadInputNamesItself) {
   }
 }
 
+// The command never answers "nothing to resize" when it read no workload at all (issue 30: the
+// fleet benchmark's Prometheus gave 0 rows, exit 0): it says what it found and fails. --to reads
+// the history up to a past time, as report's does.
+TEST_F(RightsizeDemo, AReadWithNoWorkloadIsAnErrorThatSaysWhy) {
+  auto o = options_;
+  o.require_workloads = true;
+  auto all = Rightsize(o);
+  ASSERT_TRUE(all) << all.error().message;
+  ASSERT_FALSE(all->empty());
+  o.ns = "no-such-namespace";
+  auto none = Rightsize(o);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(none.error().message.find("no workload in the usage from"), std::string::npos)
+      << none.error().message;
+  EXPECT_NE(none.error().message.find(" on --node/--namespace ("), std::string::npos)
+      << none.error().message;
+  EXPECT_NE(none.error().message.find(" elsewhere)"), std::string::npos) << none.error().message;
+  o = options_;
+  o.require_workloads = true;
+  o.to_s = 1'000'000'000;  // 2001: before anything was recorded
+  auto early = Rightsize(o);
+  ASSERT_FALSE(early);
+  EXPECT_NE(early.error().message.find("give --to"), std::string::npos) << early.error().message;
+  o.require_workloads = false;  // the agent's runner: an empty answer, not an error
+  auto quiet = Rightsize(o);
+  ASSERT_TRUE(quiet) << quiet.error().message;
+  EXPECT_TRUE(quiet->empty());
+  EXPECT_EQ(ParseTimeFlag("--to", "yesterday").error().code, ErrorCode::kInvalidInput);
+  EXPECT_EQ(*ParseTimeFlag("--to", "2026-12-01T00:00:00Z"), 1'796'083'200);
+}
+
 }  // namespace
 }  // namespace gpumeter::app
 
@@ -172,7 +206,7 @@ namespace gpumeter::app {
 namespace {
 
 TEST_F(RightsizeDemo, TheAgentExportsTheLatestRunAsMetrics) {
-  RightsizeRunner runner(*store_, options_, std::chrono::milliseconds(0), std::chrono::hours(1));
+  RightsizeRunner runner(*keeper_, options_, std::chrono::milliseconds(0), std::chrono::hours(1));
   for (int i = 0; i < 600 && runner.runs() == 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_EQ(runner.runs(), 1u);

@@ -408,7 +408,12 @@ void NodePipeline::OnPass(std::shared_ptr<const gpu::SampleResult> pass) {
   next->allocation_problems = allocation_.problems;
   next->sources = SourceStatuses();
   if (options_.rightsizing) next->rightsizing = options_.rightsizing();
-  if (options_.store_health) next->store = options_.store_health();
+  if (options_.store_health) {
+    next->store = options_.store_health();
+    // The store is a source like the others: /api/v1/sources and gpumeter_source_up show it.
+    if (next->store && !next->store->status.name.empty())
+      next->sources.push_back(next->store->status);
+  }
   UpdateFindings(*pass, *next);
 
   std::lock_guard lock(mu_);

@@ -83,6 +83,8 @@ struct StoreHealth {
   size_t pending = 0;                 // intervals waiting to be written
   double oldest_pending_seconds = 0;  // age of the oldest pending one (0: none)
   std::string last_error;             // of the latest failure
+  // The store as a source (name "store"): open, its last write good; in NodeState::sources too.
+  domain::SourceStatus status;
 };
 
 struct NodeState {
