@@ -199,7 +199,10 @@ void SetSamplingAndServing(const AgentOptions& o, const std::string& node_name,
   ro.exposition.pod_label_keys = o.pod_labels;
   ro.exposition.max_series = o.max_series;
   ro.exposition.process_series = o.process_series;
-  ro.http = {o.listen, o.tls_cert, o.tls_key, o.bearer_token_file};
+  ro.http.listen = o.listen;
+  ro.http.tls_cert_file = o.tls_cert;
+  ro.http.tls_key_file = o.tls_key;
+  ro.http.bearer_token_file = o.bearer_token_file;
   ro.probe.listen = o.probe_listen;
 }
 
@@ -229,6 +232,11 @@ void ServeUntilSignal(NodeRuntime& rt, const sigset_t& signals, double grace_s,
 
 int RunAgent(const AgentOptions& o) {
   if (!TuneAllocator()) spdlog::warn("malloc settings refused: memory may creep (issue 17)");
+  // Hundreds of connections a port may be open at once (a scraper fleet, or a hostile client):
+  // the distribution's default of 1024 descriptors must not be what refuses the next scrape.
+  if (const auto files = metrics::RaiseOpenFileLimit(); files < 4096)
+    spdlog::warn("open files limited to {} (RLIMIT_NOFILE): connections beyond it are refused",
+                 files);
   RuntimeOptions ro;
   if (auto configured = ConfigurePipeline(o, ro); !configured) return Fail(configured.error(), 2);
   auto pricing = LoadPricing(o.pricing_file);

@@ -1,6 +1,6 @@
 // How a component that starts threads starts them, so that a test can refuse one as
 // pthread_create does at the process's or the cgroup's thread limit (std::system_error).
-// Used by RequestDeadline (common/http/request_deadline.h) and OnDemandPool (sinks/metrics).
+// Used by RequestDeadline (common/http/request_deadline.h).
 #pragma once
 
 #include <functional>

@@ -87,6 +87,13 @@ for p in "$(port_of "$url")" "$(port_of "$probe")"; do
   for _ in $(seq 1 20); do dribble "$p" 10 & done
 done
 sleep 1.5
+# Scrapes of the main port meanwhile (issue 30: from 16 dribblers on, scrapes took 8.5-10 s or
+# failed, and every failed scrape set `up` to 0): each within Prometheus's 10 s, every time.
+( for _ in $(seq 1 12); do
+    curl -fsS -o /dev/null --max-time 10 -w '%{time_total}\n' "$url/metrics" 2>/dev/null || echo failed
+    sleep 0.5
+  done >"$work/scrapes.txt" ) &
+scraper=$!
 probes=0 slow=0
 for _ in $(seq 1 40); do
   for path in healthz readyz; do
@@ -97,8 +104,47 @@ for _ in $(seq 1 40); do
 done
 echo "probes under 1000 idle and 40 dribbling connections: $((probes - slow)) of $probes answered within 1 s"
 [ "$slow" -eq 0 ] || fail "$slow of $probes probes failed or took over 1 s"
+wait "$scraper"
+worst=$(sort -g "$work/scrapes.txt" | tail -1)
+! grep -q failed "$work/scrapes.txt" || fail "scrapes failed under the flood: $(tr '\n' ' ' <"$work/scrapes.txt")"
+echo "scrapes of /metrics under the flood: $(wc -l <"$work/scrapes.txt") of 12, the slowest ${worst} s"
+awk -v w="$worst" 'BEGIN { exit !(w < 10) }' || fail "a scrape took ${worst} s under the flood"
 sleep 9  # the holders end; the main port serves again
 curl -fsS --max-time 5 "$url/metrics" >/dev/null || fail "main port does not recover after the flood"
+
+# --- The same over TLS: 500 idle connections and 20 that trickle a ClientHello a byte every
+# 0.3 s hold the HTTPS port; scrapes over TLS finish within 10 s, every time, and the trickled
+# handshakes are cut at the header deadline (5 s).
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=gpumeter -addext subjectAltName=IP:127.0.0.1 \
+  -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null || fail "openssl could not make a test certificate"
+"$bin" agent --nvml-library "$nvml" --node-name chaos --pod-resources-socket "$work/node/kubelet.sock" \
+  --proc-root "$work/node/proc" --pods-file "$work/node/pods.json" --interval 0.25 \
+  --tls-cert "$work/cert.pem" --tls-key "$work/key.pem" --listen 127.0.0.1:0 >"$work/tls-agent.log" 2>&1 &
+tagent=$!
+turl=$(wait_for_match "$work/tls-agent.log" 's|.*serving \(https://[^ ]*\)/metrics.*|\1|p')
+[ -n "$turl" ] || fail "TLS agent printed no address"
+trickle_tls() {  # PORT SECONDS: a TLS ClientHello's record header and body, a byte every 0.3 s
+  local port=$1 until=$((SECONDS + $2))
+  while [ $SECONDS -lt $until ]; do
+    exec {fd}<>"/dev/tcp/127.0.0.1/$port" 2>/dev/null || { sleep 0.3; continue; }
+    for b in 16 03 01 02 00 01 00 01 fc 03 03 $(seq 10 60); do
+      printf "\\x$b" >&"$fd" 2>/dev/null || break; sleep 0.3
+    done
+    exec {fd}>&-
+  done
+}
+hold "$(port_of "$turl")" 10 &
+for _ in $(seq 1 20); do trickle_tls "$(port_of "$turl")" 10 & done
+sleep 1.5
+for _ in $(seq 1 10); do
+  curl -fsS -o /dev/null --cacert "$work/cert.pem" --max-time 10 -w '%{time_total}\n' "$turl/metrics" 2>/dev/null || echo failed
+  sleep 0.5
+done >"$work/tls-scrapes.txt"
+worst=$(sort -g "$work/tls-scrapes.txt" | tail -1)
+! grep -q failed "$work/tls-scrapes.txt" || fail "TLS scrapes failed under the flood: $(tr '\n' ' ' <"$work/tls-scrapes.txt")"
+awk -v w="$worst" 'BEGIN { exit !(w < 10) }' || fail "a TLS scrape took ${worst} s under the flood"
+echo "ok: HTTPS scrapes under 500 idle and 20 trickled handshakes: 10 of 10, the slowest ${worst} s"
+kill "$tagent"; wait "$tagent" 2>/dev/null || true
 
 # --- SIGTERM stops the agent within 2 s (no --shutdown-grace).
 # stop_ms PID: sends SIGTERM, waits up to 4 s for the process to end, prints the milliseconds.
@@ -158,7 +204,10 @@ sagent=$!
 surl=$(wait_for_match "$work/store-agent.log" 's|.*serving \(http://[^ ]*\)/metrics.*|\1|p')
 [ -n "$surl" ] || fail "store agent printed no address"
 sleep 1
-curl -fsS "$surl/metrics" | grep -q '^gpumeter_source_up{node="chaos",source="store"} 0$' || fail "an unopenable store is not down in /metrics"
+# To a file first: `grep -q` stops reading at its match, and under pipefail curl's failure to
+# write the rest would fail the line.
+curl -fsS "$surl/metrics" -o "$work/store-m.prom" || fail "scrape of the store agent"
+grep -q '^gpumeter_source_up{node="chaos",source="store"} 0$' "$work/store-m.prom" || fail "an unopenable store is not down in /metrics"
 curl -fsS "$surl/api/v1/sources" | jq -e '.sources[] | select(.name == "store") | .up == false and (.last_error | test("usage.db"))' >/dev/null ||
   fail "an unopenable store is not in /api/v1/sources: $(curl -fsS "$surl/api/v1/sources")"
 rm "$work/storedir" && mkdir "$work/storedir"
@@ -170,7 +219,8 @@ for _ in $(seq 1 40); do grep -q "was deleted while the agent wrote" "$work/stor
 grep -q "was deleted while the agent wrote" "$work/store-agent.log" || fail "a deleted store is not noticed within 10 s"
 sleep 1
 [ -f "$work/storedir/usage.db" ] || fail "the deleted store was not opened again"
-curl -fsS "$surl/metrics" | grep -q '^gpumeter_source_up{node="chaos",source="store"} 1$' || fail "the store is not up again"
+curl -fsS "$surl/metrics" -o "$work/store-m.prom" || fail "scrape of the store agent"
+grep -q '^gpumeter_source_up{node="chaos",source="store"} 1$' "$work/store-m.prom" || fail "the store is not up again"
 ms=$(stop_ms "$sagent")
 held=$("$bin" report --source "sqlite:$work/storedir/usage.db" --window 1h --format json | jq '.total.gpuHoursHeld')
 awk -v h="$held" 'BEGIN { exit !(h > 0) }' || fail "the store holds no usage after SIGTERM (gpuHoursHeld $held)"

@@ -1,9 +1,7 @@
 #include "common/http/client.h"
 
 #include <httplib.h>
-#include <openssl/pem.h>
 #include <openssl/ssl.h>
-#include <openssl/x509.h>
 
 #include <pthread.h>
 #include <signal.h>
@@ -13,6 +11,7 @@
 
 #include "common/excerpt.h"
 #include "common/http/request_deadline.h"
+#include "common/openssl_handles.h"
 
 namespace gpumeter::http {
 
@@ -26,26 +25,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct BioDeleter {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-struct X509Deleter {
-  void operator()(X509* x) const { X509_free(x); }
-};
-struct KeyDeleter {
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
-
-std::unique_ptr<BIO, BioDeleter> MemBio(const std::string& pem) {
-  return std::unique_ptr<BIO, BioDeleter>(
-      BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-}
-
 Expected<void> UseClientPem(SSL_CTX* ctx, const Tls& tls, const std::string& what) {
-  auto cb = MemBio(tls.client_cert_pem), kb = MemBio(tls.client_key_pem);
-  std::unique_ptr<X509, X509Deleter> cert(PEM_read_bio_X509(cb.get(), nullptr, nullptr, nullptr));
-  std::unique_ptr<EVP_PKEY, KeyDeleter> key(
-      PEM_read_bio_PrivateKey(kb.get(), nullptr, nullptr, nullptr));
+  const auto cert = openssl::ReadCert(tls.client_cert_pem);
+  const auto key = openssl::ReadKey(tls.client_key_pem);
   if (!cert || !key)
     return MakeError(ErrorCode::kInvalidInput, what + ": the client certificate or key is not PEM");
   if (SSL_CTX_use_certificate(ctx, cert.get()) != 1 || SSL_CTX_use_PrivateKey(ctx, key.get()) != 1)

@@ -1,43 +1,19 @@
 #include "sinks/metrics/http_server.h"
 
-#include <httplib.h>
 #include <spdlog/spdlog.h>
-
-#include <sys/socket.h>
+#include <zlib.h>
 
 #include <cctype>
-#include <charconv>
 #include <chrono>
 #include <functional>
 
+#include "common/bounded_file.h"
+#include "common/openssl_handles.h"
 #include "common/secret_file.h"
 #include "sinks/metrics/json_api.h"
 #include "sinks/metrics/readiness.h"
-#include "sinks/metrics/worker_pool.h"
 
 namespace gpumeter::metrics {
-
-namespace {
-constexpr size_t kWorkerThreads = 16;
-constexpr std::chrono::milliseconds kWorkerLinger{1000};
-}  // namespace
-
-Expected<std::pair<std::string, int>> ParseListen(const std::string& listen) {
-  const auto colon = listen.rfind(':');
-  if (colon == std::string::npos || colon + 1 == listen.size())
-    return MakeError(ErrorCode::kInvalidInput,
-                     "--listen '" + listen + "': expected HOST:PORT, e.g. 127.0.0.1:9402");
-  std::string host = listen.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  if (host.empty()) host = "0.0.0.0";
-  int port = -1;
-  const auto p = listen.substr(colon + 1);
-  const auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), port);
-  if (ec != std::errc() || end != p.data() + p.size() || port < 0 || port > 65535)
-    return MakeError(ErrorCode::kInvalidInput, "--listen '" + listen + "': port must be 0-65535");
-  return std::make_pair(host, port);
-}
 
 HttpServer::HttpServer(const node::StateView& view, ExpositionOptions options)
     : view_(view), options_(std::move(options)) {}
@@ -55,167 +31,156 @@ bool SameSecret(const std::string& given, const std::string& expected) {
   return diff == 0;
 }
 
-bool AcceptsGzip(const httplib::Request& req) {
-  return req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos;
+// The bearer token, when one is required. The scheme is case-insensitive (RFC 9110 §11.1).
+bool Authorized(const HttpRequest& req, const std::string& token) {
+  if (token.empty() || req.path == "/healthz" || req.path == "/readyz") return true;
+  const std::string given = req.header("Authorization");
+  const auto space = given.find(' ');
+  std::string scheme = given.substr(0, space);
+  for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return scheme == "bearer" && space != std::string::npos &&
+         SameSecret(given.substr(space + 1), token);
 }
 
-// httplib compresses text/plain and application/json itself (gzip or brotli, as the client
-// prefers); the OpenMetrics type is not on its list, so that body is compressed here.
-void SetBody(const httplib::Request& req, httplib::Response& res, std::string body,
-             const char* type, bool compress_here) {
-  if (compress_here && AcceptsGzip(req)) {
-    std::string gz;
-    httplib::detail::gzip_compressor compressor;
-    const bool ok =
-        compressor.compress(body.data(), body.size(), true, [&](const char* d, size_t n) {
-          gz.append(d, n);
-          return true;
-        });
-    if (ok) {
-      res.set_header("Content-Encoding", "gzip");
-      body = std::move(gz);
+// gzip of `body` (zlib, level 6); empty when zlib refuses (the body then goes as it is).
+std::string Gzip(const std::string& body) {
+  z_stream z{};
+  if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return "";
+  std::string out(deflateBound(&z, static_cast<uLong>(body.size())), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(body.data()));
+  z.avail_in = static_cast<uInt>(body.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&z, Z_FINISH);
+  const auto written = z.total_out;
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) return "";
+  out.resize(written);
+  return out;
+}
+
+// The body, gzipped when the client accepts it and it is worth it.
+HttpAnswer Body(const HttpRequest& req, std::string body, const char* type) {
+  HttpAnswer a{200, std::move(body), type, {}};
+  if (a.body.size() >= 1024 && req.header("Accept-Encoding").find("gzip") != std::string::npos) {
+    if (auto gz = Gzip(a.body); !gz.empty()) {
+      a.body = std::move(gz);
+      a.headers.emplace_back("Content-Encoding", "gzip");
     }
   }
-  res.set_content(std::move(body), type);
+  a.headers.emplace_back("Vary", "Accept-Encoding");
+  return a;
 }
 
-// The server: HTTPS when a certificate and a key are given (both or neither).
-Expected<std::unique_ptr<httplib::Server>> MakeServer(const HttpOptions& o) {
-  if (o.tls_cert_file.empty() != o.tls_key_file.empty())
-    return MakeError(ErrorCode::kInvalidInput, "--tls-cert and --tls-key go together");
-  if (o.tls_cert_file.empty()) return std::make_unique<httplib::Server>();
-  auto ssl = std::make_unique<httplib::SSLServer>(o.tls_cert_file.c_str(), o.tls_key_file.c_str());
-  if (!ssl->is_valid())
+// Reads a PEM file for TLS; the error names the flag.
+Expected<std::string> ReadPem(const char* flag, const std::string& path) {
+  auto pem = ReadBoundedFile(path, 1 << 20);
+  if (!pem)
+    return MakeError(ErrorCode::kInvalidInput, std::string(flag) + " " + pem.error().message);
+  return pem;
+}
+
+// The certificate and key parse as PEM and belong together: said here, with the flags, rather
+// than as a server that does not start.
+Expected<void> CheckTlsPair(const HttpOptions& o, const std::string& cert, const std::string& key) {
+  const auto bad = [&](const std::string& why) {
     return MakeError(ErrorCode::kInvalidInput,
                      "--tls-cert " + o.tls_cert_file + " / --tls-key " + o.tls_key_file +
-                         ": cannot load the certificate and key (PEM, matching)");
-  return std::unique_ptr<httplib::Server>(std::move(ssl));
-}
-
-// The bearer token from --bearer-token-file; "" when there is none to check.
-Expected<std::string> ReadToken(const HttpOptions& o) {
-  if (o.bearer_token_file.empty()) return std::string();
-  if (auto w = SecretFileWarning("--bearer-token-file", o.bearer_token_file); !w.empty())
-    spdlog::warn("{}", w);
-  return ReadSecretFile("--bearer-token-file", o.bearer_token_file);
-}
-
-// 401 for a request without the token, on every path but the probes (kubelet calls them).
-void RequireToken(httplib::Server& server, const std::string& token) {
-  server.set_pre_routing_handler([token](const httplib::Request& req, httplib::Response& res) {
-    if (req.path == "/healthz" || req.path == "/readyz")
-      return httplib::Server::HandlerResponse::Unhandled;
-    // The scheme is case-insensitive (RFC 9110 §11.1); the token is compared in constant time.
-    const std::string given = req.get_header_value("Authorization");
-    const auto space = given.find(' ');
-    std::string scheme = given.substr(0, space);
-    for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (scheme == "bearer" && space != std::string::npos &&
-        SameSecret(given.substr(space + 1), token))
-      return httplib::Server::HandlerResponse::Unhandled;
-    res.status = 401;
-    res.set_header("WWW-Authenticate", "Bearer");
-    res.set_content("unauthorized: send Authorization: Bearer <token>\n", "text/plain");
-    return httplib::Server::HandlerResponse::Handled;
-  });
-}
-
-// /metrics, the JSON API and the probes; each request reads `view` (and `options`) anew.
-void Route(httplib::Server& server, const node::StateView& view, const ExpositionOptions& options) {
-  server.Get("/metrics", [&view, &options](const httplib::Request& req, httplib::Response& res) {
-    const auto families =
-        BuildFamilies(view.Health(), *view.State(), options, std::chrono::steady_clock::now());
-    if (WantsOpenMetrics(req.get_header_value("Accept")))
-      SetBody(req, res, RenderOpenMetrics(families),
-              "application/openmetrics-text; version=1.0.0; charset=utf-8", true);
-    else
-      SetBody(req, res, RenderText(families), "text/plain; version=0.0.4; charset=utf-8", false);
-  });
-  auto json = [&server, &view](const char* path,
-                               std::function<nlohmann::json(const node::NodeState&)> f) {
-    server.Get(path, [&view, f](const httplib::Request& req, httplib::Response& res) {
-      // Error texts from sources may hold cut UTF-8: replace it rather than fail the request.
-      SetBody(req, res,
-              f(*view.State()).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
-              "application/json", false);
-    });
+                         ": cannot load the certificate and key (" + why + ")");
   };
-  json("/api/v1/units", UnitsJson);
-  json("/api/v1/ledger", LedgerJson);
-  json("/api/v1/processes", ProcessesJson);
-  json("/api/v1/findings", FindingsJson);
-  json("/api/v1/sources", [&view, &options](const node::NodeState& s) {
-    return SourcesJson(view.Health(), s, options.stale_after, std::chrono::steady_clock::now());
-  });
-  server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
-  });
-  server.Get("/readyz", [&view, &options](const httplib::Request&, httplib::Response& res) {
-    const auto r = CheckReadiness(view.Health(), *view.State(), options.stale_after,
-                                  std::chrono::steady_clock::now());
-    res.status = r.ready ? 200 : 503;
-    res.set_content(r.why + "\n", "text/plain");
-  });
-}
-
-// Socket options and worker threads.
-void Tune(httplib::Server& server) {
-  // httplib's default also sets SO_REUSEPORT, which lets a second agent bind the same port and
-  // silently take half the scrapes. Keep SO_REUSEADDR (fast restarts) only.
-  server.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    (void)setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // best effort
-  });
-  // httplib gives each open connection a worker thread until it closes. One request per connection
-  // (answered with an honest `Connection: close`: httplib would not answer pipelined requests) and
-  // a 2 s read timeout free a worker quickly; the probes have a listener of their own that idle
-  // connections cannot starve (probe_server.h).
-  // Threads that end when idle, not a fixed pool: their malloc caches go back (worker_pool.h).
-  server.new_task_queue = [] { return new OnDemandPool(kWorkerThreads, kWorkerLinger); };
-  server.set_keep_alive_max_count(1);
-  server.set_read_timeout(2, 0);
-  server.set_write_timeout(5, 0);
-}
-
-// Binds host:port (port 0: any free port); the port bound, or -1.
-int Bind(httplib::Server& server, const std::string& host, int port) {
-  if (port == 0) return server.bind_to_any_port(host);
-  return server.bind_to_port(host, port) ? port : -1;
+  const auto x = openssl::ReadCert(cert);
+  if (!x) return bad("the certificate is not PEM");
+  const auto k = openssl::ReadKey(key);
+  if (!k) return bad("the key is not a PEM private key");
+  if (X509_check_private_key(x.get(), k.get()) != 1) return bad("they do not match");
+  return {};
 }
 
 }  // namespace
 
+HttpAnswer HttpServer::Handle(const HttpRequest& req) const {
+  if (!Authorized(req, token_))
+    return {401,
+            "unauthorized: send Authorization: Bearer <token>\n",
+            "text/plain",
+            {{"WWW-Authenticate", "Bearer"}}};
+  const auto now = std::chrono::steady_clock::now();
+  if (req.path == "/metrics") {
+    const auto families = BuildFamilies(view_.Health(), *view_.State(), options_, now);
+    if (WantsOpenMetrics(req.header("Accept")))
+      return Body(req, RenderOpenMetrics(families),
+                  "application/openmetrics-text; version=1.0.0; charset=utf-8");
+    return Body(req, RenderText(families), "text/plain; version=0.0.4; charset=utf-8");
+  }
+  if (req.path == "/healthz") return {200, "ok\n", "text/plain", {}};
+  if (req.path == "/readyz") {
+    const auto r = CheckReadiness(view_.Health(), *view_.State(), options_.stale_after, now);
+    return {r.ready ? 200u : 503u, r.why + "\n", "text/plain", {}};
+  }
+  std::function<nlohmann::json(const node::NodeState&)> json;
+  if (req.path == "/api/v1/units") json = UnitsJson;
+  if (req.path == "/api/v1/ledger") json = LedgerJson;
+  if (req.path == "/api/v1/processes") json = ProcessesJson;
+  if (req.path == "/api/v1/findings") json = FindingsJson;
+  if (req.path == "/api/v1/sources")
+    json = [&](const node::NodeState& s) {
+      return SourcesJson(view_.Health(), s, options_.stale_after, now);
+    };
+  if (!json)
+    return {404,
+            "not found: /metrics, /api/v1/{units,ledger,processes,findings,sources}, /healthz, "
+            "/readyz\n",
+            "text/plain",
+            {}};
+  // Error texts from sources may hold cut UTF-8: replace it rather than fail the request.
+  return Body(
+      req,
+      json(*view_.State()).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+      "application/json");
+}
+
 Expected<void> HttpServer::Start(const HttpOptions& o) {
-  auto hp = ParseListen(o.listen);
-  if (!hp) return tl::unexpected(hp.error());
-  auto& [host, port] = *hp;
-  auto server = MakeServer(o);
-  if (!server) return tl::unexpected(server.error());
-  server_ = std::move(*server);
-  auto token = ReadToken(o);
-  if (!token) return tl::unexpected(token.error());
-  if (!token->empty()) RequireToken(*server_, *token);
-  Route(*server_, view_, options_);
-  Tune(*server_);
-  const int bound = Bind(*server_, host, port);
-  if (bound < 0)
-    return MakeError(ErrorCode::kUnavailable,
-                     "--listen " + o.listen + ": cannot bind (address in use or not local?)");
-  const bool tls = !o.tls_cert_file.empty(), v6 = host.find(':') != std::string::npos;
-  url_ = std::string(tls ? "https" : "http") + "://" + (v6 ? "[" + host + "]" : host) + ":" +
-         std::to_string(bound);
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
-  // stop() is a no-op until the listen loop runs; wait for it so Stop() cannot miss it.
-  for (int i = 0; i < 5000 && !server_->is_running(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  if (!server_->is_running())
-    return MakeError(ErrorCode::kInternal, "--listen " + o.listen + ": HTTP server did not start");
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty())
+    return MakeError(ErrorCode::kInvalidInput, "--tls-cert and --tls-key go together");
+  EventServerOptions eo;
+  eo.listen = o.listen;
+  eo.flag = "--listen";
+  eo.max_connections = o.max_connections;
+  eo.header_deadline = o.header_deadline;
+  // A scrape of a large node renders for milliseconds: two loops, so one slow client's reply
+  // does not hold every other request.
+  eo.threads = 2;
+  if (!o.tls_cert_file.empty()) {
+    auto cert = ReadPem("--tls-cert", o.tls_cert_file);
+    if (!cert) return tl::unexpected(cert.error());
+    auto key = ReadPem("--tls-key", o.tls_key_file);
+    if (!key) return tl::unexpected(key.error());
+    if (auto pair = CheckTlsPair(o, *cert, *key); !pair) return tl::unexpected(pair.error());
+    eo.tls_cert_pem = std::move(*cert);
+    eo.tls_key_pem = std::move(*key);
+  }
+  if (!o.bearer_token_file.empty()) {
+    if (auto w = SecretFileWarning("--bearer-token-file", o.bearer_token_file); !w.empty())
+      spdlog::warn("{}", w);
+    auto token = ReadSecretFile("--bearer-token-file", o.bearer_token_file);
+    if (!token) return tl::unexpected(token.error());
+    token_ = std::move(*token);
+  }
+  server_ = std::make_unique<EventServer>([this](const HttpRequest& r) { return Handle(r); });
+  if (auto started = server_->Start(eo); !started) {
+    server_.reset();
+    return tl::unexpected(started.error());
+  }
+  url_ = server_->url();
   return {};
 }
 
 void HttpServer::Stop() {
-  if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (server_) server_->Stop();
 }
+
+const std::string& HttpServer::url() const { return url_; }
+
+uint64_t HttpServer::cut_connections() const { return server_ ? server_->cut() : 0; }
 
 }  // namespace gpumeter::metrics

@@ -1,13 +1,10 @@
-// The probe listener (--probe-listen): /healthz and /readyz on a port of their own, served by
-// libmicrohttpd's event loop (epoll), so that the kubelet's probes are answered while any number
-// of clients hold idle or half-sent connections, on this port or on the main one.
-//
-// Why not the main server: cpp-httplib gives each connection a worker thread for as long as it
-// is open, so a few hundred idle connections occupy every worker and queue the probes behind
-// them (issue 17: 32 idle connections failed half the probes). An event loop costs nothing per
-// idle connection; connections are bounded in number (--probe-max-connections) and in time (an
-// idle or dribbling one is closed after 2 s). A per-address bound alone would not do: with
-// hostNetwork the probes come from the node's own address, shared by every pod on it.
+// The probe listener (--probe-listen): /healthz and /readyz on a port of their own, served by the
+// same event-driven server as the main port (event_server.h), so that the kubelet's probes are
+// answered while any number of clients hold idle or half-sent connections, on this port or on
+// the main one, and whatever a scrape costs. Connections are bounded in number
+// (--probe-max-connections) and in time (an idle one is closed after 2 s, one whose headers have
+// not all arrived after 2 s). A per-address bound alone would not do: with hostNetwork the probes
+// come from the node's own address, shared by every pod on it.
 //
 // Handlers read only the StateView (cheap copies), on the event loop's thread. Thread-safe;
 // Start() once, Stop() or the destructor ends it.
@@ -19,8 +16,7 @@
 
 #include "common/error.h"
 #include "node/state/state_view.h"
-
-struct MHD_Daemon;
+#include "sinks/metrics/event_server.h"
 
 namespace gpumeter::metrics {
 
@@ -55,7 +51,7 @@ class ProbeServer {
  private:
   const node::StateView& view_;
   ProbeOptions options_;
-  std::unique_ptr<MHD_Daemon, void (*)(MHD_Daemon*)> daemon_;
+  std::unique_ptr<EventServer> server_;
   std::string url_;
 };
 
