@@ -209,7 +209,10 @@ agree "report 2d" report_prom_2d report_stores_2d
 agree "report 30d" report_prom_30d report_stores_30d
 # Rightsizing per node: Prometheus with --node (nothing packed with other nodes) against that
 # node's store. Same actions for the same workloads, savings within 2 % (the store's minutes and
-# Prometheus's 15 s scrapes sample the same counters at other instants).
+# Prometheus's 15 s scrapes sample the same counters at other instants). Known to fail (seed 1,
+# docs/fleet.md): on gpu-node-00, two StatefulSets whose pods ran on 8 and 5 of the nodes get
+# `share` from Prometheus, which reads a workload's whole history, and keep/mig from the store,
+# which holds only this node's part.
 pick='[.recommendations[] | "\(.namespace)/\(.workload)/\(.container) \(.action)"] | sort'
 savings='[.recommendations[].monthlySavings // 0] | add // 0'
 for db in "${STORES[@]}"; do
@@ -219,7 +222,9 @@ for db in "${STORES[@]}"; do
   b=$("$GPUMETER" rightsize --source "prometheus:$URL" --node "$node" --to "$END_S" --format json) ||
     { echo "DISAGREE: rightsize --node $node from Prometheus failed"; status=1; continue; }
   if [ "$(jq -c "$pick" <<<"$a")" != "$(jq -c "$pick" <<<"$b")" ]; then
-    echo "DISAGREE: rightsize node $node: the actions differ"; status=1; continue
+    echo "DISAGREE: rightsize node $node: the actions differ (< store, > prometheus):"
+    diff <(jq -r "$pick | .[]" <<<"$a") <(jq -r "$pick | .[]" <<<"$b") | grep '^[<>]' | head -10
+    status=1; continue
   fi
   sa=$(jq "$savings" <<<"$a") sb=$(jq "$savings" <<<"$b")
   if awk -v a="$sa" -v b="$sb" 'BEGIN { d = a - b; if (d < 0) d = -d; m = (b > 0 ? b : 1); exit !(d / m <= 0.02) }'; then
