@@ -222,12 +222,10 @@ Expected<std::string> ReadPage(const AuditOptions& o) {
   e.accept_gzip = o.gzip;
   e.default_path = "/metrics";
   e.cap_hint = "--max-reply-mb";
+  e.deadline_hint = "--timeout";
   auto client = http::Client::Open(std::move(e), Limits(o));
   if (!client) return tl::unexpected(client.error());
-  auto body = client->GetOk("");
-  if (!body && body.error().message.find("no complete reply") != std::string::npos)
-    return MakeError(body.error().code, body.error().message + " (raise it with --timeout)");
-  return body;
+  return client->GetOk("");
 }
 
 // The dcgm-exporter page, then the agent; the first error stops it.

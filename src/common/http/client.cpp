@@ -264,8 +264,11 @@ Expected<Reply> Client::Get(const std::string& path, const Pairs& params,
   if (!ok && Cancelled(*shared_)) return MakeError(ErrorCode::kUnavailable, where + ": cancelled");
   // A reply that completed as the deadline passed still counts.
   if (!ok && (fired || Clock::now() >= deadline))
-    return MakeError(ErrorCode::kUnavailable,
-                     where + ": no complete reply within " + FormatDuration(limits_.deadline));
+    return MakeError(
+        ErrorCode::kUnavailable,
+        where + ": no complete reply within " + FormatDuration(limits_.deadline) +
+            (endpoint_.deadline_hint.empty() ? ""
+                                             : " (raise it with " + endpoint_.deadline_hint + ")"));
   if (!ok)
     return MakeError(ErrorCode::kUnavailable, where + ": unreachable (" + Describe(error) + ")");
   return reply;

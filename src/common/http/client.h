@@ -58,6 +58,7 @@ struct Endpoint {
   std::string default_path = "/";  // requested when the URL has no path and the caller gives none
   std::string
       cap_hint;  // how to raise the cap, appended to its error ("--prometheus-max-reply-mb")
+  std::string deadline_hint;  // how to raise the deadline, appended to its error ("--timeout")
 };
 
 struct Reply {

@@ -8,15 +8,15 @@ ProbeServer::ProbeServer(const node::StateView& view) : view_(view) {}
 
 ProbeServer::~ProbeServer() { Stop(); }
 
-ProbeServer::Answer ProbeServer::Handle(const std::string& method, const std::string& path) const {
-  if (method != "GET" && method != "HEAD") return {405, "only GET\n"};
-  if (path == "/healthz") return {200, "ok\n"};
-  if (path == "/readyz") {
+// GET and HEAD only: the event server answers other methods itself.
+HttpAnswer ProbeServer::Handle(const HttpRequest& request) const {
+  if (request.path == "/healthz") return {200, "ok\n", "text/plain", {}};
+  if (request.path == "/readyz") {
     const auto r = CheckReadiness(view_.Health(), *view_.State(), options_.stale_after,
                                   std::chrono::steady_clock::now());
-    return {r.ready ? 200u : 503u, r.why + "\n"};
+    return {r.ready ? 200u : 503u, r.why + "\n", "text/plain", {}};
   }
-  return {404, "not found: the probe listener serves /healthz and /readyz\n"};
+  return {404, "not found: the probe listener serves /healthz and /readyz\n", "text/plain", {}};
 }
 
 Expected<void> ProbeServer::Start(const ProbeOptions& o) {
@@ -28,10 +28,7 @@ Expected<void> ProbeServer::Start(const ProbeOptions& o) {
   eo.idle_timeout_s = o.idle_timeout_s;
   eo.header_deadline = std::chrono::seconds(o.idle_timeout_s);
   eo.threads = 1;
-  server_ = std::make_unique<EventServer>([this](const HttpRequest& r) {
-    const auto a = Handle(r.method, r.path);
-    return HttpAnswer{a.status, a.body, "text/plain", {}};
-  });
+  server_ = std::make_unique<EventServer>([this](const HttpRequest& r) { return Handle(r); });
   if (auto started = server_->Start(eo); !started) {
     server_.reset();
     return tl::unexpected(started.error());

@@ -41,12 +41,8 @@ class ProbeServer {
   // "http://HOST:PORT" actually bound; valid after Start().
   const std::string& url() const { return url_; }
 
-  // Answers one request; what the event loop calls (public for the C callback).
-  struct Answer {
-    unsigned status;
-    std::string body;
-  };
-  Answer Handle(const std::string& method, const std::string& path) const;
+  // Answers one request; what the event loop calls.
+  HttpAnswer Handle(const HttpRequest& request) const;
 
  private:
   const node::StateView& view_;
