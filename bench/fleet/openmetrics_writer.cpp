@@ -28,7 +28,8 @@ constexpr FamilyName kNames[] = {
     {"gpumeter_requested_share_seconds", "gpumeter:requested_share_seconds:increase1h", true},
     {"gpumeter_unit_info", "gpumeter:unit_info:max1h", false},
     {"gpumeter_unit_gpu_share_ratio", "gpumeter:unit_gpu_share_ratio:max1h", false},
-    {"gpumeter_pod_workload_info", "gpumeter:pod_workload_info:max1h", false}};
+    {"gpumeter_pod_workload_info", "gpumeter:pod_workload_info:max1h", false},
+    {"gpumeter_pod_labels_info", "gpumeter:pod_labels_info:max1h", false}};
 
 constexpr const char* kMarker = "gpumeter:hourly_rules:evaluation";
 
@@ -36,15 +37,14 @@ std::string Quote(const char* key, const std::string& value) {
   return std::string(key) + "=\"" + value + "\"";
 }
 
-// The owner series' labels, in the agent's order (tests/golden/node-8gpu-r580.prom), with the
-// pod label the agent copies with --pod-label team.
-std::string OwnerLabels(const attribution::UnitRecord& u, const attribution::OwnerAmounts& o,
-                        const std::string& team) {
+// The owner series' labels, in the agent's order (tests/golden/node-8gpu-r580.prom); the pod's
+// team (--pod-label team) is on gpumeter_pod_labels_info, never here.
+std::string OwnerLabels(const attribution::UnitRecord& u, const attribution::OwnerAmounts& o) {
   return Quote("node", u.unit.node) + "," + Quote("unit", u.unit.uuid) + "," +
          Quote("gpu_uuid", u.unit.gpu_uuid) + "," + Quote("model", u.unit.model) + "," +
          Quote("mig_profile", u.unit.mig_profile) + "," + Quote("namespace", o.owner.ns) + "," +
          Quote("pod", o.owner.pod) + "," + Quote("container", o.owner.container) + "," +
-         Quote("owner_kind", domain::ToString(o.owner.kind)) + "," + Quote("label_team", team);
+         Quote("owner_kind", domain::ToString(o.owner.kind));
 }
 
 }  // namespace
@@ -101,7 +101,7 @@ void OpenMetricsWriter::Gauge(int node, int64_t minute, Family family, const std
   if (minute >= raw_from_ && raw_seen_.insert(std::to_string(family) + labels).second)
     ++stats_.raw_series;
   Scrapes(family, labels, node, minute, 1, 0);
-  gauges_hour_[node].insert({family, labels});
+  gauges_hour_[node][{family, labels}] = minute;
 }
 
 void OpenMetricsWriter::AddMinute(int node, int64_t minute,
@@ -123,7 +123,7 @@ void OpenMetricsWriter::AddMinute(int node, int64_t minute,
     Gauge(node, minute, kShareRatio, unit);
     for (const auto& o : u.owners) {
       const bool container = o.owner.kind == domain::OwnerKind::kContainer;
-      const std::string labels = OwnerLabels(u, o, container ? Fleet::TeamOf(o.owner.ns) : "");
+      const std::string labels = OwnerLabels(u, o);
       const double amounts[] = {o.memory_byte_seconds, o.compute_seconds, o.energy_joules,
                                 o.requested_share_seconds};
       Counter(node, minute, labels, kMemory, 4, amounts);
@@ -137,6 +137,9 @@ void OpenMetricsWriter::AddMinute(int node, int64_t minute,
           Quote("node", Fleet::NodeName(node)) + "," + Quote("namespace", w.ns) + "," +
               Quote("pod", p.name) + "," + Quote("workload_kind", w.kind) + "," +
               Quote("workload", w.name));
+    Gauge(node, minute, kPodLabels,
+          Quote("node", Fleet::NodeName(node)) + "," + Quote("namespace", w.ns) + "," +
+              Quote("pod", p.name) + "," + Quote("label_team", Fleet::TeamOf(w.ns)));
   }
   // A container's series stays an hour after its pod (docs/metrics.md), not growing.
   for (auto& [labels, s] : series_[node])
@@ -163,8 +166,15 @@ void OpenMetricsWriter::CloseHour(int64_t hour_end_minute) {
       s.in_hour = false;
       it = s.container && hour_end_minute - s.last_active > kTail ? all.erase(it) : std::next(it);
     }
-    for (const auto& [family, labels] : gauges_hour_[node])
-      Line(recorded_[family], kNames[family].recorded, labels, "", 1, at);
+    // Info series record 1; the pods' labels the last time they were scraped in the hour, as
+    // gpumeter:pod_labels_info:max1h does.
+    for (const auto& [key, last_minute] : gauges_hour_[node])
+      Line(recorded_[key.first], kNames[key.first].recorded, key.second, "",
+           key.first == kPodLabels
+               ? static_cast<double>(last_minute * 60 +
+                                     (kScrapesPerMinute - 1) * 60 / kScrapesPerMinute)
+               : 1.0,
+           at);
     stats_.recorded_samples += static_cast<int64_t>(gauges_hour_[node].size());
     gauges_hour_[node].clear();
   }

@@ -60,6 +60,7 @@ class OpenMetricsWriter {
     kUnitInfo,
     kShareRatio,
     kWorkloadInfo,
+    kPodLabels,
     kFamilies
   };
 
@@ -77,9 +78,10 @@ class OpenMetricsWriter {
   std::string dir_;
   int64_t raw_from_ = 0, window_start_ = -1;
   std::vector<std::map<std::string, Series>> series_;  // by node, keyed by the labels' text
-  std::vector<std::set<std::pair<int, std::string>>> gauges_hour_;  // by node: (family, labels)
-  std::vector<std::string> instance_;                               // by node: ",instance=…"
-  std::string raw_[kFamilies], recorded_[kFamilies], marker_;       // this file's lines
+  // By node: (family, labels) -> the last minute the gauge was seen in the current hour.
+  std::vector<std::map<std::pair<int, std::string>, int64_t>> gauges_hour_;
+  std::vector<std::string> instance_;                          // by node: ",instance=…"
+  std::string raw_[kFamilies], recorded_[kFamilies], marker_;  // this file's lines
   std::set<std::string> raw_seen_;
   int64_t raw_now_ = 0, raw_now_minute_ = -1;
   OpenMetricsStats stats_;

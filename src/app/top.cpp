@@ -92,6 +92,9 @@ Expected<Setup> Configure(const TopOptions& o) {
   if (auto by = top::CheckGroupBy(o.by); !by) return tl::unexpected(by.error());
   if (o.format != "text" && !o.once)
     return tl::unexpected(Bad("--format " + o.format + " goes with --once"));
+  if (o.at_s != 0 && (!o.once || o.source.rfind("prometheus:", 0) != 0))
+    return tl::unexpected(
+        Bad("--at goes with --once and --source prometheus:URL (an agent has only now)"));
   if (!(o.interval_s >= 0.1 && o.interval_s <= 3600))
     return tl::unexpected(Bad("--interval: between 0.1 and 3600 seconds"));
   s.view.view = *view, s.view.sort = *sort, s.view.by = o.by, s.view.ns_filter = o.ns;
@@ -111,7 +114,7 @@ Expected<Setup> Configure(const TopOptions& o) {
 
 // --once: one fetch on this thread, one frame out.
 Expected<std::string> OnceFrame(const TopOptions& o, Setup& s) {
-  const int64_t now = top::NowUnix();
+  const int64_t now = o.at_s != 0 ? o.at_s : top::NowUnix();
   auto frame = s.fetch(now);
   if (!frame) return tl::unexpected(frame.error());
   if (o.format == "json")

@@ -3,6 +3,7 @@
 // full-screen terminal view (ncurses), or one frame as plain text or JSON with --once.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace gpumeter::app {
@@ -22,6 +23,9 @@ struct TopOptions {
   std::string ns;  // namespace filter
   bool once = false;
   std::string format = "text";  // --once: text | json
+  // --once from Prometheus: the frame as it was at this instant (Unix seconds); 0: now. A past
+  // instant is settled: every scrape up to it has landed, so the frame no longer changes.
+  int64_t at_s = 0;
 };
 
 // The local agent's address (agent and demo listen on port 9402 by default).

@@ -5,6 +5,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <functional>
+#include <string>
+
 #include "app/agent.h"
 #include "app/audit.h"
 #include "app/doctor.h"
@@ -25,5 +29,9 @@ void AddRightsizeCommand(CLI::App& app, app::RightsizeOptions& options);
 void AddTopCommand(CLI::App& app, app::TopOptions& options);
 // --prometheus-token-file, --prometheus-user, … on a command that reads --source prometheus:URL.
 void AddPrometheusFlags(CLI::App* cmd, app::PrometheusFlags& flags);
+// A flag NAME (e.g. "--to") taking an instant, given to `set` in Unix seconds as it is parsed;
+// `help` is completed with the accepted forms.
+void AddTimeFlag(CLI::App* cmd, const std::string& name, std::function<void(int64_t)> set,
+                 const std::string& help);
 
 }  // namespace gpumeter::cli

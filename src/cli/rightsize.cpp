@@ -17,15 +17,9 @@ void AddRightsizeCommand(CLI::App& app, app::RightsizeOptions& o) {
   cmd->add_option("--window", o.window,
                   "History to read, back from the store's last minute or from now (e.g. 14d)")
       ->capture_default_str();
-  cmd->add_option_function<std::string>(
-      "--to",
-      [&o](const std::string& text) {
-        auto t = app::ParseTimeFlag("--to", text);
-        if (!t) throw CLI::ValidationError(t.error().message);
-        o.to_s = *t;
-      },
-      "End of the history: RFC 3339 (2026-12-01T00:00:00Z) or Unix seconds (default: the "
-      "store's last minute, or now for Prometheus)");
+  AddTimeFlag(
+      cmd, "--to", [&o](int64_t t) { o.to_s = t; },
+      "End of the history (default: the store's last minute, or now for Prometheus)");
   cmd->add_option("--node", o.node, "Only the workloads on this node");
   cmd->add_option("--namespace", o.ns, "Only the workloads of this namespace");
   cmd->add_option("--minute-history", o.minute_history,

@@ -35,6 +35,9 @@ void AddTopCommand(CLI::App& app, app::TopOptions& o) {
       ->capture_default_str();
   cmd->add_option("-n,--namespace", o.ns, "Show only this namespace");
   cmd->add_flag("--once", o.once, "Print one frame as plain text and exit");
+  AddTimeFlag(
+      cmd, "--at", [&o](int64_t t) { o.at_s = t; },
+      "--once from Prometheus: the frame as it was at this instant (default: now)");
   cmd->add_option("--format", o.format, "--once: text or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

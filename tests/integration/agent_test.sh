@@ -44,8 +44,10 @@ done
 grep -q '^gpumeter_unit_info{node="node-a",unit="GPU-8c5e0f6a-7d3b-4a9e-b1c2-3d4e5f6a7b01",.*sharing_mode="time-slicing",replicas="4",evidence="device plugin config (sharing.timeSlicing)"} 1$' "$work/m1.prom" \
   || fail "unit mode and evidence from the device-plugin config"
 for p in 'search",pod="embedder-5c7b9-x2k4p' 'search",pod="reranker-6f8d1-q9w2e' 'ads",pod="ctr-model-0'; do
-  grep -q "^gpumeter_requested_share_ratio{.*namespace=\"$p\",container=\"[a-z]*\",owner_kind=\"container\",label_team=\"[a-z]*\"} 0.25$" "$work/m1.prom" \
+  grep -q "^gpumeter_requested_share_ratio{.*namespace=\"$p\",container=\"[a-z]*\",owner_kind=\"container\"} 0.25$" "$work/m1.prom" \
     || fail "holder $p with share 1/4"
+  grep -q "^gpumeter_pod_labels_info{node=\"node-a\",namespace=\"$p\",label_team=\"[a-z]*\"} 1$" "$work/m1.prom" \
+    || fail "the team label of $p on its info series"
   grep -q "^gpumeter_process_memory_used_bytes{.*namespace=\"$p\",container=\"[a-z]*\",owner=\"container\"}" "$work/m1.prom" \
     || fail "process of $p not resolved to its container"
 done

@@ -64,8 +64,11 @@ for src in nvml kubelet pods proc; do
   grep -q "^gpumeter_source_up{node=\"[^\"]*\",source=\"$src\"} 1$" "$prom" || fail "source $src not up"
 done
 [ "$(grep -c '^gpumeter_unit_info{' "$prom")" -eq 11 ] || fail "expected 11 units (7 GPUs, 3 MIG instances, the MIG GPU's free slices)"
-grep -q '^gpumeter_compute_seconds_total{.*namespace="search",pod="embedder-0",container="server",owner_kind="container",label_team="search"}' "$prom" \
-  || fail "owner series with the team label"
+grep -q '^gpumeter_compute_seconds_total{.*namespace="search",pod="embedder-0",container="server",owner_kind="container"}' "$prom" \
+  || fail "owner series of search/embedder-0"
+grep -q '^gpumeter_pod_labels_info{node="[^"]*",namespace="search",pod="embedder-0",label_team="search"} 1$' "$prom" \
+  || fail "the pod's team label on its info series"
+! grep -v '^gpumeter_pod_labels_info{' "$prom" | grep -q 'label_team=' || fail "label_team on a series other than gpumeter_pod_labels_info"
 awk '
   /^gpumeter_unit_seconds_total\{/ { match($0, /unit="[^"]*"/); cap[substr($0, RSTART, RLENGTH)] = $NF }
   /^gpumeter_compute_seconds_total\{/ { match($0, /unit="[^"]*"/); sum[substr($0, RSTART, RLENGTH)] += $NF }

@@ -12,12 +12,26 @@ wait_for_match() {
   printf '%s' "$value"
 }
 
+# free_port: prints a loopback port nobody listens on, below the kernel's ephemeral range (which
+# the local ends of other tests' connections take). Another process may still take it before the
+# caller binds: callers that can, try again.
+free_port() {
+  local low p
+  low=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  [ "$low" -gt 12000 ] || low=32768
+  for _ in $(seq 1 50); do
+    p=$((10000 + RANDOM % (low - 10000)))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+  done
+  return 1
+}
+
 # start_prometheus WORK RULES TARGET...: a real Prometheus on a free loopback port, scraping the
 # targets (host:port) every second with the rule file RULES ('' for none), its data and log under
 # WORK; started in this shell (a job of the caller's), ready when it returns. Sets $api (its URL)
 # and defines query PROMQL (the JSON of an instant query). Returns 1 when it cannot start.
 start_prometheus() {
-  local work=$1 rules=$2 port p pid low
+  local work=$1 rules=$2 port pid
   shift 2
   local targets
   targets=$(printf '"%s", ' "$@")
@@ -28,18 +42,10 @@ start_prometheus() {
     echo "  - job_name: gpumeter"
     echo "    static_configs: [{targets: [${targets%, }]}]"
   } >"$work/prometheus.yml"
-  # Ports below the kernel's ephemeral range, which the local ends of other tests' connections
-  # take; a port taken between the check and Prometheus's bind (tests run in parallel) is tried
-  # again with another.
-  low=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-  [ "$low" -gt 12000 ] || low=32768
+  # A port taken between the check and Prometheus's bind (tests run in parallel) is tried again
+  # with another.
   for _ in $(seq 1 5); do
-    port=""
-    for _ in $(seq 1 50); do
-      p=$((10000 + RANDOM % (low - 10000)))
-      if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
-    done
-    [ -n "$port" ] || { echo "no free port" >&2; return 1; }
+    port=$(free_port) || { echo "no free port" >&2; return 1; }
     prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
       --web.listen-address="127.0.0.1:$port" >"$work/prometheus.log" 2>&1 &
     pid=$!

@@ -2,7 +2,7 @@
 # `gpumeter top --source prometheus:` against a real Prometheus scraping two demo agents (two
 # scenarios, two nodes; the set-up of prometheus_test.sh): both nodes' pods appear, and the
 # per-namespace totals of the frame (rates over --window) equal `gpumeter report`'s for the same
-# window evaluated at the same instant, within 2 %, and the agents' open findings are listed: cost (rate × window) and compute. The demos
+# window evaluated at the same settled instant (--at), within 2 %, and the agents' open findings are listed: cost (rate × window) and compute. The demos
 # run in real time (--speedup 1), so a unit accounts as many seconds as the window has.
 # Usage: top_prometheus_test.sh GPUMETER
 set -euo pipefail
@@ -27,9 +27,18 @@ for _ in $(seq 1 80); do
   sleep 0.25
 done
 
-"$bin" top --once --source "prometheus:$api" --window 5s --by pod --format json >"$work/top.json" || fail "top from Prometheus"
-"$bin" top --once --source "prometheus:$api" --window 5s >"$work/top.txt" || fail "top from Prometheus, text"
-at=$(jq -r '.at_unix_s' "$work/top.json")
+# One instant for both, once it is settled: every scrape that began before it has landed (a
+# target's scrapes run one after another, so a later `up` sample from each says so). A frame of
+# "now" can still gain the scrape in flight, and a slow agent (a sanitizer build) made top and a
+# report run a second later disagree by 14 %.
+at=$(date +%s)
+for _ in $(seq 1 80); do
+  [ "$(query "count(timestamp(up{job=\"gpumeter\"}) > $at)" | jq -r '.data.result[0].value[1] // 0')" = 2 ] && break
+  sleep 0.25
+done
+"$bin" top --once --source "prometheus:$api" --window 5s --at "$at" --by pod --format json >"$work/top.json" || fail "top from Prometheus"
+"$bin" top --once --source "prometheus:$api" --window 5s --at "$at" >"$work/top.txt" || fail "top from Prometheus, text"
+[ "$(jq -r '.at_unix_s' "$work/top.json")" = "$at" ] || fail "the frame is not at --at $at: $(jq -r '.at_unix_s' "$work/top.json")"
 "$bin" report --source "prometheus:$api" --window 5s --to "$at" --by namespace --format json >"$work/report.json" || fail "report"
 nodes=$(jq -r '[.units[].node] | unique | join(",")' "$work/top.json")
 [ "$nodes" = "gpu-node-dgx-07,gpu-node-h200" ] || fail "nodes in the frame: $nodes"

@@ -41,6 +41,13 @@ awk '/^pods:/ { p = 1; next } /^[a-z_]+:/ { p = 0 }
   "$src/scenarios/node-8gpu.yaml" >"$work/scenario-containers"
 [ "$(grep -c '^[a-z]' "$work/scenario-containers")" -ge 10 ] || fail "could not read the scenario's pods"
 
+# --at is for Prometheus's past: an agent has only now, and the error says so.
+rc=0; "$bin" top --once --agent "$url" --at 2026-12-01T00:00:00Z >/dev/null 2>"$work/at.log" || rc=$?
+[ "$rc" = 2 ] && grep -q -- '--at goes with --once and --source prometheus:URL' "$work/at.log" ||
+  fail "top --at with an agent: exit $rc, $(cat "$work/at.log")"
+rc=0; "$bin" top --once --source prometheus:http://127.0.0.1:1 --at 12:00 >/dev/null 2>"$work/at.log" || rc=$?
+[ "$rc" != 0 ] && grep -q -- '--at' "$work/at.log" || fail "top --at 12:00: exit $rc, $(cat "$work/at.log")"
+
 # 1. --once, plain text.
 "$bin" top --once --agent "$url" >"$work/once.txt" 2>"$work/once.log" || fail "top --once"
 # Blocks: a unit's header line starts at column 0 with its label, then its owners.

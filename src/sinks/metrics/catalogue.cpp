@@ -219,6 +219,17 @@ void AddOwnerMetrics(std::vector<MetricDef>& v) {
        "rightsizing reads it from the pod's labels (docs/rightsizing.md), so that rightsizing "
        "from Prometheus groups pods as it does from a store; value is always 1.",
        {"node", "namespace", "pod", "workload_kind", "workload"}},
+      {Metric::kPodLabels,
+       "gpumeter_pod_labels_info",
+       G,
+       "",
+       "The --pod-label labels of each pod with a container in the attribution, as label_KEY "
+       "(as kube-state-metrics' kube_pod_labels): join them at query time, "
+       "`* on (node, namespace, pod) group_left (label_team) gpumeter_pod_labels_info`; the "
+       "counters "
+       "never carry them, so a relabelled pod keeps its series; value is always 1. Absent "
+       "without --pod-label.",
+       {"node", "namespace", "pod"}},
   };
   v.insert(v.end(), std::begin(defs), std::end(defs));
 }

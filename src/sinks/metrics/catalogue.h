@@ -55,6 +55,7 @@ enum class Metric {
   kRequestedShare,
   kRequestedShareSeconds,
   kPodWorkloadInfo,
+  kPodLabels,
   // Guardrails (docs/guardrails.md): open findings and how many were opened.
   kFindingOpen,
   kFindingWaste,

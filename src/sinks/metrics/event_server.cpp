@@ -171,8 +171,8 @@ void EventServer::Sweep() {
       // Only while the number still names the socket accepted (a closed one may be reused).
       struct stat st {};
       if (c->fd >= 0 && ::fstat(c->fd, &st) == 0 && st.st_ino == c->ino && st.st_dev == c->dev) {
+        ++cut_;  // before the client can see its end: whoever sees it sees it counted
         ::shutdown(c->fd, SHUT_RDWR);  // libmicrohttpd sees the end and closes it
-        ++cut_;
       }
       c->cut = true;
     }
@@ -198,9 +198,10 @@ Expected<void> EventServer::Start(const EventServerOptions& o) {
       {MHD_OPTION_CONNECTION_LIMIT, o.max_connections, nullptr},
       {MHD_OPTION_CONNECTION_TIMEOUT, o.idle_timeout_s, nullptr},
       {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 32 << 10, nullptr},
-      // No SO_REUSEPORT: a second agent on the same port must fail to bind, not silently take
-      // half the scrapes (libmicrohttpd sets SO_REUSEADDR itself: restarts bind at once).
-      {MHD_OPTION_LISTENING_ADDRESS_REUSE, 0, nullptr},
+      // MHD_OPTION_LISTENING_ADDRESS_REUSE left out on purpose: its default sets SO_REUSEADDR
+      // alone, so a restarted agent binds at once past its old connections in TIME_WAIT (given
+      // 0, libmicrohttpd sets neither option, and a restart failed to bind for a minute); given
+      // 1, it adds SO_REUSEPORT, and a second agent on the port would take half the scrapes.
       {MHD_OPTION_LISTEN_BACKLOG_SIZE, 128, nullptr},
       {MHD_OPTION_THREAD_POOL_SIZE, std::max(1u, o.threads), nullptr},
       {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&OnConnection), this},

@@ -32,11 +32,11 @@ void AppendEscaped(std::string& out, std::string_view v) {
 }
 
 // Collects series per catalogue entry. Label values are given in the catalogue's label order
-// (then the extra pod-label names, for owner families); each label set is rendered once, escaped,
-// and may be shared by families with the same label names.
+// (then the pod-label names, for gpumeter_pod_labels_info); each label set is rendered once,
+// escaped, and may be shared by families with the same label names.
 class Families {
  public:
-  explicit Families(std::vector<std::string> owner_extra) : owner_extra_(std::move(owner_extra)) {
+  explicit Families(std::vector<std::string> pod_labels) : pod_labels_(std::move(pod_labels)) {
     // Families with the same label names share a schema number, so sharing is checked cheaply.
     const auto& c = Catalogue();
     for (size_t i = 0; i < c.size(); ++i) {
@@ -50,7 +50,7 @@ class Families {
                   const std::vector<std::string_view>& extra = {}) {
     const auto& def = Def(id);
     if (values.size() != def.labels.size() ||
-        (!extra.empty() && extra.size() != owner_extra_.size()))
+        (!extra.empty() && (id != Metric::kPodLabels || extra.size() != pod_labels_.size())))
       throw std::logic_error(def.name + ": label values do not match the catalogue");
     std::string out;
     for (size_t i = 0; i < values.size(); ++i) {
@@ -62,7 +62,7 @@ class Families {
     }
     for (size_t i = 0; i < extra.size(); ++i) {
       out += ',';
-      out += owner_extra_[i];
+      out += pod_labels_[i];
       out += "=\"";
       AppendEscaped(out, extra[i]);
       out += '"';
@@ -84,7 +84,7 @@ class Families {
   SeriesSet Take() { return std::move(set_); }
 
  private:
-  std::vector<std::string> owner_extra_;
+  std::vector<std::string> pod_labels_;
   std::vector<size_t> schema_;  // by Metric
   SeriesSet set_;
   std::vector<Metric> built_for_;
@@ -233,37 +233,33 @@ std::vector<const TotalsRow*> KeptRows(const node::NodeState& state,
 
 const std::string kNone;  // an unknown label value
 
-// The values of the --pod-label keys for the owner's pod ("" where unknown), in key order.
+// The values of the --pod-label keys for a pod ("" where unknown), in key order.
 std::vector<std::string_view> PodLabelValues(const node::NodeState& state,
                                              const ExpositionOptions& options,
-                                             const domain::Owner& owner) {
+                                             const std::string& ns, const std::string& pod) {
   std::vector<std::string_view> extra;
-  if (!options.pod_label_keys.empty()) {
-    const auto pl = state.pod_labels.find({owner.ns, owner.pod});
-    for (const auto& k : options.pod_label_keys) {
-      const std::string* v = &kNone;
-      if (pl != state.pod_labels.end())
-        if (const auto it = pl->second.find(k); it != pl->second.end()) v = &it->second;
-      extra.push_back(*v);
-    }
+  const auto pl = state.pod_labels.find({ns, pod});
+  for (const auto& k : options.pod_label_keys) {
+    const std::string* v = &kNone;
+    if (pl != state.pod_labels.end())
+      if (const auto it = pl->second.find(k); it != pl->second.end()) v = &it->second;
+    extra.push_back(*v);
   }
   return extra;
 }
 
 // The series of one (unit, owner) row; `u` is its unit (nullptr when no longer listed), `held`
 // the share each container holds now.
-void OwnerRow(Families& f, const node::NodeState& state, const ExpositionOptions& options,
-              const TotalsRow& row, const node::UnitInfo* u,
+void OwnerRow(Families& f, const node::NodeState& state, const TotalsRow& row,
+              const node::UnitInfo* u,
               const std::map<std::pair<std::string, domain::Owner>, double>& held) {
   const auto& [key, t] = row;
   const auto& [unit_uuid, owner] = key;
-  const std::vector<std::string_view> extra = PodLabelValues(state, options, owner);
   // One label set for the row, shared by its seven families.
   const uint32_t l = f.Labels(Metric::kMemoryByteSeconds,
                               {state.node, unit_uuid, u ? u->gpu_uuid : kNone, u ? u->model : kNone,
                                u ? u->mig_profile : kNone, owner.ns, owner.pod, owner.container,
-                               domain::ToString(owner.kind)},
-                              extra);
+                               domain::ToString(owner.kind)});
   f.Add(Metric::kMemoryByteSeconds, l, t.memory_byte_seconds);
   f.Add(Metric::kComputeSeconds, l, t.compute_seconds);
   f.Add(Metric::kEnergyJoules, l, t.energy_joules);
@@ -291,7 +287,7 @@ void Attribution(Families& f, const node::NodeState& state, const ExpositionOpti
   std::set<std::pair<std::string, std::string>> pods;
   for (const auto* row : rows) {
     const auto uit = units.find(row->first.first);
-    OwnerRow(f, state, options, *row, uit == units.end() ? nullptr : uit->second, held);
+    OwnerRow(f, state, *row, uit == units.end() ? nullptr : uit->second, held);
     if (const auto& o = row->first.second; o.kind == OwnerKind::kContainer)
       pods.insert({o.ns, o.pod});
   }
@@ -300,6 +296,11 @@ void Attribution(Families& f, const node::NodeState& state, const ExpositionOpti
     const auto w = rightsize::WorkloadOf(
         pod, pl == state.pod_labels.end() ? std::map<std::string, std::string>{} : pl->second);
     f.Add(Metric::kPodWorkloadInfo, {state.node, ns, pod, w.kind, w.name}, 1.0);
+    if (!options.pod_label_keys.empty())
+      f.Add(Metric::kPodLabels,
+            f.Labels(Metric::kPodLabels, {state.node, ns, pod},
+                     PodLabelValues(state, options, ns, pod)),
+            1.0);
   }
 }
 

@@ -21,8 +21,10 @@
 namespace gpumeter::metrics {
 
 struct ExpositionOptions {
-  // Pod labels copied onto every owner series as label_<key> (non [a-zA-Z0-9_] characters become
-  // '_'), e.g. "team" -> label_team, so usage can be grouped by team in PromQL.
+  // Pod labels exported as label_<key> (non [a-zA-Z0-9_] characters become '_'), e.g. "team" ->
+  // label_team, on gpumeter_pod_labels_info only: one info series per pod, joined at query time.
+  // Never on the counters, whose identity must not change when a label does (a relabelled counter
+  // would be a new series, and its whole total since the agent started would count again).
   std::vector<std::string> pod_label_keys;
   // Most container series per owner family in one scrape; the rest are left out and counted in
   // gpumeter_series_dropped (idle, system and unattributed rows are always kept).

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <set>
+#include <string_view>
 #include <tuple>
 
 namespace gpumeter::report {
@@ -31,15 +33,24 @@ struct Part {
   // What a counter grew by in the segment, summed by `by`. Raw: a series that had samples before
   // the segment: increase() (extrapolated only across the gap to each boundary); a series born in
   // it (the agent started, or the pod): its last value, as gpumeter's counters start at 0 and
-  // increase() would drop what it counted before its first scrape. Recorded: the hours' growth,
-  // which the rules compute the same way per hour.
+  // increase() would drop what it counted before its first scrape — unless it was reset in the
+  // segment too (the agent restarted), when the last value would drop what came before the
+  // reset: those are left out here and added up from their samples (BornAndReset). Recorded: the
+  // hours' growth, which the rules compute the same way per hour.
   std::string Counter(const std::string& metric, const std::string& by) const {
     if (seg.recorded)
       return "sum by (" + by + ") (sum_over_time(" + RecordedName(metric) + Range() + "))";
-    const std::string before =
-        "(last_over_time(" + metric + "[1h] offset " + std::to_string(seg.to - seg.from) + "s))";
-    return "sum by (" + by + ") ((increase(" + metric + Range() + ") and " + before +
-           ") or (last_over_time(" + metric + Range() + ") unless " + before + "))";
+    return "sum by (" + by + ") ((increase(" + metric + Range() + ") and " + Before(metric) +
+           ") or (last_over_time(" + metric + Range() + ") unless " + Before(metric) +
+           " unless (resets(" + metric + Range() + ") > 0)))";
+  }
+  // The raw series born in the segment and reset in it.
+  std::string BornAndReset(const std::string& metric) const {
+    return "(resets(" + metric + Range() + ") > 0) unless " + Before(metric);
+  }
+  // A series' samples in the hour before the segment: none means it was born in the segment.
+  std::string Before(const std::string& metric) const {
+    return "(last_over_time(" + metric + "[1h] offset " + std::to_string(seg.to - seg.from) + "s))";
   }
 
   // The latest value of a gauge (info series, ratios) in the segment, aggregated by `by`.
@@ -49,6 +60,57 @@ struct Part {
            (seg.recorded ? RecordedName(metric) : metric) + Range() + "))";
   }
 };
+
+// `text` matched literally inside a PromQL regular expression (RE2).
+std::string RegexLiteral(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (std::string_view("\\.+*?()|[]{}^$").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// A counter that started at 0 in the segment: its first sample, then each step's growth, and
+// after a reset (a drop) the whole new value.
+double GrowthFromZero(const std::vector<std::pair<int64_t, double>>& points) {
+  double total = 0, previous = 0;
+  for (const auto& [t, v] : points) {
+    total += v >= previous ? v - previous : v;
+    previous = v;
+  }
+  return total;
+}
+
+// What `metric` grew by in the part: the samples of Part::Counter (summed by `by`), then one per
+// series born and reset in it, added up from its raw samples (its labels whole). Callers add
+// both by the labels they key on.
+Expected<std::vector<Sample>> CounterGrowth(const PrometheusApi& api, const Part& part,
+                                            const std::string& metric, const std::string& by) {
+  auto out = api.Query(part.Counter(metric, by), part.At());
+  if (!out || part.seg.recorded) return out;
+  auto born = api.Query(part.BornAndReset(metric), part.At());
+  if (!born) return tl::unexpected(born.error());
+  if (born->empty()) return out;
+  std::set<std::map<std::string, std::string>> wanted;
+  std::set<std::string> nodes;
+  for (auto& b : *born) {
+    b.labels.erase("__name__");
+    nodes.insert(Get(b, "node"));
+    wanted.insert(b.labels);
+  }
+  std::string alternatives;
+  for (const auto& n : nodes) alternatives += (alternatives.empty() ? "" : "|") + RegexLiteral(n);
+  auto raw =
+      api.QueryRaw(metric + "{node=~" + PromQuote(alternatives) + "}" + part.Range(), part.At());
+  if (!raw) return tl::unexpected(raw.error());
+  for (auto& series : *raw) {
+    series.labels.erase("__name__");
+    if (wanted.count(series.labels))
+      out->push_back({std::move(series.labels), GrowthFromZero(series.points)});
+  }
+  return out;
+}
 
 using Units = std::map<std::pair<std::string, std::string>, store::UnitRecord>;  // (node, unit)
 
@@ -70,7 +132,7 @@ Expected<void> ReadUnitCounters(const PrometheusApi& api, const Part& part, Unit
        &store::UnitRecord::memory_capacity_byte_seconds},
       {"gpumeter_unit_energy_joules_total", &store::UnitRecord::energy_joules}};
   for (const auto& [metric, field] : unit_counters) {
-    auto r = api.Query(part.Counter(metric, "node, unit"), part.At());
+    auto r = CounterGrowth(api, part, metric, "node, unit");
     if (!r) return tl::unexpected(r.error());
     for (const auto& s : *r)
       if (auto it = units.find({Get(s, "node"), Get(s, "unit")}); it != units.end())
@@ -91,8 +153,7 @@ Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& ow
       {"gpumeter_energy_joules_total", &store::OwnerAmounts::energy_joules},
       {"gpumeter_requested_share_seconds_total", &store::OwnerAmounts::requested_share_seconds}};
   for (const auto& [metric, field] : owner_counters) {
-    auto r = api.Query(part.Counter(metric, "node, unit, namespace, pod, container, owner_kind"),
-                       part.At());
+    auto r = CounterGrowth(api, part, metric, "node, unit, namespace, pod, container, owner_kind");
     if (!r) return tl::unexpected(r.error());
     for (const auto& s : *r) {
       auto& o = owners[{Get(s, "node"), Get(s, "unit"), Get(s, "owner_kind"), Get(s, "namespace"),
@@ -105,24 +166,84 @@ Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& ow
   return {};
 }
 
-// The pods' values of each label key, from the label_KEY label of the containers' series.
+using LabelSet = std::map<std::string, std::string>;  // key -> value, non-empty values only
+// Per pod, each label set seen in the segment with the last time it was seen (0: not known).
+using LabelSets =
+    std::map<std::pair<std::string, std::string>, std::vector<std::pair<double, LabelSet>>>;
+
+// For the pods with more than one set (relabelled in the segment): when each set was last
+// scraped, from timestamp() of its samples through a subquery, the pods named in the selector.
+Expected<void> TimeAmbiguousSets(const PrometheusApi& api, const Part& part, const std::string& by,
+                                 const std::vector<std::pair<std::string, std::string>>& keys,
+                                 LabelSets& sets) {
+  std::set<std::string> ns, pods;
+  for (const auto& [pod, candidates] : sets)
+    if (candidates.size() > 1)
+      ns.insert(RegexLiteral(pod.first)), pods.insert(RegexLiteral(pod.second));
+  if (pods.empty()) return {};
+  auto alternatives = [](const std::set<std::string>& v) {
+    std::string out;
+    for (const auto& x : v) out += (out.empty() ? "" : "|") + x;
+    return out;
+  };
+  const int64_t range = part.seg.to - part.seg.from;
+  const int64_t step = std::max<int64_t>(1, range / 1000);  // ≤ 1,000 points a series
+  auto r = api.Query("max by (" + by +
+                         ") (max_over_time(timestamp(gpumeter_pod_labels_info{namespace=~" +
+                         PromQuote(alternatives(ns)) + ",pod=~" + PromQuote(alternatives(pods)) +
+                         "})[" + std::to_string(range) + "s:" + std::to_string(step) + "s]))",
+                     part.At());
+  if (!r) return tl::unexpected(r.error());
+  for (const auto& s : *r) {
+    auto it = sets.find({Get(s, "namespace"), Get(s, "pod")});
+    if (it == sets.end()) continue;
+    LabelSet values;
+    for (const auto& [key, name] : keys)
+      if (auto v = Get(s, name); !v.empty()) values[key] = v;
+    for (auto& [seen, set] : it->second)
+      if (set == values) seen = s.value;
+  }
+  return {};
+}
+
+// The pods' labels (the --pod-label keys), from gpumeter_pod_labels_info: each pod's latest set in
+// the segment replaces what earlier segments said, as the store keeps a pod's latest labels. Raw:
+// the sets present, and for a pod relabelled in the segment, the last time each was scraped.
+// Recorded: the rule's value is that time (gpumeter:pod_labels_info:max1h).
 Expected<void> ReadLabels(const PrometheusApi& api, const Part& part,
                           const std::vector<std::string>& label_keys, Labels& labels) {
+  if (label_keys.empty()) return {};
+  std::vector<std::pair<std::string, std::string>> keys;  // key, label name
+  std::string by = "namespace, pod";
   for (const auto& key : label_keys) {
     std::string name = "label_" + key;  // as the agent names it (metrics/exposition.h)
     for (auto& c : name)
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
-    const std::string series = part.seg.recorded
-                                   ? RecordedName("gpumeter_requested_share_seconds_total")
-                                   : "gpumeter_requested_share_seconds_total";
-    auto r = api.Query("group by (namespace, pod, " + name + ") (last_over_time(" + series +
-                           "{owner_kind=\"container\"}" + part.Range() + "))",
-                       part.At());
-    if (!r) return tl::unexpected(r.error());
-    for (const auto& s : *r) {
-      const std::string v = Get(s, name);
-      if (!v.empty()) labels[{Get(s, "namespace"), Get(s, "pod")}][key] = v;
-    }
+    keys.emplace_back(key, name);
+    by += ", " + name;
+  }
+  auto r = api.Query(
+      part.seg.recorded
+          ? "max by (" + by + ") (max_over_time(" + RecordedName("gpumeter_pod_labels_info") +
+                part.Range() + "))"
+          : "group by (" + by + ") (last_over_time(gpumeter_pod_labels_info" + part.Range() + "))",
+      part.At());
+  if (!r) return tl::unexpected(r.error());
+  LabelSets sets;
+  for (const auto& s : *r) {
+    LabelSet values;
+    for (const auto& [key, name] : keys)
+      if (auto v = Get(s, name); !v.empty()) values[key] = v;
+    sets[{Get(s, "namespace"), Get(s, "pod")}].emplace_back(part.seg.recorded ? s.value : 0.0,
+                                                            std::move(values));
+  }
+  if (!part.seg.recorded)
+    if (auto t = TimeAmbiguousSets(api, part, by, keys, sets); !t) return t;
+  for (auto& [pod, candidates] : sets) {
+    const auto latest =
+        std::max_element(candidates.begin(), candidates.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+    labels[pod] = std::move(latest->second);
   }
   return {};
 }

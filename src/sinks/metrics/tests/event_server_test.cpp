@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <memory>
 #include <string>
 
 namespace gpumeter::metrics {
@@ -96,6 +97,29 @@ TEST(EventServer, AnswersGetOnlyAndASecondServerCannotTakeThePort) {
   EXPECT_NE(taken.error().message.find("--listen 127.0.0.1:" + std::to_string(port)),
             std::string::npos);
   EXPECT_GE(RaiseOpenFileLimit(), 1024u);
+}
+
+// An agent restarted in place (same address) binds at once, although the connections its
+// predecessor closed first sit in TIME_WAIT on that port for a minute (SO_REUSEADDR).
+TEST(EventServer, ARestartBindsItsPortPastConnectionsInTimeWait) {
+  const auto answer = [](const HttpRequest&) { return HttpAnswer{200, "ok\n", "text/plain", {}}; };
+  EventServerOptions o;
+  o.listen = "127.0.0.1:0";
+  auto first = std::make_unique<EventServer>(answer);
+  ASSERT_TRUE(first->Start(o));
+  const int port = PortOf(first->url());
+  // Connection: close: the server closes first, so its end of each goes to TIME_WAIT.
+  for (int i = 0; i < 3; ++i)
+    ASSERT_NE(Exchange(port, "GET /m HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                  .find("HTTP/1.1 200"),
+              std::string::npos);
+  first.reset();
+  EventServer second(answer);
+  o.listen = "127.0.0.1:" + std::to_string(port);
+  auto started = second.Start(o);
+  ASSERT_TRUE(started) << started.error().message;
+  EXPECT_NE(Exchange(port, "GET /m HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").find("ok"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -5,12 +5,15 @@
 #include <httplib.h>
 
 #include <locale>
+#include <set>
+#include <sstream>
 
 #include "sinks/metrics/http_server.h"
 
 namespace gpumeter::metrics {
 namespace {
 
+using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -199,16 +202,45 @@ TEST(Attribution, OwnerSeriesAddUpToTheUnit) {
   EXPECT_THAT(text, HasSubstr("gpumeter_series_dropped{node=\"n1\"} 0\n"));
 }
 
-TEST(Attribution, PodLabelsAreCopiedUnderSafeNames) {
+TEST(Attribution, PodLabelsAreAnInfoSeriesPerPodUnderSafeNames) {
   ExpositionOptions o;
   o.pod_label_keys = {"team", "app.kubernetes.io/name"};
   const auto text = Render(o);
   EXPECT_EQ(PodLabelName("app.kubernetes.io/name"), "label_app_kubernetes_io_name");
-  EXPECT_THAT(text, HasSubstr("pod=\"lazy\",container=\"c\",owner_kind=\"container\",label_team="
-                              "\"vision\",label_app_kubernetes_io_name=\"lazy\"} 0.5\n"));
-  EXPECT_THAT(
-      text,
-      HasSubstr("owner_kind=\"idle\",label_team=\"\",label_app_kubernetes_io_name=\"\"} 6\n"));
+  EXPECT_THAT(text, HasSubstr("gpumeter_pod_labels_info{node=\"n1\",namespace=\"ns\",pod=\"lazy\","
+                              "label_team=\"vision\",label_app_kubernetes_io_name=\"lazy\"} 1\n"));
+  // The counters and gauges keep their identity when a label changes: no label_ on any other
+  // series, and no info series for idle and the other buckets (they are no pod).
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("#") || line.starts_with("gpumeter_pod_labels_info{")) continue;
+    EXPECT_THAT(line, Not(HasSubstr("label_"))) << line;
+  }
+  EXPECT_THAT(text, HasSubstr("gpumeter_compute_seconds_total{node=\"n1\",unit=\"GPU-x\""));
+}
+
+TEST(Attribution, APodsRelabelKeepsItsCountersSeries) {
+  ExpositionOptions o;
+  o.pod_label_keys = {"team"};
+  auto s = State();
+  const auto series = [&](const std::string& prefix) {
+    std::set<std::string> out;
+    std::istringstream lines(RenderText(BuildFamilies(Health(), s, o, {})));
+    for (std::string line; std::getline(lines, line);)
+      if (line.starts_with(prefix)) out.insert(line.substr(0, line.rfind(' ')));
+    return out;
+  };
+  const auto counters = series("gpumeter_compute_seconds_total{");
+  const auto info = series("gpumeter_pod_labels_info{");
+  s.pod_labels[{"ns", "lazy"}]["team"] = "speech";
+  EXPECT_EQ(series("gpumeter_compute_seconds_total{"), counters);
+  EXPECT_NE(series("gpumeter_pod_labels_info{"), info);
+  EXPECT_THAT(series("gpumeter_pod_labels_info{"),
+              Contains(HasSubstr("pod=\"lazy\",label_team=\"speech\"")));
+}
+
+TEST(Attribution, NoPodLabelsSeriesWithoutPodLabelKeys) {
+  EXPECT_THAT(Render(ExpositionOptions{}), Not(HasSubstr("gpumeter_pod_labels_info{")));
 }
 
 TEST(Attribution, SeriesCapKeepsTheActiveContainersAndEveryNonContainerRow) {
