@@ -110,7 +110,11 @@ worst=$(sort -g "$work/scrapes.txt" | tail -1)
 echo "scrapes of /metrics under the flood: $(wc -l <"$work/scrapes.txt") of 12, the slowest ${worst} s"
 awk -v w="$worst" 'BEGIN { exit !(w < 10) }' || fail "a scrape took ${worst} s under the flood"
 sleep 9  # the holders end; the main port serves again
-curl -fsS --max-time 5 "$url/metrics" >/dev/null || fail "main port does not recover after the flood"
+curl -fsS --max-time 5 "$url/metrics" -o "$work/after-flood.prom" || fail "main port does not recover after the flood"
+# The dribblers cut at the header deadline are counted where an operator looks.
+cut=$(sed -n 's/^gpumeter_http_connections_cut_total{node="chaos"} \([0-9]*\)$/\1/p' "$work/after-flood.prom")
+[ -n "$cut" ] && [ "$cut" -ge 20 ] || fail "gpumeter_http_connections_cut_total is '${cut}' after 20 dribblers (want >= 20)"
+echo "connections cut at the header deadline, as /metrics counts them: $cut"
 
 # --- The same over TLS: 500 idle connections and 20 that trickle a ClientHello a byte every
 # 0.3 s hold the HTTPS port; scrapes over TLS finish within 10 s, every time, and the trickled
@@ -334,5 +338,37 @@ audit_against whole "1 of 1 GPUs with per-pod series add up to more than the GPU
 printf '# just a comment\nnode_load1 0.5\n' >"$work/page.prom"
 audit_against whole "no usable dcgm-exporter sample (1 samples, 0 of them invalid" 2
 echo "ok: audit bounds a never-ending, a 200 MiB and a trickled page; a page with nothing to audit is an error"
+
+# --- Names that attack their reader (issue 30), as a pods file or a non-validating API server
+# may give them: a namespace that is a spreadsheet formula, a pod name with a newline and U+202E
+# (which displays what follows it reversed), a team label `@ads`. Through the demo's pipeline and
+# store into every output: tables keep one row per owner with the characters escaped; CSV and
+# FOCUS cells that start with = + @ get a leading ' (JSON keeps the names as they are).
+sed -e "s/^  - namespace: ads\$/  - namespace: \"=cmd|' -C calc'!A0\"/" \
+  -e "s|container: ads/ctr-model-0/triton|container: \"=cmd\|' -C calc'!A0/ctr-model-0/triton\"|" \
+  -e 's/^    name: embedder-5c7b9-x2k4p$/    name: "emb\\nedder\\u202Egnp.exe"/' \
+  -e 's|container: search/embedder-5c7b9-x2k4p/server|container: "search/emb\\nedder\\u202Egnp.exe/server"|' \
+  -e 's/labels: {team: search, app: reranker}/labels: {team: "@ads", app: reranker}/' \
+  "$scenarios/timeslice-h100.yaml" >"$work/hostile.yaml"
+[ "$(grep -c 'cmd\|u202E\|@ads' "$work/hostile.yaml")" = 5 ] || fail "the hostile scenario was not written"
+"$bin" demo --scenario "$work/hostile.yaml" --duration 3 --refresh 600 --interval 0.5 --speedup 1 \
+  --store "$work/hostile.db" --listen 127.0.0.1:0 >"$work/hostile-demo.out" 2>"$work/hostile-demo.log" || fail "demo on hostile names"
+"$bin" report --source "sqlite:$work/hostile.db" --window 1h --by pod >"$work/hostile-table.out" || fail "report table"
+"$bin" report --source "sqlite:$work/hostile.db" --window 1h --by pod --format csv >"$work/hostile.csv" || fail "report csv"
+"$bin" report --source "sqlite:$work/hostile.db" --window 1h --by label:team --format csv >"$work/hostile-team.csv" || fail "report csv by team"
+"$bin" report --source "sqlite:$work/hostile.db" --window 1h --format focus >"$work/hostile-focus.csv" || fail "report focus"
+"$bin" report --source "sqlite:$work/hostile.db" --window 1h --by pod --format json >"$work/hostile.json" || fail "report json"
+for f in hostile-demo.out hostile-table.out; do
+  ! grep -qP '\xE2\x80\xAE' "$work/$f" || fail "$f prints U+202E raw"
+  grep -q 'search/emb\\x0aedder\\u{202e}gnp.exe' "$work/$f" || fail "$f lacks the escaped pod name: $(grep -a edder "$work/$f")"
+  ! grep -q '^edder' "$work/$f" || fail "$f broke a row at the pod name's newline"
+done
+grep -q "^'=cmd|' -C calc'!A0/ctr-model-0," "$work/hostile.csv" || fail "the formula namespace is not neutralised in CSV: $(grep -a cmd "$work/hostile.csv")"
+grep -q "^'@ads," "$work/hostile-team.csv" || fail "the @ads team is not neutralised in CSV"
+! grep -qE '(^|,)"?[=+@]' "$work/hostile.csv" "$work/hostile-team.csv" "$work/hostile-focus.csv" || fail "a CSV cell starts with = + or @"
+grep -q ",'=cmd|' -C calc'!A0" "$work/hostile-focus.csv" || fail "the formula namespace is not neutralised in FOCUS"
+jq -e '[.groups[].group.pod] | index("=cmd|'"'"' -C calc'"'"'!A0/ctr-model-0") != null and index("search/emb\nedder\u202egnp.exe") != null' \
+  "$work/hostile.json" >/dev/null || fail "JSON changed the names: $(jq -c '[.groups[].group.pod]' "$work/hostile.json")"
+echo "ok: formula, newline and U+202E names escaped in tables, neutralised in CSV and FOCUS, kept in JSON"
 
 echo "chaos: all rows hold"

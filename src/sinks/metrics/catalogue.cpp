@@ -58,6 +58,14 @@ void AddSourceMetrics(std::vector<MetricDef>& v) {
        "Container series left out of this scrape by the series cap (--max-series); a gauge, as the "
        "cap applies per scrape.",
        {"node"}},
+      {Metric::kHttpConnectionsCut,
+       "gpumeter_http_connections_cut_total",
+       C,
+       "",
+       "Connections to the metrics and API port closed because their request line and headers "
+       "(or TLS handshake) did not arrive within the header deadline (5 s) however slowly they "
+       "trickled: slow or hostile clients, never a scrape that finished its request.",
+       {"node"}},
       {Metric::kStoreWriteFailures,
        "gpumeter_store_write_failures_total",
        C,

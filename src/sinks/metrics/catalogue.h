@@ -18,6 +18,7 @@ enum class Metric {
   kSourceLastSuccessAge,
   kSourceDuration,
   kSeriesDropped,
+  kHttpConnectionsCut,
   kStoreWriteFailures,
   kStorePending,
   kStoreOldestPending,

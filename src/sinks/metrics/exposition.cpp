@@ -353,12 +353,13 @@ std::string PodLabelName(const std::string& key) {
 }
 
 SeriesSet BuildFamilies(const gpu::SamplerHealth& health, const node::NodeState& state,
-                        const ExpositionOptions& options,
-                        std::chrono::steady_clock::time_point now) {
+                        const ExpositionOptions& options, std::chrono::steady_clock::time_point now,
+                        const ServerStats& server) {
   std::vector<std::string> extra;
   for (const auto& k : options.pod_label_keys) extra.push_back(PodLabelName(k));
   Families f(std::move(extra));
   Sources(f, health, state, options, now);
+  f.Add(Metric::kHttpConnectionsCut, {state.node}, static_cast<double>(server.connections_cut));
   Devices(f, state, options);
   Attribution(f, state, options);
   Findings(f, state);

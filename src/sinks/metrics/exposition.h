@@ -53,9 +53,14 @@ struct SeriesSet {
   size_t series() const;
 };
 
+// What the server that serves the scrape knows about its own connections.
+struct ServerStats {
+  uint64_t connections_cut = 0;  // closed at the header deadline since start
+};
+
 SeriesSet BuildFamilies(const gpu::SamplerHealth& health, const node::NodeState& state,
-                        const ExpositionOptions& options,
-                        std::chrono::steady_clock::time_point now);
+                        const ExpositionOptions& options, std::chrono::steady_clock::time_point now,
+                        const ServerStats& server = {});
 
 // Text exposition format 0.0.4. Numbers in their shortest round-trip form, never in the locale's.
 std::string RenderText(const SeriesSet& series);

@@ -106,7 +106,8 @@ HttpAnswer HttpServer::Handle(const HttpRequest& req) const {
             {{"WWW-Authenticate", "Bearer"}}};
   const auto now = std::chrono::steady_clock::now();
   if (req.path == "/metrics") {
-    const auto families = BuildFamilies(view_.Health(), *view_.State(), options_, now);
+    const auto families =
+        BuildFamilies(view_.Health(), *view_.State(), options_, now, {cut_connections()});
     if (WantsOpenMetrics(req.header("Accept")))
       return Body(req, RenderOpenMetrics(families),
                   "application/openmetrics-text; version=1.0.0; charset=utf-8");

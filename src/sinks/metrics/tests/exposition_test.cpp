@@ -239,6 +239,14 @@ TEST(Attribution, APodsRelabelKeepsItsCountersSeries) {
               Contains(HasSubstr("pod=\"lazy\",label_team=\"speech\"")));
 }
 
+TEST(SnapshotMetrics, ConnectionsCutAtTheHeaderDeadlineAreCounted) {
+  const auto text = RenderText(BuildFamilies(
+      Health(), State(), {}, std::chrono::steady_clock::time_point{} + std::chrono::seconds(103),
+      ServerStats{7}));
+  EXPECT_THAT(text, HasSubstr("gpumeter_http_connections_cut_total{node=\"n1\"} 7\n"));
+  EXPECT_THAT(Render(), HasSubstr("gpumeter_http_connections_cut_total{node=\"n1\"} 0\n"));
+}
+
 TEST(Attribution, NoPodLabelsSeriesWithoutPodLabelKeys) {
   EXPECT_THAT(Render(ExpositionOptions{}), Not(HasSubstr("gpumeter_pod_labels_info{")));
 }
