@@ -19,7 +19,7 @@ build_packages=(
   libncurses-dev
 )
 # The tests on top: gtest, benchmarks and fuzzers (clang), and the tools the end-to-end tests
-# drive (Prometheus, Chromium, the sqlite3 shell, curl, jq, openssl).
+# drive (Prometheus, VictoriaMetrics, Chromium, the sqlite3 shell, curl, jq, openssl).
 test_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   prometheus curl jq openssl sqlite3 chromium
@@ -27,6 +27,9 @@ test_packages=(
   clang-format universal-ctags
   # tmux drives `gpumeter top` in a test; GNU time measures peak memory in the chaos test.
   tmux time
+  # The second engine the readers are tested against (vmagent, the single node, vmalert). On a
+  # machine with systemd its package also enables a service on :8428; the test starts its own.
+  victoria-metrics
 )
 # Building the image without a daemon (docs/deploy.md) and running it as the DaemonSet would
 # (tests/image): python3-yaml reads the rendered manifest, kubectl renders it.
