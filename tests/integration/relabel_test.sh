@@ -66,14 +66,14 @@ for _ in $(seq 1 100); do
   [ "$(query 'count_over_time(up{job="gpumeter"}[1m])' | jq -r '.data.result[0].value[1] // 0')" -ge 3 ] && break
   sleep 0.2
 done
-sleep 12
+sleep 8
 relabel embedder-5c7b9-x2k4p vision   # search -> vision, while it runs
-sleep 14
+sleep 9
 stop_after_scrape                       # the agent restarts: counters from 0, same address
 start_agent
-sleep 13
+sleep 8
 relabel ctr-model-0 search              # ads -> search, after the restart
-sleep 14
+sleep 9
 stop_after_scrape
 sleep 2                                 # the stale marker and the last scrape land
 

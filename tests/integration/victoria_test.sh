@@ -57,7 +57,7 @@ for _ in $(seq 1 100); do
   [ "$(vmq 'count(last_over_time(gpumeter_unit_info[1m]))' | jq -r '.data.result[0].value[1] // 0')" -ge 15 ] && break
   sleep 0.3
 done
-sleep 35
+sleep 25
 # Each demo stops as soon as vmagent has scraped it again (its targets API: at once, where
 # VictoriaMetrics has it a flush later); then vmagent's last flush lands. What a demo counts
 # between that scrape and its stop is in its store only: about 50 ms of the run.
