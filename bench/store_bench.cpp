@@ -11,11 +11,11 @@
 #include <filesystem>
 #include <string>
 
+#include "core/cost/chargeback.h"
 #include "core/cost/pricing.h"
 #include "core/rightsize/history.h"
 #include "core/rightsize/recommend.h"
-#include "sinks/report/chargeback.h"
-#include "sinks/store/store.h"
+#include "store/store.h"
 
 namespace {
 
@@ -110,7 +110,7 @@ void BM_Report30Days(benchmark::State& state) {
       state.SkipWithError("query failed");
       break;
     }
-    auto c = report::BuildChargeback(*usage, *labels, pricing, policy, {"namespace"});
+    auto c = cost::BuildChargeback(*usage, *labels, pricing, policy, {"namespace"});
     benchmark::DoNotOptimize(c);
   }
   state.counters["db_mib"] = static_cast<double>(std::filesystem::file_size(path)) / (1 << 20);
@@ -157,7 +157,7 @@ void BM_RightsizeSixHours(benchmark::State& state) {
   const auto pricing = cost::Pricing::Defaults();
   size_t workloads = 0;
   for (auto _ : state) {
-    auto h = rightsize::BuildHistories(**s, kT0, kT0 + 6 * 3600);
+    auto h = history::BuildHistories(**s, kT0, kT0 + 6 * 3600);
     if (!h) {
       state.SkipWithError(h.error().message.c_str());
       break;

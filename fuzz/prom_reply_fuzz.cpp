@@ -4,11 +4,11 @@
 #include <cstdint>
 #include <string_view>
 
-#include "sinks/report/prometheus_reply.h"
+#include "sources/history/prometheus_reply.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data), size);
-  const auto r = gpumeter::report::ParseVectorReply(body, 200, "fuzz");
+  const auto r = gpumeter::history::ParseVectorReply(body, 200, "fuzz");
   if (r) {
     for (const auto& s : *r)
       if (!std::isfinite(s.value) || s.value < 0) __builtin_trap();  // only finite values >= 0

@@ -1,7 +1,7 @@
 // gpumeter_fleet_synth: writes the scale benchmark's fleet (fleet_model.h) twice from the same
 // minutes: as OpenMetrics files for `promtool tsdb create-blocks-from openmetrics`
 // (openmetrics_writer.h) and as one usage store per node, through the store the agent writes
-// with (sinks/store/store.h), so the schema is the agent's own. bench/fleet.sh drives it.
+// with (store/store.h), so the schema is the agent's own. bench/fleet.sh drives it.
 //
 //   gpumeter_fleet_synth --out DIR [--seed N] [--nodes 10] [--workloads 1000] [--days 30]
 //                        [--raw-hours 50] [--end UNIX_S] [--no-stores] [--no-openmetrics]
@@ -21,7 +21,7 @@
 
 #include "fleet/fleet_model.h"
 #include "fleet/openmetrics_writer.h"
-#include "sinks/store/store.h"
+#include "store/store.h"
 
 namespace gpumeter::fleet {
 namespace {

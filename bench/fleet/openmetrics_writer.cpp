@@ -179,7 +179,7 @@ void OpenMetricsWriter::CloseHour(int64_t hour_end_minute) {
     gauges_hour_[node].clear();
   }
   // The group's marker: one sample per evaluation, from which readers learn which hours the
-  // rules covered (src/sinks/report/recorded_coverage.h).
+  // rules covered (src/sources/history/recorded_coverage.h).
   Line(marker_, kMarker, "", "", 1, at);
   ++stats_.recorded_samples;
 }

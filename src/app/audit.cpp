@@ -18,7 +18,7 @@
 #include "common/text_cell.h"
 #include "core/audit/dcgm_audit.h"
 #include "core/guard/finding_json.h"
-#include "sinks/top/agent_client.h"
+#include "sources/history/agent_client.h"
 
 namespace gpumeter::app {
 
@@ -99,7 +99,7 @@ Expected<AgentView> ReadAgent(const AuditOptions& o) {
     if (!t) return tl::unexpected(t.error());
     token = *t;
   }
-  auto client = top::AgentClient::Open(o.agent, token, o.agent_ca_file, Limits(o));
+  auto client = history::AgentClient::Open(o.agent, token, o.agent_ca_file, Limits(o));
   if (!client) return tl::unexpected(client.error());
   const auto& agent = *client;
   auto f = agent.GetJson("/api/v1/findings");

@@ -8,8 +8,8 @@
 
 namespace gpumeter::app {
 
-Expected<report::PrometheusApi> OpenPrometheus(const std::string& url, const PrometheusFlags& f) {
-  report::PrometheusAccess access;
+Expected<history::PrometheusApi> OpenPrometheus(const std::string& url, const PrometheusFlags& f) {
+  history::PrometheusAccess access;
   access.url = url;
   access.token_file = f.token_file;
   access.user = f.user;
@@ -21,7 +21,7 @@ Expected<report::PrometheusApi> OpenPrometheus(const std::string& url, const Pro
   for (const auto& [flag, path] : {std::pair{"--prometheus-token-file", f.token_file},
                                    std::pair{"--prometheus-password-file", f.password_file}})
     if (auto w = SecretFileWarning(flag, path); !w.empty()) spdlog::warn("{}", w);
-  return report::PrometheusApi::Open(access);
+  return history::PrometheusApi::Open(access);
 }
 
 }  // namespace gpumeter::app

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "common/error.h"
-#include "sinks/report/prometheus_api.h"
+#include "sources/history/prometheus_api.h"
 
 namespace gpumeter::app {
 
@@ -23,6 +23,6 @@ struct PrometheusFlags {
 };
 
 // The client for `url`; errors name the flag or the URL (kInvalidInput).
-Expected<report::PrometheusApi> OpenPrometheus(const std::string& url, const PrometheusFlags& f);
+Expected<history::PrometheusApi> OpenPrometheus(const std::string& url, const PrometheusFlags& f);
 
 }  // namespace gpumeter::app

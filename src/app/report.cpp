@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "app/node_config.h"
-#include "sinks/report/prometheus_source.h"
 #include "sinks/report/render_html.h"
 #include "sinks/report/window.h"
-#include "sinks/store/store.h"
+#include "sources/history/prometheus_source.h"
+#include "store/store.h"
 
 namespace gpumeter::app {
 
@@ -42,7 +42,7 @@ Expected<Request> ParseRequest(const ReportOptions& o) {
   auto idle = cost::ParseIdleRule(o.idle);
   if (!idle) return tl::unexpected(Bad("--idle: " + idle.error().message));
   r.policy.idle = *idle;
-  auto dims = report::ParseGroupBy(o.by);
+  auto dims = cost::ParseGroupBy(o.by);
   if (!dims) return tl::unexpected(dims.error());
   r.dims = std::move(*dims);
   auto loaded_pricing = LoadPricing(o.pricing_file);
@@ -113,7 +113,7 @@ Expected<report::Window> ResolveWindow(const ReportOptions& o, int64_t now, cons
   if (w.to_unix_s <= w.from_unix_s)
     return tl::unexpected(
         Bad(fmt::format("window {} .. {} is empty: the end must be after the start",
-                        report::Rfc3339(w.from_unix_s), report::Rfc3339(w.to_unix_s))));
+                        Rfc3339(w.from_unix_s), Rfc3339(w.to_unix_s))));
   return w;
 }
 
@@ -128,7 +128,7 @@ int64_t StoreEnd(const ReportOptions& o, const report::Window& w) {
 // The usage over the window and the pods' labels.
 struct Usage {
   std::vector<store::UnitRecord> units;
-  report::Labels labels;
+  cost::Labels labels;
   std::vector<std::string> sources;  // which series it was read from (Prometheus)
 };
 
@@ -149,32 +149,31 @@ Expected<Usage> ReadUsage(const ReportOptions& o, const Request& r, const report
       if (d.rfind("label:", 0) == 0) keys.push_back(d.substr(6));
     auto api = OpenPrometheus(r.where, o.prometheus);
     if (!api) return tl::unexpected(api.error());
-    auto usage = report::UsageFromPrometheus(*api, w.from_unix_s, w.to_unix_s, keys,
-                                             o.prometheus.recorded_series);
+    auto usage = history::UsageFromPrometheus(*api, w.from_unix_s, w.to_unix_s, keys,
+                                              o.prometheus.recorded_series);
     if (!usage) return tl::unexpected(usage.error());
     out.units = std::move(usage->units);
     out.labels = std::move(usage->labels);
     out.sources.push_back("prometheus " + r.where + ": " +
-                          report::DescribeSegments(usage->segments));
+                          history::DescribeSegments(usage->segments));
   }
   if (out.units.empty())
     return MakeError(ErrorCode::kNotFound,
-                     fmt::format("{}: no usage between {} and {}", o.source,
-                                 report::Rfc3339(w.from_unix_s), report::Rfc3339(w.to_unix_s)));
+                     fmt::format("{}: no usage between {} and {}", o.source, Rfc3339(w.from_unix_s),
+                                 Rfc3339(w.to_unix_s)));
   return out;
 }
 
 Expected<std::string> RenderHtmlReport(const ReportOptions& o, const Request& r,
-                                       const report::Window& w, const report::Chargeback& cb,
-                                       const report::Labels& labels) {
+                                       const report::Window& w, const cost::Chargeback& cb,
+                                       const cost::Labels& labels) {
   // Over time from the store's hourly rows (from Prometheus: the window's totals only).
-  std::vector<std::pair<int64_t, report::Chargeback>> over_time;
+  std::vector<std::pair<int64_t, cost::Chargeback>> over_time;
   if (r.store) {
     auto hourly = r.store->HourlyUsage(w.from_unix_s, StoreEnd(o, w));
     if (!hourly) return tl::unexpected(hourly.error());
     for (const auto& [hour, hu] : *hourly)
-      over_time.emplace_back(hour,
-                             report::BuildChargeback(hu, labels, r.pricing, r.policy, r.dims));
+      over_time.emplace_back(hour, cost::BuildChargeback(hu, labels, r.pricing, r.policy, r.dims));
   }
   // From the store, the rightsizing of the same workloads follows the chargeback.
   std::string sections;
@@ -201,8 +200,8 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
   if (!w) return tl::unexpected(w.error());
   const auto usage = ReadUsage(o, *request, *w);
   if (!usage) return tl::unexpected(usage.error());
-  auto cb = report::BuildChargeback(usage->units, usage->labels, request->pricing, request->policy,
-                                    request->dims);
+  auto cb = cost::BuildChargeback(usage->units, usage->labels, request->pricing, request->policy,
+                                  request->dims);
   cb.sources = usage->sources;
   if (o.format == "csv") return report::RenderCsv(cb);
   if (o.format == "json") return report::RenderJson(cb, *w);

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "common/error.h"
-#include "sinks/report/chargeback.h"
+#include "core/cost/chargeback.h"
 #include "sinks/report/render.h"
 
 namespace gpumeter::app {

@@ -11,10 +11,10 @@
 #include "common/duration.h"
 #include "core/rightsize/history.h"
 #include "core/rightsize/render.h"
-#include "sinks/report/prometheus_history.h"
 #include "sinks/report/render.h"
 #include "sinks/report/window.h"
-#include "sinks/store/store.h"
+#include "sources/history/prometheus_history.h"
+#include "store/store.h"
 
 namespace gpumeter::app {
 
@@ -43,7 +43,7 @@ Expected<Plan> PlanOf(const RightsizeOptions& o) {
 }
 
 Expected<std::vector<rightsize::Recommendation>> RightsizeWith(
-    const rightsize::UsageHistorySource& history, const RightsizeOptions& o, const Plan& plan,
+    const history::UsageHistorySource& history, const RightsizeOptions& o, const Plan& plan,
     rightsize::RecommendOptions* used) {
   auto span = history.HistorySpan();
   if (!span) return tl::unexpected(span.error());
@@ -52,7 +52,7 @@ Expected<std::vector<rightsize::Recommendation>> RightsizeWith(
                      history.HistoryName() + ": empty (no interval recorded yet)");
   const int64_t to = o.to_s ? std::min((*span)->second, *o.to_s) : (*span)->second;
   const int64_t from = std::max((*span)->first, to - plan.window_s);
-  auto histories = rightsize::BuildHistories(history, from, to);
+  auto histories = history::BuildHistories(history, from, to);
   if (!histories) return tl::unexpected(histories.error());
   const size_t read = histories->size();
   // --namespace, --node: the others are not resized and not packed with.
@@ -66,8 +66,8 @@ Expected<std::vector<rightsize::Recommendation>> RightsizeWith(
   if (o.require_workloads && histories->empty())
     return MakeError(
         ErrorCode::kNotFound,
-        history.HistoryName() + ": no workload in the usage from " + report::Rfc3339(from) +
-            " to " + report::Rfc3339(to) +
+        history.HistoryName() + ": no workload in the usage from " + Rfc3339(from) + " to " +
+            Rfc3339(to) +
             (read > 0 ? " on --node/--namespace (" + std::to_string(read) + " elsewhere)"
                       : " (no container usage with a workload: for data that ended in the past, "
                         "give --to; from Prometheus, gpumeter_pod_workload_info must be "
@@ -86,7 +86,7 @@ Expected<std::string> Render(const Expected<std::vector<rightsize::Recommendatio
 }  // namespace
 
 Expected<std::vector<rightsize::Recommendation>> Rightsize(
-    const rightsize::UsageHistorySource& history, const RightsizeOptions& o,
+    const history::UsageHistorySource& history, const RightsizeOptions& o,
     rightsize::RecommendOptions* used) {
   auto plan = PlanOf(o);
   if (!plan) return tl::unexpected(plan.error());
@@ -116,14 +116,14 @@ Expected<std::vector<rightsize::Recommendation>> Rightsize(const RightsizeOption
                                           .count());
   // Without the recorded series every day is read per minute: a horizon of the whole window.
   const int64_t minutes_back = o.prometheus.recorded_series ? *horizon : plan->window_s + 86400;
-  report::PrometheusHistory history(std::move(*api), {o.node, o.ns}, now, plan->window_s,
-                                    minutes_back);
+  history::PrometheusHistory history(std::move(*api), {o.node, o.ns}, now, plan->window_s,
+                                     minutes_back);
   auto rs = RightsizeWith(history, o, *plan, used);
   if (used) used->read_from = history.Describe();
   return rs;
 }
 
-Expected<std::string> RenderRightsize(const rightsize::UsageHistorySource& history,
+Expected<std::string> RenderRightsize(const history::UsageHistorySource& history,
                                       const RightsizeOptions& o) {
   rightsize::RecommendOptions used;
   return Render(Rightsize(history, o, &used), used, o.format);

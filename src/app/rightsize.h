@@ -3,7 +3,7 @@
 // (docs/rightsizing.md): reclaim, a smaller MIG profile, sharing a GPU, or keep — with the evidence
 // and the monthly savings at the configured prices. As a table or JSON. The command opens the store
 // its --source names; the agent, the demo and the HTML report hand over the store they have open,
-// as a rightsize::UsageHistorySource. Each call reads on the calling thread.
+// as a history::UsageHistorySource. Each call reads on the calling thread.
 #pragma once
 
 #include "app/prometheus_flags.h"
@@ -13,8 +13,8 @@
 #include <string>
 
 #include "common/error.h"
-#include "core/rightsize/history_source.h"
 #include "core/rightsize/recommend.h"
+#include "sources/history/usage_history.h"
 
 namespace gpumeter::app {
 
@@ -45,9 +45,9 @@ int RunRightsize(const RightsizeOptions& options);
 // The recommendations from `history` (borrowed for the call), with the options but `source`: the
 // agent's RightsizeRunner, the demo's closing section, the HTML report.
 Expected<std::vector<rightsize::Recommendation>> Rightsize(
-    const rightsize::UsageHistorySource& history, const RightsizeOptions& options,
+    const history::UsageHistorySource& history, const RightsizeOptions& options,
     rightsize::RecommendOptions* used = nullptr);
-Expected<std::string> RenderRightsize(const rightsize::UsageHistorySource& history,
+Expected<std::string> RenderRightsize(const history::UsageHistorySource& history,
                                       const RightsizeOptions& options);
 // The same from the source `options.source` names: a store opened read-only for the call, or a
 // Prometheus (the command).

@@ -15,7 +15,7 @@ std::vector<node::RightsizingRow> ToRows(const std::vector<rightsize::Recommenda
   return out;
 }
 
-RightsizeRunner::RightsizeRunner(const rightsize::UsageHistorySource& history,
+RightsizeRunner::RightsizeRunner(const history::UsageHistorySource& history,
                                  RightsizeOptions options, std::chrono::milliseconds first,
                                  std::chrono::milliseconds interval)
     : history_(history),

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "app/rightsize.h"
-#include "core/rightsize/history_source.h"
 #include "node/state/node_state.h"
+#include "sources/history/usage_history.h"
 
 namespace gpumeter::app {
 
@@ -27,7 +27,7 @@ class RightsizeRunner {
  public:
   // The first run is `first` after the start (the store needs some intervals), then every
   // `interval`. `options`: all but `source` (the history is read from `history`).
-  RightsizeRunner(const rightsize::UsageHistorySource& history, RightsizeOptions options,
+  RightsizeRunner(const history::UsageHistorySource& history, RightsizeOptions options,
                   std::chrono::milliseconds first, std::chrono::milliseconds interval);
   ~RightsizeRunner();
   RightsizeRunner(const RightsizeRunner&) = delete;
@@ -39,8 +39,8 @@ class RightsizeRunner {
  private:
   void Loop(std::chrono::milliseconds first, std::chrono::milliseconds interval);
 
-  const rightsize::UsageHistorySource& history_;  // borrowed; read on thread_ only
-  RightsizeOptions options_;                      // read on thread_ only
+  const history::UsageHistorySource& history_;  // borrowed; read on thread_ only
+  RightsizeOptions options_;                    // read on thread_ only
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

@@ -12,11 +12,11 @@
 #include "app/top_screen.h"
 #include "common/secret_file.h"
 #include "sinks/report/window.h"
-#include "sinks/top/agent_source.h"
 #include "sinks/top/fetcher.h"
 #include "sinks/top/frame_json.h"
 #include "sinks/top/keys.h"
-#include "sinks/top/prometheus_frame.h"
+#include "sources/history/agent_source.h"
+#include "sources/history/prometheus_frame.h"
 
 namespace gpumeter::app {
 namespace {
@@ -57,10 +57,11 @@ Expected<top::Fetcher::FetchFn> SourceFn(const TopOptions& o, cost::Pricing pric
                               .read_timeout = {},
                               .deadline = std::chrono::milliseconds(3000),
                               .max_bytes = 16u << 20};
-    auto client = top::AgentClient::Open(source.substr(6), token, o.agent_ca_file, limits);
+    auto client = history::AgentClient::Open(source.substr(6), token, o.agent_ca_file, limits);
     if (!client) return tl::unexpected(client.error());
-    return
-        [client = *client, price](int64_t now) { return price(top::FetchAgentFrame(client, now)); };
+    return [client = *client, price](int64_t now) {
+      return price(history::FetchAgentFrame(client, now));
+    };
   }
   if (source.rfind("prometheus:", 0) == 0) {
     auto window = report::ParseDuration(o.window);
@@ -68,7 +69,7 @@ Expected<top::Fetcher::FetchFn> SourceFn(const TopOptions& o, cost::Pricing pric
     std::vector<std::string> keys;
     if (by.rfind("label:", 0) == 0) keys.push_back(by.substr(6));
     return [url = source.substr(11), w = *window, keys, price](int64_t now) {
-      return price(top::FetchPrometheusFrame(url, now, w, keys));
+      return price(history::FetchPrometheusFrame(url, now, w, keys));
     };
   }
   if (source.rfind("file:", 0) == 0)  // a frame saved with --format json, as it was (priced)

@@ -20,7 +20,7 @@
 
 #include "app/store_keeper.h"
 #include "node/state/node_state.h"
-#include "sinks/store/store.h"
+#include "store/store.h"
 
 namespace gpumeter::app {
 

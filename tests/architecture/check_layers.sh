@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fails when an include in src/ points against the pipeline's arrows (docs/architecture.md):
-#   common -> domain -> sources -> core -> node -> sinks -> app -> cli, with sim/ beside them.
+#   common -> domain -> sources -> core -> node -> sinks -> app -> cli, with sim/ beside them;
+#   sources/history (readers of stored usage, in core's types) -> core; store -> sources/history.
 # The build already refuses an include of a module a target does not link (cmake/modules.cmake);
 # this check also holds the arrows between layers that the link lists could let slip, and it
 # covers the tests. Usage: check_layers.sh SRC_DIR. Prints every offending line; exit 1 if any.
@@ -8,21 +9,24 @@ set -euo pipefail
 src=${1:?usage: check_layers.sh SRC_DIR}
 cd "$src"
 
-# What each top folder may include, besides itself, system headers and libraries.
+# What each top folder (or a module named here) may include, besides itself, system headers and
+# libraries.
 declare -A allowed=(
   [common]=""
   [domain]="common"
   [sources]="common domain"
+  [sources/history]="common domain core"
   [core]="common domain"
+  [store]="common domain core sources/history"
   [node]="common domain sources core"
   [sinks]="common domain core node/state"
-  [app]="common domain sources core node sinks sim/scenario sim/node"
+  [app]="common domain sources core store node sinks sim/scenario sim/node"
   [cli]="common app"
   [sim]="common domain sources sim"
 )
 # Narrower rules inside a layer: one module that must not see another of its layer.
 declare -A forbidden=(
-  [core/rightsize]="sinks/"
+  [sources/history]="sources/nvml sources/sampler sources/kubelet sources/kube_api sources/k8s sources/dcgm"
   [node/state]="node/pipeline sources/sampler sources/kubelet sources/kube_api sources/nvml"
   [sinks]="node/pipeline sources/"
 )
@@ -31,10 +35,13 @@ status=0
 while IFS= read -r -d '' file; do
   rel=${file#./}
   top=${rel%%/*}
-  [ -n "${allowed[$top]+x}" ] || continue
+  second=${rel#*/}
+  second=$top/${second%%/*}
+  [ -n "${allowed[$second]+x}" ] && key=$second || key=$top
+  [ -n "${allowed[$key]+x}" ] || continue
   # A module's tests may also use the fakes and the simulated node.
   extra=""
-  case "$rel" in */tests/*) extra="sim sources node core sinks app" ;; esac
+  case "$rel" in */tests/*) extra="sim sources node core store sinks app" ;; esac
   while IFS= read -r line; do
     inc=${line#*\"}
     inc=${inc%%\"*}
@@ -42,7 +49,9 @@ while IFS= read -r -d '' file; do
     inc_top=${inc%%/*}
     [ -d "$inc_top" ] || continue  # not one of ours (e.g. podresources/v1/api.pb.h)
     [ "$inc_top" = "$top" ] && ok=1 || ok=0
-    for a in ${allowed[$top]} $extra; do
+    # Inside sources/, a module other than history may not see history (it sits above core).
+    [ "$key" = sources ] && case "$inc" in sources/history/*) ok=0 ;; esac
+    for a in ${allowed[$key]} $extra; do
       case "$inc" in "$a"/*) ok=1 ;; esac
     done
     if [ -z "$extra" ]; then

@@ -1,6 +1,6 @@
 // Attributed usage as it is kept and read back over time: a unit described for pricing and
 // grouping, and its ledger (attribute.h) summed over an interval, a minute, an hour or a window,
-// without the rules. Written by the usage store (sinks/store), read by reports and by the usage
+// without the rules. Written by the usage store (store/), read by reports and by the usage
 // histories of rightsizing (core/rightsize); here, below both, so that neither depends on the
 // other for its vocabulary. Plain values.
 #pragma once

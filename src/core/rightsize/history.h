@@ -6,8 +6,9 @@
 // A minute in which most of a unit's time or memory could not be placed (the GPU was lost, a pass
 // failed) gives its holders no sample: unknown is not idle. The store is the persistence: histories
 // are rebuilt from its rows on every run (with a 24 h half-life, rows older than its 14 days of
-// minutes weigh under 1/16000), read through UsageHistorySource (history_source.h), not the store
-// itself. Units: bytes, fractions of a GPU, Unix seconds. Not thread-safe.
+// minutes weigh under 1/16000). The builder is handed rows; it reads nothing (the readers are in
+// sources/history, usage_history.h). Units: bytes, fractions of a GPU, Unix seconds. Not
+// thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,6 @@
 
 #include "core/attribution/usage_record.h"
 #include "core/rightsize/histogram.h"
-#include "core/rightsize/history_source.h"
 #include "core/rightsize/workload.h"
 
 namespace gpumeter::rightsize {
@@ -59,7 +59,7 @@ struct WorkloadHistory {
 
 class HistoryBuilder {
  public:
-  // `workloads`: each pod's workload (UsageHistorySource::HistoryPodWorkloads).
+  // `workloads`: each pod's workload (history::UsageHistorySource::HistoryPodWorkloads).
   explicit HistoryBuilder(PodWorkloadMap workloads) : workload_of_(std::move(workloads)) {}
 
   // One bucket of rows (a minute, or an hour where only rollups remain), in time order.
@@ -81,10 +81,5 @@ class HistoryBuilder {
       last_minute_;     // per workload: the last minute counted in `minutes`
   int64_t latest_ = 0;  // the last bucket added
 };
-
-// Histories from `source` over [from, to), read on whole multiples of the source's
-// HistoryReadSeconds, one at a time (on the caller's thread).
-Expected<std::map<WorkloadKey, WorkloadHistory>> BuildHistories(const UsageHistorySource& source,
-                                                                int64_t from_s, int64_t to_s);
 
 }  // namespace gpumeter::rightsize

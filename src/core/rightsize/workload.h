@@ -9,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 
 namespace gpumeter::rightsize {
 
@@ -19,5 +20,11 @@ struct Workload {
 };
 
 Workload WorkloadOf(const std::string& pod, const std::map<std::string, std::string>& labels);
+
+// Labels by (namespace, pod).
+using PodLabelMap =
+    std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>>;
+// Workloads by (namespace, pod).
+using PodWorkloadMap = std::map<std::pair<std::string, std::string>, Workload>;
 
 }  // namespace gpumeter::rightsize

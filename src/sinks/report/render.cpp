@@ -5,6 +5,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "common/rfc3339.h"
 #include "common/text_cell.h"
 
 namespace gpumeter::report {
@@ -41,8 +42,8 @@ constexpr const char* kFocusHeader =
     "x_GpuUuid,x_GpuModel,x_SharingMode,x_MigProfile\n";
 
 // AllocatedMethodDetails: the row's share of the unit, in GPU-hours, under the policy.
-nlohmann::json FocusDetails(const Chargeback& c, const UnitCost& u, const cost::CostRow& r,
-                            double ratio) {
+nlohmann::json FocusDetails(const cost::Chargeback& c, const cost::UnitCost& u,
+                            const cost::CostRow& r, double ratio) {
   using nlohmann::json;
   return {{"Elements", json::array({{{"AllocatedRatio", ratio},
                                      {"UsageUnit", "GPU-Hours"},
@@ -52,7 +53,7 @@ nlohmann::json FocusDetails(const Chargeback& c, const UnitCost& u, const cost::
 }
 
 // AllocatedTags: a container's namespace, pod, container and its pod's labels; {} for idle.
-nlohmann::json FocusTags(const cost::CostRow& r, bool container, const Labels& labels) {
+nlohmann::json FocusTags(const cost::CostRow& r, bool container, const cost::Labels& labels) {
   nlohmann::json tags = nlohmann::json::object();
   if (container) {
     tags["k8s/namespace"] = r.owner.ns;
@@ -64,15 +65,15 @@ nlohmann::json FocusTags(const cost::CostRow& r, bool container, const Labels& l
   return tags;
 }
 
-std::string FocusResourceType(const store::UnitKey& unit) {
+std::string FocusResourceType(const attribution::UnitKey& unit) {
   return unit.mig_profile.empty()              ? "GPU"
          : unit.mig_profile == "unpartitioned" ? "MIG slices in no instance"
                                                : "MIG instance";
 }
 
 // One FOCUS line: the cost row `r` of the priced unit `u`.
-std::string FocusRow(const Chargeback& c, const Window& w, const Labels& labels, const UnitCost& u,
-                     const cost::CostRow& r) {
+std::string FocusRow(const cost::Chargeback& c, const Window& w, const cost::Labels& labels,
+                     const cost::UnitCost& u, const cost::CostRow& r) {
   using nlohmann::json;
   const bool container = r.owner.kind == domain::OwnerKind::kContainer;
   const double ratio = r.cost / u.cost;
@@ -126,16 +127,7 @@ std::string FocusRow(const Chargeback& c, const Window& w, const Labels& labels,
 
 }  // namespace
 
-std::string Rfc3339(int64_t unix_s) {
-  const std::time_t t = static_cast<std::time_t>(unix_s);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string RenderTable(const Chargeback& c, const Window& w) {
+std::string RenderTable(const cost::Chargeback& c, const Window& w) {
   std::string out = fmt::format("GPU chargeback {} .. {}   policy {}   currency {}\n",
                                 Rfc3339(w.from_unix_s), Rfc3339(w.to_unix_s), c.policy, c.currency);
   size_t width = 5;
@@ -146,7 +138,7 @@ std::string RenderTable(const Chargeback& c, const Window& w) {
   out += fmt::format("{:<{}} {:>10} {:>10} {:>12} {:>9} {:>8} {:>12} {:>11} {:>7}\n", dims, width,
                      "GPU-h held", "compute-h", "mem GiB-h", "kWh", "effic.", "cost", "idle cost",
                      "share");
-  auto line = [&](const GroupTotals& g, const std::string& name) {
+  auto line = [&](const cost::GroupTotals& g, const std::string& name) {
     const double share = c.total.cost > 0 ? g.cost / c.total.cost : 0;
     out += fmt::format(
         "{:<{}} {:>10.3f} {:>10.3f} {:>12.2f} {:>9.3f} {:>8} {:>12.4f} {:>11.4f} {:>6.1f}%\n", name,
@@ -163,13 +155,13 @@ std::string RenderTable(const Chargeback& c, const Window& w) {
   return out;
 }
 
-std::string RenderCsv(const Chargeback& c) {
+std::string RenderCsv(const cost::Chargeback& c) {
   std::string out;
   for (const auto& d : c.dimensions) out += CsvField(d) + ",";
   out +=
       "gpu_hours_held,compute_hours,memory_gib_hours,energy_kwh,efficiency,cost,idle_cost,share,"
       "currency,policy\n";
-  auto line = [&](const GroupTotals& g, bool total) {
+  auto line = [&](const cost::GroupTotals& g, bool total) {
     for (size_t i = 0; i < c.dimensions.size(); ++i)
       out += CsvField(total ? (i == 0 ? "TOTAL" : "") : g.key[i]) + ",";
     const auto eff = g.efficiency();
@@ -183,9 +175,9 @@ std::string RenderCsv(const Chargeback& c) {
   return out;
 }
 
-std::string RenderJson(const Chargeback& c, const Window& w) {
+std::string RenderJson(const cost::Chargeback& c, const Window& w) {
   using nlohmann::json;
-  auto totals = [&](const GroupTotals& g) {
+  auto totals = [&](const cost::GroupTotals& g) {
     const auto eff = g.efficiency();
     return json{{"gpuHoursHeld", g.gpu_hours_held},
                 {"computeHours", g.compute_hours},
@@ -230,7 +222,7 @@ std::string RenderJson(const Chargeback& c, const Window& w) {
          "\n";
 }
 
-std::string RenderFocus(const Chargeback& c, const Window& w, const Labels& labels) {
+std::string RenderFocus(const cost::Chargeback& c, const Window& w, const cost::Labels& labels) {
   std::string out = kFocusHeader;
   for (const auto& u : c.units) {
     if (!u.price || u.cost <= 0) continue;

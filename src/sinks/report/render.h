@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "sinks/report/chargeback.h"
+#include "common/rfc3339.h"
+#include "core/cost/chargeback.h"
 
 namespace gpumeter::report {
 
@@ -16,14 +17,12 @@ struct Window {
   int64_t from_unix_s = 0, to_unix_s = 0;
 };
 
-std::string Rfc3339(int64_t unix_s);
-
-std::string RenderTable(const Chargeback& c, const Window& w);
-std::string RenderCsv(const Chargeback& c);
-std::string RenderJson(const Chargeback& c, const Window& w);
+std::string RenderTable(const cost::Chargeback& c, const Window& w);
+std::string RenderCsv(const cost::Chargeback& c);
+std::string RenderJson(const cost::Chargeback& c, const Window& w);
 // One row per (unit, owner) cost row: the unit's charge (ResourceId = its UUID) allocated to a
 // container or to idle, with the policy in AllocatedMethodId/Details. Per ResourceId the
 // BilledCost of the rows adds up to the unit's cost.
-std::string RenderFocus(const Chargeback& c, const Window& w, const Labels& labels);
+std::string RenderFocus(const cost::Chargeback& c, const Window& w, const cost::Labels& labels);
 
 }  // namespace gpumeter::report

@@ -12,7 +12,7 @@ namespace {
 
 std::string Esc(const std::string& s) { return HtmlEscape(s); }
 
-std::string Name(const GroupTotals& g) {
+std::string Name(const cost::GroupTotals& g) {
   std::string s;
   for (const auto& k : g.key) s += (s.empty() ? "" : " / ") + k;
   return s;
@@ -48,7 +48,7 @@ std::string Bars(const std::vector<Bar>& bars, const std::string& unit) {
 }
 
 // The page up to the first chart: style, title, window, the totals as KPIs and how cost is split.
-std::string Head(const Chargeback& c, const Window& w) {
+std::string Head(const cost::Chargeback& c, const Window& w) {
   std::string h =
       R"(<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>GPU chargeback</title><style>
 body{font-family:sans-serif;margin:2em;color:#222;max-width:1100px}h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em}
@@ -78,8 +78,8 @@ td:first-child,th:first-child{text-align:left}.total td{font-weight:bold;border-
 
 // One hour's column of the cost-over-time chart: the `top` groups stacked bottom up, then the
 // rest as "other"; `max` is the cost at the chart's full `height`.
-std::string OverTimeColumn(const Chargeback& hour, size_t i, const std::vector<std::string>& top,
-                           double max, int col, int height) {
+std::string OverTimeColumn(const cost::Chargeback& hour, size_t i,
+                           const std::vector<std::string>& top, double max, int col, int height) {
   std::string svg;
   double y = height;
   std::map<std::string, double> by;
@@ -104,7 +104,7 @@ std::string OverTimeColumn(const Chargeback& hour, size_t i, const std::vector<s
 }
 
 // Cost by group over time: stacked columns per hour, the top groups by colour; "" without hours.
-std::string CostOverTime(const std::vector<std::pair<int64_t, Chargeback>>& over_time,
+std::string CostOverTime(const std::vector<std::pair<int64_t, cost::Chargeback>>& over_time,
                          const std::vector<std::string>& top) {
   if (over_time.empty()) return "";
   std::string h = "<h2>Cost by group over time (per hour)</h2>";
@@ -128,7 +128,7 @@ std::string CostOverTime(const std::vector<std::pair<int64_t, Chargeback>>& over
   return h + svg + "</p>";
 }
 
-std::string TopSpenders(const Chargeback& c) {
+std::string TopSpenders(const cost::Chargeback& c) {
   std::vector<Bar> spenders;
   for (size_t i = 0; i < c.groups.size() && i < 10; ++i)
     spenders.emplace_back(Name(c.groups[i]), c.groups[i].cost, Color(i));
@@ -136,7 +136,7 @@ std::string TopSpenders(const Chargeback& c) {
 }
 
 // Used vs idle per GPU: cost placed on containers vs idle rows, per physical GPU.
-std::string UsedVsIdle(const Chargeback& c) {
+std::string UsedVsIdle(const cost::Chargeback& c) {
   std::map<std::string, std::pair<double, double>> per_gpu;  // gpu → (used, idle)
   for (const auto& u : c.units)
     for (const auto& r : u.rows) {
@@ -155,7 +155,7 @@ std::string UsedVsIdle(const Chargeback& c) {
 }
 
 // Efficiency of the first ten groups that held anything; under 30% in red.
-std::string Efficiency(const Chargeback& c) {
+std::string Efficiency(const cost::Chargeback& c) {
   std::vector<Bar> eff_bars;
   for (size_t i = 0; i < c.groups.size() && eff_bars.size() < 10; ++i)
     if (auto e = c.groups[i].efficiency())
@@ -164,13 +164,13 @@ std::string Efficiency(const Chargeback& c) {
 }
 
 // Every group, then the total, as a table; then the notes on missing and default prices.
-std::string GroupsTable(const Chargeback& c) {
+std::string GroupsTable(const cost::Chargeback& c) {
   std::string h =
       "<h2>All groups</h2><table><tr><th>" +
       Esc(fmt::format("{}", fmt::join(c.dimensions, " / "))) +
       "</th><th>GPU-h held</th><th>compute-h</th><th>memory "
       "GiB-h</th><th>kWh</th><th>efficiency</th><th>cost</th><th>idle cost</th><th>share</th></tr>";
-  auto row = [&](const GroupTotals& g, const std::string& name, const char* cls) {
+  auto row = [&](const cost::GroupTotals& g, const std::string& name, const char* cls) {
     const auto e = g.efficiency();
     h += fmt::format(
         "<tr "
@@ -194,8 +194,8 @@ std::string GroupsTable(const Chargeback& c) {
 
 }  // namespace
 
-std::string RenderHtml(const Chargeback& c, const Window& w,
-                       const std::vector<std::pair<int64_t, Chargeback>>& over_time,
+std::string RenderHtml(const cost::Chargeback& c, const Window& w,
+                       const std::vector<std::pair<int64_t, cost::Chargeback>>& over_time,
                        const std::string& extra_sections) {
   std::string h = Head(c, w);
   std::vector<std::string> top;  // the groups the cost-over-time chart colours

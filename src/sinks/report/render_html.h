@@ -14,8 +14,8 @@ namespace gpumeter::report {
 
 // `over_time`: the same chargeback per hour (hour start, chargeback), oldest first.
 // `extra_sections`: HTML appended after the table (the rightsizing section), already escaped.
-std::string RenderHtml(const Chargeback& c, const Window& w,
-                       const std::vector<std::pair<int64_t, Chargeback>>& over_time,
+std::string RenderHtml(const cost::Chargeback& c, const Window& w,
+                       const std::vector<std::pair<int64_t, cost::Chargeback>>& over_time,
                        const std::string& extra_sections = {});
 
 }  // namespace gpumeter::report

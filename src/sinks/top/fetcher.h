@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "common/error.h"
-#include "sinks/top/frame.h"
+#include "core/top/frame.h"
 
 namespace gpumeter::top {
 

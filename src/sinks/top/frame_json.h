@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
-#include "sinks/top/frame.h"
+#include "core/top/frame.h"
 
 namespace gpumeter::top {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sinks/top/frame.h"
+#include "core/top/frame.h"
 
 namespace gpumeter::top {
 

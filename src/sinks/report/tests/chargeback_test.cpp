@@ -1,7 +1,7 @@
 // The chargeback from stored usage: groups add up to Σ unit cost under every policy, MIG units
 // cost their fraction, unpriced models are counted in hours but not cost, and every format says
 // the same totals (FOCUS: per resource the allocated rows add up to the unit's charge).
-#include "sinks/report/chargeback.h"
+#include "core/cost/chargeback.h"
 
 #include <gtest/gtest.h>
 
@@ -27,9 +27,9 @@ Owner C(const std::string& ns, const std::string& pod) {
 
 // Two hours of: an H100 time-sliced by search/a and ads/b; a 3g MIG instance of an H200 held by
 // search/c; and a GPU of a model with no price.
-std::vector<store::UnitRecord> Usage() {
+std::vector<attribution::UnitRecord> Usage() {
   const double s = 7200, gib = 1024.0 * 1024 * 1024;
-  store::UnitRecord ts{
+  attribution::UnitRecord ts{
       {"node-a", "GPU-1", "GPU-1", "NVIDIA H100 80GB HBM3", "", "time-slicing", 1.0},
       s,
       80 * gib * s,
@@ -40,24 +40,25 @@ std::vector<store::UnitRecord> Usage() {
                {C("ads", "b"), 10 * gib * s, 0.2 * s, 400, 0.5 * s},
                {{OwnerKind::kIdle, {}, {}, {}}, 36 * gib * s, 0.3 * s, 600, 0},
                {{OwnerKind::kSystem, {}, {}, {}}, 4 * gib * s, 0, 0, 0}};
-  store::UnitRecord mig{{"node-a", "MIG-1", "GPU-2", "NVIDIA H200", "3g.71gb", "mig", 3.0 / 7},
-                        s,
-                        71 * gib * s,
-                        0,
-                        0,
-                        {}};
+  attribution::UnitRecord mig{
+      {"node-a", "MIG-1", "GPU-2", "NVIDIA H200", "3g.71gb", "mig", 3.0 / 7},
+      s,
+      71 * gib * s,
+      0,
+      0,
+      {}};
   mig.owners = {{C("search", "c"), 71 * gib * s, 0.9 * s, 2000, 1.0 * s}};
-  store::UnitRecord odd{{"node-b", "GPU-9", "GPU-9", "Future GPU X", "", "exclusive", 1.0},
-                        s,
-                        10 * gib * s,
-                        0,
-                        0,
-                        {}};
+  attribution::UnitRecord odd{{"node-b", "GPU-9", "GPU-9", "Future GPU X", "", "exclusive", 1.0},
+                              s,
+                              10 * gib * s,
+                              0,
+                              0,
+                              {}};
   odd.owners = {{C("ads", "d"), 10 * gib * s, 1.0 * s, 0, 1.0 * s}};
   return {ts, mig, odd};
 }
 
-const GroupTotals* Group(const Chargeback& c, const std::vector<std::string>& key) {
+const cost::GroupTotals* Group(const cost::Chargeback& c, const std::vector<std::string>& key) {
   for (const auto& g : c.groups)
     if (g.key == key) return &g;
   return nullptr;
@@ -66,7 +67,7 @@ const GroupTotals* Group(const Chargeback& c, const std::vector<std::string>& ke
 TEST(Chargeback, HandComputedByNamespace) {
   const auto pricing =
       *cost::Pricing::Parse("gpu_models: {H100: 4.0, H200: 7.0}\ndefaults: false\n", "p.yaml");
-  const auto c = BuildChargeback(
+  const auto c = cost::BuildChargeback(
       Usage(), {}, pricing, {cost::Basis::kMemory, 0.5, cost::IdleRule::kSeparate}, {"namespace"});
   // H100: 2 h × $4 = $8: search 30/80 → 3, ads 10/80 → 1, idle (idle 36 + system 4) → 4.
   // H200 MIG 3/7: 2 h × $7 × 3/7 = $6, all search/c (memory full).
@@ -86,7 +87,8 @@ TEST(Chargeback, HandComputedByNamespace) {
 
 TEST(Chargeback, GroupsAddUpUnderEveryPolicyAndGrouping) {
   const auto pricing = cost::Pricing::Defaults();
-  const Labels labels{{{"search", "a"}, {{"team", "blue"}}}, {{"ads", "b"}, {{"team", "red"}}}};
+  const cost::Labels labels{{{"search", "a"}, {{"team", "blue"}}},
+                            {{"ads", "b"}, {{"team", "red"}}}};
   for (auto basis :
        {cost::Basis::kMemory, cost::Basis::kCompute, cost::Basis::kBlend, cost::Basis::kRequest})
     for (auto idle : {cost::IdleRule::kShare, cost::IdleRule::kOwner, cost::IdleRule::kSeparate})
@@ -98,7 +100,7 @@ TEST(Chargeback, GroupsAddUpUnderEveryPolicyAndGrouping) {
                                                                   {"node"},
                                                                   {"namespace", "gpu_model"}}) {
         const cost::Policy p{basis, 0.3, idle};
-        const auto c = BuildChargeback(Usage(), labels, pricing, p, by);
+        const auto c = cost::BuildChargeback(Usage(), labels, pricing, p, by);
         double sum = 0;
         for (const auto& g : c.groups) sum += g.cost;
         EXPECT_NEAR(sum, c.total.cost, 1e-9 * c.total.cost) << p.Name();
@@ -109,10 +111,10 @@ TEST(Chargeback, GroupsAddUpUnderEveryPolicyAndGrouping) {
 
 TEST(Chargeback, FormatsCarryTheSameTotals) {
   const auto pricing = cost::Pricing::Defaults();
-  const Labels labels{{{"search", "a"}, {{"team", "blue"}}}};
-  const auto c = BuildChargeback(Usage(), labels, pricing,
-                                 {cost::Basis::kCompute, 0.5, cost::IdleRule::kShare},
-                                 {"namespace", "label:team"});
+  const cost::Labels labels{{{"search", "a"}, {{"team", "blue"}}}};
+  const auto c = cost::BuildChargeback(Usage(), labels, pricing,
+                                       {cost::Basis::kCompute, 0.5, cost::IdleRule::kShare},
+                                       {"namespace", "label:team"});
   const Window w{1'796'083'200, 1'796'083'200 + 7200};
   const auto json = nlohmann::json::parse(RenderJson(c, w));
   EXPECT_NEAR(json["total"]["cost"].get<double>(), c.total.cost, 1e-12);
@@ -170,10 +172,10 @@ TEST(Chargeback, FormatsCarryTheSameTotals) {
 // spreadsheet would run as a formula is neutralised; the table escapes control characters.
 TEST(Chargeback, CellsThatWouldBeFormulasAreNeutralised) {
   const auto pricing = cost::Pricing::Defaults();
-  const Labels labels{{{"search", "a"}, {{"team", "=cmd|' -C calc'!A0"}}}};
+  const cost::Labels labels{{{"search", "a"}, {{"team", "=cmd|' -C calc'!A0"}}}};
   const auto c =
-      BuildChargeback(Usage(), labels, pricing,
-                      {cost::Basis::kCompute, 0.5, cost::IdleRule::kShare}, {"label:team"});
+      cost::BuildChargeback(Usage(), labels, pricing,
+                            {cost::Basis::kCompute, 0.5, cost::IdleRule::kShare}, {"label:team"});
   const auto csv = RenderCsv(c);
   EXPECT_NE(csv.find("\n'=cmd|' -C calc'!A0,"), std::string::npos) << csv;
   EXPECT_EQ(csv.find("\n=cmd"), std::string::npos) << csv;
@@ -187,7 +189,7 @@ TEST(Chargeback, CellsThatWouldBeFormulasAreNeutralised) {
 
 TEST(Chargeback, FocusListCostIsBeforeTheDiscountAndQuantitiesAddUp) {
   const auto pricing = *cost::Pricing::Parse("discount: 0.5\n", "p.yaml");
-  const auto c = BuildChargeback(
+  const auto c = cost::BuildChargeback(
       Usage(), {}, pricing, {cost::Basis::kMemory, 0.5, cost::IdleRule::kSeparate}, {"namespace"});
   const Window w{1'796'083'200, 1'796'083'200 + 7200};
   std::istringstream in(RenderFocus(c, w, {}));
@@ -222,10 +224,10 @@ TEST(Chargeback, FocusListCostIsBeforeTheDiscountAndQuantitiesAddUp) {
 }
 
 TEST(Chargeback, GroupByTexts) {
-  EXPECT_EQ(*ParseGroupBy("namespace,label:team"),
+  EXPECT_EQ(*cost::ParseGroupBy("namespace,label:team"),
             (std::vector<std::string>{"namespace", "label:team"}));
   for (const char* bad : {"team", "namespace,", "label:", ""}) {
-    const auto g = ParseGroupBy(bad);
+    const auto g = cost::ParseGroupBy(bad);
     ASSERT_FALSE(g) << bad;
     EXPECT_NE(g.error().message.find("--by"), std::string::npos);
   }

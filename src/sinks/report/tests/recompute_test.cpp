@@ -7,8 +7,8 @@
 #include <map>
 #include <random>
 
-#include "sinks/report/chargeback.h"
-#include "sinks/store/store.h"
+#include "core/cost/chargeback.h"
+#include "store/store.h"
 #include "support/temp_dir.h"
 
 namespace gpumeter::report {
@@ -81,8 +81,8 @@ TEST(Recompute, StoredUsageGivesTheLiveCostUnderEveryPolicy) {
        {cost::Basis::kMemory, cost::Basis::kCompute, cost::Basis::kBlend, cost::Basis::kRequest})
     for (auto idle : {cost::IdleRule::kShare, cost::IdleRule::kOwner, cost::IdleRule::kSeparate}) {
       const cost::Policy p{basis, 0.6, idle};
-      const auto a = BuildChargeback(live_units, {}, pricing, p, {"namespace"});
-      const auto b = BuildChargeback(*stored, {}, pricing, p, {"namespace"});
+      const auto a = cost::BuildChargeback(live_units, {}, pricing, p, {"namespace"});
+      const auto b = cost::BuildChargeback(*stored, {}, pricing, p, {"namespace"});
       ASSERT_EQ(a.groups.size(), b.groups.size()) << p.Name();
       EXPECT_NEAR(a.total.cost, b.total.cost, 1e-9 * a.total.cost) << p.Name();
       for (size_t i = 0; i < a.groups.size(); ++i) {

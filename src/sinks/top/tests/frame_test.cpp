@@ -3,7 +3,7 @@
 // trip, and what the keys do.
 #include <gtest/gtest.h>
 
-#include "sinks/top/frame.h"
+#include "core/top/frame.h"
 #include "sinks/top/frame_json.h"
 #include "sinks/top/keys.h"
 

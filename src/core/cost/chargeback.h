@@ -1,0 +1,63 @@
+// A chargeback over a window: every unit's cost (price × its fraction of the GPU × hours) split
+// between owners by a policy (cost/allocate.h), then summed into groups (namespace, pod,
+// container, label:KEY, gpu_model, node, or several). The groups add up to the total, which is
+// Σ unit cost; idle that no policy placed is its own group ("__idle__"). Units without a price
+// are counted in hours but not in cost, and listed. Pure.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.h"
+#include "core/attribution/usage_record.h"
+#include "core/cost/allocate.h"
+#include "core/cost/pricing.h"
+
+namespace gpumeter::cost {
+
+using Labels = std::map<std::pair<std::string, std::string>,
+                        std::map<std::string, std::string>>;  // (ns, pod) → labels
+
+// "namespace,label:team" → {"namespace", "label:team"}; errors name the unknown dimension.
+Expected<std::vector<std::string>> ParseGroupBy(std::string_view text);
+
+struct GroupTotals {
+  std::vector<std::string> key;  // one value per dimension
+  double gpu_hours_held = 0;     // Σ requested share × hours × fraction (GPU-equivalents)
+  double compute_hours = 0;      // Σ compute-seconds × fraction / 3600 (GPU-equivalents)
+  double memory_gib_hours = 0;
+  double energy_kwh = 0;
+  double cost = 0, idle_cost = 0;
+  // compute used over GPU time held; nullopt when nothing was held.
+  std::optional<double> efficiency() const {
+    return gpu_hours_held > 0 ? std::optional<double>(compute_hours / gpu_hours_held)
+                              : std::nullopt;
+  }
+};
+
+struct UnitCost {
+  attribution::UnitKey unit;
+  double hours = 0;
+  std::optional<cost::PriceQuote> price;  // nullopt: no price (cost not counted)
+  double cost = 0;
+  std::vector<cost::CostRow> rows;
+};
+
+struct Chargeback {
+  std::vector<std::string> dimensions;
+  std::string policy, currency;
+  std::vector<GroupTotals> groups;  // by cost, highest first
+  GroupTotals total;                // Σ groups; total.cost = Σ unit cost
+  std::vector<UnitCost> units;
+  std::vector<std::string> unpriced_models, flagged_prices;  // for the reader
+  std::vector<std::string> sources;  // which data the usage was read from, where it matters
+};
+
+Chargeback BuildChargeback(const std::vector<attribution::UnitRecord>& units, const Labels& labels,
+                           const cost::Pricing& pricing, const cost::Policy& policy,
+                           const std::vector<std::string>& dimensions);
+
+}  // namespace gpumeter::cost

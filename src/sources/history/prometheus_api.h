@@ -1,0 +1,61 @@
+// A client of the Prometheus HTTP API (`/api/v1/query`, `/api/v1/query_range`) — only the standard
+// API, so Prometheus, Thanos Query, Mimir and Cortex answer it alike. How to reach it: a base URL
+// (http(s)://host:port[/prefix]), a bearer token file or basic auth (user, password file), a CA
+// file for https, and a tenant sent as X-Scope-OrgID (Mimir/Cortex). Secrets are read once, at
+// Open, from files (regular files only, at most 64 KiB, surrounding whitespace dropped), and never
+// appear in errors. Every request goes through the one HTTP client (common/http/client.h): 5 s to
+// connect, `limits.deadline` for the whole reply, `limits.max_bytes` of body after decompression
+// (refused as it arrives), then parsed by prometheus_reply.h.
+// Errors name the URL and the query. Blocking; one object per thread (it holds no connection).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "common/http/client.h"
+#include "sources/history/prometheus_reply.h"
+
+namespace gpumeter::history {
+
+struct PrometheusAccess {
+  std::string url;
+  std::string token_file;     // Authorization: Bearer <the file's content>
+  std::string user;           // basic auth, with password_file
+  std::string password_file;  // basic auth's password
+  std::string ca_file;        // PEM bundle to verify an https server with (default: the system's)
+  std::string tenant;         // X-Scope-OrgID
+  ReplyLimits limits;
+};
+
+class PrometheusApi {
+ public:
+  // Reads the secret files and checks the URL. kInvalidInput names the flag's file or the URL.
+  static Expected<PrometheusApi> Open(const PrometheusAccess& access);
+
+  const std::string& url() const { return access_.url; }
+  const ReplyLimits& limits() const { return access_.limits; }
+
+  // An instant query evaluated at `at_unix_s`: its vector result.
+  Expected<std::vector<PromSample>> Query(const std::string& promql, int64_t at_unix_s) const;
+  // An instant query of a range selector (e.g. `m[1d]`) at `at_unix_s`: each series' raw samples.
+  Expected<std::vector<PromSeries>> QueryRaw(const std::string& promql, int64_t at_unix_s) const;
+  // A range query: evaluated at start, start + step, …, end (seconds).
+  Expected<std::vector<PromSeries>> QueryRange(const std::string& promql, int64_t start_unix_s,
+                                               int64_t end_unix_s, int64_t step_s) const;
+
+ private:
+  PrometheusApi(PrometheusAccess access, http::Client client)
+      : access_(std::move(access)), client_(std::move(client)) {}
+  Expected<http::Reply> Get(const std::string& path, const http::Pairs& params,
+                            const std::string& what) const;
+
+  PrometheusAccess access_;
+  http::Client client_;  // the URL's path (Mimir's prefix) goes before /api/v1
+};
+
+// A PromQL string literal holding `value` (quotes and backslashes escaped), for label matchers.
+std::string PromQuote(const std::string& value);
+
+}  // namespace gpumeter::history

@@ -1,0 +1,339 @@
+#include "sources/history/prometheus_source.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string_view>
+#include <tuple>
+
+namespace gpumeter::history {
+
+using cost::Labels;
+namespace {
+
+using Sample = PromSample;
+
+std::string Get(const Sample& s, const std::string& k) {
+  auto it = s.labels.find(k);
+  return it == s.labels.end() ? "" : it->second;
+}
+
+// One segment of the window, read from the raw counters or from the hourly recorded series; every
+// query is evaluated at the segment's end.
+struct Part {
+  Segment seg;
+
+  int64_t At() const { return seg.to; }
+  // Raw: the segment. Recorded: back to just after the first evaluation's hour began, so the
+  // selector holds the evaluations in (from, to] and no earlier one.
+  std::string Range() const {
+    return "[" + std::to_string(seg.recorded ? seg.to - seg.from - 1800 : seg.to - seg.from) + "s]";
+  }
+
+  // What a counter grew by in the segment, summed by `by`. Raw: a series that had samples before
+  // the segment: increase() (extrapolated only across the gap to each boundary); a series born in
+  // it (the agent started, or the pod): its last value, as gpumeter's counters start at 0 and
+  // increase() would drop what it counted before its first scrape — unless it was reset in the
+  // segment too (the agent restarted), when the last value would drop what came before the
+  // reset: those are left out here and added up from their samples (BornAndReset). Recorded: the
+  // hours' growth, which the rules compute the same way per hour.
+  std::string Counter(const std::string& metric, const std::string& by) const {
+    if (seg.recorded)
+      return "sum by (" + by + ") (sum_over_time(" + RecordedName(metric) + Range() + "))";
+    return "sum by (" + by + ") ((increase(" + metric + Range() + ") and " + Before(metric) +
+           ") or (last_over_time(" + metric + Range() + ") unless " + Before(metric) +
+           " unless (resets(" + metric + Range() + ") > 0)))";
+  }
+  // The raw series born in the segment and reset in it.
+  std::string BornAndReset(const std::string& metric) const {
+    return "(resets(" + metric + Range() + ") > 0) unless " + Before(metric);
+  }
+  // A series' samples in the hour before the segment: none means it was born in the segment.
+  std::string Before(const std::string& metric) const {
+    return "(last_over_time(" + metric + "[1h] offset " + std::to_string(seg.to - seg.from) + "s))";
+  }
+
+  // The latest value of a gauge (info series, ratios) in the segment, aggregated by `by`.
+  std::string Latest(const std::string& agg, const std::string& metric,
+                     const std::string& by) const {
+    return agg + " by (" + by + ") (last_over_time(" +
+           (seg.recorded ? RecordedName(metric) : metric) + Range() + "))";
+  }
+};
+
+// `text` matched literally inside a PromQL regular expression (RE2).
+std::string RegexLiteral(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (std::string_view("\\.+*?()|[]{}^$").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// A counter that started at 0 in the segment: its first sample, then each step's growth, and
+// after a reset (a drop) the whole new value.
+double GrowthFromZero(const std::vector<std::pair<int64_t, double>>& points) {
+  double total = 0, previous = 0;
+  for (const auto& [t, v] : points) {
+    total += v >= previous ? v - previous : v;
+    previous = v;
+  }
+  return total;
+}
+
+// What `metric` grew by in the part: the samples of Part::Counter (summed by `by`), then one per
+// series born and reset in it, added up from its raw samples (its labels whole). Callers add
+// both by the labels they key on.
+Expected<std::vector<Sample>> CounterGrowth(const PrometheusApi& api, const Part& part,
+                                            const std::string& metric, const std::string& by) {
+  auto out = api.Query(part.Counter(metric, by), part.At());
+  if (!out || part.seg.recorded) return out;
+  auto born = api.Query(part.BornAndReset(metric), part.At());
+  if (!born) return tl::unexpected(born.error());
+  if (born->empty()) return out;
+  std::set<std::map<std::string, std::string>> wanted;
+  std::set<std::string> nodes;
+  for (auto& b : *born) {
+    b.labels.erase("__name__");
+    nodes.insert(Get(b, "node"));
+    wanted.insert(b.labels);
+  }
+  std::string alternatives;
+  for (const auto& n : nodes) alternatives += (alternatives.empty() ? "" : "|") + RegexLiteral(n);
+  auto raw =
+      api.QueryRaw(metric + "{node=~" + PromQuote(alternatives) + "}" + part.Range(), part.At());
+  if (!raw) return tl::unexpected(raw.error());
+  for (auto& series : *raw) {
+    series.labels.erase("__name__");
+    if (wanted.count(series.labels))
+      out->push_back({std::move(series.labels), GrowthFromZero(series.points)});
+  }
+  return out;
+}
+
+using Units =
+    std::map<std::pair<std::string, std::string>, attribution::UnitRecord>;  // (node, unit)
+
+// Unit identity (the latest info in the segment) and each unit's fraction of its GPU.
+Expected<void> ReadUnits(const PrometheusApi& api, const Part& part, Units& units) {
+  const int64_t range =
+      part.seg.recorded ? part.seg.to - part.seg.from - 1800 : part.seg.to - part.seg.from;
+  auto ids = ReadUnitIdentities(api, part.At(), range, part.seg.recorded, "");
+  if (!ids) return tl::unexpected(ids.error());
+  for (auto& [k, id] : *ids) units[k].unit = std::move(id);
+  return {};
+}
+
+// Unit capacities over the segment, added to the units already known.
+Expected<void> ReadUnitCounters(const PrometheusApi& api, const Part& part, Units& units) {
+  const std::pair<const char*, double attribution::UnitRecord::*> unit_counters[] = {
+      {"gpumeter_unit_seconds_total", &attribution::UnitRecord::seconds},
+      {"gpumeter_unit_memory_capacity_byte_seconds_total",
+       &attribution::UnitRecord::memory_capacity_byte_seconds},
+      {"gpumeter_unit_energy_joules_total", &attribution::UnitRecord::energy_joules}};
+  for (const auto& [metric, field] : unit_counters) {
+    auto r = CounterGrowth(api, part, metric, "node, unit");
+    if (!r) return tl::unexpected(r.error());
+    for (const auto& s : *r)
+      if (auto it = units.find({Get(s, "node"), Get(s, "unit")}); it != units.end())
+        it->second.*field += s.value;
+  }
+  return {};
+}
+
+using OwnerKey =
+    std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>;
+using Owners = std::map<OwnerKey, attribution::OwnerAmounts>;
+
+// Owners: one query per counter, joined on (node, unit, owner), added over the segments.
+Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& owners) {
+  const std::pair<const char*, double attribution::OwnerAmounts::*> owner_counters[] = {
+      {"gpumeter_memory_byte_seconds_total", &attribution::OwnerAmounts::memory_byte_seconds},
+      {"gpumeter_compute_seconds_total", &attribution::OwnerAmounts::compute_seconds},
+      {"gpumeter_energy_joules_total", &attribution::OwnerAmounts::energy_joules},
+      {"gpumeter_requested_share_seconds_total",
+       &attribution::OwnerAmounts::requested_share_seconds}};
+  for (const auto& [metric, field] : owner_counters) {
+    auto r = CounterGrowth(api, part, metric, "node, unit, namespace, pod, container, owner_kind");
+    if (!r) return tl::unexpected(r.error());
+    for (const auto& s : *r) {
+      auto& o = owners[{Get(s, "node"), Get(s, "unit"), Get(s, "owner_kind"), Get(s, "namespace"),
+                        Get(s, "pod"), Get(s, "container")}];
+      o.owner = {domain::OwnerKindFromString(Get(s, "owner_kind")), Get(s, "namespace"),
+                 Get(s, "pod"), Get(s, "container")};
+      o.*field += s.value;
+    }
+  }
+  return {};
+}
+
+using LabelSet = std::map<std::string, std::string>;  // key -> value, non-empty values only
+// Per pod, each label set seen in the segment with the last time it was seen (0: not known).
+using LabelSets =
+    std::map<std::pair<std::string, std::string>, std::vector<std::pair<double, LabelSet>>>;
+
+// For the pods with more than one set (relabelled in the segment): when each set was last
+// scraped, from timestamp() of its samples through a subquery, the pods named in the selector.
+Expected<void> TimeAmbiguousSets(const PrometheusApi& api, const Part& part, const std::string& by,
+                                 const std::vector<std::pair<std::string, std::string>>& keys,
+                                 LabelSets& sets) {
+  std::set<std::string> ns, pods;
+  for (const auto& [pod, candidates] : sets)
+    if (candidates.size() > 1)
+      ns.insert(RegexLiteral(pod.first)), pods.insert(RegexLiteral(pod.second));
+  if (pods.empty()) return {};
+  auto alternatives = [](const std::set<std::string>& v) {
+    std::string out;
+    for (const auto& x : v) out += (out.empty() ? "" : "|") + x;
+    return out;
+  };
+  const int64_t range = part.seg.to - part.seg.from;
+  const int64_t step = std::max<int64_t>(1, range / 1000);  // ≤ 1,000 points a series
+  auto r = api.Query("max by (" + by +
+                         ") (max_over_time(timestamp(gpumeter_pod_labels_info{namespace=~" +
+                         PromQuote(alternatives(ns)) + ",pod=~" + PromQuote(alternatives(pods)) +
+                         "})[" + std::to_string(range) + "s:" + std::to_string(step) + "s]))",
+                     part.At());
+  if (!r) return tl::unexpected(r.error());
+  for (const auto& s : *r) {
+    auto it = sets.find({Get(s, "namespace"), Get(s, "pod")});
+    if (it == sets.end()) continue;
+    LabelSet values;
+    for (const auto& [key, name] : keys)
+      if (auto v = Get(s, name); !v.empty()) values[key] = v;
+    for (auto& [seen, set] : it->second)
+      if (set == values) seen = s.value;
+  }
+  return {};
+}
+
+// The pods' labels (the --pod-label keys), from gpumeter_pod_labels_info: each pod's latest set in
+// the segment replaces what earlier segments said, as the store keeps a pod's latest labels. Raw:
+// the sets present, and for a pod relabelled in the segment, the last time each was scraped.
+// Recorded: the rule's value is that time (gpumeter:pod_labels_info:max1h).
+Expected<void> ReadLabels(const PrometheusApi& api, const Part& part,
+                          const std::vector<std::string>& label_keys, Labels& labels) {
+  if (label_keys.empty()) return {};
+  std::vector<std::pair<std::string, std::string>> keys;  // key, label name
+  std::string by = "namespace, pod";
+  for (const auto& key : label_keys) {
+    std::string name = "label_" + key;  // as the agent names it (metrics/exposition.h)
+    for (auto& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+    keys.emplace_back(key, name);
+    by += ", " + name;
+  }
+  auto r = api.Query(
+      part.seg.recorded
+          ? "max by (" + by + ") (max_over_time(" + RecordedName("gpumeter_pod_labels_info") +
+                part.Range() + "))"
+          : "group by (" + by + ") (last_over_time(gpumeter_pod_labels_info" + part.Range() + "))",
+      part.At());
+  if (!r) return tl::unexpected(r.error());
+  LabelSets sets;
+  for (const auto& s : *r) {
+    LabelSet values;
+    for (const auto& [key, name] : keys)
+      if (auto v = Get(s, name); !v.empty()) values[key] = v;
+    sets[{Get(s, "namespace"), Get(s, "pod")}].emplace_back(part.seg.recorded ? s.value : 0.0,
+                                                            std::move(values));
+  }
+  if (!part.seg.recorded)
+    if (auto t = TimeAmbiguousSets(api, part, by, keys, sets); !t) return t;
+  for (auto& [pod, candidates] : sets) {
+    const auto latest =
+        std::max_element(candidates.begin(), candidates.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+    labels[pod] = std::move(latest->second);
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<UnitIdentities> ReadUnitIdentities(const PrometheusApi& api, int64_t at, int64_t range_s,
+                                            bool recorded, const std::string& matchers) {
+  const std::string range = matchers + "[" + std::to_string(range_s) + "s]";
+  auto name = [&](const char* m) { return recorded ? RecordedName(m) : std::string(m); };
+  auto info = api.Query(
+      "max by (node, unit, gpu_uuid, model, mig_profile, sharing_mode) "
+      "(last_over_time(" +
+          name("gpumeter_unit_info") + range + "))",
+      at);
+  if (!info) return tl::unexpected(info.error());
+  UnitIdentities out;
+  for (const auto& s : *info)
+    out[{Get(s, "node"), Get(s, "unit")}] = {Get(s, "node"),
+                                             Get(s, "unit"),
+                                             Get(s, "gpu_uuid"),
+                                             Get(s, "model"),
+                                             Get(s, "mig_profile"),
+                                             Get(s, "sharing_mode"),
+                                             1.0};
+  auto fraction = api.Query(
+      "max by (node, unit) (last_over_time(" + name("gpumeter_unit_gpu_share_ratio") + range + "))",
+      at);
+  if (!fraction) return tl::unexpected(fraction.error());
+  for (const auto& s : *fraction)
+    if (auto it = out.find({Get(s, "node"), Get(s, "unit")}); it != out.end())
+      it->second.fraction = s.value;
+  return out;
+}
+
+std::string RecordedName(const std::string& raw_metric) {
+  std::string name = raw_metric;
+  if (name.rfind("gpumeter_", 0) == 0) name.erase(0, 9);
+  const bool counter = name.size() > 6 && name.compare(name.size() - 6, 6, "_total") == 0;
+  if (counter) name.erase(name.size() - 6);
+  return "gpumeter:" + name + (counter ? ":increase1h" : ":max1h");
+}
+
+Expected<std::vector<int64_t>> RecordedEvaluations(const PrometheusApi& api, int64_t from,
+                                                   int64_t to) {
+  auto r = api.QueryRaw(std::string(kRecordedMarker) + "[" + std::to_string(to - from) + "s]", to);
+  if (!r) return tl::unexpected(r.error());
+  std::vector<int64_t> out;
+  for (const auto& s : *r)  // one series per Prometheus (or per external-label set)
+    // Rounded up: an evaluation runs at a phase to the nanosecond, and the recorded segment's
+    // queries, evaluated at this second, must include it.
+    for (const auto& [t_ms, v] : s.points) out.push_back((t_ms + 999) / 1000);
+  return out;
+}
+
+Expected<PrometheusUsage> UsageFromPrometheus(const PrometheusApi& api, int64_t from, int64_t to,
+                                              const std::vector<std::string>& label_keys,
+                                              bool recorded) {
+  PrometheusUsage out;
+  std::vector<int64_t> evaluations;
+  if (recorded && to - from >= 3600) {  // shorter: no whole recorded hour fits
+    auto e = RecordedEvaluations(api, from, to);
+    if (!e) return tl::unexpected(e.error());
+    evaluations = std::move(*e);
+  }
+  out.segments = PlanSegments(from, to, std::move(evaluations));
+  Units units;
+  Owners owners;
+  for (const auto& seg : out.segments) {
+    const Part part{seg};
+    if (auto r = ReadUnits(api, part, units); !r) return tl::unexpected(r.error());
+    if (auto r = ReadUnitCounters(api, part, units); !r) return tl::unexpected(r.error());
+    if (auto r = ReadOwners(api, part, owners); !r) return tl::unexpected(r.error());
+    if (auto r = ReadLabels(api, part, label_keys, out.labels); !r)
+      return tl::unexpected(r.error());
+  }
+  if (units.empty())
+    return MakeError(ErrorCode::kNotFound,
+                     "prometheus " + api.url() +
+                         ": no gpumeter_unit_info in the window (is it scraping the agents?)");
+  for (auto& [k, o] : owners)
+    if (auto it = units.find({std::get<0>(k), std::get<1>(k)}); it != units.end())
+      it->second.owners.push_back(o);
+  for (auto& [k, u] : units)
+    if (u.seconds > 0) out.units.push_back(std::move(u));
+  return out;
+}
+
+}  // namespace gpumeter::history
