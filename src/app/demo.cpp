@@ -131,7 +131,7 @@ int ShowUntilDone(const DemoOptions& o, const NodeRuntime& rt, const sigset_t& s
 int PrintClosing(const DemoOptions& o, const std::string& store_path, const store::Store& store,
                  const RightsizeOptions& rightsize_options) {
   ReportOptions ro_report;
-  ro_report.source = "sqlite:" + store_path;
+  ro_report.source = {UsageSource::Kind::kStore, store_path};
   ro_report.pricing_file = o.pricing_file;
   ro_report.by = "namespace";
   auto summary = RenderReport(ro_report, 0);

@@ -30,7 +30,7 @@ struct Request {
   std::vector<std::string> dims;
   cost::Pricing pricing;
   bool from_store = false;
-  std::string where;                    // the source without its sqlite: or prometheus:
+  std::string where;                    // the store's path or Prometheus' URL
   std::unique_ptr<store::Store> store;  // from_store: the store, open read-only
 };
 
@@ -48,12 +48,11 @@ Expected<Request> ParseRequest(const ReportOptions& o) {
   auto loaded_pricing = LoadPricing(o.pricing_file);
   if (!loaded_pricing) return tl::unexpected(loaded_pricing.error());
   r.pricing = std::move(*loaded_pricing);
-  r.from_store = o.source.rfind("sqlite:", 0) == 0;
-  const bool from_prometheus = o.source.rfind("prometheus:", 0) == 0;
-  if (!r.from_store && !from_prometheus)
+  r.from_store = o.source.kind == UsageSource::Kind::kStore;
+  if (!r.from_store && o.source.kind != UsageSource::Kind::kPrometheus)
     return tl::unexpected(
-        Bad("--source '" + o.source + "': expected sqlite:PATH or prometheus:URL"));
-  r.where = o.source.substr(o.source.find(':') + 1);
+        Bad("--source " + ToString(o.source) + ": report reads a store or Prometheus"));
+  r.where = o.source.where;
   if (r.from_store) {
     auto opened = store::Store::OpenReadOnly(r.where);
     if (!opened) return tl::unexpected(opened.error());
@@ -159,8 +158,8 @@ Expected<Usage> ReadUsage(const ReportOptions& o, const Request& r, const report
   }
   if (out.units.empty())
     return MakeError(ErrorCode::kNotFound,
-                     fmt::format("{}: no usage between {} and {}", o.source, Rfc3339(w.from_unix_s),
-                                 Rfc3339(w.to_unix_s)));
+                     fmt::format("{}: no usage between {} and {}", ToString(o.source),
+                                 Rfc3339(w.from_unix_s), Rfc3339(w.to_unix_s)));
   return out;
 }
 

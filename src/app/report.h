@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <string>
 
+#include "app/usage_source.h"
 #include "common/error.h"
 #include "core/cost/chargeback.h"
 #include "sinks/report/render.h"
@@ -15,7 +16,7 @@
 namespace gpumeter::app {
 
 struct ReportOptions {
-  std::string source;  // sqlite:PATH or prometheus:URL
+  UsageSource source;  // a store or Prometheus (--source sqlite:PATH | prometheus:URL)
   std::string window;  // e.g. 7d, or "all" (the store's whole span)
   std::string from, to;
   std::string by = "namespace";

@@ -95,21 +95,22 @@ Expected<std::vector<rightsize::Recommendation>> Rightsize(
 
 Expected<std::vector<rightsize::Recommendation>> Rightsize(const RightsizeOptions& o,
                                                            rightsize::RecommendOptions* used) {
-  const bool from_store = o.source.rfind("sqlite:", 0) == 0;
-  if (!from_store && o.source.rfind("prometheus:", 0) != 0)
+  if (!o.source) return tl::unexpected(Bad("--source: required (sqlite:PATH or prometheus:URL)"));
+  const bool from_store = o.source->kind == UsageSource::Kind::kStore;
+  if (!from_store && o.source->kind != UsageSource::Kind::kPrometheus)
     return tl::unexpected(
-        Bad("--source '" + o.source + "': expected sqlite:PATH or prometheus:URL"));
+        Bad("--source " + ToString(*o.source) + ": rightsizing reads a store or Prometheus"));
   // The options before the source, as the command always did: bad input is said first.
   auto plan = PlanOf(o);
   if (!plan) return tl::unexpected(plan.error());
   if (from_store) {
-    auto store = store::Store::OpenReadOnly(o.source.substr(7));
+    auto store = store::Store::OpenReadOnly(o.source->where);
     if (!store) return tl::unexpected(store.error());
     return RightsizeWith(**store, o, *plan, used);
   }
   const auto horizon = ParseDurationSeconds(o.minute_history);
   if (!horizon) return tl::unexpected(Bad("--minute-history " + horizon.error().message));
-  auto api = OpenPrometheus(o.source.substr(11), o.prometheus);
+  auto api = OpenPrometheus(o.source->where, o.prometheus);
   if (!api) return tl::unexpected(api.error());
   const int64_t now = o.to_s.value_or(std::chrono::duration_cast<std::chrono::seconds>(
                                           std::chrono::system_clock::now().time_since_epoch())

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "app/prometheus_flags.h"
+#include "app/usage_source.h"
 
 #include <cstdint>
 #include <optional>
@@ -19,7 +20,8 @@
 namespace gpumeter::app {
 
 struct RightsizeOptions {
-  std::string source;  // sqlite:PATH or prometheus:URL; only where no history source is handed over
+  // A store or Prometheus (--source); only where no history source is handed over.
+  std::optional<UsageSource> source;
   std::string window = "14d";  // history to read back from the end of the store
   std::string min_history = "24h";
   double margin = 0.15;

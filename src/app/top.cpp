@@ -34,16 +34,16 @@ struct Setup {
 // agent. The fetch prices each frame with its own copy of the pricing.
 Expected<top::Fetcher::FetchFn> SourceFn(const TopOptions& o, cost::Pricing pricing,
                                          cost::Policy policy, const std::string& by) {
-  if (!o.source.empty() && !o.agent.empty())
+  if (o.source && !o.agent.empty())
     return tl::unexpected(Bad("--source and --agent: give one of them"));
-  const std::string source = !o.source.empty()  ? o.source
-                             : !o.agent.empty() ? "agent:" + o.agent
-                                                : std::string("agent:") + kLocalAgent;
+  const UsageSource source =
+      o.source ? *o.source
+               : UsageSource{UsageSource::Kind::kAgent, o.agent.empty() ? kLocalAgent : o.agent};
   const auto price = [pricing, policy](Expected<top::FrameData> f) {
     if (f) top::PriceFrame(*f, pricing, policy);
     return f;
   };
-  if (source.rfind("agent:", 0) == 0) {
+  if (source.kind == UsageSource::Kind::kAgent) {
     std::string token;
     if (!o.agent_token_file.empty()) {
       if (auto w = SecretFileWarning("--agent-token-file", o.agent_token_file); !w.empty())
@@ -57,23 +57,23 @@ Expected<top::Fetcher::FetchFn> SourceFn(const TopOptions& o, cost::Pricing pric
                               .read_timeout = {},
                               .deadline = std::chrono::milliseconds(3000),
                               .max_bytes = 16u << 20};
-    auto client = history::AgentClient::Open(source.substr(6), token, o.agent_ca_file, limits);
+    auto client = history::AgentClient::Open(source.where, token, o.agent_ca_file, limits);
     if (!client) return tl::unexpected(client.error());
     return [client = *client, price](int64_t now) {
       return price(history::FetchAgentFrame(client, now));
     };
   }
-  if (source.rfind("prometheus:", 0) == 0) {
+  if (source.kind == UsageSource::Kind::kPrometheus) {
     auto window = report::ParseDuration(o.window);
     if (!window || *window <= 0) return tl::unexpected(Bad("--window '" + o.window + "'"));
     std::vector<std::string> keys;
     if (by.rfind("label:", 0) == 0) keys.push_back(by.substr(6));
-    return [url = source.substr(11), w = *window, keys, price](int64_t now) {
+    return [url = source.where, w = *window, keys, price](int64_t now) {
       return price(history::FetchPrometheusFrame(url, now, w, keys));
     };
   }
-  if (source.rfind("file:", 0) == 0)  // a frame saved with --format json, as it was (priced)
-    return [path = source.substr(5)](int64_t) -> Expected<top::FrameData> {
+  if (source.kind == UsageSource::Kind::kFile)  // a frame saved with --format json, as it was
+    return [path = source.where](int64_t) -> Expected<top::FrameData> {
       auto text = ReadWhole("--source", path);
       if (!text) return tl::unexpected(text.error());
       const auto j = nlohmann::json::parse(*text, nullptr, false);
@@ -81,7 +81,7 @@ Expected<top::Fetcher::FetchFn> SourceFn(const TopOptions& o, cost::Pricing pric
       return top::FrameFromJson(j);
     };
   return tl::unexpected(
-      Bad("--source '" + source + "': expected agent:URL, prometheus:URL or file:PATH"));
+      Bad("--source " + ToString(source) + ": top reads an agent, Prometheus or a file"));
 }
 
 Expected<Setup> Configure(const TopOptions& o) {
@@ -93,7 +93,7 @@ Expected<Setup> Configure(const TopOptions& o) {
   if (auto by = top::CheckGroupBy(o.by); !by) return tl::unexpected(by.error());
   if (o.format != "text" && !o.once)
     return tl::unexpected(Bad("--format " + o.format + " goes with --once"));
-  if (o.at_s != 0 && (!o.once || o.source.rfind("prometheus:", 0) != 0))
+  if (o.at_s != 0 && (!o.once || !o.source || o.source->kind != UsageSource::Kind::kPrometheus))
     return tl::unexpected(
         Bad("--at goes with --once and --source prometheus:URL (an agent has only now)"));
   if (!(o.interval_s >= 0.1 && o.interval_s <= 3600))

@@ -4,13 +4,16 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+
+#include "app/usage_source.h"
 
 namespace gpumeter::app {
 
 struct TopOptions {
-  std::string source;  // agent:URL, prometheus:URL or file:PATH; empty: agent:<agent>
-  std::string agent;   // --agent URL, the shorthand for agent:URL; empty: the local agent
+  std::optional<UsageSource> source;  // an agent, Prometheus or a saved frame; none: agent:<agent>
+  std::string agent;  // --agent URL, the shorthand for agent:URL; empty: the local agent
   std::string agent_token_file, agent_ca_file;
   double interval_s = 1;
   std::string window = "1m";  // prometheus: the rates' window

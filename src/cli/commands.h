@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "app/agent.h"
 #include "app/audit.h"
@@ -17,6 +18,7 @@
 #include "app/report.h"
 #include "app/rightsize.h"
 #include "app/top.h"
+#include "app/usage_source.h"
 
 namespace gpumeter::cli {
 
@@ -33,5 +35,9 @@ void AddPrometheusFlags(CLI::App* cmd, app::PrometheusFlags& flags);
 // `help` is completed with the accepted forms.
 void AddTimeFlag(CLI::App* cmd, const std::string& name, std::function<void(int64_t)> set,
                  const std::string& help);
+// --source, one of the `accepted` kinds, given to `set` parsed (a bad one fails the parse with
+// the message of app::ParseUsageSource).
+CLI::Option* AddSourceFlag(CLI::App* cmd, std::function<void(app::UsageSource)> set,
+                           std::vector<app::UsageSource::Kind> accepted, const std::string& help);
 
 }  // namespace gpumeter::cli

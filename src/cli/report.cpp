@@ -10,8 +10,10 @@ void AddReportCommand(CLI::App& app, app::ReportOptions& o) {
   auto* cmd = app.add_subcommand(
       "report",
       "GPU chargeback over a window: cost per namespace, pod, label, … from the usage store");
-  cmd->add_option("--source", o.source,
-                  "sqlite:PATH (the store written by `gpumeter agent --store`) or prometheus:URL")
+  using Kind = app::UsageSource::Kind;
+  AddSourceFlag(
+      cmd, [&o](app::UsageSource s) { o.source = std::move(s); }, {Kind::kStore, Kind::kPrometheus},
+      "sqlite:PATH (the store written by `gpumeter agent --store`) or prometheus:URL")
       ->required();
   cmd->add_option("--window", o.window,
                   "How far back from now: 30m, 24h, 7d, … or 'all' (the store's whole span; the "

@@ -10,9 +10,11 @@ void AddRightsizeCommand(CLI::App& app, app::RightsizeOptions& o) {
   auto* cmd = app.add_subcommand(
       "rightsize",
       "Recommend the GPU share each workload needs (MIG profile, sharing, reclaim), with savings");
-  cmd->add_option("--source", o.source,
-                  "The usage store, sqlite:PATH (the agent's --store), or prometheus:URL (the "
-                  "fleet: workloads pack across nodes)")
+  using Kind = app::UsageSource::Kind;
+  AddSourceFlag(
+      cmd, [&o](app::UsageSource s) { o.source = std::move(s); }, {Kind::kStore, Kind::kPrometheus},
+      "The usage store, sqlite:PATH (the agent's --store), or prometheus:URL (the fleet: "
+      "workloads pack across nodes)")
       ->required();
   cmd->add_option("--window", o.window,
                   "History to read, back from the store's last minute or from now (e.g. 14d)")

@@ -9,10 +9,13 @@ namespace gpumeter::cli {
 void AddTopCommand(CLI::App& app, app::TopOptions& o) {
   auto* cmd = app.add_subcommand(
       "top", "Live view of who uses which GPU, per pod: units, pods and findings (docs/top.md)");
-  cmd->add_option("--source", o.source,
-                  "agent:URL (a gpumeter agent's JSON API), prometheus:URL (the cluster) or "
-                  "file:PATH (a frame saved with --once --format json); default: the local "
-                  "agent, agent:http://127.0.0.1:9402");
+  using Kind = app::UsageSource::Kind;
+  AddSourceFlag(
+      cmd, [&o](app::UsageSource s) { o.source = std::move(s); },
+      {Kind::kAgent, Kind::kPrometheus, Kind::kFile},
+      "agent:URL (a gpumeter agent's JSON API), prometheus:URL (the cluster) or "
+      "file:PATH (a frame saved with --once --format json); default: the local "
+      "agent, agent:http://127.0.0.1:9402");
   cmd->add_option("--agent", o.agent, "Shorthand for --source agent:URL");
   cmd->add_option("--agent-token-file", o.agent_token_file,
                   "Bearer token for an agent run with --bearer-token-file");

@@ -45,7 +45,7 @@ class RightsizeDemo : public ::testing::Test {
     }
     EXPECT_EQ(recorder.failed(), 0u);
     std::ofstream(dir_.path() / "prices.yaml") << "currency: USD\ngpu_models:\n  H100: 2.00\n";
-    options_.source = "sqlite:" + db;
+    options_.source = UsageSource{UsageSource::Kind::kStore, db};
     options_.pricing_file = (dir_.path() / "prices.yaml").string();
     options_.min_history = "2m";
   }
@@ -141,19 +141,26 @@ TEST_F(RightsizeDemo, TheOpenStoreGivesWhatItsPathGives) {
 
 TEST_F(RightsizeDemo, BadInputNamesItself) {
   const std::pair<std::function<void(RightsizeOptions&)>, std::string> cases[] = {
-      {[](RightsizeOptions& o) { o.source = "mysql:x"; },
-       "--source 'mysql:x': expected sqlite:PATH or prometheus:URL"},
+      {[](RightsizeOptions& o) { o.source.reset(); }, "--source: required"},
       {[](RightsizeOptions& o) {
-         o.source = "prometheus:http://127.0.0.1:9";
+         o.source = UsageSource{UsageSource::Kind::kFile, "x.json"};
+       },
+       "--source file:x.json: rightsizing reads a store or Prometheus"},
+      {[](RightsizeOptions& o) {
+         o.source = UsageSource{UsageSource::Kind::kPrometheus, "http://127.0.0.1:9"};
          o.minute_history = "2 days";
        },
        "--minute-history '2 days'"},
-      {[](RightsizeOptions& o) { o.source = "prometheus:ftp://x"; },
+      {[](RightsizeOptions& o) {
+         o.source = UsageSource{UsageSource::Kind::kPrometheus, "ftp://x"};
+       },
        "not an http(s)://host:port URL"},
       {[](RightsizeOptions& o) { o.window = "soon"; },
        "--window 'soon': expected a number and a unit"},
       {[](RightsizeOptions& o) { o.min_history = "1x"; }, "--min-history '1x'"},
-      {[](RightsizeOptions& o) { o.source = "sqlite:/nonexistent/usage.db"; },
+      {[](RightsizeOptions& o) {
+         o.source = UsageSource{UsageSource::Kind::kStore, "/nonexistent/usage.db"};
+       },
        "/nonexistent/usage.db"},
       {[](RightsizeOptions& o) { o.pricing_file = "/nonexistent/prices.yaml"; },
        "/nonexistent/prices.yaml"},
