@@ -1,5 +1,7 @@
 #include "app/agent_flags.h"
 
+#include "domain/sharing_mode.h"
+
 #include <charconv>
 #include <cmath>
 
@@ -27,19 +29,17 @@ Expected<std::pair<std::string, k8s::SharingEvidence::Configured>> ParseSharingF
   const auto colon = spec.find(':');
   const std::string mode = spec.substr(0, colon);
   k8s::SharingEvidence::Configured c{domain::SharingMode::kExclusive, 1};
-  if (mode == "exclusive") {
+  const auto parsed = domain::ParseSharingMode(mode);
+  if (!parsed || *parsed == domain::SharingMode::kMig)
+    return MakeError(ErrorCode::kInvalidInput,
+                     "--sharing '" + value + "': mode must be exclusive, time-slicing or mps");
+  c.mode = *parsed;
+  if (c.mode == domain::SharingMode::kExclusive) {
     if (colon != std::string::npos)
       return MakeError(ErrorCode::kInvalidInput,
                        "--sharing '" + value + "': exclusive takes no replica count");
     return std::make_pair(uuid, c);
   }
-  if (mode == "time-slicing")
-    c.mode = domain::SharingMode::kTimeSlicing;
-  else if (mode == "mps")
-    c.mode = domain::SharingMode::kMps;
-  else
-    return MakeError(ErrorCode::kInvalidInput,
-                     "--sharing '" + value + "': mode must be exclusive, time-slicing or mps");
   if (colon == std::string::npos)
     return MakeError(ErrorCode::kInvalidInput,
                      "--sharing '" + value + "': " + mode + " needs :REPLICAS");

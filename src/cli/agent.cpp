@@ -103,12 +103,7 @@ void AddServingFlags(CLI::App* cmd, app::AgentOptions& o) {
   cmd->add_flag("!--no-process-series", o.process_series,
                 "Leave out the per-process series (gpumeter_process_*; 2 per GPU process): fewer "
                 "series, nothing that reports or rightsizing read");
-  cmd->add_option("--interval", o.interval_s, "Sampling interval in seconds")
-      ->check(CLI::Range(0.05, 60.0))
-      ->capture_default_str();
-  cmd->add_option("--call-deadline", o.call_deadline_s, "Deadline per NVML call in seconds")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  AddSamplingFlags(cmd, o.interval_s, o.call_deadline_s);
   cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics, /api/v1, /healthz, /readyz")
       ->capture_default_str();
   cmd->add_option("--probe-listen", o.probe_listen,

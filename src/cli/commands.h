@@ -35,6 +35,8 @@ void AddPrometheusFlags(CLI::App* cmd, app::PrometheusFlags& flags);
 // `help` is completed with the accepted forms.
 void AddTimeFlag(CLI::App* cmd, const std::string& name, std::function<void(int64_t)> set,
                  const std::string& help);
+// --interval and --call-deadline of a command that samples NVML (agent, demo), in seconds.
+void AddSamplingFlags(CLI::App* cmd, double& interval_s, double& call_deadline_s);
 // --source, one of the `accepted` kinds, given to `set` parsed (a bad one fails the parse with
 // the message of app::ParseUsageSource).
 CLI::Option* AddSourceFlag(CLI::App* cmd, std::function<void(app::UsageSource)> set,

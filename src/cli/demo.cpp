@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/demo.h"
+#include "cli/commands.h"
 #include "cli/sim_commands.h"
 
 namespace gpumeter::cli {
@@ -24,12 +25,7 @@ void AddDemoCommand(CLI::App& app, app::DemoOptions& o) {
   cmd->add_option("--refresh", o.refresh_s, "Print the table every SECONDS")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--interval", o.interval_s, "Sampling interval in seconds")
-      ->check(CLI::Range(0.05, 60.0))
-      ->capture_default_str();
-  cmd->add_option("--call-deadline", o.call_deadline_s, "Deadline per NVML call in seconds")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  AddSamplingFlags(cmd, o.interval_s, o.call_deadline_s);
   cmd->add_option("--speedup", o.speedup, "Scenario seconds per real second")
       ->check(CLI::Range(0.01, 1000.0))
       ->capture_default_str();

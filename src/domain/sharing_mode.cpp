@@ -16,4 +16,11 @@ const char* ToString(SharingMode mode) {
   return "unknown";
 }
 
+std::optional<SharingMode> ParseSharingMode(std::string_view text) {
+  for (const SharingMode m :
+       {SharingMode::kExclusive, SharingMode::kTimeSlicing, SharingMode::kMps, SharingMode::kMig})
+    if (text == ToString(m)) return m;
+  return std::nullopt;
+}
+
 }  // namespace gpumeter::domain

@@ -112,6 +112,7 @@ void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap,
                     std::to_string(m.compute_instance_id)] = m.uuid;
     }
   }
+  if (sources_.slices) sources_.slices->Poll(now);
   if (const auto slices = sources_.slices ? sources_.slices->Current() : nullptr)
     in.dra = slices->devices();
   if (built_ && in == inputs_) return;

@@ -7,6 +7,7 @@
 
 #include "common/bounded_file.h"
 #include "common/yaml/reader.h"
+#include "domain/sharing_mode.h"
 
 namespace gpumeter::scenario {
 namespace {
@@ -23,9 +24,8 @@ uint64_t MiB(const Field& f) {
 
 domain::SharingMode ParseSharingMode(const Field& f) {
   const auto s = f.Str();
-  if (s == "exclusive") return domain::SharingMode::kExclusive;
-  if (s == "time-slicing") return domain::SharingMode::kTimeSlicing;
-  if (s == "mps") return domain::SharingMode::kMps;
+  // MIG is a unit's nature (its profile), not a sharing a scenario declares.
+  if (const auto m = domain::ParseSharingMode(s); m && *m != domain::SharingMode::kMig) return *m;
   f.Fail("unknown sharing mode '" + s + "' (expected exclusive, time-slicing or mps)");
 }
 

@@ -199,8 +199,10 @@ void DecideMode(const Seen& seen, const UnitEvidence& e, const SharingEvidence& 
     a.mode = ev.plugin_config->mode;
     why.push_back(std::string("device plugin config (sharing.") +
                   (a.mode == domain::SharingMode::kMps ? "mps" : "timeSlicing") + ")");
-  } else if (e.strategy == "mps" || e.strategy == "time-slicing") {
-    a.mode = e.strategy == "mps" ? domain::SharingMode::kMps : domain::SharingMode::kTimeSlicing;
+  } else if (const auto strategy = domain::ParseSharingMode(e.strategy);
+             strategy == domain::SharingMode::kMps ||
+             strategy == domain::SharingMode::kTimeSlicing) {
+    a.mode = *strategy;
     why.push_back("node label nvidia.com/gpu.sharing-strategy=" + e.strategy);
   } else if (seen.replica_ids || e.shared_name || seen.holders.size() > 1) {
     a.mode = domain::SharingMode::kTimeSlicing;

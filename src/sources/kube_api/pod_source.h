@@ -11,6 +11,7 @@
 
 #include "domain/source_status.h"
 #include "sources/k8s/pods.h"
+#include "sources/kube_api/watched_file.h"
 
 namespace gpumeter::kube_api {
 
@@ -26,22 +27,17 @@ class PodSource {
 };
 
 // Reads a PodList (as `kubectl get pods -o json` prints it) from a file, and again whenever its
-// modification time or size changes. A file that is missing or malformed is an error that keeps
-// the last good pod set.
+// modification time or size changes (watched_file.h). A file that is missing or malformed is an
+// error that keeps the last good pod set.
 class PodsFileSource final : public PodSource {
  public:
   explicit PodsFileSource(std::filesystem::path path);
-  void Poll(std::chrono::steady_clock::time_point now) override;
-  std::shared_ptr<const k8s::PodStore> Current() const override;
-  domain::SourceStatus Status() const override;
+  void Poll(std::chrono::steady_clock::time_point now) override { file_.Poll(now); }
+  std::shared_ptr<const k8s::PodStore> Current() const override { return file_.Current(); }
+  domain::SourceStatus Status() const override { return file_.Status(); }
 
  private:
-  std::filesystem::path path_;
-  mutable std::mutex mu_;
-  std::shared_ptr<const k8s::PodStore> current_;
-  domain::SourceTracker tracker_;
-  std::filesystem::file_time_type mtime_{};
-  uintmax_t size_ = 0;
+  WatchedListFile<k8s::PodStore> file_;
 };
 
 }  // namespace gpumeter::kube_api
