@@ -7,6 +7,7 @@
 
 #include "common/rfc3339.h"
 #include "common/text_cell.h"
+#include "core/attribution/unit_key_json.h"
 
 namespace gpumeter::report {
 namespace {
@@ -198,13 +199,7 @@ std::string RenderJson(const cost::Chargeback& c, const Window& w) {
   }
   json units = json::array();
   for (const auto& u : c.units)
-    units.push_back({{"node", u.unit.node},
-                     {"unit", u.unit.uuid},
-                     {"gpu", u.unit.gpu_uuid},
-                     {"model", u.unit.model},
-                     {"migProfile", u.unit.mig_profile},
-                     {"sharingMode", u.unit.mode},
-                     {"fraction", u.unit.fraction},
+    units.push_back({{"unit", attribution::UnitKeyJson(u.unit)},
                      {"hours", u.hours},
                      {"pricePerGpuHour", u.price ? json(u.price->per_gpu_hour) : json(nullptr)},
                      {"priceSource", u.price ? json(u.price->source) : json(nullptr)},

@@ -1,5 +1,7 @@
 #include "sinks/top/frame_json.h"
 
+#include "core/attribution/unit_key_json.h"
+
 #include <initializer_list>
 #include <utility>
 
@@ -45,20 +47,15 @@ json OwnerJson(const OwnerNow& o) {
 json UnitJson(const UnitNow& u) {
   json owners = json::array();
   for (const auto& o : u.owners) owners.push_back(OwnerJson(o));
-  return {{"node", u.key.node},
-          {"uuid", u.key.uuid},
-          {"gpu_uuid", u.key.gpu_uuid},
-          {"model", u.key.model},
-          {"mig_profile", u.key.mig_profile},
-          {"sharing_mode", u.key.mode},
-          {"gpu_fraction", u.key.fraction},
-          {"label", u.label},
-          {"busy_ratio", J(u.busy_ratio)},
-          {"memory_used_bytes", J(u.memory_used_bytes)},
-          {"memory_total_bytes", J(u.memory_total_bytes)},
-          {"power_watts", J(u.power_watts)},
-          {"cost_per_hour", J(u.cost_per_hour)},
-          {"owners", owners}};
+  json j = attribution::UnitKeyJson(u.key);
+  j.update(json{{"label", u.label},
+                {"busy_ratio", J(u.busy_ratio)},
+                {"memory_used_bytes", J(u.memory_used_bytes)},
+                {"memory_total_bytes", J(u.memory_total_bytes)},
+                {"power_watts", J(u.power_watts)},
+                {"cost_per_hour", J(u.cost_per_hour)},
+                {"owners", owners}});
+  return j;
 }
 
 Expected<OwnerNow> OwnerFrom(const json& j) {
@@ -75,11 +72,10 @@ Expected<OwnerNow> OwnerFrom(const json& j) {
 }
 
 Expected<UnitNow> UnitFrom(const json& j) {
-  if (!j.is_object()) return MakeError(ErrorCode::kInvalidInput, "frame: a unit is not an object");
+  auto key = attribution::UnitKeyFromJson(j);
+  if (!key) return MakeError(ErrorCode::kInvalidInput, "frame: " + key.error().message);
   UnitNow u;
-  u.key = {j.value("node", ""),         j.value("uuid", ""),        j.value("gpu_uuid", ""),
-           j.value("model", ""),        j.value("mig_profile", ""), j.value("sharing_mode", ""),
-           j.value("gpu_fraction", 1.0)};
+  u.key = std::move(*key);
   u.label = j.value("label", "");
   auto read = ReadAmounts(j, {{"busy_ratio", &u.busy_ratio},
                               {"memory_used_bytes", &u.memory_used_bytes},
@@ -134,7 +130,11 @@ json FrameToJson(const FrameData& f) {
           {"pod_labels", labels}};
 }
 
-Expected<FrameData> FrameFromJson(const json& j) {
+namespace {
+
+// FrameFromJson's reading; the optional fields through json::value, which throws on a value of
+// another type (caught by the caller).
+Expected<FrameData> ReadFrame(const json& j) {
   if (!j.is_object() || !j.contains("units") || !j["units"].is_array())
     return MakeError(ErrorCode::kInvalidInput, "frame: expected an object with units");
   FrameData f;
@@ -158,6 +158,17 @@ Expected<FrameData> FrameFromJson(const json& j) {
     f.labels[{l.value("namespace", ""), l.value("pod", "")}] =
         l.value("labels", std::map<std::string, std::string>{});
   return f;
+}
+
+}  // namespace
+
+Expected<FrameData> FrameFromJson(const json& j) {
+  // A saved frame is a file the user names (top --source file:PATH): anything may be in it.
+  try {
+    return ReadFrame(j);
+  } catch (const json::exception& e) {
+    return MakeError(ErrorCode::kInvalidInput, std::string("frame: ") + e.what());
+  }
 }
 
 json FrameOutputJson(const FrameData& f, const std::string& by, SortKey sort,

@@ -3,6 +3,8 @@
 // trip, and what the keys do.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "core/top/frame.h"
 #include "sinks/top/frame_json.h"
 #include "sinks/top/keys.h"
@@ -131,6 +133,35 @@ TEST(TopFrame, JsonRoundTrips) {
   f.findings.reset();  // a source without findings stays without, not "none open"
   EXPECT_FALSE(FrameFromJson(FrameToJson(f))->findings.has_value());
   EXPECT_FALSE(FrameFromJson(nlohmann::json::parse(R"({"units": [{"busy_ratio": "x"}]})")));
+}
+
+// A saved frame (top --source file:PATH) is whatever the file holds: every wrong type or
+// out-of-range key is an error that names what is wrong, never an exception out of the reader.
+TEST(TopFrame, AHostileSavedFrameIsAnErrorNotACrash) {
+  auto unit = FrameToJson(TwoUnits())["units"][0];
+  const std::pair<std::function<void(nlohmann::json&)>, std::string> cases[] = {
+      {[](nlohmann::json& u) { u["node"] = 7; }, "node: expected a string"},
+      {[](nlohmann::json& u) { u.erase("sharing_mode"); }, "sharing_mode: expected a string"},
+      {[](nlohmann::json& u) { u["gpu_fraction"] = 7; },
+       "gpu_fraction: expected a number in (0, 1]"},
+      {[](nlohmann::json& u) { u["gpu_fraction"] = "half"; }, "gpu_fraction"},
+      {[](nlohmann::json& u) { u["label"] = 5; }, "frame: "},
+      {[](nlohmann::json& u) { u["owners"] = nlohmann::json::array({3}); }, "frame: "},
+      {[](nlohmann::json& u) { u["owners"][0]["kind"] = nlohmann::json::object(); }, "frame: "},
+  };
+  for (const auto& [edit, want] : cases) {
+    auto u = unit;
+    edit(u);
+    const auto back = FrameFromJson(nlohmann::json{{"units", nlohmann::json::array({u})}});
+    ASSERT_FALSE(back) << want;
+    EXPECT_NE(back.error().message.find(want), std::string::npos) << back.error().message;
+  }
+  for (const char* frame :
+       {R"({"units": [], "findings": [3]})", R"({"units": [], "at_unix_s": "now"})",
+        R"({"units": [], "pod_labels": [{"labels": {"team": 1}}]})"}) {
+    const auto back = FrameFromJson(nlohmann::json::parse(frame));
+    EXPECT_FALSE(back) << frame;
+  }
 }
 
 TEST(TopKeys, ViewsSortFilterPauseQuit) {

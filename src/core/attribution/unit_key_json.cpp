@@ -1,0 +1,44 @@
+#include "core/attribution/unit_key_json.h"
+
+#include <string>
+#include <utility>
+
+namespace gpumeter::attribution {
+namespace {
+
+constexpr std::pair<const char*, std::string UnitKey::*> kStrings[] = {
+    {"node", &UnitKey::node},
+    {"uuid", &UnitKey::uuid},
+    {"gpu_uuid", &UnitKey::gpu_uuid},
+    {"model", &UnitKey::model},
+    {"mig_profile", &UnitKey::mig_profile},
+    {"sharing_mode", &UnitKey::mode}};
+
+}  // namespace
+
+nlohmann::json UnitKeyJson(const UnitKey& key) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, field] : kStrings) j[name] = key.*field;
+  j["gpu_fraction"] = key.fraction;
+  return j;
+}
+
+Expected<UnitKey> UnitKeyFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return MakeError(ErrorCode::kInvalidInput, "a unit is not an object");
+  UnitKey key;
+  for (const auto& [name, field] : kStrings) {
+    const auto it = j.find(name);
+    if (it == j.end() || !it->is_string())
+      return MakeError(ErrorCode::kInvalidInput,
+                       std::string("a unit's ") + name + ": expected a string");
+    key.*field = it->get<std::string>();
+  }
+  const auto f = j.find("gpu_fraction");
+  if (f == j.end() || !f->is_number() || !(f->get<double>() > 0 && f->get<double>() <= 1))
+    return MakeError(ErrorCode::kInvalidInput,
+                     "a unit's gpu_fraction: expected a number in (0, 1]");
+  key.fraction = f->get<double>();
+  return key;
+}
+
+}  // namespace gpumeter::attribution
