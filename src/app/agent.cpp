@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "app/agent_flags.h"
+#include "app/config_files.h"
 #include "app/node_config.h"
 #include "app/rightsize_runner.h"
 #include "app/runtime.h"

@@ -10,7 +10,6 @@
 #include <map>
 #include <optional>
 
-#include "app/node_config.h"
 #include "common/bounded_file.h"
 #include "common/excerpt.h"
 #include "common/http/client.h"

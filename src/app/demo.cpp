@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "app/node_config.h"
+#include "app/config_files.h"
 #include "app/paths.h"
 #include "app/report.h"
 #include "app/rightsize.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "app/node_config.h"
+#include "app/config_files.h"
 #include "sources/k8s/owner_resolver.h"
 #include "sources/k8s/pods.h"
 #include "sources/k8s/proc_reader.h"

@@ -1,17 +1,12 @@
 #include "app/node_config.h"
 
-#include "common/bounded_file.h"
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
+#include "app/config_files.h"
 
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 namespace gpumeter::app {
 
@@ -23,13 +18,6 @@ std::string NodeName(const std::string& flag) {
 }
 
 // Configuration files (kubeconfig, pods file) are small; the cap stops a runaway one.
-Expected<std::string> ReadWhole(const std::string& flag, const std::string& path) {
-  auto text = ReadBoundedFile(path, 16u << 20);
-  if (!text && text.error().code == ErrorCode::kInvalidInput)  // not a regular file, too large
-    return MakeError(ErrorCode::kInvalidInput, flag + " " + text.error().message);
-  if (!text) return MakeError(ErrorCode::kInvalidInput, flag + " " + path + ": cannot open");
-  return text;
-}
 
 Expected<std::optional<kube_api::ApiServerConfig>> ApiServerFor(const std::string& kubeconfig,
                                                                 const std::string& context,
@@ -80,39 +68,6 @@ Expected<std::unique_ptr<PrivateFile>> MaterializeCa(kube_api::ApiServerConfig& 
   if (!written) return tl::unexpected(written.error());
   config.ca_file = (*written)->path();
   return written;
-}
-
-Expected<cost::Pricing> LoadPricing(const std::string& path) {
-  if (path.empty()) return cost::Pricing::Defaults();
-  auto text = ReadWhole("--pricing", path);
-  if (!text) return tl::unexpected(text.error());
-  return cost::Pricing::Parse(*text, path);
-}
-
-Expected<guard::GuardConfig> LoadGuardConfig(const std::string& path) {
-  if (path.empty()) return guard::GuardConfig{};
-  auto text = ReadWhole("--guard-config", path);
-  if (!text) return tl::unexpected(text.error());
-  return guard::ParseGuardConfig(*text, path);
-}
-
-int EmitText(const Expected<std::string>& text, const std::string& output) {
-  if (!text) {
-    spdlog::error("{}", text.error().message);
-    return text.error().code == ErrorCode::kInvalidInput ? 2 : 1;
-  }
-  if (output.empty()) {
-    fmt::print("{}", *text);
-    return 0;
-  }
-  std::ofstream out(output, std::ios::binary | std::ios::trunc);
-  out << *text;
-  out.close();
-  if (!out) {
-    spdlog::error("--output {}: cannot write", output);
-    return 1;
-  }
-  return 0;
 }
 
 }  // namespace gpumeter::app

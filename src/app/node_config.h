@@ -1,5 +1,5 @@
-// What the agent and `gpumeter doctor` both need to find on a node: its name, files named by
-// flags, and how to reach the API server. Not thread-safe (reads the process environment).
+// What the agent and `gpumeter doctor` both need to find on a node: its name and how to reach the
+// API server. Not thread-safe (reads the process environment).
 #pragma once
 
 #include <memory>
@@ -7,26 +7,12 @@
 #include <string>
 
 #include "common/error.h"
-#include "core/cost/pricing.h"
-#include "core/guard/findings.h"
 #include "sources/kube_api/kubeconfig.h"
 
 namespace gpumeter::app {
 
 // `flag` when given, else $NODE_NAME (the downward API's spec.nodeName), else the host name.
 std::string NodeName(const std::string& flag);
-
-// The whole file; the error names the flag and the path.
-Expected<std::string> ReadWhole(const std::string& flag, const std::string& path);
-
-// The pricing file `path` names (--pricing), or the dated default table when `path` is empty.
-Expected<cost::Pricing> LoadPricing(const std::string& path);
-// The guardrails file `path` names (--guard-config), or the defaults when it is empty.
-Expected<guard::GuardConfig> LoadGuardConfig(const std::string& path);
-
-// A command's result: the text to stdout, or to `output` when given; an error logged. The exit
-// code: 0, 1 (a source failed or the file could not be written) or 2 (bad input).
-int EmitText(const Expected<std::string>& text, const std::string& output);
 
 // The API server from `kubeconfig` (its `context`, or the current one) when given, else the
 // in-cluster service account; nullopt outside a cluster without a kubeconfig, with the reason in

@@ -12,7 +12,8 @@
 #include <memory>
 #include <vector>
 
-#include "app/node_config.h"
+#include "app/config_files.h"
+#include "app/output.h"
 #include "sinks/report/render_html.h"
 #include "sinks/report/window.h"
 #include "sources/history/prometheus_source.h"

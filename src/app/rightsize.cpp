@@ -7,7 +7,8 @@
 #include <chrono>
 #include <fstream>
 
-#include "app/node_config.h"
+#include "app/config_files.h"
+#include "app/output.h"
 #include "common/duration.h"
 #include "core/rightsize/history.h"
 #include "core/rightsize/render.h"

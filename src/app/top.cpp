@@ -8,7 +8,8 @@
 #include <cstdlib>
 #include <memory>
 
-#include "app/node_config.h"
+#include "app/config_files.h"
+#include "app/output.h"
 #include "app/top_screen.h"
 #include "common/secret_file.h"
 #include "sinks/report/window.h"
