@@ -170,6 +170,45 @@ Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& ow
   return {};
 }
 
+// No unit exists for longer than the segment. increase() extrapolates the growth between a
+// series' first and last sample in the range to the range's ends; over a short range that can
+// exceed the range (samples 4 s apart that caught 4.5 s of a counter kept in 0.5 s steps read as
+// 5.6 s of a 5 s window). Such a unit's counters, and its owners', are scaled down together by
+// the same factor, so its owners still add up to it; a unit that accounted less than the segment
+// (it appeared or went in it) is left as read.
+void CapToSegment(double segment_seconds, Units& units, Owners& owners) {
+  std::map<std::pair<std::string, std::string>, double> factors;
+  for (auto& [key, u] : units) {
+    if (!(u.seconds > segment_seconds)) continue;
+    const double f = segment_seconds / u.seconds;
+    u.seconds = segment_seconds, u.memory_capacity_byte_seconds *= f, u.energy_joules *= f;
+    factors[key] = f;
+  }
+  if (factors.empty()) return;
+  for (auto& [k, o] : owners)
+    if (auto it = factors.find({std::get<0>(k), std::get<1>(k)}); it != factors.end()) {
+      const double f = it->second;
+      o.memory_byte_seconds *= f, o.compute_seconds *= f, o.energy_joules *= f;
+      o.requested_share_seconds *= f;
+    }
+}
+
+// A segment's units and owners added to the window's: the latest identity, the sums of growth.
+void Add(Units seg_units, Owners seg_owners, Units& units, Owners& owners) {
+  for (auto& [k, s] : seg_units) {
+    auto& u = units[k];
+    u.unit = std::move(s.unit);
+    u.seconds += s.seconds, u.memory_capacity_byte_seconds += s.memory_capacity_byte_seconds;
+    u.energy_joules += s.energy_joules;
+  }
+  for (auto& [k, s] : seg_owners) {
+    auto& o = owners[k];
+    o.owner = std::move(s.owner);
+    o.memory_byte_seconds += s.memory_byte_seconds, o.compute_seconds += s.compute_seconds;
+    o.energy_joules += s.energy_joules, o.requested_share_seconds += s.requested_share_seconds;
+  }
+}
+
 using LabelSet = std::map<std::string, std::string>;  // key -> value, non-empty values only
 // Per pod, each label set seen in the segment with the last time it was seen (0: not known).
 using LabelSets =
@@ -318,11 +357,16 @@ Expected<PrometheusUsage> UsageFromPrometheus(const PrometheusApi& api, int64_t 
   Owners owners;
   for (const auto& seg : out.segments) {
     const Part part{seg};
-    if (auto r = ReadUnits(api, part, units); !r) return tl::unexpected(r.error());
-    if (auto r = ReadUnitCounters(api, part, units); !r) return tl::unexpected(r.error());
-    if (auto r = ReadOwners(api, part, owners); !r) return tl::unexpected(r.error());
+    Units seg_units;  // the units known so far, nothing counted yet: a segment's own growth
+    for (const auto& [k, u] : units) seg_units[k].unit = u.unit;
+    Owners seg_owners;
+    if (auto r = ReadUnits(api, part, seg_units); !r) return tl::unexpected(r.error());
+    if (auto r = ReadUnitCounters(api, part, seg_units); !r) return tl::unexpected(r.error());
+    if (auto r = ReadOwners(api, part, seg_owners); !r) return tl::unexpected(r.error());
     if (auto r = ReadLabels(api, part, label_keys, out.labels); !r)
       return tl::unexpected(r.error());
+    CapToSegment(static_cast<double>(seg.to - seg.from), seg_units, seg_owners);
+    Add(std::move(seg_units), std::move(seg_owners), units, owners);
   }
   if (units.empty())
     return MakeError(ErrorCode::kNotFound,

@@ -62,5 +62,77 @@ TEST(PrometheusSource, BadRepliesAreClearErrors) {
   }
 }
 
+// A Prometheus whose replies depend on the metric asked for: two units on one node, one read
+// as longer than the window (increase() extrapolated), one that appeared in it.
+class TwoUnits {
+ public:
+  TwoUnits()
+      : server_([](httplib::Server& s) {
+          s.Get("/api/v1/query", [](const httplib::Request& req, httplib::Response& res) {
+            const std::string q = req.get_param_value("query");
+            auto has = [&](const char* m) { return q.find(m) != std::string::npos; };
+            auto unit = [](const char* u, const char* extra, const char* v) {
+              return std::string(R"({"metric":{"node":"n1","unit":")") + u + "\"" + extra +
+                     R"(},"value":[1005,")" + v + "\"]}";
+            };
+            const char* owner =
+                R"(,"namespace":"ml","pod":"p","container":"c","owner_kind":"container")";
+            std::string result;
+            if (q.rfind("(resets(", 0) == 0 || has(kRecordedMarker)) {
+              result = "";
+            } else if (has("gpumeter_unit_info")) {
+              result = unit("GPU-a", R"(,"gpu_uuid":"GPU-a","model":"H100")", "1") + "," +
+                       unit("GPU-b", R"(,"gpu_uuid":"GPU-b","model":"H100")", "1");
+            } else if (has("gpumeter_unit_seconds_total")) {
+              result = unit("GPU-a", "", "5.625") + "," + unit("GPU-b", "", "4");
+            } else if (has("gpumeter_energy_joules_total") && !has("unit_energy")) {
+              result = unit("GPU-a", owner, "1125") + "," + unit("GPU-b", owner, "800");
+            } else if (has("gpumeter_unit_energy_joules_total")) {
+              result = unit("GPU-a", "", "2250") + "," + unit("GPU-b", "", "1600");
+            } else if (has("gpumeter_requested_share_seconds_total")) {
+              result = unit("GPU-a", owner, "5.625") + "," + unit("GPU-b", owner, "4");
+            } else if (has("gpumeter_compute_seconds_total")) {
+              result = unit("GPU-a", owner, "2.8125") + "," + unit("GPU-b", owner, "1");
+            }
+            res.set_content(R"({"status":"success","data":{"resultType":")" +
+                                std::string(has(kRecordedMarker) ? "matrix" : "vector") +
+                                R"(","result":[)" + result + "]}}",
+                            "application/json");
+          });
+        }) {}
+  std::string url() const { return server_.url(); }
+
+ private:
+  testing::LoopbackServer server_;
+};
+
+TEST(PrometheusSource, NoUnitOutlastsTheWindowAndItsOwnersStillAddUpToIt) {
+  TwoUnits prometheus;
+  PrometheusAccess access;
+  access.url = prometheus.url();
+  auto api = PrometheusApi::Open(access);
+  ASSERT_TRUE(api) << api.error().message;
+  const auto r = UsageFromPrometheus(*api, 1000, 1005, {});
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->units.size(), 2u);
+  const auto& a = r->units[0];
+  const auto& b = r->units[1];
+  ASSERT_EQ(a.unit.uuid, "GPU-a");
+  // 5.625 s read in a 5 s window: every counter of the unit and its owner × 5 / 5.625.
+  EXPECT_DOUBLE_EQ(a.seconds, 5.0);
+  EXPECT_DOUBLE_EQ(a.energy_joules, 2000.0);
+  ASSERT_EQ(a.owners.size(), 1u);
+  EXPECT_DOUBLE_EQ(a.owners[0].requested_share_seconds, 5.0);
+  EXPECT_DOUBLE_EQ(a.owners[0].compute_seconds, 2.5);
+  EXPECT_DOUBLE_EQ(a.owners[0].energy_joules, 1000.0);
+  // 4 s: the unit came or went in the window; nothing to correct.
+  ASSERT_EQ(b.unit.uuid, "GPU-b");
+  EXPECT_DOUBLE_EQ(b.seconds, 4.0);
+  EXPECT_DOUBLE_EQ(b.energy_joules, 1600.0);
+  ASSERT_EQ(b.owners.size(), 1u);
+  EXPECT_DOUBLE_EQ(b.owners[0].requested_share_seconds, 4.0);
+  EXPECT_DOUBLE_EQ(b.owners[0].compute_seconds, 1.0);
+}
+
 }  // namespace
 }  // namespace gpumeter::history
