@@ -105,26 +105,14 @@ domain::SourceStatus DcgmSource::Status() const {
 }
 
 void DcgmSource::Start() {
-  if (thread_.joinable()) return;
-  thread_ = std::thread([this] {
-    const auto period = std::chrono::duration<double>(options_.poll_interval_s);
-    std::unique_lock lock(stop_mu_);
-    while (!stopping_) {
-      lock.unlock();
-      (void)Refresh(options_.clock_s());  // failures are counted and logged by Refresh
-      lock.lock();
-      stop_cv_.wait_for(lock, period, [this] { return stopping_; });
-    }
+  worker_.Start([this] {
+    const auto period = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(options_.poll_interval_s));
+    do (void)Refresh(options_.clock_s());  // failures are counted and logged by Refresh
+    while (worker_.SleepFor(period));
   });
 }
 
-void DcgmSource::Stop() {
-  {
-    std::lock_guard lock(stop_mu_);
-    stopping_ = true;
-  }
-  stop_cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void DcgmSource::Stop() { worker_.Stop(); }
 
 }  // namespace gpumeter::dcgm

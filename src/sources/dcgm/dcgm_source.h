@@ -12,9 +12,7 @@
 // Thread-safety: Refresh, Ingest, Start and Stop from one thread; Latest and Status from any.
 #pragma once
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -23,10 +21,10 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "common/error.h"
+#include "common/stoppable_worker.h"
 #include "domain/source_status.h"
 #include "sources/dcgm/dcgm_page.h"
 
@@ -94,10 +92,7 @@ class DcgmSource {
   mutable std::mutex mu_;                      // guards latest_ and tracker_
   std::shared_ptr<const DcgmReading> latest_;
   domain::SourceTracker tracker_;
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;
-  std::thread thread_;
+  StoppableWorker worker_;  // last: it stops before the rest is destroyed
 };
 
 // GET the page with the source's limits; errors name the URL and what went wrong. Exposed for

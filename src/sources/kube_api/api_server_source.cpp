@@ -13,29 +13,10 @@ ApiServerPodSource::ApiServerPodSource(ApiServerOptions options)
 ApiServerPodSource::~ApiServerPodSource() { Stop(); }
 
 void ApiServerPodSource::Start() {
-  std::lock_guard lock(mu_);
-  if (worker_.joinable()) return;
-  stop_ = false;
-  finished_ = false;
-  stopping_ = false;
-  worker_ = std::thread([this] { Run(); });
+  worker_.Start([this] { Run(); });
 }
 
-void ApiServerPodSource::Stop() {
-  stopping_ = true;  // the receiver ends a stream at its next chunk
-  {
-    std::unique_lock lock(mu_);
-    stop_ = true;
-    cv_.notify_all();
-    // A request may be between setting active_ and opening its socket, where stop() does
-    // nothing: keep interrupting until the worker is out.
-    while (worker_.joinable() && !finished_) {
-      if (active_) active_->Cancel();
-      cv_.wait_for(lock, std::chrono::milliseconds(20));
-    }
-  }
-  if (worker_.joinable()) worker_.join();
-}
+void ApiServerPodSource::Stop() { worker_.Stop(); }
 
 std::shared_ptr<const k8s::PodStore> ApiServerPodSource::Current() const {
   std::lock_guard lock(mu_);
@@ -118,17 +99,14 @@ bool ApplyWatchLines(std::string& pending, k8s::PodStore& store, std::string& pr
 
 }  // namespace
 
-bool ApiServerPodSource::BeginRequest(const http::Client* client) {
-  std::lock_guard lock(mu_);
-  if (stop_) return false;
-  active_ = client;
-  return true;
+bool ApiServerPodSource::BeginRequest(const http::Client& client) {
+  return worker_.BeginCall([&client] { client.Cancel(); });
 }
 
 Expected<bool> ApiServerPodSource::List(const std::string& selector, k8s::PodStore& store) {
   auto client = Connect(false);
   if (!client) return tl::unexpected(client.error());
-  if (!BeginRequest(&*client)) return false;
+  if (!BeginRequest(*client)) return false;
   Attempt();
   const auto begin = std::chrono::steady_clock::now();
   auto r = client->Get("/api/v1/pods?" + selector, {}, "list pods");
@@ -137,10 +115,7 @@ Expected<bool> ApiServerPodSource::List(const std::string& selector, k8s::PodSto
     tracker_.SetDuration(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
   }
-  {
-    std::lock_guard lock(mu_);
-    active_ = nullptr;
-  }
+  if (!worker_.EndCall()) return false;
   if (!r) return tl::unexpected(r.error());
   if (r->status != 200) return MakeError(ErrorCode::kUnavailable, "list pods: " + Describe(*r));
   if (auto applied = store.ApplyList(r->body); !applied)
@@ -154,7 +129,7 @@ Expected<bool> ApiServerPodSource::List(const std::string& selector, k8s::PodSto
 Expected<bool> ApiServerPodSource::Watch(const std::string& selector, k8s::PodStore& store) {
   auto client = Connect(true);
   if (!client) return tl::unexpected(client.error());
-  if (!BeginRequest(&*client)) return false;
+  if (!BeginRequest(*client)) return false;
   Attempt();
   std::string pending, problem;
   bool relist = false;
@@ -170,7 +145,7 @@ Expected<bool> ApiServerPodSource::Watch(const std::string& selector, k8s::PodSt
         return status == 200;
       },
       [&](const char* data, size_t len) {
-        if (stopping_.load()) return false;
+        if (worker_.stopping()) return false;  // ends the stream at its next chunk
         pending.append(data, len);
         // An event is one object (etcd stores at most 1.5 MB): a line that never ends is refused.
         if (pending.size() > options_.list_limits.max_bytes) {
@@ -182,11 +157,7 @@ Expected<bool> ApiServerPodSource::Watch(const std::string& selector, k8s::PodSt
         if (!relist) Succeeded();
         return !relist;
       });
-  {
-    std::lock_guard lock(mu_);
-    active_ = nullptr;
-    if (stop_) return false;
-  }
+  if (!worker_.EndCall()) return false;
   if (!problem.empty()) return MakeError(ErrorCode::kInvalidInput, problem);
   if (relist) {
     spdlog::info("API server {}: resource version {} expired; listing again",
@@ -224,23 +195,17 @@ Expected<void> ApiServerPodSource::ListAndWatch() {
 
 void ApiServerPodSource::Run() {
   auto delay = options_.initial_backoff;
-  for (;;) {
+  while (!worker_.stopping()) {
     const uint64_t lists_before = lists_.load();
     auto result = ListAndWatch();
-    std::unique_lock lock(mu_);
-    if (stop_) break;
+    if (worker_.stopping()) break;
     // A list that succeeded ends an outage: the next failure starts the backoff afresh.
     if (result || lists_.load() != lists_before) delay = options_.initial_backoff;
     if (result) continue;  // a relist: at once
-    lock.unlock();
     Failed(result.error().message);
-    lock.lock();
-    if (cv_.wait_for(lock, delay, [this] { return stop_; })) break;
+    if (!worker_.SleepFor(delay)) break;
     delay = std::min(delay * 2, options_.max_backoff);
   }
-  std::lock_guard lock(mu_);
-  finished_ = true;
-  cv_.notify_all();
 }
 
 }  // namespace gpumeter::kube_api

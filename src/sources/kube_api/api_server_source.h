@@ -8,12 +8,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
+#include "common/stoppable_worker.h"
 #include "sources/kube_api/api_client.h"
 #include "sources/kube_api/kubeconfig.h"
 #include "sources/kube_api/pod_source.h"
@@ -59,7 +58,7 @@ class ApiServerPodSource final : public PodSource {
   Expected<bool> List(const std::string& selector, k8s::PodStore& store);
   Expected<bool> Watch(const std::string& selector, k8s::PodStore& store);
   // Makes `client` the request in flight, which Stop interrupts; false when stopping.
-  bool BeginRequest(const http::Client* client);
+  bool BeginRequest(const http::Client& client);
   Expected<http::Client> Connect(bool watch);
   void Publish(const k8s::PodStore& store);
   void Attempt();
@@ -67,16 +66,11 @@ class ApiServerPodSource final : public PodSource {
   void Failed(const std::string& why);
 
   ApiServerOptions options_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  bool finished_ = false;                 // Run has returned
-  std::atomic<bool> stopping_{false};     // read by the watch receiver without the lock
-  const http::Client* active_ = nullptr;  // the client of the request in flight (for Stop)
+  mutable std::mutex mu_;  // guards current_ and tracker_
   std::shared_ptr<const k8s::PodStore> current_;
   domain::SourceTracker tracker_;
   std::atomic<uint64_t> lists_{0};
-  std::thread worker_;
+  StoppableWorker worker_;  // last: it stops before the rest is destroyed
 };
 
 }  // namespace gpumeter::kube_api

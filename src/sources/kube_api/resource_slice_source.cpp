@@ -13,26 +13,13 @@ ApiServerSliceSource::ApiServerSliceSource(SliceSourceOptions options)
 ApiServerSliceSource::~ApiServerSliceSource() { Stop(); }
 
 void ApiServerSliceSource::Start() {
-  std::lock_guard lock(mu_);
-  if (worker_.joinable()) return;
-  stop_ = false;
-  finished_ = false;
-  worker_ = std::thread([this] { Run(); });
+  worker_.Start([this] {
+    do ListOnce();
+    while (worker_.SleepFor(options_.period));
+  });
 }
 
-void ApiServerSliceSource::Stop() {
-  {
-    std::unique_lock lock(mu_);
-    stop_ = true;
-    cv_.notify_all();
-    // Interrupt a list in flight (repeatedly: it may not have opened its socket yet).
-    while (worker_.joinable() && !finished_) {
-      if (active_) active_->Cancel();
-      cv_.wait_for(lock, std::chrono::milliseconds(20));
-    }
-  }
-  if (worker_.joinable()) worker_.join();
-}
+void ApiServerSliceSource::Stop() { worker_.Stop(); }
 
 std::shared_ptr<const k8s::ResourceSliceStore> ApiServerSliceSource::Current() const {
   std::lock_guard lock(mu_);
@@ -56,19 +43,11 @@ void ApiServerSliceSource::ListOnce() {
       !client) {
     error = client.error().message;
   } else {
-    {
-      std::lock_guard lock(mu_);
-      if (stop_) return;
-      active_ = &*client;
-    }
+    if (!worker_.BeginCall([&c = *client] { c.Cancel(); })) return;
     auto r = client->Get("/apis/resource.k8s.io/v1/resourceslices",
                          {{"fieldSelector", "spec.nodeName=" + options_.node_name}},
                          "list resourceslices");
-    {
-      std::lock_guard lock(mu_);
-      active_ = nullptr;
-      if (stop_) return;
-    }
+    if (!worker_.EndCall()) return;
     if (r && r->status == 404) {
       store = std::make_shared<k8s::ResourceSliceStore>();  // DRA not served: no devices
     } else if (!r) {
@@ -93,17 +72,6 @@ void ApiServerSliceSource::ListOnce() {
   } else {
     if (tracker_.Failed(error)) spdlog::warn("{} (keeping the last good DRA devices)", error);
   }
-}
-
-void ApiServerSliceSource::Run() {
-  for (;;) {
-    ListOnce();
-    std::unique_lock lock(mu_);
-    if (cv_.wait_for(lock, options_.period, [this] { return stop_; })) break;
-  }
-  std::lock_guard lock(mu_);
-  finished_ = true;
-  cv_.notify_all();
 }
 
 }  // namespace gpumeter::kube_api

@@ -6,12 +6,11 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
+#include "common/stoppable_worker.h"
 #include "domain/source_status.h"
 #include "sources/k8s/resource_slices.h"
 #include "sources/kube_api/api_client.h"
@@ -51,18 +50,13 @@ class ApiServerSliceSource final : public SliceSource {
   domain::SourceStatus Status() const override;
 
  private:
-  void Run();
   void ListOnce();
 
   SliceSourceOptions options_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  bool finished_ = false;                 // Run has returned
-  const http::Client* active_ = nullptr;  // the request in flight (for Stop)
+  mutable std::mutex mu_;  // guards current_ and tracker_
   std::shared_ptr<const k8s::ResourceSliceStore> current_;
   domain::SourceTracker tracker_;
-  std::thread worker_;
+  StoppableWorker worker_;  // last: it stops before the rest is destroyed
 };
 
 }  // namespace gpumeter::kube_api
