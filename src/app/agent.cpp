@@ -127,7 +127,7 @@ int StartSources(const AgentOptions& o, const std::string& node_name, AgentSourc
   if (!o.dcgm_metrics.empty()) {
     dcgm::DcgmSourceOptions dopt;
     dopt.url = o.dcgm_metrics;
-    dopt.max_age_s = o.dcgm_max_age_s;
+    dopt.max_age_s = o.dcgm_max_age.count();
     out.dcgm = std::make_unique<dcgm::DcgmSource>(dopt);
     out.dcgm->Start();
     spdlog::info("GPU activity where NVML has none from dcgm-exporter at {}", o.dcgm_metrics);
@@ -159,27 +159,25 @@ int OpenStore(const AgentOptions& o, AgentStore& out, RuntimeOptions& ro) {
   if (!o.store.empty()) {
     StoreKeeper::Options ko;
     ko.path = o.store;
-    ko.store.minute_retention_days = o.store_minute_days;
+    ko.store.minute_retention_days = static_cast<int>(o.store_minute_retention.count());
     out.keeper = std::make_unique<StoreKeeper>(ko);
     // Another program's file, or a newer gpumeter's: a configuration error that waiting will not
     // fix, and the file must stay as it is. Refuse to start, saying why.
     if (auto first = out.keeper->Ensure(StoreKeeper::Clock::now()); !first)
       return Fail(first.error(), 2);
-    out.recorder = std::make_unique<UsageRecorder>(*out.keeper, o.store_pending_max_s);
+    out.recorder = std::make_unique<UsageRecorder>(
+        *out.keeper, static_cast<int64_t>(o.store_pending_max.count()));
     ro.after_pass = [r = out.recorder.get()](const node::NodeState& state) { r->Record(state); };
     ro.pipeline.store_health = [r = out.recorder.get()] {
       return std::optional<node::StoreHealth>(r->Health());
     };
   }
   // Rightsizing from the store, off the sampling thread; the pipeline publishes the latest.
-  if (out.keeper && o.rightsize_interval_s > 0) {
-    if (auto d = ParseDurationSeconds(o.rightsize_min_history); !d)
-      return Fail({ErrorCode::kInvalidInput, "--rightsize-min-history " + d.error().message}, 2);
+  if (out.keeper && o.rightsize_interval > Seconds(0)) {
     RightsizeOptions rso;
     rso.pricing_file = o.pricing_file;
     rso.min_history = o.rightsize_min_history;
-    const auto every =
-        std::chrono::milliseconds(static_cast<int64_t>(o.rightsize_interval_s * 1000));
+    const auto every = ToMilliseconds(o.rightsize_interval);
     out.rightsizer = std::make_unique<RightsizeRunner>(
         *out.keeper, rso, std::min(every, std::chrono::milliseconds(60'000)), every);
     ro.pipeline.rightsizing = [r = out.rightsizer.get()] { return r->Latest(); };
@@ -190,9 +188,9 @@ int OpenStore(const AgentOptions& o, AgentStore& out, RuntimeOptions& ro) {
 void SetSamplingAndServing(const AgentOptions& o, const std::string& node_name,
                            const AgentSources& sources, RuntimeOptions& ro) {
   if (!o.nvml_library.empty()) ro.nvml.library_candidates = {o.nvml_library};
-  ro.nvml.first_util_lookback_us = static_cast<uint64_t>(o.interval_s * 1e6);
-  ro.interval_s = o.interval_s;
-  ro.call_deadline_s = o.call_deadline_s;
+  ro.nvml.first_util_lookback_us = static_cast<uint64_t>(o.interval.count() * 1e6);
+  ro.interval = o.interval;
+  ro.call_deadline = o.call_deadline;
   ro.pipeline.node = node_name;
   ro.pipeline.proc_root = o.proc_root;
   ro.sources = {sources.kubelet.get(), sources.pods.get(), sources.slices.get(),
@@ -209,7 +207,7 @@ void SetSamplingAndServing(const AgentOptions& o, const std::string& node_name,
 
 // Serves until SIGINT/SIGTERM, then stops sampling and serves the final counters for the grace
 // (a second signal ends it).
-void ServeUntilSignal(NodeRuntime& rt, const sigset_t& signals, double grace_s,
+void ServeUntilSignal(NodeRuntime& rt, const sigset_t& signals, Seconds grace,
                       UsageRecorder* recorder) {
   int received = 0;
   while ((received = WaitForSignal(signals, std::chrono::seconds(3600))) == 0) {
@@ -218,7 +216,7 @@ void ServeUntilSignal(NodeRuntime& rt, const sigset_t& signals, double grace_s,
   const bool stopped = StopSamplingWithin(rt, std::chrono::seconds(2));
   // Intervals a busy or locked store held back: written within 2 s, or logged and counted.
   if (stopped && recorder) recorder->Flush(std::chrono::seconds(2));
-  if (grace_s > 0) WaitForSignal(signals, std::chrono::duration<double>(grace_s));
+  if (grace > Seconds(0)) WaitForSignal(signals, grace);
   if (!stopped) {
     // The sampling thread is stuck in a call that does not return (a driver or a file that
     // blocks): waiting for it would ignore the kubelet's stop. Every interval it finished is
@@ -260,7 +258,7 @@ int RunAgent(const AgentOptions& o) {
                (*rt)->State()->node, caps.library_path,
                caps.driver_version.empty() ? "?" : caps.driver_version, (*rt)->url(),
                (*rt)->probe_url().empty() ? "" : ", probes on " + (*rt)->probe_url());
-  ServeUntilSignal(**rt, signals, o.shutdown_grace_s, store.recorder.get());
+  ServeUntilSignal(**rt, signals, o.shutdown_grace, store.recorder.get());
   rt->reset();
   return 0;
 }

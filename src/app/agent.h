@@ -4,8 +4,11 @@
 // serves the attributed usage on /metrics until SIGTERM.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
+
+#include "common/duration.h"
 
 namespace gpumeter::app {
 
@@ -24,24 +27,23 @@ struct AgentOptions {
   std::string resource_slices_file;
   // dcgm-exporter's page on this node (http://$(NODE_IP):9400/metrics); empty: none.
   std::string dcgm_metrics;
-  double dcgm_max_age_s = 90;  // a GPU's series unchanged this long are stale (unknown)
-  std::string store;           // usage store (SQLite); empty: none
-  std::string pricing_file;    // prices of idle allocations in findings (default: the dated table)
-  std::string guard_config;    // guardrail thresholds and severities (default: docs/guardrails.md)
-  double rightsize_interval_s = 3600;  // recompute rightsizing from the store this often (0: off)
-  std::string rightsize_min_history = "24h";
-  int store_minute_days = 14;
-  int store_pending_max_s = 3600;  // usage kept in memory while the store refuses writes
-  double shutdown_grace_s =
-      0;  // after SIGTERM: serve the final counters this long, sampling stopped
+  Seconds dcgm_max_age{90};  // a GPU's series unchanged this long are stale (unknown)
+  std::string store;         // usage store (SQLite); empty: none
+  std::string pricing_file;  // prices of idle allocations in findings (default: the dated table)
+  std::string guard_config;  // guardrail thresholds and severities (default: docs/guardrails.md)
+  Seconds rightsize_interval{3600};      // recompute rightsizing from the store this often (0: off)
+  Seconds rightsize_min_history{86400};  // below this much history rightsizing says only keep
+  std::chrono::days store_minute_retention{14};  // per-minute rows kept this long
+  Seconds store_pending_max{3600};  // usage kept in memory while the store refuses writes
+  Seconds shutdown_grace{0};  // after SIGTERM: serve the final counters this long, sampling stopped
   std::vector<std::string> sharing;      // UUID=MODE[:REPLICAS]
   std::vector<std::string> node_labels;  // KEY=VALUE
   std::vector<std::string> idle_power;   // MODEL_OR_UUID=WATTS
   std::vector<std::string> pod_labels;
   size_t max_series = 20000;
   bool process_series = true;  // --no-process-series: leave out gpumeter_process_*
-  double interval_s = 1;
-  double call_deadline_s = 2;
+  Seconds interval{1};
+  Seconds call_deadline{2};
   std::string listen = "0.0.0.0:9402";
   std::string probe_listen;  // HOST:PORT of the probe listener; empty: none
   std::string tls_cert, tls_key, bearer_token_file;

@@ -68,9 +68,9 @@ RuntimeOptions DemoRuntime(const DemoOptions& o, const DemoInputs& in, ScenarioN
                            const std::filesystem::path& exe_dir) {
   RuntimeOptions ro;
   ro.nvml.library_candidates = FakeLibraryCandidates(o.nvml_library, o.driver_profile, exe_dir);
-  ro.nvml.first_util_lookback_us = static_cast<uint64_t>(o.interval_s * 1e6);
-  ro.interval_s = o.interval_s;
-  ro.call_deadline_s = o.call_deadline_s;
+  ro.nvml.first_util_lookback_us = static_cast<uint64_t>(o.interval.count() * 1e6);
+  ro.interval = o.interval;
+  ro.call_deadline = o.call_deadline;
   ro.pipeline = node.pipeline_options();
   ro.sources = node.sources();
   ro.pipeline.time_scale = o.speedup;
@@ -108,17 +108,16 @@ void PrintBanner(const DemoInputs& in, const ScenarioNode& node, const NodeRunti
 int ShowUntilDone(const DemoOptions& o, const NodeRuntime& rt, const sigset_t& signals,
                   std::chrono::steady_clock::time_point start) {
   // Per-process samples and GPM activity are rates over the window between two passes.
-  rt.WaitForPass(2, std::chrono::milliseconds(
-                        static_cast<int64_t>((o.interval_s + o.call_deadline_s) * 2000)));
-  const auto deadline = start + std::chrono::duration<double>(o.duration_s);
+  rt.WaitForPass(2, ToMilliseconds(2 * (o.interval + o.call_deadline)));
+  const auto deadline = start + o.duration;
   for (;;) {
     const double t =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fmt::print("\n--- t={:.0f}s (scenario t={:.0f}s) ---\n{}", t, t * o.speedup,
                RenderTable(rt.Health(), *rt.State()));
     std::fflush(stdout);
-    std::chrono::duration<double> wait(o.refresh_s);
-    if (o.duration_s > 0) {
+    Seconds wait = o.refresh;
+    if (o.duration > Seconds(0)) {
       const auto left = deadline - std::chrono::steady_clock::now();
       if (left <= std::chrono::steady_clock::duration::zero()) return 0;
       if (left < wait) wait = left;
@@ -182,7 +181,7 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   if (!(*node)->dcgm_url().empty()) {
     dcgm::DcgmSourceOptions dopt;
     dopt.url = (*node)->dcgm_url();
-    dopt.poll_interval_s = std::min(2.0, o.interval_s);
+    dopt.poll_interval_s = std::min(2.0, o.interval.count());
     dopt.clock_s = [clock = ro.nvml.wall_clock_us] { return static_cast<double>(clock()) / 1e6; };
     dcgm = std::make_unique<dcgm::DcgmSource>(dopt);
     dcgm->Start();
@@ -211,7 +210,7 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   // Rightsizing metrics from the same store, every 5 s (a demo's history is minutes long).
   RightsizeOptions rightsize_options;
   rightsize_options.pricing_file = o.pricing_file;
-  rightsize_options.min_history = "2m";
+  rightsize_options.min_history = Seconds(120);
   RightsizeRunner rightsizer(keeper, rightsize_options, std::chrono::seconds(5),
                              std::chrono::seconds(5));  // borrows the keeper, declared above
   ro.pipeline.rightsizing = [&rightsizer] { return rightsizer.Latest(); };
@@ -225,8 +224,7 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
     fmt::print("\nstopping on signal {}\n", received);
   (*rt)->StopSampling();  // the store now holds every interval; /metrics shows the same totals
   recorder.Flush(std::chrono::seconds(2));  // what a busy store still holds back: written, or said
-  if (o.shutdown_grace_s > 0)
-    std::this_thread::sleep_for(std::chrono::duration<double>(o.shutdown_grace_s));
+  if (o.shutdown_grace > Seconds(0)) std::this_thread::sleep_for(o.shutdown_grace);
   rt->reset();
   const auto store = keeper.Current();
   if (!store) {

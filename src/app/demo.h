@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "common/duration.h"
+
 namespace gpumeter::app {
 
 struct DemoOptions {
@@ -14,10 +16,10 @@ struct DemoOptions {
   std::string scenario_dir;  // extra directory searched for bundled scenarios
   std::string nvml_library;  // default: the fake library built next to the binary
   std::string driver_profile = "r580";
-  double duration_s = 30;
-  double refresh_s = 5;
-  double interval_s = 1;
-  double call_deadline_s = 2;
+  Seconds duration{30};  // 0: until a signal
+  Seconds refresh{5};
+  Seconds interval{1};
+  Seconds call_deadline{2};
   double speedup = 1;
   std::string listen = "127.0.0.1:9402";
   std::string probe_listen;  // HOST:PORT of the probe listener; empty: none
@@ -26,7 +28,7 @@ struct DemoOptions {
                              // default table)
   std::string guard_config;  // guardrails (default: the agent's, with a 3-minute idle window to fit
                              // the scenario)
-  double shutdown_grace_s = 0;  // keep serving the final counters this long after sampling stops
+  Seconds shutdown_grace{0};  // keep serving the final counters this long after sampling stops
 };
 
 // Runs the demo; returns the process exit code (0 ok, 1 runtime failure, 2 bad input).

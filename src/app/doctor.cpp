@@ -11,7 +11,7 @@ namespace gpumeter::app {
 std::vector<CheckResult> RunChecks(const DoctorOptions& o) {
   std::vector<CheckResult> out;
   NvmlFindings nvml;
-  out.push_back(CheckNvml(o.nvml_library, nvml, o.interval_s));
+  out.push_back(CheckNvml(o.nvml_library, nvml, o.interval.count()));
   out.push_back(CheckPodResources(o.pod_resources_socket));
   out.push_back(CheckProc(o.proc_root, nvml));
   const std::string node = NodeName(o.node_name);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/doctor_checks.h"
+#include "common/duration.h"
 
 namespace gpumeter::app {
 
@@ -20,7 +21,7 @@ struct DoctorOptions {
   bool resource_slices = true;  // as the agent's --resource-slices (GPUMETER_RESOURCE_SLICES)
   std::string dcgm_metrics;     // as the agent's --dcgm-metrics (GPUMETER_DCGM_METRICS)
   std::string format = "text";  // text | json
-  double interval_s = 1;        // the agent's --interval, checked against the driver's buffer
+  Seconds interval{1};          // the agent's --interval, checked against the driver's buffer
 };
 
 // Every check, in order; an unreadable kubeconfig is the pods check's failure.

@@ -80,7 +80,7 @@ json ToJson(const gpu::DeviceSample& d) {
 int RunProbe(const ProbeOptions& o) {
   nvml::NvmlSourceOptions no;
   if (!o.nvml_library.empty()) no.library_candidates = {o.nvml_library};
-  no.first_util_lookback_us = static_cast<uint64_t>(o.interval_s * 1e6);
+  no.first_util_lookback_us = static_cast<uint64_t>(o.interval.count() * 1e6);
   auto source = nvml::NvmlGpuSource::Create(no);
   if (!source) {
     spdlog::error("{}", source.error().message);
@@ -97,7 +97,7 @@ int RunProbe(const ProbeOptions& o) {
               {"mig", c.mig}};
   json samples = json::array();
   for (int i = 0; i < 2; ++i) {
-    if (i) std::this_thread::sleep_for(std::chrono::duration<double>(o.interval_s));
+    if (i) std::this_thread::sleep_for(o.interval);
     auto snap = (*source)->Sample();
     if (!snap) {
       samples.push_back({{"error", snap.error().message}});

@@ -4,12 +4,13 @@
 #pragma once
 
 #include <string>
+#include "common/duration.h"
 
 namespace gpumeter::app {
 
 struct ProbeOptions {
   std::string nvml_library;  // empty: the driver's soname
-  double interval_s = 1;
+  Seconds interval{1};       // between the two samples
 };
 
 int RunProbe(const ProbeOptions& options);

@@ -33,13 +33,11 @@ Error Bad(const std::string& message) { return {ErrorCode::kInvalidInput, messag
 Expected<Plan> PlanOf(const RightsizeOptions& o) {
   const auto window = ParseDurationSeconds(o.window);
   if (!window) return tl::unexpected(Bad("--window " + window.error().message));
-  const auto min_history = ParseDurationSeconds(o.min_history);
-  if (!min_history) return tl::unexpected(Bad("--min-history " + min_history.error().message));
   auto pricing = LoadPricing(o.pricing_file);
   if (!pricing) return tl::unexpected(pricing.error());
   Plan plan{*window, {}, std::move(*pricing)};
   plan.recommend.margin = o.margin;
-  plan.recommend.min_history_s = static_cast<double>(*min_history);
+  plan.recommend.min_history_s = o.min_history.count();
   return plan;
 }
 

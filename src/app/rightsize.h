@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "common/duration.h"
 #include "common/error.h"
 #include "core/rightsize/recommend.h"
 #include "sources/history/usage_history.h"
@@ -23,7 +24,7 @@ struct RightsizeOptions {
   // A store or Prometheus (--source); only where no history source is handed over.
   std::optional<UsageSource> source;
   std::string window = "14d";  // history to read back from the end of the store
-  std::string min_history = "24h";
+  Seconds min_history{86400};  // below this much history (VPA confidence): keep
   double margin = 0.15;
   std::string pricing_file;
   std::string format = "table";  // table | json

@@ -67,8 +67,8 @@ Expected<std::unique_ptr<NodeRuntime>> NodeRuntime::Start(RuntimeOptions o) {
   rt->pipeline_ = std::make_unique<node::NodePipeline>(o.sources, o.pipeline);
   auto* pipeline = rt->pipeline_.get();
   sampler::SamplerOptions so;
-  so.interval = std::chrono::milliseconds(static_cast<int64_t>(o.interval_s * 1000));
-  so.call_deadline = std::chrono::milliseconds(static_cast<int64_t>(o.call_deadline_s * 1000));
+  so.interval = ToMilliseconds(o.interval);
+  so.call_deadline = ToMilliseconds(o.call_deadline);
   so.before_pass = std::move(o.before_pass);
   so.on_pass = [pipeline, after = std::move(o.after_pass),
                 last_trim = std::chrono::steady_clock::now()](

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "common/duration.h"
 #include "common/error.h"
 #include "node/pipeline/pipeline.h"
 #include "node/state/state_view.h"
@@ -36,8 +37,8 @@ class SamplingView final : public node::StateView {
 
 struct RuntimeOptions {
   nvml::NvmlSourceOptions nvml;  // its observer is set by the runtime
-  double interval_s = 1;
-  double call_deadline_s = 2;
+  Seconds interval{1};
+  Seconds call_deadline{2};
   node::PipelineOptions pipeline;
   node::PipelineSources sources;  // borrowed; must outlive the runtime
   metrics::ExpositionOptions exposition;

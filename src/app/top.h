@@ -8,6 +8,7 @@
 #include <string>
 
 #include "app/usage_source.h"
+#include "common/duration.h"
 
 namespace gpumeter::app {
 
@@ -15,7 +16,7 @@ struct TopOptions {
   std::optional<UsageSource> source;  // an agent, Prometheus or a saved frame; none: agent:<agent>
   std::string agent;  // --agent URL, the shorthand for agent:URL; empty: the local agent
   std::string agent_token_file, agent_ca_file;
-  double interval_s = 1;
+  Seconds interval{1};        // refresh; cli checks [0.1 s, 1 h]
   std::string window = "1m";  // prometheus: the rates' window
   std::string pricing_file;
   std::string policy = "memory";

@@ -39,11 +39,10 @@ void AddSourceFlags(CLI::App* cmd, app::AgentOptions& o) {
                   "NVML cannot see (A100, A30): e.g. http://$(NODE_IP):9400/metrics "
                   "(docs/deploy.md)")
       ->envname("GPUMETER_DCGM_METRICS");
-  cmd->add_option("--dcgm-max-age", o.dcgm_max_age_s,
-                  "A GPU's dcgm-exporter series unchanged this many SECONDS are stale: activity "
-                  "unknown (3 x the exporter's collection interval)")
-      ->check(CLI::Range(1.0, 86400.0))
-      ->capture_default_str();
+  AddDurationOption(cmd, "--dcgm-max-age", o.dcgm_max_age,
+                    "A GPU's dcgm-exporter series unchanged this long are stale: activity unknown "
+                    "(3 x the exporter's collection interval)",
+                    Seconds(1), Seconds(86400));
   cmd->add_option("--resource-slices", o.resource_slices,
                   "List DRA ResourceSlices from the API server (true/false; off where the agent "
                   "may not list them)")
@@ -63,28 +62,27 @@ void AddStoreFlags(CLI::App* cmd, app::AgentOptions& o) {
   cmd->add_option("--guard-config", o.guard_config,
                   "Guardrail thresholds and severities (docs/guardrails.md)")
       ->envname("GPUMETER_GUARD_CONFIG");
-  cmd->add_option("--rightsize-interval", o.rightsize_interval_s,
-                  "With --store: recompute the rightsizing metrics from it every SECONDS (0: off; "
-                  "docs/rightsizing.md)")
-      ->check(CLI::Range(0.0, 86400.0))
-      ->capture_default_str();
-  cmd->add_option("--rightsize-min-history", o.rightsize_min_history,
-                  "Rightsizing says only keep below this much history")
-      ->capture_default_str();
-  cmd->add_option("--shutdown-grace", o.shutdown_grace_s,
-                  "After SIGTERM, stop sampling and keep serving the final counters this many "
-                  "seconds (a last scrape sees them)")
-      ->check(CLI::Range(0.0, 300.0))
-      ->capture_default_str();
-  cmd->add_option("--store-pending-max", o.store_pending_max_s,
-                  "Seconds of usage kept in memory while the store refuses writes (locked, disk "
-                  "full), written when it accepts again")
-      ->check(CLI::Range(60, 86400))
-      ->capture_default_str();
-  cmd->add_option("--store-minute-days", o.store_minute_days,
-                  "Days of per-minute rows to keep (hourly rows: 400 days)")
+  AddDurationOption(cmd, "--rightsize-interval", o.rightsize_interval,
+                    "With --store: recompute the rightsizing metrics from it this often (0: off; "
+                    "docs/rightsizing.md)",
+                    Seconds(0), Seconds(86400));
+  AddDurationOption(cmd, "--rightsize-min-history", o.rightsize_min_history,
+                    "Rightsizing says only keep below this much history", Seconds(60),
+                    Seconds(400 * 86400));
+  AddDurationOption(cmd, "--shutdown-grace", o.shutdown_grace,
+                    "After SIGTERM, stop sampling and keep serving the final counters this long "
+                    "(a last scrape sees them)",
+                    Seconds(0), Seconds(300));
+  AddDurationOption(cmd, "--store-pending-max", o.store_pending_max,
+                    "Usage kept in memory while the store refuses writes (locked, disk full), "
+                    "written when it accepts again",
+                    Seconds(60), Seconds(86400));
+  cmd->add_option_function<int>(
+         "--store-minute-days",
+         [&o](const int& days) { o.store_minute_retention = std::chrono::days(days); },
+         "Days of per-minute rows to keep (hourly rows: 400 days)")
       ->check(CLI::Range(1, 3650))
-      ->capture_default_str();
+      ->default_str(std::to_string(o.store_minute_retention.count()));
 }
 
 // Sharing evidence, the exported series, sampling and serving.
@@ -103,7 +101,7 @@ void AddServingFlags(CLI::App* cmd, app::AgentOptions& o) {
   cmd->add_flag("!--no-process-series", o.process_series,
                 "Leave out the per-process series (gpumeter_process_*; 2 per GPU process): fewer "
                 "series, nothing that reports or rightsizing read");
-  AddSamplingFlags(cmd, o.interval_s, o.call_deadline_s);
+  AddSamplingFlags(cmd, o.interval, o.call_deadline);
   cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics, /api/v1, /healthz, /readyz")
       ->capture_default_str();
   cmd->add_option("--probe-listen", o.probe_listen,

@@ -19,6 +19,7 @@
 #include "app/rightsize.h"
 #include "app/top.h"
 #include "app/usage_source.h"
+#include "common/duration.h"
 
 namespace gpumeter::cli {
 
@@ -35,8 +36,12 @@ void AddPrometheusFlags(CLI::App* cmd, app::PrometheusFlags& flags);
 // `help` is completed with the accepted forms.
 void AddTimeFlag(CLI::App* cmd, const std::string& name, std::function<void(int64_t)> set,
                  const std::string& help);
-// --interval and --call-deadline of a command that samples NVML (agent, demo), in seconds.
-void AddSamplingFlags(CLI::App* cmd, double& interval_s, double& call_deadline_s);
+// A flag NAME taking a duration (seconds, or a number and a unit) within [min, max], into `out`;
+// its default shown is out's value as it is when added.
+CLI::Option* AddDurationOption(CLI::App* cmd, const std::string& name, Seconds& out,
+                               const std::string& help, Seconds min, Seconds max);
+// --interval and --call-deadline of a command that samples NVML (agent, demo).
+void AddSamplingFlags(CLI::App* cmd, Seconds& interval, Seconds& call_deadline);
 // --source, one of the `accepted` kinds, given to `set` parsed (a bad one fails the parse with
 // the message of app::ParseUsageSource).
 CLI::Option* AddSourceFlag(CLI::App* cmd, std::function<void(app::UsageSource)> set,

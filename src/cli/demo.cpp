@@ -19,13 +19,11 @@ void AddDemoCommand(CLI::App& app, app::DemoOptions& o) {
   cmd->add_option("--driver-profile", o.driver_profile, "Fake driver release to emulate")
       ->check(CLI::IsMember({"r580", "r535_43", "r470", "r418"}))
       ->capture_default_str();
-  cmd->add_option("--duration", o.duration_s, "Stop after SECONDS (0: run until Ctrl-C)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--refresh", o.refresh_s, "Print the table every SECONDS")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  AddSamplingFlags(cmd, o.interval_s, o.call_deadline_s);
+  AddDurationOption(cmd, "--duration", o.duration, "Stop after this long (0: run until Ctrl-C)",
+                    Seconds(0), Seconds(365 * 86400));
+  AddDurationOption(cmd, "--refresh", o.refresh, "Print the table this often", Seconds(0.01),
+                    Seconds(86400));
+  AddSamplingFlags(cmd, o.interval, o.call_deadline);
   cmd->add_option("--speedup", o.speedup, "Scenario seconds per real second")
       ->check(CLI::Range(0.01, 1000.0))
       ->capture_default_str();
@@ -42,10 +40,9 @@ void AddDemoCommand(CLI::App& app, app::DemoOptions& o) {
                   "default table)");
   cmd->add_option("--guard-config", o.guard_config,
                   "Guardrail thresholds and severities (default: the agent's, idle window 3m)");
-  cmd->add_option("--shutdown-grace", o.shutdown_grace_s,
-                  "On stop, serve the final counters this many seconds after sampling ends")
-      ->check(CLI::Range(0.0, 300.0))
-      ->capture_default_str();
+  AddDurationOption(cmd, "--shutdown-grace", o.shutdown_grace,
+                    "On stop, serve the final counters this long after sampling ends", Seconds(0),
+                    Seconds(300));
 }
 
 }  // namespace gpumeter::cli

@@ -16,11 +16,10 @@ void AddDoctorCommand(CLI::App& app, app::DoctorOptions& o) {
   cmd->add_option("--pod-resources-socket", o.pod_resources_socket,
                   "The kubelet's PodResources socket")
       ->capture_default_str();
-  cmd->add_option("--interval", o.interval_s,
-                  "The agent's sampling interval in seconds, checked against the span of "
-                  "per-process samples the driver keeps")
-      ->check(CLI::Range(0.05, 3600.0))
-      ->capture_default_str();
+  AddDurationOption(cmd, "--interval", o.interval,
+                    "The agent's sampling interval, checked against the span of per-process "
+                    "samples the driver keeps",
+                    Seconds(0.05), Seconds(3600));
   cmd->add_option("--proc-root", o.proc_root, "The host's /proc as mounted in the agent")
       ->capture_default_str();
   cmd->add_option("--pods-file", o.pods_file,

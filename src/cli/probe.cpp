@@ -11,9 +11,8 @@ void AddProbeCommand(CLI::App& app, app::ProbeOptions& o) {
       "probe", "Load NVML, sample every GPU twice, print what the driver returned (JSON)");
   cmd->add_option("--nvml-library", o.nvml_library,
                   "NVML library to load (default: libnvidia-ml.so.1)");
-  cmd->add_option("--interval", o.interval_s, "Seconds between the two samples")
-      ->check(CLI::Range(0.2, 30.0))
-      ->capture_default_str();
+  AddDurationOption(cmd, "--interval", o.interval, "Time between the two samples", Seconds(0.2),
+                    Seconds(30));
 }
 
 }  // namespace gpumeter::cli

@@ -28,9 +28,9 @@ void AddRightsizeCommand(CLI::App& app, app::RightsizeOptions& o) {
                   "prometheus: read per minute from raw series back this far; older hours from "
                   "the hourly recorded series where the rules cover them")
       ->capture_default_str();
-  cmd->add_option("--min-history", o.min_history,
-                  "Below this much history (VPA confidence), keep: too short to say")
-      ->capture_default_str();
+  AddDurationOption(cmd, "--min-history", o.min_history,
+                    "Below this much history (VPA confidence), keep: too short to say", Seconds(60),
+                    Seconds(400 * 86400));
   cmd->add_option("--margin", o.margin, "Safety margin over the targets (0.15: +15 %)")
       ->check(CLI::Range(0.0, 2.0))
       ->capture_default_str();

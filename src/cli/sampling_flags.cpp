@@ -3,13 +3,10 @@
 
 namespace gpumeter::cli {
 
-void AddSamplingFlags(CLI::App* cmd, double& interval_s, double& call_deadline_s) {
-  cmd->add_option("--interval", interval_s, "Sampling interval in seconds")
-      ->check(CLI::Range(0.05, 60.0))
-      ->capture_default_str();
-  cmd->add_option("--call-deadline", call_deadline_s, "Deadline per NVML call in seconds")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+void AddSamplingFlags(CLI::App* cmd, Seconds& interval, Seconds& call_deadline) {
+  AddDurationOption(cmd, "--interval", interval, "Sampling interval", Seconds(0.05), Seconds(60));
+  AddDurationOption(cmd, "--call-deadline", call_deadline, "Deadline per NVML call", Seconds(0.001),
+                    Seconds(600));
 }
 
 }  // namespace gpumeter::cli

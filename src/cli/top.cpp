@@ -21,7 +21,8 @@ void AddTopCommand(CLI::App& app, app::TopOptions& o) {
                   "Bearer token for an agent run with --bearer-token-file");
   cmd->add_option("--agent-ca-file", o.agent_ca_file,
                   "CA certificate (PEM) for an agent serving HTTPS with its own certificate");
-  cmd->add_option("--interval", o.interval_s, "Refresh every SECONDS")->capture_default_str();
+  AddDurationOption(cmd, "--interval", o.interval, "Refresh this often", Seconds(0.1),
+                    Seconds(3600));
   cmd->add_option("--window", o.window, "prometheus: rates over this window (30s, 1m, 5m, ...)")
       ->capture_default_str();
   cmd->add_option("--pricing", o.pricing_file,

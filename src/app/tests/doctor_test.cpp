@@ -80,14 +80,14 @@ TEST_F(DoctorTest, AllGoodOnTheDemoNode) {
 // The fake driver keeps 64 periods of 1/6 s (10.7 s) of per-process samples: a 15 s interval
 // would lose some every pass, and doctor says so with the figure; the default 1 s is fine.
 TEST_F(DoctorTest, AnIntervalLongerThanTheDriversSampleBufferIsAWarning) {
-  options_.interval_s = 15;
+  options_.interval = Seconds(15);
   const auto checks = RunChecks(options_);
   const auto& nvml = Named(checks, "nvml");
   EXPECT_EQ(nvml.status, CheckStatus::kWarn) << nvml.detail;
   EXPECT_NE(nvml.detail.find("--interval 15 s is longer than the 10.7 s"), std::string::npos)
       << nvml.detail;
   EXPECT_NE(nvml.fix.find("below 10.7 s"), std::string::npos) << nvml.fix;
-  options_.interval_s = 1;
+  options_.interval = Seconds(1);
   EXPECT_EQ(Named(RunChecks(options_), "nvml").status, CheckStatus::kOk);
 }
 

@@ -47,7 +47,7 @@ class RightsizeDemo : public ::testing::Test {
     std::ofstream(dir_.path() / "prices.yaml") << "currency: USD\ngpu_models:\n  H100: 2.00\n";
     options_.source = UsageSource{UsageSource::Kind::kStore, db};
     options_.pricing_file = (dir_.path() / "prices.yaml").string();
-    options_.min_history = "2m";
+    options_.min_history = Seconds(120);
   }
   gpumeter::testing::TempDir dir_{"gpumeter-rightsize"};
   std::unique_ptr<StoreKeeper> keeper_;  // kept open, as the agent keeps its store
@@ -103,7 +103,7 @@ TEST_F(RightsizeDemo, EveryKindWithSavingsWorkedByHand) {
   EXPECT_EQ(Find(*rs, "sandbox/Pod/debug-shell/shell"), nullptr);
 
   // With the default minimum history (a day), five minutes say nothing: all keep.
-  options_.min_history = "24h";
+  options_.min_history = Seconds(86400);
   auto day = Rightsize(options_);
   ASSERT_TRUE(day) << day.error().message;
   for (const auto& r : *day) EXPECT_EQ(r.action, Action::kKeep) << r.key.Name();
@@ -157,7 +157,6 @@ TEST_F(RightsizeDemo, BadInputNamesItself) {
        "not an http(s)://host:port URL"},
       {[](RightsizeOptions& o) { o.window = "soon"; },
        "--window 'soon': expected a number and a unit"},
-      {[](RightsizeOptions& o) { o.min_history = "1x"; }, "--min-history '1x'"},
       {[](RightsizeOptions& o) {
          o.source = UsageSource{UsageSource::Kind::kStore, "/nonexistent/usage.db"};
        },

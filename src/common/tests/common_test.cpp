@@ -63,6 +63,29 @@ TEST(SecretFile, AGroupOrWorldReadableFileIsWarnedAbout) {
   std::filesystem::remove(path);
 }
 
+TEST(Duration, FlagSecondsBareOrWithAUnitAndBadOnesNamed) {
+  EXPECT_DOUBLE_EQ(ParseSeconds("0.5").value().count(), 0.5);
+  EXPECT_DOUBLE_EQ(ParseSeconds("90").value().count(), 90);
+  EXPECT_DOUBLE_EQ(ParseSeconds("1.5s").value().count(), 1.5);
+  EXPECT_DOUBLE_EQ(ParseSeconds("250ms").value().count(), 0.25);
+  EXPECT_DOUBLE_EQ(ParseSeconds("5m").value().count(), 300);
+  EXPECT_DOUBLE_EQ(ParseSeconds("24h").value().count(), 86400);
+  EXPECT_DOUBLE_EQ(ParseSeconds("2w").value().count(), 14 * 86400);
+  EXPECT_DOUBLE_EQ(ParseSeconds("0").value().count(), 0);
+  EXPECT_EQ(ParseSeconds("-1s").error().message, "'-1s': a duration cannot be negative");
+  EXPECT_EQ(ParseSeconds("1e400").error().message.find("'1e400'"), 0u);
+  EXPECT_EQ(ParseSeconds("1e307w").error().message, "'1e307w': not a finite duration");
+  EXPECT_EQ(ParseSeconds("nan").error().message, "'nan': not a finite duration");
+  EXPECT_EQ(ParseSeconds("infs").error().message, "'infs': not a finite duration");
+  for (const char* bad : {"", "s", "ms", "m5", "5 m", "5x", "5mms", "1.5.2", "1e400"})
+    EXPECT_NE(ParseSeconds(bad).error().message.find("expected seconds or a number and a unit"),
+              std::string::npos)
+        << bad;
+  EXPECT_EQ(FormatSeconds(Seconds(0.5)), "0.5");
+  EXPECT_EQ(FormatSeconds(Seconds(3600)), "3600");
+  EXPECT_EQ(ToMilliseconds(Seconds(0.05)).count(), 50);
+}
+
 TEST(Duration, UnitsZeroAndOverflowAreClear) {
   EXPECT_EQ(ParseDurationSeconds("90m").value(), 5400);
   EXPECT_EQ(ParseDurationSeconds("2w").value(), 14 * 86400);
