@@ -166,11 +166,11 @@ void OpenMetricsWriter::CloseHour(int64_t hour_end_minute) {
       s.in_hour = false;
       it = s.container && hour_end_minute - s.last_active > kTail ? all.erase(it) : std::next(it);
     }
-    // Info series record 1; the pods' labels the last time they were scraped in the hour, as
-    // gpumeter:pod_labels_info:max1h does.
+    // Info series record 1; the pods' labels and workloads the last time they were scraped in the
+    // hour, as gpumeter:pod_labels_info:max1h and gpumeter:pod_workload_info:max1h do.
     for (const auto& [key, last_minute] : gauges_hour_[node])
       Line(recorded_[key.first], kNames[key.first].recorded, key.second, "",
-           key.first == kPodLabels
+           key.first == kPodLabels || key.first == kWorkloadInfo
                ? static_cast<double>(last_minute * 60 +
                                      (kScrapesPerMinute - 1) * 60 / kScrapesPerMinute)
                : 1.0,

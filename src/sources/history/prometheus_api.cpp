@@ -1,7 +1,9 @@
 #include "sources/history/prometheus_api.h"
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <string_view>
 
 #include "common/secret_file.h"
 
@@ -23,6 +25,33 @@ std::string PromQuote(const std::string& value) {
     out += c;
   }
   return out + "\"";
+}
+
+std::string RegexLiteral(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (std::string_view("\\.+*?()|[]{}^$").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string AnyOfRegex(const std::set<std::string>& values) {
+  std::string out;
+  for (const auto& v : values) out += (out.empty() ? "" : "|") + RegexLiteral(v);
+  return out;
+}
+
+Expected<std::vector<PromSample>> LastSeen(
+    const PrometheusApi& api, const std::string& metric, const std::string& by,
+    const std::set<std::pair<std::string, std::string>>& pods, int64_t range_s, int64_t at_unix_s) {
+  std::set<std::string> ns, names;
+  for (const auto& [n, p] : pods) ns.insert(n), names.insert(p);
+  const int64_t step = std::max<int64_t>(1, range_s / 1000);
+  return api.Query("max by (" + by + ") (max_over_time(timestamp(" + metric + "{namespace=~" +
+                       PromQuote(AnyOfRegex(ns)) + ",pod=~" + PromQuote(AnyOfRegex(names)) + "})[" +
+                       std::to_string(range_s) + "s:" + std::to_string(step) + "s]))",
+                   at_unix_s);
 }
 
 Expected<PrometheusApi> PrometheusApi::Open(const PrometheusAccess& access) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,5 +58,18 @@ class PrometheusApi {
 
 // A PromQL string literal holding `value` (quotes and backslashes escaped), for label matchers.
 std::string PromQuote(const std::string& value);
+// `text` matched literally inside a PromQL regular expression (RE2).
+std::string RegexLiteral(const std::string& text);
+// A regular expression matching exactly the `values` ("a|b|c"), each taken literally.
+std::string AnyOfRegex(const std::set<std::string>& values);
+
+// When each series of the info gauge `metric` (gpumeter_pod_labels_info, …) of the `pods`
+// (namespace, name) was last scraped in the `range_s` before `at_unix_s`, aggregated `by` the
+// labels given ("namespace, pod, …"): timestamp() of its samples through a subquery of at most
+// 1,000 steps. For a pod with more than one series in a range (relabelled, its workload changed):
+// the latest is the one it has now.
+Expected<std::vector<PromSample>> LastSeen(
+    const PrometheusApi& api, const std::string& metric, const std::string& by,
+    const std::set<std::pair<std::string, std::string>>& pods, int64_t range_s, int64_t at_unix_s);
 
 }  // namespace gpumeter::history

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <tuple>
 
 #include "sources/history/prometheus_source.h"
@@ -168,21 +170,55 @@ Expected<std::optional<std::pair<int64_t, int64_t>>> PrometheusHistory::HistoryS
   return std::make_pair(std::max(from, *first / kStep * kStep), now_);
 }
 
+// A pod's workload can change under the same name (a bare pod adopted by a controller, a
+// StatefulSet replaced by a Deployment of the pod's name): each pod gets the workload it had
+// last. Recorded hours say when (the rule's value: the last time in the hour); raw series of a pod
+// with more than one are timed by LastSeen. Raw (newer) beats recorded.
 Expected<history::PodWorkloadMap> PrometheusHistory::HistoryPodWorkloads() const {
-  const std::string by = "max by (namespace, pod, workload_kind, workload) (last_over_time(";
+  using Pod = std::pair<std::string, std::string>;
+  using Candidates = std::map<Pod, std::map<std::pair<std::string, std::string>, double>>;
+  const std::string by = "namespace, pod, workload_kind, workload";
   const std::string m = OwnerMatchers();
-  history::PodWorkloadMap out;
-  // Older pods from the recorded series, then the raw series of the horizon (newer wins).
-  const std::pair<std::string, int64_t> reads[] = {
-      {RecordedName("gpumeter_pod_workload_info"), lookback_},
-      {"gpumeter_pod_workload_info", std::min(lookback_, minute_horizon_)}};
-  for (const auto& [series, range] : reads) {
-    auto r = api_.Query(by + series + m + "[" + std::to_string(range) + "s]))", now_);
+  // `over`: max_over_time (recorded: the latest time) or last_over_time (raw: present).
+  auto read = [&](const std::string& series, int64_t range, const char* over,
+                  Candidates& out) -> Expected<void> {
+    auto r = api_.Query(
+        "max by (" + by + ") (" + over + "(" + series + m + "[" + std::to_string(range) + "s]))",
+        now_);
     if (!r) return tl::unexpected(r.error());
     for (const auto& s : *r)
-      out[{Get(s.labels, "namespace"), Get(s.labels, "pod")}] = {Get(s.labels, "workload_kind"),
-                                                                 Get(s.labels, "workload")};
+      out[{Get(s.labels, "namespace"), Get(s.labels, "pod")}]
+         [{Get(s.labels, "workload_kind"), Get(s.labels, "workload")}] = s.value;
+    return {};
+  };
+  Candidates recorded, raw;
+  const int64_t raw_range = std::min(lookback_, minute_horizon_);
+  if (auto r =
+          read(RecordedName("gpumeter_pod_workload_info"), lookback_, "max_over_time", recorded);
+      !r)
+    return tl::unexpected(r.error());
+  if (auto r = read("gpumeter_pod_workload_info", raw_range, "last_over_time", raw); !r)
+    return tl::unexpected(r.error());
+  std::set<Pod> ambiguous;
+  for (const auto& [pod, workloads] : raw)
+    if (workloads.size() > 1) ambiguous.insert(pod);
+  if (!ambiguous.empty()) {
+    auto seen = LastSeen(api_, "gpumeter_pod_workload_info", by, ambiguous, raw_range, now_);
+    if (!seen) return tl::unexpected(seen.error());
+    for (const auto& s : *seen)
+      if (auto it = raw.find({Get(s.labels, "namespace"), Get(s.labels, "pod")}); it != raw.end())
+        if (auto w = it->second.find({Get(s.labels, "workload_kind"), Get(s.labels, "workload")});
+            w != it->second.end())
+          w->second = s.value;
   }
+  history::PodWorkloadMap out;
+  for (const auto* candidates : {&recorded, &raw})
+    for (const auto& [pod, workloads] : *candidates) {
+      const auto latest =
+          std::max_element(workloads.begin(), workloads.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; });
+      out[pod] = {latest->first.first, latest->first.second};
+    }
   return out;
 }
 

@@ -63,16 +63,6 @@ struct Part {
   }
 };
 
-// `text` matched literally inside a PromQL regular expression (RE2).
-std::string RegexLiteral(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    if (std::string_view("\\.+*?()|[]{}^$").find(c) != std::string_view::npos) out += '\\';
-    out += c;
-  }
-  return out;
-}
-
 // A counter that started at 0 in the segment: its first sample, then each step's growth, and
 // after a reset (a drop) the whole new value.
 double GrowthFromZero(const std::vector<std::pair<int64_t, double>>& points) {
@@ -101,10 +91,8 @@ Expected<std::vector<Sample>> CounterGrowth(const PrometheusApi& api, const Part
     nodes.insert(Get(b, "node"));
     wanted.insert(b.labels);
   }
-  std::string alternatives;
-  for (const auto& n : nodes) alternatives += (alternatives.empty() ? "" : "|") + RegexLiteral(n);
-  auto raw =
-      api.QueryRaw(metric + "{node=~" + PromQuote(alternatives) + "}" + part.Range(), part.At());
+  auto raw = api.QueryRaw(metric + "{node=~" + PromQuote(AnyOfRegex(nodes)) + "}" + part.Range(),
+                          part.At());
   if (!raw) return tl::unexpected(raw.error());
   for (auto& series : *raw) {
     series.labels.erase("__name__");
@@ -219,23 +207,12 @@ using LabelSets =
 Expected<void> TimeAmbiguousSets(const PrometheusApi& api, const Part& part, const std::string& by,
                                  const std::vector<std::pair<std::string, std::string>>& keys,
                                  LabelSets& sets) {
-  std::set<std::string> ns, pods;
+  std::set<std::pair<std::string, std::string>> pods;
   for (const auto& [pod, candidates] : sets)
-    if (candidates.size() > 1)
-      ns.insert(RegexLiteral(pod.first)), pods.insert(RegexLiteral(pod.second));
+    if (candidates.size() > 1) pods.insert(pod);
   if (pods.empty()) return {};
-  auto alternatives = [](const std::set<std::string>& v) {
-    std::string out;
-    for (const auto& x : v) out += (out.empty() ? "" : "|") + x;
-    return out;
-  };
-  const int64_t range = part.seg.to - part.seg.from;
-  const int64_t step = std::max<int64_t>(1, range / 1000);  // ≤ 1,000 points a series
-  auto r = api.Query("max by (" + by +
-                         ") (max_over_time(timestamp(gpumeter_pod_labels_info{namespace=~" +
-                         PromQuote(alternatives(ns)) + ",pod=~" + PromQuote(alternatives(pods)) +
-                         "})[" + std::to_string(range) + "s:" + std::to_string(step) + "s]))",
-                     part.At());
+  auto r =
+      LastSeen(api, "gpumeter_pod_labels_info", by, pods, part.seg.to - part.seg.from, part.At());
   if (!r) return tl::unexpected(r.error());
   for (const auto& s : *r) {
     auto it = sets.find({Get(s, "namespace"), Get(s, "pod")});

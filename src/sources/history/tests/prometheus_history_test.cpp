@@ -1,0 +1,82 @@
+// Rightsizing's reads from Prometheus: a pod whose workload changed under the same name is grouped
+// with the workload it had last, whatever order Prometheus lists its series in.
+#include "sources/history/prometheus_history.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <string>
+#include <vector>
+
+#include "support/loopback_server.h"
+
+namespace gpumeter::history {
+namespace {
+
+std::string Sample(const std::string& pod, const std::string& kind, const std::string& name,
+                   const std::string& value) {
+  return R"({"metric":{"namespace":"ml","pod":")" + pod + R"(","workload_kind":")" + kind +
+         R"(","workload":")" + name + R"("},"value":[90000,")" + value + "\"]}";
+}
+
+// Replies per query: the recorded hours (valued the last time seen), the raw series present in
+// the horizon, and their timestamps (LastSeen's subquery). Every other query: nothing.
+class Workloads {
+ public:
+  Workloads()
+      : server_([this](httplib::Server& s) {
+          s.Get("/api/v1/query", [this](const httplib::Request& req, httplib::Response& res) {
+            const std::string q = req.get_param_value("query");
+            auto has = [&](const char* m) { return q.find(m) != std::string::npos; };
+            std::vector<std::string> result;
+            if (has("gpumeter:pod_workload_info:max1h")) {
+              // Listed newest first: taking the last one listed would pick the old workload.
+              result = {Sample("old-0", "Deployment", "old", "7000"),
+                        Sample("old-0", "Pod", "old-0", "3600")};
+            } else if (has("timestamp(gpumeter_pod_workload_info")) {
+              queries_.push_back(q);
+              result = {Sample("both-0", "Pod", "both-0", "89990"),
+                        Sample("both-0", "Deployment", "both", "80000")};
+            } else if (has("last_over_time(gpumeter_pod_workload_info")) {
+              result = {Sample("both-0", "Pod", "both-0", "1"),
+                        Sample("both-0", "Deployment", "both", "1"),
+                        Sample("new-0", "Job", "new", "1")};
+            }
+            std::string body;
+            for (const auto& r : result) body += (body.empty() ? "" : ",") + r;
+            res.set_content(
+                R"({"status":"success","data":{"resultType":"vector","result":[)" + body + "]}}",
+                "application/json");
+          });
+        }) {}
+  std::string url() const { return server_.url(); }
+  std::vector<std::string> queries_;  // the LastSeen subqueries received
+
+ private:
+  testing::LoopbackServer server_;
+};
+
+TEST(PrometheusHistory, APodWhoseWorkloadChangedHasTheLatest) {
+  Workloads prometheus;
+  PrometheusAccess access;
+  access.url = prometheus.url();
+  auto api = PrometheusApi::Open(access);
+  ASSERT_TRUE(api) << api.error().message;
+  PrometheusHistory history(std::move(*api), {}, 90000, 7 * 86400);
+  const auto w = history.HistoryPodWorkloads();
+  ASSERT_TRUE(w) << w.error().message;
+  ASSERT_EQ(w->size(), 3u);
+  // Recorded only: the one seen later in its hours.
+  EXPECT_EQ(w->at({"ml", "old-0"}).kind, "Deployment");
+  EXPECT_EQ(w->at({"ml", "old-0"}).name, "old");
+  // Two raw series: the one scraped last, timed for this pod alone.
+  EXPECT_EQ(w->at({"ml", "both-0"}).kind, "Pod");
+  EXPECT_EQ(w->at({"ml", "both-0"}).name, "both-0");
+  EXPECT_EQ(w->at({"ml", "new-0"}).name, "new");
+  ASSERT_EQ(prometheus.queries_.size(), 1u);
+  EXPECT_NE(prometheus.queries_[0].find(R"(pod=~"both-0")"), std::string::npos)
+      << prometheus.queries_[0];
+}
+
+}  // namespace
+}  // namespace gpumeter::history
