@@ -46,9 +46,11 @@ Expected<std::vector<rightsize::Recommendation>> RightsizeWith(
     rightsize::RecommendOptions* used) {
   auto span = history.HistorySpan();
   if (!span) return tl::unexpected(span.error());
-  if (!*span)
+  if (!*span)  // a window that ended in the past says so: the data may lie elsewhere
     return MakeError(ErrorCode::kNotFound,
-                     history.HistoryName() + ": empty (no interval recorded yet)");
+                     history.HistoryName() + (o.to_s ? ": no usage recorded in the " + o.window +
+                                                           " before --to " + Rfc3339(*o.to_s)
+                                                     : ": empty (no interval recorded yet)"));
   const int64_t to = o.to_s ? std::min((*span)->second, *o.to_s) : (*span)->second;
   const int64_t from = std::max((*span)->first, to - plan.window_s);
   auto histories = history::BuildHistories(history, from, to);

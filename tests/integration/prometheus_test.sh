@@ -139,6 +139,19 @@ for policy in memory compute blend:0.5 request; do
   done
 done
 echo "ok: the idle holder pays the same from the store and from Prometheus under every policy and idle rule"
+# A fleet whose agents stopped long ago (issue 30): a window in which Prometheus holds none of
+# their series is an error that says so, from report and from rightsize, never an empty answer
+# with exit 0 (rightsizing once printed no row and exited 0 on series it could not read).
+stale=$(( $(date +%s) - 30 * 86400 ))
+rc=0; "$bin" report --source "prometheus:$api" --window 1h --to "$stale" >"$work/stale.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "no gpumeter_unit_info in the window" "$work/stale.out" || { cat "$work/stale.out"; fail "report on a stale window (rc $rc)"; }
+rc=0; "$bin" rightsize --source "prometheus:$api" --window 1d --to "$stale" >"$work/stale.out" 2>&1 || rc=$?
+[ "$rc" -ne 0 ] && grep -q "no usage recorded in the 1d before --to" "$work/stale.out" || { cat "$work/stale.out"; fail "rightsize on a stale window (rc $rc)"; }
+# The same with data: the demos' pods, from Prometheus, are rightsized (kept: minutes of history).
+"$bin" rightsize --source "prometheus:$api" --window 1h --min-history 1m --format json >"$work/live.json" 2>"$work/live.err" ||
+  { cat "$work/live.err"; fail "rightsize from Prometheus with data"; }
+jq -e '.recommendations | length > 0' "$work/live.json" >/dev/null || fail "rightsize from Prometheus with data gave no row"
+echo "ok: a window the agents left long ago is an error from report and rightsize; with data, rightsize has rows"
 # Bad Prometheus input: unreachable, and not a URL.
 rc=0; "$bin" report --source "prometheus:http://127.0.0.1:1" --window 1h >"$work/bad.out" 2>&1 || rc=$?
 [ "$rc" = 1 ] && grep -q "unreachable" "$work/bad.out" || { cat "$work/bad.out"; fail "an unreachable Prometheus must be a clear error (rc $rc)"; }
