@@ -16,6 +16,7 @@
 #include "app/runtime.h"
 #include "app/usage_recorder.h"
 #include "common/duration.h"
+#include "domain/pod_label.h"
 #include "sinks/metrics/exposition.h"
 #include "sources/dcgm/dcgm_source.h"
 #include "sources/kube_api/api_server_source.h"
@@ -52,7 +53,7 @@ Expected<void> ConfigurePipeline(const AgentOptions& o, RuntimeOptions& ro) {
   // Two --pod-label keys that map to one label name would make every scrape invalid.
   std::map<std::string, std::string> label_names;
   for (const auto& k : o.pod_labels) {
-    const auto [it, fresh] = label_names.emplace(metrics::PodLabelName(k), k);
+    const auto [it, fresh] = label_names.emplace(domain::PodLabelName(k), k);
     if (!fresh)
       return MakeError(ErrorCode::kInvalidInput, "--pod-label '" + k + "' and '" + it->second +
                                                      "' both become label " + it->first);

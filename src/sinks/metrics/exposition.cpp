@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/rightsize/workload.h"
+#include "domain/pod_label.h"
 #include "sinks/metrics/catalogue.h"
 
 namespace gpumeter::metrics {
@@ -346,17 +347,11 @@ void Rightsizing(Families& f, const node::NodeState& state) {
 
 }  // namespace
 
-std::string PodLabelName(const std::string& key) {
-  std::string out = "label_";
-  for (const char c : key) out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
-  return out;
-}
-
 SeriesSet BuildFamilies(const gpu::SamplerHealth& health, const node::NodeState& state,
                         const ExpositionOptions& options, std::chrono::steady_clock::time_point now,
                         const ServerStats& server) {
   std::vector<std::string> extra;
-  for (const auto& k : options.pod_label_keys) extra.push_back(PodLabelName(k));
+  for (const auto& k : options.pod_label_keys) extra.push_back(domain::PodLabelName(k));
   Families f(std::move(extra));
   Sources(f, health, state, options, now);
   f.Add(Metric::kHttpConnectionsCut, {state.node}, static_cast<double>(server.connections_cut));

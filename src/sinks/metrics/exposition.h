@@ -37,10 +37,6 @@ struct ExpositionOptions {
   std::chrono::milliseconds stale_after{0};
 };
 
-// The Prometheus-safe name for a pod label key: "app.kubernetes.io/team" ->
-// "label_app_kubernetes_io_team".
-std::string PodLabelName(const std::string& key);
-
 // The series of one scrape, by family in catalogue order. Label sets are rendered and escaped
 // (`name="value",…`, without braces) and may be shared between families.
 struct SeriesSet {

@@ -1,4 +1,5 @@
 #include "sources/history/prometheus_source.h"
+#include "domain/pod_label.h"
 
 #include <algorithm>
 #include <cctype>
@@ -236,9 +237,7 @@ Expected<void> ReadLabels(const PrometheusApi& api, const Part& part,
   std::vector<std::pair<std::string, std::string>> keys;  // key, label name
   std::string by = "namespace, pod";
   for (const auto& key : label_keys) {
-    std::string name = "label_" + key;  // as the agent names it (metrics/exposition.h)
-    for (auto& c : name)
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+    const std::string name = domain::PodLabelName(key);  // as the agent names it
     keys.emplace_back(key, name);
     by += ", " + name;
   }

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "domain/pod_label.h"
 #include "sinks/metrics/http_server.h"
 
 namespace gpumeter::metrics {
@@ -206,7 +207,7 @@ TEST(Attribution, PodLabelsAreAnInfoSeriesPerPodUnderSafeNames) {
   ExpositionOptions o;
   o.pod_label_keys = {"team", "app.kubernetes.io/name"};
   const auto text = Render(o);
-  EXPECT_EQ(PodLabelName("app.kubernetes.io/name"), "label_app_kubernetes_io_name");
+  EXPECT_EQ(domain::PodLabelName("app.kubernetes.io/name"), "label_app_kubernetes_io_name");
   EXPECT_THAT(text, HasSubstr("gpumeter_pod_labels_info{node=\"n1\",namespace=\"ns\",pod=\"lazy\","
                               "label_team=\"vision\",label_app_kubernetes_io_name=\"lazy\"} 1\n"));
   // The counters and gauges keep their identity when a label changes: no label_ on any other
