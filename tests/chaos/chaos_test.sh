@@ -19,9 +19,7 @@ ulimit -n 8192 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 # cgroup. The agent reads a frozen copy of the fake node's /proc, so the node cannot repair it.
 scenario=$scenarios/timeslice-h100.yaml
 export GPUMETER_FAKE_NVML_SCENARIO=$scenario GPUMETER_FAKE_NVML_START_S=200
-"$fake_node" "$scenario" "$work/node" 200 >"$work/node.log" 2>&1 &
-for _ in $(seq 1 100); do [ -S "$work/node/kubelet.sock" ] && break; sleep 0.1; done
-[ -S "$work/node/kubelet.sock" ] || fail "fake node did not start"
+start_fake_node "$fake_node" "$scenario" "$work/node" 200 || fail "fake node did not start"
 sleep 0.3
 cp -r "$work/node/proc" "$work/proc"
 mapfile -t pids < <(find "$work/proc" -mindepth 1 -maxdepth 1 -regex '.*/[0-9]+' -printf '%f\n' | sort -n)

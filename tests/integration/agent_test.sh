@@ -13,10 +13,8 @@ fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do echo "== $f"; tail -20 
 
 scenario=$scenarios/timeslice-h100.yaml
 export GPUMETER_FAKE_NVML_SCENARIO=$scenario GPUMETER_FAKE_NVML_START_S=200
-"$fake_node" "$scenario" "$work/node" 200 >"$work/node.log" 2>&1 &
-node_pid=$!
-for _ in $(seq 1 100); do [ -S "$work/node/kubelet.sock" ] && break; sleep 0.1; done
-[ -S "$work/node/kubelet.sock" ] || fail "fake node did not start"
+start_fake_node "$fake_node" "$scenario" "$work/node" 200 || fail "fake node did not start"
+node_pid=$fake_node_pid
 
 cat >"$work/plugin.yaml" <<'YAML'
 version: v1
@@ -168,10 +166,9 @@ echo "ok: agent refuses bad flags"
 # DRA without an API server: the claims from the kubelet's dynamic_resources, the devices from
 # --resource-slices-file (the node's ResourceSliceList), each claim placed on its unit.
 dra=$scenarios/dra-h100.yaml
-GPUMETER_FAKE_NVML_SCENARIO=$dra GPUMETER_FAKE_NVML_START_S=100 "$fake_node" "$dra" "$work/dra" 100 >"$work/dra-node.log" 2>&1 &
-dra_node=$!
-for _ in $(seq 1 100); do [ -S "$work/dra/kubelet.sock" ] && break; sleep 0.1; done
-[ -S "$work/dra/kubelet.sock" ] || fail "DRA fake node did not start"
+GPUMETER_FAKE_NVML_SCENARIO=$dra GPUMETER_FAKE_NVML_START_S=100 start_fake_node "$fake_node" "$dra" "$work/dra" 100 ||
+  fail "DRA fake node did not start"
+dra_node=$fake_node_pid
 GPUMETER_FAKE_NVML_SCENARIO=$dra GPUMETER_FAKE_NVML_START_S=100 "$bin" agent --nvml-library "$nvml" --node-name node-d \
   --pod-resources-socket "$work/dra/kubelet.sock" --proc-root "$work/dra/proc" --pods-file "$work/dra/pods.json" \
   --resource-slices-file "$work/dra/resourceslices.json" --interval 0.25 --listen 127.0.0.1:0 >"$work/dra-agent.log" 2>&1 &
@@ -192,8 +189,8 @@ echo "ok: DRA through --resource-slices-file"
 # that is down, the dcgm source is down, the instances' compute is unattributed and /readyz is
 # still ready (an optional source).
 a100=$scenarios/mig-a100.yaml
-GPUMETER_FAKE_NVML_SCENARIO=$a100 "$fake_node" "$a100" "$work/a100" 200 >"$work/a100-node.log" 2>&1 &
-a100_node=$!
+GPUMETER_FAKE_NVML_SCENARIO=$a100 start_fake_node "$fake_node" "$a100" "$work/a100" 200 || fail "A100 fake node did not start"
+a100_node=$fake_node_pid
 for _ in $(seq 1 100); do [ -s "$work/a100/dcgm.url" ] && break; sleep 0.1; done
 dcgm_url=$(cat "$work/a100/dcgm.url" 2>/dev/null) || fail "the fake node wrote no dcgm-exporter URL"
 run_a100() {  # name dcgm-url

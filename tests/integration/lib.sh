@@ -12,6 +12,19 @@ wait_for_match() {
   printf '%s' "$value"
 }
 
+# start_fake_node FAKE_NODE SCENARIO DIR START_S: the scenario's node from scenario second START_S
+# (kubelet socket, pods file, /proc and the fake NVML's state under DIR, its log DIR.log), started
+# in this shell (a job of the caller's, its pid in $fake_node_pid), ready when its kubelet socket
+# is. Returns 1 when that takes over 10 s. The fake NVML's GPUMETER_FAKE_NVML_SCENARIO and _START_S
+# are the caller's environment.
+start_fake_node() {
+  local node=$1 scenario=$2 dir=$3 start=$4
+  "$node" "$scenario" "$dir" "$start" >"$dir.log" 2>&1 &
+  fake_node_pid=$!
+  for _ in $(seq 1 100); do [ -S "$dir/kubelet.sock" ] && return 0; sleep 0.1; done
+  return 1
+}
+
 # free_port: prints a loopback port nobody listens on, below the kernel's ephemeral range (which
 # the local ends of other tests' connections take). Another process may still take it before the
 # caller binds: callers that can, try again.

@@ -20,9 +20,7 @@ fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do [ -f "$f" ] && { echo "
 
 scenario=$scenarios/timeslice-h100.yaml
 export GPUMETER_FAKE_NVML_SCENARIO=$scenario GPUMETER_FAKE_NVML_START_S=200
-"$fake_node" "$scenario" "$work/node" 200 >"$work/node.log" 2>&1 &
-for _ in $(seq 1 100); do [ -S "$work/node/kubelet.sock" ] && break; sleep 0.1; done
-[ -S "$work/node/kubelet.sock" ] || fail "fake node did not start"
+start_fake_node "$fake_node" "$scenario" "$work/node" 200 || fail "fake node did not start"
 printf 'version: v1\nsharing:\n  timeSlicing:\n    resources:\n      - name: nvidia.com/gpu\n        replicas: 4\n' >"$work/plugin.yaml"
 
 port=$(free_port) || fail "no free port"

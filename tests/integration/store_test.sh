@@ -14,9 +14,7 @@ fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do [ -f "$f" ] && { echo "
 
 scenario=$scenarios/timeslice-h100.yaml
 export GPUMETER_FAKE_NVML_SCENARIO=$scenario GPUMETER_FAKE_NVML_START_S=100
-"$fake_node" "$scenario" "$work/node" 100 >"$work/node.log" 2>&1 &
-for _ in $(seq 1 100); do [ -S "$work/node/kubelet.sock" ] && break; sleep 0.1; done
-[ -S "$work/node/kubelet.sock" ] || fail "fake node did not start"
+start_fake_node "$fake_node" "$scenario" "$work/node" 100 || fail "fake node did not start"
 db=$work/usage.db
 
 start_agent() {  # $1: log file
