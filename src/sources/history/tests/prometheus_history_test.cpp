@@ -78,5 +78,52 @@ TEST(PrometheusHistory, APodWhoseWorkloadChangedHasTheLatest) {
       << prometheus.queries_[0];
 }
 
+// Every read of the workloads, the LastSeen subquery included, fails clearly on a bad reply: the
+// server named, the cause quoted, no partial map.
+TEST(PrometheusHistory, BadRepliesToTheWorkloadReadsAreClearErrors) {
+  struct Case {
+    const char* broken;  // the query that gets the bad reply
+    std::string body, want;
+  };
+  const Case cases[] = {
+      {"gpumeter:pod_workload_info:max1h", "<html>proxy error</html>", "HTTP 200"},
+      {"last_over_time(gpumeter_pod_workload_info",
+       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"many"]}]}})",
+       "is not a number"},
+      {"timestamp(gpumeter_pod_workload_info",
+       R"({"status":"error","errorType":"bad_data","error":"too many points in subquery"})",
+       "too many points in subquery"},
+  };
+  for (const auto& c : cases) {
+    testing::LoopbackServer server([&c](httplib::Server& s) {
+      s.Get("/api/v1/query", [&c](const httplib::Request& req, httplib::Response& res) {
+        const std::string q = req.get_param_value("query");
+        if (q.find(c.broken) != std::string::npos) {
+          res.set_content(c.body, "application/json");
+          return;
+        }
+        // Two workloads of one pod, so that the subquery is asked.
+        const bool raw = q.find("last_over_time(") != std::string::npos;
+        res.set_content(
+            std::string(R"({"status":"success","data":{"resultType":"vector","result":[)") +
+                (raw ? Sample("p-0", "Pod", "p-0", "1") + "," + Sample("p-0", "Job", "j", "1")
+                     : "") +
+                "]}}",
+            "application/json");
+      });
+    });
+    PrometheusAccess access;
+    access.url = server.url();
+    auto api = PrometheusApi::Open(access);
+    ASSERT_TRUE(api) << api.error().message;
+    PrometheusHistory history(std::move(*api), {}, 90000, 86400);
+    const auto w = history.HistoryPodWorkloads();
+    ASSERT_FALSE(w) << c.broken;
+    EXPECT_NE(w.error().message.find(server.url()), std::string::npos) << w.error().message;
+    EXPECT_NE(w.error().message.find(c.want), std::string::npos)
+        << c.broken << " → " << w.error().message;
+  }
+}
+
 }  // namespace
 }  // namespace gpumeter::history
