@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "common/bounded_file.h"
 #include "common/yaml/reader.h"
 #include "domain/sharing_mode.h"
+#include "sources/nvml/nvml_library.h"
 
 namespace gpumeter::scenario {
 namespace {
@@ -59,7 +61,29 @@ MigInstance ParseMigInstance(const Field& f) {
   m.compute_slices = static_cast<uint32_t>(f.UInt("compute_slices", m.slices));
   if (m.compute_slices == 0 || m.compute_slices > m.slices)
     f.Child("compute_slices").Fail("must be in [1, slices]");
+  // The driver's profile names say their slices: "<g>g.<mem>gb" holds g slices, and a compute
+  // instance profile "<c>c.<g>g.<mem>gb" c of them for compute. A name that says otherwise is an
+  // instance no driver makes.
+  static const std::regex kProfile(R"(^(?:([1-7])c\.)?([1-7])g(?:\.[0-9]+gb)?(?:\+[a-z0-9]+)?$)");
+  std::smatch match;
+  if (!std::regex_match(m.profile, match, kProfile))
+    f.Child("profile").Fail("'" + m.profile +
+                            "' is not a MIG profile name (e.g. 1g.10gb, 1c.3g.40gb)");
+  if (std::stoul(match[2].str()) != m.slices)
+    f.Child("slices").Fail("profile " + m.profile + " holds " + match[2].str() + " slices, not " +
+                           std::to_string(m.slices));
+  if (const auto cs = f.Optional("compute_slices");
+      match[1].matched && std::stoul(match[1].str()) != m.compute_slices)
+    (cs ? *cs : f)
+        .Fail("profile " + m.profile + " computes on " + match[1].str() + " slices, not " +
+              std::to_string(m.compute_slices));
   return m;
+}
+
+// How many MIG slices a GPU model has: 4 on an A30, 7 on the others with MIG (A100, H100, H200,
+// B200). NVIDIA's MIG user guide, "Supported GPUs".
+uint32_t MigSlicesOf(const std::string& model) {
+  return model.find("A30") != std::string::npos ? 4 : 7;
 }
 
 Gpu ParseGpu(const Field& f) {
@@ -108,8 +132,12 @@ Gpu ParseGpu(const Field& f) {
   if (auto m = f.Optional("mig")) {
     m->ExpectMap({"total_slices", "instances"});
     g.mig_enabled = true;
-    g.mig_total_slices = static_cast<uint32_t>(m->UInt("total_slices", 7));
-    if (g.mig_total_slices == 0) m->Child("total_slices").Fail("must be positive");
+    const uint32_t most = MigSlicesOf(g.model);
+    g.mig_total_slices = static_cast<uint32_t>(m->UInt("total_slices", most));
+    if (g.mig_total_slices == 0 || g.mig_total_slices > most)
+      m->Child("total_slices")
+          .Fail("must be in [1, " + std::to_string(most) + "]: " + g.model + " has " +
+                std::to_string(most) + " MIG slices");
     const Field inst = m->Child("instances");
     inst.ExpectSequence();
     uint64_t mem = 0;
@@ -266,6 +294,12 @@ std::optional<Fault> ParseFault(const Field& f, Scenario& s) {
                          "' (expected call-error, gpu-lost, delay or process-exit)");
   out.call = f.Str("call", out.kind == FaultKind::kGpuLost ? "*" : "");
   if (out.kind != FaultKind::kGpuLost && out.call.empty()) f.Fail("missing required field 'call'");
+  // A misspelt call would match nothing and fault nothing, while its window still reads as a
+  // fault: only the calls the agent makes (the symbols its loader resolves), or "*".
+  if (const auto& calls = nvml::AllSymbolNames();
+      out.call != "*" && std::find(calls.begin(), calls.end(), out.call) == calls.end())
+    f.Child("call").Fail("'" + out.call + "' is no NVML call the agent makes (e.g. " +
+                         "nvmlDeviceGetPowerUsage; \"*\" for every call)");
   if (auto g = f.Optional("gpu")) out.gpu_index = static_cast<uint32_t>(g->UInt());
   if (out.kind == FaultKind::kGpuLost && !out.gpu_index) f.Fail("a gpu-lost fault needs 'gpu'");
   if (out.kind == FaultKind::kCallError) {

@@ -275,6 +275,55 @@ TEST(Loader, FaultOnMissingGpu) {
       HasSubstr("no GPU with index 3"));
 }
 
+TEST(Loader, AFaultOnACallTheAgentNeverMakesIsRefused) {
+  EXPECT_THAT(
+      ErrorOf(std::string(kMinimal) +
+              "\nfaults:\n  - {kind: call-error, call: nvmlDeviceGetPowerUsag, code: 999}\n"),
+      HasSubstr("'nvmlDeviceGetPowerUsag' is no NVML call the agent makes"));
+  for (const char* call : {"nvmlDeviceGetPowerUsage", "*"}) {
+    auto s = ParseScenario(std::string(kMinimal) + "\nfaults:\n  - {kind: call-error, call: \"" +
+                               call + "\", code: 999}\n",
+                           "t.yaml");
+    EXPECT_TRUE(s) << call << ": " << s.error().message;
+  }
+}
+
+TEST(Loader, MigLayoutsNoDriverMakesAreRefused) {
+  const std::string power = "    power: {idle_watts: 10, max_watts: 110}";
+  auto mig = [&](const std::string& model, const std::string& body) {
+    return Replace(Replace(kMinimal, power, power + "\n    mig:\n" + body), "    model: Test GPU",
+                   "    model: " + model);
+  };
+  // A 2g profile of 5 slices, a 1c.3g compute instance said to compute on 3, a name that is no
+  // profile, and an A30 with 7 slices (it has 4).
+  EXPECT_THAT(ErrorOf(mig("Test GPU",
+                          "      instances:\n        - {gi: 1, profile: 2g.12gb, "
+                          "uuid: MIG-1, memory_mib: 100, slices: 5}")),
+              HasSubstr("profile 2g.12gb holds 2 slices, not 5"));
+  EXPECT_THAT(ErrorOf(mig("Test GPU",
+                          "      instances:\n        - {gi: 1, profile: 1c.3g.40gb, "
+                          "uuid: MIG-1, memory_mib: 100, slices: 3}")),
+              HasSubstr("profile 1c.3g.40gb computes on 1 slices, not 3"));
+  EXPECT_THAT(ErrorOf(mig("Test GPU",
+                          "      instances:\n        - {gi: 1, profile: big, "
+                          "uuid: MIG-1, memory_mib: 100, slices: 1}")),
+              HasSubstr("'big' is not a MIG profile name"));
+  EXPECT_THAT(ErrorOf(mig("NVIDIA A30",
+                          "      total_slices: 7\n      instances:\n        - {gi: 1, "
+                          "profile: 1g.6gb, uuid: MIG-1, memory_mib: 100, slices: 1}")),
+              HasSubstr("NVIDIA A30 has 4 MIG slices"));
+  // What drivers make gets past the layout (to the next check: kMinimal's process is on the
+  // parent GPU): a 1c.3g compute instance on 1 of its 3 slices, an A30's 4 slices.
+  EXPECT_THAT(ErrorOf(mig("Test GPU",
+                          "      instances:\n        - {gi: 1, profile: 1c.3g.40gb, "
+                          "uuid: MIG-1, memory_mib: 100, slices: 3, compute_slices: 1}")),
+              HasSubstr("is in MIG mode; name a MIG instance UUID"));
+  EXPECT_THAT(ErrorOf(mig("NVIDIA A30",
+                          "      total_slices: 4\n      instances:\n        - {gi: 1, "
+                          "profile: 2g.12gb+me, uuid: MIG-1, memory_mib: 100, slices: 2}")),
+              HasSubstr("is in MIG mode; name a MIG instance UUID"));
+}
+
 TEST(Loader, UnknownFaultKind) {
   EXPECT_THAT(ErrorOf(std::string(kMinimal) + "\nfaults:\n  - {kind: meteor, gpu: 0}\n"),
               HasSubstr("unknown fault kind 'meteor'"));
