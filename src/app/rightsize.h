@@ -16,7 +16,7 @@
 #include "common/duration.h"
 #include "common/error.h"
 #include "core/rightsize/recommend.h"
-#include "sources/history/usage_history.h"
+#include "sources/history/usage/usage_history.h"
 
 namespace gpumeter::app {
 

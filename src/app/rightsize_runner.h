@@ -16,7 +16,7 @@
 
 #include "app/rightsize.h"
 #include "node/state/node_state.h"
-#include "sources/history/usage_history.h"
+#include "sources/history/usage/usage_history.h"
 
 namespace gpumeter::app {
 

@@ -21,7 +21,7 @@
 #include <string>
 
 #include "domain/source_status.h"
-#include "sources/history/usage_history.h"
+#include "sources/history/usage/usage_history.h"
 #include "store/store.h"
 
 namespace gpumeter::app {

@@ -22,7 +22,7 @@
 #include "common/error.h"
 #include "core/attribution/attribute.h"
 #include "core/attribution/usage_record.h"
-#include "sources/history/usage_history.h"
+#include "sources/history/usage/usage_history.h"
 
 struct sqlite3;
 struct sqlite3_stmt;

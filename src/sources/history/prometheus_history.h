@@ -1,6 +1,6 @@
-// Rightsizing's usage histories (sources/history/usage_history.h) from a Prometheus that scrapes
-// the agents, for a whole fleet or one node or namespace: the same per-minute usage records a
-// store gives, so rightsizing from either gives the same answer on the same data, and workloads
+// Rightsizing's usage histories (sources/history/usage/usage_history.h) from a Prometheus that
+// scrapes the agents, for a whole fleet or one node or namespace: the same per-minute usage records
+// a store gives, so rightsizing from either gives the same answer on the same data, and workloads
 // on whole GPUs of one model are packed across nodes.
 //  - Per minute, from the raw counters: range queries (`query_range`, step 60 s) of each counter
 //    summed by unit and owner, in pieces of 6 h (360 points per series: far under Prometheus's
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "sources/history/prometheus_api.h"
-#include "sources/history/usage_history.h"
+#include "sources/history/usage/usage_history.h"
 
 namespace gpumeter::history {
 

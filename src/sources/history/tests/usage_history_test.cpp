@@ -1,7 +1,7 @@
 // Histories read through UsageHistorySource (the store implements it): here a source in memory,
 // which rightsizing reads an hour at a time (a read's memory is its minutes'), with the workload
 // named from the pods' labels.
-#include "sources/history/usage_history.h"
+#include "sources/history/usage/usage_history.h"
 
 #include <gtest/gtest.h>
 

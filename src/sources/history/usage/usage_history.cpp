@@ -1,4 +1,4 @@
-#include "sources/history/usage_history.h"
+#include "sources/history/usage/usage_history.h"
 
 #include <algorithm>
 
