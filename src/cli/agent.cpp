@@ -67,7 +67,7 @@ void AddStoreFlags(CLI::App* cmd, app::AgentOptions& o) {
                     "docs/rightsizing.md)",
                     Seconds(0), Seconds(86400));
   AddDurationOption(cmd, "--rightsize-min-history", o.rightsize_min_history,
-                    "Rightsizing says only keep below this much history", Seconds(60),
+                    "Rightsizing says only keep below this much history", Seconds(1),
                     Seconds(400 * 86400));
   AddDurationOption(cmd, "--shutdown-grace", o.shutdown_grace,
                     "After SIGTERM, stop sampling and keep serving the final counters this long "

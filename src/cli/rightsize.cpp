@@ -29,7 +29,7 @@ void AddRightsizeCommand(CLI::App& app, app::RightsizeOptions& o) {
                   "the hourly recorded series where the rules cover them")
       ->capture_default_str();
   AddDurationOption(cmd, "--min-history", o.min_history,
-                    "Below this much history (VPA confidence), keep: too short to say", Seconds(60),
+                    "Below this much history (VPA confidence), keep: too short to say", Seconds(1),
                     Seconds(400 * 86400));
   cmd->add_option("--margin", o.margin, "Safety margin over the targets (0.15: +15 %)")
       ->check(CLI::Range(0.0, 2.0))

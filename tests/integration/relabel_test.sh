@@ -109,8 +109,12 @@ for by in label:team pod; do
   "$bin" report --source "sqlite:$work/usage.db" --window 10m --by "$by" --format json >"$work/store-$by.json" ||
     fail "report --by $by from the store"
 done
-jq -e '[.groups[] | select(.group.pod == "search/embedder-5c7b9-x2k4p")] | length == 1' "$work/prom-pod.json" >/dev/null ||
-  fail "embedder is not one row in the report by pod from Prometheus"
+for src in prom store; do
+  for pod in search/embedder-5c7b9-x2k4p search/reranker-6f8d1-q9w2e; do
+    jq -e --arg pod "$pod" '[.groups[] | select(.group.pod == $pod)] | length == 1' "$work/$src-pod.json" >/dev/null ||
+      fail "$pod is not one row in the report by pod from $src"
+  done
+done
 # Each pod under its latest team, in both: vision holds the embedder, ads nothing any more.
 for src in prom store; do
   jq -r '.groups[].group["label:team"] // empty' "$work/$src-label:team.json" | sort >"$work/$src-teams.txt"

@@ -15,19 +15,27 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
-// A blocking call that only its cut ends, as an HTTP request the server never answers.
+// A blocking call that only its cut ends, as an HTTP request the server never answers. A cut
+// while nothing waits is lost (a socket not yet opened has nothing to shut), so only a cut
+// repeated after Run began ends it; a Run not cut within 10 s gives up and says so.
 class BlockingCall {
  public:
   void Run() {
     std::unique_lock lock(mu_);
     ++calls_;
-    cv_.wait(lock, [this] { return cut_; });
-    cut_ = false;
+    waiting_ = true;
+    if (!cv_.wait_for(lock, std::chrono::seconds(10), [this] { return cut_; })) timed_out_ = true;
+    waiting_ = cut_ = false;
   }
   void Cut() {
     std::lock_guard lock(mu_);
+    if (!waiting_) return;
     cut_ = true;
     cv_.notify_all();
+  }
+  bool timed_out() {
+    std::lock_guard lock(mu_);
+    return timed_out_;
   }
   int calls() {
     std::lock_guard lock(mu_);
@@ -37,7 +45,7 @@ class BlockingCall {
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  bool cut_ = false;
+  bool cut_ = false, waiting_ = false, timed_out_ = false;
   int calls_ = 0;
 };
 
@@ -75,6 +83,7 @@ TEST(StoppableWorker, StopCutsTheCallInFlightAndNoNewCallStarts) {
   while (call.calls() == 0) std::this_thread::sleep_for(milliseconds(1));
   w.Stop();
   EXPECT_EQ(call.calls(), 1);
+  EXPECT_FALSE(call.timed_out());
   EXPECT_EQ(after_stop.load(), 1);
 }
 
@@ -94,6 +103,7 @@ TEST(StoppableWorker, ACutThatCameBeforeTheCallBlockedIsRepeated) {
   while (!registered.load()) std::this_thread::sleep_for(milliseconds(1));
   w.Stop();
   EXPECT_EQ(call.calls(), 1);
+  EXPECT_FALSE(call.timed_out()) << "the first cut, before the call blocked, was not repeated";
 }
 
 TEST(StoppableWorker, StartsAgainAfterStopAndStartIsIdempotent) {

@@ -64,7 +64,8 @@ MigInstance ParseMigInstance(const Field& f) {
   // The driver's profile names say their slices: "<g>g.<mem>gb" holds g slices, and a compute
   // instance profile "<c>c.<g>g.<mem>gb" c of them for compute. A name that says otherwise is an
   // instance no driver makes.
-  static const std::regex kProfile(R"(^(?:([1-7])c\.)?([1-7])g(?:\.[0-9]+gb)?(?:\+[a-z0-9]+)?$)");
+  static const std::regex kProfile(
+      R"(^(?:([1-7])c\.)?([1-7])g(?:\.[0-9]+gb)?(?:[+-][a-z0-9.]+)?$)");
   std::smatch match;
   if (!std::regex_match(m.profile, match, kProfile))
     f.Child("profile").Fail("'" + m.profile +

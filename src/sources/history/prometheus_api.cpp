@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <map>
 #include <string_view>
 
 #include "common/secret_file.h"
@@ -47,11 +48,27 @@ Expected<std::vector<PromSample>> LastSeen(
     const std::set<std::pair<std::string, std::string>>& pods, int64_t range_s, int64_t at_unix_s) {
   std::set<std::string> ns, names;
   for (const auto& [n, p] : pods) ns.insert(n), names.insert(p);
-  const int64_t step = std::max<int64_t>(1, range_s / 1000);
-  return api.Query("max by (" + by + ") (max_over_time(timestamp(" + metric + "{namespace=~" +
-                       PromQuote(AnyOfRegex(ns)) + ",pod=~" + PromQuote(AnyOfRegex(names)) + "})[" +
-                       std::to_string(range_s) + "s:" + std::to_string(step) + "s]))",
-                   at_unix_s);
+  const std::string selector = metric + "{namespace=~" + PromQuote(AnyOfRegex(ns)) + ",pod=~" +
+                               PromQuote(AnyOfRegex(names)) + "}";
+  // Steps of at most a minute: Prometheus aligns a subquery's steps to multiples of the step, and
+  // a step longer than its 5-minute lookback would miss a series that lived between two.
+  const int64_t step = std::clamp<int64_t>(range_s / 1000, 1, 60);
+  auto over_range = api.Query("max by (" + by + ") (max_over_time(timestamp(" + selector + ")[" +
+                                  std::to_string(range_s) + "s:" + std::to_string(step) + "s]))",
+                              at_unix_s);
+  if (!over_range) return over_range;
+  // A series born after the last step (within a step of `at`) is only in an instant read.
+  auto now = api.Query("max by (" + by + ") (timestamp(" + selector + "))", at_unix_s);
+  if (!now) return now;
+  std::map<std::map<std::string, std::string>, double> latest;
+  for (const auto* reply : {&*over_range, &*now})
+    for (const auto& s : *reply) {
+      auto [it, fresh] = latest.emplace(s.labels, s.value);
+      if (!fresh) it->second = std::max(it->second, s.value);
+    }
+  std::vector<PromSample> out;
+  for (auto& [labels, value] : latest) out.push_back({labels, value});
+  return out;
 }
 
 Expected<PrometheusApi> PrometheusApi::Open(const PrometheusAccess& access) {

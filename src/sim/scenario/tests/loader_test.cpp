@@ -320,7 +320,7 @@ TEST(Loader, MigLayoutsNoDriverMakesAreRefused) {
               HasSubstr("is in MIG mode; name a MIG instance UUID"));
   EXPECT_THAT(ErrorOf(mig("NVIDIA A30",
                           "      total_slices: 4\n      instances:\n        - {gi: 1, "
-                          "profile: 2g.12gb+me, uuid: MIG-1, memory_mib: 100, slices: 2}")),
+                          "profile: 2g.12gb+me.all, uuid: MIG-1, memory_mib: 100, slices: 2}")),
               HasSubstr("is in MIG mode; name a MIG instance UUID"));
 }
 

@@ -33,10 +33,16 @@ class Workloads {
               // Listed newest first: taking the last one listed would pick the old workload.
               result = {Sample("old-0", "Deployment", "old", "7000"),
                         Sample("old-0", "Pod", "old-0", "3600")};
-            } else if (has("timestamp(gpumeter_pod_workload_info")) {
+            } else if (has("max_over_time(timestamp(gpumeter_pod_workload_info")) {
+              // Over the range, at steps: the Deployment's series, born after the last step,
+              // is not in it.
               queries_.push_back(q);
-              result = {Sample("both-0", "Pod", "both-0", "89990"),
-                        Sample("both-0", "Deployment", "both", "80000")};
+              result = {Sample("both-0", "Pod", "both-0", "89990")};
+            } else if (has("timestamp(gpumeter_pod_workload_info")) {
+              // At the instant: both, each with its latest sample.
+              queries_.push_back(q);
+              result = {Sample("both-0", "Deployment", "both", "89995"),
+                        Sample("both-0", "Pod", "both-0", "89990")};
             } else if (has("last_over_time(gpumeter_pod_workload_info")) {
               result = {Sample("both-0", "Pod", "both-0", "1"),
                         Sample("both-0", "Deployment", "both", "1"),
@@ -69,12 +75,16 @@ TEST(PrometheusHistory, APodWhoseWorkloadChangedHasTheLatest) {
   // Recorded only: the one seen later in its hours.
   EXPECT_EQ(w->at({"ml", "old-0"}).kind, "Deployment");
   EXPECT_EQ(w->at({"ml", "old-0"}).name, "old");
-  // Two raw series: the one scraped last, timed for this pod alone.
-  EXPECT_EQ(w->at({"ml", "both-0"}).kind, "Pod");
-  EXPECT_EQ(w->at({"ml", "both-0"}).name, "both-0");
+  // Two raw series: the one scraped last, timed for this pod alone, over the range and at the
+  // instant (the Deployment's series began after the range's last step).
+  EXPECT_EQ(w->at({"ml", "both-0"}).kind, "Deployment");
+  EXPECT_EQ(w->at({"ml", "both-0"}).name, "both");
   EXPECT_EQ(w->at({"ml", "new-0"}).name, "new");
-  ASSERT_EQ(prometheus.queries_.size(), 1u);
-  EXPECT_NE(prometheus.queries_[0].find(R"(pod=~"both-0")"), std::string::npos)
+  ASSERT_EQ(prometheus.queries_.size(), 2u);
+  for (const auto& q : prometheus.queries_)
+    EXPECT_NE(q.find(R"(pod=~"both-0")"), std::string::npos) << q;
+  // A minute's steps at most over the 2-day horizon (172 s would skip what lived between two).
+  EXPECT_NE(prometheus.queries_[0].find("[172800s:60s]"), std::string::npos)
       << prometheus.queries_[0];
 }
 
