@@ -37,13 +37,14 @@ store::IntervalRecord Interval(int64_t end, double seconds, int containers) {
   for (int u = 0; u < 16; ++u) {
     store::UnitRecord rec;
     const std::string id = (u < 8 ? "GPU-" : "MIG-") + std::to_string(u);
-    rec.unit = {"node-" + std::to_string(u / 4),
-                id,
-                "GPU-" + std::to_string(u % 8),
-                u < 8 ? "NVIDIA H100 80GB HBM3" : "NVIDIA H200",
-                u < 8 ? "" : "1g.18gb",
-                u < 8 ? "time-slicing" : "mig",
-                u < 8 ? 1.0 : 1.0 / 7};
+    rec.unit = {
+        "node-" + std::to_string(u / 4),
+        id,
+        "GPU-" + std::to_string(u % 8),
+        u < 8 ? "NVIDIA H100 80GB HBM3" : "NVIDIA H200",
+        u < 8 ? "" : "1g.18gb",
+        u < 8 ? gpumeter::domain::SharingMode::kTimeSlicing : gpumeter::domain::SharingMode::kMig,
+        u < 8 ? 1.0 : 1.0 / 7};
     rec.seconds = seconds;
     rec.memory_capacity_byte_seconds = 8e10 * seconds;
     rec.energy_joules = 300 * seconds;

@@ -210,8 +210,13 @@ std::vector<attribution::UnitRecord> Fleet::Minute(int node, int64_t minute,
   for (int gpu = 0; gpu < kGpusPerNode; ++gpu) {
     attribution::UnitRecord u;
     const std::string uuid = GpuUuid(node, gpu);
-    u.unit = {
-        NodeName(node), uuid, uuid, kModel, "", Shared(gpu) ? "time-slicing" : "exclusive", 1.0};
+    u.unit = {NodeName(node),
+              uuid,
+              uuid,
+              kModel,
+              "",
+              Shared(gpu) ? domain::SharingMode::kTimeSlicing : domain::SharingMode::kExclusive,
+              1.0};
     u.seconds = 60;
     u.memory_capacity_byte_seconds = kMemoryBytes * 60;
     double used = 0, memory = 0, held = 0;

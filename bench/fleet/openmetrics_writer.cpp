@@ -112,12 +112,12 @@ void OpenMetricsWriter::AddMinute(int node, int64_t minute,
     const std::string unit = Quote("node", u.unit.node) + "," + Quote("unit", u.unit.uuid);
     const double unit_amounts[] = {u.seconds, u.memory_capacity_byte_seconds, u.energy_joules};
     Counter(node, minute, unit, kUnitSeconds, 3, unit_amounts);
-    const bool shared = u.unit.mode != "exclusive";
+    const bool shared = u.unit.mode != domain::SharingMode::kExclusive;
     Gauge(node, minute, kUnitInfo,
           unit + "," + Quote("gpu_uuid", u.unit.gpu_uuid) + "," +
               Quote("gpu", std::to_string(std::stoi(u.unit.uuid.substr(8, 4), nullptr, 16))) + "," +
               Quote("model", u.unit.model) + "," + Quote("mig_profile", "") + "," +
-              Quote("sharing_mode", u.unit.mode) + "," +
+              Quote("sharing_mode", domain::ToStringOr(u.unit.mode, "")) + "," +
               Quote("replicas", shared ? std::to_string(Fleet::kReplicas) : "1") + "," +
               Quote("evidence", "configured for this GPU"));
     Gauge(node, minute, kShareRatio, unit);

@@ -20,7 +20,7 @@ store::IntervalRecord ToIntervalRecord(const node::NodeState& state,
     u.unit.gpu_uuid = info ? info->gpu_uuid : ledger.uuid;
     u.unit.model = info ? info->model : "";
     u.unit.mig_profile = info ? info->mig_profile : "";
-    u.unit.mode = domain::ToString(ledger.mode);
+    u.unit.mode = ledger.mode;
     u.unit.fraction = info ? info->gpu_fraction : 1;
     u.seconds = ledger.seconds;
     u.memory_capacity_byte_seconds = ledger.memory_capacity_byte_seconds;

@@ -23,4 +23,8 @@ std::optional<SharingMode> ParseSharingMode(std::string_view text) {
   return std::nullopt;
 }
 
+const char* ToStringOr(std::optional<SharingMode> mode, const char* unknown) {
+  return mode ? ToString(*mode) : unknown;
+}
+
 }  // namespace gpumeter::domain

@@ -14,5 +14,8 @@ const char* ToString(SharingMode mode);
 // The inverse of ToString, exactly (case and spelling); nullopt for any other text. Every reader
 // of a mode's name (flags, scenarios, node labels, stored units) parses it here.
 std::optional<SharingMode> ParseSharingMode(std::string_view text);
+// ToString of a mode a reader may not have been told (a unit known only by its counters):
+// `unknown` when it was not.
+const char* ToStringOr(std::optional<SharingMode> mode, const char* unknown);
 
 }  // namespace gpumeter::domain

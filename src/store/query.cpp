@@ -101,8 +101,8 @@ Expected<void> SumRange(sqlite3* db, const FailFn& fail, const Range& r, int64_t
 // The units and owners the sums refer to, by id: point lookups, not the whole tables. Those grow
 // with every pod ever seen, and rightsizing reads an hour at a time (history.h): reading them
 // whole per read made a 24 h history over 20,000 owners cost 0.43 s instead of 0.19 s.
-Expected<void> ReadIds(sqlite3* db, const FailFn& fail, const QuerySums& sums,
-                       std::map<int64_t, UnitKey>& units,
+Expected<void> ReadIds(sqlite3* db, const FailFn& fail, const std::string& path,
+                       const QuerySums& sums, std::map<int64_t, UnitKey>& units,
                        std::map<int64_t, domain::Owner>& owners) {
   // One row by id into `out` (an id with no row is left out: Assemble names it); false on error.
   auto read = [](Stmt& st, int64_t id, auto&& out) {
@@ -113,12 +113,22 @@ Expected<void> ReadIds(sqlite3* db, const FailFn& fail, const QuerySums& sums,
   };
   Stmt s(db,
          "SELECT node, uuid, gpu_uuid, model, mig_profile, mode, fraction FROM units WHERE id=?");
-  for (const auto& [key, x] : sums.units)
+  std::string bad_mode;  // a mode no version of the recorder writes: refused, not guessed
+  for (const auto& [key, x] : sums.units) {
     if (!units.count(key.second) && !read(s, key.second, [&] {
+          const std::string mode = s.Text(5);
+          const auto parsed = domain::ParseSharingMode(mode);
+          if (!parsed && !mode.empty()) bad_mode = mode;
           units[key.second] = {s.Text(0), s.Text(1), s.Text(2), s.Text(3),
-                               s.Text(4), s.Text(5), s.Real(6)};
+                               s.Text(4), parsed,    s.Real(6)};
         }))
       return tl::unexpected(fail("reading units"));
+    if (!bad_mode.empty())
+      return MakeError(ErrorCode::kInvalidInput, "store " + path + ": unit id " +
+                                                     std::to_string(key.second) +
+                                                     " has sharing mode \"" + bad_mode +
+                                                     "\", not exclusive, time-slicing, mps or mig");
+  }
   Stmt o(db, "SELECT kind, namespace, pod, container FROM owners WHERE id=?");
   for (const auto& [key, per_owner] : sums.usage)
     for (const auto& [oid, x] : per_owner)
@@ -174,7 +184,7 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> ReadSums(sqlite3* db, const
     if (auto r = SumRange(db, fail, range, bucket_s, sums); !r) return tl::unexpected(r.error());
   std::map<int64_t, UnitKey> units;
   std::map<int64_t, domain::Owner> owners;
-  if (auto r = ReadIds(db, fail, sums, units, owners); !r) return tl::unexpected(r.error());
+  if (auto r = ReadIds(db, fail, path, sums, units, owners); !r) return tl::unexpected(r.error());
   return Assemble(path, sums, units, owners);
 }
 

@@ -274,8 +274,9 @@ Expected<int64_t> Store::UnitId(const UnitKey& k) {
            "VALUES(?,?,?,?,?,?,?) "
            "ON CONFLICT DO UPDATE SET node = excluded.node RETURNING id");
   if (!ins.ok() || !ins.Bind(1, k.node) || !ins.Bind(2, k.uuid) || !ins.Bind(3, k.gpu_uuid) ||
-      !ins.Bind(4, k.model) || !ins.Bind(5, k.mig_profile) || !ins.Bind(6, k.mode) ||
-      !ins.Bind(7, k.fraction) || ins.Step() != SQLITE_ROW)
+      !ins.Bind(4, k.model) || !ins.Bind(5, k.mig_profile) ||
+      !ins.Bind(6, std::string(domain::ToStringOr(k.mode, ""))) || !ins.Bind(7, k.fraction) ||
+      ins.Step() != SQLITE_ROW)
     return tl::unexpected(Fail("recording unit " + k.uuid));
   new_units_.push_back(k);
   return unit_ids_[k] = ins.Int(0);

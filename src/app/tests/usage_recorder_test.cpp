@@ -72,8 +72,8 @@ TEST(UsageRecorder, DescribesUnitsAndKeepsALostGpusModel) {
   const auto rec = ToIntervalRecord(State(1, false));
   EXPECT_EQ(rec.end_unix_s, 1'796'083'230);
   ASSERT_EQ(rec.units.size(), 2u);
-  EXPECT_EQ(rec.units[0].unit,
-            (store::UnitKey{"node-a", "MIG-1", "GPU-0", "NVIDIA H200", "3g.71gb", "mig", 3.0 / 7}));
+  EXPECT_EQ(rec.units[0].unit, (store::UnitKey{"node-a", "MIG-1", "GPU-0", "NVIDIA H200", "3g.71gb",
+                                               domain::SharingMode::kMig, 3.0 / 7}));
   EXPECT_DOUBLE_EQ(rec.units[0].energy_joules, 300);
   EXPECT_EQ(rec.pod_labels.at({"ns", "pod-a"}).at("team"), "blue");
 

@@ -11,14 +11,14 @@ constexpr std::pair<const char*, std::string UnitKey::*> kStrings[] = {
     {"uuid", &UnitKey::uuid},
     {"gpu_uuid", &UnitKey::gpu_uuid},
     {"model", &UnitKey::model},
-    {"mig_profile", &UnitKey::mig_profile},
-    {"sharing_mode", &UnitKey::mode}};
+    {"mig_profile", &UnitKey::mig_profile}};
 
 }  // namespace
 
 nlohmann::json UnitKeyJson(const UnitKey& key) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [name, field] : kStrings) j[name] = key.*field;
+  j["sharing_mode"] = key.mode ? nlohmann::json(domain::ToString(*key.mode)) : nlohmann::json();
   j["gpu_fraction"] = key.fraction;
   return j;
 }
@@ -32,6 +32,18 @@ Expected<UnitKey> UnitKeyFromJson(const nlohmann::json& j) {
       return MakeError(ErrorCode::kInvalidInput,
                        std::string("a unit's ") + name + ": expected a string");
     key.*field = it->get<std::string>();
+  }
+  // null: the writer did not know the mode; a name this version does not know is refused, not
+  // read as unknown, since it would change the rules a reader applies to the unit.
+  const auto m = j.find("sharing_mode");
+  if (m == j.end() || !(m->is_null() || m->is_string()))
+    return MakeError(ErrorCode::kInvalidInput, "a unit's sharing_mode: expected a string or null");
+  if (m->is_string()) {
+    key.mode = domain::ParseSharingMode(m->get<std::string>());
+    if (!key.mode)
+      return MakeError(ErrorCode::kInvalidInput,
+                       "a unit's sharing_mode: \"" + m->get<std::string>() +
+                           "\" is not exclusive, time-slicing, mps or mig");
   }
   const auto f = j.find("gpu_fraction");
   if (f == j.end() || !f->is_number() || !(f->get<double>() > 0 && f->get<double>() <= 1))

@@ -5,16 +5,20 @@
 // other for its vocabulary. Plain values.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/attribution/attribute.h"
+#include "domain/sharing_mode.h"
 
 namespace gpumeter::attribution {
 
 // What a unit is, for pricing and grouping. A unit whose mode or size changes is a new key.
 struct UnitKey {
-  std::string node, uuid, gpu_uuid, model, mig_profile, mode;
+  std::string node, uuid, gpu_uuid, model, mig_profile;
+  // nullopt: the reader was not told (a unit Prometheus has counters for but no info series).
+  std::optional<domain::SharingMode> mode;
   double fraction = 1;  // of the physical GPU (MIG: its compute slices / the GPU's)
   auto operator<=>(const UnitKey&) const = default;
 };

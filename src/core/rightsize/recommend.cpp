@@ -19,7 +19,8 @@ std::string Current(const WorkloadHistory& h) {
     return "MIG " + u.unit.mig_profile;
   if (u.share >= 0.999) return "whole GPU";
   const auto n = std::lround(1 / u.share);
-  return fmt::format("1/{} of {} GPU", n, u.unit.mode == "mps" ? "an MPS" : "a time-sliced");
+  return fmt::format("1/{} of {} GPU", n,
+                     u.unit.mode == domain::SharingMode::kMps ? "an MPS" : "a time-sliced");
 }
 
 // The GPU's memory for a held unit: its own (a whole GPU), or an instance's scaled up by its

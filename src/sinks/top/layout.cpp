@@ -53,7 +53,8 @@ std::vector<Line> UnitsView(const FrameData& f, const ViewState& v) {
   for (const auto* u : FilteredUnits(f, v.ns_filter)) {
     out.push_back(
         {{fmt::format("{:<14}", u->label), Style::kTitle},
-         {fmt::format("{}  {}  {}  node {}", u->key.model, u->key.mode, u->key.uuid, u->key.node),
+         {fmt::format("{}  {}  {}  node {}", u->key.model,
+                      domain::ToStringOr(u->key.mode, "mode ?"), u->key.uuid, u->key.node),
           Style::kNormal}});
     out.push_back(
         {{fmt::format("  busy {}  memory {} / {}  power {}  cost/h {}", Percent(u->busy_ratio),

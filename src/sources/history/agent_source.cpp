@@ -75,7 +75,11 @@ Expected<UnitNow> ParseUnit(const json& j, const std::string& node) {
        power = Number(j, "power_watts", 0, 1e6, at);
   for (const auto* n : {&index, &fraction, &busy, &used, &total, &power})
     if (!*n) return tl::unexpected(n->error());
-  u.key = {node, *uuid, *gpu, *model, *mig, *mode, fraction->value_or(1.0)};
+  const auto parsed_mode = domain::ParseSharingMode(*mode);
+  if (!parsed_mode)
+    return tl::unexpected(
+        Bad(at, "sharing_mode \"" + *mode + "\" is not exclusive, time-slicing, mps or mig"));
+  u.key = {node, *uuid, *gpu, *model, *mig, parsed_mode, fraction->value_or(1.0)};
   u.label = "GPU" + (*index ? std::to_string(static_cast<int64_t>(**index)) : std::string("?")) +
             (mig->empty() ? "" : " " + *mig);
   u.busy_ratio = *busy, u.memory_used_bytes = *used, u.memory_total_bytes = *total;

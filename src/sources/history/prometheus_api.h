@@ -9,7 +9,9 @@
 // Errors name the URL and the query. Blocking; one object per thread (it holds no connection).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -65,11 +67,50 @@ std::string AnyOfRegex(const std::set<std::string>& values);
 
 // When each series of the info gauge `metric` (gpumeter_pod_labels_info, …) of the `pods`
 // (namespace, name) was last scraped in the `range_s` before `at_unix_s`, aggregated `by` the
-// labels given ("namespace, pod, …"): timestamp() of its samples through a subquery of at most
-// 1,000 steps. For a pod with more than one series in a range (relabelled, its workload changed):
-// the latest is the one it has now.
+// labels given ("namespace, pod, …"): the latest timestamp() of its samples through a subquery
+// of steps of at most a minute, and an instant read for a series born after the last step. For a
+// pod with more than one series in a range (relabelled, its workload changed): the latest is the
+// one it has now.
 Expected<std::vector<PromSample>> LastSeen(
     const PrometheusApi& api, const std::string& metric, const std::string& by,
     const std::set<std::pair<std::string, std::string>>& pods, int64_t range_s, int64_t at_unix_s);
+
+// Per pod (namespace, name), each value it was seen with in a window (a label set, a workload)
+// and the last time it was seen, in Unix seconds (0: not known yet).
+template <class Value>
+using PodCandidates = std::map<std::pair<std::string, std::string>, std::map<Value, double>>;
+
+// Times the values of each pod that has more than one by LastSeen over `metric`; `value_of` gives
+// the value a LastSeen sample names. Values LastSeen does not name keep their time.
+template <class Value, class ValueOf>
+Expected<void> TimeAmbiguousPods(const PrometheusApi& api, const std::string& metric,
+                                 const std::string& by, int64_t range_s, int64_t at_unix_s,
+                                 PodCandidates<Value>& pods, const ValueOf& value_of) {
+  std::set<std::pair<std::string, std::string>> ambiguous;
+  for (const auto& [pod, values] : pods)
+    if (values.size() > 1) ambiguous.insert(pod);
+  if (ambiguous.empty()) return {};
+  auto seen = LastSeen(api, metric, by, ambiguous, range_s, at_unix_s);
+  if (!seen) return tl::unexpected(seen.error());
+  auto label = [](const PromSample& s, const char* k) {
+    const auto it = s.labels.find(k);
+    return it == s.labels.end() ? std::string() : it->second;
+  };
+  for (const auto& s : *seen)
+    if (auto it = pods.find({label(s, "namespace"), label(s, "pod")}); it != pods.end())
+      if (auto v = it->second.find(value_of(s)); v != it->second.end()) v->second = s.value;
+  return {};
+}
+
+// Calls `take(pod, value)` with each pod's latest value (the first of equally late ones).
+template <class Value, class Take>
+void ForEachLatest(const PodCandidates<Value>& pods, const Take& take) {
+  for (const auto& [pod, values] : pods) {
+    const auto latest =
+        std::max_element(values.begin(), values.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (latest != values.end()) take(pod, latest->first);
+  }
+}
 
 }  // namespace gpumeter::history

@@ -79,8 +79,8 @@ struct Buckets {
     for (auto& [t, units] : at)
       for (auto& [id, u] : units) {
         const auto it = ids.find(id);
-        u.record.unit =
-            it != ids.end() ? it->second : UnitKey{id.first, id.second, "", "", "", "", 1};
+        u.record.unit = it != ids.end() ? it->second
+                                        : UnitKey{id.first, id.second, "", "", "", std::nullopt, 1};
         for (auto& [k, o] : u.owners)
           if (o.memory_byte_seconds > 0 || o.compute_seconds > 0 || o.requested_share_seconds > 0)
             u.record.owners.push_back(std::move(o));
@@ -175,23 +175,24 @@ Expected<std::optional<std::pair<int64_t, int64_t>>> PrometheusHistory::HistoryS
 // last. Recorded hours say when (the rule's value: the last time in the hour); raw series of a pod
 // with more than one are timed by LastSeen. Raw (newer) beats recorded.
 Expected<history::PodWorkloadMap> PrometheusHistory::HistoryPodWorkloads() const {
-  using Pod = std::pair<std::string, std::string>;
-  using Candidates = std::map<Pod, std::map<std::pair<std::string, std::string>, double>>;
+  using Workload = std::pair<std::string, std::string>;  // kind, name
   const std::string by = "namespace, pod, workload_kind, workload";
   const std::string m = OwnerMatchers();
+  auto workload_of = [](const PromSample& s) {
+    return Workload{Get(s.labels, "workload_kind"), Get(s.labels, "workload")};
+  };
   // `over`: max_over_time (recorded: the latest time) or last_over_time (raw: present).
   auto read = [&](const std::string& series, int64_t range, const char* over,
-                  Candidates& out) -> Expected<void> {
+                  PodCandidates<Workload>& out) -> Expected<void> {
     auto r = api_.Query(
         "max by (" + by + ") (" + over + "(" + series + m + "[" + std::to_string(range) + "s]))",
         now_);
     if (!r) return tl::unexpected(r.error());
     for (const auto& s : *r)
-      out[{Get(s.labels, "namespace"), Get(s.labels, "pod")}]
-         [{Get(s.labels, "workload_kind"), Get(s.labels, "workload")}] = s.value;
+      out[{Get(s.labels, "namespace"), Get(s.labels, "pod")}][workload_of(s)] = s.value;
     return {};
   };
-  Candidates recorded, raw;
+  PodCandidates<Workload> recorded, raw;
   const int64_t raw_range = std::min(lookback_, minute_horizon_);
   if (auto r =
           read(RecordedName("gpumeter_pod_workload_info"), lookback_, "max_over_time", recorded);
@@ -199,26 +200,15 @@ Expected<history::PodWorkloadMap> PrometheusHistory::HistoryPodWorkloads() const
     return tl::unexpected(r.error());
   if (auto r = read("gpumeter_pod_workload_info", raw_range, "last_over_time", raw); !r)
     return tl::unexpected(r.error());
-  std::set<Pod> ambiguous;
-  for (const auto& [pod, workloads] : raw)
-    if (workloads.size() > 1) ambiguous.insert(pod);
-  if (!ambiguous.empty()) {
-    auto seen = LastSeen(api_, "gpumeter_pod_workload_info", by, ambiguous, raw_range, now_);
-    if (!seen) return tl::unexpected(seen.error());
-    for (const auto& s : *seen)
-      if (auto it = raw.find({Get(s.labels, "namespace"), Get(s.labels, "pod")}); it != raw.end())
-        if (auto w = it->second.find({Get(s.labels, "workload_kind"), Get(s.labels, "workload")});
-            w != it->second.end())
-          w->second = s.value;
-  }
+  if (auto t = TimeAmbiguousPods(api_, "gpumeter_pod_workload_info", by, raw_range, now_, raw,
+                                 workload_of);
+      !t)
+    return tl::unexpected(t.error());
   history::PodWorkloadMap out;
   for (const auto* candidates : {&recorded, &raw})
-    for (const auto& [pod, workloads] : *candidates) {
-      const auto latest =
-          std::max_element(workloads.begin(), workloads.end(),
-                           [](const auto& a, const auto& b) { return a.second < b.second; });
-      out[pod] = {latest->first.first, latest->first.second};
-    }
+    ForEachLatest(*candidates, [&](const auto& pod, const Workload& w) {
+      out[pod] = {w.first, w.second};
+    });
   return out;
 }
 

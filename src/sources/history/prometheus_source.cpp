@@ -199,33 +199,6 @@ void Add(Units seg_units, Owners seg_owners, Units& units, Owners& owners) {
 }
 
 using LabelSet = std::map<std::string, std::string>;  // key -> value, non-empty values only
-// Per pod, each label set seen in the segment with the last time it was seen (0: not known).
-using LabelSets =
-    std::map<std::pair<std::string, std::string>, std::vector<std::pair<double, LabelSet>>>;
-
-// For the pods with more than one set (relabelled in the segment): when each set was last
-// scraped, from timestamp() of its samples through a subquery, the pods named in the selector.
-Expected<void> TimeAmbiguousSets(const PrometheusApi& api, const Part& part, const std::string& by,
-                                 const std::vector<std::pair<std::string, std::string>>& keys,
-                                 LabelSets& sets) {
-  std::set<std::pair<std::string, std::string>> pods;
-  for (const auto& [pod, candidates] : sets)
-    if (candidates.size() > 1) pods.insert(pod);
-  if (pods.empty()) return {};
-  auto r =
-      LastSeen(api, "gpumeter_pod_labels_info", by, pods, part.seg.to - part.seg.from, part.At());
-  if (!r) return tl::unexpected(r.error());
-  for (const auto& s : *r) {
-    auto it = sets.find({Get(s, "namespace"), Get(s, "pod")});
-    if (it == sets.end()) continue;
-    LabelSet values;
-    for (const auto& [key, name] : keys)
-      if (auto v = Get(s, name); !v.empty()) values[key] = v;
-    for (auto& [seen, set] : it->second)
-      if (set == values) seen = s.value;
-  }
-  return {};
-}
 
 // The pods' labels (the --pod-label keys), from gpumeter_pod_labels_info: each pod's latest set in
 // the segment replaces what earlier segments said, as the store keeps a pod's latest labels. Raw:
@@ -248,22 +221,22 @@ Expected<void> ReadLabels(const PrometheusApi& api, const Part& part,
           : "group by (" + by + ") (last_over_time(gpumeter_pod_labels_info" + part.Range() + "))",
       part.At());
   if (!r) return tl::unexpected(r.error());
-  LabelSets sets;
-  for (const auto& s : *r) {
+  auto values_of = [&](const Sample& s) {
     LabelSet values;
     for (const auto& [key, name] : keys)
       if (auto v = Get(s, name); !v.empty()) values[key] = v;
-    sets[{Get(s, "namespace"), Get(s, "pod")}].emplace_back(part.seg.recorded ? s.value : 0.0,
-                                                            std::move(values));
-  }
+    return values;
+  };
+  // Raw: the sets present, timed where a pod has several. Recorded: the rule's value is the time.
+  PodCandidates<LabelSet> sets;
+  for (const auto& s : *r)
+    sets[{Get(s, "namespace"), Get(s, "pod")}][values_of(s)] = part.seg.recorded ? s.value : 0.0;
   if (!part.seg.recorded)
-    if (auto t = TimeAmbiguousSets(api, part, by, keys, sets); !t) return t;
-  for (auto& [pod, candidates] : sets) {
-    const auto latest =
-        std::max_element(candidates.begin(), candidates.end(),
-                         [](const auto& a, const auto& b) { return a.first < b.first; });
-    labels[pod] = std::move(latest->second);
-  }
+    if (auto t = TimeAmbiguousPods(api, "gpumeter_pod_labels_info", by, part.seg.to - part.seg.from,
+                                   part.At(), sets, values_of);
+        !t)
+      return t;
+  ForEachLatest(sets, [&](const auto& pod, const LabelSet& set) { labels[pod] = set; });
   return {};
 }
 
@@ -280,14 +253,24 @@ Expected<UnitIdentities> ReadUnitIdentities(const PrometheusApi& api, int64_t at
       at);
   if (!info) return tl::unexpected(info.error());
   UnitIdentities out;
-  for (const auto& s : *info)
+  for (const auto& s : *info) {
+    // An agent always labels the mode; a name it never writes would change the rules the
+    // readers apply, so it is refused rather than read as unknown.
+    const std::string text = Get(s, "sharing_mode");
+    const auto mode = domain::ParseSharingMode(text);
+    if (!mode && !text.empty())
+      return MakeError(ErrorCode::kInvalidInput,
+                       "prometheus " + api.url() + ": gpumeter_unit_info{node=\"" + Get(s, "node") +
+                           "\", unit=\"" + Get(s, "unit") + "\"} has sharing_mode \"" + text +
+                           "\", not exclusive, time-slicing, mps or mig");
     out[{Get(s, "node"), Get(s, "unit")}] = {Get(s, "node"),
                                              Get(s, "unit"),
                                              Get(s, "gpu_uuid"),
                                              Get(s, "model"),
                                              Get(s, "mig_profile"),
-                                             Get(s, "sharing_mode"),
+                                             mode,
                                              1.0};
+  }
   auto fraction = api.Query(
       "max by (node, unit) (last_over_time(" + name("gpumeter_unit_gpu_share_ratio") + range + "))",
       at);

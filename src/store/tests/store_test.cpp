@@ -23,7 +23,8 @@ using domain::OwnerKind;
 Owner C(const std::string& pod) { return {OwnerKind::kContainer, "ns", pod, "c"}; }
 
 UnitKey Gpu(const std::string& uuid) {
-  return {"node-a", uuid, uuid, "NVIDIA H100 80GB HBM3", "", "time-slicing", 1.0};
+  return {"node-a", uuid, uuid, "NVIDIA H100 80GB HBM3", "", domain::SharingMode::kTimeSlicing,
+          1.0};
 }
 
 IntervalRecord Interval(int64_t end, double seconds, double a_compute) {
@@ -204,6 +205,43 @@ TEST(Store, ReopensWithItsDataAndRefusesWhatItCannotRead) {
   auto nowhere = Store::Open((dir.path() / "no-dir" / "x.db").string());
   ASSERT_FALSE(nowhere);
   EXPECT_NE(nowhere.error().message.find("no-dir"), std::string::npos);
+}
+
+// A unit's mode decides the rules its readers apply, so a stored name no recorder writes is
+// refused with the store and the unit named; a unit recorded with no mode reads back unknown.
+TEST(Store, AModeNoRecorderWritesIsRefusedAndNoModeReadsUnknown) {
+  testing::TempDir dir("gpumeter-store");
+  const auto path = (dir.path() / "usage.db").string();
+  const int64_t t = 1'767'225'600;
+  {
+    auto s = Store::Open(path);
+    ASSERT_TRUE(s) << s.error().message;
+    auto r = Interval(t, 2.0, 0.5);
+    r.units[0].unit.mode = std::nullopt;
+    ASSERT_TRUE((*s)->Write(r));
+  }
+  {
+    auto r = Store::OpenReadOnly(path);
+    ASSERT_TRUE(r) << r.error().message;
+    auto usage = (*r)->Usage(t - 3600, t + 3600);
+    ASSERT_TRUE(usage) << usage.error().message;
+    ASSERT_EQ(usage->size(), 1u);
+    EXPECT_FALSE((*usage)[0].unit.mode.has_value());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE units SET mode='Time-Slicing'", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto r = Store::OpenReadOnly(path);
+  ASSERT_TRUE(r) << r.error().message;
+  auto usage = (*r)->Usage(t - 3600, t + 3600);
+  ASSERT_FALSE(usage);
+  EXPECT_NE(usage.error().message.find("store " + path +
+                                       ": unit id 1 has sharing mode "
+                                       "\"Time-Slicing\", not exclusive"),
+            std::string::npos)
+      << usage.error().message;
 }
 
 TEST(Store, LockedDatabaseIsAnErrorAndLosesNothing) {

@@ -32,7 +32,7 @@ struct Feed {
 
 attribution::UnitKey Unit(const std::string& uuid, const std::string& model = kH100,
                           const std::string& mig = "", double fraction = 1,
-                          const std::string& mode = "exclusive") {
+                          domain::SharingMode mode = domain::SharingMode::kExclusive) {
   return {"node-a", uuid, uuid, model, mig, mode, fraction};
 }
 
@@ -125,8 +125,8 @@ TEST(Recommend, ASmallWorkloadMovesToTheSmallestMigProfileThatFits) {
 TEST(Recommend, AnOversizedMigInstanceMovesToASmallerOne) {
   // On a 3g.40gb (3/7 of the GPU, 40 GiB): 8 GiB, and busy 20 % of the instance's time, which is
   // 0.2 × 3/7 = 0.086 of the GPU (the history scales a unit's compute by its fraction).
-  const auto h = Build({{"mig", Unit("MIG-a", kH100, "3g.40gb", 3.0 / 7, "mig"), 40, 1,
-                         [](int) { return 8.0; }, [](int) { return 0.20; }}},
+  const auto h = Build({{"mig", Unit("MIG-a", kH100, "3g.40gb", 3.0 / 7, domain::SharingMode::kMig),
+                         40, 1, [](int) { return 8.0; }, [](int) { return 0.20; }}},
                        kTwoDays);
   const auto rs = Recommend(h, Prices(), {});
   const auto& r = Of(rs, "mig");
@@ -220,13 +220,19 @@ TEST(Recommend, AWorkloadThatIsGoneIsNotResized) {
 
 TEST(Recommend, AKeepSaysWhetherItFitsOrNeedsMore) {
   // A quarter of a time-sliced GPU, busy half the GPU's time: keep, but not "fits".
-  const auto h = Build({{"hungry", Unit("GPU-a", kH100, "", 1, "time-slicing"), 80, 0.25,
-                         [](int) { return 10.0; }, [](int) { return 0.5; }}},
+  const auto h = Build({{"hungry", Unit("GPU-a", kH100, "", 1, domain::SharingMode::kTimeSlicing),
+                         80, 0.25, [](int) { return 10.0; }, [](int) { return 0.5; }}},
                        kTwoDays);
   const auto rs = Recommend(h, Prices(), {});
   const auto& r = Of(rs, "hungry");
   EXPECT_EQ(r.action, Action::kKeep);
   EXPECT_EQ(r.reason.rfind("needs more than it holds: compute target", 0), 0u) << r.reason;
+  EXPECT_EQ(r.current, "1/4 of a time-sliced GPU");
+  // The same share of an MPS GPU is named as such (the mode is carried, not compared as text).
+  const auto mps = Build({{"hungry", Unit("GPU-a", kH100, "", 1, domain::SharingMode::kMps), 80,
+                           0.25, [](int) { return 10.0; }, [](int) { return 0.5; }}},
+                         kTwoDays);
+  EXPECT_EQ(Of(Recommend(mps, Prices(), {}), "hungry").current, "1/4 of an MPS GPU");
 }
 
 TEST(Recommend, AModelWithoutAPriceHasUnknownSavings) {

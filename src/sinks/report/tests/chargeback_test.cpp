@@ -29,31 +29,32 @@ Owner C(const std::string& ns, const std::string& pod) {
 // search/c; and a GPU of a model with no price.
 std::vector<attribution::UnitRecord> Usage() {
   const double s = 7200, gib = 1024.0 * 1024 * 1024;
-  attribution::UnitRecord ts{
-      {"node-a", "GPU-1", "GPU-1", "NVIDIA H100 80GB HBM3", "", "time-slicing", 1.0},
-      s,
-      80 * gib * s,
-      0,
-      0,
-      {}};
+  attribution::UnitRecord ts{{"node-a", "GPU-1", "GPU-1", "NVIDIA H100 80GB HBM3", "",
+                              domain::SharingMode::kTimeSlicing, 1.0},
+                             s,
+                             80 * gib * s,
+                             0,
+                             0,
+                             {}};
   ts.owners = {{C("search", "a"), 30 * gib * s, 0.5 * s, 1000, 0.5 * s},
                {C("ads", "b"), 10 * gib * s, 0.2 * s, 400, 0.5 * s},
                {{OwnerKind::kIdle, {}, {}, {}}, 36 * gib * s, 0.3 * s, 600, 0},
                {{OwnerKind::kSystem, {}, {}, {}}, 4 * gib * s, 0, 0, 0}};
   attribution::UnitRecord mig{
-      {"node-a", "MIG-1", "GPU-2", "NVIDIA H200", "3g.71gb", "mig", 3.0 / 7},
+      {"node-a", "MIG-1", "GPU-2", "NVIDIA H200", "3g.71gb", domain::SharingMode::kMig, 3.0 / 7},
       s,
       71 * gib * s,
       0,
       0,
       {}};
   mig.owners = {{C("search", "c"), 71 * gib * s, 0.9 * s, 2000, 1.0 * s}};
-  attribution::UnitRecord odd{{"node-b", "GPU-9", "GPU-9", "Future GPU X", "", "exclusive", 1.0},
-                              s,
-                              10 * gib * s,
-                              0,
-                              0,
-                              {}};
+  attribution::UnitRecord odd{
+      {"node-b", "GPU-9", "GPU-9", "Future GPU X", "", domain::SharingMode::kExclusive, 1.0},
+      s,
+      10 * gib * s,
+      0,
+      0,
+      {}};
   odd.owners = {{C("ads", "d"), 10 * gib * s, 1.0 * s, 0, 1.0 * s}};
   return {ts, mig, odd};
 }

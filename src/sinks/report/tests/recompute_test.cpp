@@ -24,8 +24,8 @@ TEST(Recompute, StoredUsageGivesTheLiveCostUnderEveryPolicy) {
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> U(0, 1);
   const store::UnitKey units[] = {
-      {"n", "GPU-1", "GPU-1", "NVIDIA H100 80GB HBM3", "", "time-slicing", 1.0},
-      {"n", "MIG-1", "GPU-2", "NVIDIA H200", "1g.18gb", "mig", 1.0 / 7}};
+      {"n", "GPU-1", "GPU-1", "NVIDIA H100 80GB HBM3", "", domain::SharingMode::kTimeSlicing, 1.0},
+      {"n", "MIG-1", "GPU-2", "NVIDIA H200", "1g.18gb", domain::SharingMode::kMig, 1.0 / 7}};
   const Owner owners[] = {{OwnerKind::kContainer, "a", "p1", "c"},
                           {OwnerKind::kContainer, "b", "p2", "c"},
                           {OwnerKind::kIdle, {}, {}, {}},

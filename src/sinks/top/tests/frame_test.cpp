@@ -34,14 +34,15 @@ FrameData TwoUnits() {
   f.at_unix_s = 1700000000;
   f.span_seconds = 1;
   UnitNow a;
-  a.key = {"n1", "GPU-a", "GPU-a", "NVIDIA H100 80GB HBM3", "", "time-slicing", 1.0};
+  a.key = {"n1", "GPU-a", "GPU-a", "NVIDIA H100 80GB HBM3", "", domain::SharingMode::kTimeSlicing,
+           1.0};
   a.label = "GPU0";
   a.memory_total_bytes = 80e9;
   a.power_watts = 300;
   a.owners = {Container("ml", "train", 0.5, 0.6, 30e9), Container("web", "infer", 0.5, 0.1, 10e9),
               Special(OwnerKind::kIdle, 0.3, 40e9)};
   UnitNow b;
-  b.key = {"n1", "MIG-b", "GPU-b", "NVIDIA H200", "3g.71gb", "mig", 3.0 / 7};
+  b.key = {"n1", "MIG-b", "GPU-b", "NVIDIA H200", "3g.71gb", domain::SharingMode::kMig, 3.0 / 7};
   b.label = "GPU1 3g.71gb";
   b.memory_total_bytes = 70e9;
   b.power_watts = 120;
@@ -124,12 +125,15 @@ TEST(TopFrame, JsonRoundTrips) {
   f.units[1].busy_ratio = std::nullopt;
   f.units[0].busy_ratio = 0.7;
   f.units[0].owners[0].power_watts = std::nullopt;
+  f.units[1].key.mode = std::nullopt;  // a unit read from counters alone: its mode is unknown
   f.labels[{"ml", "train"}]["team"] = "research";
   f.currency = "USD";
   const auto back = FrameFromJson(FrameToJson(f));
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(*back, f);
   EXPECT_EQ(FrameToJson(*back).dump(), FrameToJson(f).dump());
+  EXPECT_TRUE(FrameToJson(f)["units"][1]["sharing_mode"].is_null());
+  EXPECT_EQ(FrameToJson(f)["units"][0]["sharing_mode"], "time-slicing");
   f.findings.reset();  // a source without findings stays without, not "none open"
   EXPECT_FALSE(FrameFromJson(FrameToJson(f))->findings.has_value());
   EXPECT_FALSE(FrameFromJson(nlohmann::json::parse(R"({"units": [{"busy_ratio": "x"}]})")));
@@ -141,7 +145,10 @@ TEST(TopFrame, AHostileSavedFrameIsAnErrorNotACrash) {
   auto unit = FrameToJson(TwoUnits())["units"][0];
   const std::pair<std::function<void(nlohmann::json&)>, std::string> cases[] = {
       {[](nlohmann::json& u) { u["node"] = 7; }, "node: expected a string"},
-      {[](nlohmann::json& u) { u.erase("sharing_mode"); }, "sharing_mode: expected a string"},
+      {[](nlohmann::json& u) { u.erase("sharing_mode"); },
+       "sharing_mode: expected a string or null"},
+      {[](nlohmann::json& u) { u["sharing_mode"] = "vgpu"; },
+       "sharing_mode: \"vgpu\" is not exclusive, time-slicing, mps or mig"},
       {[](nlohmann::json& u) { u["gpu_fraction"] = 7; },
        "gpu_fraction: expected a number in (0, 1]"},
       {[](nlohmann::json& u) { u["gpu_fraction"] = "half"; }, "gpu_fraction"},

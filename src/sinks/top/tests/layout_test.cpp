@@ -12,7 +12,7 @@ FrameData OneUnit() {
   f.source = "agent http://x";
   f.at_unix_s = 3600;  // 01:00:00Z
   UnitNow u;
-  u.key = {"n1", "GPU-a", "GPU-a", "H100", "", "exclusive", 1.0};
+  u.key = {"n1", "GPU-a", "GPU-a", "H100", "", domain::SharingMode::kExclusive, 1.0};
   u.label = "GPU0";
   u.memory_total_bytes = 4.0 * (1 << 30);
   u.owners = {{{domain::OwnerKind::kContainer, "ml", "p", "c"},

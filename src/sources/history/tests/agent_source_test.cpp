@@ -88,6 +88,9 @@ TEST(TopAgentSource, RefusesRepliesOfTheWrongShape) {
   u = Units();
   u["units"][0]["holders"][0].erase("share");
   expect_refused(u, Ledger(), "holder");
+  u = Units();
+  u["units"][0]["sharing_mode"] = "Time-Slicing";  // a mode is spelt as the agent writes it
+  expect_refused(u, Ledger(), "sharing_mode \"Time-Slicing\" is not exclusive");
   auto l = Ledger();
   l["units"][0]["owners"][0]["compute_ratio"] = -0.1;
   expect_refused(Units(), l, "compute_ratio");

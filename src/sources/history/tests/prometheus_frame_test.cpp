@@ -14,7 +14,7 @@ using domain::OwnerKind;
 
 history::PrometheusUsage Usage() {
   attribution::UnitRecord r;
-  r.unit = {"n1", "GPU-a", "GPU-a", "H100", "", "time-slicing", 1.0};
+  r.unit = {"n1", "GPU-a", "GPU-a", "H100", "", domain::SharingMode::kTimeSlicing, 1.0};
   r.seconds = 60;
   r.memory_capacity_byte_seconds = 80e9 * 60;
   r.energy_joules = 300.0 * 60;

@@ -47,6 +47,10 @@ TEST(PrometheusSource, BadRepliesAreClearErrors) {
        "is not a number"},
       {200, R"({"status":"success","data":{"resultType":"vector","result":[]}})",
        "no gpumeter_unit_info"},
+      {200,
+       R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"n1",)"
+       R"("unit":"GPU-a","sharing_mode":"vgpu"},"value":[1,"1"]}]}})",
+       "gpumeter_unit_info{node=\"n1\", unit=\"GPU-a\"} has sharing_mode \"vgpu\", not exclusive"},
   };
   for (const auto& c : cases) {
     FixedReply prometheus(c.status, c.body);
@@ -81,8 +85,9 @@ class TwoUnits {
             if (q.rfind("(resets(", 0) == 0 || has(kRecordedMarker)) {
               result = "";
             } else if (has("gpumeter_unit_info")) {
-              result = unit("GPU-a", R"(,"gpu_uuid":"GPU-a","model":"H100")", "1") + "," +
-                       unit("GPU-b", R"(,"gpu_uuid":"GPU-b","model":"H100")", "1");
+              result =
+                  unit("GPU-a", R"(,"gpu_uuid":"GPU-a","model":"H100","sharing_mode":"mps")", "1") +
+                  "," + unit("GPU-b", R"(,"gpu_uuid":"GPU-b","model":"H100")", "1");
             } else if (has("gpumeter_unit_seconds_total")) {
               result = unit("GPU-a", "", "5.625") + "," + unit("GPU-b", "", "4");
             } else if (has("gpumeter_energy_joules_total") && !has("unit_energy")) {
@@ -118,6 +123,7 @@ TEST(PrometheusSource, NoUnitOutlastsTheWindowAndItsOwnersStillAddUpToIt) {
   const auto& a = r->units[0];
   const auto& b = r->units[1];
   ASSERT_EQ(a.unit.uuid, "GPU-a");
+  EXPECT_EQ(a.unit.mode, domain::SharingMode::kMps);
   // 5.625 s read in a 5 s window: every counter of the unit and its owner × 5 / 5.625.
   EXPECT_DOUBLE_EQ(a.seconds, 5.0);
   EXPECT_DOUBLE_EQ(a.energy_joules, 2000.0);
@@ -127,6 +133,7 @@ TEST(PrometheusSource, NoUnitOutlastsTheWindowAndItsOwnersStillAddUpToIt) {
   EXPECT_DOUBLE_EQ(a.owners[0].energy_joules, 1000.0);
   // 4 s: the unit came or went in the window; nothing to correct.
   ASSERT_EQ(b.unit.uuid, "GPU-b");
+  EXPECT_FALSE(b.unit.mode.has_value());  // no sharing_mode label: unknown, not "exclusive"
   EXPECT_DOUBLE_EQ(b.seconds, 4.0);
   EXPECT_DOUBLE_EQ(b.energy_joules, 1600.0);
   ASSERT_EQ(b.owners.size(), 1u);

@@ -38,7 +38,8 @@ class MemorySource : public UsageHistorySource {
 
 attribution::UnitRecord Busy(const std::string& pod, double compute) {
   attribution::UnitRecord u;
-  u.unit = {"node-a", "GPU-a", "GPU-a", "NVIDIA H100 80GB HBM3", "", "exclusive", 1};
+  u.unit = {
+      "node-a", "GPU-a", "GPU-a", "NVIDIA H100 80GB HBM3", "", domain::SharingMode::kExclusive, 1};
   u.seconds = 60;
   u.memory_capacity_byte_seconds = 80e9 * 60;
   u.owners.push_back({Owner{OwnerKind::kContainer, "ns", pod, "c"}, 8e9 * 60, compute * 60, 0, 60});
