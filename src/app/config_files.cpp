@@ -1,6 +1,9 @@
 #include "app/config_files.h"
 
+#include <spdlog/spdlog.h>
+
 #include "common/bounded_file.h"
+#include "common/secret_file.h"
 
 namespace gpumeter::app {
 
@@ -24,6 +27,12 @@ Expected<guard::GuardConfig> LoadGuardConfig(const std::string& path) {
   auto text = ReadWhole("--guard-config", path);
   if (!text) return tl::unexpected(text.error());
   return guard::ParseGuardConfig(*text, path);
+}
+
+Expected<std::string> ReadTokenFlag(const std::string& flag, const std::string& path) {
+  if (path.empty()) return std::string();
+  if (auto w = SecretFileWarning(flag, path); !w.empty()) spdlog::warn("{}", w);
+  return ReadSecretFile(flag, path);
 }
 
 }  // namespace gpumeter::app

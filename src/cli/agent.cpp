@@ -1,7 +1,7 @@
 // `gpumeter agent`: its flags, into app::AgentOptions (src/app/agent.h).
 #include <CLI/CLI.hpp>
 
-#include "app/agent.h"
+#include "app/agent/agent.h"
 #include "cli/commands.h"
 
 namespace gpumeter::cli {

@@ -1,7 +1,7 @@
 // `gpumeter audit`: its flags, into app::AuditOptions (src/app/audit.h).
 #include <CLI/CLI.hpp>
 
-#include "app/audit.h"
+#include "app/diagnose/audit.h"
 #include "cli/commands.h"
 #include "common/duration.h"
 

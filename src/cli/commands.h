@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "app/agent.h"
-#include "app/audit.h"
-#include "app/doctor.h"
-#include "app/probe.h"
-#include "app/prometheus_flags.h"
-#include "app/report.h"
-#include "app/rightsize.h"
-#include "app/top.h"
-#include "app/usage_source.h"
+#include "app/agent/agent.h"
+#include "app/diagnose/audit.h"
+#include "app/diagnose/doctor.h"
+#include "app/diagnose/probe.h"
+#include "app/usage/prometheus_flags.h"
+#include "app/usage/report.h"
+#include "app/usage/rightsize.h"
+#include "app/usage/top.h"
+#include "app/usage/usage_source.h"
 #include "common/duration.h"
 
 namespace gpumeter::cli {

@@ -1,7 +1,7 @@
 // `gpumeter demo`: its flags, into app::DemoOptions (src/app/demo.h).
 #include <CLI/CLI.hpp>
 
-#include "app/demo.h"
+#include "app/sim/demo.h"
 #include "cli/commands.h"
 #include "cli/sim_commands.h"
 

@@ -1,7 +1,7 @@
 // `gpumeter doctor`: its flags, into app::DoctorOptions (src/app/doctor.h).
 #include <CLI/CLI.hpp>
 
-#include "app/doctor.h"
+#include "app/diagnose/doctor.h"
 #include "cli/commands.h"
 
 namespace gpumeter::cli {

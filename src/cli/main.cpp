@@ -5,7 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
-#include "app/metrics_doc.h"
+#include "app/diagnose/metrics_doc.h"
 #include "cli/commands.h"
 #ifdef GPUMETER_WITH_SIM
 #include "cli/sim_commands.h"

@@ -1,7 +1,7 @@
 // `gpumeter probe`: its flags, into app::ProbeOptions (src/app/probe.h).
 #include <CLI/CLI.hpp>
 
-#include "app/probe.h"
+#include "app/diagnose/probe.h"
 #include "cli/commands.h"
 
 namespace gpumeter::cli {

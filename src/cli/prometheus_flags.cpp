@@ -1,7 +1,7 @@
 // The flags of every command that reads --source prometheus:URL (app/prometheus_flags.h).
 #include <CLI/CLI.hpp>
 
-#include "app/prometheus_flags.h"
+#include "app/usage/prometheus_flags.h"
 #include "cli/commands.h"
 
 namespace gpumeter::cli {

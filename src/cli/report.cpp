@@ -1,7 +1,7 @@
 // `gpumeter report`: its flags, into app::ReportOptions (src/app/report.h).
 #include <CLI/CLI.hpp>
 
-#include "app/report.h"
+#include "app/usage/report.h"
 #include "cli/commands.h"
 
 namespace gpumeter::cli {

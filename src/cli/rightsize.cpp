@@ -1,7 +1,7 @@
 // `gpumeter rightsize`: its flags, into app::RightsizeOptions (src/app/rightsize.h).
 #include <CLI/CLI.hpp>
 
-#include "app/rightsize.h"
+#include "app/usage/rightsize.h"
 #include "cli/commands.h"
 
 namespace gpumeter::cli {

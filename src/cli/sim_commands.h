@@ -4,8 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "app/demo.h"
-#include "app/simulate.h"
+#include "app/sim/demo.h"
+#include "app/sim/simulate.h"
 
 namespace gpumeter::cli {
 

@@ -1,7 +1,7 @@
 // `gpumeter simulate`: its flags, into app::SimulateOptions (src/app/simulate.h).
 #include <CLI/CLI.hpp>
 
-#include "app/simulate.h"
+#include "app/sim/simulate.h"
 #include "cli/sim_commands.h"
 
 namespace gpumeter::cli {

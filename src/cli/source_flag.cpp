@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "app/usage_source.h"
+#include "app/usage/usage_source.h"
 #include "cli/commands.h"
 
 namespace gpumeter::cli {

@@ -3,7 +3,7 @@
 #include <string>
 #include <utility>
 
-#include "app/rightsize.h"
+#include "app/usage/rightsize.h"
 #include "cli/commands.h"
 
 namespace gpumeter::cli {

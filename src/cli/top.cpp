@@ -1,7 +1,7 @@
 // `gpumeter top`: its flags, into app::TopOptions (src/app/top.h).
 #include <CLI/CLI.hpp>
 
-#include "app/top.h"
+#include "app/usage/top.h"
 #include "cli/commands.h"
 
 namespace gpumeter::cli {

@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/agent.h"
+#include "app/agent/agent.h"
 #include "cli/commands.h"
 #include "core/cost/pricing.h"
 #include "sources/k8s/sharing.h"

@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "app/runtime.h"
+#include "app/agent/runtime.h"
 #include "sim/fake_kubelet/fake_dcgm_exporter.h"
 #include "sim/fake_kubelet/simulated_node.h"
 #include "sim/node/dcgm_page.h"

@@ -1,4 +1,4 @@
-#include "app/agent_flags.h"
+#include "app/agent/agent_flags.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

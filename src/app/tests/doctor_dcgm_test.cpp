@@ -5,7 +5,7 @@
 
 #include <cstdlib>
 
-#include "app/doctor_checks.h"
+#include "app/diagnose/doctor_checks.h"
 #include "sim/fake_kubelet/fake_dcgm_exporter.h"
 #include "sim/scenario/loader.h"
 #include "support/paths.h"

@@ -1,7 +1,7 @@
 // `gpumeter doctor` against the demo's fakes: the fake NVML loaded by path, a fake kubelet on a
 // unix socket, the scenario's /proc tree and pods (a file, or an API server on loopback); all good,
 // then each source broken in turn, each named with its fix.
-#include "app/doctor.h"
+#include "app/diagnose/doctor.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <thread>
 
-#include "app/runtime.h"
+#include "app/agent/runtime.h"
 #include "sinks/metrics/http_server.h"
 #include "support/fake_nvml.h"
 

@@ -9,10 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/rightsize.h"
-#include "app/rightsize_runner.h"
+#include "app/agent/rightsize_runner.h"
+#include "app/agent/usage_recorder.h"
 #include "app/tests/scenario_pipeline.h"
-#include "app/usage_recorder.h"
+#include "app/usage/rightsize.h"
 #include "sinks/metrics/exposition.h"
 
 namespace gpumeter::app {

@@ -2,7 +2,7 @@
 // the size of a scrape's exposition (~100 KB) is its own mapping, so freeing it gives it back to
 // the kernel instead of leaving it as free space at the top of an arena that malloc_trim does not
 // release; and ReturnFreeHeap hands back the pages of freed chunks below the top at once.
-#include "app/runtime.h"
+#include "app/agent/runtime.h"
 
 #include <gtest/gtest.h>
 #include <malloc.h>

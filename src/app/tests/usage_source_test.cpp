@@ -1,6 +1,6 @@
 // --source is parsed once: each kind a command accepts, and errors that name the flag, the text
 // and what the command takes.
-#include "app/usage_source.h"
+#include "app/usage/usage_source.h"
 
 #include <gtest/gtest.h>
 

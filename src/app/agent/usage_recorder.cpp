@@ -1,0 +1,141 @@
+#include "app/agent/usage_recorder.h"
+
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+namespace gpumeter::app {
+store::IntervalRecord ToIntervalRecord(const node::NodeState& state,
+                                       const std::map<std::string, node::UnitInfo>& known) {
+  store::IntervalRecord rec;
+  if (!state.last_good) return rec;
+  rec.end_unix_s = static_cast<int64_t>(state.last_good->snapshot.timestamp_us / 1'000'000);
+  for (const auto& ledger : state.last_interval) {
+    store::UnitRecord u;
+    const auto* info = state.FindUnit(ledger.uuid);
+    if (!info || info->model.empty())  // a lost GPU has no name in its sample
+      if (auto it = known.find(ledger.uuid); it != known.end()) info = &it->second;
+    u.unit.node = state.node;
+    u.unit.uuid = ledger.uuid;
+    u.unit.gpu_uuid = info ? info->gpu_uuid : ledger.uuid;
+    u.unit.model = info ? info->model : "";
+    u.unit.mig_profile = info ? info->mig_profile : "";
+    u.unit.mode = ledger.mode;
+    u.unit.fraction = info ? info->gpu_fraction : 1;
+    u.seconds = ledger.seconds;
+    u.memory_capacity_byte_seconds = ledger.memory_capacity_byte_seconds;
+    if (ledger.energy_joules)
+      u.energy_joules = *ledger.energy_joules;
+    else
+      u.energy_unknown_seconds = ledger.seconds;
+    for (const auto& row : ledger.rows) {
+      u.owners.push_back({row.owner, row.memory_byte_seconds, row.compute_seconds,
+                          row.energy_joules, row.requested_share_seconds});
+      if (row.owner.kind == domain::OwnerKind::kContainer)
+        if (auto it = state.pod_labels.find({row.owner.ns, row.owner.pod});
+            it != state.pod_labels.end())
+          rec.pod_labels[it->first] = it->second;
+    }
+    rec.units.push_back(std::move(u));
+  }
+  return rec;
+}
+
+void UsageRecorder::Record(const node::NodeState& state) {
+  if (state.intervals == 0 || state.intervals == last_interval_) return;
+  last_interval_ = state.intervals;
+  for (const auto& u : state.units)
+    if (!u.model.empty())
+      known_[u.uuid] = u;  // a lost GPU's empty description must not replace its last good one
+  auto rec = ToIntervalRecord(state, known_);
+  if (rec.units.empty()) return;
+  pending_.push_back(std::move(rec));
+  if (auto e = keeper_.Ensure(clock_()); e && *e == StoreKeeper::Event::kReopened) {
+    // The intervals since the last check may have gone to the deleted file: again, oldest first.
+    for (auto it = recent_.rbegin(); it != recent_.rend(); ++it) pending_.push_front(*it);
+    recent_.clear();
+  }
+  // Past the bound, the oldest are given up: memory stays bounded in a long outage.
+  while (pending_.size() > 1 &&
+         pending_.back().end_unix_s - pending_.front().end_unix_s > max_pending_s_) {
+    pending_.pop_front();
+    ++health_.dropped;
+  }
+  WritePending();
+  health_.pending = pending_.size();
+  health_.oldest_pending_seconds =
+      pending_.empty()
+          ? 0
+          : static_cast<double>(pending_.back().end_unix_s - pending_.front().end_unix_s);
+}
+
+void UsageRecorder::WritePending() {
+  const size_t waiting = pending_.size();
+  const auto store = keeper_.Current();
+  if (!store) {  // not open (yet, or again): kept, and the keeper retries
+    if (!pending_.empty()) health_.last_error = "store " + keeper_.path() + ": not open";
+    failing_ = !pending_.empty();
+    return;
+  }
+  const int64_t keep_recent_s = 7;  // the keeper's 5 s check, and a margin
+  while (!pending_.empty()) {
+    const auto& rec = pending_.front();
+    if (auto r = store->Write(rec); !r) {
+      ++health_.write_failures;
+      health_.last_error = r.error().message;
+      keeper_.WriteFailed(r.error().message);
+      if (!failing_)
+        spdlog::error(
+            "{} (the interval is kept in memory, up to {} s of them, and written when "
+            "the store accepts again; metrics are unaffected)",
+            r.error().message, max_pending_s_);
+      failing_ = true;
+      return;
+    }
+    ++health_.written;
+    const int64_t end = rec.end_unix_s;
+    recent_.push_back(std::move(pending_.front()));
+    while (!recent_.empty() && recent_.front().end_unix_s < end - keep_recent_s)
+      recent_.pop_front();
+    pending_.pop_front();
+    if (end - last_prune_s_ >= 3600) {  // retention, hourly
+      if (auto p = store->Prune(end); !p) spdlog::warn("{}", p.error().message);
+      last_prune_s_ = end;
+    }
+    if (end - last_release_s_ >= 60) {  // the page cache holds a minute's pages, not the file's
+      if (auto m = store->ReleaseMemory(); !m) spdlog::warn("{}", m.error().message);
+      last_release_s_ = end;
+    }
+  }
+  if (waiting > 0) keeper_.WriteSucceeded(clock_());
+  if (failing_)
+    spdlog::info(
+        "store {}: writing again after {} failed attempt(s); {} pending interval(s) written ({} "
+        "dropped so far)",
+        keeper_.path(), health_.write_failures, waiting, health_.dropped);
+  failing_ = false;
+}
+
+size_t UsageRecorder::Flush(std::chrono::milliseconds within) {
+  const auto until = Clock::now() + within;
+  while (!pending_.empty() && Clock::now() < until) {
+    (void)keeper_.Ensure(clock_());
+    WritePending();
+    if (!pending_.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const size_t lost = pending_.size();
+  if (lost > 0) {
+    spdlog::error(
+        "store {}: {} interval(s) of usage ({} .. {}) could not be written within {} ms of the "
+        "stop and are lost: {}",
+        keeper_.path(), lost, pending_.front().end_unix_s, pending_.back().end_unix_s,
+        within.count(), health_.last_error);
+    health_.dropped += lost;
+    pending_.clear();
+  }
+  health_.pending = 0;
+  health_.oldest_pending_seconds = 0;
+  return lost;
+}
+
+}  // namespace gpumeter::app

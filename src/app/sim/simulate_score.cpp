@@ -1,0 +1,273 @@
+#include "app/sim/simulate_score.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "sim/scenario/truth.h"
+
+namespace gpumeter::app {
+namespace {
+
+using domain::OwnerKind;
+using domain::Rule;
+
+// A tenant's true power on a unit: the unit's power while it holds the unit (energy follows the
+// unit's time, as the rule does). A MIG instance's power is its slices' share of idle power plus
+// its slices' share of the dynamic power at its own activity (the scenario's power model).
+double UnitPowerWatts(const scenario::Scenario& s, const scenario::Gpu& g, const std::string& unit,
+                      double busy, double t) {
+  if (!g.mig_enabled) return scenario::GpuPowerWattsAt(s, g, t);
+  const auto ref = s.FindUnit(unit);
+  const double frac = ref.mig ? ref.mig->slices / static_cast<double>(g.mig_total_slices) : 0.0;
+  return (g.power.idle_watts + (g.power.max_watts - g.power.idle_watts) * busy) * frac;
+}
+
+// Memory of each container on a unit at t, as NVML lists it then.
+std::map<std::string, double> MemoryByContainer(const scenario::Scenario& s,
+                                                const std::string& unit, double t) {
+  std::map<std::string, double> out;
+  for (const auto& pt : scenario::UnitAt(s, unit, t).processes)
+    if (pt.process->container)
+      out[pt.process->container->Key()] += static_cast<double>(pt.memory_bytes);
+  return out;
+}
+
+bool IsLost(const attribution::UnitLedger& l) {
+  return std::any_of(l.rows.begin(), l.rows.end(), [](const attribution::Row& r) {
+    return r.compute_rule == Rule::kGpuLost || r.compute_rule == Rule::kGpuMissing;
+  });
+}
+
+bool ActivityUnknown(const attribution::UnitLedger& l) {
+  return std::any_of(l.rows.begin(), l.rows.end(), [](const attribution::Row& r) {
+    return r.compute_rule == Rule::kActivityUnknown && r.compute_seconds > 0;
+  });
+}
+
+std::string Key(const domain::Owner& o) { return o.ns + "/" + o.pod + "/" + o.container; }
+
+void Judge(const std::string& group, const GroupScore& g, ScoreReport& r) {
+  auto miss = [&](const std::string& why) { r.misses.push_back(group + ": " + why); };
+  if (g.compute_unknown_s > 0)
+    miss("compute unknown for " +
+         std::to_string(static_cast<long>(std::lround(g.compute_unknown_s))) +
+         " container-seconds outside fault windows (no activity signal)");
+  if (g.estimate) {
+    // An estimate's split is reported; what it must get right is the unit's total.
+    if (g.unit_total_worst > 5.0) miss("estimated split's total per unit off by > 5 pp");
+    return;
+  }
+  if (g.cpu_mean > 2.0) miss("compute mean error > 2 pp");
+  if (g.cpu_worst > 5.0) miss("compute worst error > 5 pp");
+  // Energy follows activity: with DCGM's 30 s means (and idle power fitted from them, which needs
+  // a few collections to converge) the target is 5 % (issue 18), else 3 %.
+  const bool dcgm = group.find("(dcgm)") != std::string::npos;
+  const double energy_target = dcgm ? 0.05 : 0.03;
+  if (g.energy_n > 0 && g.energy_mean > energy_target)
+    miss(dcgm ? "energy mean error > 5 %" : "energy mean error > 3 %");
+}
+
+}  // namespace
+
+Scorer::Scorer(const scenario::Scenario& scenario, double step_s) : s_(scenario), step_s_(step_s) {
+  for (const auto& pod : s_.pods)
+    for (const auto& c : pod.containers)
+      for (const auto& cl : c.claims) dra_units_.insert(s_.DraUnit(cl.device));
+}
+
+std::string Scorer::GroupOf(const std::string& unit) const {
+  if (dra_units_.count(unit)) return "dra";
+  const auto ref = s_.FindUnit(unit);
+  if (!ref.gpu) return "unknown";
+  // A MIG GPU whose activity comes from dcgm-exporter (no GPM: A100, A30) has rows of its own:
+  // its activity is the exporter's 30 s means, aligned, and its energy target is looser.
+  if (ref.gpu->mig_enabled)
+    return std::string(domain::ToString(domain::SharingMode::kMig)) +
+           (ref.gpu->dcgm_exporter && !ref.gpu->gpm_supported ? " (dcgm)" : "");
+  return domain::ToString(ref.gpu->sharing.mode);
+}
+
+// What a scenario fault on the unit's GPU that touches [from, to] hides: a failing power or
+// energy call only the energy; any other (a process list, utilization, every call, a lost GPU)
+// the processes or readings at the samples it covers, and the next interval starts from what it
+// hid.
+Scorer::Hidden Scorer::FaultWindow(const std::string& unit, double from_s, double to_s) const {
+  const auto ref = s_.FindUnit(unit);
+  Hidden hidden = Hidden::kNothing;
+  if (!ref.gpu) return hidden;
+  for (const auto& f : s_.faults) {
+    if (f.kind == scenario::FaultKind::kDelay) continue;
+    if (f.gpu_index && *f.gpu_index != ref.gpu->index) continue;
+    if (from_s > f.to_s.value_or(1e300) || to_s < f.from_s) continue;
+    const bool energy_only =
+        f.kind == scenario::FaultKind::kCallError &&
+        (f.call == "nvmlDeviceGetPowerUsage" || f.call == "nvmlDeviceGetTotalEnergyConsumption");
+    if (!energy_only) return Hidden::kEverything;
+    hidden = Hidden::kEnergy;
+  }
+  return hidden;
+}
+
+ContainerScore& Scorer::At(const std::string& unit, const std::string& container) {
+  auto& sc = scores_[{unit, container}];
+  sc.unit = unit, sc.container = container;
+  return sc;
+}
+
+// The truth over [from, to] on a unit by midpoint sums at 1/100 of a step (busy and shares are
+// piecewise constant; memory grows linearly), and the memory the two sample instants cannot show.
+void Scorer::AddTruth(const std::string& unit, double from_s, double to_s, bool compute_known,
+                      bool energy_known) {
+  const auto ref = s_.FindUnit(unit);
+  if (!ref.gpu) return;
+  const double n = std::max(1.0, std::ceil((to_s - from_s) / (step_s_ / 100)));
+  const double h = (to_s - from_s) / n;
+  std::map<std::string, double> exact_memory;
+  for (double i = 0; i < n; ++i) {
+    const double t = from_s + (i + 0.5) * h;
+    const auto truth = scenario::UnitAt(s_, unit, t);
+    const double power = UnitPowerWatts(s_, *ref.gpu, unit, truth.busy, t);
+    for (const auto& pt : truth.processes) {
+      if (!pt.process->container) continue;
+      const std::string key = pt.process->container->Key();
+      auto& sc = At(unit, key);
+      if (compute_known) sc.truth.compute_s += pt.sm_share * h;
+      if (energy_known) sc.energy_truth.energy_j += power * pt.sm_share * h;
+      exact_memory[key] += static_cast<double>(pt.memory_bytes) * h;
+    }
+  }
+  auto at_from = MemoryByContainer(s_, unit, from_s), at_to = MemoryByContainer(s_, unit, to_s);
+  std::set<std::string> keys;
+  for (const auto& m : {exact_memory, at_from, at_to})
+    for (const auto& [k, v] : m) keys.insert(k);
+  for (const auto& k : keys) {
+    auto& sc = At(unit, k);
+    sc.scored = true;
+    const double exact = exact_memory.count(k) ? exact_memory[k] : 0.0;
+    const double trapezoid = (at_from[k] + at_to[k]) / 2 * (to_s - from_s);
+    sc.truth.memory_byte_s += exact;
+    sc.memory_bound_byte_s += std::abs(trapezoid - exact);
+  }
+}
+
+void Scorer::AddInterval(double from_s, double to_s,
+                         const std::vector<attribution::UnitLedger>& ledgers,
+                         const std::map<std::string, double>& busy) {
+  const double len = to_s - from_s;
+  for (const auto& l : ledgers) {
+    // Conservation: the rows add up to the unit's capacity over the interval.
+    double mem = 0, cpu = 0, energy = 0;
+    for (const auto& r : l.rows)
+      mem += r.memory_byte_seconds, cpu += r.compute_seconds, energy += r.energy_joules;
+    auto& worst = worst_conservation_;
+    if (l.memory_capacity_byte_seconds > 0)
+      worst = std::max(worst, std::abs(mem / l.memory_capacity_byte_seconds - 1));
+    if (l.seconds > 0) worst = std::max(worst, std::abs(cpu / l.seconds - 1));
+    if (l.energy_joules && *l.energy_joules > 0)
+      worst = std::max(worst, std::abs(energy / *l.energy_joules - 1));
+
+    const Hidden hidden = FaultWindow(l.uuid, from_s, to_s);
+    if (IsLost(l) || hidden == Hidden::kEverything) {
+      // Unknown: who was there (in truth or in the ledger) is told how long, nothing is scored.
+      std::set<std::string> there;
+      for (const auto& pt : scenario::UnitAt(s_, l.uuid, (from_s + to_s) / 2).processes)
+        if (pt.process->container) there.insert(pt.process->container->Key());
+      for (const auto& r : l.rows)
+        if (r.owner.kind == OwnerKind::kContainer) there.insert(Key(r.owner));
+      for (const auto& k : there) At(l.uuid, k).unknown_s += len;
+      continue;
+    }
+    const bool compute_known = !ActivityUnknown(l);
+    const bool energy_known =
+        compute_known && l.energy_joules.has_value() && hidden == Hidden::kNothing;
+    AddTruth(l.uuid, from_s, to_s, compute_known, energy_known);
+    const auto b = busy.find(l.uuid);
+    for (const auto& r : l.rows) {
+      if (r.owner.kind != OwnerKind::kContainer) continue;
+      auto& sc = At(l.uuid, Key(r.owner));
+      sc.scored = true;
+      sc.estimate = sc.estimate || domain::IsComputeEstimate(r.compute_rule);
+      sc.est.memory_byte_s += r.memory_byte_seconds;
+      if (compute_known) sc.est.compute_s += r.compute_seconds;
+      if (energy_known) sc.energy_est.energy_j += r.energy_joules;
+      if (l.energy_joules && hidden == Hidden::kNothing)
+        sc.energy_any_activity_j += r.energy_joules;
+      if (r.requested_share_seconds > 0 && b != busy.end() && compute_known)
+        sc.naive_compute_s += b->second * len;
+    }
+    if (!compute_known) {
+      // Who was busy there: their compute is unknown for these seconds (not an error against 0).
+      std::set<std::string> busy_there;
+      for (const auto& pt : scenario::UnitAt(s_, l.uuid, (from_s + to_s) / 2).processes)
+        if (pt.process->container && pt.duty > 0) busy_there.insert(pt.process->container->Key());
+      for (const auto& k : busy_there) At(l.uuid, k).compute_unknown_s += len;
+    }
+  }
+}
+
+ScoreReport Scorer::Finish(double from_s, double to_s) const {
+  ScoreReport r;
+  r.span_s = to_s - from_s;
+  r.worst_conservation = worst_conservation_;
+  std::map<std::pair<std::string, std::string>, std::pair<double, double>> unit_totals;
+  for (const auto& [key, sc0] : scores_) {
+    ContainerScore sc = sc0;
+    sc.group = GroupOf(sc.unit) + (sc.estimate ? "/estimate" : "");
+    auto& g = r.groups[sc.group];
+    g.estimate = sc.estimate;
+    g.unknown_s += sc.unknown_s, g.compute_unknown_s += sc.compute_unknown_s;
+    if (!sc.scored) {  // only unknown seconds: reported, not an error of 0 against 0
+      r.containers.push_back(std::move(sc));
+      continue;
+    }
+    ++g.n;
+    const double cpu_pp = std::abs(sc.est.compute_s - sc.truth.compute_s) / r.span_s * 100;
+    const double naive_pp = std::abs(sc.naive_compute_s - sc.truth.compute_s) / r.span_s * 100;
+    const double mem_err = std::abs(sc.est.memory_byte_s - sc.truth.memory_byte_s);
+    const double mem_rel = sc.truth.memory_byte_s > 0 ? mem_err / sc.truth.memory_byte_s
+                                                      : (sc.est.memory_byte_s > 0 ? 1.0 : 0.0);
+    if (mem_err > sc.memory_bound_byte_s + 1e-9 * sc.truth.memory_byte_s) {
+      r.memory_within_bound = false;
+      r.outside_bound.push_back(sc.container + " on " + sc.unit + ": " +
+                                std::to_string(sc.est.memory_byte_s) + " byte-s measured, " +
+                                std::to_string(sc.truth.memory_byte_s) + " true, bound " +
+                                std::to_string(sc.memory_bound_byte_s));
+    }
+    if (sc.energy_truth.energy_j > 0) {
+      const double rel =
+          std::abs(sc.energy_est.energy_j - sc.energy_truth.energy_j) / sc.energy_truth.energy_j;
+      ++g.energy_n;
+      g.energy_mean += rel, g.energy_worst = std::max(g.energy_worst, rel);
+    }
+    g.cpu_mean += cpu_pp, g.cpu_worst = std::max(g.cpu_worst, cpu_pp);
+    g.mem_mean += mem_rel, g.mem_worst = std::max(g.mem_worst, mem_rel);
+    g.naive_mean += naive_pp, g.naive_worst = std::max(g.naive_worst, naive_pp);
+    if (sc.estimate) {
+      auto& t = unit_totals[{sc.group, sc.unit}];
+      t.first += sc.est.compute_s, t.second += sc.truth.compute_s;
+    }
+    r.containers.push_back(std::move(sc));
+  }
+  for (auto& [name, g] : r.groups) {
+    if (g.n == 0) continue;
+    g.cpu_mean /= g.n, g.mem_mean /= g.n, g.naive_mean /= g.n;
+    if (g.energy_n) g.energy_mean /= g.energy_n;
+  }
+  for (const auto& [k, t] : unit_totals) {
+    auto& g = r.groups[k.first];
+    g.unit_total_worst =
+        std::max(g.unit_total_worst, std::abs(t.first - t.second) / r.span_s * 100);
+  }
+  std::sort(r.containers.begin(), r.containers.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.group, a.unit, a.container) < std::tie(b.group, b.unit, b.container);
+  });
+  if (r.worst_conservation > 1e-9) r.misses.push_back("conservation off by more than 1e-9");
+  if (!r.memory_within_bound)
+    r.misses.push_back("memory of some container outside what sampling cannot see");
+  for (const auto& [name, g] : r.groups) Judge(name, g, r);
+  r.met = r.misses.empty();
+  return r;
+}
+
+}  // namespace gpumeter::app

@@ -1,0 +1,221 @@
+#include "app/usage/report.h"
+
+#include "app/usage/rightsize.h"
+#include "common/html.h"
+#include "core/rightsize/render.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <vector>
+
+#include "app/config_files.h"
+#include "app/usage/output.h"
+#include "sinks/report/render_html.h"
+#include "sinks/report/window.h"
+#include "sources/history/prometheus_source.h"
+#include "store/store.h"
+
+namespace gpumeter::app {
+
+namespace {
+
+Error Bad(std::string message) { return Error{ErrorCode::kInvalidInput, std::move(message)}; }
+
+// What the flags ask for, parsed: how usage is priced, split and grouped, and where it is read.
+struct Request {
+  cost::Policy policy;
+  std::vector<std::string> dims;
+  cost::Pricing pricing;
+  bool from_store = false;
+  std::string where;                    // the store's path or Prometheus' URL
+  std::unique_ptr<store::Store> store;  // from_store: the store, open read-only
+};
+
+Expected<Request> ParseRequest(const ReportOptions& o) {
+  Request r;
+  auto basis = cost::ParseBasis(o.policy, &r.policy.alpha);
+  if (!basis) return tl::unexpected(Bad("--policy: " + basis.error().message));
+  r.policy.basis = *basis;
+  auto idle = cost::ParseIdleRule(o.idle);
+  if (!idle) return tl::unexpected(Bad("--idle: " + idle.error().message));
+  r.policy.idle = *idle;
+  auto dims = cost::ParseGroupBy(o.by);
+  if (!dims) return tl::unexpected(dims.error());
+  r.dims = std::move(*dims);
+  auto loaded_pricing = LoadPricing(o.pricing_file);
+  if (!loaded_pricing) return tl::unexpected(loaded_pricing.error());
+  r.pricing = std::move(*loaded_pricing);
+  r.from_store = o.source.kind == UsageSource::Kind::kStore;
+  if (!r.from_store && o.source.kind != UsageSource::Kind::kPrometheus)
+    return tl::unexpected(
+        Bad("--source " + ToString(o.source) + ": report reads a store or Prometheus"));
+  r.where = o.source.where;
+  if (r.from_store) {
+    auto opened = store::Store::OpenReadOnly(r.where);
+    if (!opened) return tl::unexpected(opened.error());
+    r.store = std::move(*opened);
+  }
+  return r;
+}
+
+// The window's end: --to, else now.
+Expected<int64_t> WindowEnd(const ReportOptions& o, int64_t now) {
+  if (o.to.empty()) return now;
+  auto to = report::ParseTime(o.to);
+  if (!to) return tl::unexpected(Bad("--to: " + to.error().message));
+  return *to;
+}
+
+// Neither --from nor --window: the store's whole span, up to --to when given.
+Expected<report::Window> StoreSpan(const ReportOptions& o, int64_t now, const Request& r) {
+  auto span = r.store->Span();
+  if (!span) return tl::unexpected(span.error());
+  if (!*span)
+    return MakeError(ErrorCode::kNotFound,
+                     "store " + r.where + ": empty (no interval recorded yet)");
+  report::Window w = {(*span)->first, (*span)->second};
+  if (!o.to.empty()) {  // everything up to --to
+    auto to = WindowEnd(o, now);
+    if (!to) return tl::unexpected(to.error());
+    w.to_unix_s = std::min(w.to_unix_s, *to);
+  }
+  return w;
+}
+
+// The window from --from or --window (each up to --to or now), or the store's span; not empty.
+Expected<report::Window> ResolveWindow(const ReportOptions& o, int64_t now, const Request& r) {
+  report::Window w;
+  if (!o.window.empty() && !o.from.empty())
+    return tl::unexpected(Bad("--window and --from: give one of them"));
+  if (!o.from.empty()) {
+    auto from = report::ParseTime(o.from);
+    if (!from) return tl::unexpected(Bad("--from: " + from.error().message));
+    auto to = WindowEnd(o, now);
+    if (!to) return tl::unexpected(to.error());
+    w = {*from, *to};
+  } else if (!o.window.empty() && o.window != "all") {
+    auto d = report::ParseDuration(o.window);
+    if (!d) return tl::unexpected(Bad("--window: " + d.error().message));
+    auto to = WindowEnd(o, now);
+    if (!to) return tl::unexpected(to.error());
+    w = {*to - *d, *to};
+  } else if (r.from_store) {
+    auto span = StoreSpan(o, now, r);
+    if (!span) return tl::unexpected(span.error());
+    w = *span;
+  } else {
+    return tl::unexpected(Bad("--source prometheus: needs --window (e.g. 7d) or --from"));
+  }
+  if (w.to_unix_s <= w.from_unix_s)
+    return tl::unexpected(
+        Bad(fmt::format("window {} .. {} is empty: the end must be after the start",
+                        Rfc3339(w.from_unix_s), Rfc3339(w.to_unix_s))));
+  return w;
+}
+
+// Where the store's read ends. The store books usage to whole minutes and reads the minutes that
+// end by the window's end; a window that ends now (no --to) also takes the minute in progress,
+// whose intervals are already written, or a report right after a short run finds nothing.
+int64_t StoreEnd(const ReportOptions& o, const report::Window& w) {
+  if (!o.to.empty()) return w.to_unix_s;
+  return (w.to_unix_s + 59) / 60 * 60;  // Unix seconds after 1970: no negative rounding to mind
+}
+
+// The usage over the window and the pods' labels.
+struct Usage {
+  std::vector<store::UnitRecord> units;
+  cost::Labels labels;
+  std::vector<std::string> sources;  // which series it was read from (Prometheus)
+};
+
+// From the store, or from Prometheus (with the labels the label: groupings ask for); no usage at
+// all is an error.
+Expected<Usage> ReadUsage(const ReportOptions& o, const Request& r, const report::Window& w) {
+  Usage out;
+  if (r.from_store) {
+    auto usage = r.store->Usage(w.from_unix_s, StoreEnd(o, w));
+    if (!usage) return tl::unexpected(usage.error());
+    auto stored_labels = r.store->PodLabels();
+    if (!stored_labels) return tl::unexpected(stored_labels.error());
+    out.units = std::move(*usage);
+    out.labels = std::move(*stored_labels);
+  } else {
+    std::vector<std::string> keys;
+    for (const auto& d : r.dims)
+      if (d.rfind("label:", 0) == 0) keys.push_back(d.substr(6));
+    auto api = OpenPrometheus(r.where, o.prometheus);
+    if (!api) return tl::unexpected(api.error());
+    auto usage = history::UsageFromPrometheus(*api, w.from_unix_s, w.to_unix_s, keys,
+                                              o.prometheus.recorded_series);
+    if (!usage) return tl::unexpected(usage.error());
+    out.units = std::move(usage->units);
+    out.labels = std::move(usage->labels);
+    out.sources.push_back("prometheus " + r.where + ": " +
+                          history::DescribeSegments(usage->segments));
+  }
+  if (out.units.empty())
+    return MakeError(ErrorCode::kNotFound,
+                     fmt::format("{}: no usage between {} and {}", ToString(o.source),
+                                 Rfc3339(w.from_unix_s), Rfc3339(w.to_unix_s)));
+  return out;
+}
+
+Expected<std::string> RenderHtmlReport(const ReportOptions& o, const Request& r,
+                                       const report::Window& w, const cost::Chargeback& cb,
+                                       const cost::Labels& labels) {
+  // Over time from the store's hourly rows (from Prometheus: the window's totals only).
+  std::vector<std::pair<int64_t, cost::Chargeback>> over_time;
+  if (r.store) {
+    auto hourly = r.store->HourlyUsage(w.from_unix_s, StoreEnd(o, w));
+    if (!hourly) return tl::unexpected(hourly.error());
+    for (const auto& [hour, hu] : *hourly)
+      over_time.emplace_back(hour, cost::BuildChargeback(hu, labels, r.pricing, r.policy, r.dims));
+  }
+  // From the store, the rightsizing of the same workloads follows the chargeback.
+  std::string sections;
+  if (r.store) {
+    RightsizeOptions ro;
+    ro.pricing_file = o.pricing_file;
+    ro.to_s = StoreEnd(o, w);  // the history up to the report's end
+    rightsize::RecommendOptions used;
+    // The chargeback stands without it: a rightsizing that cannot be made is said, not fatal.
+    auto rs = Rightsize(*r.store, ro, &used);  // the store this report has open
+    sections = rs ? rightsize::RenderHtmlSection(*rs, used)
+                  : "<h2>Rightsizing</h2><p class=\"note\">Not available: " +
+                        HtmlEscape(rs.error().message) + "</p>";
+  }
+  return report::RenderHtml(cb, w, over_time, sections);
+}
+
+}  // namespace
+
+Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
+  const auto request = ParseRequest(o);
+  if (!request) return tl::unexpected(request.error());
+  const auto w = ResolveWindow(o, now, *request);
+  if (!w) return tl::unexpected(w.error());
+  const auto usage = ReadUsage(o, *request, *w);
+  if (!usage) return tl::unexpected(usage.error());
+  auto cb = cost::BuildChargeback(usage->units, usage->labels, request->pricing, request->policy,
+                                  request->dims);
+  cb.sources = usage->sources;
+  if (o.format == "csv") return report::RenderCsv(cb);
+  if (o.format == "json") return report::RenderJson(cb, *w);
+  if (o.format == "focus") return report::RenderFocus(cb, *w, usage->labels);
+  if (o.format == "html") return RenderHtmlReport(o, *request, *w, cb, usage->labels);
+  return report::RenderTable(cb, *w);
+}
+
+int RunReport(const ReportOptions& o) {
+  const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  auto text = RenderReport(o, now);
+  return EmitText(text, o.output);
+}
+
+}  // namespace gpumeter::app

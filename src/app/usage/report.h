@@ -1,0 +1,37 @@
+// `gpumeter report`: a chargeback over a window from the usage store (sqlite:PATH), priced by a
+// pricing file (or the dated defaults), split by a policy, grouped, in table, CSV, JSON, FOCUS
+// or HTML.
+#pragma once
+
+#include "app/usage/prometheus_flags.h"
+
+#include <cstddef>
+#include <string>
+
+#include "app/usage/usage_source.h"
+#include "common/error.h"
+#include "core/cost/chargeback.h"
+#include "sinks/report/render.h"
+
+namespace gpumeter::app {
+
+struct ReportOptions {
+  UsageSource source;  // a store or Prometheus (--source sqlite:PATH | prometheus:URL)
+  std::string window;  // e.g. 7d, or "all" (the store's whole span)
+  std::string from, to;
+  std::string by = "namespace";
+  std::string policy = "memory";
+  std::string idle = "share";
+  std::string pricing_file;
+  std::string format = "table";  // table | csv | json | focus | html
+  std::string output;            // file; empty: stdout
+  PrometheusFlags prometheus;    // how to reach --source prometheus:URL
+};
+
+// 0 ok, 1 the source failed, 2 bad input (each with a message naming it).
+int RunReport(const ReportOptions& options);
+
+// The report as text, for `gpumeter report` and the demo's closing summary.
+Expected<std::string> RenderReport(const ReportOptions& options, int64_t now_unix_s);
+
+}  // namespace gpumeter::app

@@ -1,0 +1,152 @@
+#include "app/usage/rightsize.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+
+#include "app/config_files.h"
+#include "app/usage/output.h"
+#include "common/duration.h"
+#include "core/rightsize/history.h"
+#include "core/rightsize/render.h"
+#include "sinks/report/render.h"
+#include "sinks/report/window.h"
+#include "sources/history/prometheus_history.h"
+#include "store/store.h"
+
+namespace gpumeter::app {
+
+namespace {
+
+// What the options ask for, checked before any history is read.
+struct Plan {
+  int64_t window_s = 0;
+  rightsize::RecommendOptions recommend;
+  cost::Pricing pricing;
+};
+
+Error Bad(const std::string& message) { return {ErrorCode::kInvalidInput, message}; }
+
+Expected<Plan> PlanOf(const RightsizeOptions& o) {
+  const auto window = ParseDurationSeconds(o.window);
+  if (!window) return tl::unexpected(Bad("--window " + window.error().message));
+  auto pricing = LoadPricing(o.pricing_file);
+  if (!pricing) return tl::unexpected(pricing.error());
+  Plan plan{*window, {}, std::move(*pricing)};
+  plan.recommend.margin = o.margin;
+  plan.recommend.min_history_s = o.min_history.count();
+  return plan;
+}
+
+Expected<std::vector<rightsize::Recommendation>> RightsizeWith(
+    const history::UsageHistorySource& history, const RightsizeOptions& o, const Plan& plan,
+    rightsize::RecommendOptions* used) {
+  auto span = history.HistorySpan();
+  if (!span) return tl::unexpected(span.error());
+  if (!*span)  // a window that ended in the past says so: the data may lie elsewhere
+    return MakeError(ErrorCode::kNotFound,
+                     history.HistoryName() + (o.to_s ? ": no usage recorded in the " + o.window +
+                                                           " before --to " + Rfc3339(*o.to_s)
+                                                     : ": empty (no interval recorded yet)"));
+  const int64_t to = o.to_s ? std::min((*span)->second, *o.to_s) : (*span)->second;
+  const int64_t from = std::max((*span)->first, to - plan.window_s);
+  auto histories = history::BuildHistories(history, from, to);
+  if (!histories) return tl::unexpected(histories.error());
+  const size_t read = histories->size();
+  // --namespace, --node: the others are not resized and not packed with.
+  std::erase_if(*histories, [&](const auto& kv) {
+    const auto& h = kv.second;
+    if (!o.ns.empty() && h.key.ns != o.ns) return true;
+    return !o.node.empty() && std::none_of(h.held.begin(), h.held.end(), [&](const auto& held) {
+      return held.unit.node == o.node;
+    });
+  });
+  if (o.require_workloads && histories->empty())
+    return MakeError(
+        ErrorCode::kNotFound,
+        history.HistoryName() + ": no workload in the usage from " + Rfc3339(from) + " to " +
+            Rfc3339(to) +
+            (read > 0 ? " on --node/--namespace (" + std::to_string(read) + " elsewhere)"
+                      : " (no container usage with a workload: for data that ended in the past, "
+                        "give --to; from Prometheus, gpumeter_pod_workload_info must be "
+                        "scraped)"));
+  if (used) *used = plan.recommend;
+  return rightsize::Recommend(*histories, plan.pricing, plan.recommend);
+}
+
+Expected<std::string> Render(const Expected<std::vector<rightsize::Recommendation>>& rs,
+                             const rightsize::RecommendOptions& used, const std::string& format) {
+  if (!rs) return tl::unexpected(rs.error());
+  if (format == "json") return rightsize::ToJson(*rs, used).dump(2) + "\n";
+  return rightsize::RenderTable(*rs, used);
+}
+
+}  // namespace
+
+Expected<std::vector<rightsize::Recommendation>> Rightsize(
+    const history::UsageHistorySource& history, const RightsizeOptions& o,
+    rightsize::RecommendOptions* used) {
+  auto plan = PlanOf(o);
+  if (!plan) return tl::unexpected(plan.error());
+  return RightsizeWith(history, o, *plan, used);
+}
+
+Expected<std::vector<rightsize::Recommendation>> Rightsize(const RightsizeOptions& o,
+                                                           rightsize::RecommendOptions* used) {
+  if (!o.source) return tl::unexpected(Bad("--source: required (sqlite:PATH or prometheus:URL)"));
+  const bool from_store = o.source->kind == UsageSource::Kind::kStore;
+  if (!from_store && o.source->kind != UsageSource::Kind::kPrometheus)
+    return tl::unexpected(
+        Bad("--source " + ToString(*o.source) + ": rightsizing reads a store or Prometheus"));
+  // The options before the source, as the command always did: bad input is said first.
+  auto plan = PlanOf(o);
+  if (!plan) return tl::unexpected(plan.error());
+  if (from_store) {
+    auto store = store::Store::OpenReadOnly(o.source->where);
+    if (!store) return tl::unexpected(store.error());
+    return RightsizeWith(**store, o, *plan, used);
+  }
+  const auto horizon = ParseDurationSeconds(o.minute_history);
+  if (!horizon) return tl::unexpected(Bad("--minute-history " + horizon.error().message));
+  auto api = OpenPrometheus(o.source->where, o.prometheus);
+  if (!api) return tl::unexpected(api.error());
+  const int64_t now = o.to_s.value_or(std::chrono::duration_cast<std::chrono::seconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
+  // Without the recorded series every day is read per minute: a horizon of the whole window.
+  const int64_t minutes_back = o.prometheus.recorded_series ? *horizon : plan->window_s + 86400;
+  history::PrometheusHistory history(std::move(*api), {o.node, o.ns}, now, plan->window_s,
+                                     minutes_back);
+  auto rs = RightsizeWith(history, o, *plan, used);
+  if (used) used->read_from = history.Describe();
+  return rs;
+}
+
+Expected<std::string> RenderRightsize(const history::UsageHistorySource& history,
+                                      const RightsizeOptions& o) {
+  rightsize::RecommendOptions used;
+  return Render(Rightsize(history, o, &used), used, o.format);
+}
+
+Expected<std::string> RenderRightsize(const RightsizeOptions& o) {
+  rightsize::RecommendOptions used;
+  return Render(Rightsize(o, &used), used, o.format);
+}
+
+int RunRightsize(const RightsizeOptions& options) {
+  auto o = options;
+  o.require_workloads = true;
+  auto text = RenderRightsize(o);
+  return EmitText(text, o.output);
+}
+
+Expected<int64_t> ParseTimeFlag(const std::string& flag, const std::string& text) {
+  auto t = report::ParseTime(text);
+  if (!t) return tl::unexpected(Bad(flag + " " + t.error().message));
+  return t;
+}
+
+}  // namespace gpumeter::app
