@@ -14,6 +14,7 @@
 #include "app/diagnose/audit.h"
 #include "app/diagnose/doctor.h"
 #include "app/diagnose/probe.h"
+#include "app/usage/cost_flags.h"
 #include "app/usage/prometheus_flags.h"
 #include "app/usage/report.h"
 #include "app/usage/rightsize.h"
@@ -32,6 +33,10 @@ void AddRightsizeCommand(CLI::App& app, app::RightsizeOptions& options);
 void AddTopCommand(CLI::App& app, app::TopOptions& options);
 // --prometheus-token-file, --prometheus-user, … on a command that reads --source prometheus:URL.
 void AddPrometheusFlags(CLI::App* cmd, app::PrometheusFlags& flags);
+// --policy and --idle of a command that prices usage (report, top), into `policy`.
+void AddPolicyFlags(CLI::App* cmd, cost::Policy& policy);
+// --by: comma-separated group-by dimensions, into `by` (its value when added is the default).
+void AddGroupByFlag(CLI::App* cmd, std::vector<std::string>& by, const std::string& help);
 // A flag NAME (e.g. "--to") taking an instant, given to `set` in Unix seconds as it is parsed;
 // `help` is completed with the accepted forms.
 void AddTimeFlag(CLI::App* cmd, const std::string& name, std::function<void(int64_t)> set,

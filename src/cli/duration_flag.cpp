@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "common/duration_format.h"
 
 namespace gpumeter::cli {
 
@@ -14,12 +15,12 @@ CLI::Option* AddDurationOption(CLI::App* cmd, const std::string& name, Seconds& 
         auto d = ParseSeconds(text);
         if (!d) throw CLI::ValidationError(name, d.error().message);
         if (*d < min || *d > max)
-          throw CLI::ValidationError(name, fmt::format("'{}': not within [{} s, {} s]", text,
-                                                       FormatSeconds(min), FormatSeconds(max)));
+          throw CLI::ValidationError(name, fmt::format("'{}': not within [{}, {}]", text,
+                                                       FormatDuration(min), FormatDuration(max)));
         out = *d;
       },
       help + " (seconds, or with a unit: 90s, 5m, 1h)");
-  opt->default_str(FormatSeconds(out));
+  opt->default_str(FormatDuration(out));
   return opt;
 }
 

@@ -3,6 +3,7 @@
 
 #include "app/usage/report.h"
 #include "cli/commands.h"
+#include "common/duration.h"
 
 namespace gpumeter::cli {
 
@@ -15,19 +16,26 @@ void AddReportCommand(CLI::App& app, app::ReportOptions& o) {
       cmd, [&o](app::UsageSource s) { o.source = std::move(s); }, {Kind::kStore, Kind::kPrometheus},
       "sqlite:PATH (the store written by `gpumeter agent --store`) or prometheus:URL")
       ->required();
-  cmd->add_option("--window", o.window,
-                  "How far back from now: 30m, 24h, 7d, … or 'all' (the store's whole span; the "
-                  "default for sqlite)");
-  cmd->add_option("--from", o.from, "Start: RFC 3339 (2026-12-01T00:00:00Z) or Unix seconds");
-  cmd->add_option("--to", o.to, "End (default: now)");
-  cmd->add_option(
-         "--by", o.by,
-         "Group by namespace, pod, container, label:KEY, gpu_model, node (comma-separated)")
-      ->capture_default_str();
-  cmd->add_option("--policy", o.policy, "Cost follows memory, compute, blend:ALPHA or request")
-      ->capture_default_str();
-  cmd->add_option("--idle", o.idle, "Idle cost: share (by use), owner (by request) or separate")
-      ->capture_default_str();
+  cmd->add_option_function<std::string>(
+      "--window",
+      [&o](const std::string& text) {
+        if (text == "all") return o.window.reset();
+        auto d = ParseSeconds(text);
+        if (!d) throw CLI::ValidationError("--window", d.error().message);
+        if (*d < Seconds(1) || *d > Seconds(3660.0 * 86400))
+          throw CLI::ValidationError("--window", "'" + text + "': not within [1s, 3660d]");
+        o.window = *d;
+      },
+      "How far back from --to (or now): 30m, 24h, 7d, … or 'all' (the store's whole span; the "
+      "default for sqlite)");
+  AddTimeFlag(
+      cmd, "--from", [&o](int64_t t) { o.from_s = t; }, "Start");
+  AddTimeFlag(
+      cmd, "--to", [&o](int64_t t) { o.to_s = t; }, "End (default: now)");
+  AddGroupByFlag(
+      cmd, o.by,
+      "Group by namespace, pod, container, label:KEY, gpu_model, node (comma-separated)");
+  AddPolicyFlags(cmd, o.policy);
   cmd->add_option("--pricing", o.pricing_file,
                   "Pricing file (YAML, docs/pricing.md); default: the dated default table");
   cmd->add_option("--format", o.format, "table, csv, json, focus or html")

@@ -16,18 +16,18 @@ void AddRightsizeCommand(CLI::App& app, app::RightsizeOptions& o) {
       "The usage store, sqlite:PATH (the agent's --store), or prometheus:URL (the fleet: "
       "workloads pack across nodes)")
       ->required();
-  cmd->add_option("--window", o.window,
-                  "History to read, back from the store's last minute or from now (e.g. 14d)")
-      ->capture_default_str();
+  AddDurationOption(cmd, "--window", o.window,
+                    "History to read, back from the store's last minute or from now (e.g. 14d)",
+                    Seconds(60), Seconds(400 * 86400));
   AddTimeFlag(
       cmd, "--to", [&o](int64_t t) { o.to_s = t; },
       "End of the history (default: the store's last minute, or now for Prometheus)");
   cmd->add_option("--node", o.node, "Only the workloads on this node");
   cmd->add_option("--namespace", o.ns, "Only the workloads of this namespace");
-  cmd->add_option("--minute-history", o.minute_history,
-                  "prometheus: read per minute from raw series back this far; older hours from "
-                  "the hourly recorded series where the rules cover them")
-      ->capture_default_str();
+  AddDurationOption(cmd, "--minute-history", o.minute_history,
+                    "prometheus: read per minute from raw series back this far; older hours from "
+                    "the hourly recorded series where the rules cover them",
+                    Seconds(0), Seconds(400 * 86400));
   AddDurationOption(cmd, "--min-history", o.min_history,
                     "Below this much history (VPA confidence), keep: too short to say", Seconds(1),
                     Seconds(400 * 86400));

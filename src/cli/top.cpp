@@ -23,14 +23,12 @@ void AddTopCommand(CLI::App& app, app::TopOptions& o) {
                   "CA certificate (PEM) for an agent serving HTTPS with its own certificate");
   AddDurationOption(cmd, "--interval", o.interval, "Refresh this often", Seconds(0.1),
                     Seconds(3600));
-  cmd->add_option("--window", o.window, "prometheus: rates over this window (30s, 1m, 5m, ...)")
-      ->capture_default_str();
+  AddDurationOption(cmd, "--window", o.window,
+                    "prometheus: rates over this window (30s, 1m, 5m, ...)", Seconds(1),
+                    Seconds(86400));
   cmd->add_option("--pricing", o.pricing_file,
                   "Pricing file (YAML, docs/pricing.md); default: the dated default table");
-  cmd->add_option("--policy", o.policy, "Cost follows memory, compute, blend:ALPHA or request")
-      ->capture_default_str();
-  cmd->add_option("--idle", o.idle, "Idle cost: share (by use), owner (by request) or separate")
-      ->capture_default_str();
+  AddPolicyFlags(cmd, o.policy);
   cmd->add_option("--view", o.view, "The view to start in: units, pods or findings")
       ->capture_default_str();
   cmd->add_option("--sort", o.sort, "Sort pods by compute, memory, cost or waste")

@@ -132,7 +132,6 @@ int PrintClosing(const DemoOptions& o, const std::string& store_path, const stor
   ReportOptions ro_report;
   ro_report.source = {UsageSource::Kind::kStore, store_path};
   ro_report.pricing_file = o.pricing_file;
-  ro_report.by = "namespace";
   auto summary = RenderReport(ro_report, 0);
   if (!summary) {
     spdlog::error("chargeback: {}", summary.error().message);

@@ -147,16 +147,10 @@ TEST_F(RightsizeDemo, BadInputNamesItself) {
        },
        "--source file:x.json: rightsizing reads a store or Prometheus"},
       {[](RightsizeOptions& o) {
-         o.source = UsageSource{UsageSource::Kind::kPrometheus, "http://127.0.0.1:9"};
-         o.minute_history = "2 days";
-       },
-       "--minute-history '2 days'"},
-      {[](RightsizeOptions& o) {
          o.source = UsageSource{UsageSource::Kind::kPrometheus, "ftp://x"};
        },
        "not an http(s)://host:port URL"},
-      {[](RightsizeOptions& o) { o.window = "soon"; },
-       "--window 'soon': expected a number and a unit"},
+      {[](RightsizeOptions& o) { o.window = Seconds(0); }, "--window 0s: must be longer than 0"},
       {[](RightsizeOptions& o) {
          o.source = UsageSource{UsageSource::Kind::kStore, "/nonexistent/usage.db"};
        },

@@ -14,6 +14,7 @@
 
 #include "app/config_files.h"
 #include "app/usage/output.h"
+#include "common/duration_format.h"
 #include "sinks/report/render_html.h"
 #include "sinks/report/window.h"
 #include "sources/history/prometheus_source.h"
@@ -37,15 +38,9 @@ struct Request {
 
 Expected<Request> ParseRequest(const ReportOptions& o) {
   Request r;
-  auto basis = cost::ParseBasis(o.policy, &r.policy.alpha);
-  if (!basis) return tl::unexpected(Bad("--policy: " + basis.error().message));
-  r.policy.basis = *basis;
-  auto idle = cost::ParseIdleRule(o.idle);
-  if (!idle) return tl::unexpected(Bad("--idle: " + idle.error().message));
-  r.policy.idle = *idle;
-  auto dims = cost::ParseGroupBy(o.by);
-  if (!dims) return tl::unexpected(dims.error());
-  r.dims = std::move(*dims);
+  r.policy = o.policy;
+  if (o.by.empty()) return tl::unexpected(Bad("--by: no dimension to group by"));
+  r.dims = o.by;
   auto loaded_pricing = LoadPricing(o.pricing_file);
   if (!loaded_pricing) return tl::unexpected(loaded_pricing.error());
   r.pricing = std::move(*loaded_pricing);
@@ -62,49 +57,29 @@ Expected<Request> ParseRequest(const ReportOptions& o) {
   return r;
 }
 
-// The window's end: --to, else now.
-Expected<int64_t> WindowEnd(const ReportOptions& o, int64_t now) {
-  if (o.to.empty()) return now;
-  auto to = report::ParseTime(o.to);
-  if (!to) return tl::unexpected(Bad("--to: " + to.error().message));
-  return *to;
-}
-
 // Neither --from nor --window: the store's whole span, up to --to when given.
-Expected<report::Window> StoreSpan(const ReportOptions& o, int64_t now, const Request& r) {
+Expected<report::Window> StoreSpan(const ReportOptions& o, const Request& r) {
   auto span = r.store->Span();
   if (!span) return tl::unexpected(span.error());
   if (!*span)
     return MakeError(ErrorCode::kNotFound,
                      "store " + r.where + ": empty (no interval recorded yet)");
   report::Window w = {(*span)->first, (*span)->second};
-  if (!o.to.empty()) {  // everything up to --to
-    auto to = WindowEnd(o, now);
-    if (!to) return tl::unexpected(to.error());
-    w.to_unix_s = std::min(w.to_unix_s, *to);
-  }
+  if (o.to_s) w.to_unix_s = std::min(w.to_unix_s, *o.to_s);  // everything up to --to
   return w;
 }
 
 // The window from --from or --window (each up to --to or now), or the store's span; not empty.
 Expected<report::Window> ResolveWindow(const ReportOptions& o, int64_t now, const Request& r) {
   report::Window w;
-  if (!o.window.empty() && !o.from.empty())
-    return tl::unexpected(Bad("--window and --from: give one of them"));
-  if (!o.from.empty()) {
-    auto from = report::ParseTime(o.from);
-    if (!from) return tl::unexpected(Bad("--from: " + from.error().message));
-    auto to = WindowEnd(o, now);
-    if (!to) return tl::unexpected(to.error());
-    w = {*from, *to};
-  } else if (!o.window.empty() && o.window != "all") {
-    auto d = report::ParseDuration(o.window);
-    if (!d) return tl::unexpected(Bad("--window: " + d.error().message));
-    auto to = WindowEnd(o, now);
-    if (!to) return tl::unexpected(to.error());
-    w = {*to - *d, *to};
+  const int64_t to = o.to_s.value_or(now);
+  if (o.window && o.from_s) return tl::unexpected(Bad("--window and --from: give one of them"));
+  if (o.from_s) {
+    w = {*o.from_s, to};
+  } else if (o.window) {
+    w = {to - WholeSeconds(*o.window), to};
   } else if (r.from_store) {
-    auto span = StoreSpan(o, now, r);
+    auto span = StoreSpan(o, r);
     if (!span) return tl::unexpected(span.error());
     w = *span;
   } else {
@@ -121,7 +96,7 @@ Expected<report::Window> ResolveWindow(const ReportOptions& o, int64_t now, cons
 // end by the window's end; a window that ends now (no --to) also takes the minute in progress,
 // whose intervals are already written, or a report right after a short run finds nothing.
 int64_t StoreEnd(const ReportOptions& o, const report::Window& w) {
-  if (!o.to.empty()) return w.to_unix_s;
+  if (o.to_s) return w.to_unix_s;
   return (w.to_unix_s + 59) / 60 * 60;  // Unix seconds after 1970: no negative rounding to mind
 }
 

@@ -6,9 +6,13 @@
 #include "app/usage/prometheus_flags.h"
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "app/usage/usage_source.h"
+#include "common/duration.h"
 #include "common/error.h"
 #include "core/cost/chargeback.h"
 #include "sinks/report/render.h"
@@ -17,11 +21,12 @@ namespace gpumeter::app {
 
 struct ReportOptions {
   UsageSource source;  // a store or Prometheus (--source sqlite:PATH | prometheus:URL)
-  std::string window;  // e.g. 7d, or "all" (the store's whole span)
-  std::string from, to;
-  std::string by = "namespace";
-  std::string policy = "memory";
-  std::string idle = "share";
+  // How far back from the end (--window); with neither it nor from_s ("--window all"): the
+  // store's whole span.
+  std::optional<Seconds> window;
+  std::optional<int64_t> from_s, to_s;       // Unix seconds (--from, --to; to: default now)
+  std::vector<std::string> by{"namespace"};  // group-by dimensions (cost::ParseGroupBy)
+  cost::Policy policy;                       // --policy and --idle
   std::string pricing_file;
   std::string format = "table";  // table | csv | json | focus | html
   std::string output;            // file; empty: stdout

@@ -10,6 +10,7 @@
 #include "app/config_files.h"
 #include "app/usage/output.h"
 #include "common/duration.h"
+#include "common/duration_format.h"
 #include "core/rightsize/history.h"
 #include "core/rightsize/render.h"
 #include "sinks/report/render.h"
@@ -31,11 +32,11 @@ struct Plan {
 Error Bad(const std::string& message) { return {ErrorCode::kInvalidInput, message}; }
 
 Expected<Plan> PlanOf(const RightsizeOptions& o) {
-  const auto window = ParseDurationSeconds(o.window);
-  if (!window) return tl::unexpected(Bad("--window " + window.error().message));
+  if (o.window <= Seconds(0))
+    return tl::unexpected(Bad("--window " + FormatDuration(o.window) + ": must be longer than 0"));
   auto pricing = LoadPricing(o.pricing_file);
   if (!pricing) return tl::unexpected(pricing.error());
-  Plan plan{*window, {}, std::move(*pricing)};
+  Plan plan{WholeSeconds(o.window), {}, std::move(*pricing)};
   plan.recommend.margin = o.margin;
   plan.recommend.min_history_s = o.min_history.count();
   return plan;
@@ -47,10 +48,11 @@ Expected<std::vector<rightsize::Recommendation>> RightsizeWith(
   auto span = history.HistorySpan();
   if (!span) return tl::unexpected(span.error());
   if (!*span)  // a window that ended in the past says so: the data may lie elsewhere
-    return MakeError(ErrorCode::kNotFound,
-                     history.HistoryName() + (o.to_s ? ": no usage recorded in the " + o.window +
-                                                           " before --to " + Rfc3339(*o.to_s)
-                                                     : ": empty (no interval recorded yet)"));
+    return MakeError(
+        ErrorCode::kNotFound,
+        history.HistoryName() + (o.to_s ? ": no usage recorded in the " + FormatDuration(o.window) +
+                                              " before --to " + Rfc3339(*o.to_s)
+                                        : ": empty (no interval recorded yet)"));
   const int64_t to = o.to_s ? std::min((*span)->second, *o.to_s) : (*span)->second;
   const int64_t from = std::max((*span)->first, to - plan.window_s);
   auto histories = history::BuildHistories(history, from, to);
@@ -109,15 +111,14 @@ Expected<std::vector<rightsize::Recommendation>> Rightsize(const RightsizeOption
     if (!store) return tl::unexpected(store.error());
     return RightsizeWith(**store, o, *plan, used);
   }
-  const auto horizon = ParseDurationSeconds(o.minute_history);
-  if (!horizon) return tl::unexpected(Bad("--minute-history " + horizon.error().message));
   auto api = OpenPrometheus(o.source->where, o.prometheus);
   if (!api) return tl::unexpected(api.error());
   const int64_t now = o.to_s.value_or(std::chrono::duration_cast<std::chrono::seconds>(
                                           std::chrono::system_clock::now().time_since_epoch())
                                           .count());
   // Without the recorded series every day is read per minute: a horizon of the whole window.
-  const int64_t minutes_back = o.prometheus.recorded_series ? *horizon : plan->window_s + 86400;
+  const int64_t minutes_back =
+      o.prometheus.recorded_series ? WholeSeconds(o.minute_history) : plan->window_s + 86400;
   history::PrometheusHistory history(std::move(*api), {o.node, o.ns}, now, plan->window_s,
                                      minutes_back);
   auto rs = RightsizeWith(history, o, *plan, used);

@@ -23,7 +23,7 @@ namespace gpumeter::app {
 struct RightsizeOptions {
   // A store or Prometheus (--source); only where no history source is handed over.
   std::optional<UsageSource> source;
-  std::string window = "14d";  // history to read back from the end of the store
+  Seconds window{14 * 86400};  // history to read back from the end of the store
   Seconds min_history{86400};  // below this much history (VPA confidence): keep
   double margin = 0.15;
   std::string pricing_file;
@@ -33,7 +33,7 @@ struct RightsizeOptions {
   std::string node;             // only the workloads on this node (empty: all)
   std::string ns;               // only the workloads of this namespace (empty: all)
   PrometheusFlags prometheus;   // how to reach --source prometheus:URL
-  std::string minute_history = "48h";  // prometheus: per-minute raw series back this far
+  Seconds minute_history{48 * 3600};  // prometheus: per-minute raw series back this far
   // The command: a read that finds no workload is an error that says why (an empty answer from a
   // fleet must not pass as "nothing to resize"). The agent's runner leaves it off.
   bool require_workloads = false;

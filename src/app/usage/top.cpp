@@ -11,7 +11,7 @@
 #include "app/config_files.h"
 #include "app/usage/output.h"
 #include "app/usage/top_screen.h"
-#include "sinks/report/window.h"
+#include "common/duration_format.h"
 #include "sinks/top/fetcher.h"
 #include "sinks/top/frame_json.h"
 #include "sinks/top/keys.h"
@@ -58,11 +58,11 @@ Expected<top::Fetcher::FetchFn> SourceFn(const TopOptions& o, cost::Pricing pric
     };
   }
   if (source.kind == UsageSource::Kind::kPrometheus) {
-    auto window = report::ParseDuration(o.window);
-    if (!window || *window <= 0) return tl::unexpected(Bad("--window '" + o.window + "'"));
+    const int64_t window = WholeSeconds(o.window);
+    if (window <= 0) return tl::unexpected(Bad("--window: must be at least 1 s"));
     std::vector<std::string> keys;
     if (by.rfind("label:", 0) == 0) keys.push_back(by.substr(6));
-    return [url = source.where, w = *window, keys, price](int64_t now) {
+    return [url = source.where, w = window, keys, price](int64_t now) {
       return price(history::FetchPrometheusFrame(url, now, w, keys));
     };
   }
@@ -91,12 +91,7 @@ Expected<Setup> Configure(const TopOptions& o) {
     return tl::unexpected(
         Bad("--at goes with --once and --source prometheus:URL (an agent has only now)"));
   s.view.view = *view, s.view.sort = *sort, s.view.by = o.by, s.view.ns_filter = o.ns;
-  cost::Policy policy;
-  auto basis = cost::ParseBasis(o.policy, &policy.alpha);
-  if (!basis) return tl::unexpected(Bad("--policy: " + basis.error().message));
-  auto idle = cost::ParseIdleRule(o.idle);
-  if (!idle) return tl::unexpected(Bad("--idle: " + idle.error().message));
-  policy.basis = *basis, policy.idle = *idle;
+  const cost::Policy policy = o.policy;
   auto pricing = LoadPricing(o.pricing_file);
   if (!pricing) return tl::unexpected(pricing.error());
   auto fetch = SourceFn(o, std::move(*pricing), policy, o.by);

@@ -9,6 +9,7 @@
 
 #include "app/usage/usage_source.h"
 #include "common/duration.h"
+#include "core/cost/allocate.h"
 
 namespace gpumeter::app {
 
@@ -16,11 +17,10 @@ struct TopOptions {
   std::optional<UsageSource> source;  // an agent, Prometheus or a saved frame; none: agent:<agent>
   std::string agent;  // --agent URL, the shorthand for agent:URL; empty: the local agent
   std::string agent_token_file, agent_ca_file;
-  Seconds interval{1};        // refresh; cli checks [0.1 s, 1 h]
-  std::string window = "1m";  // prometheus: the rates' window
+  Seconds interval{1};  // refresh; cli checks [0.1 s, 1 h]
+  Seconds window{60};   // prometheus: the rates' window; cli checks [1 s, 1 d]
   std::string pricing_file;
-  std::string policy = "memory";
-  std::string idle = "share";
+  cost::Policy policy;         // --policy and --idle
   std::string view = "units";  // units | pods | findings
   std::string sort = "compute";
   std::string by = "container";

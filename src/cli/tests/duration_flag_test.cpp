@@ -6,22 +6,12 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/tests/parse.h"
 
 namespace gpumeter::cli {
 namespace {
 
-// Parses `args` after the program name; the error's text, or "" when it parsed.
-std::string Parse(CLI::App& app, std::vector<std::string> args) {
-  args.insert(args.begin(), "gpumeter");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-    return "";
-  } catch (const CLI::ParseError& e) {
-    return std::string(e.what());
-  }
-}
+using testing::Parse;
 
 TEST(DurationFlag, BareSecondsOrAUnitWithinItsRangeAndTheDefaultShown) {
   struct Case {
@@ -34,8 +24,8 @@ TEST(DurationFlag, BareSecondsOrAUnitWithinItsRangeAndTheDefaultShown) {
       {"250ms", 0.25, ""},
       {"1.5s", 1.5, ""},
       {"2m", 120, ""},
-      {"0.05", -1, "--wait: '0.05': not within [0.1 s, 3600 s]"},
-      {"2h", -1, "--wait: '2h': not within [0.1 s, 3600 s]"},
+      {"0.05", -1, "--wait: '0.05': not within [0.1s, 1h]"},
+      {"2h", -1, "--wait: '2h': not within [0.1s, 1h]"},
       {"soon", -1, "--wait: 'soon': expected seconds or a number and a unit"},
       {"-3", -1, "--wait"},
   };
@@ -43,7 +33,7 @@ TEST(DurationFlag, BareSecondsOrAUnitWithinItsRangeAndTheDefaultShown) {
     CLI::App app;
     Seconds wait{7};
     auto* opt = AddDurationOption(&app, "--wait", wait, "How long", Seconds(0.1), Seconds(3600));
-    EXPECT_EQ(opt->get_default_str(), "7");
+    EXPECT_EQ(opt->get_default_str(), "7s");
     const auto error = Parse(app, {"--wait", c.text});
     if (c.want_s >= 0) {
       EXPECT_EQ(error, "") << c.text;

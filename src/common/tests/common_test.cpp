@@ -9,6 +9,7 @@
 
 #include "common/bounded_file.h"
 #include "common/duration.h"
+#include "common/duration_format.h"
 #include "common/excerpt.h"
 #include "common/secret_file.h"
 #include "common/text_cell.h"
@@ -84,6 +85,15 @@ TEST(Duration, FlagSecondsBareOrWithAUnitAndBadOnesNamed) {
   EXPECT_EQ(FormatSeconds(Seconds(0.5)), "0.5");
   EXPECT_EQ(FormatSeconds(Seconds(3600)), "3600");
   EXPECT_EQ(ToMilliseconds(Seconds(0.05)).count(), 50);
+  // Written back in the largest unit that divides it, and read back the same.
+  const std::pair<double, const char*> forms[] = {
+      {86400, "1d"},     {14 * 86400, "2w"}, {5400, "90m"},   {48 * 3600, "2d"},
+      {90061, "90061s"}, {1.5, "1.5s"},      {0.25, "0.25s"}, {0, "0s"}};
+  for (const auto& [seconds, text] : forms) {
+    EXPECT_EQ(FormatDuration(Seconds(seconds)), text);
+    EXPECT_DOUBLE_EQ(ParseSeconds(FormatDuration(Seconds(seconds)))->count(), seconds) << text;
+  }
+  EXPECT_EQ(WholeSeconds(Seconds(59.6)), 60);
 }
 
 TEST(Duration, UnitsZeroAndOverflowAreClear) {

@@ -1,19 +1,11 @@
 #include "sinks/report/window.h"
 
-#include "common/duration.h"
-
 #include <charconv>
 #include <cstring>
 #include <ctime>
 #include <string>
 
 namespace gpumeter::report {
-
-Expected<int64_t> ParseDuration(std::string_view text) {
-  auto d = ParseDurationSeconds(text);
-  if (!d) return MakeError(ErrorCode::kInvalidInput, "window " + d.error().message);
-  return d;
-}
 
 Expected<int64_t> ParseTime(std::string_view text) {
   int64_t unix_s = 0;

@@ -1,0 +1,109 @@
+// The flags of the commands that read recorded usage (report, rightsize, top): windows, instants,
+// group-by dimensions and the cost policy arrive typed in the options, parsed once as the flag is
+// read; a bad value is refused naming the flag and the text, before anything is read.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/tests/parse.h"
+
+namespace gpumeter::cli {
+namespace {
+
+using testing::Parse;
+
+TEST(UsageFlags, ReportOptionsArriveTyped) {
+  {
+    CLI::App app;
+    app::ReportOptions o;
+    AddReportCommand(app, o);
+    ASSERT_EQ(Parse(app, {"report", "--source", "sqlite:/x.db"}), "");
+    EXPECT_FALSE(o.window.has_value());  // the store's whole span
+    EXPECT_FALSE(o.from_s || o.to_s);
+    EXPECT_EQ(o.by, std::vector<std::string>{"namespace"});
+    EXPECT_EQ(o.policy.Name(), cost::Policy{}.Name());
+  }
+  CLI::App app;
+  app::ReportOptions o;
+  AddReportCommand(app, o);
+  ASSERT_EQ(Parse(app, {"report", "--source", "prometheus:http://p:9090", "--window", "36h", "--to",
+                        "2026-12-01T00:00:00Z", "--by", "node,label:team", "--policy", "blend:0.7",
+                        "--idle", "separate"}),
+            "");
+  ASSERT_TRUE(o.window.has_value());
+  EXPECT_DOUBLE_EQ(o.window->count(), 36 * 3600);
+  EXPECT_EQ(o.to_s, 1'796'083'200);
+  EXPECT_EQ(o.by, (std::vector<std::string>{"node", "label:team"}));
+  EXPECT_EQ(o.policy.basis, cost::Basis::kBlend);
+  EXPECT_DOUBLE_EQ(o.policy.alpha, 0.7);
+  EXPECT_EQ(o.policy.idle, cost::IdleRule::kSeparate);
+  CLI::App again;
+  app::ReportOptions all;
+  AddReportCommand(again, all);
+  ASSERT_EQ(Parse(again, {"report", "--source", "sqlite:/x.db", "--window", "all", "--from",
+                          "1796083200"}),
+            "");
+  EXPECT_FALSE(all.window.has_value());
+  EXPECT_EQ(all.from_s, 1'796'083'200);
+}
+
+TEST(UsageFlags, RightsizeAndTopDurationsArriveTyped) {
+  CLI::App app;
+  app::RightsizeOptions r;
+  app::TopOptions t;
+  AddRightsizeCommand(app, r);
+  AddTopCommand(app, t);
+  EXPECT_DOUBLE_EQ(r.window.count(), 14 * 86400);
+  EXPECT_DOUBLE_EQ(r.minute_history.count(), 48 * 3600);
+  ASSERT_EQ(Parse(app, {"rightsize", "--source", "sqlite:/x.db", "--window", "3d",
+                        "--minute-history", "6h"}),
+            "");
+  EXPECT_DOUBLE_EQ(r.window.count(), 3 * 86400);
+  EXPECT_DOUBLE_EQ(r.minute_history.count(), 6 * 3600);
+  CLI::App top_app;
+  AddTopCommand(top_app, t);
+  ASSERT_EQ(Parse(top_app, {"top", "--window", "5m", "--policy", "compute", "--idle", "owner"}),
+            "");
+  EXPECT_DOUBLE_EQ(t.window.count(), 300);
+  EXPECT_EQ(t.policy.basis, cost::Basis::kCompute);
+  EXPECT_EQ(t.policy.idle, cost::IdleRule::kOwner);
+}
+
+TEST(UsageFlags, BadValuesAreRefusedNamingTheirFlag) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string want;
+  };
+  const std::string store = "sqlite:/x.db";
+  const Case cases[] = {
+      {{"report", "--source", store, "--window", "soon"}, "--window: 'soon': expected seconds"},
+      {{"report", "--source", store, "--window", "0"}, "--window: '0': not within [1s, 3660d]"},
+      {{"report", "--source", store, "--from", "yesterday"}, "--from"},
+      {{"report", "--source", store, "--to", "2026-13-01T00:00:00Z"}, "--to"},
+      {{"report", "--source", store, "--by", "namespace,team"}, "--by 'namespace,team'"},
+      {{"report", "--source", store, "--policy", "blend:2"}, "policy 'blend:2'"},
+      {{"report", "--source", store, "--idle", "nobody"}, "idle rule 'nobody'"},
+      {{"rightsize", "--source", store, "--window", "soon"}, "--window: 'soon'"},
+      {{"rightsize", "--source", store, "--window", "30s"}, "--window: '30s': not within [1m"},
+      {{"rightsize", "--source", store, "--minute-history", "2 days"},
+       "--minute-history: '2 days'"},
+      {{"top", "--window", "0"}, "--window: '0': not within [1s, 1d]"},
+      {{"top", "--policy", "cheapest"}, "policy 'cheapest'"},
+  };
+  for (const auto& c : cases) {
+    CLI::App app;
+    app::ReportOptions report;
+    app::RightsizeOptions rightsize;
+    app::TopOptions top;
+    AddReportCommand(app, report);
+    AddRightsizeCommand(app, rightsize);
+    AddTopCommand(app, top);
+    const auto error = Parse(app, c.args);
+    EXPECT_NE(error.find(c.want), std::string::npos) << c.args[0] << " → " << error;
+  }
+}
+
+}  // namespace
+}  // namespace gpumeter::cli
