@@ -29,9 +29,9 @@ std::optional<double> GpuMemory(const Held& u, const MigModel* table) {
   if (!u.unit_memory_bytes) return std::nullopt;
   if (u.unit.mig_profile.empty()) return *u.unit_memory_bytes;
   if (!table) return std::nullopt;
-  for (const auto& p : table->profiles)
-    if (p.name == u.unit.mig_profile) return *u.unit_memory_bytes * 8.0 / p.memory_eighths;
-  return std::nullopt;
+  const auto* p = domain::FindMigProfile(*table, u.unit.mig_profile);
+  if (!p) return std::nullopt;
+  return *u.unit_memory_bytes * 8.0 / p->memory_eighths;
 }
 
 struct Candidate {
@@ -102,9 +102,9 @@ bool Idle(Recommendation& r, const WorkloadHistory& h, const RecommendOptions& o
 const MigProfile* SmallestMigThatFits(const MigModel& table, double gpu_memory,
                                       const Recommendation& r) {
   for (const auto& p : table.profiles) {
-    if (p.slices >= kMigSlices) break;  // the whole GPU is not a move
+    if (p.slices >= table.total_slices) break;  // the whole GPU is not a move
     if (MigProfileMemory(p, gpu_memory) >= r.memory_target_bytes &&
-        static_cast<double>(p.slices) / kMigSlices >= r.compute_target)
+        MigComputeShare(table, p) >= r.compute_target)
       return &p;
   }
   return nullptr;
@@ -139,16 +139,16 @@ void SizeOneUnit(Candidate& c, const WorkloadHistory& h) {
     if (table) c.mig = SmallestMigThatFits(*table, *gpu_memory, r);
   }
   r.reason = KeepReason(r, u);
-  if (c.mig && static_cast<double>(c.mig->slices) / kMigSlices < r.current_gpu - 1e-9) {
+  if (c.mig && MigComputeShare(*table, *c.mig) < r.current_gpu - 1e-9) {
     r.action = Action::kMig;
     r.recommended = "MIG " + c.mig->name;
-    r.recommended_gpu = static_cast<double>(c.mig->slices) / kMigSlices;
+    r.recommended_gpu = MigComputeShare(*table, *c.mig);
     r.reason = fmt::format(
         "memory target {:.1f} GiB ≤ {:.1f} GiB ({}/8 of the GPU, {:.0f} % counted), compute "
-        "target {:.1f} % ≤ {}/7 "
-        "of the GPU",
+        "target {:.1f} % ≤ {}/{} of the GPU",
         r.memory_target_bytes / kGiB, MigProfileMemory(*c.mig, c.gpu_memory) / kGiB,
-        c.mig->memory_eighths, 100 * kMigMemoryUsable, 100 * r.compute_target, c.mig->slices);
+        c.mig->memory_eighths, 100 * kMigMemoryUsable, 100 * r.compute_target, c.mig->slices,
+        table->total_slices);
   } else if (!table && c.whole_exclusive) {
     r.reason = "no MIG on this GPU; no other workload to share it with";
   }

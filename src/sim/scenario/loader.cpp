@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "common/bounded_file.h"
 #include "common/yaml/reader.h"
+#include "domain/mig_profiles.h"
 #include "domain/sharing_mode.h"
 #include "sources/nvml/nvml_library.h"
 
@@ -81,10 +84,45 @@ MigInstance ParseMigInstance(const Field& f) {
   return m;
 }
 
-// How many MIG slices a GPU model has: 4 on an A30, 7 on the others with MIG (A100, H100, H200,
-// B200). NVIDIA's MIG user guide, "Supported GPUs".
-uint32_t MigSlicesOf(const std::string& model) {
-  return model.find("A30") != std::string::npos ? 4 : 7;
+// An instance on a GPU whose model has a profile table (domain/mig_profiles.h) is one of its
+// profiles, with that profile's slices: a name of another model's table, or an A100 "2g.20gb"
+// of 3 slices, is no instance a driver makes. Past the names' own checks (ParseMigInstance).
+void CheckMigProfile(const domain::MigModel& table, const MigInstance& m, const Field& f) {
+  const auto* p = domain::FindMigProfile(table, m.profile);
+  if (!p) {
+    std::string known;
+    for (const auto& q : table.profiles) known += (known.empty() ? "" : ", ") + q.name;
+    f.Child("profile").Fail("'" + m.profile + "' is not a MIG profile of the " + table.model +
+                            " (" + known + ")");
+  }
+  if (p->slices != m.slices)
+    f.Child("slices").Fail("profile " + p->name + " of the " + table.model + " holds " +
+                           std::to_string(p->slices) + " slices, not " + std::to_string(m.slices));
+}
+
+// The instances together: their slices within total_slices, and on a model with a table no
+// profile more often than it fits on one GPU.
+void CheckMigTotals(const Gpu& g, const domain::MigModel* table, const Field& instances) {
+  uint64_t mem = 0;
+  uint32_t slices = 0;
+  std::map<std::string, uint32_t> per_profile;
+  std::set<uint32_t> gpu_instances;  // compute instances on one share its slices
+  for (size_t i = 0; i < g.mig_instances.size(); ++i) {
+    const auto& m = g.mig_instances[i];
+    mem += m.memory_bytes;
+    const bool first_on_gi = gpu_instances.insert(m.gi_id).second;
+    if (first_on_gi) slices += m.slices;
+    if (table) {
+      CheckMigProfile(*table, m, instances.At(i));
+      const auto* p = domain::FindMigProfile(*table, m.profile);
+      if (first_on_gi && ++per_profile[p->name] > p->max_instances)
+        instances.At(i).Fail("the " + table->model + " holds at most " +
+                             std::to_string(p->max_instances) + " instances of " + p->name);
+    }
+  }
+  if (mem > g.memory_bytes) instances.Fail("MIG instances use more memory than the GPU has");
+  if (slices > g.mig_total_slices)
+    instances.Fail("MIG instances use more slices than total_slices");
 }
 
 Gpu ParseGpu(const Field& f) {
@@ -133,7 +171,9 @@ Gpu ParseGpu(const Field& f) {
   if (auto m = f.Optional("mig")) {
     m->ExpectMap({"total_slices", "instances"});
     g.mig_enabled = true;
-    const uint32_t most = MigSlicesOf(g.model);
+    // 4 slices on an A30, 7 on the other MIG GPUs (MIG user guide, "Supported GPUs").
+    const auto* table = domain::MigModelFor(g.model);
+    const uint32_t most = table ? table->total_slices : 7;
     g.mig_total_slices = static_cast<uint32_t>(m->UInt("total_slices", most));
     if (g.mig_total_slices == 0 || g.mig_total_slices > most)
       m->Child("total_slices")
@@ -141,15 +181,9 @@ Gpu ParseGpu(const Field& f) {
                 std::to_string(most) + " MIG slices");
     const Field inst = m->Child("instances");
     inst.ExpectSequence();
-    uint64_t mem = 0;
-    uint32_t slices = 0;
-    for (size_t i = 0; i < inst.Size(); ++i) {
+    for (size_t i = 0; i < inst.Size(); ++i)
       g.mig_instances.push_back(ParseMigInstance(inst.At(i)));
-      mem += g.mig_instances.back().memory_bytes;
-      slices += g.mig_instances.back().slices;
-    }
-    if (mem > g.memory_bytes) inst.Fail("MIG instances use more memory than the GPU has");
-    if (slices > g.mig_total_slices) inst.Fail("MIG instances use more slices than total_slices");
+    CheckMigTotals(g, table, inst);
   }
   return g;
 }

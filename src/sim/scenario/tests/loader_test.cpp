@@ -312,8 +312,31 @@ TEST(Loader, MigLayoutsNoDriverMakesAreRefused) {
                           "      total_slices: 7\n      instances:\n        - {gi: 1, "
                           "profile: 1g.6gb, uuid: MIG-1, memory_mib: 100, slices: 1}")),
               HasSubstr("NVIDIA A30 has 4 MIG slices"));
+  // On a model with a profile table: a profile of another model's table, the right name with the
+  // wrong slices, and more instances of a profile than fit on one GPU.
+  EXPECT_THAT(
+      ErrorOf(mig("NVIDIA A30",
+                  "      instances:\n        - {gi: 1, profile: 3g.18gb, "
+                  "uuid: MIG-1, memory_mib: 100, slices: 3}")),
+      HasSubstr("'3g.18gb' is not a MIG profile of the A30 24GB (1g.6gb, 2g.12gb, 4g.24gb)"));
+  EXPECT_THAT(ErrorOf(mig("NVIDIA H100 80GB HBM3",
+                          "      instances:\n        - {gi: 1, profile: 4g.20gb, "
+                          "uuid: MIG-1, memory_mib: 100, slices: 4}")),
+              HasSubstr("'4g.20gb' is not a MIG profile of the H100 80GB"));
+  EXPECT_THAT(
+      ErrorOf(mig("NVIDIA H100 80GB HBM3",
+                  "      instances:\n"
+                  "        - {gi: 1, profile: 3g.40gb, uuid: MIG-1, memory_mib: 100, slices: 3}\n"
+                  "        - {gi: 2, profile: 1g.10gb, uuid: MIG-2, memory_mib: 100, slices: 1}\n"
+                  "        - {gi: 3, profile: 1g.20gb, uuid: MIG-3, memory_mib: 100, slices: 1}\n"
+                  "        - {gi: 4, profile: 1g.20gb, uuid: MIG-4, memory_mib: 100, slices: 1}\n"
+                  "        - {gi: 5, profile: 1g.20gb, uuid: MIG-5, memory_mib: 100, slices: 1}\n"
+                  "        - {gi: 6, profile: 1g.20gb, uuid: MIG-6, memory_mib: 100, slices: 1}\n"
+                  "        - {gi: 7, profile: 1g.20gb, uuid: MIG-7, memory_mib: 100, slices: 1}")),
+      HasSubstr("the H100 80GB holds at most 4 instances of 1g.20gb"));
   // What drivers make gets past the layout (to the next check: kMinimal's process is on the
-  // parent GPU): a 1c.3g compute instance on 1 of its 3 slices, an A30's 4 slices.
+  // parent GPU): a 1c.3g compute instance on 1 of its 3 slices, an A30's 4 slices, two compute
+  // instances on one H100 GPU instance (its slices counted once), a B200's profile.
   EXPECT_THAT(ErrorOf(mig("Test GPU",
                           "      instances:\n        - {gi: 1, profile: 1c.3g.40gb, "
                           "uuid: MIG-1, memory_mib: 100, slices: 3, compute_slices: 1}")),
@@ -321,6 +344,19 @@ TEST(Loader, MigLayoutsNoDriverMakesAreRefused) {
   EXPECT_THAT(ErrorOf(mig("NVIDIA A30",
                           "      total_slices: 4\n      instances:\n        - {gi: 1, "
                           "profile: 2g.12gb+me.all, uuid: MIG-1, memory_mib: 100, slices: 2}")),
+              HasSubstr("is in MIG mode; name a MIG instance UUID"));
+  EXPECT_THAT(
+      ErrorOf(mig("NVIDIA H100 80GB HBM3",
+                  "      instances:\n"
+                  "        - {gi: 1, ci: 0, profile: 1c.4g.40gb, uuid: MIG-1, memory_mib: 100, "
+                  "slices: 4, compute_slices: 1}\n"
+                  "        - {gi: 1, ci: 1, profile: 3c.4g.40gb, uuid: MIG-2, memory_mib: 100, "
+                  "slices: 4, compute_slices: 3}\n"
+                  "        - {gi: 2, profile: 3g.40gb, uuid: MIG-3, memory_mib: 100, slices: 3}")),
+      HasSubstr("is in MIG mode; name a MIG instance UUID"));
+  EXPECT_THAT(ErrorOf(mig("NVIDIA B200",
+                          "      instances:\n        - {gi: 1, profile: 1g.23gb, "
+                          "uuid: MIG-1, memory_mib: 100, slices: 1}")),
               HasSubstr("is in MIG mode; name a MIG instance UUID"));
 }
 

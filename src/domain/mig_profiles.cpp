@@ -1,14 +1,14 @@
-#include "core/rightsize/mig_profiles.h"
+#include "domain/mig_profiles.h"
 
 #include <algorithm>
 #include <cctype>
 #include <set>
 
-namespace gpumeter::rightsize {
+namespace gpumeter::domain {
 namespace {
 
-// The A100, H100 and H200 share one geometry; only the memory in the names differs
-// (MIG user guide: "the profile names will change according to the memory proportion").
+// The A100, H100, H200 and B200 share one geometry of 7 slices; only the memory in the names
+// differs (MIG user guide: "the profile names will change according to the memory proportion").
 // name suffixes: the GPU's memory per eighth, doubled eighth, half and whole.
 std::vector<MigProfile> Geometry(const std::string& eighth, const std::string& quarter,
                                  const std::string& half, const std::string& whole) {
@@ -34,11 +34,14 @@ std::set<std::string> Words(const std::string& name) {
 
 const std::vector<MigModel>& MigModels() {
   static const std::vector<MigModel> models = {
-      {"A100 40GB", Geometry("5gb", "10gb", "20gb", "40gb")},
-      {"A100 80GB", Geometry("10gb", "20gb", "40gb", "80gb")},
-      {"H100 80GB", Geometry("10gb", "20gb", "40gb", "80gb")},
-      {"H100 94GB", Geometry("12gb", "24gb", "47gb", "94gb")},
-      {"H200 141GB", Geometry("18gb", "35gb", "71gb", "141gb")},
+      // The A30 has 4 slices, each a quarter of its memory (MIG user guide, "A30 MIG Profiles").
+      {"A30 24GB", 4, {{"1g.6gb", 2, 1, 4}, {"2g.12gb", 4, 2, 2}, {"4g.24gb", 8, 4, 1}}},
+      {"A100 40GB", 7, Geometry("5gb", "10gb", "20gb", "40gb")},
+      {"A100 80GB", 7, Geometry("10gb", "20gb", "40gb", "80gb")},
+      {"H100 80GB", 7, Geometry("10gb", "20gb", "40gb", "80gb")},
+      {"H100 94GB", 7, Geometry("12gb", "24gb", "47gb", "94gb")},
+      {"H200 141GB", 7, Geometry("18gb", "35gb", "71gb", "141gb")},
+      {"B200 180GB", 7, Geometry("23gb", "45gb", "90gb", "180gb")},
   };
   return models;
 }
@@ -55,6 +58,10 @@ const MigModel* MigModelFor(const std::string& nvml_name) {
         has("94GB") || has("NVL") ? "H100 94GB" : "H100 80GB";  // "H100 PCIe" is the 80 GB board
   else if (has("H200"))
     model = "H200 141GB";
+  else if (has("A30"))
+    model = "A30 24GB";
+  else if (has("B200"))
+    model = "B200 180GB";
   if (!model) return nullptr;
   const auto& all = MigModels();
   const auto it =
@@ -62,4 +69,15 @@ const MigModel* MigModelFor(const std::string& nvml_name) {
   return it == all.end() ? nullptr : &*it;
 }
 
-}  // namespace gpumeter::rightsize
+const MigProfile* FindMigProfile(const MigModel& model, std::string_view name) {
+  // A compute instance's name leads with its own slices ("1c."): the GPU instance follows.
+  if (name.size() > 3 && name[1] == 'c' && name[2] == '.') name.remove_prefix(3);
+  // A media extension follows the base name.
+  if (const auto ext = name.find_first_of("+-"); ext != std::string_view::npos)
+    name = name.substr(0, ext);
+  for (const auto& p : model.profiles)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+}  // namespace gpumeter::domain
