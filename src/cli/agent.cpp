@@ -1,4 +1,4 @@
-// `gpumeter agent`: its flags, into app::AgentOptions (src/app/agent.h).
+// `gpumeter agent`: its flags, into app::AgentOptions (src/app/agent/agent.h).
 #include <CLI/CLI.hpp>
 
 #include "app/agent/agent.h"

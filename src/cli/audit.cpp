@@ -1,4 +1,4 @@
-// `gpumeter audit`: its flags, into app::AuditOptions (src/app/audit.h).
+// `gpumeter audit`: its flags, into app::AuditOptions (src/app/diagnose/audit.h).
 #include <CLI/CLI.hpp>
 
 #include "app/diagnose/audit.h"

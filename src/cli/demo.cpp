@@ -1,4 +1,4 @@
-// `gpumeter demo`: its flags, into app::DemoOptions (src/app/demo.h).
+// `gpumeter demo`: its flags, into app::DemoOptions (src/app/sim/demo.h).
 #include <CLI/CLI.hpp>
 
 #include "app/sim/demo.h"

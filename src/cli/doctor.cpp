@@ -1,4 +1,4 @@
-// `gpumeter doctor`: its flags, into app::DoctorOptions (src/app/doctor.h).
+// `gpumeter doctor`: its flags, into app::DoctorOptions (src/app/diagnose/doctor.h).
 #include <CLI/CLI.hpp>
 
 #include "app/diagnose/doctor.h"

@@ -1,4 +1,4 @@
-// `gpumeter probe`: its flags, into app::ProbeOptions (src/app/probe.h).
+// `gpumeter probe`: its flags, into app::ProbeOptions (src/app/diagnose/probe.h).
 #include <CLI/CLI.hpp>
 
 #include "app/diagnose/probe.h"

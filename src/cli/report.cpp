@@ -1,4 +1,4 @@
-// `gpumeter report`: its flags, into app::ReportOptions (src/app/report.h).
+// `gpumeter report`: its flags, into app::ReportOptions (src/app/usage/report.h).
 #include <CLI/CLI.hpp>
 
 #include "app/usage/report.h"
@@ -19,7 +19,8 @@ void AddReportCommand(CLI::App& app, app::ReportOptions& o) {
   cmd->add_option_function<std::string>(
       "--window",
       [&o](const std::string& text) {
-        if (text == "all") return o.window.reset();
+        o.window_all = text == "all";
+        if (o.window_all) return o.window.reset();
         auto d = ParseSeconds(text);
         if (!d) throw CLI::ValidationError("--window", d.error().message);
         if (*d < Seconds(1) || *d > Seconds(3660.0 * 86400))

@@ -1,4 +1,4 @@
-// `gpumeter rightsize`: its flags, into app::RightsizeOptions (src/app/rightsize.h).
+// `gpumeter rightsize`: its flags, into app::RightsizeOptions (src/app/usage/rightsize.h).
 #include <CLI/CLI.hpp>
 
 #include "app/usage/rightsize.h"
@@ -27,7 +27,7 @@ void AddRightsizeCommand(CLI::App& app, app::RightsizeOptions& o) {
   AddDurationOption(cmd, "--minute-history", o.minute_history,
                     "prometheus: read per minute from raw series back this far; older hours from "
                     "the hourly recorded series where the rules cover them",
-                    Seconds(0), Seconds(400 * 86400));
+                    Seconds(60), Seconds(400 * 86400));
   AddDurationOption(cmd, "--min-history", o.min_history,
                     "Below this much history (VPA confidence), keep: too short to say", Seconds(1),
                     Seconds(400 * 86400));

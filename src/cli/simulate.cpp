@@ -1,4 +1,4 @@
-// `gpumeter simulate`: its flags, into app::SimulateOptions (src/app/simulate.h).
+// `gpumeter simulate`: its flags, into app::SimulateOptions (src/app/sim/simulate.h).
 #include <CLI/CLI.hpp>
 
 #include "app/sim/simulate.h"

@@ -1,4 +1,4 @@
-// `gpumeter top`: its flags, into app::TopOptions (src/app/top.h).
+// `gpumeter top`: its flags, into app::TopOptions (src/app/usage/top.h).
 #include <CLI/CLI.hpp>
 
 #include "app/usage/top.h"

@@ -291,7 +291,7 @@ grep -q 'max_watts: 1e300' "$work/watts.yaml" || fail "the scenario has no max_w
 expect 2 "watts must be in [0, 5000]" "$bin" simulate --scenario "$work/watts.yaml"
 head -c $((9 << 20)) /dev/zero | tr '\0' '#' >"$work/big-scenario.yaml"
 expect 2 "larger than 8388608 bytes" "$bin" simulate --scenario "$work/big-scenario.yaml"
-expect 2 "a duration must be longer than 0" "$bin" report --source prometheus:http://127.0.0.1:1 --window 0m
+expect 2 "--window: '0m': not within [1s" "$bin" report --source prometheus:http://127.0.0.1:1 --window 0m
 echo "ok: out-of-range prices, watts, durations and an oversize scenario refused"
 
 # --- A dcgm-exporter page with a series twice, and with NaN/Inf/negative values.

@@ -80,6 +80,14 @@ awk '
   }' "$prom" || fail "compute-seconds of the owners do not add up to the unit"
 grep -q 'nvmlDeviceGetPowerUsage: Unknown Error (code 999)' "$out" || fail "table lacks the injected NVML failure"
 
+# A GPU that falls off the bus (node-8gpu's GPU 7, at 240 s of scenario time) is a critical
+# finding naming the pod that held it.
+"$bin" demo --scenario node-8gpu --speedup 60 --duration 5 --refresh 5 --listen 127.0.0.1:0 \
+  >"$work/lost.out" 2>&1 || { cat "$work/lost.out"; fail "demo past the lost GPU"; }
+grep -qE '^  critical gpu-lost +batch/etl-0/worker$' "$work/lost.out" || { cat "$work/lost.out"; fail "no gpu-lost finding naming the pod on GPU 7"; }
+grep -q 'GPU GPU-7e1d0007-aa10-4c2b-9e3f-5b6a7c8d9e07 fell off the bus (NVML_ERROR_GPU_IS_LOST)' "$work/lost.out" || fail "gpu-lost evidence"
+echo "ok: a lost GPU is named with the pod on it"
+
 # Ctrl-C (SIGINT) ends a demo started without a duration, cleanly.
 "$bin" demo --scenario exclusive --duration 0 --interval 0.2 --listen 127.0.0.1:0 >"$work/sigint.out" 2>&1 &
 demo_pid=$!

@@ -107,7 +107,8 @@ expect_error() {  # expected-rc message-fragment args...
 }
 printf 'gpu_models:\n  H100: -3\n' >"$work/bad-pricing.yaml"
 expect_error 2 "bad-pricing.yaml: gpu_models.H100: a price per hour must be a number in [0, 10000]" --source "sqlite:$db" --pricing "$work/bad-pricing.yaml"
-expect_error 2 "window '7x'" --source "sqlite:$db" --window 7x
+expect_error 2 "--window: '7x'" --source "sqlite:$db" --window 7x
+expect_error 2 "--window and --from: give one of them" --source "sqlite:$db" --window all --from 1796083200
 expect_error 2 "policy 'usage'" --source "sqlite:$db" --policy usage
 expect_error 2 "--by 'team'" --source "sqlite:$db" --by team
 expect_error 1 "$work/none.db: no such file" --source "sqlite:$work/none.db"

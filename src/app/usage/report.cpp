@@ -73,7 +73,8 @@ Expected<report::Window> StoreSpan(const ReportOptions& o, const Request& r) {
 Expected<report::Window> ResolveWindow(const ReportOptions& o, int64_t now, const Request& r) {
   report::Window w;
   const int64_t to = o.to_s.value_or(now);
-  if (o.window && o.from_s) return tl::unexpected(Bad("--window and --from: give one of them"));
+  if ((o.window || o.window_all) && o.from_s)
+    return tl::unexpected(Bad("--window and --from: give one of them"));
   if (o.from_s) {
     w = {*o.from_s, to};
   } else if (o.window) {

@@ -24,6 +24,7 @@ struct ReportOptions {
   // How far back from the end (--window); with neither it nor from_s ("--window all"): the
   // store's whole span.
   std::optional<Seconds> window;
+  bool window_all = false;  // "--window all" given: the store's whole span, said outright
   std::optional<int64_t> from_s, to_s;       // Unix seconds (--from, --to; to: default now)
   std::vector<std::string> by{"namespace"};  // group-by dimensions (cost::ParseGroupBy)
   cost::Policy policy;                       // --policy and --idle

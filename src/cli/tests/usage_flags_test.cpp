@@ -46,6 +46,7 @@ TEST(UsageFlags, ReportOptionsArriveTyped) {
                           "1796083200"}),
             "");
   EXPECT_FALSE(all.window.has_value());
+  EXPECT_TRUE(all.window_all);  // said outright: the report refuses it beside --from
   EXPECT_EQ(all.from_s, 1'796'083'200);
 }
 

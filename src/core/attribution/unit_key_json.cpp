@@ -38,7 +38,7 @@ Expected<UnitKey> UnitKeyFromJson(const nlohmann::json& j) {
   const auto m = j.find("sharing_mode");
   if (m == j.end() || !(m->is_null() || m->is_string()))
     return MakeError(ErrorCode::kInvalidInput, "a unit's sharing_mode: expected a string or null");
-  if (m->is_string()) {
+  if (m->is_string() && !m->get<std::string>().empty()) {  // "": unknown, as earlier writers said
     key.mode = domain::ParseSharingMode(m->get<std::string>());
     if (!key.mode)
       return MakeError(ErrorCode::kInvalidInput,

@@ -23,6 +23,8 @@ const char* ToString(Kind kind) {
       return "oom-risk";
     case Kind::kMpsNoLimits:
       return "mps-no-limits";
+    case Kind::kGpuLost:
+      return "gpu-lost";
   }
   return "unknown";
 }

@@ -1,8 +1,9 @@
 // Guardrail findings (docs/guardrails.md): what a node's readings show is wrong with how its GPUs
 // are given out and used — a container on a GPU it was not allocated, a GPU exposed through
 // NVIDIA_VISIBLE_DEVICES, use without a request, host processes, allocated GPUs left idle, shared
-// GPUs near out-of-memory, MPS clients without limits. Plain values and their configuration.
-// Times are Unix seconds; memory in bytes; money in the pricing's currency.
+// GPUs near out-of-memory, MPS clients without limits, GPUs lost off the bus with the pods on them.
+// Plain values and their configuration. Times are Unix seconds; memory in bytes; money in the
+// pricing's currency.
 #pragma once
 
 #include <array>
@@ -26,14 +27,19 @@ enum class Kind {
   kIdleAllocation,         // an allocated unit unused for the idle window (waste, with its cost)
   kOomRisk,                // a shared GPU whose tenants' memory approaches its total
   kMpsNoLimits,            // an MPS client without a memory or active-thread limit
+  kGpuLost,                // a GPU fell off the bus, with each container that held it then
 };
-inline constexpr std::array<Kind, 8> kAllKinds = {
-    Kind::kUnallocatedDevice, Kind::kNoGpuRequest,
-    Kind::kVisibleDevicesAll, Kind::kVisibleDevicesOutside,
-    Kind::kHostProcess,       Kind::kIdleAllocation,
-    Kind::kOomRisk,           Kind::kMpsNoLimits};
+inline constexpr std::array<Kind, 9> kAllKinds = {Kind::kUnallocatedDevice,
+                                                  Kind::kNoGpuRequest,
+                                                  Kind::kVisibleDevicesAll,
+                                                  Kind::kVisibleDevicesOutside,
+                                                  Kind::kHostProcess,
+                                                  Kind::kIdleAllocation,
+                                                  Kind::kOomRisk,
+                                                  Kind::kMpsNoLimits,
+                                                  Kind::kGpuLost};
 // "unallocated-device", "no-gpu-request", "visible-devices-all", "visible-devices-outside",
-// "host-process", "idle-allocation", "oom-risk", "mps-no-limits".
+// "host-process", "idle-allocation", "oom-risk", "mps-no-limits", "gpu-lost".
 const char* ToString(Kind kind);
 std::optional<Kind> KindFromString(std::string_view text);
 
@@ -66,7 +72,8 @@ struct GuardConfig {
                                        {Kind::kHostProcess, Severity::kWarning},
                                        {Kind::kIdleAllocation, Severity::kWarning},
                                        {Kind::kOomRisk, Severity::kWarning},
-                                       {Kind::kMpsNoLimits, Severity::kWarning}};
+                                       {Kind::kMpsNoLimits, Severity::kWarning},
+                                       {Kind::kGpuLost, Severity::kCritical}};
   // A holder is idle while it uses less than this fraction of its share of the unit's compute.
   double idle_below = 0.02;
   // … for at least this many accounted seconds of known activity in a row.

@@ -38,6 +38,7 @@ struct UnitView {
   std::vector<attribution::Holding> holders;  // from the kubelet (empty: nobody)
   std::vector<ProcessView> processes;
   const attribution::UnitLedger* ledger = nullptr;  // the last interval's; null when none
+  bool gpu_lost = false;  // its physical GPU fell off the bus (NVML_ERROR_GPU_IS_LOST) this pass
 };
 
 struct PassView {

@@ -106,12 +106,12 @@ void CheckMigTotals(const Gpu& g, const domain::MigModel* table, const Field& in
   uint64_t mem = 0;
   uint32_t slices = 0;
   std::map<std::string, uint32_t> per_profile;
-  std::set<uint32_t> gpu_instances;  // compute instances on one share its slices
+  std::set<uint32_t> gpu_instances;
   for (size_t i = 0; i < g.mig_instances.size(); ++i) {
     const auto& m = g.mig_instances[i];
-    mem += m.memory_bytes;
+    // Compute instances of one GPU instance share its memory and slices: counted once.
     const bool first_on_gi = gpu_instances.insert(m.gi_id).second;
-    if (first_on_gi) slices += m.slices;
+    if (first_on_gi) mem += m.memory_bytes, slices += m.slices;
     if (table) {
       CheckMigProfile(*table, m, instances.At(i));
       const auto* p = domain::FindMigProfile(*table, m.profile);

@@ -51,8 +51,11 @@ Expected<std::vector<PromSample>> LastSeen(
   const std::string selector = metric + "{namespace=~" + PromQuote(AnyOfRegex(ns)) + ",pod=~" +
                                PromQuote(AnyOfRegex(names)) + "}";
   // Steps of at most a minute: Prometheus aligns a subquery's steps to multiples of the step, and
-  // a step longer than its 5-minute lookback would miss a series that lived between two.
-  const int64_t step = std::clamp<int64_t>(range_s / 1000, 1, 60);
+  // a step longer than its 5-minute lookback would miss a series that lived between two. Past
+  // 11,000 steps (a range over 7.6 days, read raw only with the recorded series off), longer
+  // steps, so that a year's read stays within Prometheus' sample limit.
+  const int64_t step =
+      std::max<int64_t>(std::clamp<int64_t>(range_s / 1000, 1, 60), (range_s + 10'999) / 11'000);
   auto over_range = api.Query("max by (" + by + ") (max_over_time(timestamp(" + selector + ")[" +
                                   std::to_string(range_s) + "s:" + std::to_string(step) + "s]))",
                               at_unix_s);

@@ -68,9 +68,9 @@ std::string AnyOfRegex(const std::set<std::string>& values);
 // When each series of the info gauge `metric` (gpumeter_pod_labels_info, …) of the `pods`
 // (namespace, name) was last scraped in the `range_s` before `at_unix_s`, aggregated `by` the
 // labels given ("namespace, pod, …"): the latest timestamp() of its samples through a subquery
-// of steps of at most a minute, and an instant read for a series born after the last step. For a
-// pod with more than one series in a range (relabelled, its workload changed): the latest is the
-// one it has now.
+// of steps of at most a minute (longer past 11,000 steps), and an instant read for a series born
+// after the last step. For a pod with more than one series in a range (relabelled, its workload
+// changed): the latest is the one it has now.
 Expected<std::vector<PromSample>> LastSeen(
     const PrometheusApi& api, const std::string& metric, const std::string& by,
     const std::set<std::pair<std::string, std::string>>& pods, int64_t range_s, int64_t at_unix_s);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace gpumeter::guard {
 namespace {
 
@@ -329,6 +331,47 @@ TEST(Guard, FindingsStayOpenWhileSeenAndCountOncePerOpening) {
   g.Update(leak);
   EXPECT_EQ(g.opened().at({Kind::kUnallocatedDevice, Severity::kCritical}), 4u);
   EXPECT_EQ(g.opened().at({Kind::kNoGpuRequest, Severity::kCritical}), 2u);
+}
+
+// A GPU that fell off the bus is named with each container that held it then, as critical; a MIG
+// instance of it likewise; a lost GPU nobody held is one finding for the unit; a GPU that is not
+// lost, none.
+TEST(Guard, ALostGpuIsNamedWithThePodsThatHeldIt) {
+  Guard g({}, nullptr);
+  auto shared = Unit("GPU-0", SharingMode::kTimeSlicing, {{kA, 0.5}, {kB, 0.5}}, {});
+  shared.gpu_lost = true;
+  auto mig = Unit("MIG-1", SharingMode::kMig, {{kA, 1}}, {});
+  mig.gpu_uuid = "GPU-1", mig.gpu_lost = true;
+  auto nobody = Unit("GPU-2", SharingMode::kExclusive, {}, {});
+  nobody.gpu_lost = true, nobody.model = "";  // a lost GPU may no longer say its name
+  auto fine = Unit("GPU-3", SharingMode::kExclusive, {{kB, 1}}, {});
+  g.Update(Pass({shared, mig, nobody, fine}));
+  const auto lost = Of(g.Open(), Kind::kGpuLost);
+  ASSERT_EQ(lost.size(), 4u);
+  std::set<std::string> seen;
+  for (const auto& f : lost) {
+    EXPECT_EQ(f.severity, Severity::kCritical);
+    EXPECT_TRUE(Has(f.evidence, "fell off the bus")) << f.evidence;
+    EXPECT_NE(f.unit_uuid, "GPU-3");
+    seen.insert(f.unit_uuid + " " + f.ns + "/" + f.pod);
+  }
+  EXPECT_EQ(seen,
+            (std::set<std::string>{"GPU-0 " + kA.ns + "/" + kA.pod, "GPU-0 " + kB.ns + "/" + kB.pod,
+                                   "MIG-1 " + kA.ns + "/" + kA.pod, "GPU-2 /"}));
+  for (const auto& f : lost) {
+    if (f.unit_uuid == "MIG-1") {
+      EXPECT_EQ(f.gpu_uuid, "GPU-1");
+      EXPECT_TRUE(Has(f.evidence, "MIG instance MIG-1")) << f.evidence;
+    }
+    if (f.unit_uuid == "GPU-0") {
+      EXPECT_TRUE(Has(f.evidence, "held 50 % of it")) << f.evidence;
+    }
+    if (f.unit_uuid == "GPU-2") {
+      EXPECT_TRUE(Has(f.evidence, "no container held it")) << f.evidence;
+      EXPECT_TRUE(Has(f.evidence, "GPU GPU-2 fell off")) << f.evidence;
+    }
+  }
+  EXPECT_EQ(g.opened().at({Kind::kGpuLost, Severity::kCritical}), 4u);
 }
 
 TEST(Guard, KindsTurnedOffAreNotReported) {

@@ -133,6 +133,10 @@ TEST(TopFrame, JsonRoundTrips) {
   EXPECT_EQ(*back, f);
   EXPECT_EQ(FrameToJson(*back).dump(), FrameToJson(f).dump());
   EXPECT_TRUE(FrameToJson(f)["units"][1]["sharing_mode"].is_null());
+  auto earlier = FrameToJson(f);  // frames saved before the mode was typed said "" for unknown
+  earlier["units"][1]["sharing_mode"] = "";
+  ASSERT_TRUE(FrameFromJson(earlier));
+  EXPECT_FALSE(FrameFromJson(earlier)->units[1].key.mode.has_value());
   EXPECT_EQ(FrameToJson(f)["units"][0]["sharing_mode"], "time-slicing");
   f.findings.reset();  // a source without findings stays without, not "none open"
   EXPECT_FALSE(FrameFromJson(FrameToJson(f))->findings.has_value());
