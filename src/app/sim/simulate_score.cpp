@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <tuple>
 
 #include "sim/scenario/truth.h"
@@ -88,10 +89,39 @@ std::string Scorer::GroupOf(const std::string& unit) const {
   return domain::ToString(ref.gpu->sharing.mode);
 }
 
+namespace {
+
+// The calls whose failure the agent itself records in the interval's ledger: activity (device and
+// per-process utilization, GPM) that it then reports as unknown compute. A fault on one hides
+// nothing from the score: the ledger's own flags decide what is judged, so an interval the agent
+// wrongly calls known is scored, not excused. Calls that carry nothing attribution reads (the
+// compute mode, versions, the name) hide nothing either.
+bool LedgerSaysWhatItHides(const std::string& call) {
+  static const std::set<std::string> kCalls = {"nvmlDeviceGetUtilizationRates",
+                                               "nvmlDeviceGetProcessUtilization",
+                                               "nvmlDeviceGetProcessesUtilizationInfo",
+                                               "nvmlGpmQueryDeviceSupport",
+                                               "nvmlGpmSampleAlloc",
+                                               "nvmlGpmSampleFree",
+                                               "nvmlGpmSampleGet",
+                                               "nvmlGpmMigSampleGet",
+                                               "nvmlGpmMetricsGet",
+                                               "nvmlDeviceGetComputeMode",
+                                               "nvmlDeviceGetConfComputeMemSizeInfo",
+                                               "nvmlSystemGetDriverVersion",
+                                               "nvmlSystemGetNVMLVersion",
+                                               "nvmlDeviceGetName",
+                                               "nvmlErrorString"};
+  return kCalls.count(call) > 0;
+}
+
+}  // namespace
+
 // What a scenario fault on the unit's GPU that touches [from, to] hides: a failing power or
-// energy call only the energy; any other (a process list, utilization, every call, a lost GPU)
-// the processes or readings at the samples it covers, and the next interval starts from what it
-// hid.
+// energy call only the energy; an activity call (or one attribution does not read) nothing the
+// ledger does not say itself; any other (a process list, device memory, a handle, every call, a
+// lost GPU) the processes or readings at the samples it covers, and the next interval starts from
+// what it hid.
 Scorer::Hidden Scorer::FaultWindow(const std::string& unit, double from_s, double to_s) const {
   const auto ref = s_.FindUnit(unit);
   Hidden hidden = Hidden::kNothing;
@@ -100,6 +130,7 @@ Scorer::Hidden Scorer::FaultWindow(const std::string& unit, double from_s, doubl
     if (f.kind == scenario::FaultKind::kDelay) continue;
     if (f.gpu_index && *f.gpu_index != ref.gpu->index) continue;
     if (from_s > f.to_s.value_or(1e300) || to_s < f.from_s) continue;
+    if (f.kind == scenario::FaultKind::kCallError && LedgerSaysWhatItHides(f.call)) continue;
     const bool energy_only =
         f.kind == scenario::FaultKind::kCallError &&
         (f.call == "nvmlDeviceGetPowerUsage" || f.call == "nvmlDeviceGetTotalEnergyConsumption");
