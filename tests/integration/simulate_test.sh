@@ -113,6 +113,14 @@ jq -e '.verdict == "met" and .memory_within_bound
   "$work/gf.json" >/dev/null || { cat "$work/gf.json"; fail "growth-fault json: fault seconds not reported as unknown"; }
 echo "ok: growth and a fault window are not errors"
 
+# A fault on per-process utilization hides nothing from the score (the ledger says what it lost):
+# the agent must flag the split it could not see as an estimate, not book every tenant as idle.
+putil=$(dirname "$0")/../scenarios/harness/process-util-fault.yaml
+"$bin" simulate --scenario "$putil" --format json >"$work/pu.json" 2>"$work/pu.err" || { cat "$work/pu.err"; fail "process-util-fault: not met"; }
+jq -e '.verdict == "met" and ([.containers[] | select(.estimate)] | length) == 2' "$work/pu.json" >/dev/null \
+  || { cat "$work/pu.json"; fail "process-util-fault: the split the agent could not see is not flagged"; }
+echo "ok: a failed per-process utilization read is an estimate, not idle"
+
 # A real error still fails: the r470 MIG run above (compute unknown outside any fault) and, on
 # hand-made ledgers with a wrong split, short memory or an estimate losing activity,
 # src/app/tests/simulate_score_test.cpp.

@@ -390,7 +390,15 @@ void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& de
     return;
   }
   // NOT_FOUND: no sample newer than last_seen, i.e. no process was busy. Not an error.
-  if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_FOUND) Check(dev, name, rc);
+  if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_FOUND) {
+    Check(dev, name, rc);
+    // A failed read is no sample, not an idle window: this pass has no per-process utilization
+    // (its split is not known), and the window stays open, so the next read takes the samples
+    // the driver still holds from where this one failed.
+    dev.process_util.clear();
+    dev.process_utilization_supported = false;
+    return;
+  }
   // The driver stamps samples on a fixed period grid. Once the period is known, the window ends
   // at the last period boundary before now and the next one starts there, so every driver
   // period is counted in exactly one window (the share divides by whole periods).

@@ -5,7 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include "sim/scenario/loader.h"
 #include "sim/scenario/truth.h"
@@ -177,6 +180,41 @@ TEST(NvmlSource, PerProcessSamplesMatchDutyOnBothUtilizationApis) {
 // 4.3 s are gone, and the source says so (issue 18: lost samples were silent). The ring first
 // fills at 10.7 s of activity: the first long poll after that learns its span (a ring still
 // growing is never taken for a lossy one), the next counts what it lost.
+// A per-process utilization read that fails is no sample, not an idle window: that pass says it
+// has none (the split is then an estimate, flagged), and the next read takes the samples the
+// driver still holds from where the failed one began, so no busy period is skipped.
+TEST(NvmlSource, AFailedPerProcessReadIsUnknownAndItsWindowIsReadNextTime) {
+  std::ifstream in(testing::ScenarioPath("timeslice-h100"));
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto path = testing::WriteTempScenario(
+      text.str() +
+          "\nfaults:\n  - {kind: call-error, call: nvmlDeviceGetProcessesUtilizationInfo, gpu: 0, "
+          "code: 999, from_s: 11, to_s: 13}\n",
+      "util-fault");
+  FakeNvml f("r580", path, 10);
+  f.Sample();
+  f.SetTime(12);
+  auto snap = f.Sample();
+  ASSERT_EQ(snap.devices.size(), 1u);
+  EXPECT_FALSE(snap.devices[0].process_utilization_supported) << "failed: no split this pass";
+  EXPECT_TRUE(snap.devices[0].process_util.empty());
+  bool recorded = false;
+  for (const auto& e : snap.devices[0].errors)
+    recorded = recorded || (e.call == "nvmlDeviceGetProcessesUtilizationInfo" && e.code == 999);
+  EXPECT_TRUE(recorded);
+  f.SetTime(14);  // recovered: the window reaches back to the last good read (10 s)
+  snap = f.Sample();
+  const auto& d = snap.devices[0];
+  EXPECT_TRUE(d.process_utilization_supported);
+  EXPECT_NEAR(
+      static_cast<double>(d.process_util_window_end_us - d.process_util_window_start_us) / 1e6, 4,
+      0.2);
+  std::map<uint32_t, int> count;
+  for (const auto& u : d.process_util) ++count[u.pid];
+  EXPECT_NEAR(count[52001], 24, 1) << "4 s of 1/6 s periods: the failed pass's included";
+}
+
 TEST(NvmlSource, SamplesTheDriverNoLongerHeldAreCountedAsUncovered) {
   FakeNvml f("r580", testing::ScenarioPath("timeslice-h100"), 10);
   f.Sample();
