@@ -87,7 +87,8 @@ MigInstance ParseMigInstance(const Field& f) {
 // An instance on a GPU whose model has a profile table (domain/mig_profiles.h) is one of its
 // profiles, with that profile's slices: a name of another model's table, or an A100 "2g.20gb"
 // of 3 slices, is no instance a driver makes. Past the names' own checks (ParseMigInstance).
-void CheckMigProfile(const domain::MigModel& table, const MigInstance& m, const Field& f) {
+const domain::MigProfile& CheckMigProfile(const domain::MigModel& table, const MigInstance& m,
+                                          const Field& f) {
   const auto* p = domain::FindMigProfile(table, m.profile);
   if (!p) {
     std::string known;
@@ -98,6 +99,7 @@ void CheckMigProfile(const domain::MigModel& table, const MigInstance& m, const 
   if (p->slices != m.slices)
     f.Child("slices").Fail("profile " + p->name + " of the " + table.model + " holds " +
                            std::to_string(p->slices) + " slices, not " + std::to_string(m.slices));
+  return *p;
 }
 
 // The instances together: their slices within total_slices, and on a model with a table no
@@ -113,11 +115,10 @@ void CheckMigTotals(const Gpu& g, const domain::MigModel* table, const Field& in
     const bool first_on_gi = gpu_instances.insert(m.gi_id).second;
     if (first_on_gi) mem += m.memory_bytes, slices += m.slices;
     if (table) {
-      CheckMigProfile(*table, m, instances.At(i));
-      const auto* p = domain::FindMigProfile(*table, m.profile);
-      if (first_on_gi && ++per_profile[p->name] > p->max_instances)
+      const auto& p = CheckMigProfile(*table, m, instances.At(i));
+      if (first_on_gi && ++per_profile[p.name] > p.max_instances)
         instances.At(i).Fail("the " + table->model + " holds at most " +
-                             std::to_string(p->max_instances) + " instances of " + p->name);
+                             std::to_string(p.max_instances) + " instances of " + p.name);
     }
   }
   if (mem > g.memory_bytes) instances.Fail("MIG instances use more memory than the GPU has");

@@ -92,12 +92,8 @@ Expected<void> TimeAmbiguousPods(const PrometheusApi& api, const std::string& me
   if (ambiguous.empty()) return {};
   auto seen = LastSeen(api, metric, by, ambiguous, range_s, at_unix_s);
   if (!seen) return tl::unexpected(seen.error());
-  auto label = [](const PromSample& s, const char* k) {
-    const auto it = s.labels.find(k);
-    return it == s.labels.end() ? std::string() : it->second;
-  };
   for (const auto& s : *seen)
-    if (auto it = pods.find({label(s, "namespace"), label(s, "pod")}); it != pods.end())
+    if (auto it = pods.find({LabelValue(s, "namespace"), LabelValue(s, "pod")}); it != pods.end())
       if (auto v = it->second.find(value_of(s)); v != it->second.end()) v->second = s.value;
   return {};
 }

@@ -48,24 +48,22 @@ UnitNow UnitFromRecord(const attribution::UnitRecord& r) {
   return u;
 }
 
-std::string Label(const history::PromSample& s, const char* key) {
-  const auto it = s.labels.find(key);
-  return it == s.labels.end() ? "" : it->second;
-}
-
 }  // namespace
 
 std::vector<FindingNow> FindingsFromSamples(const std::vector<history::PromSample>& samples) {
   std::vector<FindingNow> out;
   for (const auto& s : samples) {
-    const std::string pod = Label(s, "pod"), process = Label(s, "process");
-    const std::string who = !pod.empty()
-                                ? Label(s, "namespace") + "/" + pod + "/" + Label(s, "container")
+    const std::string pod = history::LabelValue(s, "pod"),
+                      process = history::LabelValue(s, "process");
+    const std::string who = !pod.empty() ? history::LabelValue(s, "namespace") + "/" + pod + "/" +
+                                               history::LabelValue(s, "container")
                             : !process.empty() ? "host process " + process
                                                : "-";
-    out.push_back({Label(s, "severity"), Label(s, "kind"), Label(s, "node"), who, Label(s, "unit"),
-                   "node " + Label(s, "node") + " (evidence: its agent's /api/v1/findings)",
-                   s.value});
+    out.push_back(
+        {history::LabelValue(s, "severity"), history::LabelValue(s, "kind"),
+         history::LabelValue(s, "node"), who, history::LabelValue(s, "unit"),
+         "node " + history::LabelValue(s, "node") + " (evidence: its agent's /api/v1/findings)",
+         s.value});
   }
   return out;
 }

@@ -20,11 +20,6 @@ constexpr int64_t kStep = 60;          // seconds: the store's minutes
 constexpr int64_t kPiece = 6 * 3600;   // seconds of minutes per range query
 constexpr double kCoveredShare = 0.9;  // of a day's hours recorded, to read it per hour
 
-std::string Get(const std::map<std::string, std::string>& labels, const std::string& k) {
-  auto it = labels.find(k);
-  return it == labels.end() ? "" : it->second;
-}
-
 const std::pair<const char*, double UnitRecord::*> kUnitCounters[] = {
     {"gpumeter_unit_seconds_total", &UnitRecord::seconds},
     {"gpumeter_unit_memory_capacity_byte_seconds_total",
@@ -63,13 +58,14 @@ struct Buckets {
   Unit& Of(int64_t t, const UnitId& u) { return at[t][u]; }
 
   static OwnerId OwnerOf(const std::map<std::string, std::string>& l) {
-    return {Get(l, "owner_kind"), Get(l, "namespace"), Get(l, "pod"), Get(l, "container")};
+    return {LabelValue(l, "owner_kind"), LabelValue(l, "namespace"), LabelValue(l, "pod"),
+            LabelValue(l, "container")};
   }
   void AddOwner(int64_t t, const std::map<std::string, std::string>& l, double OwnerAmounts::*f,
                 double v) {
-    auto& o = Of(t, {Get(l, "node"), Get(l, "unit")}).owners[OwnerOf(l)];
-    o.owner = {domain::OwnerKindFromString(Get(l, "owner_kind")), Get(l, "namespace"),
-               Get(l, "pod"), Get(l, "container")};
+    auto& o = Of(t, {LabelValue(l, "node"), LabelValue(l, "unit")}).owners[OwnerOf(l)];
+    o.owner = {domain::OwnerKindFromString(LabelValue(l, "owner_kind")), LabelValue(l, "namespace"),
+               LabelValue(l, "pod"), LabelValue(l, "container")};
     o.*f += v;
   }
 
@@ -179,7 +175,7 @@ Expected<history::PodWorkloadMap> PrometheusHistory::HistoryPodWorkloads() const
   const std::string by = "namespace, pod, workload_kind, workload";
   const std::string m = OwnerMatchers();
   auto workload_of = [](const PromSample& s) {
-    return Workload{Get(s.labels, "workload_kind"), Get(s.labels, "workload")};
+    return Workload{LabelValue(s.labels, "workload_kind"), LabelValue(s.labels, "workload")};
   };
   // `over`: max_over_time (recorded: the latest time) or last_over_time (raw: present).
   auto read = [&](const std::string& series, int64_t range, const char* over,
@@ -189,7 +185,8 @@ Expected<history::PodWorkloadMap> PrometheusHistory::HistoryPodWorkloads() const
         now_);
     if (!r) return tl::unexpected(r.error());
     for (const auto& s : *r)
-      out[{Get(s.labels, "namespace"), Get(s.labels, "pod")}][workload_of(s)] = s.value;
+      out[{LabelValue(s.labels, "namespace"), LabelValue(s.labels, "pod")}][workload_of(s)] =
+          s.value;
     return {};
   };
   PodCandidates<Workload> recorded, raw;
@@ -244,7 +241,8 @@ Expected<PrometheusHistory::Records> PrometheusHistory::ReadMinutes(int64_t from
       for (const auto& s : *r)
         for (const auto& [t, v] : StepGrowth(s.points, a, z, kStep))
           if (t >= from && t < to)
-            b.Of(t, {Get(s.labels, "node"), Get(s.labels, "unit")}).record.*field += v;
+            b.Of(t, {LabelValue(s.labels, "node"), LabelValue(s.labels, "unit")}).record.*field +=
+                v;
     }
     for (const auto& [metric, field] : kOwnerCounters) {
       auto r = api_.QueryRange(
@@ -274,7 +272,7 @@ Expected<PrometheusHistory::Records> PrometheusHistory::ReadHours(int64_t from, 
     for (const auto& s : *r)
       for (const auto& [t_ms, v] : s.points)
         if (const int64_t t = (t_ms + 500) / 1000 - 3600; t >= earliest)
-          b.Of(t, {Get(s.labels, "node"), Get(s.labels, "unit")}).record.*field += v;
+          b.Of(t, {LabelValue(s.labels, "node"), LabelValue(s.labels, "unit")}).record.*field += v;
   }
   for (const auto& [metric, field] : kOwnerCounters) {
     auto r = api_.QueryRaw(RecordedName(metric) + OwnerMatchers() + range, to);

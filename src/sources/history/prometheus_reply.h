@@ -27,6 +27,16 @@ struct PromSample {
   double value = 0;
 };
 
+// A label's value; "" where the series has none (as PromQL treats a missing label).
+inline std::string LabelValue(const std::map<std::string, std::string>& labels,
+                              const std::string& key) {
+  const auto it = labels.find(key);
+  return it == labels.end() ? std::string() : it->second;
+}
+inline std::string LabelValue(const PromSample& s, const std::string& key) {
+  return LabelValue(s.labels, key);
+}
+
 // A series of a range query (`/api/v1/query_range`, or an instant query of a range selector):
 // resultType "matrix". Times in Unix milliseconds, increasing.
 struct PromSeries {

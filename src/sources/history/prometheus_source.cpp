@@ -16,11 +16,6 @@ namespace {
 
 using Sample = PromSample;
 
-std::string Get(const Sample& s, const std::string& k) {
-  auto it = s.labels.find(k);
-  return it == s.labels.end() ? "" : it->second;
-}
-
 // One segment of the window, read from the raw counters or from the hourly recorded series; every
 // query is evaluated at the segment's end.
 struct Part {
@@ -89,7 +84,7 @@ Expected<std::vector<Sample>> CounterGrowth(const PrometheusApi& api, const Part
   std::set<std::string> nodes;
   for (auto& b : *born) {
     b.labels.erase("__name__");
-    nodes.insert(Get(b, "node"));
+    nodes.insert(LabelValue(b, "node"));
     wanted.insert(b.labels);
   }
   auto raw = api.QueryRaw(metric + "{node=~" + PromQuote(AnyOfRegex(nodes)) + "}" + part.Range(),
@@ -127,7 +122,7 @@ Expected<void> ReadUnitCounters(const PrometheusApi& api, const Part& part, Unit
     auto r = CounterGrowth(api, part, metric, "node, unit");
     if (!r) return tl::unexpected(r.error());
     for (const auto& s : *r)
-      if (auto it = units.find({Get(s, "node"), Get(s, "unit")}); it != units.end())
+      if (auto it = units.find({LabelValue(s, "node"), LabelValue(s, "unit")}); it != units.end())
         it->second.*field += s.value;
   }
   return {};
@@ -149,10 +144,11 @@ Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& ow
     auto r = CounterGrowth(api, part, metric, "node, unit, namespace, pod, container, owner_kind");
     if (!r) return tl::unexpected(r.error());
     for (const auto& s : *r) {
-      auto& o = owners[{Get(s, "node"), Get(s, "unit"), Get(s, "owner_kind"), Get(s, "namespace"),
-                        Get(s, "pod"), Get(s, "container")}];
-      o.owner = {domain::OwnerKindFromString(Get(s, "owner_kind")), Get(s, "namespace"),
-                 Get(s, "pod"), Get(s, "container")};
+      auto& o =
+          owners[{LabelValue(s, "node"), LabelValue(s, "unit"), LabelValue(s, "owner_kind"),
+                  LabelValue(s, "namespace"), LabelValue(s, "pod"), LabelValue(s, "container")}];
+      o.owner = {domain::OwnerKindFromString(LabelValue(s, "owner_kind")),
+                 LabelValue(s, "namespace"), LabelValue(s, "pod"), LabelValue(s, "container")};
       o.*field += s.value;
     }
   }
@@ -224,13 +220,14 @@ Expected<void> ReadLabels(const PrometheusApi& api, const Part& part,
   auto values_of = [&](const Sample& s) {
     LabelSet values;
     for (const auto& [key, name] : keys)
-      if (auto v = Get(s, name); !v.empty()) values[key] = v;
+      if (auto v = LabelValue(s, name); !v.empty()) values[key] = v;
     return values;
   };
   // Raw: the sets present, timed where a pod has several. Recorded: the rule's value is the time.
   PodCandidates<LabelSet> sets;
   for (const auto& s : *r)
-    sets[{Get(s, "namespace"), Get(s, "pod")}][values_of(s)] = part.seg.recorded ? s.value : 0.0;
+    sets[{LabelValue(s, "namespace"), LabelValue(s, "pod")}][values_of(s)] =
+        part.seg.recorded ? s.value : 0.0;
   if (!part.seg.recorded)
     if (auto t = TimeAmbiguousPods(api, "gpumeter_pod_labels_info", by, part.seg.to - part.seg.from,
                                    part.At(), sets, values_of);
@@ -256,27 +253,28 @@ Expected<UnitIdentities> ReadUnitIdentities(const PrometheusApi& api, int64_t at
   for (const auto& s : *info) {
     // An agent always labels the mode; a name it never writes would change the rules the
     // readers apply, so it is refused rather than read as unknown.
-    const std::string text = Get(s, "sharing_mode");
+    const std::string text = LabelValue(s, "sharing_mode");
     const auto mode = domain::ParseSharingMode(text);
     if (!mode && !text.empty())
       return MakeError(ErrorCode::kInvalidInput,
-                       "prometheus " + api.url() + ": gpumeter_unit_info{node=\"" + Get(s, "node") +
-                           "\", unit=\"" + Get(s, "unit") + "\"} has sharing_mode \"" + text +
+                       "prometheus " + api.url() + ": gpumeter_unit_info{node=\"" +
+                           LabelValue(s, "node") + "\", unit=\"" + LabelValue(s, "unit") +
+                           "\"} has sharing_mode \"" + text +
                            "\", not exclusive, time-slicing, mps or mig");
-    out[{Get(s, "node"), Get(s, "unit")}] = {Get(s, "node"),
-                                             Get(s, "unit"),
-                                             Get(s, "gpu_uuid"),
-                                             Get(s, "model"),
-                                             Get(s, "mig_profile"),
-                                             mode,
-                                             1.0};
+    out[{LabelValue(s, "node"), LabelValue(s, "unit")}] = {LabelValue(s, "node"),
+                                                           LabelValue(s, "unit"),
+                                                           LabelValue(s, "gpu_uuid"),
+                                                           LabelValue(s, "model"),
+                                                           LabelValue(s, "mig_profile"),
+                                                           mode,
+                                                           1.0};
   }
   auto fraction = api.Query(
       "max by (node, unit) (last_over_time(" + name("gpumeter_unit_gpu_share_ratio") + range + "))",
       at);
   if (!fraction) return tl::unexpected(fraction.error());
   for (const auto& s : *fraction)
-    if (auto it = out.find({Get(s, "node"), Get(s, "unit")}); it != out.end())
+    if (auto it = out.find({LabelValue(s, "node"), LabelValue(s, "unit")}); it != out.end())
       it->second.fraction = s.value;
   return out;
 }
