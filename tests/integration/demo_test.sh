@@ -140,6 +140,10 @@ GPUMETER_FAKE_NVML_SCENARIO=$(dirname "$0")/../../scenarios/exclusive.yaml "$bin
 grep -q '"memory_api": "nvmlDeviceGetMemoryInfo"' "$work/probe.json" || fail "probe: r470 memory API"
 grep -q '"reserved_bytes": null' "$work/probe.json" || fail "probe: unknown reservation must be null"
 grep -q '"uuid": "GPU-2f1a7c3e-5b9d-4e21-9c44-0a1b2c3d4e01"' "$work/probe.json" || fail "probe: device"
+GPUMETER_FAKE_NVML_SCENARIO=$(dirname "$0")/../../scenarios/exclusive.yaml "$bin" probe --nvml-library "$fake" --interval 0.2 --samples 3 >"$work/probe3.json"
+[ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["samples"]))' "$work/probe3.json")" = 3 ] || fail "probe --samples 3"
+rc=0; "$bin" probe --samples 1 >"$work/probe1.out" 2>&1 || rc=$?
+[ "$rc" -ne 0 ] && grep -q -- "--samples" "$work/probe1.out" || fail "probe --samples 1 must be refused naming the flag"
 echo "ok: probe"
 # A100 MIG without GPM: the demo's node process serves the scenario's dcgm-exporter and the demo's
 # agent reads it (--dcgm-metrics), so the trainer's instance has compute, the dcgm source is up,

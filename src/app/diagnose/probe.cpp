@@ -96,7 +96,7 @@ int RunProbe(const ProbeOptions& o) {
               {"gpm", c.gpm},
               {"mig", c.mig}};
   json samples = json::array();
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < o.samples; ++i) {
     if (i) std::this_thread::sleep_for(o.interval);
     auto snap = (*source)->Sample();
     if (!snap) {
