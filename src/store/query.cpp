@@ -15,11 +15,18 @@ constexpr const char* kUnitRows[] = {
     "energy_unknown_seconds FROM unit_minutes WHERE minute >= ? AND minute < ?",
     "SELECT hour, unit_id, seconds, memory_capacity_byte_seconds, energy_joules, "
     "energy_unknown_seconds FROM unit_hours WHERE hour >= ? AND hour < ?"};
-constexpr const char* kUsageRows[] = {
-    "SELECT minute, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
-    "requested_share_seconds FROM usage_minutes WHERE minute >= ? AND minute < ?",
-    "SELECT hour, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
-    "requested_share_seconds FROM usage_hours WHERE hour >= ? AND hour < ?"};
+// [schema version ≥ 2][level]: version 1 has no compute_unknown_seconds.
+constexpr const char* kUsageRows[2][2] = {
+    {"SELECT minute, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
+     "requested_share_seconds, 0 FROM usage_minutes WHERE minute >= ? AND minute < ?",
+     "SELECT hour, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
+     "requested_share_seconds, 0 FROM usage_hours WHERE hour >= ? AND hour < ?"},
+    {"SELECT minute, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
+     "requested_share_seconds, compute_unknown_seconds FROM usage_minutes "
+     "WHERE minute >= ? AND minute < ?",
+     "SELECT hour, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
+     "requested_share_seconds, compute_unknown_seconds FROM usage_hours "
+     "WHERE hour >= ? AND hour < ?"}};
 
 // What a query reads: minutes [m0, a) and [b, m1) outside the whole hours [h0, h1) read from the
 // rollups (h0 == h1: none).
@@ -53,7 +60,7 @@ Expected<QueryPlan> PlanQuery(sqlite3* db, const FailFn& fail, int64_t rolled, i
 
 // Range scans in primary-key order, summed here: no temporary B-tree over a month of rows.
 struct Sums {
-  double v[4] = {0, 0, 0, 0};
+  double v[5] = {0, 0, 0, 0, 0};  // units use the first 4
 };
 struct QuerySums {
   std::map<std::pair<int64_t, int64_t>, Sums> units;                     // (bucket, unit)
@@ -66,8 +73,8 @@ struct Range {
 };
 
 // Adds the unit and usage rows of keys [r.lo, r.hi) to `sums`, per `bucket_s` seconds.
-Expected<void> SumRange(sqlite3* db, const FailFn& fail, const Range& r, int64_t bucket_s,
-                        QuerySums& sums) {
+Expected<void> SumRange(sqlite3* db, const FailFn& fail, const Range& r, int64_t schema_version,
+                        int64_t bucket_s, QuerySums& sums) {
   if (r.lo >= r.hi) return {};
   const int64_t key_seconds = r.level == 0 ? 60 : 3600;  // what one key of the table is
   auto bucket = [&](int64_t key) {
@@ -82,7 +89,7 @@ Expected<void> SumRange(sqlite3* db, const FailFn& fail, const Range& r, int64_t
     for (int i = 0; i < 4; ++i) x.v[i] += us.Real(2 + i);
   }
   if (rc != SQLITE_DONE) return tl::unexpected(fail("querying units"));
-  Stmt os(db, kUsageRows[r.level]);
+  Stmt os(db, kUsageRows[schema_version >= 2 ? 1 : 0][r.level]);
   if (!os.ok() || !os.Bind(1, r.lo) || !os.Bind(2, r.hi))
     return tl::unexpected(fail("querying usage"));
   // Consecutive rows mostly share (bucket, unit): look the map up once per run.
@@ -92,7 +99,7 @@ Expected<void> SumRange(sqlite3* db, const FailFn& fail, const Range& r, int64_t
     const std::pair<int64_t, int64_t> key{bucket(os.Int(0)), os.Int(1)};
     if (!per_owner || key != last_key) per_owner = &sums.usage[key], last_key = key;
     auto& x = (*per_owner)[os.Int(2)];
-    for (int i = 0; i < 4; ++i) x.v[i] += os.Real(3 + i);
+    for (int i = 0; i < 5; ++i) x.v[i] += os.Real(3 + i);
   }
   if (rc != SQLITE_DONE) return tl::unexpected(fail("querying usage"));
   return {};
@@ -162,7 +169,7 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Assemble(
         if (owner == owners.end())
           return MakeError(ErrorCode::kInternal,
                            "store " + path + ": usage of unknown owner id " + std::to_string(oid));
-        r.owners.push_back({owner->second, o.v[0], o.v[1], o.v[2], o.v[3]});
+        r.owners.push_back({owner->second, o.v[0], o.v[1], o.v[2], o.v[3], o.v[4]});
       }
     result[key.first].push_back(std::move(r));
   }
@@ -171,17 +178,16 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Assemble(
 
 }  // namespace
 
-Expected<std::map<int64_t, std::vector<UnitRecord>>> ReadSums(sqlite3* db, const FailFn& fail,
-                                                              const std::string& path,
-                                                              int64_t rolled_up_to_hour,
-                                                              int64_t from_unix_s,
-                                                              int64_t to_unix_s, int64_t bucket_s) {
+Expected<std::map<int64_t, std::vector<UnitRecord>>> ReadSums(
+    sqlite3* db, const FailFn& fail, const std::string& path, int64_t schema_version,
+    int64_t rolled_up_to_hour, int64_t from_unix_s, int64_t to_unix_s, int64_t bucket_s) {
   auto p = PlanQuery(db, fail, rolled_up_to_hour, from_unix_s, to_unix_s, bucket_s);
   if (!p) return tl::unexpected(p.error());
   const Range ranges[] = {{0, p->m0, p->a}, {0, p->b, p->m1}, {1, p->h0, p->h1}};
   QuerySums sums;
   for (const auto& range : ranges)
-    if (auto r = SumRange(db, fail, range, bucket_s, sums); !r) return tl::unexpected(r.error());
+    if (auto r = SumRange(db, fail, range, schema_version, bucket_s, sums); !r)
+      return tl::unexpected(r.error());
   std::map<int64_t, UnitKey> units;
   std::map<int64_t, domain::Owner> owners;
   if (auto r = ReadIds(db, fail, path, sums, units, owners); !r) return tl::unexpected(r.error());

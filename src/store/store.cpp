@@ -19,7 +19,8 @@
 namespace gpumeter::store {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
+constexpr int kOldestReadable = 1;  // read-only readers take these too (no unknown compute)
 
 // Migrations, in order: migration i takes a database from user_version i to i + 1.
 const char* const kMigrations[] = {
@@ -46,6 +47,12 @@ CREATE TABLE pod_labels(namespace TEXT NOT NULL, pod TEXT NOT NULL, labels TEXT 
 CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 INSERT INTO meta VALUES('rolled_up_to_hour', 0);
 )sql",
+    // 2: compute whose owner could not be told (issue 31.7): unknown, not 0. Older rows had none
+    // recorded, so 0 is what they knew.
+    R"sql(
+ALTER TABLE usage_minutes ADD COLUMN compute_unknown_seconds REAL NOT NULL DEFAULT 0;
+ALTER TABLE usage_hours ADD COLUMN compute_unknown_seconds REAL NOT NULL DEFAULT 0;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
@@ -63,16 +70,18 @@ constexpr const char* kUnitUpsert[] = {
     "energy_joules = energy_joules + excluded.energy_joules, energy_unknown_seconds = "
     "energy_unknown_seconds + excluded.energy_unknown_seconds"};
 constexpr const char* kUsageUpsert[] = {
-    "INSERT INTO usage_minutes VALUES(?1,?2,?3,?4,?5,?6,?7) ON CONFLICT DO UPDATE SET "
+    "INSERT INTO usage_minutes VALUES(?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT DO UPDATE SET "
     "memory_byte_seconds = memory_byte_seconds + excluded.memory_byte_seconds, compute_seconds = "
     "compute_seconds + excluded.compute_seconds, "
     "energy_joules = energy_joules + excluded.energy_joules, requested_share_seconds = "
-    "requested_share_seconds + excluded.requested_share_seconds",
-    "INSERT INTO usage_hours VALUES(?1,?2,?3,?4,?5,?6,?7) ON CONFLICT DO UPDATE SET "
+    "requested_share_seconds + excluded.requested_share_seconds, compute_unknown_seconds = "
+    "compute_unknown_seconds + excluded.compute_unknown_seconds",
+    "INSERT INTO usage_hours VALUES(?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT DO UPDATE SET "
     "memory_byte_seconds = memory_byte_seconds + excluded.memory_byte_seconds, compute_seconds = "
     "compute_seconds + excluded.compute_seconds, "
     "energy_joules = energy_joules + excluded.energy_joules, requested_share_seconds = "
-    "requested_share_seconds + excluded.requested_share_seconds"};
+    "requested_share_seconds + excluded.requested_share_seconds, compute_unknown_seconds = "
+    "compute_unknown_seconds + excluded.compute_unknown_seconds"};
 
 }  // namespace
 
@@ -195,13 +204,14 @@ Expected<void> Store::RollUpBefore(int64_t hour) {
       "energy_unknown_seconds + excluded.energy_unknown_seconds",
       "INSERT INTO usage_hours SELECT minute / 60, unit_id, owner_id, SUM(memory_byte_seconds), "
       "SUM(compute_seconds), SUM(energy_joules), "
-      "SUM(requested_share_seconds) FROM usage_minutes WHERE minute >= ?1 AND minute < ?2 GROUP BY "
-      "minute / 60, unit_id, owner_id "
+      "SUM(requested_share_seconds), SUM(compute_unknown_seconds) FROM usage_minutes "
+      "WHERE minute >= ?1 AND minute < ?2 GROUP BY minute / 60, unit_id, owner_id "
       "ON CONFLICT DO UPDATE SET memory_byte_seconds = memory_byte_seconds + "
       "excluded.memory_byte_seconds, "
       "compute_seconds = compute_seconds + excluded.compute_seconds, energy_joules = energy_joules "
       "+ excluded.energy_joules, "
-      "requested_share_seconds = requested_share_seconds + excluded.requested_share_seconds",
+      "requested_share_seconds = requested_share_seconds + excluded.requested_share_seconds, "
+      "compute_unknown_seconds = compute_unknown_seconds + excluded.compute_unknown_seconds",
       "UPDATE meta SET value = ?2 / 60 WHERE key = 'rolled_up_to_hour' AND ?1 = ?1"};
   for (const char* q : sql) {
     Stmt st(db_, q);
@@ -226,11 +236,13 @@ Expected<std::unique_ptr<Store>> Store::OpenReadOnly(const std::string& path) {
   Stmt v(s->db_, "PRAGMA user_version");
   if (!v.ok() || v.Step() != SQLITE_ROW)
     return tl::unexpected(s->Fail("reading the schema version"));
-  if (v.Int(0) != kSchemaVersion)
+  if (v.Int(0) < kOldestReadable || v.Int(0) > kSchemaVersion)
     return MakeError(ErrorCode::kInvalidInput,
                      "store " + path + ": schema version " + std::to_string(v.Int(0)) +
-                         ", this gpumeter reads " + std::to_string(kSchemaVersion) +
+                         ", this gpumeter reads " + std::to_string(kOldestReadable) + " to " +
+                         std::to_string(kSchemaVersion) +
                          (v.Int(0) == 0 ? " (not a gpumeter store, or empty)" : ""));
+  s->schema_version_ = v.Int(0);
   return s;
 }
 
@@ -264,6 +276,7 @@ Expected<void> Store::Migrate() {
       return r;
     }
   }
+  schema_version_ = kSchemaVersion;
   return {};
 }
 
@@ -327,7 +340,7 @@ Expected<void> Store::Write(const IntervalRecord& rec) {
           if (!os.Bind(1, bucket) || !os.Bind(2, *uid) || !os.Bind(3, *oid) ||
               !os.Bind(4, o.memory_byte_seconds) || !os.Bind(5, o.compute_seconds) ||
               !os.Bind(6, o.energy_joules) || !os.Bind(7, o.requested_share_seconds) ||
-              os.Step() != SQLITE_DONE || !os.Reset())
+              !os.Bind(8, o.compute_unknown_seconds) || os.Step() != SQLITE_DONE || !os.Reset())
             return tl::unexpected(Fail("writing usage on unit " + u.unit.uuid));
         }
       }
@@ -408,8 +421,8 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::QuerySnapshot(int64_
   auto rolled = ReadRolledUpTo();  // another process (the agent) may have moved it
   if (!rolled) return tl::unexpected(rolled.error());
   return ReadSums(
-      db_, [this](const std::string& what) { return Fail(what); }, path_, *rolled, from, to,
-      bucket_s);
+      db_, [this](const std::string& what) { return Fail(what); }, path_, schema_version_, *rolled,
+      from, to, bucket_s);
 }
 
 Expected<std::vector<UnitRecord>> Store::Usage(int64_t from, int64_t to) const {

@@ -132,6 +132,7 @@ class Store final : public history::UsageHistorySource {
   struct Statements;  // prepared once, finalized with the store
   std::unique_ptr<Statements> stmts_;
   int64_t rolled_up_to_hour_ = 0;  // hours before this one are in the hourly tables
+  int64_t schema_version_ = 0;     // what the file holds: a reader opens older ones read-only
   // Ids of rows in `units` and `owners` (a cache, cleared when it grows large: pods churn); the
   // keys added by the open transaction, to forget if it rolls back.
   std::map<UnitKey, int64_t> unit_ids_;

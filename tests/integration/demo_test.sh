@@ -85,7 +85,7 @@ grep -q 'nvmlDeviceGetPowerUsage: Unknown Error (code 999)' "$out" || fail "tabl
 "$bin" demo --scenario node-8gpu --speedup 60 --duration 5 --refresh 5 --listen 127.0.0.1:0 \
   >"$work/lost.out" 2>&1 || { cat "$work/lost.out"; fail "demo past the lost GPU"; }
 grep -qE '^  critical gpu-lost +batch/etl-0/worker$' "$work/lost.out" || { cat "$work/lost.out"; fail "no gpu-lost finding naming the pod on GPU 7"; }
-grep -q 'GPU GPU-7e1d0007-aa10-4c2b-9e3f-5b6a7c8d9e07 fell off the bus (NVML_ERROR_GPU_IS_LOST)' "$work/lost.out" || fail "gpu-lost evidence"
+grep -q 'GPU GPU-7e1d0007-aa10-4c2b-9e3f-5b6a7c8d9e07 (NVIDIA H100 80GB HBM3) fell off the bus (NVML_ERROR_GPU_IS_LOST)' "$work/lost.out" || fail "gpu-lost evidence"
 echo "ok: a lost GPU is named with the pod on it"
 
 # Ctrl-C (SIGINT) ends a demo started without a duration, cleanly.
@@ -165,4 +165,20 @@ grep -q '^gpumeter_source_up{node="[^"]*",source="dcgm"} 1$' "$work/mig-a100.pro
 awk '/^gpumeter_compute_seconds_total\{/ && /pod="train-resnet-0"/ { if ($NF > 0) found = 1 } END { exit !found }' "$work/mig-a100.prom" \
   || { grep train-resnet "$work/mig-a100.prom" | head; fail "mig-a100: the trainer has no compute from DCGM activity"; }
 echo "ok: mig-a100 with the node's dcgm-exporter"
+
+# The same node without dcgm-exporter: an A100 MIG instance's activity is unknown to NVML, so the
+# busy trainer's compute is unknown, not 0, in /metrics, the store and every report format.
+sed 's/dcgm_exporter: true/dcgm_exporter: false/' "$(dirname "$0")/../../scenarios/mig-a100.yaml" >"$work/mig-a100-blind.yaml"
+grep -q 'dcgm_exporter: false' "$work/mig-a100-blind.yaml" || fail "mig-a100-blind: scenario not made"
+"$bin" demo --scenario "$work/mig-a100-blind.yaml" --duration 4 --speedup 60 --interval 0.5 \
+  --store "$work/blind.db" >"$work/blind.out" 2>&1 || { cat "$work/blind.out"; fail "mig-a100-blind demo"; }
+"$bin" report --source "sqlite:$work/blind.db" --by pod --format json >"$work/blind.json" || fail "mig-a100-blind: report"
+jq -e '.groups[] | select(.group.pod == "ml/train-resnet-0")
+       | .computeHours == 0 and .computeUnknownHours > 0 and .efficiency == null
+         and .efficiencyBounds[0] == 0 and .efficiencyBounds[1] > 0' "$work/blind.json" >/dev/null ||
+  { jq '.groups[] | select(.group.pod == "ml/train-resnet-0")' "$work/blind.json"; fail "mig-a100-blind: the trainer's unmeasured compute must be unknown, not 0 % efficiency"; }
+"$bin" report --source "sqlite:$work/blind.db" --by pod >"$work/blind.txt" || fail "mig-a100-blind: table"
+grep -q '^compute unknown for [0-9.]* GPU-h' "$work/blind.txt" && grep -qE '^ml/train-resnet-0 .* 0\.0-[0-9.]+%' "$work/blind.txt" ||
+  { cat "$work/blind.txt"; fail "mig-a100-blind: the table must show the range and say why"; }
+echo "ok: mig-a100 without dcgm-exporter: the trainer's compute is unknown, efficiency a range"
 echo "demo end-to-end: all passed"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 
 namespace gpumeter::attribution {
 namespace {
@@ -31,14 +32,20 @@ class Accumulator {
       : memory_epsilon_(memory_epsilon), compute_epsilon_(compute_epsilon) {}
   void Memory(const Owner& o, double v, Rule rule) {
     if (v > memory_epsilon_)
-      entries_.push_back({&o, v, 0, 0, rule, Rule::kNone, entries_.size(), 0});
+      entries_.push_back({&o, v, 0, 0, 0, rule, Rule::kNone, entries_.size(), 0});
   }
   void Compute(const Owner& o, double v, Rule rule) {
     if (v > compute_epsilon_)
-      entries_.push_back({&o, 0, v, 0, Rule::kNone, rule, 0, entries_.size()});
+      entries_.push_back({&o, 0, v, 0, 0, Rule::kNone, rule, 0, entries_.size()});
   }
   void Request(const Owner& o, double v) {
-    if (v > 0) entries_.push_back({&o, 0, 0, v, Rule::kNone, Rule::kNone, 0, 0});
+    if (v > 0) entries_.push_back({&o, 0, 0, v, 0, Rule::kNone, Rule::kNone, 0, 0});
+  }
+  // Each owner once: `v` seconds of its compute unknown (Row::compute_unknown_seconds).
+  void ComputeUnknown(const std::set<const Owner*, OwnerPtrLess>& owners, double v) {
+    if (v > compute_epsilon_)
+      for (const Owner* o : owners)
+        entries_.push_back({o, 0, 0, 0, v, Rule::kNone, Rule::kNone, 0, 0});
   }
   // One row per owner, sorted by owner. Amounts of an owner are summed in the order they were
   // recorded. With `joules` known, energy follows the unit's time: each owner gets the energy of
@@ -74,6 +81,7 @@ class Accumulator {
       r.memory_byte_seconds = sum.memory;
       r.compute_seconds = sum.compute;
       r.requested_share_seconds = sum.request;
+      r.compute_unknown_seconds = sum.unknown;
       r.memory_rule = sum.memory_rule;
       r.compute_rule = sum.compute_rule;
       if (joules && r.compute_seconds > 0) {
@@ -89,7 +97,7 @@ class Accumulator {
  private:
   struct Entry {
     const Owner* owner;
-    double memory, compute, request;
+    double memory, compute, request, unknown;
     Rule memory_rule;
     Rule compute_rule;
     size_t memory_seq, compute_seq;  // when each rule was recorded: the latest one wins
@@ -98,6 +106,7 @@ class Accumulator {
     into.memory += e.memory;
     into.compute += e.compute;
     into.request += e.request;
+    into.unknown += e.unknown;
     if (e.memory_rule != Rule::kNone &&
         (into.memory_rule == Rule::kNone || e.memory_seq > into.memory_seq)) {
       into.memory_rule = e.memory_rule;
@@ -185,6 +194,17 @@ double SplitBusyByProxy(const UnitObservation& u, double b, double seconds, Accu
   return 0;
 }
 
+// The owners whose compute an unknown activity hides: those with a process on the unit (not
+// `unattributed`, which books the unknown time itself), and with `holders` those allocated it.
+std::set<const Owner*, OwnerPtrLess> Tenants(const UnitObservation& u, bool holders) {
+  std::set<const Owner*, OwnerPtrLess> out;
+  for (const auto& p : u.processes)
+    if (OwnerOf(p).kind != OwnerKind::kUnattributed) out.insert(&OwnerOf(p));
+  if (holders)
+    for (const auto& h : u.holders) out.insert(&h.owner);
+  return out;
+}
+
 void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc) {
   double sampled = 0;
   bool all_sampled = !u.processes.empty();
@@ -203,6 +223,9 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
   if (!busy) {
     acc.Compute(kUnattributed, seconds,
                 u.unknown_reason != Rule::kNone ? u.unknown_reason : Rule::kActivityUnknown);
+    // No readings at all: whoever held the unit may have used it.
+    acc.ComputeUnknown(u.unknown_reason != Rule::kNone ? Tenants(u, true) : Tenants(u, false),
+                       seconds);
     return;
   }
   const double b = std::clamp(*busy, 0.0, 1.0);
@@ -212,6 +235,7 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
   if (idle_rule == Rule::kUnitNotBusySamples && u.samples_uncovered_seconds > 0)
     lost = std::clamp(u.samples_uncovered_seconds / seconds, 0.0, 1.0 - b);
   acc.Compute(kUnattributed, lost * seconds, Rule::kSamplesLostBusyUnknown);
+  acc.ComputeUnknown(Tenants(u, false), lost * seconds);
   acc.Compute(kIdle, (1.0 - b - lost) * seconds, idle_rule);
 
   double placed = 0;
@@ -232,6 +256,8 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
     }
   } else if (!u.processes.empty()) {
     placed = SplitBusyByProxy(u, b, seconds, acc);
+    // No proxy applied: the busy time is some tenant's, which is unknown.
+    if (placed == 0) acc.ComputeUnknown(Tenants(u, false), b * seconds);
   }
   // Busy time no process accounts for: unattributed, not spread over the others.
   acc.Compute(kUnattributed, (b - placed) * seconds, Rule::kBusyNotCovered);

@@ -69,6 +69,12 @@ struct Row {
   double compute_seconds = 0;          // seconds of the unit's time: 1 compute-second per second
   double energy_joules = 0;            // 0 in every row when UnitLedger::energy_joules is unknown
   double requested_share_seconds = 0;  // Σ share held × seconds (a request, not usage)
+  // Seconds of the interval in which this owner's compute is unknown: it ran a process on the
+  // unit (or held it when the unit gave no readings) while the unit's activity, or which process
+  // was busy, was unknown. compute_seconds is then a lower bound, compute_seconds +
+  // compute_unknown_seconds an upper one. Outside conservation: that time itself is
+  // unattributed's compute.
+  double compute_unknown_seconds = 0;
   // Which rule produced each figure (the unit's sharing mode is in UnitLedger).
   Rule memory_rule = Rule::kNone;
   Rule compute_rule = Rule::kNone;

@@ -27,6 +27,9 @@ struct OwnerAmounts {
   Owner owner;
   double memory_byte_seconds = 0, compute_seconds = 0, energy_joules = 0,
          requested_share_seconds = 0;
+  // Time in which the owner's compute was unknown (attribution::Row): compute_seconds is a lower
+  // bound, compute_seconds + compute_unknown_seconds an upper one.
+  double compute_unknown_seconds = 0;
 };
 
 // One unit over one interval, or summed over a window.

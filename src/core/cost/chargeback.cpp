@@ -76,8 +76,10 @@ Chargeback BuildChargeback(const std::vector<attribution::UnitRecord>& units, co
     for (const auto& o : u.owners) {
       auto& g = group(u.unit, o.owner);
       g.gpu_hours_held += o.requested_share_seconds * u.unit.fraction / 3600;
-      if (o.owner.kind == domain::OwnerKind::kContainer)
+      if (o.owner.kind == domain::OwnerKind::kContainer) {
         g.compute_hours += o.compute_seconds * u.unit.fraction / 3600;
+        g.compute_unknown_hours += o.compute_unknown_seconds * u.unit.fraction / 3600;
+      }
       g.memory_gib_hours += o.memory_byte_seconds / kGiB / 3600;
       g.energy_kwh += o.energy_joules / 3.6e6;
     }
@@ -102,6 +104,7 @@ Chargeback BuildChargeback(const std::vector<attribution::UnitRecord>& units, co
   for (auto& [k, g] : groups) {
     out.total.gpu_hours_held += g.gpu_hours_held;
     out.total.compute_hours += g.compute_hours;
+    out.total.compute_unknown_hours += g.compute_unknown_hours;
     out.total.memory_gib_hours += g.memory_gib_hours;
     out.total.energy_kwh += g.energy_kwh;
     out.total.idle_cost += g.idle_cost;

@@ -5,6 +5,7 @@
 // are counted in hours but not in cost, and listed. Pure.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,13 +29,25 @@ struct GroupTotals {
   std::vector<std::string> key;  // one value per dimension
   double gpu_hours_held = 0;     // Σ requested share × hours × fraction (GPU-equivalents)
   double compute_hours = 0;      // Σ compute-seconds × fraction / 3600 (GPU-equivalents)
+  // Σ compute-unknown-seconds × fraction / 3600: time in which the group's use of a unit it ran
+  // on was not measured (attribution::Row): compute_hours is a lower bound, the sum an upper one.
+  double compute_unknown_hours = 0;
   double memory_gib_hours = 0;
   double energy_kwh = 0;
   double cost = 0, idle_cost = 0;
-  // compute used over GPU time held; nullopt when nothing was held.
+  // Compute used over GPU time held; nullopt when nothing was held or some compute is unknown
+  // (then efficiency_bounds() says where it lies).
   std::optional<double> efficiency() const {
-    return gpu_hours_held > 0 ? std::optional<double>(compute_hours / gpu_hours_held)
-                              : std::nullopt;
+    return gpu_hours_held > 0 && compute_unknown_hours <= 0
+               ? std::optional<double>(compute_hours / gpu_hours_held)
+               : std::nullopt;
+  }
+  // [compute, compute + unknown] over GPU time held, capped at 1; nullopt when nothing was held.
+  std::optional<std::pair<double, double>> efficiency_bounds() const {
+    if (gpu_hours_held <= 0) return std::nullopt;
+    const double lo = compute_hours / gpu_hours_held;
+    return std::pair{
+        lo, std::max(lo, std::min(1.0, (compute_hours + compute_unknown_hours) / gpu_hours_held))};
   }
 };
 

@@ -84,7 +84,9 @@ void HistoryBuilder::Add(int64_t t, const std::vector<attribution::UnitRecord>& 
                             : std::nullopt});
       }
       auto& m = minute[{key, o.owner.pod}];
-      m.unknown = m.unknown || unknown;
+      // Its own compute unmeasured for more than a rounding share of the minute: its reading is
+      // a lower bound, not a sample (a busy trainer on an A100 MIG instance without DCGM).
+      m.unknown = m.unknown || unknown || o.compute_unknown_seconds > 0.01 * u.seconds;
       m.memory += o.memory_byte_seconds / u.seconds;
       m.compute += o.compute_seconds / u.seconds * u.unit.fraction;
     }

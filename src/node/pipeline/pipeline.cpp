@@ -258,6 +258,7 @@ void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledger
       t.compute_seconds += r.compute_seconds;
       t.energy_joules += r.energy_joules;
       t.requested_share_seconds += r.requested_share_seconds;
+      t.compute_unknown_seconds += r.compute_unknown_seconds;
       t.last_memory_bytes = l.seconds > 0 ? r.memory_byte_seconds / l.seconds : 0;
       t.last_compute_ratio = l.seconds > 0 ? r.compute_seconds / l.seconds : 0;
       t.last_interval = next.intervals;

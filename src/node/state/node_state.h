@@ -47,9 +47,10 @@ struct OwnerTotals {
   double compute_seconds = 0;
   double energy_joules = 0;
   double requested_share_seconds = 0;
-  double last_memory_bytes = 0;   // mean over the last interval in which it had a row
-  double last_compute_ratio = 0;  // compute share of the unit over that interval, [0, 1]
-  uint64_t last_interval = 0;     // NodeState::intervals when it last had a row
+  double compute_unknown_seconds = 0;  // attribution::Row::compute_unknown_seconds, summed
+  double last_memory_bytes = 0;        // mean over the last interval in which it had a row
+  double last_compute_ratio = 0;       // compute share of the unit over that interval, [0, 1]
+  uint64_t last_interval = 0;          // NodeState::intervals when it last had a row
   std::string memory_rule, compute_rule, energy_rule;  // of its last row
 };
 

@@ -209,6 +209,11 @@ void AddOwnerMetrics(std::vector<MetricDef>& v) {
        "Share of the unit's time used by the owner over the last interval, 0-1 (the owners of a "
        "unit add up to 1).",
        kOwner},
+      {Metric::kComputeUnknownSeconds, "gpumeter_compute_unknown_seconds_total", C, "seconds",
+       "Time in which the owner's compute is unknown (it ran on the unit while the unit's "
+       "activity, or which process was busy, was unknown): gpumeter_compute_seconds_total is a "
+       "lower bound, the sum of both an upper one. Exported once it is above 0.",
+       kOwner},
       {Metric::kEnergyJoules, "gpumeter_energy_joules_total", C, "joules",
        "The unit's energy, by owner (split by compute share; idle power by the policy in "
        "docs/attribution.md).",

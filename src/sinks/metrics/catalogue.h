@@ -52,6 +52,7 @@ enum class Metric {
   kMemoryBytes,
   kComputeSeconds,
   kComputeRatio,
+  kComputeUnknownSeconds,
   kEnergyJoules,
   kRequestedShare,
   kRequestedShareSeconds,

@@ -263,6 +263,10 @@ void OwnerRow(Families& f, const node::NodeState& state, const TotalsRow& row,
                                domain::ToString(owner.kind)});
   f.Add(Metric::kMemoryByteSeconds, l, t.memory_byte_seconds);
   f.Add(Metric::kComputeSeconds, l, t.compute_seconds);
+  // Only where something was unknown: one series per row otherwise, all 0. Monotonic, so a
+  // series once shown stays.
+  if (t.compute_unknown_seconds > 0)
+    f.Add(Metric::kComputeUnknownSeconds, l, t.compute_unknown_seconds);
   f.Add(Metric::kEnergyJoules, l, t.energy_joules);
   f.Add(Metric::kRequestedShareSeconds, l, t.requested_share_seconds);
   // Gauges describe now: only rows of the latest interval.

@@ -121,6 +121,7 @@ json LedgerJson(const node::NodeState& s) {
           {"kind", domain::ToString(key.second.kind)},
           {"memory_byte_seconds", o.memory_byte_seconds},
           {"compute_seconds", o.compute_seconds},
+          {"compute_unknown_seconds", o.compute_unknown_seconds},
           {"energy_joules",
            t.energy_unknown_seconds < t.seconds ? json(o.energy_joules) : json(nullptr)},
           {"requested_share_seconds", o.requested_share_seconds},

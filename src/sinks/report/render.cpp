@@ -21,8 +21,6 @@ std::string CsvField(const std::string& text) {
   return out + "\"";
 }
 
-std::string Percent(std::optional<double> v) { return v ? fmt::format("{:.1f}%", 100 * *v) : "-"; }
-
 // A group's key for the terminal: no control or bidi character reaches it.
 std::string Joined(const std::vector<std::string>& key) {
   std::string s;
@@ -128,6 +126,13 @@ std::string FocusRow(const cost::Chargeback& c, const Window& w, const cost::Lab
 
 }  // namespace
 
+std::string FormatEfficiency(const cost::GroupTotals& g) {
+  if (const auto e = g.efficiency()) return fmt::format("{:.1f}%", 100 * *e);
+  if (const auto b = g.efficiency_bounds())
+    return fmt::format("{:.1f}-{:.1f}%", 100 * b->first, 100 * b->second);
+  return "-";
+}
+
 std::string RenderTable(const cost::Chargeback& c, const Window& w) {
   std::string out = fmt::format("GPU chargeback {} .. {}   policy {}   currency {}\n",
                                 Rfc3339(w.from_unix_s), Rfc3339(w.to_unix_s), c.policy, c.currency);
@@ -136,15 +141,18 @@ std::string RenderTable(const cost::Chargeback& c, const Window& w) {
   std::string dims;
   for (const auto& d : c.dimensions) dims += (dims.empty() ? "" : " | ") + d;
   width = std::max(width, dims.size());
-  out += fmt::format("{:<{}} {:>10} {:>10} {:>12} {:>9} {:>8} {:>12} {:>11} {:>7}\n", dims, width,
-                     "GPU-h held", "compute-h", "mem GiB-h", "kWh", "effic.", "cost", "idle cost",
-                     "share");
+  // Where some compute went unmeasured, a column says how much, and efficiency is a range.
+  const bool unknown = c.total.compute_unknown_hours > 0;
+  out += fmt::format("{:<{}} {:>10} {:>10} {}{:>12} {:>9} {:>11} {:>12} {:>11} {:>7}\n", dims,
+                     width, "GPU-h held", "compute-h", unknown ? " unknown-h " : "", "mem GiB-h",
+                     "kWh", "effic.", "cost", "idle cost", "share");
   auto line = [&](const cost::GroupTotals& g, const std::string& name) {
     const double share = c.total.cost > 0 ? g.cost / c.total.cost : 0;
     out += fmt::format(
-        "{:<{}} {:>10.3f} {:>10.3f} {:>12.2f} {:>9.3f} {:>8} {:>12.4f} {:>11.4f} {:>6.1f}%\n", name,
-        width, g.gpu_hours_held, g.compute_hours, g.memory_gib_hours, g.energy_kwh,
-        Percent(g.efficiency()), g.cost, g.idle_cost, 100 * share);
+        "{:<{}} {:>10.3f} {:>10.3f} {}{:>12.2f} {:>9.3f} {:>11} {:>12.4f} {:>11.4f} {:>6.1f}%\n",
+        name, width, g.gpu_hours_held, g.compute_hours,
+        unknown ? fmt::format("{:>10.3f} ", g.compute_unknown_hours) : "", g.memory_gib_hours,
+        g.energy_kwh, FormatEfficiency(g), g.cost, g.idle_cost, 100 * share);
   };
   for (const auto& g : c.groups) line(g, Joined(g.key));
   line(c.total, "TOTAL");
@@ -153,6 +161,12 @@ std::string RenderTable(const cost::Chargeback& c, const Window& w) {
   for (const auto& f : c.flagged_prices)
     out += fmt::format("default price used: {} (set your own in a pricing file)\n", f);
   for (const auto& src : c.sources) out += fmt::format("read from {}\n", src);
+  if (unknown)
+    out += fmt::format(
+        "compute unknown for {:.3f} GPU-h (ran where activity was not measured: "
+        "docs/attribution.md)"
+        ": compute-h is a lower bound, efficiency the range it lies in\n",
+        c.total.compute_unknown_hours);
   return out;
 }
 
@@ -161,15 +175,18 @@ std::string RenderCsv(const cost::Chargeback& c) {
   for (const auto& d : c.dimensions) out += CsvField(d) + ",";
   out +=
       "gpu_hours_held,compute_hours,memory_gib_hours,energy_kwh,efficiency,cost,idle_cost,share,"
-      "currency,policy\n";
+      "currency,policy,compute_unknown_hours,efficiency_min,efficiency_max\n";
   auto line = [&](const cost::GroupTotals& g, bool total) {
     for (size_t i = 0; i < c.dimensions.size(); ++i)
       out += CsvField(total ? (i == 0 ? "TOTAL" : "") : g.key[i]) + ",";
     const auto eff = g.efficiency();
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", g.gpu_hours_held, g.compute_hours,
-                       g.memory_gib_hours, g.energy_kwh, eff ? fmt::format("{}", *eff) : "", g.cost,
-                       g.idle_cost, c.total.cost > 0 ? g.cost / c.total.cost : 0.0, c.currency,
-                       CsvField(c.policy));
+    const auto bounds = g.efficiency_bounds();
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{}\n", g.gpu_hours_held, g.compute_hours,
+        g.memory_gib_hours, g.energy_kwh, eff ? fmt::format("{}", *eff) : "", g.cost, g.idle_cost,
+        c.total.cost > 0 ? g.cost / c.total.cost : 0.0, c.currency, CsvField(c.policy),
+        g.compute_unknown_hours, bounds ? fmt::format("{}", bounds->first) : "",
+        bounds ? fmt::format("{}", bounds->second) : "");
   };
   for (const auto& g : c.groups) line(g, false);
   line(c.total, true);
@@ -180,14 +197,18 @@ std::string RenderJson(const cost::Chargeback& c, const Window& w) {
   using nlohmann::json;
   auto totals = [&](const cost::GroupTotals& g) {
     const auto eff = g.efficiency();
-    return json{{"gpuHoursHeld", g.gpu_hours_held},
-                {"computeHours", g.compute_hours},
-                {"memoryGiBHours", g.memory_gib_hours},
-                {"energyKWh", g.energy_kwh},
-                {"efficiency", eff ? json(*eff) : json(nullptr)},
-                {"cost", g.cost},
-                {"idleCost", g.idle_cost},
-                {"share", c.total.cost > 0 ? g.cost / c.total.cost : 0.0}};
+    const auto bounds = g.efficiency_bounds();
+    return json{
+        {"gpuHoursHeld", g.gpu_hours_held},
+        {"computeHours", g.compute_hours},
+        {"computeUnknownHours", g.compute_unknown_hours},
+        {"efficiencyBounds", bounds ? json::array({bounds->first, bounds->second}) : json(nullptr)},
+        {"memoryGiBHours", g.memory_gib_hours},
+        {"energyKWh", g.energy_kwh},
+        {"efficiency", eff ? json(*eff) : json(nullptr)},
+        {"cost", g.cost},
+        {"idleCost", g.idle_cost},
+        {"share", c.total.cost > 0 ? g.cost / c.total.cost : 0.0}};
   };
   json groups = json::array();
   for (const auto& g : c.groups) {

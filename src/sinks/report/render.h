@@ -17,6 +17,10 @@ struct Window {
   int64_t from_unix_s = 0, to_unix_s = 0;
 };
 
+// A group's efficiency for people: "41.2%", the range it lies in where some compute is unknown
+// ("38.0-45.5%"), or "-" when nothing was held.
+std::string FormatEfficiency(const cost::GroupTotals& g);
+
 std::string RenderTable(const cost::Chargeback& c, const Window& w);
 std::string RenderCsv(const cost::Chargeback& c);
 std::string RenderJson(const cost::Chargeback& c, const Window& w);

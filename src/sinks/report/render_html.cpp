@@ -6,6 +6,7 @@
 #include <map>
 
 #include "common/html.h"
+#include "sinks/report/render.h"
 
 namespace gpumeter::report {
 namespace {
@@ -61,14 +62,13 @@ td:first-child,th:first-child{text-align:left}.total td{font-weight:bold;border-
       "&middot; currency {}</p>",
       Rfc3339(w.from_unix_s), Rfc3339(w.to_unix_s), Esc(c.policy),
       Esc(fmt::format("{}", fmt::join(c.dimensions, ", "))), Esc(c.currency));
-  const auto eff = c.total.efficiency();
   h += fmt::format(
       "<div><span class=\"kpi\">Total cost<b id=\"total-cost\">{:.2f} {}</b></span><span "
       "class=\"kpi\">Idle cost<b>{:.2f} {}</b></span>"
       "<span class=\"kpi\">GPU-hours held<b>{:.2f}</b></span><span class=\"kpi\">Efficiency (used "
       "/ held)<b>{}</b></span></div>",
       c.total.cost, Esc(c.currency), c.total.idle_cost, Esc(c.currency), c.total.gpu_hours_held,
-      eff ? fmt::format("{:.1f}%", 100 * *eff) : "-");
+      FormatEfficiency(c.total));
   h += "<p class=\"note\">Every GPU's cost is its price per hour &times; the hours it was "
        "accounted, split between the containers that "
        "used or held it by the policy above; cost nobody used is idle. The groups add up to the "
@@ -160,7 +160,13 @@ std::string Efficiency(const cost::Chargeback& c) {
   for (size_t i = 0; i < c.groups.size() && eff_bars.size() < 10; ++i)
     if (auto e = c.groups[i].efficiency())
       eff_bars.emplace_back(Name(c.groups[i]), 100 * *e, *e < 0.3 ? "#e15759" : "#4e79a7");
-  return "<h2>Efficiency: GPU time used / GPU time held</h2>" + Bars(eff_bars, "");
+  std::string note;
+  if (c.total.compute_unknown_hours > 0)
+    note = fmt::format(
+        "<p class=\"note\">Groups that ran where activity was not measured ({:.3f} GPU-h) have no "
+        "bar: their efficiency is a range, in the table.</p>",
+        c.total.compute_unknown_hours);
+  return "<h2>Efficiency: GPU time used / GPU time held</h2>" + Bars(eff_bars, "") + note;
 }
 
 // Every group, then the total, as a table; then the notes on missing and default prices.
@@ -171,13 +177,12 @@ std::string GroupsTable(const cost::Chargeback& c) {
       "</th><th>GPU-h held</th><th>compute-h</th><th>memory "
       "GiB-h</th><th>kWh</th><th>efficiency</th><th>cost</th><th>idle cost</th><th>share</th></tr>";
   auto row = [&](const cost::GroupTotals& g, const std::string& name, const char* cls) {
-    const auto e = g.efficiency();
     h += fmt::format(
         "<tr "
         "class=\"{}\"><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.2f}</td><td>{:.3f}</"
         "td><td>{}</td><td>{:.4f}</td><td>{:.4f}</td><td>{:.1f}%</td></tr>",
         cls, Esc(name), g.gpu_hours_held, g.compute_hours, g.memory_gib_hours, g.energy_kwh,
-        e ? fmt::format("{:.1f}%", 100 * *e) : "-", g.cost, g.idle_cost,
+        FormatEfficiency(g), g.cost, g.idle_cost,
         c.total.cost > 0 ? 100 * g.cost / c.total.cost : 0.0);
   };
   for (const auto& g : c.groups) row(g, Name(g), "");

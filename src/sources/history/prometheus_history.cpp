@@ -27,7 +27,8 @@ const std::pair<const char*, double UnitRecord::*> kUnitCounters[] = {
 const std::pair<const char*, double OwnerAmounts::*> kOwnerCounters[] = {
     {"gpumeter_memory_byte_seconds_total", &OwnerAmounts::memory_byte_seconds},
     {"gpumeter_compute_seconds_total", &OwnerAmounts::compute_seconds},
-    {"gpumeter_requested_share_seconds_total", &OwnerAmounts::requested_share_seconds}};
+    {"gpumeter_requested_share_seconds_total", &OwnerAmounts::requested_share_seconds},
+    {"gpumeter_compute_unknown_seconds_total", &OwnerAmounts::compute_unknown_seconds}};
 // Each scrape target's series apart (instance, job): a recreated agent pod is a new target whose
 // counters start at 0, and summing it with the old one's would read the old one's end as a reset.
 const char* const kUnitLabels = "instance, job, node, unit";
@@ -78,7 +79,8 @@ struct Buckets {
         u.record.unit = it != ids.end() ? it->second
                                         : UnitKey{id.first, id.second, "", "", "", std::nullopt, 1};
         for (auto& [k, o] : u.owners)
-          if (o.memory_byte_seconds > 0 || o.compute_seconds > 0 || o.requested_share_seconds > 0)
+          if (o.memory_byte_seconds > 0 || o.compute_seconds > 0 || o.requested_share_seconds > 0 ||
+              o.compute_unknown_seconds > 0)
             u.record.owners.push_back(std::move(o));
         out[t].push_back(std::move(u.record));
       }

@@ -139,7 +139,10 @@ Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& ow
       {"gpumeter_compute_seconds_total", &attribution::OwnerAmounts::compute_seconds},
       {"gpumeter_energy_joules_total", &attribution::OwnerAmounts::energy_joules},
       {"gpumeter_requested_share_seconds_total",
-       &attribution::OwnerAmounts::requested_share_seconds}};
+       &attribution::OwnerAmounts::requested_share_seconds},
+      // Exported only once above 0 (and not by agents before it): no series reads as none.
+      {"gpumeter_compute_unknown_seconds_total",
+       &attribution::OwnerAmounts::compute_unknown_seconds}};
   for (const auto& [metric, field] : owner_counters) {
     auto r = CounterGrowth(api, part, metric, "node, unit, namespace, pod, container, owner_kind");
     if (!r) return tl::unexpected(r.error());
@@ -174,7 +177,7 @@ void CapToSegment(double segment_seconds, Units& units, Owners& owners) {
     if (auto it = factors.find({std::get<0>(k), std::get<1>(k)}); it != factors.end()) {
       const double f = it->second;
       o.memory_byte_seconds *= f, o.compute_seconds *= f, o.energy_joules *= f;
-      o.requested_share_seconds *= f;
+      o.requested_share_seconds *= f, o.compute_unknown_seconds *= f;
     }
 }
 
@@ -191,6 +194,7 @@ void Add(Units seg_units, Owners seg_owners, Units& units, Owners& owners) {
     o.owner = std::move(s.owner);
     o.memory_byte_seconds += s.memory_byte_seconds, o.compute_seconds += s.compute_seconds;
     o.energy_joules += s.energy_joules, o.requested_share_seconds += s.requested_share_seconds;
+    o.compute_unknown_seconds += s.compute_unknown_seconds;
   }
 }
 

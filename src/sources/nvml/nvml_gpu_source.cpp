@@ -140,11 +140,13 @@ Expected<gpu::GpuSnapshot> NvmlGpuSource::Sample() {
     gpu::DeviceSample dev;
     dev.index = i;
     SampleDevice(h, dev, snap.timestamp_us);
-    // A lost GPU cannot tell its UUID; indices are stable while the driver stays loaded.
-    if (!dev.uuid.empty())
-      uuid_by_index_[i] = dev.uuid;
-    else if (auto known = uuid_by_index_.find(i); known != uuid_by_index_.end())
-      dev.uuid = known->second;
+    // A lost GPU cannot tell its UUID or name; indices are stable while the driver stays loaded.
+    if (!dev.uuid.empty() && !dev.name.empty()) {
+      identity_by_index_[i] = {dev.uuid, dev.name};
+    } else if (auto known = identity_by_index_.find(i); known != identity_by_index_.end()) {
+      if (dev.uuid.empty()) dev.uuid = known->second.first;
+      if (dev.uuid == known->second.first && dev.name.empty()) dev.name = known->second.second;
+    }
     snap.devices.push_back(std::move(dev));
   }
   return snap;

@@ -41,6 +41,11 @@ double Cpu(const UnitLedger& l, OwnerKind k, const std::string& pod = "") {
   const Row* r = Find(l, k, pod);
   return r ? r->compute_seconds : 0;
 }
+// Row::compute_unknown_seconds of a container; -1 when it has no row at all.
+double Unknown(const UnitLedger& l, const std::string& pod) {
+  const Row* r = Find(l, OwnerKind::kContainer, pod);
+  return r ? r->compute_unknown_seconds : -1;
+}
 
 TEST(Attribute, TimeSlicingWithSamplesBelowBusy) {
   // 80 GiB GPU, 1 GiB reserved, 40 GiB used: a 10, b 20, one process of unknown size.
@@ -124,6 +129,57 @@ TEST(Attribute, MigWithoutActivityIsUnknownNotIdle) {
   EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 1.4);
   EXPECT_THAT(ToString(Find(l, OwnerKind::kContainer, "a")->compute_rule),
               HasSubstr("single tenant"));
+}
+
+TEST(Attribute, UnknownActivityLeavesItsTenantsComputeUnknownNotZero) {
+  // A100 MIG instance without DCGM: two tenants with processes, a third holding it idle.
+  UnitObservation u = MakeUnit("MIG-1", SharingMode::kMig, 10 * kGiB, 5 * kGiB, {}, std::nullopt,
+                               {{1, kA, 3 * kGiB, {}, {}},
+                                {2, kA, 1 * kGiB, {}, {}},
+                                {3, kB, 1 * kGiB, {}, {}},
+                                {4, std::nullopt, 0, {}, {}}});
+  u.holders = {{kA, 1}, {kC, 1}};
+  auto l = AttributeUnit(u, 2);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kUnattributed), 2.0) << "the time itself";
+  EXPECT_EQ(Cpu(l, OwnerKind::kContainer, "a"), 0.0);
+  EXPECT_DOUBLE_EQ(Unknown(l, "a"), 2.0) << "once per owner, not per process";
+  EXPECT_DOUBLE_EQ(Unknown(l, "b"), 2.0);
+  EXPECT_EQ(Unknown(l, "c"), 0.0) << "no process: its compute is known to be 0";
+  EXPECT_EQ(Find(l, OwnerKind::kUnattributed)->compute_unknown_seconds, 0.0);
+
+  // No readings at all (GPU lost): whoever held it may have used it.
+  u.processes.clear();
+  u.unknown_reason = Rule::kGpuLost;
+  l = AttributeUnit(u, 2);
+  EXPECT_DOUBLE_EQ(Unknown(l, "a"), 2.0);
+  EXPECT_DOUBLE_EQ(Unknown(l, "c"), 2.0);
+  EXPECT_EQ(Unknown(l, "b"), -1.0);
+
+  // Activity known: nothing unknown.
+  u = MakeUnit("MIG-1", SharingMode::kMig, 10 * kGiB, 3 * kGiB, {}, 0.4,
+               {{1, kA, 3 * kGiB, {}, {}}});
+  l = AttributeUnit(u, 2);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 0.8);
+  EXPECT_EQ(Unknown(l, "a"), 0.0);
+}
+
+TEST(Attribute, BusyTimeNoSignalCanSplitIsUnknownToEachTenant) {
+  // Two tenants, busy 60 %, no per-process samples and no memory to weigh by.
+  UnitObservation u = MakeUnit("GPU-1", SharingMode::kTimeSlicing, 8 * kGiB, 2 * kGiB, 0, 0.6,
+                               {{1, kA, std::nullopt, {}, {}}, {2, kB, std::nullopt, {}, {}}});
+  auto l = AttributeUnit(u, 10);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kUnattributed), 6.0);
+  EXPECT_DOUBLE_EQ(Unknown(l, "a"), 6.0);
+  EXPECT_DOUBLE_EQ(Unknown(l, "b"), 6.0);
+  // Samples for part of the interval only (the driver lost 3 s of them): the lost time's owner
+  // is unknown; busy 20 % sampled.
+  u = MakeUnit("GPU-1", SharingMode::kTimeSlicing, 8 * kGiB, 2 * kGiB, 0, std::nullopt,
+               {{1, kA, kGiB, 0.2, {}}, {2, kB, kGiB, 0.0, {}}});
+  u.samples_uncovered_seconds = 3;
+  l = AttributeUnit(u, 10);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 2.0);
+  EXPECT_DOUBLE_EQ(Unknown(l, "a"), 3.0);
+  EXPECT_DOUBLE_EQ(Unknown(l, "b"), 3.0);
 }
 
 TEST(Attribute, UnknownContainerAndUnknownMemoryState) {

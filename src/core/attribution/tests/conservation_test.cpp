@@ -71,7 +71,11 @@ TEST(Conservation, RandomObservations) {
       ASSERT_GE(r.energy_joules, 0);
       ASSERT_LE(r.compute_seconds, seconds * (1 + 1e-12)) << "no owner above 100 %";
       ASSERT_LE(r.memory_byte_seconds, l.memory_capacity_byte_seconds * (1 + 1e-12));
-      const bool has_amount = r.memory_byte_seconds > 0 || r.compute_seconds > 0;
+      ASSERT_GE(r.compute_unknown_seconds, 0);
+      ASSERT_LE(r.compute_unknown_seconds, seconds * (1 + 1e-12)) << "unknown within the interval";
+      // A row may say only that its owner's compute is unknown; it may not say nothing.
+      const bool has_amount =
+          r.memory_byte_seconds > 0 || r.compute_seconds > 0 || r.compute_unknown_seconds > 0;
       ASSERT_TRUE(has_amount) << "no empty rows";
     }
   }

@@ -28,6 +28,8 @@ struct Feed {
   std::function<double(int)> memory_gib, compute;
   std::function<bool(int)> lost = [](int) { return false; };
   std::function<bool(int)> present = [](int) { return true; };  // the pod exists this minute
+  // Seconds of the minute in which the pod's own compute went unmeasured (unattributed's time).
+  std::function<double(int)> unknown_s = [](int) { return 0.0; };
 };
 
 attribution::UnitKey Unit(const std::string& uuid, const std::string& model = kH100,
@@ -56,6 +58,10 @@ std::map<WorkloadKey, WorkloadHistory> Build(const std::vector<Feed>& feeds, int
       } else {
         o.memory_byte_seconds = f.memory_gib(m) * kGiB * 60;
         o.compute_seconds = f.compute(m) * 60;
+        if (const double unknown = f.unknown_s(m); unknown > 0) {
+          o.compute_unknown_seconds = unknown;
+          u.owners.push_back({Owner{OwnerKind::kUnattributed, {}, {}, {}}, 0, unknown, 0, 0});
+        }
       }
       u.owners.push_back(o);
       units.push_back(std::move(u));
@@ -203,6 +209,23 @@ TEST(Recommend, UnknownMinutesAreNotIdle) {
   const auto& r = Of(rs, "w");
   EXPECT_EQ(r.samples, 60u);
   EXPECT_EQ(r.action, Action::kKeep) << r.reason;
+}
+
+TEST(Recommend, MinutesWhoseComputeWentUnmeasuredAreNotSamples) {
+  // A third of every minute's use of a GPU could not be told apart (the driver lost samples):
+  // too little for the unit to count as unread, but the pod's 10 % is only a lower bound. Two
+  // days of such minutes are no history (keep), not a workload to move to a smaller share.
+  Feed f{"blurred", Unit("GPU-a"), 80, 1, [](int) { return 6.0; }, [](int) { return 0.10; }};
+  f.unknown_s = [](int) { return 20.0; };
+  const auto rs = Recommend(Build({f}, kTwoDays), Prices(), {});
+  const auto& r = Of(rs, "blurred");
+  EXPECT_EQ(r.samples, 0u);
+  EXPECT_EQ(r.action, Action::kKeep) << r.reason;
+  // The same minutes measured are a full history, and the pod fits something smaller.
+  f.unknown_s = [](int) { return 0.0; };
+  const auto known = Of(Recommend(Build({f}, kTwoDays), Prices(), {}), "blurred");
+  EXPECT_EQ(known.samples, static_cast<uint64_t>(kTwoDays));
+  EXPECT_NE(known.action, Action::kKeep) << known.reason;
 }
 
 TEST(Recommend, AWorkloadThatIsGoneIsNotResized) {

@@ -126,7 +126,8 @@ TEST(Chargeback, FormatsCarryTheSameTotals) {
   const auto csv = RenderCsv(c);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "namespace,label:team,gpu_hours_held,compute_hours,memory_gib_hours,energy_kwh,"
-            "efficiency,cost,idle_cost,share,currency,policy");
+            "efficiency,cost,idle_cost,share,currency,policy,compute_unknown_hours,efficiency_min,"
+            "efficiency_max");
   EXPECT_NE(csv.find("\nTOTAL,,"), std::string::npos);
 
   const auto table = RenderTable(c, w);
@@ -232,6 +233,66 @@ TEST(Chargeback, GroupByTexts) {
     ASSERT_FALSE(g) << bad;
     EXPECT_NE(g.error().message.find("--by"), std::string::npos);
   }
+}
+
+// An A100 MIG instance without DCGM: search/c ran on it for the two hours but its activity was
+// never measured. Its compute is unknown, not 0: efficiency is a range in every format.
+TEST(Chargeback, UnknownComputeIsARangeNeverZeroEfficiency) {
+  auto usage = Usage();
+  auto& c = usage[1].owners[0];
+  c.compute_seconds = 0;
+  c.compute_unknown_seconds = 7200;
+  const auto pricing =
+      *cost::Pricing::Parse("gpu_models: {H100: 4.0, H200: 7.0}\ndefaults: false\n", "p.yaml");
+  const auto cb = cost::BuildChargeback(
+      usage, {}, pricing, {cost::Basis::kMemory, 0.5, cost::IdleRule::kShare}, {"pod"});
+  const cost::GroupTotals* g = nullptr;
+  for (const auto& x : cb.groups)
+    if (x.key == std::vector<std::string>{"search/c"}) g = &x;
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->efficiency().has_value());
+  ASSERT_TRUE(g->efficiency_bounds().has_value());
+  EXPECT_DOUBLE_EQ(g->efficiency_bounds()->first, 0.0);
+  EXPECT_DOUBLE_EQ(g->efficiency_bounds()->second, 1.0);
+  EXPECT_NEAR(g->compute_unknown_hours, 2 * 3.0 / 7, 1e-12) << "GPU-equivalents, as compute";
+  EXPECT_NEAR(cb.total.compute_unknown_hours, 2 * 3.0 / 7, 1e-12);
+  EXPECT_FALSE(cb.total.efficiency().has_value()) << "the total hides the same unknown";
+
+  const auto table = RenderTable(cb, {0, 7200});
+  EXPECT_NE(table.find("unknown-h"), std::string::npos) << table;
+  EXPECT_NE(table.find("0.0-100.0%"), std::string::npos) << table;
+  EXPECT_NE(table.find("compute unknown for 0.857 GPU-h"), std::string::npos) << table;
+  const auto json = nlohmann::json::parse(RenderJson(cb, {0, 7200}));
+  for (const auto& j : json["groups"])
+    if (j["group"]["pod"] == "search/c") {
+      EXPECT_TRUE(j["efficiency"].is_null());
+      EXPECT_EQ(j["efficiencyBounds"], nlohmann::json::array({0.0, 1.0}));
+      EXPECT_NEAR(j["computeUnknownHours"].get<double>(), 2 * 3.0 / 7, 1e-12);
+    } else if (j["group"]["pod"] == "search/a") {
+      EXPECT_NEAR(j["efficiency"].get<double>(), 1.0, 1e-12) << "0.5 used of 0.5 held";
+      EXPECT_EQ(j["computeUnknownHours"], 0.0);
+    }
+  // CSV: efficiency empty, then the unknown hours and the bounds at the end of the row.
+  std::vector<std::string> fields;
+  {
+    const auto csv = RenderCsv(cb);
+    const auto at = csv.find("\nsearch/c,");
+    ASSERT_NE(at, std::string::npos) << csv;
+    std::stringstream row(csv.substr(at + 1, csv.find('\n', at + 1) - at - 1));
+    for (std::string f; std::getline(row, f, ',');) fields.push_back(f);
+  }
+  ASSERT_EQ(fields.size(), 14u);
+  EXPECT_EQ(fields[5], "") << "efficiency";
+  EXPECT_NEAR(std::stod(fields[11]), 2 * 3.0 / 7, 1e-9);
+  EXPECT_EQ(fields[12], "0");
+  EXPECT_EQ(fields[13], "1");
+  // Without unknowns the table has no extra column and no note.
+  const auto known = RenderTable(
+      cost::BuildChargeback(Usage(), {}, pricing,
+                            {cost::Basis::kMemory, 0.5, cost::IdleRule::kShare}, {"pod"}),
+      {0, 7200});
+  EXPECT_EQ(known.find("unknown"), std::string::npos) << known;
+  EXPECT_NE(RenderHtml(cb, {0, 7200}, {}).find("0.0-100.0%"), std::string::npos);
 }
 
 }  // namespace

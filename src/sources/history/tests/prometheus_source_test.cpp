@@ -96,6 +96,8 @@ class TwoUnits {
               result = unit("GPU-a", "", "2250") + "," + unit("GPU-b", "", "1600");
             } else if (has("gpumeter_requested_share_seconds_total")) {
               result = unit("GPU-a", owner, "5.625") + "," + unit("GPU-b", owner, "4");
+            } else if (has("gpumeter_compute_unknown_seconds_total")) {
+              result = unit("GPU-a", owner, "1.125");  // GPU-b has none: never unknown
             } else if (has("gpumeter_compute_seconds_total")) {
               result = unit("GPU-a", owner, "2.8125") + "," + unit("GPU-b", owner, "1");
             }
@@ -131,6 +133,7 @@ TEST(PrometheusSource, NoUnitOutlastsTheWindowAndItsOwnersStillAddUpToIt) {
   EXPECT_DOUBLE_EQ(a.owners[0].requested_share_seconds, 5.0);
   EXPECT_DOUBLE_EQ(a.owners[0].compute_seconds, 2.5);
   EXPECT_DOUBLE_EQ(a.owners[0].energy_joules, 1000.0);
+  EXPECT_DOUBLE_EQ(a.owners[0].compute_unknown_seconds, 1.0) << "capped with the rest";
   // 4 s: the unit came or went in the window; nothing to correct.
   ASSERT_EQ(b.unit.uuid, "GPU-b");
   EXPECT_FALSE(b.unit.mode.has_value());  // no sharing_mode label: unknown, not "exclusive"
@@ -139,6 +142,7 @@ TEST(PrometheusSource, NoUnitOutlastsTheWindowAndItsOwnersStillAddUpToIt) {
   ASSERT_EQ(b.owners.size(), 1u);
   EXPECT_DOUBLE_EQ(b.owners[0].requested_share_seconds, 4.0);
   EXPECT_DOUBLE_EQ(b.owners[0].compute_seconds, 1.0);
+  EXPECT_EQ(b.owners[0].compute_unknown_seconds, 0.0);
 }
 
 }  // namespace

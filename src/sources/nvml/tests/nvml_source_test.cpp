@@ -318,8 +318,10 @@ TEST(NvmlSource, LostGpuIsMarkedAndOthersContinue) {
   ASSERT_EQ(snap.devices.size(), 8u);
   const auto& lost = snap.devices[7];
   EXPECT_TRUE(lost.lost);
-  // Even the UUID call fails on a lost GPU; the source names it from the earlier pass.
+  // Even the UUID call fails on a lost GPU; the source names it from the earlier pass, and keeps
+  // its model (what its holders' time is priced at).
   EXPECT_EQ(lost.uuid, "GPU-7e1d0007-aa10-4c2b-9e3f-5b6a7c8d9e07");
+  EXPECT_EQ(lost.name, "NVIDIA H100 80GB HBM3");
   ASSERT_FALSE(lost.errors.empty());
   EXPECT_EQ(lost.errors[0].code, 15);
   EXPECT_FALSE(lost.memory);

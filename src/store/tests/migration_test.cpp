@@ -1,0 +1,166 @@
+// Stores written by earlier versions (tests/fixtures/store/schema-vN.sql, dumps of what that
+// version wrote) open and migrate without losing a row, and read-only readers take them as they
+// are.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "store/store.h"
+#include "support/temp_dir.h"
+
+namespace gpumeter::store {
+namespace {
+
+// Builds a store file from a fixture's SQL.
+void Restore(const std::string& fixture, const std::string& path) {
+  std::ifstream in(std::string(GPUMETER_TEST_SOURCE_DIR) + "/tests/fixtures/store/" + fixture);
+  ASSERT_TRUE(in) << fixture;
+  std::stringstream sql;
+  sql << in.rdbuf();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.str().c_str(), nullptr, nullptr, &err);
+  const std::string message = err ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << message;
+}
+
+// One number from the file, read with SQLite alone (not through the store).
+double Scalar(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK) << sql;
+  EXPECT_EQ(sqlite3_step(st), SQLITE_ROW) << sql;
+  const double v = sqlite3_column_double(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+int64_t UserVersion(const std::string& path) {
+  return static_cast<int64_t>(Scalar(path, "PRAGMA user_version"));
+}
+
+struct Totals {
+  double memory = 0, compute = 0, energy = 0, requested = 0, unknown = 0, seconds = 0;
+  size_t owners = 0;
+};
+
+Totals Sum(const Store& s) {
+  Totals t;
+  auto span = s.Span();
+  EXPECT_TRUE(span && *span);
+  if (!span || !*span) return t;
+  auto usage = s.Usage((*span)->first, (*span)->second + 60);
+  EXPECT_TRUE(usage) << (usage ? "" : usage.error().message);
+  if (!usage) return t;
+  for (const auto& u : *usage) {
+    t.seconds += u.seconds;
+    for (const auto& o : u.owners) {
+      t.memory += o.memory_byte_seconds, t.compute += o.compute_seconds;
+      t.energy += o.energy_joules, t.requested += o.requested_share_seconds;
+      t.unknown += o.compute_unknown_seconds;
+      ++t.owners;
+    }
+  }
+  return t;
+}
+
+void ExpectSame(const Totals& a, const Totals& b) {
+  EXPECT_DOUBLE_EQ(a.memory, b.memory);
+  EXPECT_DOUBLE_EQ(a.compute, b.compute);
+  EXPECT_DOUBLE_EQ(a.energy, b.energy);
+  EXPECT_DOUBLE_EQ(a.requested, b.requested);
+  EXPECT_DOUBLE_EQ(a.seconds, b.seconds);
+  EXPECT_EQ(a.owners, b.owners);
+}
+
+TEST(StoreMigration, Version1OpensReadOnlyAsItIsAndMigratesWithoutLoss) {
+  testing::TempDir dir("gpumeter-migration");
+  const auto path = (dir.path() / "usage.db").string();
+  Restore("schema-v1.sql", path);
+  ASSERT_EQ(UserVersion(path), 1);
+
+  // A reader (report, rightsize) of a newer version reads an older agent's store unchanged.
+  Totals before;
+  {
+    auto ro = Store::OpenReadOnly(path);
+    ASSERT_TRUE(ro) << ro.error().message;
+    before = Sum(**ro);
+  }
+  EXPECT_EQ(UserVersion(path), 1);
+  // What the file's minute rows hold (hours are their rollups), summed by SQLite itself.
+  EXPECT_NEAR(before.compute, Scalar(path, "SELECT SUM(compute_seconds) FROM usage_minutes"),
+              1e-9 * before.compute);
+  EXPECT_NEAR(before.memory, Scalar(path, "SELECT SUM(memory_byte_seconds) FROM usage_minutes"),
+              1e-9 * before.memory);
+  EXPECT_EQ(static_cast<double>(before.owners),
+            Scalar(path, "SELECT COUNT(DISTINCT unit_id || '/' || owner_id) FROM usage_minutes"));
+  EXPECT_GT(before.compute, 0.0);
+  EXPECT_EQ(before.unknown, 0.0);  // version 1 recorded none
+
+  // The agent opens it for writing: migrated, nothing lost, and it records unknown compute.
+  auto rw = Store::Open(path);
+  ASSERT_TRUE(rw) << rw.error().message;
+  EXPECT_EQ(UserVersion(path), 2);
+  ExpectSame(Sum(**rw), before);
+
+  auto span = (*rw)->Span();
+  ASSERT_TRUE(span && *span);
+  IntervalRecord rec;
+  rec.end_unix_s = (*span)->second + 3 * 3600;  // a later hour: the fixture's last one rolls up
+  UnitRecord u;
+  u.unit = {"gpu-node-a100",           "MIG-x", "GPU-x", "NVIDIA A100-SXM4-80GB", "1g.10gb",
+            domain::SharingMode::kMig, 1.0 / 7};
+  u.seconds = 10;
+  u.owners.push_back({{domain::OwnerKind::kContainer, "ml", "blind-0", "c"}, 0, 0, 0, 10, 10});
+  rec.units.push_back(u);
+  ASSERT_TRUE((*rw)->Write(rec));
+  const Totals after = Sum(**rw);
+  EXPECT_DOUBLE_EQ(after.unknown, 10.0);
+  EXPECT_DOUBLE_EQ(after.compute, before.compute);
+  EXPECT_DOUBLE_EQ(after.memory, before.memory);
+  rw->reset();
+
+  // Read-only again, now at version 2: the unknown seconds come back.
+  auto ro = Store::OpenReadOnly(path);
+  ASSERT_TRUE(ro) << ro.error().message;
+  EXPECT_DOUBLE_EQ(Sum(**ro).unknown, 10.0);
+}
+
+TEST(StoreMigration, HoursRolledUpAfterTheMigrationKeepUnknownCompute) {
+  testing::TempDir dir("gpumeter-migration");
+  const auto path = (dir.path() / "usage.db").string();
+  auto s = Store::Open(path);
+  ASSERT_TRUE(s) << s.error().message;
+  const int64_t hour = 1'796'500'800;  // 2026-12-05T20:00:00Z
+  for (int m = 0; m < 3; ++m) {
+    IntervalRecord rec;
+    rec.end_unix_s = hour + 60 * m + 30;
+    UnitRecord u;
+    u.unit = {"n", "GPU-1", "GPU-1", "NVIDIA A100-SXM4-80GB", "", domain::SharingMode::kExclusive,
+              1.0};
+    u.seconds = 60;
+    u.owners.push_back({{domain::OwnerKind::kContainer, "ml", "p", "c"}, 0, 12, 0, 60, 24});
+    rec.units.push_back(u);
+    ASSERT_TRUE((*s)->Write(rec));
+  }
+  IntervalRecord later;  // the next hour: the first one's minutes roll up
+  later.end_unix_s = hour + 3600 + 5;
+  ASSERT_TRUE((*s)->Write(later));
+  auto hourly = (*s)->HourlyUsage(hour, hour + 3600);
+  ASSERT_TRUE(hourly) << hourly.error().message;
+  ASSERT_EQ(hourly->size(), 1u);
+  const auto& owners = hourly->begin()->second.at(0).owners;
+  ASSERT_EQ(owners.size(), 1u);
+  EXPECT_DOUBLE_EQ(owners[0].compute_seconds, 36.0);
+  EXPECT_DOUBLE_EQ(owners[0].compute_unknown_seconds, 72.0);
+}
+
+}  // namespace
+}  // namespace gpumeter::store
