@@ -194,13 +194,18 @@ double SplitBusyByProxy(const UnitObservation& u, double b, double seconds, Accu
   return 0;
 }
 
-// The owners whose compute an unknown activity hides: those with a process on the unit (not
-// `unattributed`, which books the unknown time itself), and with `holders` those allocated it.
-std::set<const Owner*, OwnerPtrLess> Tenants(const UnitObservation& u, bool holders) {
+// Whose compute an unknown hides: owners running a process on the unit; those and the holders
+// (the unit gave no readings); or owners of a process without a per-process sample.
+enum class Whose { kRunning, kRunningOrHolding, kUnsampled };
+
+// Those owners, each once; never `unattributed`, which books the unknown time itself.
+std::set<const Owner*, OwnerPtrLess> Tenants(const UnitObservation& u, Whose whose) {
   std::set<const Owner*, OwnerPtrLess> out;
   for (const auto& p : u.processes)
-    if (OwnerOf(p).kind != OwnerKind::kUnattributed) out.insert(&OwnerOf(p));
-  if (holders)
+    if (OwnerOf(p).kind != OwnerKind::kUnattributed &&
+        (whose != Whose::kUnsampled || !p.sm_fraction))
+      out.insert(&OwnerOf(p));
+  if (whose == Whose::kRunningOrHolding)
     for (const auto& h : u.holders) out.insert(&h.owner);
   return out;
 }
@@ -224,8 +229,9 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
     acc.Compute(kUnattributed, seconds,
                 u.unknown_reason != Rule::kNone ? u.unknown_reason : Rule::kActivityUnknown);
     // No readings at all: whoever held the unit may have used it.
-    acc.ComputeUnknown(u.unknown_reason != Rule::kNone ? Tenants(u, true) : Tenants(u, false),
-                       seconds);
+    acc.ComputeUnknown(
+        Tenants(u, u.unknown_reason != Rule::kNone ? Whose::kRunningOrHolding : Whose::kRunning),
+        seconds);
     return;
   }
   const double b = std::clamp(*busy, 0.0, 1.0);
@@ -235,7 +241,7 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
   if (idle_rule == Rule::kUnitNotBusySamples && u.samples_uncovered_seconds > 0)
     lost = std::clamp(u.samples_uncovered_seconds / seconds, 0.0, 1.0 - b);
   acc.Compute(kUnattributed, lost * seconds, Rule::kSamplesLostBusyUnknown);
-  acc.ComputeUnknown(Tenants(u, false), lost * seconds);
+  acc.ComputeUnknown(Tenants(u, Whose::kRunning), lost * seconds);
   acc.Compute(kIdle, (1.0 - b - lost) * seconds, idle_rule);
 
   double placed = 0;
@@ -254,10 +260,12 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
                                     : Rule::kProcessSmSamples);
       placed += share;
     }
+    // A process without a sample may have run the busy time the samples leave over.
+    acc.ComputeUnknown(Tenants(u, Whose::kUnsampled), (b - placed) * seconds);
   } else if (!u.processes.empty()) {
     placed = SplitBusyByProxy(u, b, seconds, acc);
     // No proxy applied: the busy time is some tenant's, which is unknown.
-    if (placed == 0) acc.ComputeUnknown(Tenants(u, false), b * seconds);
+    if (placed == 0) acc.ComputeUnknown(Tenants(u, Whose::kRunning), b * seconds);
   }
   // Busy time no process accounts for: unattributed, not spread over the others.
   acc.Compute(kUnattributed, (b - placed) * seconds, Rule::kBusyNotCovered);

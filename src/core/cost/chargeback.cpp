@@ -1,6 +1,7 @@
 #include "core/cost/chargeback.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace gpumeter::cost {
@@ -73,16 +74,25 @@ Chargeback BuildChargeback(const std::vector<attribution::UnitRecord>& units, co
       flagged.insert(u.unit.model + ": " + uc.price->source);
     uc.cost = uc.price ? uc.price->per_gpu_hour * u.unit.fraction * uc.hours : 0;
     // Usage into groups: container rows under their owner, the rest under theirs.
+    // Unknown compute: each tenant's is the whole unknown time, so a group's (and the total's)
+    // is at most the unit's unattributed time, which holds it.
+    double unattributed = 0, unknown_all = 0;
+    std::map<GroupTotals*, double> unknown;
     for (const auto& o : u.owners) {
       auto& g = group(u.unit, o.owner);
       g.gpu_hours_held += o.requested_share_seconds * u.unit.fraction / 3600;
       if (o.owner.kind == domain::OwnerKind::kContainer) {
         g.compute_hours += o.compute_seconds * u.unit.fraction / 3600;
-        g.compute_unknown_hours += o.compute_unknown_seconds * u.unit.fraction / 3600;
+        unknown[&g] += o.compute_unknown_seconds;
+        unknown_all += o.compute_unknown_seconds;
       }
+      if (o.owner.kind == domain::OwnerKind::kUnattributed) unattributed += o.compute_seconds;
       g.memory_gib_hours += o.memory_byte_seconds / kGiB / 3600;
       g.energy_kwh += o.energy_joules / 3.6e6;
     }
+    for (const auto& [g, s] : unknown)
+      g->compute_unknown_hours += std::min(s, unattributed) * u.unit.fraction / 3600;
+    out.total.compute_unknown_hours += std::min(unknown_all, unattributed) * u.unit.fraction / 3600;
     if (uc.price) {
       cost::UnitUsage usage;
       usage.seconds = u.seconds;
@@ -104,7 +114,6 @@ Chargeback BuildChargeback(const std::vector<attribution::UnitRecord>& units, co
   for (auto& [k, g] : groups) {
     out.total.gpu_hours_held += g.gpu_hours_held;
     out.total.compute_hours += g.compute_hours;
-    out.total.compute_unknown_hours += g.compute_unknown_hours;
     out.total.memory_gib_hours += g.memory_gib_hours;
     out.total.energy_kwh += g.energy_kwh;
     out.total.idle_cost += g.idle_cost;

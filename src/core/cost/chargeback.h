@@ -5,7 +5,6 @@
 // are counted in hours but not in cost, and listed. Pure.
 #pragma once
 
-#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -29,8 +28,10 @@ struct GroupTotals {
   std::vector<std::string> key;  // one value per dimension
   double gpu_hours_held = 0;     // Σ requested share × hours × fraction (GPU-equivalents)
   double compute_hours = 0;      // Σ compute-seconds × fraction / 3600 (GPU-equivalents)
-  // Σ compute-unknown-seconds × fraction / 3600: time in which the group's use of a unit it ran
-  // on was not measured (attribution::Row): compute_hours is a lower bound, the sum an upper one.
+  // Per unit, Σ compute-unknown-seconds of the group's containers, at most the unit's
+  // unattributed time, × fraction / 3600: time in which the group's use of a unit it ran on was
+  // not measured (attribution::Row). compute_hours is a lower bound, the sum an upper one. The
+  // total's is its own sum over units, not the groups' (two tenants share one unknown time).
   double compute_unknown_hours = 0;
   double memory_gib_hours = 0;
   double energy_kwh = 0;
@@ -42,12 +43,12 @@ struct GroupTotals {
                ? std::optional<double>(compute_hours / gpu_hours_held)
                : std::nullopt;
   }
-  // [compute, compute + unknown] over GPU time held, capped at 1; nullopt when nothing was held.
+  // [compute, compute + unknown] over GPU time held; nullopt when nothing was held. Not capped
+  // at 1: a time-sliced holder of 1/N may use up to N times what it holds.
   std::optional<std::pair<double, double>> efficiency_bounds() const {
     if (gpu_hours_held <= 0) return std::nullopt;
-    const double lo = compute_hours / gpu_hours_held;
-    return std::pair{
-        lo, std::max(lo, std::min(1.0, (compute_hours + compute_unknown_hours) / gpu_hours_held))};
+    return std::pair{compute_hours / gpu_hours_held,
+                     (compute_hours + compute_unknown_hours) / gpu_hours_held};
   }
 };
 
@@ -63,7 +64,8 @@ struct Chargeback {
   std::vector<std::string> dimensions;
   std::string policy, currency;
   std::vector<GroupTotals> groups;  // by cost, highest first
-  GroupTotals total;                // Σ groups; total.cost = Σ unit cost
+  // Σ groups; total.cost = Σ unit cost; total.compute_unknown_hours its own (GroupTotals).
+  GroupTotals total;
   std::vector<UnitCost> units;
   std::vector<std::string> unpriced_models, flagged_prices;  // for the reader
   std::vector<std::string> sources;  // which data the usage was read from, where it matters

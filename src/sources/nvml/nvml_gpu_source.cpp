@@ -141,12 +141,13 @@ Expected<gpu::GpuSnapshot> NvmlGpuSource::Sample() {
     dev.index = i;
     SampleDevice(h, dev, snap.timestamp_us);
     // A lost GPU cannot tell its UUID or name; indices are stable while the driver stays loaded.
-    if (!dev.uuid.empty() && !dev.name.empty()) {
-      identity_by_index_[i] = {dev.uuid, dev.name};
-    } else if (auto known = identity_by_index_.find(i); known != identity_by_index_.end()) {
-      if (dev.uuid.empty()) dev.uuid = known->second.first;
-      if (dev.uuid == known->second.first && dev.name.empty()) dev.name = known->second.second;
-    }
+    auto& known = identity_by_index_[i];
+    if (!dev.uuid.empty() && dev.uuid != known.first) known = {dev.uuid, ""};  // another GPU
+    if (dev.uuid.empty()) dev.uuid = known.first;
+    if (!dev.name.empty())
+      known.second = dev.name;
+    else if (dev.uuid == known.first)
+      dev.name = known.second;
     snap.devices.push_back(std::move(dev));
   }
   return snap;

@@ -66,8 +66,15 @@ TEST(Attribute, TimeSlicingWithSamplesBelowBusy) {
   EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "b"), 2.5);
   EXPECT_NEAR(Cpu(l, OwnerKind::kUnattributed), 1.5, 1e-12) << "not spread over a and b";
   EXPECT_NEAR(Cpu(l, OwnerKind::kIdle), 3.0, 1e-12);
-  EXPECT_EQ(Find(l, OwnerKind::kContainer, "c"), nullptr)
-      << "nothing known about c: no row, not a zero";
+  // Nothing measured about c: its row says only that its compute is unknown (up to the 1.5 s
+  // nobody's samples cover), never a measured zero.
+  const Row* c = Find(l, OwnerKind::kContainer, "c");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->compute_seconds, 0.0);
+  EXPECT_EQ(c->memory_byte_seconds, 0.0);
+  EXPECT_NEAR(c->compute_unknown_seconds, 1.5, 1e-12);
+  EXPECT_EQ(c->compute_rule, Rule::kNone);
+  EXPECT_EQ(Find(l, OwnerKind::kContainer, "a")->compute_unknown_seconds, 0.0);
   EXPECT_THAT(ToString(Find(l, OwnerKind::kContainer, "a")->compute_rule),
               HasSubstr("per-process SM samples"));
 }
@@ -179,6 +186,14 @@ TEST(Attribute, BusyTimeNoSignalCanSplitIsUnknownToEachTenant) {
   l = AttributeUnit(u, 10);
   EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 2.0);
   EXPECT_DOUBLE_EQ(Unknown(l, "a"), 3.0);
+  EXPECT_DOUBLE_EQ(Unknown(l, "b"), 3.0);
+  // One process sampled (a: 30 %), one not (b: seen at one end only), busy 60 %: what the
+  // samples leave over may be b's; a's is measured.
+  u = MakeUnit("GPU-1", SharingMode::kTimeSlicing, 8 * kGiB, 2 * kGiB, 0, 0.6,
+               {{1, kA, kGiB, 0.3, {}}, {2, kB, kGiB, std::nullopt, {}}});
+  l = AttributeUnit(u, 10);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kUnattributed), 3.0);
+  EXPECT_EQ(Unknown(l, "a"), 0.0);
   EXPECT_DOUBLE_EQ(Unknown(l, "b"), 3.0);
 }
 

@@ -242,6 +242,8 @@ TEST(Chargeback, UnknownComputeIsARangeNeverZeroEfficiency) {
   auto& c = usage[1].owners[0];
   c.compute_seconds = 0;
   c.compute_unknown_seconds = 7200;
+  // The unknown time itself is unattributed's (attribution).
+  usage[1].owners.push_back({{OwnerKind::kUnattributed, {}, {}, {}}, 0, 7200, 0, 0});
   const auto pricing =
       *cost::Pricing::Parse("gpu_models: {H100: 4.0, H200: 7.0}\ndefaults: false\n", "p.yaml");
   const auto cb = cost::BuildChargeback(
@@ -293,6 +295,41 @@ TEST(Chargeback, UnknownComputeIsARangeNeverZeroEfficiency) {
       {0, 7200});
   EXPECT_EQ(known.find("unknown"), std::string::npos) << known;
   EXPECT_NE(RenderHtml(cb, {0, 7200}, {}).find("0.0-100.0%"), std::string::npos);
+}
+
+// Two tenants of a time-sliced GPU whose split went unmeasured for half an hour: each one's use
+// is unknown for that half hour, but the GPU had only one half hour: a group holding both, and
+// the total, count it once; each alone may have used it all (its bound is not capped at 1).
+TEST(Chargeback, OneUnknownTimeSharedByTenantsIsCountedOnce) {
+  auto usage = Usage();
+  auto& ts = usage[0];
+  ts.owners[0].compute_unknown_seconds = 1800;  // search/a
+  ts.owners[1].compute_unknown_seconds = 1800;  // ads/b
+  ts.owners.push_back({{OwnerKind::kUnattributed, {}, {}, {}}, 0, 1800, 0, 0});
+  ts.owners[2].compute_seconds -= 1800;  // idle gives the half hour up
+  const auto pricing =
+      *cost::Pricing::Parse("gpu_models: {H100: 4.0, H200: 7.0}\ndefaults: false\n", "p.yaml");
+  const auto by_pod = cost::BuildChargeback(
+      usage, {}, pricing, {cost::Basis::kMemory, 0.5, cost::IdleRule::kShare}, {"pod"});
+  EXPECT_NEAR(by_pod.total.compute_unknown_hours, 0.5, 1e-12) << "not 1.0";
+  for (const auto& g : by_pod.groups)
+    if (g.key[0] == "search/a" || g.key[0] == "ads/b") {
+      EXPECT_NEAR(g.compute_unknown_hours, 0.5, 1e-12) << g.key[0];
+      // Held 0.5 × 2 h = 1 GPU-h; used ≥ 1 h (a) or 0.4 h (b), and up to half an hour more.
+      ASSERT_TRUE(g.efficiency_bounds()) << g.key[0];
+      EXPECT_NEAR(g.efficiency_bounds()->second - g.efficiency_bounds()->first, 0.5, 1e-12);
+    }
+  for (const auto& g : by_pod.groups)
+    if (g.key[0] == "search/a") {
+      EXPECT_NEAR(g.efficiency_bounds()->second, 1.5, 1e-12) << "above 1";
+    }
+  // Both tenants in one group (the node): once.
+  const auto by_node = cost::BuildChargeback(
+      usage, {}, pricing, {cost::Basis::kMemory, 0.5, cost::IdleRule::kShare}, {"node"});
+  for (const auto& g : by_node.groups)
+    if (g.key[0] == "node-a") {
+      EXPECT_NEAR(g.compute_unknown_hours, 0.5, 1e-12);
+    }
 }
 
 }  // namespace
