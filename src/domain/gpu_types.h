@@ -99,6 +99,10 @@ struct DeviceSample {
   std::optional<double> dcgm_gr_active;   // DCGM GR engine activity, as on MigInstanceSample
   // Set on the pass that saw a new DCGM collection of this GPU (every instance's activity known).
   std::optional<ActivityWindow> dcgm_window;
+  // Set by the pipeline where some unit's activity comes from DCGM: the collection that covers
+  // this interval has not been seen yet, so the accountant holds the interval until it has
+  // (attribution::Accountant::Release), and dcgm_gr_active is filled in then.
+  bool dcgm_held = false;
   std::vector<MigInstanceSample> mig_instances;
   std::optional<uint32_t> mig_total_slices;  // slices of the full-GPU profile (7 on A100/H100/H200)
   std::vector<CallError> errors;

@@ -188,12 +188,17 @@ echo "ok: DRA through --resource-slices-file"
 # --dcgm-metrics, the trainer's MIG instance gets compute from DCGM activity; with an exporter
 # that is down, the dcgm source is down, the instances' compute is unattributed and /readyz is
 # still ready (an optional source).
-a100=$scenarios/mig-a100.yaml
+# Collections every 2 s (the exporter's -c 2000): the agent books a DCGM-fed interval once the
+# collection that covers it is seen, which the default 30 s would not bring within the test.
+a100=$work/mig-a100-dcgm2.yaml
+sed 's/^    dcgm_exporter: true$/    dcgm_exporter: true\n    dcgm_interval_s: 2/' "$scenarios/mig-a100.yaml" >"$a100"
+grep -q 'dcgm_interval_s: 2' "$a100" || fail "could not shorten the A100 scenario's DCGM interval"
 GPUMETER_FAKE_NVML_SCENARIO=$a100 start_fake_node "$fake_node" "$a100" "$work/a100" 200 || fail "A100 fake node did not start"
 a100_node=$fake_node_pid
 for _ in $(seq 1 100); do [ -s "$work/a100/dcgm.url" ] && break; sleep 0.1; done
 dcgm_url=$(cat "$work/a100/dcgm.url" 2>/dev/null) || fail "the fake node wrote no dcgm-exporter URL"
-run_a100() {  # name dcgm-url
+trainer='^gpumeter_compute_seconds_total[{].*pod="train-resnet-0",container="trainer",owner_kind="container"'
+run_a100() {  # name dcgm-url [wait]
   GPUMETER_FAKE_NVML_SCENARIO=$a100 "$bin" agent --nvml-library "$nvml" --node-name gpu-node-a100 \
     --pod-resources-socket "$work/a100/kubelet.sock" --proc-root "$work/a100/proc" \
     --pods-file "$work/a100/pods.json" --interval 0.25 --listen 127.0.0.1:0 --dcgm-metrics "$2" \
@@ -203,12 +208,18 @@ run_a100() {  # name dcgm-url
   [ -n "$u" ] || fail "$1: agent printed no address"
   for _ in $(seq 1 100); do curl -fs "$u/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
   curl -fsS "$u/readyz" | grep -qx ready || fail "$1: agent not ready"
-  sleep 3  # the DCGM source reads every 2 s
-  curl -fsS "$u/metrics" >"$work/$1.prom" || fail "$1: scrape failed"
+  # The DCGM source reads every 2 s; with it up, until a collection has booked the trainer.
+  local tries=1
+  [ "${3:-}" = wait ] && tries=20
+  for _ in $(seq 1 "$tries"); do
+    sleep 1
+    curl -fsS "$u/metrics" >"$work/$1.prom" || fail "$1: scrape failed"
+    awk -v re="$trainer" '$0 ~ re { if ($NF > 0) found = 1 } END { exit !found }' "$work/$1.prom" && break
+  done
+  [ "${3:-}" = wait ] || { sleep 2; curl -fsS "$u/metrics" >"$work/$1.prom" || fail "$1: scrape failed"; }
   kill -TERM "$pid"; wait "$pid" || fail "$1: agent exit code"
 }
-trainer='^gpumeter_compute_seconds_total[{].*pod="train-resnet-0",container="trainer",owner_kind="container"'
-run_a100 dcgm-up "$dcgm_url"
+run_a100 dcgm-up "$dcgm_url" wait
 grep -q '^gpumeter_source_up{node="gpu-node-a100",source="dcgm"} 1$' "$work/dcgm-up.prom" || fail "dcgm source not up"
 awk -v re="$trainer" '$0 ~ re { if ($NF > 0) found = 1 } END { exit !found }' "$work/dcgm-up.prom" \
   || fail "the trainer has no compute from DCGM activity"

@@ -65,6 +65,27 @@ for seed in $seeds; do
 done
 echo "ok: A100 MIG with DCGM activity"
 
+# DCGM-fed intervals are held until their collection (issue 31 cases 1 and 2): an A30 whose worker
+# stops at 137.3 s with its process alive, a trainer starting just after an idle collection, a
+# third tenant changing between collections. Compute meets the targets at steps 1, 5 and 15 s on
+# every seed (the matrix: first pass only); energy at 1 s. At 5 and 15 s energy is 6-10 % off:
+# changes inside a collection are spread over it evenly (docs/attribution.md, open).
+windows=$(dirname "$0")/../scenarios/harness/dcgm-a30-windows.yaml
+for step in 1 5 15; do
+  for seed in $seeds; do
+    [ "$step" = 1 ] || [ "$seeds" != 1 ] || continue
+    "$bin" simulate --scenario "$windows" --step "$step" --seed "$seed" --format json >"$work/w.json" 2>"$work/w.err" || true
+    jq -e '.modes[] | select(.mode == "mig (dcgm)") | .containers == 3 and .compute_unknown_seconds == 0
+           and .compute_error_pp.mean <= 2 and .compute_error_pp.worst <= 5' "$work/w.json" >/dev/null ||
+      { jq '.modes' "$work/w.json"; fail "dcgm-a30-windows step $step seed $seed: compute"; }
+    if [ "$step" = 1 ]; then
+      jq -e '.verdict == "met" and (.modes[0].energy_error.mean <= 0.05)' "$work/w.json" >/dev/null ||
+        { jq '.modes, .misses' "$work/w.json"; fail "dcgm-a30-windows seed $seed: energy at 1 s"; }
+    fi
+    echo "ok: dcgm-a30-windows step $step seed $seed: $(jq -r '.modes[0] | "compute \(.compute_error_pp.mean*100|round/100) pp, energy \(.energy_error.mean*1000|round/10) %"' "$work/w.json")"
+  done
+done
+
 # The same A100 without dcgm-exporter: MIG activity is unknown, so the busy containers' compute is
 # unknown seconds (the only misses), not an error against 0; the idle power still belongs to the
 # instances by slices, and the idle holder (a 2g.20gb, 2 of 7 slices) gets its share: within 5 %

@@ -215,8 +215,15 @@ void ServeUntilSignal(NodeRuntime& rt, const sigset_t& signals, Seconds grace,
   }
   spdlog::info("stopping on signal {}", received);
   const bool stopped = StopSamplingWithin(rt, std::chrono::seconds(2));
-  // Intervals a busy or locked store held back: written within 2 s, or logged and counted.
-  if (stopped && recorder) recorder->Flush(std::chrono::seconds(2));
+  // What was held for DCGM activity is booked unknown; then the intervals a busy or locked
+  // store held back are written within 2 s, or logged and counted.
+  if (stopped) {
+    const auto last = rt.FinishAccounting();
+    if (recorder) {
+      recorder->Record(*last);
+      recorder->Flush(std::chrono::seconds(2));
+    }
+  }
   if (grace > Seconds(0)) WaitForSignal(signals, grace);
   if (!stopped) {
     // The sampling thread is stuck in a call that does not return (a driver or a file that

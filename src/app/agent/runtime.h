@@ -70,6 +70,12 @@ class NodeRuntime {
   // Stops sampling (and so recording) while /metrics keeps serving the final counters: a last
   // scrape then sees everything the store has. Idempotent.
   void StopSampling() { sampler_->Stop(); }
+  // Once sampling has stopped (never while it runs): books what the pipeline still holds for
+  // DCGM activity, unknown, and returns the final state (NodePipeline::Finish).
+  std::shared_ptr<const node::NodeState> FinishAccounting() {
+    pipeline_->Finish();
+    return pipeline_->Latest();
+  }
 
  private:
   NodeRuntime() = default;

@@ -121,6 +121,7 @@ struct Measured {
   size_t intervals = 0, unit_intervals = 0, lost_intervals = 0;
   std::optional<attribution::Accountant::IdlePower> idle;  // of the first MIG GPU, if any
   double samples_uncovered_s = 0;  // Σ gpumeter_process_samples_uncovered_seconds_total
+  double held_at_end_s = 0;        // seconds of DCGM-fed intervals still held when the run ended
 };
 
 // Busy value per unit as NVML reported it, for the naive labelling; GPUs that answered nothing
@@ -172,6 +173,34 @@ Measured Measure(const SimulateOptions& o, const scenario::Scenario& s, double t
   options.accountant.idle_power_watts = idle_power;
   node::NodePipeline pipeline(sources, options);
   Scorer scorer(s, o.step_s);
+  // Each pass's window and busy values: a held (DCGM-fed) unit's ledger comes passes later and is
+  // scored over the time it covers, against the naive values of those passes.
+  struct PassBusy {
+    double from_s, to_s;
+    std::map<std::string, double> busy;
+  };
+  std::vector<PassBusy> passes;
+  auto score = [&](double to_s, double len, const std::vector<attribution::UnitLedger>& ledgers,
+                   const std::map<std::string, double>& busy) {
+    std::vector<attribution::UnitLedger> on_time;
+    for (const auto& l : ledgers) {
+      if (l.late_seconds <= 0 && std::abs(l.seconds - len) < 1e-9) {
+        on_time.push_back(l);
+        continue;
+      }
+      const double end = to_s - l.late_seconds, begin = end - l.seconds;
+      double covered = 0, weighted = 0;
+      for (const auto& p : passes)
+        if (const auto b = p.busy.find(l.uuid); b != p.busy.end()) {
+          const double overlap = std::min(end, p.to_s) - std::max(begin, p.from_s);
+          if (overlap > 0) covered += overlap, weighted += b->second * overlap;
+        }
+      std::map<std::string, double> naive;
+      if (covered > 0) naive[l.uuid] = weighted / covered;
+      scorer.AddInterval(begin, end, {l}, naive);
+    }
+    if (!on_time.empty()) scorer.AddInterval(to_s - len, to_s, on_time, busy);
+  };
   uint64_t sequence = 0;
   if (auto first = Pass(h, node, ++sequence)) pipeline.OnPass(std::move(first));  // primes
   const double start = h.now;
@@ -182,12 +211,21 @@ Measured Measure(const SimulateOptions& o, const scenario::Scenario& s, double t
     if (!pass) continue;
     const auto busy = BusyOf(pass->snapshot, m);
     pipeline.OnPass(pass);
+    passes.push_back({t_prev, h.now, busy});
     const auto state = pipeline.Latest();
     if (state->last_interval.empty()) continue;
     ++m.intervals;
     m.unit_intervals += state->last_interval.size();
-    scorer.AddInterval(t_prev, h.now, state->last_interval, busy);
+    score(h.now, h.now - t_prev, state->last_interval, busy);
   }
+  // What is still held for DCGM activity when the run ends (at most a collection) is what the
+  // agent books unknown at a stop: the scenario's time ends before its collection comes, so it is
+  // told, not scored.
+  const auto before = pipeline.Latest()->intervals;
+  pipeline.Finish();
+  if (const auto state = pipeline.Latest(); state->intervals != before)
+    for (const auto& l : state->last_interval)
+      m.held_at_end_s = std::max(m.held_at_end_s, l.seconds);
   m.report = scorer.Finish(start, h.now);
   if (const auto last = pipeline.Latest())
     for (const auto& [uuid, t] : last->unit_totals)
@@ -229,6 +267,12 @@ void PrintTable(const SimulateOptions& o, const scenario::Scenario& s, const Mea
       m.lost_intervals
           ? fmt::format(" ({} GPU-intervals lost: scored as unknown)", m.lost_intervals)
           : "");
+  if (m.held_at_end_s > 0)
+    fmt::print(
+        "dcgm: the last {:.1f} s were still waiting for the exporter's next collection when the "
+        "run "
+        "ended (an agent books them unknown at a stop): not scored\n",
+        m.held_at_end_s);
   if (m.samples_uncovered_s > 0)
     fmt::print(
         "samples: {:.1f} s of per-process samples were gone from the driver's buffer when read "
@@ -326,6 +370,7 @@ void PrintJson(const SimulateOptions& o, const scenario::Scenario& s, const Meas
                     {"to_s", end},
                     {"intervals", m.intervals},
                     {"samples_uncovered_seconds", m.samples_uncovered_s},
+                    {"dcgm_held_at_end_seconds", m.held_at_end_s},
                     {"mig_idle_power", m.idle ? json{{"watts", m.idle->watts},
                                                      {"source", IdleSourceName(m.idle->source)}}
                                               : json(nullptr)},

@@ -1,6 +1,7 @@
 #include "core/attribution/accountant.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace gpumeter::attribution {
@@ -90,6 +91,7 @@ void Accountant::ResolveOwners(const gpu::GpuSnapshot& snapshot) {
 }
 
 void Accountant::Prime(gpu::GpuSnapshot snapshot) {
+  last_s_ = static_cast<double>(snapshot.timestamp_us) / 1e6;
   ResolveOwners(snapshot);
   owners_before_.clear();
   for (auto& d : snapshot.devices) {
@@ -104,6 +106,9 @@ std::vector<UnitLedger> Accountant::Step(gpu::GpuSnapshot snapshot, double secon
   std::vector<UnitLedger> out;
   if (seconds <= 0) return out;
   ResolveOwners(snapshot);
+  const double from_s = last_s_;
+  last_s_ = static_cast<double>(snapshot.timestamp_us) / 1e6;
+  held_now_.clear();
   out.reserve(gpus_.size() + 8);
   auto account = [&](const std::vector<UnitObservation>& units) {
     for (const auto& u : units) out.push_back(AttributeUnit(u, seconds));
@@ -119,7 +124,14 @@ std::vector<UnitLedger> Accountant::Step(gpu::GpuSnapshot snapshot, double secon
       continue;
     }
     const gpu::DeviceSample* prev = st.last && st.last_is_previous ? &*st.last : nullptr;
-    account(Observe(prev, d, seconds, observe_));
+    if (d.dcgm_held) {
+      auto& queue = held_[d.uuid];
+      queue.push_back(Hold(prev, d, seconds));
+      queue.back().from_s = from_s, queue.back().to_s = last_s_;
+      held_now_.insert(d.uuid);
+    } else {
+      account(Observe(prev, d, seconds, observe_));
+    }
     if (prev && !d.name.empty()) {
       const auto energy = GpuEnergyJoules(prev, d, seconds, nullptr);
       const auto activity = FitActivity(d);
@@ -137,6 +149,161 @@ std::vector<UnitLedger> Accountant::Step(gpu::GpuSnapshot snapshot, double secon
     if (seen.count(uuid) || !st.last) continue;
     account(ObserveUnavailable(*st.last, Rule::kGpuMissing, observe_));
     st.last_is_previous = false;
+  }
+  return out;
+}
+
+Accountant::HeldInterval Accountant::Hold(const gpu::DeviceSample* previous,
+                                          const gpu::DeviceSample& d, double seconds) const {
+  HeldInterval h;
+  if (previous) h.previous = *previous;
+  h.device = d;
+  h.seconds = seconds;
+  auto pid = [&](uint32_t p) {
+    h.owners[p] = OwnerOf(p);
+    if (ctx_.mps_thread_fraction)
+      if (const auto f = ctx_.mps_thread_fraction(p)) h.mps_thread_fraction[p] = *f;
+  };
+  auto unit = [&](const std::string& uuid) {
+    if (ctx_.holders) h.holders[uuid] = ctx_.holders(uuid);
+  };
+  for (const auto* s : {previous, &d}) {
+    if (!s) continue;
+    for (const auto& p : s->processes) pid(p.pid);
+    for (const auto& m : s->mig_instances)
+      for (const auto& p : m.processes) pid(p.pid);
+  }
+  unit(d.uuid);  // the whole GPU, or a MIG GPU's slices in no instance
+  for (const auto& m : d.mig_instances) unit(m.uuid);
+  if (ctx_.sharing) h.sharing = ctx_.sharing(d.uuid);
+  return h;
+}
+
+std::optional<Accountant::Means> Accountant::Resolve(const HeldInterval& h,
+                                                     const PastActivityOf& activity,
+                                                     bool force) const {
+  Means means;
+  auto mean = [&](std::optional<uint32_t> gi) {
+    const auto a = activity(h.device.uuid, gi, h.from_s, h.to_s);
+    if (a.pending && !force) return false;
+    means.push_back(a.pending ? std::nullopt : a.mean);
+    return true;
+  };
+  if (h.device.mig_enabled) {
+    for (const auto& m : h.device.mig_instances)
+      if (!mean(m.gpu_instance_id)) return std::nullopt;
+  } else if (!mean(std::nullopt)) {
+    return std::nullopt;
+  }
+  return means;
+}
+
+std::vector<UnitObservation> Accountant::ObserveHeld(const HeldInterval& h, const Means& means,
+                                                     std::optional<double> watts) const {
+  gpu::DeviceSample d = h.device;
+  if (d.mig_enabled) {
+    for (size_t i = 0; i < d.mig_instances.size() && i < means.size(); ++i)
+      d.mig_instances[i].dcgm_gr_active = means[i];
+  } else if (!means.empty()) {
+    d.dcgm_gr_active = means.front();
+  }
+  std::optional<gpu::DeviceSample> previous = h.previous;
+  if (watts && previous && previous->energy_joules)  // the counter as if power had been even
+    d.energy_joules = *previous->energy_joules + *watts * h.seconds;
+  // The context of the time the interval was held, but today's idle power (the fit only learns).
+  ObserveContext ctx;
+  ctx.owner = [&h](uint32_t pid) -> std::optional<Owner> {
+    const auto it = h.owners.find(pid);
+    return it == h.owners.end() ? std::nullopt : it->second;
+  };
+  ctx.sharing = [&h](const std::string&) { return h.sharing; };
+  ctx.mps_thread_fraction = [&h](uint32_t pid) -> std::optional<double> {
+    const auto it = h.mps_thread_fraction.find(pid);
+    return it == h.mps_thread_fraction.end() ? std::nullopt : std::optional<double>(it->second);
+  };
+  ctx.holders = [&h](const std::string& uuid) {
+    const auto it = h.holders.find(uuid);
+    return it == h.holders.end() ? std::vector<Holding>{} : it->second;
+  };
+  ctx.idle_power_watts = observe_.idle_power_watts;
+  return Observe(previous ? &*previous : nullptr, d, h.seconds, ctx);
+}
+
+namespace {
+// Equal but for rounding (a mean is Σ mean × overlap / length).
+bool SameMeans(const std::vector<std::optional<double>>& a,
+               const std::vector<std::optional<double>>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].has_value() != b[i].has_value() || (a[i] && std::abs(*a[i] - *b[i]) > 1e-9))
+      return false;
+  return true;
+}
+}  // namespace
+
+std::vector<UnitLedger> Accountant::Release(const PastActivityOf& activity, bool all) {
+  // A GPU held this long without a collection is past any source's staleness: given up as
+  // unknown rather than kept without bound (an hour at a 1 s step).
+  constexpr size_t kMaxHeld = 3600;
+  std::vector<UnitLedger> merged;
+  std::map<std::string, size_t> last_of;  // unit UUID -> its latest merged ledger in `merged`
+  auto book = [&](const std::vector<UnitObservation>& units, double seconds, double late) {
+    for (const auto& u : units) {
+      UnitLedger l = AttributeUnit(u, seconds);
+      l.late_seconds = late;
+      const auto at = last_of.find(l.uuid);
+      if (at == last_of.end() ||
+          merged[at->second].energy_joules.has_value() != l.energy_joules.has_value()) {
+        last_of[l.uuid] = merged.size();
+        merged.push_back(std::move(l));
+      } else {
+        MergeInto(merged[at->second], l);
+      }
+    }
+  };
+  for (auto it = held_.begin(); it != held_.end();) {
+    auto& queue = it->second;
+    const bool force = all || !held_now_.count(it->first);
+    std::vector<Means> known;  // of the front intervals whose activity is known (or forced)
+    for (const auto& h : queue) {
+      auto m = Resolve(h, activity, force || queue.size() - known.size() > kMaxHeld);
+      if (!m) break;
+      known.push_back(std::move(*m));
+    }
+    // Intervals with the same activity lie in one collection, which tells only their mean: the
+    // GPU's energy over them is spread at their mean power, so the split by that mean activity
+    // charges each instance what the collection says it drew (not more where power peaked in an
+    // interval whose own activity is unknown). Only where the counter gave every interval's.
+    for (size_t i = 0; i < known.size();) {
+      size_t j = i;
+      double joules = 0, seconds = 0;
+      bool counted = true;
+      for (; j < known.size() && SameMeans(known[j], known[i]); ++j) {
+        const auto& h = queue[j];
+        Rule rule = Rule::kNone;
+        const auto e =
+            GpuEnergyJoules(h.previous ? &*h.previous : nullptr, h.device, h.seconds, &rule);
+        counted = counted && e && rule == Rule::kEnergyCounterDelta;
+        joules += e.value_or(0), seconds += h.seconds;
+      }
+      const auto watts =
+          counted && seconds > 0 ? std::optional<double>(joules / seconds) : std::nullopt;
+      for (; i < j; ++i)
+        book(ObserveHeld(queue[i], known[i], watts), queue[i].seconds,
+             std::max(0.0, last_s_ - queue[i].to_s));
+    }
+    queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(known.size()));
+    it = queue.empty() ? held_.erase(it) : std::next(it);
+  }
+  return merged;
+}
+
+std::set<std::string> Accountant::HeldUnits() const {
+  std::set<std::string> out;
+  for (const auto& [gpu, queue] : held_) {
+    if (queue.empty()) continue;
+    out.insert(gpu);
+    for (const auto& m : queue.back().device.mig_instances) out.insert(m.uuid);
   }
   return out;
 }

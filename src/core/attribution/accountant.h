@@ -6,8 +6,11 @@
 // No clock and no I/O: the caller says how long each interval was. Not thread-safe.
 #pragma once
 
+#include <deque>
+#include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +28,17 @@ struct AccountantOptions {
   std::map<std::string, double> idle_power_watts;
 };
 
+// The activity of one unit of a held GPU over a past interval (Accountant::Release): pending
+// while the source cannot tell it yet; else its mean, [0, 1], or unknown.
+struct PastActivity {
+  bool pending = false;
+  std::optional<double> mean;
+};
+// (GPU UUID, MIG GPU instance ID or none for the whole GPU, from_s, to_s) -> its activity over
+// (from_s, to_s], on the clock of the snapshots' timestamps.
+using PastActivityOf = std::function<PastActivity(
+    const std::string& gpu_uuid, std::optional<uint32_t> gpu_instance, double from_s, double to_s)>;
+
 class Accountant {
  public:
   explicit Accountant(ObserveContext ctx, AccountantOptions options = {});
@@ -38,7 +52,18 @@ class Accountant {
   // that is lost, or missing from the snapshot, gets ledgers with its whole capacity
   // unattributed (from its last good sample); its next good sample starts a fresh interval.
   // A GPU first seen here has no previous sample: memory from this reading only, no energy.
+  // A GPU marked dcgm_held gets no ledger here: its interval is held (with the owners, holders
+  // and modes of now) until Release can tell its activity.
   std::vector<UnitLedger> Step(gpu::GpuSnapshot snapshot, double seconds);
+
+  // Ledgers of the held intervals whose activity `activity` now tells, oldest first, merged per
+  // unit (late_seconds says how far back they end; a run of intervals with known energy and one
+  // without stay apart). A GPU the latest Step did not hold (its DCGM series went stale, the GPU
+  // was lost), and every GPU when `all` is set (at a stop), gives all its held intervals, those
+  // still pending with unknown activity. Call after each Step.
+  std::vector<UnitLedger> Release(const PastActivityOf& activity, bool all = false);
+  // Units (MIG instances and GPUs) with intervals held.
+  std::set<std::string> HeldUnits() const;
 
   // Where an idle-power figure came from, in the order they are tried.
   enum class IdleSource { kConfigured, kFitted, kSeenIdle };
@@ -67,14 +92,38 @@ class Accountant {
   // PID → owner, sorted by PID: rebuilt every interval, so a vector whose storage is reused.
   using OwnerTable = std::vector<std::pair<uint32_t, std::optional<Owner>>>;
 
+  // An interval of a GPU whose activity is not known yet, with what Observe will need then.
+  struct HeldInterval {
+    std::optional<gpu::DeviceSample> previous;
+    gpu::DeviceSample device;
+    double seconds = 0, from_s = 0, to_s = 0;
+    std::map<uint32_t, std::optional<Owner>> owners;
+    std::map<uint32_t, double> mps_thread_fraction;
+    std::map<std::string, std::vector<Holding>> holders;  // by unit UUID
+    SharingMode sharing = SharingMode::kExclusive;
+  };
+  HeldInterval Hold(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
+                    double seconds) const;
+  // The activity of each unit of a held interval (MIG instances in order, or the whole GPU);
+  // nullopt while some unit's is pending and not `force`d (pending then reads unknown).
+  using Means = std::vector<std::optional<double>>;
+  std::optional<Means> Resolve(const HeldInterval& h, const PastActivityOf& activity,
+                               bool force) const;
+  // Observes a held interval with `means` filled in, its energy at `watts` when given.
+  std::vector<UnitObservation> ObserveHeld(const HeldInterval& h, const Means& means,
+                                           std::optional<double> watts) const;
+
   ObserveContext ctx_;  // as given
   ObserveContext
       observe_;  // what Observe gets: owner through OwnerOf, idle power through IdleWatts
   AccountantOptions options_;
   OwnerTable owners_now_, owners_before_;
-  std::map<std::string, GpuState> gpus_;       // by GPU UUID
-  std::map<std::string, IdlePowerFit> fits_;   // by GPU model name
-  std::map<std::string, IdlePowerSeen> seen_;  // by GPU model name
+  std::map<std::string, GpuState> gpus_;                  // by GPU UUID
+  std::map<std::string, IdlePowerFit> fits_;              // by GPU model name
+  std::map<std::string, IdlePowerSeen> seen_;             // by GPU model name
+  std::map<std::string, std::deque<HeldInterval>> held_;  // by GPU UUID, oldest first
+  std::set<std::string> held_now_;                        // GPUs the latest Step held
+  double last_s_ = 0;                                     // timestamp of the latest snapshot (s)
 };
 
 }  // namespace gpumeter::attribution

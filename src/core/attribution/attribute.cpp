@@ -333,4 +333,36 @@ UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
   return out;
 }
 
+void MergeInto(UnitLedger& into, const UnitLedger& later) {
+  into.seconds += later.seconds;
+  into.memory_capacity_byte_seconds += later.memory_capacity_byte_seconds;
+  into.samples_uncovered_seconds += later.samples_uncovered_seconds;
+  into.energy_joules = into.energy_joules && later.energy_joules
+                           ? std::optional<double>(*into.energy_joules + *later.energy_joules)
+                           : std::nullopt;
+  into.mode = later.mode;
+  into.late_seconds = later.late_seconds;
+  std::vector<Row> rows;
+  rows.reserve(into.rows.size() + later.rows.size());
+  auto a = into.rows.begin();
+  auto b = later.rows.begin();
+  while (a != into.rows.end() || b != later.rows.end()) {
+    if (b == later.rows.end() || (a != into.rows.end() && a->owner < b->owner)) {
+      rows.push_back(*a++);
+    } else if (a == into.rows.end() || b->owner < a->owner) {
+      rows.push_back(*b++);
+    } else {
+      Row r = *b;
+      r.memory_byte_seconds += a->memory_byte_seconds;
+      r.compute_seconds += a->compute_seconds;
+      r.energy_joules += a->energy_joules;
+      r.requested_share_seconds += a->requested_share_seconds;
+      r.compute_unknown_seconds += a->compute_unknown_seconds;
+      rows.push_back(std::move(r));
+      ++a, ++b;
+    }
+  }
+  into.rows = std::move(rows);
+}
+
 }  // namespace gpumeter::attribution

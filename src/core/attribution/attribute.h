@@ -89,9 +89,18 @@ struct UnitLedger {
   std::optional<double> energy_joules;   // the unit's energy; unknown: no energy in any row
   double samples_uncovered_seconds = 0;  // as in UnitObservation
   std::vector<Row> rows;                 // one per owner, sorted by owner
+  // Seconds between the end of the time this ledger covers and the end of the interval that
+  // booked it: 0, except for a GPU whose activity comes from DCGM, whose intervals are held
+  // until the collection that covers them is seen (Accountant::Release).
+  double late_seconds = 0;
 };
 
 // Attributes one unit over an interval of `seconds` (> 0).
 UnitLedger AttributeUnit(const UnitObservation& unit, double seconds);
+
+// Adds `later`, the same unit's ledger of the interval after `into`'s, into `into`: seconds,
+// capacity, energy (known only while both are), rows by owner (figures summed, rules the later
+// ones); late_seconds becomes later's. Conservation holds for the sum as for each.
+void MergeInto(UnitLedger& into, const UnitLedger& later);
 
 }  // namespace gpumeter::attribution

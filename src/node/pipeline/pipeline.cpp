@@ -240,8 +240,18 @@ std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap) const {
   return out;
 }
 
-void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledgers,
+void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledgers, double step,
                               NodeState& next) const {
+  // A held unit (DCGM activity not known yet) is still current: its last figures stand for now.
+  for (const auto& uuid : accountant_.HeldUnits())
+    if (auto it = next.unit_totals.find(uuid);
+        it != next.unit_totals.end() && it->second.last_interval + 1 == next.intervals) {
+      it->second.last_interval = next.intervals;
+      for (auto t = next.totals.lower_bound(
+               {uuid, domain::Owner{domain::OwnerKind::kContainer, {}, {}, {}}});
+           t != next.totals.end() && t->first.first == uuid; ++t)
+        if (t->second.last_interval + 1 == next.intervals) t->second.last_interval = next.intervals;
+    }
   for (const auto& l : ledgers) {
     auto& ut = next.unit_totals[l.uuid];
     ut.last_interval = next.intervals;
@@ -269,7 +279,6 @@ void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledger
   }
   // Drop containers that have had no row for forget_after_s (by the last interval's length), and
   // units gone as long (a MIG instance destroyed, a DRA device gone) with all their rows.
-  const double step = ledgers.empty() ? 0 : ledgers.front().seconds;
   if (step <= 0) return;
   const auto horizon = static_cast<uint64_t>(options_.forget_after_s / step);
   std::set<std::string> gone;
@@ -337,9 +346,30 @@ void NodePipeline::AccountInterval(const gpu::SampleResult& pass, NodeState& nex
   if (seconds > 0) {
     // A failed pass is an interval in which every GPU answered nothing: it is accounted as such.
     next.last_interval = accountant_.Step(pass.ok ? snapshot : gpu::GpuSnapshot{}, seconds);
+    auto released = accountant_.Release(DcgmActivity());
+    next.last_interval.insert(next.last_interval.end(), std::make_move_iterator(released.begin()),
+                              std::make_move_iterator(released.end()));
     ++next.intervals;
-    Accumulate(next.last_interval, next);
+    Accumulate(next.last_interval, seconds, next);
   }
+}
+
+attribution::PastActivityOf NodePipeline::DcgmActivity() const {
+  return [this](const std::string& gpu, std::optional<uint32_t> gi, double from_s, double to_s) {
+    const auto c = dcgm_aligner_.Mean({gpu, gi}, from_s, to_s);
+    return attribution::PastActivity{c.pending, c.mean};
+  };
+}
+
+void NodePipeline::Finish() {
+  const auto prev = Latest();
+  auto next = std::make_shared<NodeState>(*prev);
+  next->last_interval = accountant_.Release(DcgmActivity(), /*all=*/true);
+  if (next->last_interval.empty()) return;
+  ++next->intervals;
+  Accumulate(next->last_interval, 0, *next);
+  std::lock_guard lock(mu_);
+  latest_ = std::move(next);
 }
 
 // The labels of every pod with container totals: from the pod source, else as last known.

@@ -74,6 +74,9 @@ class NodePipeline {
 
   // Takes one sampling pass (good or failed). Call from the sampling thread, in order.
   void OnPass(std::shared_ptr<const gpu::SampleResult> pass);
+  // At a stop, after the last pass: books the intervals still held for DCGM activity (at most a
+  // collection's worth), their activity unknown, as one more interval. Same thread as OnPass.
+  void Finish();
 
   // The latest published state; never null (an empty state before the first pass).
   std::shared_ptr<const NodeState> Latest() const;
@@ -87,7 +90,10 @@ class NodePipeline {
   bool UpdatePods();  // takes the pod source's latest snapshot; true if it changed
   void RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono::steady_clock::time_point now);
   void ResolveOwners(const gpu::GpuSnapshot& snap);
-  void Accumulate(const std::vector<attribution::UnitLedger>& ledgers, NodeState& next) const;
+  // `step`: the pass's interval (s), for the forget horizon; 0 forgets nothing.
+  void Accumulate(const std::vector<attribution::UnitLedger>& ledgers, double step,
+                  NodeState& next) const;
+  attribution::PastActivityOf DcgmActivity() const;
   std::vector<UnitInfo> Units(const gpu::GpuSnapshot& snap) const;
   domain::SourceStatus ProcStatus() const;
   // The steps of OnPass, in its order.

@@ -4,33 +4,50 @@
 #include <set>
 
 namespace gpumeter::dcgm {
+namespace {
+// Collections kept per unit: the accountant asks only back to its oldest held interval (at most
+// a stale series' age), so this bounds memory without ever cutting an answer short in practice.
+constexpr size_t kMaxCollections = 256;
+// Interval ends a hair past a collection (float noise in seconds) still count as covered.
+constexpr double kEpsilonS = 1e-6;
+}  // namespace
 
-std::optional<double> DcgmAligner::Step(const DcgmKey& key, const DcgmSeries* series,
-                                        double now_s) {
+void DcgmAligner::Record(const DcgmKey& key, const DcgmSeries* series, double now_s) {
   if (!series || series->stale) {
     units_.erase(key);
-    return std::nullopt;
+    return;
   }
+  const double seen = std::min(series->seen_s, now_s);
   auto [it, fresh] = units_.try_emplace(key);
   Unit& u = it->second;
-  const double seen = std::min(series->seen_s, now_s);
-  if (fresh) {
-    // Everything before the first pass counts as accounted: only later intervals are filled.
-    u = Unit{seen, 0, series->value, series->value * (now_s - seen), now_s};
-    return std::nullopt;
+  if (fresh) {  // its mean covers time before the history starts: only later collections count
+    u.start_s = seen;
+    return;
   }
-  if (seen > u.known_until_s) {  // a new collection: its mean covers the time since the last
-    u.known_busy_s += series->value * (seen - u.known_until_s);
-    u.known_until_s = seen;
-    u.value = series->value;
+  const double last = u.collections.empty() ? u.start_s : u.collections.back().first;
+  if (seen <= last) return;  // the same collection
+  u.collections.emplace_back(seen, std::clamp(series->value, 0.0, 1.0));
+  if (u.collections.size() > kMaxCollections) {
+    u.start_s = u.collections.front().first;
+    u.collections.pop_front();
   }
-  const double dt = now_s - u.last_pass_s;
-  if (dt <= 0) return std::nullopt;
-  const double target = u.known_busy_s + u.value * (now_s - u.known_until_s);
-  const double busy = std::clamp((target - u.attributed_s) / dt, 0.0, 1.0);
-  u.attributed_s += busy * dt;
-  u.last_pass_s = now_s;
-  return busy;
+}
+
+Coverage DcgmAligner::Mean(const DcgmKey& key, double from_s, double to_s) const {
+  const auto it = units_.find(key);
+  if (it == units_.end() || to_s <= from_s) return {};
+  const Unit& u = it->second;
+  if (from_s < u.start_s - kEpsilonS) return {};  // before the history: never filled in
+  const double last = u.collections.empty() ? u.start_s : u.collections.back().first;
+  if (to_s > last + kEpsilonS) return {.pending = true, .mean = std::nullopt};
+  double busy = 0, begin = u.start_s;
+  for (const auto& [end, mean] : u.collections) {
+    const double overlap = std::min(to_s, end) - std::max(from_s, begin);
+    if (overlap > 0) busy += mean * overlap;
+    begin = end;
+    if (begin >= to_s) break;
+  }
+  return {.pending = false, .mean = std::clamp(busy / (to_s - from_s), 0.0, 1.0)};
 }
 
 std::optional<gpu::ActivityWindow> DcgmAligner::Window(const gpu::DeviceSample& d,
@@ -57,34 +74,39 @@ void DcgmAligner::Apply(const DcgmReading& reading, double now_s, gpu::GpuSnapsh
   std::set<DcgmKey> present;
   double collection_s = 0;
   std::optional<double> activity;  // of the GPU, slice-weighted; unknown if any unit is
-  auto step = [&](DcgmKey key, double weight) {
+  // Records the unit's series; true when DCGM is where its activity comes from.
+  auto record = [&](DcgmKey key, double weight, bool nvml_activity) {
     const auto it = reading.series.find(key);
     present.insert(key);
     const DcgmSeries* s = it == reading.series.end() ? nullptr : &it->second;
     if (s && !s->stale && activity) {
-      *activity += s->value * weight;
+      *activity += std::clamp(s->value, 0.0, 1.0) * weight;
       collection_s = std::max(collection_s, s->seen_s);
     } else {
       activity.reset();
     }
-    return Step(key, s, now_s);
+    Record(key, s, now_s);
+    return s && !s->stale && !nvml_activity;
   };
   for (auto& d : snapshot.devices) {
     if (d.lost || d.uuid.empty()) continue;
     activity = 0.0;
     collection_s = 0;
+    bool held = false;
     if (d.mig_enabled) {
       const double total = d.mig_total_slices ? *d.mig_total_slices : 0.0;
       for (auto& m : d.mig_instances) {
-        m.dcgm_gr_active =
-            step({d.uuid, m.gpu_instance_id}, m.slices && total > 0 ? *m.slices / total : 0.0);
+        held |= record({d.uuid, m.gpu_instance_id}, m.slices && total > 0 ? *m.slices / total : 0.0,
+                       m.sm_active_ratio.has_value());
         if (!m.slices || m.sm_active_ratio) activity.reset();  // GPM feeds the fit itself
       }
       if (total <= 0 || d.mig_instances.empty()) activity.reset();
     } else {
-      d.dcgm_gr_active = step({d.uuid, std::nullopt}, 1.0);
-      if (d.sm_active_ratio || d.utilization_gpu_percent) activity.reset();
+      const bool nvml = d.sm_active_ratio || d.utilization_gpu_percent;
+      held = record({d.uuid, std::nullopt}, 1.0, nvml);
+      if (nvml) activity.reset();
     }
+    d.dcgm_held = held;
     d.dcgm_window = Window(d, collection_s, activity, now_s);
   }
   // Units no longer in the snapshot (a GPU lost, an instance destroyed) start afresh.

@@ -1,49 +1,61 @@
-// Turns the exporter's interval averages into a busy fraction for each of the agent's intervals,
-// and writes it into the GPU snapshot (DeviceSample / MigInstanceSample::dcgm_gr_active) where
-// the attribution core reads activity (core/attribution/observe.h).
+// Turns the exporter's interval means into the exact mean activity of any of the agent's past
+// intervals, once the collections that cover it have been seen.
 //
 // dcgm-exporter publishes, every collection (30 s by default), the mean activity over the
-// collection just ended. Used as a gauge it lags by a collection, so a container's
-// compute-seconds would be off by (activity change) × 30 s. The aligner instead keeps, per unit,
-// the busy-seconds the exporter's means account for up to the last collection seen
-// (Σ mean × time between collections), extrapolates the latest mean to now, and gives each
-// interval what brings the busy-seconds attributed so far to that figure, within [0, 1]. Totals
-// then follow the exporter's integral; a single interval can be off by up to the last change in
-// activity until the next collection corrects it.
+// collection just ended. Used as a gauge it lags by a collection; extrapolated to now it is wrong
+// both ways at every change (activity that stopped goes on being counted, a start after an idle
+// collection is caught up late) and counters cannot take it back. The aligner therefore keeps,
+// per unit, the collections seen (their end, as the time the agent first saw them, and their
+// mean) and answers, for an interval, the time-weighted mean of the collections that cover it —
+// or "pending" while the interval reaches past the last collection seen. The pipeline holds a
+// DCGM-fed GPU's intervals in the accountant until then (DeviceSample::dcgm_held): attribution is
+// exact per collection and late by at most one collection interval plus the source's poll period.
 //
-// On the pass that sees a new collection of every unit of a GPU, it also sets the GPU's
+// On the pass that sees a new collection of every unit of a GPU, Apply also sets the GPU's
 // dcgm_window: the collection's mean activity and the board's mean power since the previous one
 // (energy counter), so the idle-power fit gets pairs measured over the same window.
 //
-// A unit whose series is missing or stale has unknown activity and loses its history (the gap is
-// never filled in later). Pure (times are given); not thread-safe: the sampling thread owns it.
+// A unit whose series is missing or stale loses its history: intervals it covered that are not
+// resolved yet, and those before its next first collection, are unknown (never 0, never filled in
+// later). Pure (times are given, on the clock of the snapshots' timestamps); not thread-safe: the
+// sampling thread owns it.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "domain/gpu_types.h"
 #include "sources/dcgm/dcgm_source.h"
 
 namespace gpumeter::dcgm {
 
+// A unit's mean activity over a past interval, as far as the collections seen tell it.
+struct Coverage {
+  bool pending = false;        // the interval reaches past the last collection seen
+  std::optional<double> mean;  // [0, 1]; unset (and not pending): unknown
+};
+
 class DcgmAligner {
  public:
-  // Sets the DCGM activity of every GPU and MIG instance of `snapshot` (at `now_s`, the clock the
-  // source's seen_s uses) for the interval since the previous call; units without a fresh series
-  // or without a previous call are left unknown.
+  // Records the collections `reading` shows at `now_s`, marks every GPU of `snapshot` whose
+  // activity comes from DCGM (a unit with a fresh series and no NVML activity) as dcgm_held, and
+  // sets dcgm_window where due. Units no longer in the snapshot or the reading start afresh.
   void Apply(const DcgmReading& reading, double now_s, gpu::GpuSnapshot& snapshot);
 
-  // The same for one unit; exposed for tests.
-  std::optional<double> Step(const DcgmKey& key, const DcgmSeries* series, double now_s);
+  // The mean activity of `key` over (from_s, to_s]: pending while to_s is past its last
+  // collection; unknown before its history starts, after it was lost, or for an unknown unit.
+  Coverage Mean(const DcgmKey& key, double from_s, double to_s) const;
+
+  // The same for one unit's series at `now_s`, as Apply does it; exposed for tests.
+  void Record(const DcgmKey& key, const DcgmSeries* series, double now_s);
 
  private:
   struct Unit {
-    double known_until_s = 0;  // the last collection seen
-    double known_busy_s = 0;   // busy-seconds the exporter's means give up to known_until_s
-    double value = 0;          // the latest mean, extrapolated past known_until_s
-    double attributed_s = 0;   // busy-seconds given to intervals so far
-    double last_pass_s = 0;
+    double start_s = 0;  // the first collection seen: history starts here
+    // (end_s, mean) of each collection since, oldest first; each covers (previous end, end].
+    std::deque<std::pair<double, double>> collections;
   };
   struct GpuWindow {
     double collection_s = 0;  // the newest collection seen of the GPU's series

@@ -1,6 +1,7 @@
 // The pipeline with a DCGM source: an A100 MIG instance without GPM gets its busy fraction from
-// dcgm-exporter's page (aligned per pass), the idle row names DCGM, the source is listed with the
-// others; with the source down, the instance's time is unattributed.
+// dcgm-exporter's page once the collection covering an interval is seen (held until then), the
+// idle row names DCGM, the source is listed with the others; with the source down, the
+// instance's time is unattributed.
 #include <gtest/gtest.h>
 
 #include "node/pipeline/pipeline.h"
@@ -64,15 +65,42 @@ TEST(DcgmPipeline, DcgmActivityFeedsTheMigInstance) {
                             100));
   pipeline.OnPass(Pass(0));
   pipeline.OnPass(Pass(1));
+  // The interval (100, 101] is held: the collection that covers it has not been seen yet.
   auto s = pipeline.Latest();
+  EXPECT_EQ(IdleRow(*s), nullptr);
+  EXPECT_EQ(s->intervals, 1u);
+  // The exporter's next collection (its power field changed) is seen at 101.5: it covers
+  // (100, 101.5] at 0.4, so the next pass books (100, 101], one second late; (101, 102] waits.
+  ASSERT_TRUE(source.Ingest(std::string("DCGM_FI_PROF_GR_ENGINE_ACTIVE{UUID=\"") + kGpu +
+                                "\",GPU_I_ID=\"2\"} 0.4\nDCGM_FI_DEV_POWER_USAGE{UUID=\"" + kGpu +
+                                "\"} 151\n",
+                            101.5));
+  pipeline.OnPass(Pass(2));
+  s = pipeline.Latest();
   const auto* idle = IdleRow(*s);
   ASSERT_TRUE(idle);
+  for (const auto& l : s->last_interval)
+    if (l.uuid == kMig) {
+      EXPECT_DOUBLE_EQ(l.seconds, 1);
+      EXPECT_DOUBLE_EQ(l.late_seconds, 1);
+    }
+  // Still current while held: its figures stand for now.
+  EXPECT_EQ(s->unit_totals.at(kMig).last_interval, s->intervals);
   EXPECT_NEAR(idle->compute_seconds, 0.6, 1e-9);
   EXPECT_EQ(idle->compute_rule, domain::Rule::kUnitNotBusyDcgm);
   EXPECT_NEAR(Unattributed(*s), 0.4, 1e-9);  // its process has no known owner here
   bool listed = false;
   for (const auto& st : s->sources) listed = listed || (st.name == "dcgm" && st.up);
   EXPECT_TRUE(listed);
+  // At a stop, (101, 102] is still held: booked with its activity unknown, not dropped, not 0.
+  const auto before = s->intervals;
+  pipeline.Finish();
+  s = pipeline.Latest();
+  EXPECT_EQ(s->intervals, before + 1);
+  EXPECT_EQ(IdleRow(*s) ? IdleRow(*s)->compute_seconds : 0.0, 0.0);
+  EXPECT_NEAR(Unattributed(*s), 1.0, 1e-9);
+  pipeline.Finish();  // nothing left: no further interval
+  EXPECT_EQ(pipeline.Latest()->intervals, before + 1);
 
   // The exporter goes away: unknown, never idle.
   o.url = "http://127.0.0.1:1/metrics";

@@ -1,5 +1,6 @@
-// The aligner: the exporter's 30 s means, seen late, become per-interval busy fractions whose sum
-// follows the exporter's integral; stale or missing series are unknown.
+// The aligner: the exporter's 30 s means, seen late, tell the exact mean of any past interval
+// once the collections covering it are seen, and "pending" before; stale or missing series are
+// unknown and never filled in.
 #include "sources/dcgm/dcgm_aligner.h"
 
 #include <gtest/gtest.h>
@@ -9,74 +10,98 @@ namespace {
 
 const DcgmKey kKey{"GPU-a", 3};
 
-TEST(DcgmAligner, TotalsFollowTheExportersIntegral) {
-  // Truth: busy 0 until t=0, 0.8 on [0, 60), 0.2 on [60, 120). The exporter collects every
-  // 30 s: at 0 it shows 0, at 30 and 60 it shows 0.8, at 90 and 120 it shows 0.2.
+// Truth: busy 0.8 on [0, 60), 0.2 on [60, 120). The exporter collects every 30 s and the agent
+// sees each collection when it is made; its first read (at 0) starts the history.
+DcgmAligner Collected(int until) {
   DcgmAligner a;
-  double total = 0;
-  for (int t = 0; t <= 120; ++t) {
-    const int tc = t / 30 * 30;
-    const double v = tc == 0 ? 0.0 : (tc <= 60 ? 0.8 : 0.2);
-    DcgmSeries s{v, static_cast<double>(tc), false};
-    const auto busy = a.Step(kKey, &s, t);
-    if (t == 0) {
-      EXPECT_FALSE(busy);  // the first pass starts the history
-      continue;
-    }
-    ASSERT_TRUE(busy);
-    EXPECT_GE(*busy, 0.0);
-    EXPECT_LE(*busy, 1.0);
-    total += *busy;
+  for (int tc = 0; tc <= until; tc += 30) {
+    DcgmSeries s{tc == 0 ? 0.0 : (tc <= 60 ? 0.8 : 0.2), static_cast<double>(tc), false};
+    a.Record(kKey, &s, tc);
   }
-  EXPECT_NEAR(total, 0.8 * 60 + 0.2 * 60, 1e-9);  // exact at a collection
+  return a;
 }
 
-TEST(DcgmAligner, AGaugeWouldLagAndTheAlignerDoesNot) {
-  // Busy 0.6 from t=0 on: the naive gauge shows 0 for the first 30 s.
-  DcgmAligner a;
-  double total = 0;
-  for (int t = 0; t <= 90; ++t) {
-    const int tc = t / 30 * 30;
-    DcgmSeries s{tc == 0 ? 0.0 : 0.6, static_cast<double>(tc), false};
-    total += a.Step(kKey, &s, t).value_or(0);
-  }
-  EXPECT_NEAR(total, 0.6 * 90, 1e-9);
+TEST(DcgmAligner, AnIntervalGetsTheMeanOfTheCollectionsThatCoverIt) {
+  const auto a = Collected(90);
+  EXPECT_DOUBLE_EQ(*a.Mean(kKey, 10, 20).mean, 0.8);
+  EXPECT_DOUBLE_EQ(*a.Mean(kKey, 55, 65).mean, 0.5);  // half in each collection
+  EXPECT_DOUBLE_EQ(*a.Mean(kKey, 0, 90).mean, (0.8 * 60 + 0.2 * 30) / 90);
+  EXPECT_FALSE(a.Mean(kKey, 0, 90).pending);
 }
 
-TEST(DcgmAligner, StaleOrMissingIsUnknownAndForgetsTheHistory) {
-  DcgmAligner a;
-  DcgmSeries s{0.5, 0, false};
-  EXPECT_FALSE(a.Step(kKey, &s, 0));
-  EXPECT_DOUBLE_EQ(*a.Step(kKey, &s, 1), 0.5);
-  EXPECT_FALSE(a.Step(kKey, nullptr, 2));
-  s.stale = true;
-  EXPECT_FALSE(a.Step(kKey, &s, 3));
-  s = {0.9, 4, false};
-  EXPECT_FALSE(a.Step(kKey, &s, 4));  // starts afresh: the gap is not filled in
-  EXPECT_DOUBLE_EQ(*a.Step(kKey, &s, 5), 0.9);
+TEST(DcgmAligner, AnIntervalPastTheLastCollectionIsPendingNotExtrapolated) {
+  const auto a = Collected(90);
+  const auto c = a.Mean(kKey, 85, 95);
+  EXPECT_TRUE(c.pending);
+  EXPECT_FALSE(c.mean);
+  const auto b = Collected(120);
+  EXPECT_DOUBLE_EQ(*b.Mean(kKey, 85, 95).mean, 0.2);  // the collection at 120 tells it
 }
 
-TEST(DcgmAligner, AppliesToMigInstancesAndWholeGpus) {
+TEST(DcgmAligner, BeforeTheHistoryOrOfAnUnknownUnitIsUnknown) {
+  const auto a = Collected(60);
+  const auto before = a.Mean(kKey, -5, 5);
+  EXPECT_FALSE(before.pending);
+  EXPECT_FALSE(before.mean);
+  EXPECT_FALSE(a.Mean({"GPU-b", std::nullopt}, 10, 20).mean);
+  EXPECT_FALSE(a.Mean(kKey, 20, 20).mean);  // empty
+}
+
+TEST(DcgmAligner, StaleOrMissingForgetsTheHistoryAndTheGapStaysUnknown) {
+  auto a = Collected(60);
+  DcgmSeries stale{0.5, 60, true};
+  a.Record(kKey, &stale, 150);
+  EXPECT_FALSE(a.Mean(kKey, 10, 20).mean);
+  EXPECT_FALSE(a.Mean(kKey, 10, 20).pending);
+  DcgmSeries back{0.4, 160, false};
+  a.Record(kKey, &back, 160);  // starts afresh at 160
+  back = {0.6, 190, false};
+  a.Record(kKey, &back, 190);
+  EXPECT_FALSE(a.Mean(kKey, 150, 170).mean);  // reaches into the gap
+  EXPECT_DOUBLE_EQ(*a.Mean(kKey, 165, 185).mean, 0.6);
+  a.Record(kKey, nullptr, 200);
+  EXPECT_FALSE(a.Mean(kKey, 165, 185).mean);
+}
+
+TEST(DcgmAligner, ASeriesSeenAgainWithoutANewCollectionAddsNothing) {
+  auto a = Collected(30);
+  DcgmSeries same{0.9, 30, false};  // the same collection read again (another value: ignored)
+  a.Record(kKey, &same, 45);
+  EXPECT_DOUBLE_EQ(*a.Mean(kKey, 0, 30).mean, 0.8);
+  EXPECT_TRUE(a.Mean(kKey, 25, 35).pending);
+}
+
+TEST(DcgmAligner, HoldsGpusWhoseActivityComesFromDcgmOnly) {
   DcgmReading r;
   r.series[{"GPU-m", 1}] = {0.25, 0, false};
   r.series[{"GPU-w", std::nullopt}] = {0.75, 0, false};
+  r.series[{"GPU-u", std::nullopt}] = {0.75, 0, false};
   gpu::GpuSnapshot snap;
   gpu::DeviceSample mig;
   mig.uuid = "GPU-m";
   mig.mig_enabled = true;
   mig.mig_instances.resize(2);
   mig.mig_instances[0].gpu_instance_id = 1;
-  mig.mig_instances[1].gpu_instance_id = 2;  // no series: unknown
+  mig.mig_instances[1].gpu_instance_id = 2;  // no series: unknown, but instance 1 is held
   gpu::DeviceSample whole;
   whole.uuid = "GPU-w";
-  snap.devices = {mig, whole};
+  gpu::DeviceSample with_util;  // NVML's utilization wins: not held
+  with_util.uuid = "GPU-u";
+  with_util.utilization_gpu_percent = 40;
+  gpu::DeviceSample none;  // no series at all
+  none.uuid = "GPU-n";
+  snap.devices = {mig, whole, with_util, none};
   DcgmAligner a;
   a.Apply(r, 10, snap);
-  auto next = snap;
-  a.Apply(r, 11, next);
-  EXPECT_DOUBLE_EQ(next.devices[0].mig_instances[0].dcgm_gr_active.value_or(-1), 0.25);
-  EXPECT_FALSE(next.devices[0].mig_instances[1].dcgm_gr_active);
-  EXPECT_DOUBLE_EQ(next.devices[1].dcgm_gr_active.value_or(-1), 0.75);
+  EXPECT_TRUE(snap.devices[0].dcgm_held);
+  EXPECT_TRUE(snap.devices[1].dcgm_held);
+  EXPECT_FALSE(snap.devices[2].dcgm_held);
+  EXPECT_FALSE(snap.devices[3].dcgm_held);
+  r.series[{"GPU-m", 1}] = {0.5, 20, false};
+  a.Apply(r, 21, snap);
+  EXPECT_DOUBLE_EQ(*a.Mean({"GPU-m", 1}, 12, 18).mean, 0.5);
+  EXPECT_FALSE(a.Mean({"GPU-m", 2}, 12, 18).mean);
+  EXPECT_TRUE(a.Mean({"GPU-w", std::nullopt}, 12, 18).pending);  // its series did not change
 }
 
 }  // namespace

@@ -1,0 +1,183 @@
+// Intervals of a GPU whose activity comes from DCGM are held until the collection that covers
+// them is seen, then booked with the owners of their own time, the collection's mean and the
+// GPU's energy spread evenly over the collection; what is still pending when the source goes
+// away, or at a stop, is booked unknown.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/attribution/accountant.h"
+
+namespace gpumeter::attribution {
+namespace {
+
+Owner C(const std::string& pod) { return Owner{OwnerKind::kContainer, "ns", pod, "c"}; }
+const Owner kIdle{OwnerKind::kIdle, {}, {}, {}};
+
+const Row* RowOf(const UnitLedger* l, const Owner& o) {
+  if (!l) return nullptr;
+  for (const auto& r : l->rows)
+    if (r.owner == o) return &r;
+  return nullptr;
+}
+const UnitLedger* Unit(const std::vector<UnitLedger>& ls, const std::string& uuid) {
+  for (const auto& l : ls)
+    if (l.uuid == uuid) return &l;
+  return nullptr;
+}
+
+// An A30 in MIG mode (no GPM) of two instances, 2 + 2 slices, each with one process; the
+// energy counter at `joules`; sampled at `t` seconds.
+gpu::GpuSnapshot A30(double t, double joules, bool held = true) {
+  gpu::DeviceSample d;
+  d.uuid = "GPU-a30";
+  d.name = "NVIDIA A30";
+  d.mig_enabled = true;
+  d.process_utilization_supported = false;
+  d.mig_total_slices = 4;
+  d.memory = gpu::MemoryInfo{1000, 0, 0, 1000};
+  d.energy_joules = joules;
+  d.dcgm_held = held;
+  for (uint32_t i = 0; i < 2; ++i) {
+    gpu::MigInstanceSample m;
+    m.uuid = "MIG-" + std::to_string(i);
+    m.gpu_instance_id = i + 1;
+    m.slices = 2;
+    m.memory = gpu::MemoryInfo{500, 100, 0, 400};
+    m.processes.push_back({100 + i, gpu::ProcessType::kCompute, 100, i + 1, 0});
+    d.mig_instances.push_back(std::move(m));
+  }
+  gpu::GpuSnapshot s;
+  s.timestamp_us = static_cast<uint64_t>(t * 1e6);
+  s.devices = {d};
+  return s;
+}
+
+struct Fixture {
+  std::map<uint32_t, Owner> owners{{100, C("a")}, {101, C("b")}};
+  Accountant acc{
+      ObserveContext{[this](uint32_t pid) -> std::optional<Owner> {
+                       const auto it = owners.find(pid);
+                       return it == owners.end() ? std::nullopt : std::optional<Owner>(it->second);
+                     },
+                     {},
+                     {},
+                     [](const std::string& unit) {
+                       return std::vector<Holding>{{unit == "MIG-0" ? C("a") : C("b"), 1}};
+                     },
+                     {}},
+      AccountantOptions{.idle_power_half_life_s = 3600, .idle_power_watts = {{"NVIDIA A30", 40}}}};
+  // Collections: instance 1 at 0.6 then 0.2 (ending at 20 and 40), instance 2 idle; 0 unknown
+  // until a collection ends after the interval.
+  double known_until = 0;
+  PastActivityOf Activity() const {
+    return [this](const std::string&, std::optional<uint32_t> gi, double from, double to) {
+      if (to > known_until) return PastActivity{true, std::nullopt};
+      if (from < 0) return PastActivity{};
+      const double first = std::max(0.0, std::min(to, 20.0) - from);
+      const double second = std::max(0.0, to - std::max(from, 20.0));
+      const double mean = gi == 1u ? (0.6 * first + 0.2 * second) / (to - from) : 0.0;
+      return PastActivity{false, mean};
+    };
+  }
+};
+
+TEST(HeldIntervals, NothingIsBookedUntilTheCollectionThenExactlyItsMean) {
+  Fixture f;
+  f.acc.Prime(A30(0, 1000));
+  for (int t = 5; t <= 20; t += 5) {
+    EXPECT_TRUE(f.acc.Step(A30(t, 1000 + 100.0 * t), 5).empty());
+    EXPECT_TRUE(f.acc.Release(f.Activity()).empty());  // pending: no extrapolation
+  }
+  EXPECT_EQ(f.acc.HeldUnits(), (std::set<std::string>{"GPU-a30", "MIG-0", "MIG-1"}));
+  EXPECT_TRUE(f.acc.Step(A30(25, 3500), 5).empty());
+  f.known_until = 20;  // the collection ending at 20 is seen: [0, 20] is booked, [20, 25] waits
+  const auto out = f.acc.Release(f.Activity());
+  const auto* m0 = Unit(out, "MIG-0");
+  ASSERT_NE(m0, nullptr);
+  EXPECT_DOUBLE_EQ(m0->seconds, 20);  // four intervals merged into one ledger
+  EXPECT_DOUBLE_EQ(m0->late_seconds, 5);
+  EXPECT_NEAR(RowOf(m0, C("a"))->compute_seconds, 0.6 * 20, 1e-9);
+  EXPECT_NEAR(RowOf(Unit(out, "MIG-1"), C("b"))->compute_seconds, 0, 1e-12);
+  // Energy: 2000 J over [0, 20]; idle 40 W by slices (800 J, half each), the rest (1200 J) by
+  // activity × slices: all instance 1's. Its tenant gets its time's share of the instance's.
+  ASSERT_TRUE(m0->energy_joules);
+  EXPECT_NEAR(*m0->energy_joules, 400 + 1200, 1e-6);
+  EXPECT_NEAR(RowOf(m0, C("a"))->energy_joules, 0.6 * 1600, 1e-6);
+  EXPECT_EQ(f.acc.HeldUnits(), (std::set<std::string>{"GPU-a30", "MIG-0", "MIG-1"}));
+}
+
+TEST(HeldIntervals, TheOwnersAreThoseOfTheIntervalsOwnTime) {
+  Fixture f;
+  f.acc.Prime(A30(0, 1000));
+  (void)f.acc.Step(A30(10, 2000), 10);
+  f.owners[100] = C("someone-else");  // the PID now names another container
+  (void)f.acc.Step(A30(20, 3000), 10);
+  f.known_until = 20;
+  const auto out = f.acc.Release(f.Activity());
+  const auto* m0 = Unit(out, "MIG-0");
+  ASSERT_NE(m0, nullptr);
+  // The first interval's process was a's; the second's is booked to the new owner.
+  EXPECT_NEAR(RowOf(m0, C("a"))->compute_seconds, 6, 1e-9);
+  EXPECT_NEAR(RowOf(m0, C("someone-else"))->compute_seconds, 6, 1e-9);
+}
+
+TEST(HeldIntervals, EnergyOfOneCollectionIsSpreadAtItsMeanPower) {
+  Fixture f;
+  f.acc.Prime(A30(0, 0));
+  // 100 W then 300 W over two 10 s halves of one collection whose means are 0.6 and 0: the
+  // collection says how the instance's busy time compares, not which half it fell in.
+  (void)f.acc.Step(A30(10, 1000), 10);
+  (void)f.acc.Step(A30(20, 4000), 10);
+  f.known_until = 20;
+  const auto out = f.acc.Release(f.Activity());
+  const auto* m0 = Unit(out, "MIG-0");
+  ASSERT_NE(m0, nullptr);
+  // At an even 200 W: idle 40 W × 20 s by slices (400 J each), the rest (3200 J) to instance 1.
+  EXPECT_NEAR(*m0->energy_joules, 400 + 3200, 1e-6);
+  EXPECT_NEAR(RowOf(m0, C("a"))->energy_joules, 0.6 * 3600, 1e-6);
+}
+
+TEST(HeldIntervals, PendingWhenTheSourceGoesAwayOrAtAStopIsUnknownNotZero) {
+  Fixture f;
+  f.acc.Prime(A30(0, 0));
+  (void)f.acc.Step(A30(10, 1000), 10);
+  // The exporter went stale: the next pass does not hold the GPU, and what was held is given
+  // up as unknown, before the new interval is booked as usual.
+  const auto now = f.acc.Step(A30(20, 2000, /*held=*/false), 10);
+  EXPECT_NE(Unit(now, "MIG-0"), nullptr);
+  const auto out = f.acc.Release(f.Activity());
+  const auto* m0 = Unit(out, "MIG-0");
+  ASSERT_NE(m0, nullptr);
+  EXPECT_DOUBLE_EQ(m0->seconds, 10);
+  EXPECT_DOUBLE_EQ(RowOf(m0, C("a"))->compute_seconds, 0);
+  EXPECT_DOUBLE_EQ(RowOf(m0, C("a"))->compute_unknown_seconds, 10);
+  EXPECT_TRUE(f.acc.HeldUnits().empty());
+
+  Fixture g;
+  g.acc.Prime(A30(0, 0));
+  (void)g.acc.Step(A30(10, 1000), 10);
+  EXPECT_TRUE(g.acc.Release(g.Activity()).empty());
+  const auto stop = g.acc.Release(g.Activity(), /*all=*/true);
+  ASSERT_NE(Unit(stop, "MIG-1"), nullptr);
+  EXPECT_DOUBLE_EQ(RowOf(Unit(stop, "MIG-1"), C("b"))->compute_unknown_seconds, 10);
+}
+
+TEST(HeldIntervals, MergingKeepsConservation) {
+  Fixture f;
+  f.acc.Prime(A30(0, 0));
+  for (int t = 4; t <= 40; t += 4) (void)f.acc.Step(A30(t, 150.0 * t), 4);
+  f.known_until = 40;
+  for (const auto& l : f.acc.Release(f.Activity())) {
+    double compute = 0, energy = 0;
+    for (const auto& r : l.rows) compute += r.compute_seconds, energy += r.energy_joules;
+    EXPECT_NEAR(compute, l.seconds, 1e-9) << l.uuid;
+    if (l.energy_joules) {
+      EXPECT_NEAR(energy, *l.energy_joules, 1e-6) << l.uuid;
+    }
+    EXPECT_DOUBLE_EQ(l.seconds, 40);
+  }
+}
+
+}  // namespace
+}  // namespace gpumeter::attribution
