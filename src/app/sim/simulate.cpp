@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -68,6 +69,7 @@ struct Harness {
   void* control = nullptr;                      // the fake's handle for its control symbol
   void (*set_time)(double) = nullptr;           // gpumeterFakeNvmlSetTime
   std::unique_ptr<SimulatedDcgm> dcgm;          // the node's dcgm-exporter, where it has one
+  std::optional<double> dcgm_read_s;            // when it was last read (scenario seconds)
   std::unique_ptr<nvml::NvmlGpuSource> source;  // the real NVML source, over the fake
 };
 
@@ -148,8 +150,17 @@ std::shared_ptr<gpu::SampleResult> Pass(Harness& h, ScenarioNode& node, uint64_t
     spdlog::error("sample at t={}: {}", h.now, snap.error().message);
     return nullptr;
   }
-  // The node's dcgm-exporter page of this moment, read before the pass as the agent's thread would.
-  if (h.dcgm) h.dcgm->Read(h.now, static_cast<double>(snap->timestamp_us) / 1e6);
+  // The node's dcgm-exporter page, read as the agent's DCGM thread does: every poll period since
+  // the last read (a collection is seen at most that late, whatever the step), then now.
+  if (h.dcgm) {
+    const double wall = static_cast<double>(snap->timestamp_us) / 1e6;
+    const double poll = h.dcgm->source().options().poll_interval_s;
+    if (h.dcgm_read_s)
+      for (double t = *h.dcgm_read_s + poll; t < h.now; t += poll)
+        h.dcgm->Read(t, wall - (h.now - t));
+    h.dcgm->Read(h.now, wall);
+    h.dcgm_read_s = h.now;
+  }
   auto r = std::make_shared<gpu::SampleResult>();
   r->sequence = sequence;
   r->taken = std::chrono::steady_clock::time_point{} +
@@ -179,7 +190,7 @@ Measured Measure(const SimulateOptions& o, const scenario::Scenario& s, double t
     double from_s, to_s;
     std::map<std::string, double> busy;
   };
-  std::vector<PassBusy> passes;
+  std::deque<PassBusy> passes;  // the last 10 minutes': more than anything is ever held
   auto score = [&](double to_s, double len, const std::vector<attribution::UnitLedger>& ledgers,
                    const std::map<std::string, double>& busy) {
     std::vector<attribution::UnitLedger> on_time;
@@ -212,9 +223,10 @@ Measured Measure(const SimulateOptions& o, const scenario::Scenario& s, double t
     const auto busy = BusyOf(pass->snapshot, m);
     pipeline.OnPass(pass);
     passes.push_back({t_prev, h.now, busy});
+    while (passes.front().to_s < h.now - 600) passes.pop_front();
+    ++m.intervals;  // a DCGM-fed GPU's ledgers of it may come passes later
     const auto state = pipeline.Latest();
     if (state->last_interval.empty()) continue;
-    ++m.intervals;
     m.unit_intervals += state->last_interval.size();
     score(h.now, h.now - t_prev, state->last_interval, busy);
   }

@@ -27,9 +27,4 @@ void SimulatedDcgm::Read(double t_s, double wall_s) {
     spdlog::error("simulated dcgm-exporter at t={}: {}", t_s, r.error().message);
 }
 
-void SimulatedDcgm::Apply(double t_s, double wall_s, gpu::GpuSnapshot& snapshot) {
-  Read(t_s, wall_s);
-  aligner_.Apply(*source_.Latest(), wall_s, snapshot);
-}
-
 }  // namespace gpumeter::app

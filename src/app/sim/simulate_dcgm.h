@@ -2,16 +2,14 @@
 // node's exporter would show at the harness's time (sim::DcgmExporterPage) goes through the
 // agent's own DCGM source, as `--dcgm-metrics` would read it (without HTTP: the page is handed
 // over, so the gpumeter binary carries no fake server). A harness that runs NodePipeline gives it
-// source() as PipelineSources::dcgm and calls Read before each pass; one that drives the
-// Accountant itself calls Apply, which also aligns the activity into the snapshot as the
-// pipeline does. Not thread-safe.
+// source() as PipelineSources::dcgm and calls Read as the agent's DCGM thread would: every poll
+// period (2 s) between passes and before each. Not thread-safe.
 #pragma once
 
 #include <memory>
 
 #include "domain/gpu_types.h"
 #include "sim/scenario/model.h"
-#include "sources/dcgm/dcgm_aligner.h"
 #include "sources/dcgm/dcgm_source.h"
 
 namespace gpumeter::app {
@@ -23,8 +21,6 @@ class SimulatedDcgm {
 
   // The page at scenario time `t_s`, read at `wall_s` (the snapshot's clock, in seconds).
   void Read(double t_s, double wall_s);
-  // Read, then the aligned activity of the interval ending at `wall_s` into `snapshot`.
-  void Apply(double t_s, double wall_s, gpu::GpuSnapshot& snapshot);
 
   const dcgm::DcgmSource& source() const { return source_; }
 
@@ -32,7 +28,6 @@ class SimulatedDcgm {
   explicit SimulatedDcgm(const scenario::Scenario& s);
   const scenario::Scenario& scenario_;
   dcgm::DcgmSource source_;
-  dcgm::DcgmAligner aligner_;
 };
 
 }  // namespace gpumeter::app

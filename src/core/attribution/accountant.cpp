@@ -107,8 +107,12 @@ std::vector<UnitLedger> Accountant::Step(gpu::GpuSnapshot snapshot, double secon
   if (seconds <= 0) return out;
   ResolveOwners(snapshot);
   const double from_s = last_s_;
-  last_s_ = static_cast<double>(snapshot.timestamp_us) / 1e6;
-  held_now_.clear();
+  // A failed pass (no devices, no time) changes neither the clock nor which GPUs are held: what
+  // is held waits for its collection as before, and the next good interval starts at the last.
+  if (!snapshot.devices.empty() || snapshot.timestamp_us != 0) {
+    last_s_ = static_cast<double>(snapshot.timestamp_us) / 1e6;
+    held_now_.clear();
+  }
   out.reserve(gpus_.size() + 8);
   auto account = [&](const std::vector<UnitObservation>& units) {
     for (const auto& u : units) out.push_back(AttributeUnit(u, seconds));

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace gpumeter::node {
@@ -346,11 +347,27 @@ void NodePipeline::AccountInterval(const gpu::SampleResult& pass, NodeState& nex
   if (seconds > 0) {
     // A failed pass is an interval in which every GPU answered nothing: it is accounted as such.
     next.last_interval = accountant_.Step(pass.ok ? snapshot : gpu::GpuSnapshot{}, seconds);
-    auto released = accountant_.Release(DcgmActivity());
-    next.last_interval.insert(next.last_interval.end(), std::make_move_iterator(released.begin()),
-                              std::make_move_iterator(released.end()));
+    AddReleased(accountant_.Release(DcgmActivity()), next.last_interval);
     ++next.intervals;
     Accumulate(next.last_interval, seconds, next);
+  }
+}
+
+// Held intervals released this pass go before this pass's own ledger of the same unit (a GPU
+// that stopped being held), merged into it where both or neither know their energy: one ledger
+// per unit, as the readers of last_interval expect, but for that rare split.
+void NodePipeline::AddReleased(std::vector<attribution::UnitLedger> released,
+                               std::vector<attribution::UnitLedger>& ledgers) {
+  for (auto& r : released) {
+    const auto same = std::find_if(ledgers.begin(), ledgers.end(), [&](const auto& l) {
+      return l.uuid == r.uuid && l.energy_joules.has_value() == r.energy_joules.has_value();
+    });
+    if (same == ledgers.end()) {
+      ledgers.push_back(std::move(r));
+    } else {
+      attribution::MergeInto(r, *same);
+      *same = std::move(r);
+    }
   }
 }
 
@@ -368,6 +385,11 @@ void NodePipeline::Finish() {
   if (next->last_interval.empty()) return;
   ++next->intervals;
   Accumulate(next->last_interval, 0, *next);
+  // Not a pass: what was current stays so, for the last scrapes of the stop's grace.
+  for (auto& [uuid, t] : next->unit_totals)
+    if (t.last_interval + 1 == next->intervals) t.last_interval = next->intervals;
+  for (auto& [key, t] : next->totals)
+    if (t.last_interval + 1 == next->intervals) t.last_interval = next->intervals;
   std::lock_guard lock(mu_);
   latest_ = std::move(next);
 }

@@ -94,6 +94,8 @@ class NodePipeline {
   void Accumulate(const std::vector<attribution::UnitLedger>& ledgers, double step,
                   NodeState& next) const;
   attribution::PastActivityOf DcgmActivity() const;
+  static void AddReleased(std::vector<attribution::UnitLedger> released,
+                          std::vector<attribution::UnitLedger>& ledgers);
   std::vector<UnitInfo> Units(const gpu::GpuSnapshot& snap) const;
   domain::SourceStatus ProcStatus() const;
   // The steps of OnPass, in its order.

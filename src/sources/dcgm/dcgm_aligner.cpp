@@ -10,16 +10,27 @@ namespace {
 constexpr size_t kMaxCollections = 256;
 // Interval ends a hair past a collection (float noise in seconds) still count as covered.
 constexpr double kEpsilonS = 1e-6;
+// A unit whose series is missing (a failed read empties the reading) keeps its history this long,
+// as the source's default --dcgm-max-age: a read that fails once does not lose what is pending.
+constexpr double kMaxMissingS = 90;
 }  // namespace
 
 void DcgmAligner::Record(const DcgmKey& key, const DcgmSeries* series, double now_s) {
-  if (!series || series->stale) {
+  if (series && series->stale) {
     units_.erase(key);
+    return;
+  }
+  if (!series) {  // a failed read or a series gone: its collections may come back, for a while
+    const auto it = units_.find(key);
+    if (it == units_.end()) return;
+    if (!it->second.missing_since_s) it->second.missing_since_s = now_s;
+    if (now_s - *it->second.missing_since_s > kMaxMissingS) units_.erase(it);
     return;
   }
   const double seen = std::min(series->seen_s, now_s);
   auto [it, fresh] = units_.try_emplace(key);
   Unit& u = it->second;
+  u.missing_since_s.reset();
   if (fresh) {  // its mean covers time before the history starts: only later collections count
     u.start_s = seen;
     return;
@@ -56,17 +67,34 @@ std::optional<gpu::ActivityWindow> DcgmAligner::Window(const gpu::DeviceSample& 
                                                        double now_s) {
   auto [it, fresh] = gpus_.try_emplace(d.uuid);
   GpuWindow& g = it->second;
+  // The energy counter at the collection's time, from the passes on either side of it (linear:
+  // the passes may be a 15 s step apart, the collection is seen within the source's poll).
+  std::optional<double> at_collection;
+  if (d.energy_joules && g.pass_energy && *d.energy_joules >= *g.pass_energy && now_s > g.pass_s) {
+    const double c = std::clamp(collection_s, g.pass_s, now_s);
+    at_collection =
+        *g.pass_energy + (*d.energy_joules - *g.pass_energy) * (c - g.pass_s) / (now_s - g.pass_s);
+  }
+  g.pass_s = now_s;
+  g.pass_energy = d.energy_joules;
   if (!activity) {  // some unit has no fresh series: no window across the gap
-    gpus_.erase(it);
+    g.collection_s = 0;
+    g.energy_joules.reset();
     return std::nullopt;
   }
-  if (!fresh && collection_s <= g.collection_s) return std::nullopt;
+  if (collection_s <= g.collection_s) {
+    // The same collection: its counter may be told now (the first pass had no pass before it).
+    if (collection_s == g.collection_s && !g.energy_joules) g.energy_joules = at_collection;
+    return std::nullopt;
+  }
   std::optional<gpu::ActivityWindow> out;
-  if (!fresh && g.energy_joules && d.energy_joules && *d.energy_joules >= *g.energy_joules &&
-      now_s > g.pass_s)
-    out = gpu::ActivityWindow{*activity, (*d.energy_joules - *g.energy_joules) / (now_s - g.pass_s),
-                              now_s - g.pass_s};
-  g = GpuWindow{collection_s, now_s, d.energy_joules};
+  if (!fresh && g.energy_joules && at_collection && *at_collection >= *g.energy_joules &&
+      g.collection_s > 0)
+    out = gpu::ActivityWindow{*activity,
+                              (*at_collection - *g.energy_joules) / (collection_s - g.collection_s),
+                              collection_s - g.collection_s};
+  g.collection_s = collection_s;
+  g.energy_joules = at_collection;
   return out;
 }
 
@@ -86,7 +114,7 @@ void DcgmAligner::Apply(const DcgmReading& reading, double now_s, gpu::GpuSnapsh
       activity.reset();
     }
     Record(key, s, now_s);
-    return s && !s->stale && !nvml_activity;
+    return units_.count(key) > 0 && !nvml_activity;
   };
   for (auto& d : snapshot.devices) {
     if (d.lost || d.uuid.empty()) continue;

@@ -13,12 +13,14 @@
 //
 // On the pass that sees a new collection of every unit of a GPU, Apply also sets the GPU's
 // dcgm_window: the collection's mean activity and the board's mean power since the previous one
-// (energy counter), so the idle-power fit gets pairs measured over the same window.
+// (the energy counter interpolated at both collections' times between the passes around them),
+// so the idle-power fit gets pairs measured over nearly the same window at any step.
 //
-// A unit whose series is missing or stale loses its history: intervals it covered that are not
-// resolved yet, and those before its next first collection, are unknown (never 0, never filled in
-// later). Pure (times are given, on the clock of the snapshots' timestamps); not thread-safe: the
-// sampling thread owns it.
+// A unit whose series is stale, or missing for longer than 90 s (a failed read empties the
+// reading: one failure does not lose what is pending), loses its history: intervals not resolved
+// yet, and those before its next first collection, are unknown (never 0, never filled in later).
+// Pure (times are given, on the clock of the snapshots' timestamps); not thread-safe: the sampling
+// thread owns it.
 #pragma once
 
 #include <deque>
@@ -56,11 +58,13 @@ class DcgmAligner {
     double start_s = 0;  // the first collection seen: history starts here
     // (end_s, mean) of each collection since, oldest first; each covers (previous end, end].
     std::deque<std::pair<double, double>> collections;
+    std::optional<double> missing_since_s;  // its series has been missing from reads since
   };
   struct GpuWindow {
-    double collection_s = 0;  // the newest collection seen of the GPU's series
-    double pass_s = 0;        // the pass that saw it
-    std::optional<double> energy_joules;
+    double collection_s = 0;              // the newest collection seen of the GPU's series
+    std::optional<double> energy_joules;  // the energy counter then (interpolated)
+    double pass_s = 0;                    // the latest pass, and its energy counter
+    std::optional<double> pass_energy;
   };
   // The GPU's DCGM collection window ending at this pass, when it saw a new one (see
   // DeviceSample::dcgm_window); `activity` of the new collection, slice-weighted.

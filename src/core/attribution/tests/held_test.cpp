@@ -163,6 +163,33 @@ TEST(HeldIntervals, PendingWhenTheSourceGoesAwayOrAtAStopIsUnknownNotZero) {
   EXPECT_DOUBLE_EQ(RowOf(Unit(stop, "MIG-1"), C("b"))->compute_unknown_seconds, 10);
 }
 
+TEST(HeldIntervals, AFailedPassKeepsWhatIsHeld) {
+  Fixture f;
+  f.acc.Prime(A30(0, 0));
+  (void)f.acc.Step(A30(10, 1000), 10);
+  const auto failed = f.acc.Step(gpu::GpuSnapshot{}, 5);  // every GPU answered nothing
+  ASSERT_NE(Unit(failed, "MIG-0"), nullptr);              // that interval: the GPU missing, unknown
+  EXPECT_DOUBLE_EQ(RowOf(Unit(failed, "MIG-0"), C("a"))->compute_unknown_seconds, 5);
+  EXPECT_TRUE(f.acc.Release(f.Activity()).empty());  // the held interval still waits
+  (void)f.acc.Step(A30(20, 2000), 5);
+  f.known_until = 20;
+  // (0, 10] at 0.6 for 10 s, then the good interval after the failure, (10, 20] at 0.6 for its
+  // 5 s: two ledgers, as the second has no energy (no sample just before it).
+  double seconds = 0, compute = 0, unknown = 0;
+  int ledgers = 0;
+  for (const auto& l : f.acc.Release(f.Activity()))
+    if (l.uuid == "MIG-0") {
+      ++ledgers;
+      seconds += l.seconds;
+      compute += RowOf(&l, C("a"))->compute_seconds;
+      unknown += RowOf(&l, C("a"))->compute_unknown_seconds;
+    }
+  EXPECT_EQ(ledgers, 2);
+  EXPECT_DOUBLE_EQ(seconds, 15);
+  EXPECT_NEAR(compute, 9, 1e-9);
+  EXPECT_DOUBLE_EQ(unknown, 0);
+}
+
 TEST(HeldIntervals, MergingKeepsConservation) {
   Fixture f;
   f.acc.Prime(A30(0, 0));

@@ -59,7 +59,9 @@ TEST(DcgmAligner, StaleOrMissingForgetsTheHistoryAndTheGapStaysUnknown) {
   a.Record(kKey, &back, 190);
   EXPECT_FALSE(a.Mean(kKey, 150, 170).mean);  // reaches into the gap
   EXPECT_DOUBLE_EQ(*a.Mean(kKey, 165, 185).mean, 0.6);
-  a.Record(kKey, nullptr, 200);
+  a.Record(kKey, nullptr, 200);  // one failed read: the history stays
+  EXPECT_DOUBLE_EQ(*a.Mean(kKey, 165, 185).mean, 0.6);
+  a.Record(kKey, nullptr, 291);  // missing for longer than a stale series' age: forgotten
   EXPECT_FALSE(a.Mean(kKey, 165, 185).mean);
 }
 
