@@ -10,6 +10,11 @@ function(gpumeter_warnings target)
   endif()
 endfunction()
 
+# After the build type's flags on the command line, so it replaces their -g.
+if(GPUMETER_LINE_DEBUG_INFO)
+  add_compile_options(-g1)
+endif()
+
 if(GPUMETER_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
   add_link_options(-fsanitize=address,undefined)

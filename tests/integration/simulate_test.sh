@@ -93,6 +93,29 @@ for step in 1 5 15; do
   done
 done
 
+# A PID taken over by another tenant's process inside one interval (issue 31 case 6): each of the
+# two is booked its own memory and its own SM samples (split at the new one's /proc start time).
+# Before, the old process's memory went to the new owner: memory outside what sampling can see at
+# 5 and 15 s (up to 26 % off at 15 s). At 15 s the driver's buffer loses samples, so the split is
+# an estimate (judged by its total per unit; seed 1 misses that by 0.5 pp, and energy is 4.6-7.9 %
+# off: issue 31 items 3 and 6); memory and compute per container are judged at every step.
+reuse=$(dirname "$0")/../scenarios/harness/pid-reuse-timeslice.yaml
+for step in 1 5 15; do
+  for seed in $seeds; do
+    [ "$step" = 15 ] || [ "$seeds" != 1 ] || continue
+    "$bin" simulate --scenario "$reuse" --step "$step" --seed "$seed" --format json >"$work/r.json" 2>"$work/r.err" || true
+    jq -e '.memory_within_bound == true and .conservation_worst < 1e-9 and (.modes | length) == 1
+           and (.modes[0] | .containers == 3 and .compute_unknown_seconds == 0
+                and .compute_error_pp.mean <= 2 and .compute_error_pp.worst <= 5)' "$work/r.json" >/dev/null ||
+      { jq '.modes, .misses, .memory_within_bound' "$work/r.json"; fail "pid-reuse-timeslice step $step seed $seed"; }
+    if [ "$step" != 15 ]; then
+      jq -e '.verdict == "met"' "$work/r.json" >/dev/null ||
+        { jq '.misses' "$work/r.json"; fail "pid-reuse-timeslice step $step seed $seed: targets"; }
+    fi
+    echo "ok: pid-reuse-timeslice step $step seed $seed: $(jq -r '.modes[0] | "compute \(.compute_error_pp.mean*100|round/100) pp, memory \(.memory_error.mean*1000|round/10) %"' "$work/r.json")"
+  done
+done
+
 # The same A100 without dcgm-exporter: MIG activity is unknown, so the busy containers' compute is
 # unknown seconds (the only misses), not an error against 0; the idle power still belongs to the
 # instances by slices, and the idle holder (a 2g.20gb, 2 of 7 slices) gets its share: within 5 %

@@ -9,16 +9,28 @@ namespace gpumeter::attribution {
 Accountant::Accountant(ObserveContext ctx, AccountantOptions options)
     : ctx_(std::move(ctx)), observe_(ctx_), options_(std::move(options)) {
   observe_.owner = [this](uint32_t pid) { return OwnerOf(pid); };
+  observe_.earlier = [this](uint32_t pid) { return EarlierOf(pid); };
   observe_.idle_power_watts = [this](const std::string& uuid) { return IdleWatts(uuid); };
 }
 
+const Accountant::ProcessEntry* Accountant::Find(const OwnerTable& table, uint32_t pid) {
+  auto it = std::lower_bound(table.begin(), table.end(), pid,
+                             [](const auto& e, uint32_t p) { return e.pid < p; });
+  return it != table.end() && it->pid == pid ? &*it : nullptr;
+}
+
 std::optional<Owner> Accountant::OwnerOf(uint32_t pid) const {
-  for (const OwnerTable* table : {&owners_now_, &owners_before_}) {
-    auto it = std::lower_bound(table->begin(), table->end(), pid,
-                               [](const auto& e, uint32_t p) { return e.first < p; });
-    if (it != table->end() && it->first == pid) return it->second;
-  }
+  for (const OwnerTable* table : {&owners_now_, &owners_before_})
+    if (const auto* e = Find(*table, pid)) return e->owner;
   return std::nullopt;
+}
+
+std::optional<EarlierProcess> Accountant::EarlierOf(uint32_t pid) const {
+  const auto* now = Find(owners_now_, pid);
+  const auto* before = Find(owners_before_, pid);
+  if (!now || !before || !now->start || !before->start || now->start->ticks == before->start->ticks)
+    return std::nullopt;
+  return EarlierProcess{before->owner, now->start->unix_us};
 }
 
 namespace {
@@ -80,14 +92,18 @@ void ForEachPid(const gpu::GpuSnapshot& snap, F f) {
 void Accountant::ResolveOwners(const gpu::GpuSnapshot& snapshot) {
   std::swap(owners_before_, owners_now_);
   owners_now_.clear();
-  ForEachPid(snapshot, [&](uint32_t pid) { owners_now_.emplace_back(pid, std::nullopt); });
+  ForEachPid(snapshot, [&](uint32_t pid) {
+    owners_now_.push_back({pid, std::nullopt, std::nullopt});
+  });
   std::sort(owners_now_.begin(), owners_now_.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+            [](const auto& a, const auto& b) { return a.pid < b.pid; });
   owners_now_.erase(std::unique(owners_now_.begin(), owners_now_.end(),
-                                [](const auto& a, const auto& b) { return a.first == b.first; }),
+                                [](const auto& a, const auto& b) { return a.pid == b.pid; }),
                     owners_now_.end());
-  if (ctx_.owner)
-    for (auto& [pid, owner] : owners_now_) owner = ctx_.owner(pid);
+  for (auto& e : owners_now_) {
+    if (ctx_.owner) e.owner = ctx_.owner(e.pid);
+    if (ctx_.process_start) e.start = ctx_.process_start(e.pid);
+  }
 }
 
 void Accountant::Prime(gpu::GpuSnapshot snapshot) {
@@ -165,6 +181,7 @@ Accountant::HeldInterval Accountant::Hold(const gpu::DeviceSample* previous,
   h.seconds = seconds;
   auto pid = [&](uint32_t p) {
     h.owners[p] = OwnerOf(p);
+    if (const auto e = EarlierOf(p)) h.earlier[p] = *e;
     if (ctx_.mps_thread_fraction)
       if (const auto f = ctx_.mps_thread_fraction(p)) h.mps_thread_fraction[p] = *f;
   };
@@ -219,6 +236,10 @@ std::vector<UnitObservation> Accountant::ObserveHeld(const HeldInterval& h, cons
   ctx.owner = [&h](uint32_t pid) -> std::optional<Owner> {
     const auto it = h.owners.find(pid);
     return it == h.owners.end() ? std::nullopt : it->second;
+  };
+  ctx.earlier = [&h](uint32_t pid) -> std::optional<EarlierProcess> {
+    const auto it = h.earlier.find(pid);
+    return it == h.earlier.end() ? std::nullopt : std::optional<EarlierProcess>(it->second);
   };
   ctx.sharing = [&h](const std::string&) { return h.sharing; };
   ctx.mps_thread_fraction = [&h](uint32_t pid) -> std::optional<double> {

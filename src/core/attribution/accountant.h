@@ -90,7 +90,17 @@ class Accountant {
   void ResolveOwners(const gpu::GpuSnapshot& snapshot);
 
   // PID → owner, sorted by PID: rebuilt every interval, so a vector whose storage is reused.
-  using OwnerTable = std::vector<std::pair<uint32_t, std::optional<Owner>>>;
+  // The process holding each PID of one pass: its owner and start (Unix µs), sorted by PID.
+  struct ProcessEntry {
+    uint32_t pid = 0;
+    std::optional<Owner> owner;
+    std::optional<ProcessStart> start;
+  };
+  using OwnerTable = std::vector<ProcessEntry>;
+  // The earlier process of a PID that another took over between the last two passes (both
+  // starts known, and different); nullopt otherwise.
+  std::optional<EarlierProcess> EarlierOf(uint32_t pid) const;
+  static const ProcessEntry* Find(const OwnerTable& table, uint32_t pid);
 
   // An interval of a GPU whose activity is not known yet, with what Observe will need then.
   struct HeldInterval {
@@ -99,6 +109,7 @@ class Accountant {
     double seconds = 0, from_s = 0, to_s = 0;
     std::map<uint32_t, std::optional<Owner>> owners;
     std::map<uint32_t, double> mps_thread_fraction;
+    std::map<uint32_t, EarlierProcess> earlier;           // reused PIDs
     std::map<std::string, std::vector<Holding>> holders;  // by unit UUID
     SharingMode sharing = SharingMode::kExclusive;
   };

@@ -10,9 +10,10 @@ bool SmSharesExtrapolated(const gpu::DeviceSample& d) {
          BusyFraction(d).has_value();
 }
 
-SmShareTable SmShares(const gpu::DeviceSample& d) {
-  SmShareTable out;
-  if (!d.process_utilization_supported) return out;
+namespace {
+
+// The driver periods in the device's covered window, or 0 when the period is unknown.
+double PeriodsOf(const gpu::DeviceSample& d) {
   // Samples lost from the driver's buffer: with the device's busy time known, the covered part's
   // shares stand for the whole window (an estimate); else the lost part stays uncovered, and the
   // busy time it held unattributed.
@@ -21,6 +22,22 @@ SmShareTable SmShares(const gpu::DeviceSample& d) {
   const double window_us = static_cast<double>(covered_us);
   const double period_us =
       d.process_util_period_us ? static_cast<double>(*d.process_util_period_us) : 0.0;
+  return period_us > 0 && window_us > 0 ? window_us / period_us : 0.0;
+}
+
+// Σ smUtil / 100 over the periods of the window. Period unknown (fewer than two distinct stamps so
+// far): the samples' mean. `all` is the PID's sample count over the window, so the parts of a
+// split PID share one denominator and add up to its whole share.
+double ShareOf(double pct, size_t all, double periods) {
+  return std::clamp(pct / 100.0 / std::max(periods, static_cast<double>(all)), 0.0, 1.0);
+}
+
+}  // namespace
+
+SmShareTable SmShares(const gpu::DeviceSample& d) {
+  SmShareTable out;
+  if (!d.process_utilization_supported) return out;
+  const double periods = PeriodsOf(d);
   // Σ smUtil and sample count per PID.
   std::vector<std::pair<uint32_t, uint32_t>> samples;
   samples.reserve(d.process_util.size());
@@ -31,10 +48,7 @@ SmShareTable SmShares(const gpu::DeviceSample& d) {
     double pct = 0;
     size_t count = 0;
     for (; i < samples.size() && samples[i].first == pid; ++i, ++count) pct += samples[i].second;
-    // Period unknown (fewer than two distinct stamps so far): take the samples' mean as the share.
-    const double n = static_cast<double>(count);
-    const double periods = period_us > 0 && window_us > 0 ? window_us / period_us : n;
-    out.emplace_back(pid, std::clamp(pct / 100.0 / std::max(periods, n), 0.0, 1.0));
+    out.emplace_back(pid, ShareOf(pct, count, periods));
   }
   // Listed but no sample: idle in the window. Added after the sampled PIDs, then merged by PID
   // (a stable sort keeps a sampled entry ahead of its zero, and unique keeps the first).
@@ -45,6 +59,20 @@ SmShareTable SmShares(const gpu::DeviceSample& d) {
                         [](const auto& a, const auto& b) { return a.first == b.first; }),
             out.end());
   return out;
+}
+
+std::pair<std::optional<double>, std::optional<double>> SmShareSplit(const gpu::DeviceSample& d,
+                                                                     uint32_t pid, uint64_t at_us) {
+  if (!d.process_utilization_supported) return {};
+  double before = 0, after = 0;
+  size_t count = 0;
+  for (const auto& s : d.process_util) {
+    if (s.pid != pid) continue;
+    ++count;
+    (s.timestamp_us < at_us ? before : after) += s.sm_percent;
+  }
+  const double periods = PeriodsOf(d);
+  return {ShareOf(before, count, periods), ShareOf(after, count, periods)};
 }
 
 std::optional<double> SmShareOf(const SmShareTable& shares, uint32_t pid) {
@@ -222,10 +250,15 @@ std::vector<UnitObservation> ObserveUnavailable(const gpu::DeviceSample& last, R
 namespace {
 
 // The processes of one unit over the interval, from its process list now and (when the unit was
-// there at the start) before: memory is the mean of both ends, SM share and owner by PID.
+// there at the start) before: memory is the mean of both ends, SM share and owner by PID. A PID
+// that another process took over within the interval (ctx.earlier) is two processes: the earlier
+// one seen at the start only, the later one at the end only, and the PID's SM samples split at
+// the later one's start (unknown for both when that start is unknown). `device` (null for a MIG
+// instance) holds the samples.
 std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProcess>& procs,
                                                  const std::vector<gpu::GpuProcess>* before,
                                                  const SmShareTable& shares,
+                                                 const gpu::DeviceSample* device,
                                                  const ObserveContext& ctx) {
   // One entry per PID seen at either end (a vector: this runs for every process every second).
   struct Seen {
@@ -255,9 +288,31 @@ std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProce
     ProcessObservation o;
     o.pid = m.pid;
     o.owner = ctx.owner ? ctx.owner(m.pid) : std::nullopt;
-    if (!m.unknown) o.memory_bytes = before ? Mean(m.before.value_or(0), m.now.value_or(0)) : m.now;
-    o.sm_fraction = SmShareOf(shares, m.pid);
     if (ctx.mps_thread_fraction) o.mps_thread_fraction = ctx.mps_thread_fraction(m.pid);
+    const auto earlier =
+        before && m.before && m.now && ctx.earlier ? ctx.earlier(m.pid) : std::nullopt;
+    if (!earlier) {
+      if (!m.unknown)
+        o.memory_bytes = before ? Mean(m.before.value_or(0), m.now.value_or(0)) : m.now;
+      o.sm_fraction = SmShareOf(shares, m.pid);
+      ps.push_back(std::move(o));
+      continue;
+    }
+    ProcessObservation old = o;
+    old.owner = earlier->owner;
+    old.mps_thread_fraction.reset();  // the earlier process's environment is not known
+    if (!m.unknown) {
+      old.memory_bytes = Mean(m.before, uint64_t{0});
+      o.memory_bytes = Mean(uint64_t{0}, m.now);
+    }
+    if (device && earlier->successor_start_us) {
+      const auto [a, b] = SmShareSplit(*device, m.pid, *earlier->successor_start_us);
+      old.sm_fraction = a;
+      o.sm_fraction = b;
+    } else if (const auto whole = SmShareOf(shares, m.pid); whole && *whole == 0) {
+      old.sm_fraction = o.sm_fraction = 0.0;  // no sample: neither was busy
+    }                                         // else: busy, but whose samples were whose is unknown
+    ps.push_back(std::move(old));
     ps.push_back(std::move(o));
   }
   return ps;
@@ -280,7 +335,8 @@ std::vector<UnitObservation> ObserveMig(const gpu::DeviceSample* previous,
     SetMemory(u, m.memory, before ? &before->memory : nullptr);
     u.busy_fraction = InstanceActivity(m);
     u.busy_from_dcgm = !m.sm_active_ratio && m.dcgm_gr_active;
-    u.processes = ObserveProcesses(m.processes, before ? &before->processes : nullptr, {}, ctx);
+    u.processes =
+        ObserveProcesses(m.processes, before ? &before->processes : nullptr, {}, nullptr, ctx);
     u.holders = HoldersOf(ctx, m.uuid);
     out.push_back(std::move(u));
   }
@@ -310,8 +366,8 @@ UnitObservation ObserveWholeGpu(const gpu::DeviceSample* previous, const gpu::De
   SetMemory(u, d.memory, previous ? &previous->memory : nullptr);
   u.busy_fraction = BusyFraction(d);
   u.busy_from_dcgm = !d.sm_active_ratio && !d.utilization_gpu_percent && d.dcgm_gr_active;
-  u.processes =
-      ObserveProcesses(d.processes, previous ? &previous->processes : nullptr, SmShares(d), ctx);
+  u.processes = ObserveProcesses(d.processes, previous ? &previous->processes : nullptr,
+                                 SmShares(d), &d, ctx);
   u.samples_uncovered_seconds = static_cast<double>(d.process_util_uncovered_us) / 1e6;
   if (SmSharesExtrapolated(d))
     for (auto& p : u.processes) p.sm_extrapolated = p.sm_fraction.has_value();

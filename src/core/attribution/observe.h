@@ -15,8 +15,24 @@
 
 namespace gpumeter::attribution {
 
+// The process that held a PID at an interval's start when another holds it at the end: the PID
+// was reused within the interval (Linux hands out PIDs again once they wrap).
+struct EarlierProcess {
+  std::optional<Owner> owner;  // unknown: unattributed
+  // When the process holding the PID now started, Unix µs (its /proc start time on the boot
+  // clock); nullopt when unknown. Splits the PID's SM samples between the two.
+  std::optional<uint64_t> successor_start_us;
+};
+
+// A process's start: its identity beside its PID, and when it was.
+struct ProcessStart {
+  uint64_t ticks = 0;               // /proc/<pid>/stat field 22: clock ticks since boot
+  std::optional<uint64_t> unix_us;  // the same on the wall clock; nullopt: boot time unknown
+};
+
 struct ObserveContext {
-  // Owner of a host PID; nullopt when unknown (counted as unattributed).
+  // Owner of a host PID: the process holding it at the interval's end, or for a PID seen at the
+  // start only, the one that held it then; nullopt when unknown (counted as unattributed).
   std::function<std::optional<Owner>(uint32_t pid)> owner;
   // Sharing mode of a physical GPU (exclusive, time-slicing or MPS; MIG is read from NVML).
   std::function<SharingMode(const std::string& gpu_uuid)> sharing;
@@ -26,6 +42,12 @@ struct ObserveContext {
   std::function<std::vector<Holding>(const std::string& unit_uuid)> holders;
   // Idle power of a physical GPU in watts (IdlePowerFit, or configured); unknown: nullopt.
   std::function<std::optional<double>(const std::string& gpu_uuid)> idle_power_watts;
+  // When the process holding a PID now started; nullopt when unknown. The Accountant compares it
+  // between passes to tell a reused PID's two processes apart (it sets `earlier`).
+  std::function<std::optional<ProcessStart>(uint32_t pid)> process_start;
+  // Set when the process holding a PID at the interval's start is not the one holding it at the
+  // end; nullopt when it is the same one, or not known to differ. Unset: never reused.
+  std::function<std::optional<EarlierProcess>(uint32_t pid)> earlier;
 };
 
 // Observations for the interval that ends with `device`. With the `previous` sample of the same
@@ -73,6 +95,12 @@ SmShareTable SmShares(const gpu::DeviceSample& device);
 // True when SmShares stood the covered part of the window for all of it: the driver's buffer lost
 // the window's start (process_util_uncovered_us) and the device's busy time is known.
 bool SmSharesExtrapolated(const gpu::DeviceSample& device);
+
+// The share of `pid` in the device's sample window from its samples stamped before `at_us` and
+// from those at or after it (a reused PID: the earlier process's and the later one's); the two add
+// up to SmShareOf(SmShares(device), pid). Both nullopt without per-process utilization.
+std::pair<std::optional<double>, std::optional<double>> SmShareSplit(
+    const gpu::DeviceSample& device, uint32_t pid, uint64_t at_us);
 
 // The share of `pid` in a table from SmShares; nullopt when the PID is not in it.
 std::optional<double> SmShareOf(const SmShareTable& shares, uint32_t pid);

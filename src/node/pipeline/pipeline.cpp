@@ -70,6 +70,12 @@ NodePipeline::NodePipeline(PipelineSources sources, PipelineOptions options)
                 const auto it = holders_.find(unit);
                 return it == holders_.end() ? std::vector<attribution::Holding>{} : it->second;
               },
+              {},
+              [this](uint32_t pid) -> std::optional<attribution::ProcessStart> {
+                const auto it = starts_.find(pid);
+                return it == starts_.end() ? std::nullopt
+                                           : std::optional<attribution::ProcessStart>(it->second);
+              },
               {}},
           options_.accountant),
       guard_(options_.guard, options_.pricing) {
@@ -163,6 +169,7 @@ void NodePipeline::ResolveOwners(const gpu::GpuSnapshot& snap) {
   owners_.clear();
   mps_fraction_.clear();
   proc_facts_.clear();
+  starts_.clear();
   for (const uint32_t pid : pids) {
     ++proc_attempts_;
     // Identify is cached by (PID, start time): this read is the one Resolve then reuses.
@@ -175,7 +182,10 @@ void NodePipeline::ResolveOwners(const gpu::GpuSnapshot& snap) {
     }
     if (id && id->gpu_env)
       if (const auto f = MpsFraction(*id->gpu_env)) mps_fraction_[pid] = *f;
-    if (id) proc_facts_[pid] = {id->comm, id->gpu_env};
+    if (id) {
+      proc_facts_[pid] = {id->comm, id->gpu_env};
+      starts_[pid] = {id->start_ticks, proc_.StartUnixUs(id->start_ticks)};
+    }
     owners_[pid] = resolver_.Resolve(pid);
   }
   resolver_.Retain(pids);
@@ -318,6 +328,7 @@ void NodePipeline::UpdateOwners(const gpu::SampleResult& pass) {
   } else {
     owners_.clear();
     mps_fraction_.clear();
+    starts_.clear();
   }
 }
 

@@ -133,6 +133,7 @@ class NodePipeline {
   // This pass's owners and MPS thread fractions, by PID (read by the Accountant's callbacks).
   std::map<uint32_t, domain::ProcessOwner> owners_;
   std::map<uint32_t, double> mps_fraction_;
+  std::map<uint32_t, attribution::ProcessStart> starts_;  // of this pass's processes
   std::map<uint32_t, ProcFacts> proc_facts_;
   bool allocations_known_ = false;
   guard::Guard guard_;

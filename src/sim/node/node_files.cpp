@@ -42,7 +42,14 @@ NodeFiles::~NodeFiles() {
 }
 
 Expected<void> NodeFiles::RefreshProc(double t_s) {
-  return WriteProcFixture(proc_root(), scenario_, t_s);
+  // The fake NVML's clock (fake_driver.cpp): scenario time t is stamped EPOCH_US + (t - START_S) s.
+  std::optional<double> unix_s_at_zero;
+  if (const char* e = std::getenv("GPUMETER_FAKE_NVML_EPOCH_US"); e && *e) {
+    const char* start = std::getenv("GPUMETER_FAKE_NVML_START_S");
+    unix_s_at_zero =
+        std::strtod(e, nullptr) / 1e6 - (start && *start ? std::strtod(start, nullptr) : 0.0);
+  }
+  return WriteProcFixture(proc_root(), scenario_, t_s, unix_s_at_zero);
 }
 
 }  // namespace gpumeter::sim

@@ -85,11 +85,21 @@ std::string ScenarioPodListJson(const scenario::Scenario& s) {
 }
 
 Expected<void> WriteProcFixture(const std::filesystem::path& root, const scenario::Scenario& s,
-                                double t_s) {
+                                double t_s, std::optional<double> unix_s_at_zero) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(root, ec);
   if (ec) return MakeError(ErrorCode::kUnavailable, root.string() + ": " + ec.message());
+  // The node booted a whole second (btime has no fraction) at least a second before time 0; the
+  // ticks then carry time 0's fraction of a second. Without a clock: ticks from time 0, + 1.
+  double boot_offset_s = 1.0 / kClockTicksPerSecond;
+  if (unix_s_at_zero) {
+    const double boot = std::floor(*unix_s_at_zero) - 1;
+    boot_offset_s = *unix_s_at_zero - boot;
+    std::ostringstream stat;
+    stat << "cpu  0 0 0 0 0 0 0 0 0 0\nbtime " << static_cast<long long>(boot) << "\nprocesses 1\n";
+    if (auto w = WriteIfChanged(root / "stat", stat.str()); !w) return w;
+  }
   std::set<std::string> live;
   for (const auto& p : s.processes) {
     if (!scenario::IsAlive(p, t_s)) continue;
@@ -104,7 +114,8 @@ Expected<void> WriteProcFixture(const std::filesystem::path& root, const scenari
         for (const auto& c : pod->containers)
           if (c.name == p.container->container) cgroup = ScenarioCgroupPath(*pod, c);
     }
-    const auto start = static_cast<long long>(std::llround(p.start_s * kClockTicksPerSecond)) + 1;
+    const auto start =
+        static_cast<long long>(std::llround((p.start_s + boot_offset_s) * kClockTicksPerSecond));
     std::ostringstream stat;
     // The kernel keeps 15 characters of the command name (TASK_COMM_LEN).
     stat << p.pid << " (" << p.name.substr(0, 15) << ") S 1 " << p.pid << " " << p.pid

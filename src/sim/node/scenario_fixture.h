@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "common/error.h"
@@ -21,7 +22,10 @@ std::string ScenarioCgroupPath(const scenario::Pod& pod, const scenario::Contain
 // Makes `root` hold /proc/<pid>/{stat,cgroup,environ} for exactly the processes alive at `t_s`
 // (entries of processes no longer alive are removed). A process's start time (stat field 22) is its
 // start_s in clock ticks (100 Hz), so a reused PID has a new start time. Errors name the path.
+// With `unix_s_at_zero` (the Unix time of scenario time 0, as the fake NVML stamps its samples),
+// root/stat holds a `btime` and the start ticks count from it, so a start read through /proc falls
+// at the process's start_s on the fake NVML's clock (to a clock tick); without it, no root/stat.
 Expected<void> WriteProcFixture(const std::filesystem::path& root, const scenario::Scenario& s,
-                                double t_s);
+                                double t_s, std::optional<double> unix_s_at_zero = std::nullopt);
 
 }  // namespace gpumeter::sim

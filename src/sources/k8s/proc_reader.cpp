@@ -1,5 +1,7 @@
 #include "sources/k8s/proc_reader.h"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <optional>
 #include <string>
@@ -12,6 +14,8 @@ namespace {
 // Caps on what one process's files may hold: /proc/<pid>/stat is under 1 KiB, cgroup a few lines,
 // environ up to the kernel's ARG_MAX (2 MiB by default). A file over its cap is refused.
 constexpr size_t kMaxStat = 4096, kMaxCgroup = 64 << 10, kMaxEnviron = 4 << 20;
+// /proc/stat has a line per CPU and per interrupt counter: 1 MiB holds thousands of CPUs.
+constexpr size_t kMaxProcStat = 1 << 20;
 
 }  // namespace
 
@@ -38,6 +42,35 @@ Expected<uint64_t> ParseStatStartTime(std::string_view stat) {
     rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end);
   }
   return MakeError(ErrorCode::kInvalidInput, "fewer than 22 fields");
+}
+
+Expected<uint64_t> ParseBootTime(std::string_view proc_stat) {
+  while (!proc_stat.empty()) {
+    const auto end = proc_stat.find('\n');
+    const auto line = proc_stat.substr(0, end);
+    proc_stat = end == std::string_view::npos ? std::string_view{} : proc_stat.substr(end + 1);
+    if (!line.starts_with("btime ")) continue;
+    const auto value = line.substr(6);
+    uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    // Before 2001 or past 2286: not a boot time.
+    if (ec != std::errc() || p != value.data() + value.size() || v < 1000000000 || v > 9999999999)
+      return MakeError(ErrorCode::kInvalidInput,
+                       "btime '" + std::string(value) + "' is not a Unix time in seconds");
+    return v;
+  }
+  return MakeError(ErrorCode::kInvalidInput, "no btime line");
+}
+
+std::optional<uint64_t> ProcReader::StartUnixUs(uint64_t start_ticks) {
+  if (!boot_unix_s_ && !boot_tried_) {
+    boot_tried_ = true;  // once per pass (Retain) while unreadable, not once per process
+    if (const auto text = ReadBoundedFile(root_ / "stat", kMaxProcStat))
+      if (const auto b = ParseBootTime(*text)) boot_unix_s_ = *b;
+  }
+  const long hz = ::sysconf(_SC_CLK_TCK);
+  if (!boot_unix_s_ || hz <= 0) return std::nullopt;
+  return *boot_unix_s_ * 1000000 + start_ticks * 1000000 / static_cast<uint64_t>(hz);
 }
 
 std::string ParseStatComm(std::string_view stat) {
@@ -102,6 +135,7 @@ Expected<ProcessIdentity> ProcReader::Identify(uint32_t pid) {
 void ProcReader::Retain(const std::set<uint32_t>& live) {
   for (auto it = cache_.begin(); it != cache_.end();)
     it = live.count(it->first.first) ? std::next(it) : cache_.erase(it);
+  boot_tried_ = false;
 }
 
 }  // namespace gpumeter::k8s

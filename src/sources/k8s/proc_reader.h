@@ -36,6 +36,8 @@ std::map<std::string, std::string> ParseGpuEnviron(std::string_view environ);
 // Field 22 (starttime) of a /proc/<pid>/stat line. The command name (field 2) may hold spaces
 // and parentheses, so fields are counted after the last ')'.
 Expected<uint64_t> ParseStatStartTime(std::string_view stat);
+// The boot time (`btime N`, Unix seconds) of a /proc/stat file.
+Expected<uint64_t> ParseBootTime(std::string_view proc_stat);
 // Field 2 (the command name) of a /proc/<pid>/stat line: what lies between the first '(' and the
 // last ')'; empty when there is no such pair.
 std::string ParseStatComm(std::string_view stat);
@@ -48,6 +50,11 @@ class ProcReader {
   // file is malformed (the message names the file).
   Expected<ProcessIdentity> Identify(uint32_t pid);
 
+  // When a process started on the wall clock, Unix µs: the boot time (`btime` of <root>/stat,
+  // read once; while unreadable, tried again once per Retain) + start ticks / CLK_TCK. nullopt
+  // while the boot time is unknown.
+  std::optional<uint64_t> StartUnixUs(uint64_t start_ticks);
+
   // Drops cached processes whose PID is not in `live`, so the cache stays bounded.
   void Retain(const std::set<uint32_t>& live);
 
@@ -56,6 +63,8 @@ class ProcReader {
  private:
   std::filesystem::path root_;
   std::map<std::pair<uint32_t, uint64_t>, ProcessIdentity> cache_;  // (pid, start ticks)
+  std::optional<uint64_t> boot_unix_s_;                             // btime, once read
+  bool boot_tried_ = false;                                         // this pass tried /proc/stat
 };
 
 }  // namespace gpumeter::k8s

@@ -363,5 +363,31 @@ TEST(Accountant, AProcessThatExitedKeepsTheOwnerItHadWhenSeen) {
   EXPECT_DOUBLE_EQ(row->memory_byte_seconds, 400);  // mean of 400 and 0, for 2 s
 }
 
+TEST(Accountant, APidTakenOverBetweenPassesIsBookedToBothOwners) {
+  // PID 7 names another container's process from the second pass on (a new start time).
+  int pass = 0;
+  ObserveContext ctx;
+  ctx.owner = [&](uint32_t pid) -> std::optional<Owner> {
+    if (pid != 7) return std::nullopt;
+    return pass == 0 ? C("old") : C("new");
+  };
+  ctx.process_start = [&](uint32_t) -> std::optional<ProcessStart> {
+    return pass == 0 ? ProcessStart{100, 1'000'000} : ProcessStart{250, 2'500'000};
+  };
+  Accountant acc(ctx);
+  acc.Prime(Snap({Whole("GPU-a")}));
+  pass = 1;
+  auto ls = acc.Step(Snap({Whole("GPU-a")}), 2);
+  const auto* old_row = Find(ls.at(0), C("old"));
+  const auto* new_row = Find(ls.at(0), C("new"));
+  ASSERT_TRUE(old_row && new_row);
+  EXPECT_DOUBLE_EQ(old_row->memory_byte_seconds, 400) << "its 400 bytes, half the interval";
+  EXPECT_DOUBLE_EQ(new_row->memory_byte_seconds, 400);
+  // The next interval: the same process at both ends (same start), all of it the new owner's.
+  ls = acc.Step(Snap({Whole("GPU-a")}), 2);
+  EXPECT_FALSE(Find(ls.at(0), C("old")));
+  EXPECT_DOUBLE_EQ(Find(ls.at(0), C("new"))->memory_byte_seconds, 800);
+}
+
 }  // namespace
 }  // namespace gpumeter::attribution

@@ -65,6 +65,8 @@ struct Fixture {
                      [](const std::string& unit) {
                        return std::vector<Holding>{{unit == "MIG-0" ? C("a") : C("b"), 1}};
                      },
+                     {},
+                     {},
                      {}},
       AccountantOptions{.idle_power_half_life_s = 3600, .idle_power_watts = {{"NVIDIA A30", 40}}}};
   // Collections: instance 1 at 0.6 then 0.2 (ending at 20 and 40), instance 2 idle; 0 unknown

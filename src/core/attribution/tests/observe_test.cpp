@@ -56,6 +56,53 @@ TEST(Observe, MemoryIsTheMeanOfBothEnds) {
   EXPECT_EQ(mem.at(3), 4u);   // exited: half the interval
 }
 
+// PID 1 exited and another container's process took the PID within the interval (started at
+// 1.6 s, between the driver's samples at 1.5 and 1.75 s): two processes, each with its own owner,
+// the memory it was seen with, and the SM samples of its own time.
+TEST(Observe, AReusedPidIsTwoProcessesSplitAtTheNewOnesStart) {
+  auto before = Device();
+  before.processes = {{1, gpu::ProcessType::kCompute, 20, {}, {}},
+                      {2, gpu::ProcessType::kCompute, 10, {}, {}}};
+  ObserveContext ctx;
+  const Owner old_owner{OwnerKind::kContainer, "batch", "job-0", "w"};
+  const Owner new_owner{OwnerKind::kContainer, "nb", "jupyter", "k"};
+  ctx.owner = [&](uint32_t pid) -> std::optional<Owner> {
+    return pid == 1 ? new_owner : Owner{OwnerKind::kContainer, "ns", "two", "c"};
+  };
+  ctx.earlier = [&](uint32_t pid) -> std::optional<EarlierProcess> {
+    if (pid != 1) return std::nullopt;
+    return EarlierProcess{old_owner, 1'600'000};
+  };
+  auto now = Device();  // PID 1's samples at 1.25, 1.5 (the old one), 1.75, 2.0 s: 50 % each
+  const auto units = Observe(&before, now, 1.0, ctx);
+  ASSERT_EQ(units.size(), 1u);
+  std::vector<const ProcessObservation*> one;
+  for (const auto& p : units[0].processes)
+    if (p.pid == 1) one.push_back(&p);
+  ASSERT_EQ(one.size(), 2u);
+  const auto& old_p = *one[0]->owner == old_owner ? *one[0] : *one[1];
+  const auto& new_p = *one[0]->owner == old_owner ? *one[1] : *one[0];
+  EXPECT_EQ(*old_p.owner, old_owner);
+  EXPECT_EQ(*new_p.owner, new_owner);
+  EXPECT_EQ(old_p.memory_bytes, 10u) << "seen with 20 at the start only: half the interval";
+  EXPECT_EQ(new_p.memory_bytes, 15u) << "seen with 30 at the end only";
+  EXPECT_DOUBLE_EQ(old_p.sm_fraction.value_or(-1), 0.25);
+  EXPECT_DOUBLE_EQ(new_p.sm_fraction.value_or(-1), 0.25);
+  const auto [a, b] = SmShareSplit(now, 1, 1'600'000);
+  EXPECT_DOUBLE_EQ(*a + *b, SmShareOf(SmShares(now), 1).value_or(-1)) << "the parts add up";
+
+  // The new one's start unknown: whose samples were whose is unknown, not guessed.
+  ctx.earlier = [&](uint32_t pid) -> std::optional<EarlierProcess> {
+    if (pid != 1) return std::nullopt;
+    return EarlierProcess{old_owner, std::nullopt};
+  };
+  for (const auto& p : Observe(&before, now, 1.0, ctx)[0].processes)
+    if (p.pid == 1) {
+      EXPECT_FALSE(p.sm_fraction.has_value());
+      EXPECT_TRUE(p.memory_bytes.has_value()) << "memory is still each one's own";
+    }
+}
+
 // The driver lost the window's first half: with the device's busy time known, the covered half's
 // shares stand for the whole window and say they are an estimate; without it, they stay shares
 // of the whole window and the rest of the busy time is unattributed.

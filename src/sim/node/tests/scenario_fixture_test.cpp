@@ -10,6 +10,7 @@
 #include "sim/scenario/loader.h"
 #include "sim/scenario/truth.h"
 #include "sources/k8s/owner_resolver.h"
+#include "sources/k8s/proc_reader.h"
 #include "support/paths.h"
 #include "support/temp_dir.h"
 
@@ -60,6 +61,35 @@ INSTANTIATE_TEST_SUITE_P(Bundled, EveryScenario,
                              if (ch == '-') ch = '_';
                            return n;
                          });
+
+// With the fake NVML's clock, a process's start read back through /proc (btime + ticks) falls at
+// its start_s on that clock, to a clock tick: what splits a reused PID's samples.
+TEST(ScenarioFixture, StartTimesThroughProcMatchTheNvmlClock) {
+  const auto s = scenario::LoadScenarioFile(testing::ScenarioPath("node-8gpu"));
+  ASSERT_TRUE(s) << s.error().message;
+  testing::TempDir dir("gpumeter-fixture");
+  const double zero = 1733440000.37;  // Unix time of scenario time 0, a fraction of a second in
+  k8s::ProcReader proc(dir.path());
+  size_t checked = 0;
+  for (const double t : {0.5, 130.0, 400.0}) {
+    ASSERT_TRUE(WriteProcFixture(dir.path(), *s, t, zero));
+    for (const auto& p : s->processes) {
+      if (!scenario::IsAlive(p, t)) continue;
+      const auto id = proc.Identify(p.pid);
+      ASSERT_TRUE(id) << id.error().message;
+      const auto us = proc.StartUnixUs(id->start_ticks);
+      ASSERT_TRUE(us) << "root/stat has a btime";
+      EXPECT_NEAR(static_cast<double>(*us) / 1e6, zero + p.start_s, 0.0051) << p.pid;
+      ++checked;
+    }
+    proc.Retain({});
+  }
+  EXPECT_GT(checked, 10u);
+  // Without a clock there is no root/stat: the start on the wall clock is unknown.
+  testing::TempDir bare("gpumeter-fixture");
+  ASSERT_TRUE(WriteProcFixture(bare.path(), *s, 0.5));
+  EXPECT_FALSE(std::filesystem::exists(bare.path() / "stat"));
+}
 
 TEST(ScenarioFixture, CgroupPathsFollowTheKubeletLayoutPerQos) {
   scenario::Pod pod;

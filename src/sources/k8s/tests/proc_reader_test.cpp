@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -83,6 +84,33 @@ TEST_F(ProcFixture, AReusedPidIsReadAfreshNotTakenFromTheCache) {
   EXPECT_EQ(id->start_ticks, 900u);
   EXPECT_EQ(id->cgroup.pod_uid, "05e102bf-8744-4942-a241-9b6f07983a53");
   EXPECT_EQ(reader.cached(), 1u) << "the old process's entry is gone";
+}
+
+TEST(ProcStat, BootTimeIsTheBtimeLineAndNothingElse) {
+  EXPECT_EQ(ParseBootTime("cpu  1 2 3\nintr 5 6\nbtime 1733440000\nprocesses 9\n").value(),
+            1733440000u);
+  EXPECT_EQ(ParseBootTime("btime 1733440000").value(), 1733440000u) << "no final newline";
+  for (const char* bad : {"cpu 1\n", "btime \n", "btime 17334x\n", "btime 12\n",
+                          "btime -1733440000\n", "btime 99999999999\n"}) {
+    const auto r = ParseBootTime(bad);
+    EXPECT_FALSE(r) << bad;
+  }
+  EXPECT_NE(ParseBootTime("btime 12\n").error().message.find("'12'"), std::string::npos)
+      << "the error quotes the value";
+}
+
+TEST_F(ProcFixture, StartOnTheWallClockIsBootTimePlusTicksOnceStatIsReadable) {
+  ProcReader reader(root_);
+  EXPECT_FALSE(reader.StartUnixUs(250).has_value()) << "no <root>/stat: unknown, not boot time 0";
+  std::ofstream(root_ / "stat") << "cpu  1 2 3\nbtime 1733440000\n";
+  EXPECT_FALSE(reader.StartUnixUs(250).has_value()) << "tried once per pass";
+  reader.Retain({});
+  const long hz = ::sysconf(_SC_CLK_TCK);
+  ASSERT_GT(hz, 0);
+  EXPECT_EQ(reader.StartUnixUs(250).value(),
+            1733440000ull * 1000000 + 250ull * 1000000 / static_cast<uint64_t>(hz));
+  fs::remove(root_ / "stat");
+  EXPECT_TRUE(reader.StartUnixUs(1).has_value()) << "the boot time does not change: kept";
 }
 
 TEST_F(ProcFixture, AnExitedProcessIsNotFoundAndAMalformedFileNamesItself) {

@@ -8,6 +8,7 @@
 #include <httplib.h>
 
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -186,7 +187,12 @@ TEST_F(ApiServer, Gone410RelistsAndTheNewTokenIsUsed) {
   std::ofstream(dir_.path() / "token") << "tok-1\n";
   src.Start();
   ASSERT_TRUE(Eventually([&] { return src.lists() >= 1; }));
-  std::ofstream(dir_.path() / "token") << "tok-2\n";  // rotated by the kubelet
+  {
+    // Rotated as the kubelet does it, atomically (a projected volume swaps a symlink): a
+    // truncate-and-write could be read empty between the two, a failure this test did not mean.
+    std::ofstream(dir_.path() / "token.new") << "tok-2\n";
+  }
+  std::filesystem::rename(dir_.path() / "token.new", dir_.path() / "token");
   ASSERT_TRUE(Eventually([&] {
     auto c = src.Current();
     return c && c->ByName("ns", "c") != nullptr;
