@@ -96,23 +96,42 @@ done
 # A PID taken over by another tenant's process inside one interval (issue 31 case 6): each of the
 # two is booked its own memory and its own SM samples (split at the new one's /proc start time).
 # Before, the old process's memory went to the new owner: memory outside what sampling can see at
-# 5 and 15 s (up to 26 % off at 15 s). At 15 s the driver's buffer loses samples, so the split is
-# an estimate (judged by its total per unit; seed 1 misses that by 0.5 pp, and energy is 4.6-7.9 %
-# off: issue 31 items 3 and 6); memory and compute per container are judged at every step.
+# 5 and 15 s (up to 26 % off at 15 s). Rows whose samples the driver's buffer lost at 15 s are
+# estimates; every row is judged per container.
 reuse=$(dirname "$0")/../scenarios/harness/pid-reuse-timeslice.yaml
 for step in 1 5 15; do
   for seed in $seeds; do
     [ "$step" = 15 ] || [ "$seeds" != 1 ] || continue
     "$bin" simulate --scenario "$reuse" --step "$step" --seed "$seed" --format json >"$work/r.json" 2>"$work/r.err" || true
-    jq -e '.memory_within_bound == true and .conservation_worst < 1e-9 and (.modes | length) == 1
-           and (.modes[0] | .containers == 3 and .compute_unknown_seconds == 0
-                and .compute_error_pp.mean <= 2 and .compute_error_pp.worst <= 5)' "$work/r.json" >/dev/null ||
+    # Rows whose samples the driver's buffer lost are estimates (a mode of their own): judged alike.
+    jq -e '.memory_within_bound == true and .conservation_worst < 1e-9
+           and ([.modes[].containers] | add) == 3
+           and all(.modes[]; .compute_unknown_seconds == 0 and .compute_error_pp.mean <= 2
+                             and .compute_error_pp.worst <= 5)' "$work/r.json" >/dev/null ||
       { jq '.modes, .misses, .memory_within_bound' "$work/r.json"; fail "pid-reuse-timeslice step $step seed $seed"; }
-    if [ "$step" != 15 ]; then
-      jq -e '.verdict == "met"' "$work/r.json" >/dev/null ||
-        { jq '.misses' "$work/r.json"; fail "pid-reuse-timeslice step $step seed $seed: targets"; }
-    fi
-    echo "ok: pid-reuse-timeslice step $step seed $seed: $(jq -r '.modes[0] | "compute \(.compute_error_pp.mean*100|round/100) pp, memory \(.memory_error.mean*1000|round/10) %"' "$work/r.json")"
+    jq -e '.verdict == "met"' "$work/r.json" >/dev/null ||
+      { jq '.misses' "$work/r.json"; fail "pid-reuse-timeslice step $step seed $seed: targets"; }
+    echo "ok: pid-reuse-timeslice step $step seed $seed: $(jq -r '[.modes[] | "\(.mode): compute \(.compute_error_pp.mean*100|round/100) pp, memory \(.memory_error.mean*1000|round/10) %"] | join("; ")' "$work/r.json")"
+  done
+done
+
+# The first interval of a GPU and of a process (issue 31 case 5): two time-sliced H100s, a 2-GPU
+# trainer busy from the first sample, an evaluator from 53.3 s. The first busy window of a GPU idle
+# since the agent's first read reached back to that read, and the time before the buffer's oldest
+# sample counted as idle while the buffer's span was unknown: 3.1-3.8 pp mean, 6.0 worst at 15 s
+# (and 1.4 pp at 5 s), none of it flagged. Now per container, every row: compute <= 1 pp mean and
+# 2 pp worst at every step and seed; what the buffer lost is an estimate, flagged.
+first=$(dirname "$0")/../scenarios/harness/first-interval-h100.yaml
+for step in 1 5 15; do
+  for seed in $seeds; do
+    [ "$step" = 15 ] || [ "$seeds" != 1 ] || continue
+    "$bin" simulate --scenario "$first" --step "$step" --seed "$seed" --format json >"$work/f.json" 2>"$work/f.err" || true
+    jq -e '.verdict == "met" and ([.containers[]] | length) == 3
+           and ([.containers[].compute_error_pp] | add / length) <= 1
+           and ([.containers[].compute_error_pp] | max) <= 2
+           and ([.containers[] | select(.estimate | not) | .energy_error] | all(. <= 0.05))' "$work/f.json" >/dev/null ||
+      { jq '.modes, .misses' "$work/f.json"; fail "first-interval-h100 step $step seed $seed"; }
+    echo "ok: first-interval-h100 step $step seed $seed: compute $(jq -r '[.containers[].compute_error_pp] | "\(add / length * 100 | round / 100) pp mean, \(max * 100 | round / 100) worst"' "$work/f.json")"
   done
 done
 

@@ -334,10 +334,12 @@ nvmlReturn_t NvmlGpuSource::ReadUtilSamples(nvmlDevice_t h, uint64_t since_us,
 // its oldest part. When a read's first sample comes more than a period after the window's start,
 // the gap is either idle time (no process was busy: NVML then writes no sample) or samples the
 // ring dropped. One more read with lastSeenTimeStamp 0 (the whole ring) tells them apart: if the
-// ring reaches back before the window, the gap was idle. If it does not, and the ring is full
-// (its span did not grow since an earlier whole-ring read: a ring still filling holds everything
-// since the GPU's first sample), the time before its oldest sample is uncovered. The first read
-// of a GPU is a whole-ring read too, so the ring's span is known from the start.
+// ring reaches back before the window, the gap was idle. If it does not, and the ring is full, the
+// time before its oldest sample is uncovered. Full: its span did not grow since an earlier
+// whole-ring read, or its oldest sample is newer than that read's (a ring still filling holds
+// everything since the GPU's first sample, and keeps its oldest). The first read of a GPU is a
+// whole-ring read too; while no read has shown a sample in the ring (an idle GPU since the agent
+// started), whether it dropped any is not known, and the gap is uncovered: not taken for idle.
 void NvmlGpuSource::AccountUncovered(nvmlDevice_t h, gpu::DeviceSample& dev,
                                      const std::set<uint64_t>& stamps, uint64_t window_start_us,
                                      uint64_t period_us, bool first_read) {
@@ -365,8 +367,11 @@ void NvmlGpuSource::AccountUncovered(nvmlDevice_t h, gpu::DeviceSample& dev,
       std::min(*ring_stamps.begin(), stamps.empty() ? UINT64_MAX : *stamps.begin());
   const uint64_t ring_span = *ring_stamps.rbegin() - *ring_stamps.begin() + period;
   auto& span = util_span_us_[dev.uuid];
-  const bool full = span > 0 && ring_span <= span + period / 2;
+  auto& ring_oldest = util_oldest_us_[dev.uuid];
+  const bool full = span == 0 || ring_span <= span + period / 2 ||
+                    (ring_oldest > 0 && *ring_stamps.begin() > ring_oldest);
   span = std::max(span, ring_span);
+  ring_oldest = *ring_stamps.begin();
   if (gap && full && oldest > window_start_us + period + period / 2)
     dev.process_util_uncovered_us = oldest - period - window_start_us;
 }
@@ -420,6 +425,12 @@ void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& de
   if (period > 0 && anchored && now_us >= newest) {
     dev.process_util_window_end_us = newest + (now_us - newest) / period * period;
     last_seen_us_[dev.uuid] = dev.process_util_window_end_us;
+  } else if (stamps.empty()) {
+    // Nothing was busy, and no period grid to align to: the next window starts at this read
+    // (the driver stamps a sample when it takes it, so none taken later is stamped before now).
+    // Kept at the old start, an idle GPU's first busy window reached back to the agent's start
+    // and its shares were divided over all that time: the busy time went unattributed.
+    last_seen_us_[dev.uuid] = now_us;
   } else {
     last_seen_us_[dev.uuid] = std::max(newest, last_seen);
   }

@@ -80,7 +80,8 @@ class NvmlGpuSource final : public gpu::GpuSource {
   std::map<std::string, uint64_t> last_seen_us_;  // per GPU UUID
   std::map<std::string, uint64_t>
       util_period_us_;  // driver's sample period per GPU UUID (0: unknown)
-  std::map<std::string, uint64_t> util_span_us_;  // the buffer's span seen, per GPU UUID
+  std::map<std::string, uint64_t> util_span_us_;    // the buffer's span seen, per GPU UUID
+  std::map<std::string, uint64_t> util_oldest_us_;  // its oldest stamp at the last whole read
   // UUID and name by index, from the last pass that could read them: a lost GPU is still the
   // same hardware, and its model prices the time its holders keep it.
   std::map<unsigned int, std::pair<std::string, std::string>> identity_by_index_;

@@ -237,6 +237,47 @@ TEST(NvmlSource, SamplesTheDriverNoLongerHeldAreCountedAsUncovered) {
   EXPECT_EQ(f.Sample().devices[0].process_util_uncovered_us, 0u);
 }
 
+// Issue 31 case 5. A GPU idle since the agent's first read: each idle read starts the next
+// window, so the first busy window is the last interval only. (It once reached back to the first
+// read, and the shares were divided over all that time: the busy time went unattributed.)
+TEST(NvmlSource, AnIdleGpusFirstBusyWindowStartsAtTheReadBefore) {
+  std::ifstream in(testing::ScenarioPath("timeslice-h100"));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string late = text.str();
+  // Every process starts at 60 s.
+  for (size_t at = 0; (at = late.find("\n    container: ", at)) != std::string::npos;) {
+    ++at;
+    late.insert(at, "    start_s: 60\n");
+    at += 40;
+  }
+  FakeNvml f("r580", testing::WriteTempScenario(late, "late-start"), 5);
+  f.Sample();
+  for (double t = 15; t <= 55; t += 10) {
+    f.SetTime(t);
+    EXPECT_TRUE(f.Sample().devices.at(0).process_util.empty()) << t;
+  }
+  f.SetTime(65);
+  const auto snap = f.Sample();
+  const auto& d = snap.devices.at(0);
+  EXPECT_NEAR(static_cast<double>(d.process_util_window_start_us) / 1e6 -
+                  static_cast<double>(snap.timestamp_us) / 1e6,
+              -10, 0.2)
+      << "the window starts at the read at 55 s, not at the first read";
+  EXPECT_FALSE(d.process_util.empty());
+}
+
+// The driver's buffer (64 periods here) overflowed before any read had seen a sample in it: that
+// it dropped some is not known, so the time before its oldest sample is uncovered, not idle.
+TEST(NvmlSource, AGapBeforeTheBufferIsKnownIsUncoveredNotIdle) {
+  FakeNvml f("r580", testing::ScenarioPath("timeslice-h100"), 0);
+  f.Sample();  // the buffer is empty at 0 s: its span is not known
+  f.SetTime(15);
+  const auto snap = f.Sample();
+  EXPECT_NEAR(static_cast<double>(snap.devices.at(0).process_util_uncovered_us) / 1e6,
+              15 - 64.0 / 6, 0.2);
+}
+
 TEST(NvmlSource, MigInstancesAndGpmActivity) {
   FakeNvml f("r580", testing::ScenarioPath("mig-h200"), 100);
   auto snap = f.Sample();
