@@ -72,48 +72,44 @@ jq -e '.mig_idle_power.source == "fitted" and (.mig_idle_power.watts - 60 | fabs
   { jq '.mig_idle_power' "$work/a100.json"; fail "mig-a100 at 15 s: idle power not fitted within 3 W"; }
 echo "ok: A100 MIG at a 15 s step: idle power fitted ($(jq '.mig_idle_power.watts*10|round/10' "$work/a100.json") W)"
 
+# Runs a harness scenario at steps 1, 5 and 15 s on each seed (the sanitizer pass: step KEEP only)
+# and fails unless the jq CHECK holds on its JSON ($step is the step); prints the jq SUMMARY.
+matrix() {
+  local name=$1 keep=$2 check=$3 summary=$4 file
+  file=$(dirname "$0")/../scenarios/harness/$name.yaml
+  for step in 1 5 15; do
+    for seed in $seeds; do
+      [ "$step" = "$keep" ] || [ "$seeds" != 1 ] || continue
+      "$bin" simulate --scenario "$file" --step "$step" --seed "$seed" --format json >"$work/m.json" 2>"$work/m.err" || true
+      jq -e --argjson step "$step" "$check" "$work/m.json" >/dev/null ||
+        { jq '.modes, .misses, .memory_within_bound' "$work/m.json"; fail "$name step $step seed $seed"; }
+      echo "ok: $name step $step seed $seed: $(jq -r "$summary" "$work/m.json")"
+    done
+  done
+}
+
 # DCGM-fed intervals are held until their collection (issue 31 cases 1 and 2): an A30 whose worker
 # stops at 137.3 s with its process alive, a trainer starting just after an idle collection, a
 # third tenant changing between collections. Compute meets the targets at steps 1, 5 and 15 s on
 # every seed (the matrix: first pass only); energy at 1 s. At 15 s energy is 4.5-7.5 % off:
 # changes inside a collection are spread over it evenly (docs/attribution.md, open).
-windows=$(dirname "$0")/../scenarios/harness/dcgm-a30-windows.yaml
-for step in 1 5 15; do
-  for seed in $seeds; do
-    [ "$step" = 1 ] || [ "$seeds" != 1 ] || continue
-    "$bin" simulate --scenario "$windows" --step "$step" --seed "$seed" --format json >"$work/w.json" 2>"$work/w.err" || true
-    jq -e '.modes[] | select(.mode == "mig (dcgm)") | .containers == 3 and .compute_unknown_seconds == 0
-           and .compute_error_pp.mean <= 2 and .compute_error_pp.worst <= 5' "$work/w.json" >/dev/null ||
-      { jq '.modes' "$work/w.json"; fail "dcgm-a30-windows step $step seed $seed: compute"; }
-    if [ "$step" = 1 ]; then
-      jq -e '.verdict == "met" and (.modes[0].energy_error.mean <= 0.05)' "$work/w.json" >/dev/null ||
-        { jq '.modes, .misses' "$work/w.json"; fail "dcgm-a30-windows seed $seed: energy at 1 s"; }
-    fi
-    echo "ok: dcgm-a30-windows step $step seed $seed: $(jq -r '.modes[0] | "compute \(.compute_error_pp.mean*100|round/100) pp, energy \(.energy_error.mean*1000|round/10) %"' "$work/w.json")"
-  done
-done
+matrix dcgm-a30-windows 1 \
+  '(.modes[] | select(.mode == "mig (dcgm)") | .containers == 3 and .compute_unknown_seconds == 0
+    and .compute_error_pp.mean <= 2 and .compute_error_pp.worst <= 5)
+   and ($step != 1 or (.verdict == "met" and .modes[0].energy_error.mean <= 0.05))' \
+  '.modes[0] | "compute \(.compute_error_pp.mean*100|round/100) pp, energy \(.energy_error.mean*1000|round/10) %"'
 
 # A PID taken over by another tenant's process inside one interval (issue 31 case 6): each of the
 # two is booked its own memory and its own SM samples (split at the new one's /proc start time).
 # Before, the old process's memory went to the new owner: memory outside what sampling can see at
 # 5 and 15 s (up to 26 % off at 15 s). Rows whose samples the driver's buffer lost at 15 s are
-# estimates; every row is judged per container.
-reuse=$(dirname "$0")/../scenarios/harness/pid-reuse-timeslice.yaml
-for step in 1 5 15; do
-  for seed in $seeds; do
-    [ "$step" = 15 ] || [ "$seeds" != 1 ] || continue
-    "$bin" simulate --scenario "$reuse" --step "$step" --seed "$seed" --format json >"$work/r.json" 2>"$work/r.err" || true
-    # Rows whose samples the driver's buffer lost are estimates (a mode of their own): judged alike.
-    jq -e '.memory_within_bound == true and .conservation_worst < 1e-9
-           and ([.modes[].containers] | add) == 3
-           and all(.modes[]; .compute_unknown_seconds == 0 and .compute_error_pp.mean <= 2
-                             and .compute_error_pp.worst <= 5)' "$work/r.json" >/dev/null ||
-      { jq '.modes, .misses, .memory_within_bound' "$work/r.json"; fail "pid-reuse-timeslice step $step seed $seed"; }
-    jq -e '.verdict == "met"' "$work/r.json" >/dev/null ||
-      { jq '.misses' "$work/r.json"; fail "pid-reuse-timeslice step $step seed $seed: targets"; }
-    echo "ok: pid-reuse-timeslice step $step seed $seed: $(jq -r '[.modes[] | "\(.mode): compute \(.compute_error_pp.mean*100|round/100) pp, memory \(.memory_error.mean*1000|round/10) %"] | join("; ")' "$work/r.json")"
-  done
-done
+# estimates (a mode of their own); every row is judged per container.
+matrix pid-reuse-timeslice 15 \
+  '.verdict == "met" and .memory_within_bound == true and .conservation_worst < 1e-9
+   and ([.modes[].containers] | add) == 3
+   and all(.modes[]; .compute_unknown_seconds == 0 and .compute_error_pp.mean <= 2
+                     and .compute_error_pp.worst <= 5)' \
+  '[.modes[] | "\(.mode): compute \(.compute_error_pp.mean*100|round/100) pp, memory \(.memory_error.mean*1000|round/10) %"] | join("; ")'
 
 # The first interval of a GPU and of a process (issue 31 case 5): two time-sliced H100s, a 2-GPU
 # trainer busy from the first sample, an evaluator from 53.3 s. The first busy window of a GPU idle
@@ -121,19 +117,12 @@ done
 # sample counted as idle while the buffer's span was unknown: 3.1-3.8 pp mean, 6.0 worst at 15 s
 # (and 1.4 pp at 5 s), none of it flagged. Now per container, every row: compute <= 1 pp mean and
 # 2 pp worst at every step and seed; what the buffer lost is an estimate, flagged.
-first=$(dirname "$0")/../scenarios/harness/first-interval-h100.yaml
-for step in 1 5 15; do
-  for seed in $seeds; do
-    [ "$step" = 15 ] || [ "$seeds" != 1 ] || continue
-    "$bin" simulate --scenario "$first" --step "$step" --seed "$seed" --format json >"$work/f.json" 2>"$work/f.err" || true
-    jq -e '.verdict == "met" and ([.containers[]] | length) == 3
-           and ([.containers[].compute_error_pp] | add / length) <= 1
-           and ([.containers[].compute_error_pp] | max) <= 2
-           and ([.containers[] | select(.estimate | not) | .energy_error] | all(. <= 0.05))' "$work/f.json" >/dev/null ||
-      { jq '.modes, .misses' "$work/f.json"; fail "first-interval-h100 step $step seed $seed"; }
-    echo "ok: first-interval-h100 step $step seed $seed: compute $(jq -r '[.containers[].compute_error_pp] | "\(add / length * 100 | round / 100) pp mean, \(max * 100 | round / 100) worst"' "$work/f.json")"
-  done
-done
+matrix first-interval-h100 15 \
+  '.verdict == "met" and ([.containers[]] | length) == 3
+   and ([.containers[].compute_error_pp] | add / length) <= 1
+   and ([.containers[].compute_error_pp] | max) <= 2
+   and ([.containers[] | select(.estimate | not) | .energy_error] | all(. <= 0.05))' \
+  '[.containers[].compute_error_pp] | "compute \(add / length * 100 | round / 100) pp mean, \(max * 100 | round / 100) worst"'
 
 # The same A100 without dcgm-exporter: MIG activity is unknown, so the busy containers' compute is
 # unknown seconds (the only misses), not an error against 0; the idle power still belongs to the
