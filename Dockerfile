@@ -27,6 +27,7 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUMETER_B
  && cmake --build /build --target gpumeter -j"$(nproc)" \
  && strip --strip-debug /build/gpumeter
 COPY scripts/image_rootfs.sh scripts/image_rootfs.sh
+COPY LICENSE LICENSE
 RUN bash scripts/image_rootfs.sh /build/gpumeter /rootfs
 # The demo's scenarios, for tests/image's demo in this stage (not in the runtime).
 COPY scenarios scenarios
@@ -42,7 +43,7 @@ LABEL org.opencontainers.image.title="gpumeter" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.source="${SOURCE}" \
       org.opencontainers.image.created="${CREATED}" \
-      org.opencontainers.image.licenses="NOASSERTION"
+      org.opencontainers.image.licenses="Apache-2.0"
 COPY --from=build /rootfs/ /
 # A non-root user (65532, "nonroot") by default: `gpumeter report`, `audit`, `rightsize` and an
 # agent with --pods-file or no kubelet need nothing more. The DaemonSet runs it as uid 0

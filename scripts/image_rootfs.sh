@@ -2,7 +2,8 @@
 # The image's runtime root filesystem, assembled in the Dockerfile's build stage (Debian 12, merged
 # /usr): BINARY at /usr/bin/gpumeter, every shared library `ldd` lists for it (the loader too),
 # the CA bundle, a non-root user, and usr/share/gpumeter/packages.tsv: the Debian package (name,
-# version, architecture) of every file copied, taken here because the runtime image has no dpkg.
+# version, architecture) of every file copied, taken here because the runtime image has no dpkg;
+# gpumeter's LICENSE and each package's copyright file, with THIRD-PARTY-NOTICES listing them.
 # Usage: image_rootfs.sh BINARY ROOTFS
 set -euo pipefail
 bin=$1 root=$2
@@ -48,4 +49,28 @@ printf '%s\n' "${owners[@]}" | cut -d: -f1 | sort -u | while read -r pkg; do
   dpkg-query -W -f='${Package}\t${Version}\t${Architecture}\n' "$pkg"
 done >"$root/usr/share/gpumeter/packages.tsv"
 [ -s "$root/usr/share/gpumeter/packages.tsv" ] || { echo "image_rootfs: empty package list" >&2; exit 1; }
+
+# Licences: gpumeter's own (LICENSE beside this script's directory, Apache-2.0), and for every
+# package whose files the image ships, Debian's copyright file (machine-readable where the package
+# has one) under usr/share/doc/<package>/, as Debian installs it; usr/share/gpumeter/
+# THIRD-PARTY-NOTICES lists each package, its version and the licences its copyright file names.
+here=$(cd "$(dirname "$0")/.." && pwd)
+[ -s "$here/LICENSE" ] || { echo "image_rootfs: $here/LICENSE missing" >&2; exit 1; }
+install -D -m 0644 "$here/LICENSE" "$root/usr/share/doc/gpumeter/LICENSE"
+notices=$root/usr/share/gpumeter/THIRD-PARTY-NOTICES
+{
+  echo "gpumeter is licensed under the Apache License 2.0 (/usr/share/doc/gpumeter/LICENSE)."
+  echo "The image also ships files of these Debian packages; each one's copyright and licence"
+  echo "terms are in /usr/share/doc/<package>/copyright."
+  echo
+  printf 'package\tversion\tlicenses\n'
+} >"$notices"
+while IFS=$'\t' read -r pkg version _arch; do
+  copyright=/usr/share/doc/$pkg/copyright
+  [ -s "$copyright" ] || { echo "image_rootfs: $copyright missing (package $pkg)" >&2; exit 1; }
+  install -D -m 0644 "$copyright" "$root/usr/share/doc/$pkg/copyright"
+  # "License: X" lines of a machine-readable file; "see copyright" for a free-form one.
+  licenses=$(sed -n 's/^License: *\([^ ].*\)$/\1/p' "$copyright" | sort -u | paste -sd ';' -)
+  printf '%s\t%s\t%s\n' "$pkg" "$version" "${licenses:-see copyright}" >>"$notices"
+done <"$root/usr/share/gpumeter/packages.tsv"
 echo "image_rootfs: $(wc -l <"$root/usr/share/gpumeter/packages.tsv") packages, $(du -sh "$root" | cut -f1)"
