@@ -4,9 +4,13 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+#include <vector>
 
 #include "app/diagnose/metrics_doc.h"
 #include "cli/commands.h"
+#include "cli/unknown_words.h"
 #ifdef GPUMETER_WITH_SIM
 #include "cli/sim_commands.h"
 #endif
@@ -38,6 +42,10 @@ int main(int argc, char** argv) {
   cli::AddTopCommand(cli, top);
   cli.add_subcommand("metrics-doc",
                      "Print the metric catalogue as the Markdown table in docs/metrics.md");
+  if (const auto unknown = cli::UnknownWord(cli, std::vector<std::string>(argv + 1, argv + argc))) {
+    std::fprintf(stderr, "gpumeter: %s\n", unknown->c_str());
+    return 2;
+  }
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,77 @@
+// Unknown subcommands and flags are named with the closest known one, on the real command tree.
+#include "cli/unknown_words.h"
+
+#include <gtest/gtest.h>
+
+#include "cli/commands.h"
+
+namespace gpumeter::cli {
+namespace {
+
+struct Tree {
+  CLI::App root;
+  app::ReportOptions report;
+  app::RightsizeOptions rightsize;
+  app::TopOptions top;
+  app::AgentOptions agent;
+  Tree() {
+    root.set_version_flag("--version", "x");
+    AddReportCommand(root, report);
+    AddRightsizeCommand(root, rightsize);
+    AddTopCommand(root, top);
+    AddAgentCommand(root, agent);
+  }
+};
+
+TEST(UnknownWords, EditDistanceCountsASwapOnce) {
+  EXPECT_EQ(EditDistance("report", "report"), 0u);
+  EXPECT_EQ(EditDistance("reprot", "report"), 1u);
+  EXPECT_EQ(EditDistance("--sourc", "--source"), 1u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+}
+
+TEST(UnknownWords, AMisspeltCommandIsNamedWithTheClosest) {
+  Tree t;
+  const auto e = UnknownWord(t.root, {"reprot", "--source", "sqlite:x"});
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->rfind("unknown command 'reprot'; did you mean report? (commands: ", 0), 0u) << *e;
+  EXPECT_NE(e->find("rightsize"), std::string::npos) << "the commands are listed";
+  const auto far = UnknownWord(t.root, {"xyzzy"});
+  ASSERT_TRUE(far);
+  EXPECT_EQ(far->find("did you mean"), std::string::npos) << "nothing close: no guess: " << *far;
+}
+
+TEST(UnknownWords, AMisspeltFlagIsNamedBeforeTheRequiredOnesAreMissed) {
+  Tree t;
+  auto e = UnknownWord(t.root, {"report", "--sourc", "sqlite:x"});
+  ASSERT_TRUE(e);
+  EXPECT_EQ(
+      *e,
+      "report: unknown flag --sourc; did you mean --source? (gpumeter report --help lists them)");
+  e = UnknownWord(t.root, {"rightsize", "--source=sqlite:x", "--windw=14d"});
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->find("unknown flag --windw; did you mean --window?"), std::string::npos) << *e;
+  e = UnknownWord(t.root, {"agent", "--no-process"});
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->find("did you mean --no-process-series?"), std::string::npos) << *e;
+  // Each command's flags only: top has no --margin.
+  e = UnknownWord(t.root, {"top", "--margin", "0.1"});
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->find("top: unknown flag --margin"), std::string::npos) << *e;
+}
+
+TEST(UnknownWords, KnownWordsValuesAndWordsAfterADoubleDashPass) {
+  Tree t;
+  EXPECT_FALSE(
+      UnknownWord(t.root, {"report", "--source", "sqlite:x", "--window=1h", "--by", "pod"}));
+  EXPECT_FALSE(UnknownWord(t.root, {"report", "--help"}));
+  EXPECT_FALSE(UnknownWord(t.root, {"--version"}));
+  EXPECT_FALSE(UnknownWord(t.root, {"report", "--source", "-", "-h"}))
+      << "values and short flags: CLI11's";
+  EXPECT_FALSE(UnknownWord(t.root, {"report", "--", "--anything"}));
+  EXPECT_FALSE(UnknownWord(t.root, {})) << "no command: CLI11 says one is required";
+}
+
+}  // namespace
+}  // namespace gpumeter::cli
