@@ -24,7 +24,9 @@ void AddDemoCommand(CLI::App& app, app::DemoOptions& o) {
   AddDurationOption(cmd, "--refresh", o.refresh, "Print the table this often", Seconds(0.01),
                     Seconds(86400));
   AddSamplingFlags(cmd, o.interval, o.call_deadline);
-  cmd->add_option("--speedup", o.speedup, "Scenario seconds per real second")
+  cmd->add_option("--speedup", o.speedup,
+                  "Scenario seconds per real second (above 1, the scenario's clock starts "
+                  "--duration x (speedup - 1) in the past and ends now)")
       ->check(CLI::Range(0.01, 1000.0))
       ->capture_default_str();
   cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics (port 0: any free port)")

@@ -115,6 +115,24 @@ rc=0
 [ "$rc" -eq 1 ] && grep -q 'no usage between' "$work/empty.out" || { cat "$work/empty.out"; fail "an empty window: rc $rc"; }
 echo "ok: a report right after a short demo includes the minute in progress"
 
+# Faster than real time into a kept store (issue 35 item 5): the scenario clock starts in the past
+# and ends now, so the store holds no minute after now (it ran 2 minutes ahead at --speedup 20 for
+# 6 s), and a report right after matches the closing chargeback.
+"$bin" demo --scenario timeslice-h100 --duration 6 --refresh 3 --interval 0.5 --speedup 20 \
+  --listen 127.0.0.1:0 --store "$work/fast.db" >"$work/fast.out" 2>&1 || { cat "$work/fast.out"; fail "fast demo"; }
+now=$(date +%s)
+end=$(date -d "$("$bin" report --source "sqlite:$work/fast.db" --format json | jq -r '.window.end')" +%s)
+[ "$end" -le $(((now / 60 + 1) * 60)) ] || fail "--speedup 20: the store ends at $end, after the minute in progress (now $now)"
+sed -n '/^--- chargeback/,/^TOTAL/p' "$work/fast.out" | sed -n '/^namespace/,/^TOTAL/p' >"$work/fast-closing.txt"
+"$bin" report --source "sqlite:$work/fast.db" --window 1h --by namespace | sed -n '/^namespace/,/^TOTAL/p' >"$work/fast-window.txt"
+grep -q '^TOTAL' "$work/fast-closing.txt" && diff "$work/fast-closing.txt" "$work/fast-window.txt" ||
+  fail "--speedup 20: report --window 1h differs from the demo's closing chargeback"
+rc=0
+"$bin" demo --scenario timeslice-h100 --duration 0 --speedup 10 --store "$work/forever.db" \
+  --listen 127.0.0.1:0 >"$work/forever.out" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] && grep -q 'give --duration' "$work/forever.out" || { cat "$work/forever.out"; fail "--speedup with --store and --duration 0: rc $rc"; }
+echo "ok: --speedup with --store never records past now; without an end it is refused"
+
 # Bad input: the demo refuses to start and says why.
 expect_refusal() {  # description, expected text, args...
   local what=$1 text=$2; shift 2

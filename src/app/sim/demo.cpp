@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -45,11 +46,18 @@ Expected<DemoInputs> LoadInputs(const DemoOptions& o, const std::filesystem::pat
 
 // The fake library reads its scenario and clock from the environment at nvmlInit. Its sample
 // stamps are epoch0 + scenario time; the agent's wall clock is made to agree, so per-process
-// sample windows line up at any speedup. Returns epoch0 (µs since the Unix epoch).
-uint64_t SetFakeNvmlEnvironment(const std::string& scenario_path, double speedup) {
-  const auto epoch0 = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+// sample windows line up at any speedup. Faster than real time, the scenario clock starts
+// duration × (speedup − 1) in the past, so that it reaches now as the demo ends: the store never
+// holds a minute after now (`report` right after the demo reads what it recorded, and the
+// default window ends now). Returns epoch0 (µs since the Unix epoch).
+uint64_t SetFakeNvmlEnvironment(const std::string& scenario_path, double speedup,
+                                Seconds duration) {
+  const auto now_us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                 std::chrono::system_clock::now().time_since_epoch())
                                                 .count());
+  const auto ahead_us =
+      speedup > 1 ? static_cast<uint64_t>(duration.count() * (speedup - 1) * 1e6) : uint64_t{0};
+  const uint64_t epoch0 = now_us - std::min(ahead_us, now_us);
   ::setenv("GPUMETER_FAKE_NVML_SCENARIO", scenario_path.c_str(), 1);
   ::setenv("GPUMETER_FAKE_NVML_SPEEDUP", fmt::format("{}", speedup).c_str(), 1);
   ::setenv("GPUMETER_FAKE_NVML_EPOCH_US", std::to_string(epoch0).c_str(), 1);
@@ -162,7 +170,17 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
     spdlog::error("{}", in.error().message);
     return 2;
   }
-  const uint64_t epoch0 = SetFakeNvmlEnvironment(in->loaded.path, o.speedup);
+  // Run until Ctrl-C, faster than real time, into a store that is kept: its minutes would run
+  // ahead of now with no end to set the clock back from.
+  if (o.speedup > 1 && o.duration.count() == 0 && !o.store.empty()) {
+    spdlog::error(
+        "--speedup {} with --store and --duration 0: the scenario clock runs {}x the wall clock, "
+        "so the store would record minutes after now with no end to start the clock back from; "
+        "give --duration (the clock then starts in the past and ends now)",
+        o.speedup, o.speedup);
+    return 2;
+  }
+  const uint64_t epoch0 = SetFakeNvmlEnvironment(in->loaded.path, o.speedup, o.duration);
   const auto signals = BlockStopSignals();  // before any thread starts
   auto node = ScenarioNode::Start(in->loaded, exe_dir);
   if (!node) {
