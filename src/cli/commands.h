@@ -49,7 +49,10 @@ CLI::Option* AddDurationOption(CLI::App* cmd, const std::string& name, Seconds& 
 void AddSamplingFlags(CLI::App* cmd, Seconds& interval, Seconds& call_deadline);
 // --source, one of the `accepted` kinds, given to `set` parsed (a bad one fails the parse with
 // the message of app::ParseUsageSource).
+// Where a store is accepted, `--store PATH` too (as `agent --store`): the same as
+// `--source sqlite:PATH`; the two exclude each other. `required`: one of them must be given.
 CLI::Option* AddSourceFlag(CLI::App* cmd, std::function<void(app::UsageSource)> set,
-                           std::vector<app::UsageSource::Kind> accepted, const std::string& help);
+                           std::vector<app::UsageSource::Kind> accepted, const std::string& help,
+                           bool required = false);
 
 }  // namespace gpumeter::cli

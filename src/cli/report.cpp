@@ -14,8 +14,7 @@ void AddReportCommand(CLI::App& app, app::ReportOptions& o) {
   using Kind = app::UsageSource::Kind;
   AddSourceFlag(
       cmd, [&o](app::UsageSource s) { o.source = std::move(s); }, {Kind::kStore, Kind::kPrometheus},
-      "sqlite:PATH (the store written by `gpumeter agent --store`) or prometheus:URL")
-      ->required();
+      "sqlite:PATH (the store written by `gpumeter agent --store`) or prometheus:URL", true);
   cmd->add_option_function<std::string>(
       "--window",
       [&o](const std::string& text) {

@@ -14,8 +14,8 @@ void AddRightsizeCommand(CLI::App& app, app::RightsizeOptions& o) {
   AddSourceFlag(
       cmd, [&o](app::UsageSource s) { o.source = std::move(s); }, {Kind::kStore, Kind::kPrometheus},
       "The usage store, sqlite:PATH (the agent's --store), or prometheus:URL (the fleet: "
-      "workloads pack across nodes)")
-      ->required();
+      "workloads pack across nodes)",
+      true);
   AddDurationOption(cmd, "--window", o.window,
                     "History to read, back from the store's last minute or from now (e.g. 14d)",
                     Seconds(60), Seconds(400 * 86400));

@@ -30,6 +30,16 @@ struct DemoInputs {
 };
 
 Expected<DemoInputs> LoadInputs(const DemoOptions& o, const std::filesystem::path& exe_dir) {
+  // Run until Ctrl-C, faster than real time, into a store that is kept: its minutes would run
+  // ahead of now with no end to set the clock back from.
+  if (o.speedup > 1 && o.duration.count() == 0 && !o.store.empty())
+    return MakeError(
+        ErrorCode::kInvalidInput,
+        fmt::format("--speedup {} with --store and --duration 0: the scenario clock runs {}x the "
+                    "wall clock, so the store would record minutes after now with no end to start "
+                    "the clock back from; give --duration (the clock then starts in the past and "
+                    "ends now)",
+                    o.speedup, o.speedup));
   // Validate here, so a bad scenario stops the demo with the loader's message instead of a
   // driver-style error code from the fake library.
   auto loaded = LoadScenario(o.scenario, o.scenario_dir, exe_dir);
@@ -168,16 +178,6 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   auto in = LoadInputs(o, exe_dir);
   if (!in) {
     spdlog::error("{}", in.error().message);
-    return 2;
-  }
-  // Run until Ctrl-C, faster than real time, into a store that is kept: its minutes would run
-  // ahead of now with no end to set the clock back from.
-  if (o.speedup > 1 && o.duration.count() == 0 && !o.store.empty()) {
-    spdlog::error(
-        "--speedup {} with --store and --duration 0: the scenario clock runs {}x the wall clock, "
-        "so the store would record minutes after now with no end to start the clock back from; "
-        "give --duration (the clock then starts in the past and ends now)",
-        o.speedup, o.speedup);
     return 2;
   }
   const uint64_t epoch0 = SetFakeNvmlEnvironment(in->loaded.path, o.speedup, o.duration);

@@ -108,3 +108,35 @@ TEST(UsageFlags, BadValuesAreRefusedNamingTheirFlag) {
 
 }  // namespace
 }  // namespace gpumeter::cli
+
+namespace gpumeter::cli {
+namespace {
+
+// One way to name a store everywhere: `--store PATH` (as the agent's) is `--source sqlite:PATH`.
+TEST(UsageFlags, StoreNamesTheSameSourceAsSqlite) {
+  for (const char* command : {"report", "rightsize"}) {
+    SCOPED_TRACE(command);
+    CLI::App app;
+    app::ReportOptions r;
+    app::RightsizeOptions z;
+    AddReportCommand(app, r);
+    AddRightsizeCommand(app, z);
+    ASSERT_EQ(testing::Parse(app, {command, "--store", "/var/lib/gpumeter/usage.db"}), "");
+    const app::UsageSource got = std::string(command) == "report" ? r.source : *z.source;
+    EXPECT_EQ(got.kind, app::UsageSource::Kind::kStore);
+    EXPECT_EQ(got.where, "/var/lib/gpumeter/usage.db");
+  }
+  CLI::App app;
+  app::ReportOptions r;
+  AddReportCommand(app, r);
+  EXPECT_NE(testing::Parse(app, {"report", "--store", "a.db", "--source", "sqlite:b.db"})
+                .find("excludes"),
+            std::string::npos);
+  CLI::App bare;
+  app::ReportOptions r2;
+  AddReportCommand(bare, r2);
+  EXPECT_EQ(testing::Parse(bare, {"report"}), "--source (or --store PATH) is required");
+}
+
+}  // namespace
+}  // namespace gpumeter::cli
