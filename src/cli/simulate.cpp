@@ -34,9 +34,10 @@ void AddSimulateCommand(CLI::App& app, app::SimulateOptions& o) {
   cmd->add_option("--idle-power", o.idle_power,
                   "MODEL_OR_UUID=WATTS idle power, as the agent's flag (else fitted, or the "
                   "board's power while nothing ran)");
-  cmd->add_flag("!--no-dcgm-exporter", o.dcgm_exporter,
-                "Simulate the node without dcgm-exporter, whatever the scenario says (MIG "
-                "activity on GPUs without GPM is then unknown)");
+  cmd->add_flag_callback(
+      "--no-dcgm-exporter", [&o] { o.dcgm_exporter = false; },
+      "Simulate the node without dcgm-exporter, whatever the scenario says (MIG "
+      "activity on GPUs without GPM is then unknown)");
   cmd->add_option("--format", o.format,
                   "Output: table, or json (per mode and per container; the log on stderr)")
       ->check(CLI::IsMember({"table", "json"}))

@@ -73,5 +73,23 @@ TEST(UnknownWords, KnownWordsValuesAndWordsAfterADoubleDashPass) {
   EXPECT_FALSE(UnknownWord(t.root, {})) << "no command: CLI11 says one is required";
 }
 
+// Help lists flags as they are typed: no CLI11 default marks such as "--no-process-series{false}".
+TEST(UnknownWords, HelpShowsFlagsAsTyped) {
+  Tree t;
+  for (const char* command : {"agent", "report", "rightsize", "top"}) {
+    const std::string help = t.root.get_subcommand(command)->help();
+    EXPECT_EQ(help.find("{false}"), std::string::npos) << command << "\n" << help;
+    EXPECT_EQ(help.find("{true}"), std::string::npos) << command;
+  }
+  EXPECT_NE(t.root.get_subcommand("agent")->help().find("--no-process-series "), std::string::npos);
+  ASSERT_FALSE(UnknownWord(t.root, {"agent", "--no-process-series"}));
+  CLI::App app;
+  app::AgentOptions o;
+  AddAgentCommand(app, o);
+  std::vector<const char*> argv{"gpumeter", "agent", "--no-process-series"};
+  app.parse(static_cast<int>(argv.size()), argv.data());
+  EXPECT_FALSE(o.process_series);
+}
+
 }  // namespace
 }  // namespace gpumeter::cli
