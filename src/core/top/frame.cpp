@@ -206,7 +206,12 @@ std::vector<FindingNow> SortedFindings(const FrameData& f, const std::string& ns
     const bool device_wide = x.who.find('/') == std::string::npos;
     if (ns_filter.empty() || device_wide || x.who.rfind(ns_filter + "/", 0) == 0) out.push_back(x);
   }
-  std::stable_sort(out.begin(), out.end(), [](const FindingNow& a, const FindingNow& b) {
+  // Criticals above warnings above the rest, whenever each was first seen; newest first within.
+  auto rank = [](const std::string& severity) {
+    return severity == "critical" ? 0 : severity == "warning" ? 1 : severity == "info" ? 2 : 3;
+  };
+  std::stable_sort(out.begin(), out.end(), [&rank](const FindingNow& a, const FindingNow& b) {
+    if (rank(a.severity) != rank(b.severity)) return rank(a.severity) < rank(b.severity);
     return a.first_seen_unix_s > b.first_seen_unix_s;
   });
   return out;

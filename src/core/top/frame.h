@@ -97,7 +97,8 @@ struct UnitSums {
 };
 UnitSums SumOwners(const UnitNow& unit);
 
-// Findings of the namespace (device findings always), newest first.
+// Findings of the namespace (device findings always): by severity (critical, warning, info),
+// then newest first.
 std::vector<FindingNow> SortedFindings(const FrameData& frame, const std::string& ns_filter);
 
 // Unknown-propagating sum: unknown when either is.

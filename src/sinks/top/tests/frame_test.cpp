@@ -87,10 +87,16 @@ TEST(TopFrame, SortKeysAndNamespaceFilter) {
   EXPECT_EQ(FilteredUnits(f, "web").size(), 1u);
   EXPECT_EQ(FilteredUnits(f, "ml").size(), 2u);
   EXPECT_EQ(FilteredUnits(f, "").size(), 2u);
-  const auto findings = SortedFindings(f, "web");  // web's, and the host's; newest first
+  const auto findings = SortedFindings(f, "web");  // web's, and the host's; critical first
   ASSERT_EQ(findings.size(), 2u);
-  EXPECT_EQ(findings[0].kind, "oom-risk");
-  EXPECT_EQ(findings[1].kind, "host-process");
+  EXPECT_EQ(findings[0].kind, "host-process");
+  EXPECT_EQ(findings[1].kind, "oom-risk");
+  // By severity whatever the time (the info is newest, the warning oldest); newest first within.
+  f.findings->push_back({"warning", "mig-oversized", "n1", "ml/train/c", "", "", 15});
+  std::vector<std::string> kinds;
+  for (const auto& x : SortedFindings(f, "")) kinds.push_back(x.kind);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"host-process", "mig-oversized", "idle-allocation",
+                                             "oom-risk"}));
 }
 
 TEST(TopFrame, LabelsGroupAndUnknownLabelsShowAsQuestionMarks) {
