@@ -5,7 +5,8 @@
 #     (compute 100 %, memory = the unit's total).
 #  2. --format json: the same data, adding up per unit; read back with --source file: it gives
 #     the same JSON again (round trip through FrameFromJson).
-#  3. The interactive view in tmux: units, pods, sort, namespace filter, findings, quit; each
+#  3. The interactive view in tmux: units, pods, sort, the filter (namespace, pod or container
+#     substring), findings, quit; each
 #     captured screen is checked (and, with GPUMETER_UPDATE_DOCS=1, kept as docs/top-*.txt).
 #  4. The agent stopped mid-run: the view says stale and why, and still answers keys.
 #  5. Ctrl-C quits and gives the terminal back (canonical mode on again).
@@ -132,9 +133,14 @@ awk '/NAMESPACE\/POD/ { on = 1; next } on && /GiB/ { for (i = 1; i <= NF; i++) i
      if (prev != "" && m + 0 > prev + 0) bad = 1; prev = m } END { exit bad }' "$work/screen.txt" ||
   fail "pods not sorted by memory"
 tmux -L "$sock" send-keys / l l m Enter
-wait_screen 'namespace llm'
+wait_screen 'filter "llm"'
 wait_screen 'llm/chat-0/vllm'
-grep -E '^  [a-z]+/' "$work/screen.txt" | grep -qv '^  llm/' && fail "the namespace filter lets other namespaces through"
+grep -E '^  [a-z]+/' "$work/screen.txt" | grep -qv '^  llm/' && fail "the filter lets other namespaces through"
+# A substring of a pod's name (issue 35: the filter matched whole namespace names only).
+tmux -L "$sock" send-keys / BSpace BSpace BSpace h a t Enter
+wait_screen 'filter "hat"'
+wait_screen 'llm/chat-0/vllm'
+grep -E '^  [a-z]+/' "$work/screen.txt" | grep -qv 'hat' && fail "the filter 'hat' lets rows without it through"
 tmux -L "$sock" send-keys Escape f
 wait_screen '\[findings\]'
 wait_screen 'unallocated-device +sandbox/debug-shell/shell'

@@ -90,7 +90,7 @@ Expected<Setup> Configure(const TopOptions& o) {
   if (o.at_s != 0 && (!o.once || !o.source || o.source->kind != UsageSource::Kind::kPrometheus))
     return tl::unexpected(
         Bad("--at goes with --once and --source prometheus:URL (an agent has only now)"));
-  s.view.view = *view, s.view.sort = *sort, s.view.by = o.by, s.view.ns_filter = o.ns;
+  s.view.view = *view, s.view.sort = *sort, s.view.by = o.by, s.view.filter.ns = o.ns;
   const cost::Policy policy = o.policy;
   auto pricing = LoadPricing(o.pricing_file);
   if (!pricing) return tl::unexpected(pricing.error());
@@ -106,7 +106,7 @@ Expected<std::string> OnceFrame(const TopOptions& o, Setup& s) {
   auto frame = s.fetch(now);
   if (!frame) return tl::unexpected(frame.error());
   if (o.format == "json")
-    return top::FrameOutputJson(*frame, s.view.by, s.view.sort, s.view.ns_filter).dump(2) + "\n";
+    return top::FrameOutputJson(*frame, s.view.by, s.view.sort, s.view.filter).dump(2) + "\n";
   top::FetchStatus status;
   status.now_unix_s = now, status.interval_s = o.interval.count();
   return top::PlainText(top::Layout(&*frame, s.view, status));

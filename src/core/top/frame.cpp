@@ -149,13 +149,26 @@ Expected<void> CheckGroupBy(const std::string& by) {
                    "--by '" + by + "': expected container, pod, namespace or label:KEY");
 }
 
+bool Filter::Matches(const domain::Owner& o) const {
+  if (o.kind != OwnerKind::kContainer) return false;
+  if (!ns.empty() && o.ns != ns) return false;
+  return text.empty() || o.ns.find(text) != std::string::npos ||
+         o.pod.find(text) != std::string::npos || o.container.find(text) != std::string::npos;
+}
+
+bool Filter::MatchesWho(const std::string& who) const {
+  if (who.find('/') == std::string::npos) return true;  // a device's, or a host process's
+  if (!ns.empty() && who.rfind(ns + "/", 0) != 0) return false;
+  return text.empty() || who.find(text) != std::string::npos;
+}
+
 std::vector<GroupRow> GroupRows(const FrameData& f, const std::string& by, SortKey sort,
-                                const std::string& ns_filter) {
+                                const Filter& filter) {
   std::map<std::vector<std::string>, GroupRow> groups;
   for (const auto& u : f.units)
     for (const auto& o : u.owners) {
       if (o.owner.kind != OwnerKind::kContainer) continue;
-      if (!ns_filter.empty() && o.owner.ns != ns_filter) continue;
+      if (!filter.Empty() && !filter.Matches(o.owner)) continue;
       auto key = KeyOf(f, o.owner, by);
       auto [it, fresh] = groups.try_emplace(key);
       if (fresh) it->second = {key, 0.0, 0.0, 0.0, 0.0, 0.0, std::nullopt, {}};
@@ -175,12 +188,11 @@ std::vector<GroupRow> GroupRows(const FrameData& f, const std::string& by, SortK
   return rows;
 }
 
-std::vector<const UnitNow*> FilteredUnits(const FrameData& f, const std::string& ns_filter) {
+std::vector<const UnitNow*> FilteredUnits(const FrameData& f, const Filter& filter) {
   std::vector<const UnitNow*> out;
   for (const auto& u : f.units) {
-    bool match = ns_filter.empty();
-    for (const auto& o : u.owners)
-      match = match || (o.owner.kind == OwnerKind::kContainer && o.owner.ns == ns_filter);
+    bool match = filter.Empty();
+    for (const auto& o : u.owners) match = match || filter.Matches(o.owner);
     if (match) out.push_back(&u);
   }
   return out;
@@ -199,13 +211,11 @@ UnitSums SumOwners(const UnitNow& u) {
   return s;
 }
 
-std::vector<FindingNow> SortedFindings(const FrameData& f, const std::string& ns_filter) {
+std::vector<FindingNow> SortedFindings(const FrameData& f, const Filter& filter) {
   std::vector<FindingNow> out;
   if (!f.findings) return out;
-  for (const auto& x : *f.findings) {
-    const bool device_wide = x.who.find('/') == std::string::npos;
-    if (ns_filter.empty() || device_wide || x.who.rfind(ns_filter + "/", 0) == 0) out.push_back(x);
-  }
+  for (const auto& x : *f.findings)
+    if (filter.MatchesWho(x.who)) out.push_back(x);
   // Criticals above warnings above the rest, whenever each was first seen; newest first within.
   auto rank = [](const std::string& severity) {
     return severity == "critical" ? 0 : severity == "warning" ? 1 : severity == "info" ? 2 : 3;

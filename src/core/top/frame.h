@@ -81,15 +81,25 @@ struct GroupRow {
   std::vector<std::string> units;  // labels of the units it touches
 };
 
+// What a view shows: `ns` (--namespace) one namespace exactly; `text` (typed after `/` in the
+// interactive view) a substring of a container's namespace, pod or container name; both empty:
+// everything. A finding about a device (no container) always shows.
+struct Filter {
+  std::string ns, text;
+  bool Matches(const domain::Owner& owner) const;  // a container (other kinds never match)
+  bool MatchesWho(const std::string& who) const;   // a finding's "ns/pod/container", or a device
+  bool Empty() const { return ns.empty() && text.empty(); }
+};
+
 // "container" | "pod" | "namespace" | "label:KEY"; errors name the text.
 Expected<void> CheckGroupBy(const std::string& by);
-// Containers only, grouped by `by`, the namespace filter applied (empty: all), sorted by `sort`
-// (highest first; unknown last; ties by key).
+// Containers only, grouped by `by`, the filter applied, sorted by `sort` (highest first; unknown
+// last; ties by key).
 std::vector<GroupRow> GroupRows(const FrameData& frame, const std::string& by, SortKey sort,
-                                const std::string& ns_filter);
+                                const Filter& filter);
 
-// Units with a container of the namespace (all with an empty filter), in the frame's order.
-std::vector<const UnitNow*> FilteredUnits(const FrameData& frame, const std::string& ns_filter);
+// Units with a container the filter matches (all with an empty filter), in the frame's order.
+std::vector<const UnitNow*> FilteredUnits(const FrameData& frame, const Filter& filter);
 
 // The unit's owners summed: what the view prints under them, to show they add up.
 struct UnitSums {
@@ -97,9 +107,9 @@ struct UnitSums {
 };
 UnitSums SumOwners(const UnitNow& unit);
 
-// Findings of the namespace (device findings always): by severity (critical, warning, info),
+// Findings the filter matches (device findings always): by severity (critical, warning, info),
 // then newest first.
-std::vector<FindingNow> SortedFindings(const FrameData& frame, const std::string& ns_filter);
+std::vector<FindingNow> SortedFindings(const FrameData& frame, const Filter& filter);
 
 // Unknown-propagating sum: unknown when either is.
 Amount Plus(Amount a, Amount b);

@@ -172,12 +172,12 @@ Expected<FrameData> FrameFromJson(const json& j) {
 }
 
 json FrameOutputJson(const FrameData& f, const std::string& by, SortKey sort,
-                     const std::string& ns_filter) {
+                     const Filter& filter) {
   json out = FrameToJson(f);
   out["by"] = by;
   out["sort"] = ToString(sort);
-  out["pods"] = RowsJson(GroupRows(f, by, sort, ns_filter));
-  out["namespaces"] = RowsJson(GroupRows(f, "namespace", sort, ns_filter));
+  out["pods"] = RowsJson(GroupRows(f, by, sort, filter));
+  out["namespaces"] = RowsJson(GroupRows(f, "namespace", sort, filter));
   return out;
 }
 

@@ -18,6 +18,6 @@ Expected<FrameData> FrameFromJson(const nlohmann::json& j);
 
 // FrameToJson plus "pods" (GroupRows by `by`, sorted, filtered) and "namespaces" (by namespace).
 nlohmann::json FrameOutputJson(const FrameData& frame, const std::string& by, SortKey sort,
-                               const std::string& ns_filter);
+                               const Filter& filter);
 
 }  // namespace gpumeter::top

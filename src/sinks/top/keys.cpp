@@ -12,7 +12,7 @@ void EditFilter(Interaction& s, const Key& key) {
   auto& text = *s.view.editing;
   switch (key.kind) {
     case Key::kEnter:
-      s.view.ns_filter = text;
+      s.view.filter.text = text;
       s.view.editing.reset();
       s.scroll = 0;
       return;
@@ -56,7 +56,7 @@ void Command(Interaction& s, char c) {
       s.view.paused = !s.view.paused;
       return;
     case '/':
-      s.view.editing = s.view.ns_filter;
+      s.view.editing = s.view.filter.text;
       return;
     case 'j':
       ++s.scroll;
@@ -85,7 +85,7 @@ void ApplyKey(Interaction& s, const Key& key, int page_lines) {
       s.view.view = NextView(s.view.view), s.scroll = 0;
       return;
     case Key::kEscape:
-      s.view.ns_filter.clear();
+      s.view.filter.text.clear();
       return;
     case Key::kDown:
       ++s.scroll;

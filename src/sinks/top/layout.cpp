@@ -42,7 +42,8 @@ Line StatusLine(const FrameData* f, const ViewState& v, const FetchStatus& st) {
     text += fmt::format("  data at {}", UtcClock(f->at_unix_s)) +
             (f->span_seconds > 0 ? fmt::format(" (means over {:.0f} s)", f->span_seconds) : "");
   text += fmt::format("  every {:g} s  sort {}  by {}", st.interval_s, ToString(v.sort), v.by);
-  if (!v.ns_filter.empty()) text += "  namespace " + v.ns_filter;
+  if (!v.filter.ns.empty()) text += "  namespace " + v.filter.ns;
+  if (!v.filter.text.empty()) text += "  filter \"" + v.filter.text + "\"";
   Line l{{text, Style::kDim}};
   if (v.paused) l.push_back({"  PAUSED", Style::kWarn});
   return l;
@@ -50,7 +51,7 @@ Line StatusLine(const FrameData* f, const ViewState& v, const FetchStatus& st) {
 
 std::vector<Line> UnitsView(const FrameData& f, const ViewState& v) {
   std::vector<Line> out;
-  for (const auto* u : FilteredUnits(f, v.ns_filter)) {
+  for (const auto* u : FilteredUnits(f, v.filter)) {
     out.push_back(
         {{fmt::format("{:<14}", u->label), Style::kTitle},
          {fmt::format("{}  {}  {}  node {}", u->key.model,
@@ -93,7 +94,7 @@ std::vector<Line> PodsView(const FrameData& f, const ViewState& v) {
                               "HELD", "COMPUTE", "MEMORY", "POWER", "COST/H", "WASTE", "GPUS"),
                   Style::kHeading}});
   std::string name;
-  for (const auto& r : GroupRows(f, v.by, v.sort, v.ns_filter)) {
+  for (const auto& r : GroupRows(f, v.by, v.sort, v.filter)) {
     name.clear();
     for (const auto& k : r.key) name += (name.empty() ? "" : "/") + k;
     std::string units;
@@ -118,7 +119,7 @@ std::vector<Line> FindingsView(const FrameData& f, const ViewState& v) {
   out.push_back({{fmt::format("  {:<9} {:<24} {:<40} {:<9} {}", "SEVERITY", "KIND", "WHO", "SINCE",
                               "EVIDENCE"),
                   Style::kHeading}});
-  for (const auto& x : SortedFindings(f, v.ns_filter))
+  for (const auto& x : SortedFindings(f, v.filter))
     out.push_back({{fmt::format("  {:<9} ", x.severity),
                     x.severity == "critical" ? Style::kAlert : Style::kWarn},
                    {fmt::format("{:<24} {:<40} {:<9} {}", x.kind, Fit(x.who, 40),
@@ -158,7 +159,8 @@ std::vector<Line> Layout(const FrameData* f, const ViewState& v, const FetchStat
     out.push_back({{fmt::format("STALE since {} ({} s): {}", UtcClock(*st.failing_since_unix_s),
                                 st.now_unix_s - *st.failing_since_unix_s, st.error),
                     Style::kAlert}});
-  if (v.editing) out.push_back({{"namespace filter: " + *v.editing + "_", Style::kWarn}});
+  if (v.editing)
+    out.push_back({{"filter (namespace, pod or container): " + *v.editing + "_", Style::kWarn}});
   out.push_back({});
   if (!f) {
     out.push_back({{"  waiting for the first reply", Style::kDim}});

@@ -26,7 +26,8 @@ struct ViewState {
   View view = View::kUnits;
   SortKey sort = SortKey::kCompute;
   std::string by = "container";
-  std::string ns_filter;
+  Filter filter;  // ns from --namespace; text typed after '/'
+
   bool paused = false;
   bool interactive = false;  // the key help belongs on the screen, not in --once
   std::optional<std::string> editing;

@@ -56,7 +56,7 @@ FrameData TwoUnits() {
 }
 
 TEST(TopFrame, GroupsAddTheUnitsOwnersInGpuEquivalents) {
-  const auto rows = GroupRows(TwoUnits(), "namespace", SortKey::kCompute, "");
+  const auto rows = GroupRows(TwoUnits(), "namespace", SortKey::kCompute, {});
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].key, std::vector<std::string>{"ml"});
   EXPECT_NEAR(*rows[0].compute_gpus, 0.6 + 0.5 * 3 / 7, 1e-12);
@@ -70,7 +70,7 @@ TEST(TopFrame, GroupsAddTheUnitsOwnersInGpuEquivalents) {
 TEST(TopFrame, UnknownIsNotZeroAndSortsLast) {
   auto f = TwoUnits();
   f.units[0].owners[1].memory_bytes = std::nullopt;  // web's memory unknown
-  const auto rows = GroupRows(f, "pod", SortKey::kMemory, "");
+  const auto rows = GroupRows(f, "pod", SortKey::kMemory, {});
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].key, (std::vector<std::string>{"ml", "train"}));
   EXPECT_FALSE(rows[1].memory_bytes.has_value());
@@ -80,29 +80,39 @@ TEST(TopFrame, UnknownIsNotZeroAndSortsLast) {
 TEST(TopFrame, SortKeysAndNamespaceFilter) {
   auto f = TwoUnits();
   f.units[0].owners[1].held_share = 3.0;  // web holds much and uses little: the most waste
-  EXPECT_EQ(GroupRows(f, "container", SortKey::kWaste, "")[0].key[0], "web");
-  EXPECT_EQ(GroupRows(f, "container", SortKey::kCompute, "")[0].key[0], "ml");
-  const auto only_web = GroupRows(f, "container", SortKey::kCompute, "web");
+  EXPECT_EQ(GroupRows(f, "container", SortKey::kWaste, {})[0].key[0], "web");
+  EXPECT_EQ(GroupRows(f, "container", SortKey::kCompute, {})[0].key[0], "ml");
+  const auto only_web = GroupRows(f, "container", SortKey::kCompute, {"web", ""});
   ASSERT_EQ(only_web.size(), 1u);
-  EXPECT_EQ(FilteredUnits(f, "web").size(), 1u);
-  EXPECT_EQ(FilteredUnits(f, "ml").size(), 2u);
-  EXPECT_EQ(FilteredUnits(f, "").size(), 2u);
-  const auto findings = SortedFindings(f, "web");  // web's, and the host's; critical first
+  EXPECT_EQ(FilteredUnits(f, {"web", ""}).size(), 1u);
+  EXPECT_EQ(FilteredUnits(f, {"ml", ""}).size(), 2u);
+  EXPECT_EQ(FilteredUnits(f, {}).size(), 2u);
+  const auto findings = SortedFindings(f, {"web", ""});  // web's, and the host's; critical first
   ASSERT_EQ(findings.size(), 2u);
   EXPECT_EQ(findings[0].kind, "host-process");
   EXPECT_EQ(findings[1].kind, "oom-risk");
   // By severity whatever the time (the info is newest, the warning oldest); newest first within.
   f.findings->push_back({"warning", "mig-oversized", "n1", "ml/train/c", "", "", 15});
   std::vector<std::string> kinds;
-  for (const auto& x : SortedFindings(f, "")) kinds.push_back(x.kind);
+  for (const auto& x : SortedFindings(f, {})) kinds.push_back(x.kind);
   EXPECT_EQ(kinds, (std::vector<std::string>{"host-process", "mig-oversized", "idle-allocation",
                                              "oom-risk"}));
+  // The typed filter: a substring of namespace, pod or container ("rai" is ml/train's pod;
+  // "in" is also web/infer's), with --namespace still exact.
+  EXPECT_EQ(GroupRows(f, "container", SortKey::kCompute, {"", "rai"}).size(), 1u);
+  EXPECT_EQ(GroupRows(f, "container", SortKey::kCompute, {"", "in"}).size(), 2u);
+  EXPECT_EQ(GroupRows(f, "container", SortKey::kCompute, {"m", ""}).size(), 0u) << "exact";
+  EXPECT_EQ(FilteredUnits(f, {"", "infer"}).size(), 1u);
+  kinds.clear();
+  for (const auto& x : SortedFindings(f, {"", "rai"})) kinds.push_back(x.kind);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"host-process", "mig-oversized", "idle-allocation"}))
+      << "ml/train's findings, and the host's";
 }
 
 TEST(TopFrame, LabelsGroupAndUnknownLabelsShowAsQuestionMarks) {
   auto f = TwoUnits();
   f.labels[{"ml", "train"}]["team"] = "research";
-  const auto rows = GroupRows(f, "label:team", SortKey::kCompute, "");
+  const auto rows = GroupRows(f, "label:team", SortKey::kCompute, {});
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].key, std::vector<std::string>{"research"});
   EXPECT_EQ(rows[1].key, std::vector<std::string>{"?"});
@@ -194,14 +204,14 @@ TEST(TopKeys, ViewsSortFilterPauseQuit) {
   EXPECT_FALSE(s.quit);
   EXPECT_EQ(*s.view.editing, "ml");
   ApplyKey(s, {Key::kEnter}, 10);
-  EXPECT_EQ(s.view.ns_filter, "ml");
+  EXPECT_EQ(s.view.filter.text, "ml");
   EXPECT_FALSE(s.view.editing);
   ApplyKey(s, {Key::kChar, '/'}, 10);
   ApplyKey(s, {Key::kBackspace}, 10);
   ApplyKey(s, {Key::kEscape}, 10);  // cancelled: the filter stays
-  EXPECT_EQ(s.view.ns_filter, "ml");
+  EXPECT_EQ(s.view.filter.text, "ml");
   ApplyKey(s, {Key::kEscape}, 10);  // not editing: clears it
-  EXPECT_EQ(s.view.ns_filter, "");
+  EXPECT_EQ(s.view.filter.text, "");
   ApplyKey(s, {Key::kChar, ' '}, 10);
   EXPECT_TRUE(s.view.paused);
   ApplyKey(s, {Key::kPageDown}, 10);

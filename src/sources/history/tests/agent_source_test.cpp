@@ -61,7 +61,7 @@ TEST(TopAgentSource, RepliesBecomeAFrame) {
   EXPECT_EQ(u.owners[2].owner.kind, domain::OwnerKind::kIdle);
   EXPECT_FALSE(u.owners[2].power_watts.has_value());
   EXPECT_NEAR(*SumOwners(u).compute_ratio, 1.0, 1e-12);
-  EXPECT_EQ(GroupRows(*f, "label:team", SortKey::kCompute, "")[0].key,
+  EXPECT_EQ(GroupRows(*f, "label:team", SortKey::kCompute, {})[0].key,
             std::vector<std::string>{"search"});
   ASSERT_TRUE(f->findings.has_value());
   EXPECT_TRUE(f->findings->empty());
