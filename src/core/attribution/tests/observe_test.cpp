@@ -96,7 +96,9 @@ TEST(Observe, AReusedPidIsTwoProcessesSplitAtTheNewOnesStart) {
     if (pid != 1) return std::nullopt;
     return EarlierProcess{old_owner, std::nullopt};
   };
-  for (const auto& p : Observe(&before, now, 1.0, ctx)[0].processes)
+  const auto unknown_start = Observe(&before, now, 1.0, ctx);  // kept: the loop reads into it
+  ASSERT_EQ(unknown_start.size(), 1u);
+  for (const auto& p : unknown_start[0].processes)
     if (p.pid == 1) {
       EXPECT_FALSE(p.sm_fraction.has_value());
       EXPECT_TRUE(p.memory_bytes.has_value()) << "memory is still each one's own";
