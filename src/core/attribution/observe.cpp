@@ -29,7 +29,8 @@ double PeriodsOf(const gpu::DeviceSample& d) {
 // far): the samples' mean. `all` is the PID's sample count over the window, so the parts of a
 // split PID share one denominator and add up to its whole share.
 double ShareOf(double pct, size_t all, double periods) {
-  return std::clamp(pct / 100.0 / std::max(periods, static_cast<double>(all)), 0.0, 1.0);
+  const double over = std::max(periods, static_cast<double>(all));
+  return over > 0 ? std::clamp(pct / 100.0 / over, 0.0, 1.0) : 0.0;  // no sample, no period: 0
 }
 
 }  // namespace
@@ -263,35 +264,43 @@ std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProce
   // One entry per PID seen at either end (a vector: this runs for every process every second).
   struct Seen {
     uint32_t pid;
-    std::optional<uint64_t> before, now;
+    std::optional<uint64_t> before, now;  // memory readings
     bool unknown;
+    bool at_start, at_end;  // listed (whether its memory was readable or not)
   };
   std::vector<Seen> seen;
   seen.reserve(procs.size() + (before ? before->size() : 0));
   for (const auto& p : procs)
-    seen.push_back({p.pid, std::nullopt, p.used_memory_bytes, !p.used_memory_bytes});
+    seen.push_back({p.pid, std::nullopt, p.used_memory_bytes, !p.used_memory_bytes, false, true});
   if (before)
     for (const auto& p : *before)
-      seen.push_back({p.pid, p.used_memory_bytes, std::nullopt, !p.used_memory_bytes});
+      seen.push_back({p.pid, p.used_memory_bytes, std::nullopt, !p.used_memory_bytes, true, false});
   std::stable_sort(seen.begin(), seen.end(),
                    [](const Seen& a, const Seen& b) { return a.pid < b.pid; });
   std::vector<ProcessObservation> ps;
   ps.reserve(seen.size());
   for (size_t i = 0; i < seen.size();) {
-    Seen m{seen[i].pid, std::nullopt, std::nullopt, false};
+    Seen m{seen[i].pid, std::nullopt, std::nullopt, false, false, false};
     for (; i < seen.size() && seen[i].pid == m.pid;
          ++i) {  // a PID listed twice: the last reading wins
       if (seen[i].now) m.now = seen[i].now;
       if (seen[i].before) m.before = seen[i].before;
       m.unknown = m.unknown || seen[i].unknown;
+      m.at_start = m.at_start || seen[i].at_start;
+      m.at_end = m.at_end || seen[i].at_end;
     }
     ProcessObservation o;
     o.pid = m.pid;
     o.owner = ctx.owner ? ctx.owner(m.pid) : std::nullopt;
     if (ctx.mps_thread_fraction) o.mps_thread_fraction = ctx.mps_thread_fraction(m.pid);
-    const auto earlier =
-        before && m.before && m.now && ctx.earlier ? ctx.earlier(m.pid) : std::nullopt;
-    if (!earlier) {
+    const auto earlier = before && m.at_start && ctx.earlier ? ctx.earlier(m.pid) : std::nullopt;
+    // Seen at the start only, its PID now another process's (here or on another GPU): the owner
+    // is the earlier process's, not the one holding the PID now.
+    if (earlier && !m.at_end) {
+      o.owner = earlier->owner;
+      o.mps_thread_fraction.reset();
+    }
+    if (!earlier || !m.at_end) {
       if (!m.unknown)
         o.memory_bytes = before ? Mean(m.before.value_or(0), m.now.value_or(0)) : m.now;
       o.sm_fraction = SmShareOf(shares, m.pid);

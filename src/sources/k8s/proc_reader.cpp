@@ -1,5 +1,6 @@
 #include "sources/k8s/proc_reader.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -70,7 +71,18 @@ std::optional<uint64_t> ProcReader::StartUnixUs(uint64_t start_ticks) {
   }
   const long hz = ::sysconf(_SC_CLK_TCK);
   if (!boot_unix_s_ || hz <= 0) return std::nullopt;
-  return *boot_unix_s_ * 1000000 + start_ticks * 1000000 / static_cast<uint64_t>(hz);
+  // btime is the boot instant rounded down to a second. This machine's own clocks give it to the
+  // microsecond (realtime − boottime): used when they agree with btime, i.e. when <root> is this
+  // kernel's /proc (a fixture's or another kernel's btime is taken as it is).
+  uint64_t boot_us = *boot_unix_s_ * 1000000;
+  timespec real{}, boot{};
+  if (::clock_gettime(CLOCK_REALTIME, &real) == 0 && ::clock_gettime(CLOCK_BOOTTIME, &boot) == 0) {
+    const int64_t us = (static_cast<int64_t>(real.tv_sec) - boot.tv_sec) * 1000000 +
+                       (real.tv_nsec - boot.tv_nsec) / 1000;
+    const int64_t from_btime = us - static_cast<int64_t>(boot_us);
+    if (from_btime >= 0 && from_btime < 1000000) boot_us = static_cast<uint64_t>(us);
+  }
+  return boot_us + start_ticks * 1000000 / static_cast<uint64_t>(hz);
 }
 
 std::string ParseStatComm(std::string_view stat) {

@@ -51,6 +51,7 @@ class ProcReader {
   Expected<ProcessIdentity> Identify(uint32_t pid);
 
   // When a process started on the wall clock, Unix µs: the boot time (`btime` of <root>/stat,
+  // refined to the microsecond by this machine's clocks where they agree with it,
   // read once; while unreadable, tried again once per Retain) + start ticks / CLK_TCK. nullopt
   // while the boot time is unknown.
   std::optional<uint64_t> StartUnixUs(uint64_t start_ticks);

@@ -430,7 +430,8 @@ void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& de
     // (the driver stamps a sample when it takes it, so none taken later is stamped before now).
     // Kept at the old start, an idle GPU's first busy window reached back to the agent's start
     // and its shares were divided over all that time: the busy time went unattributed.
-    last_seen_us_[dev.uuid] = now_us;
+    // Never backwards (a wall clock stepped back): samples already counted stay counted once.
+    last_seen_us_[dev.uuid] = std::max(now_us, last_seen);
   } else {
     last_seen_us_[dev.uuid] = std::max(newest, last_seen);
   }

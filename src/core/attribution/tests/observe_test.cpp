@@ -105,6 +105,55 @@ TEST(Observe, AReusedPidIsTwoProcessesSplitAtTheNewOnesStart) {
     }
 }
 
+// A PID seen at the start only here, and held now by another process on another GPU: the earlier
+// process's owner, not the new one's. A reused PID whose memory NVML could not read is still two
+// processes. A reused PID without a sample, the driver's period not known yet: idle, not NaN.
+TEST(Observe, AReusedPidKeepsTheEarlierOwnerWhereverTheNewOneRuns) {
+  const Owner old_owner{OwnerKind::kContainer, "batch", "job-0", "w"};
+  const Owner new_owner{OwnerKind::kContainer, "nb", "jupyter", "k"};
+  ObserveContext ctx;
+  ctx.owner = [&](uint32_t pid) -> std::optional<Owner> {
+    return pid == 1 ? new_owner : Owner{OwnerKind::kContainer, "ns", "two", "c"};
+  };
+  ctx.earlier = [&](uint32_t pid) -> std::optional<EarlierProcess> {
+    if (pid != 1) return std::nullopt;
+    return EarlierProcess{old_owner, 1'600'000};
+  };
+  auto before = Device();
+  auto now = Device();
+  now.processes = {{2, gpu::ProcessType::kCompute, 10, {}, {}}};  // PID 1 now runs elsewhere
+  std::erase_if(now.process_util,
+                [](const auto& u) { return u.pid == 1 && u.timestamp_us > 1'600'000; });
+  const auto units = Observe(&before, now, 1.0, ctx);
+  ASSERT_EQ(units.size(), 1u);
+  size_t ones = 0;
+  for (const auto& p : units[0].processes)
+    if (p.pid == 1) {
+      ++ones;
+      EXPECT_EQ(*p.owner, old_owner);
+      EXPECT_EQ(p.memory_bytes, 15u);
+    }
+  EXPECT_EQ(ones, 1u);
+
+  auto unread = Device();
+  unread.processes[0].used_memory_bytes.reset();  // NVML_VALUE_NOT_AVAILABLE for PID 1
+  const auto split = Observe(&before, unread, 1.0, ctx);
+  std::vector<Owner> owners;
+  for (const auto& p : split[0].processes)
+    if (p.pid == 1) {
+      owners.push_back(*p.owner);
+      EXPECT_FALSE(p.memory_bytes.has_value());
+    }
+  EXPECT_EQ(owners.size(), 2u) << "still two processes";
+
+  auto no_period = Device();
+  no_period.process_util_period_us.reset();
+  no_period.process_util.clear();
+  const auto [a, b] = SmShareSplit(no_period, 1, 1'600'000);
+  EXPECT_EQ(a, 0.0);
+  EXPECT_EQ(b, 0.0);
+}
+
 // The driver lost the window's first half: with the device's busy time known, the covered half's
 // shares stand for the whole window and say they are an estimate; without it, they stay shares
 // of the whole window and the rest of the busy time is unattributed.

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "support/temp_dir.h"
 
@@ -111,6 +113,28 @@ TEST_F(ProcFixture, StartOnTheWallClockIsBootTimePlusTicksOnceStatIsReadable) {
             1733440000ull * 1000000 + 250ull * 1000000 / static_cast<uint64_t>(hz));
   fs::remove(root_ / "stat");
   EXPECT_TRUE(reader.StartUnixUs(1).has_value()) << "the boot time does not change: kept";
+}
+
+// With this kernel's own btime, the boot instant comes from its clocks, to the microsecond, not
+// rounded down to the second as btime is.
+TEST_F(ProcFixture, ThisKernelsBootTimeIsTakenToTheMicrosecond) {
+  std::ifstream in("/proc/stat");
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto btime = ParseBootTime(text.str());
+  ASSERT_TRUE(btime) << "this machine's /proc/stat has a btime";
+  std::ofstream(root_ / "stat") << "btime " << *btime << "\n";
+  ProcReader reader(root_);
+  timespec real{}, boot{};
+  ASSERT_EQ(::clock_gettime(CLOCK_REALTIME, &real), 0);
+  ASSERT_EQ(::clock_gettime(CLOCK_BOOTTIME, &boot), 0);
+  const double expected = static_cast<double>(real.tv_sec - boot.tv_sec) +
+                          static_cast<double>(real.tv_nsec - boot.tv_nsec) / 1e9;
+  const auto us = reader.StartUnixUs(0);
+  ASSERT_TRUE(us);
+  EXPECT_NEAR(static_cast<double>(*us) / 1e6, expected, 0.01);
+  EXPECT_GE(*us, *btime * 1000000);
+  EXPECT_LT(*us, (*btime + 1) * 1000000);
 }
 
 TEST_F(ProcFixture, AnExitedProcessIsNotFoundAndAMalformedFileNamesItself) {
