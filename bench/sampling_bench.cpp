@@ -118,7 +118,7 @@ gpumeter::node::NodeState LargeState() {
     unit.mode = gpumeter::domain::SharingMode::kTimeSlicing;
     unit.replicas = 48;
     unit.evidence = "device plugin config (sharing.timeSlicing)";
-    s.unit_totals[unit.uuid] = {600, 6e13, 2e5, 0, 10};
+    s.unit_totals[unit.uuid] = {600, 6e13, 2e5, 0, 10, 0, 0, 0, std::nullopt};
     for (int c = 0; c < 45; ++c) {
       const std::string pod =
           "inference-" + std::to_string(u) + "-" + std::to_string(c) + "-7d9f8c6b5-x2k4p";

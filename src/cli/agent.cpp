@@ -56,9 +56,10 @@ void AddStoreFlags(CLI::App* cmd, app::AgentOptions& o) {
                   "Record usage per minute in this SQLite file, for `gpumeter report`")
       ->envname("GPUMETER_STORE");
   cmd->add_option("--pricing", o.pricing_file,
-                  "Pricing file (docs/pricing.md) for the cost of idle allocations (default: the "
-                  "dated table)")
+                  "Pricing file (docs/pricing.md) for gpumeter_cost_total and the cost of idle "
+                  "allocations (default: the dated table)")
       ->envname("GPUMETER_PRICING");
+  AddPolicyFlags(cmd, o.policy);
   cmd->add_option("--guard-config", o.guard_config,
                   "Guardrail thresholds and severities (docs/guardrails.md)")
       ->envname("GPUMETER_GUARD_CONFIG");

@@ -40,6 +40,7 @@ void AddDemoCommand(CLI::App& app, app::DemoOptions& o) {
   cmd->add_option("--pricing", o.pricing_file,
                   "Pricing file for the closing chargeback and idle findings (default: the dated "
                   "default table)");
+  AddPolicyFlags(cmd, o.policy);
   cmd->add_option("--guard-config", o.guard_config,
                   "Guardrail thresholds and severities (default: the agent's, idle window 3m)");
   AddDurationOption(cmd, "--shutdown-grace", o.shutdown_grace,

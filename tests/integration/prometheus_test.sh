@@ -44,8 +44,10 @@ sed 's/{kind: gpu-lost, gpu: 7, from_s: 240}/{kind: gpu-lost, gpu: 7, from_s: 40
 grep -q 'gpu: 7, from_s: 40}' "$work/node-8gpu.yaml" || fail "node-8gpu: the loss was not moved"
 # --duration: a kept store at --speedup needs an end (the demo starts its clock that far back);
 # the demos are stopped long before it.
+# demo1 keeps idle cost apart (its cost counters are compared with `report` under that rule below);
+# demo2 shares it by use (the default).
 "$bin" demo --scenario "$work/node-8gpu.yaml" --duration 600 --refresh 600 --interval 0.5 --speedup 4 --listen 127.0.0.1:0 --shutdown-grace 3 \
-  --store "$work/demo1.db" >"$work/demo1.log" 2>&1 &
+  --store "$work/demo1.db" --idle separate >"$work/demo1.log" 2>&1 &
 demo1=$!
 "$bin" demo --scenario mig-h200 --duration 600 --refresh 600 --interval 0.5 --speedup 4 --listen 127.0.0.1:0 --shutdown-grace 3 \
   --store "$work/demo2.db" >"$work/demo2.log" 2>&1 &
@@ -88,12 +90,16 @@ check_le 'max(abs(sum by (node, unit) (rate(gpumeter_memory_byte_seconds_total[1
 # No unit's containers add up to more than the unit: nobody is shown the device's whole value.
 check_le 'max(sum by (node, unit) (gpumeter_compute_ratio{owner_kind="container"}))' 1.000001
 check_le 'max(sum by (node, unit) (rate(gpumeter_compute_seconds_total{owner_kind="container"}[1m])) / on (node, unit) rate(gpumeter_unit_seconds_total[1m]))' 1.05
+# Cost: the owners of every unit add up to its cost, which is its price × its time.
+check_le 'max(abs(sum by (node, unit) (gpumeter_cost_total) / on (node, unit) gpumeter_unit_cost_total - 1))' 1e-9
+check_le 'max(abs(gpumeter_unit_cost_total / on (node, unit) (gpumeter_unit_seconds_total * on (node, unit) group_left () gpumeter_unit_price_per_hour / 3600) - 1))' 1e-9
+[ "$(query 'count(gpumeter_cost_info{policy="memory/idle=separate"})' | jq -r '.data.result[0].value[1]')" = 1 ] || fail "demo1's gpumeter_cost_info does not name memory/idle=separate"
 namespaces=$(query 'sum by (namespace) (gpumeter_compute_seconds_total{owner_kind="container"})' | jq -r '[.data.result[].metric.namespace] | sort | join(",")')
 [ "$namespaces" = "ads,batch,infra,llm,research,sandbox,search,speech,vision" ] || fail "namespaces of both nodes: $namespaces"
 
 # Every dashboard query evaluates (Grafana's variables replaced by what "All" sends).
 jq -r '.panels[] | select(.targets) | .targets[].expr' "$dashboard" | while read -r expr; do
-  q=${expr//\$node/.*}; q=${q//\$namespace/.*}; q=${q//\$__rate_interval/1m}
+  q=${expr//\$node/.*}; q=${q//\$namespace/.*}; q=${q//\$__rate_interval/1m}; q=${q//\$__range/10m}
   status=$(query "$q" | jq -r '.status')
   [ "$status" = success ] || fail "dashboard query failed: $q"
   [ "$(query "$q" | jq -r '.data.result | length')" -gt 0 ] || fail "dashboard query is empty: $q"
@@ -138,6 +144,33 @@ jq -s -r '(.[0].groups | map({key: "\(.group.node)/\(.group.namespace)", value: 
 awk '{ d = ($3 - $2) / $2; if (d < 0) d = -d; printf "  %-40s unknown GPU-h store %.5f  prometheus %.5f\n", $1, $2, $3;
        if (d > m) m = d } END { exit !(m <= 0.02) }' "$work/unknown.txt" || { cat "$work/unknown.txt"; fail "unknown compute: store and Prometheus disagree by more than 2 %"; }
 echo "ok: unknown compute from the stores and from Prometheus agree within 2 %"
+# The cost counters at the end of the run (each agent's last scrape, in its grace) against
+# `report` from its store under the agent's own policy, per namespace. demo1 keeps idle apart:
+# each interval's split adds up to the window's, so they agree (1 %). demo2 shares idle by use
+# per interval where `report` shares the window's idle by the window's use: only the total agrees
+# (docs/pricing.md, "Cost on /metrics"); the per-namespace difference is printed.
+counters() {  # node
+  query "sum by (namespace) (last_over_time(gpumeter_cost_total{node=\"$1\"}[10m]))" |
+    jq -r '.data.result[] | "\(.metric.namespace // "__idle__") \(.value[1])"' | sort  # idle, system, unattributed: no namespace
+}
+store_costs() {  # db, idle rule
+  "$bin" report --source "sqlite:$work/$1.db" --by namespace --idle "$2" --format json |
+    jq -r '.groups[] | "\(.group.namespace) \(.cost)"' | sort
+}
+compare_costs() {  # label, bound (fraction; 0: print only), counters file, store file
+  join -a1 -a2 -e 0 -o 0,1.2,2.2 "$3" "$4" |
+    awk -v label="$1" -v bound="$2" '{ d = $3 > 0 ? ($2 - $3) / $3 : ($2 > 0); if (d < 0) d = -d; t2 += $2; t3 += $3
+      printf "  %-10s %-12s counters %.6f  report %.6f  %+.3f%%\n", label, $1, $2, $3, 100 * d
+      if (d > m) m = d } END { td = (t2 - t3) / t3; if (td < 0) td = -td
+      printf "  %-10s %-12s counters %.6f  report %.6f  %+.4f%%\n", label, "total", t2, t3, 100 * td
+      exit !(td <= 0.01 && (bound == 0 || m <= bound)) }'
+}
+counters gpu-node-dgx-07 >"$work/c1.txt"; store_costs demo1 separate >"$work/s1.txt"
+counters gpu-node-h200 >"$work/c2.txt"; store_costs demo2 share >"$work/s2.txt"
+[ -s "$work/c1.txt" ] && [ -s "$work/s1.txt" ] || fail "no cost counters or no report"
+compare_costs separate 0.01 "$work/c1.txt" "$work/s1.txt" || fail "cost counters and report disagree under --idle separate"
+compare_costs share 0 "$work/c2.txt" "$work/s2.txt" || fail "cost counters and report disagree on the total under --idle share"
+echo "ok: cost counters equal report per namespace under --idle separate, and in total under share"
 # The idle holder (mig-h200's infra/idle-reserve-0 holds a 1g.18gb and runs nothing): under
 # every policy and idle rule, both paths charge it the same, and it pays for the instance unless
 # the rule keeps idle cost apart (separate, with a basis other than request).

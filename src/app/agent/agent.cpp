@@ -252,6 +252,7 @@ int RunAgent(const AgentOptions& o) {
   if (!guard_config) return Fail(guard_config.error(), 2);
   ro.pipeline.guard = *guard_config;
   ro.pipeline.pricing = &*pricing;
+  ro.pipeline.cost_policy = o.policy;
   const auto signals = BlockStopSignals();  // before any thread starts
   const std::string node_name = NodeName(o.node_name);
   AgentSources sources;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/duration.h"
+#include "core/cost/allocate.h"
 
 namespace gpumeter::app {
 
@@ -29,7 +30,8 @@ struct AgentOptions {
   std::string dcgm_metrics;
   Seconds dcgm_max_age{90};  // a GPU's series unchanged this long are stale (unknown)
   std::string store;         // usage store (SQLite); empty: none
-  std::string pricing_file;  // prices of idle allocations in findings (default: the dated table)
+  std::string pricing_file;  // prices of usage and idle allocations (default: the dated table)
+  cost::Policy policy;       // how gpumeter_cost_total splits each unit's cost (--policy, --idle)
   std::string guard_config;  // guardrail thresholds and severities (default: docs/guardrails.md)
   Seconds rightsize_interval{3600};      // recompute rightsizing from the store this often (0: off)
   Seconds rightsize_min_history{86400};  // below this much history rightsizing says only keep

@@ -94,6 +94,7 @@ RuntimeOptions DemoRuntime(const DemoOptions& o, const DemoInputs& in, ScenarioN
   ro.pipeline.time_scale = o.speedup;
   ro.pipeline.guard = in.guard;
   ro.pipeline.pricing = &in.pricing;
+  ro.pipeline.cost_policy = o.policy;
   ro.exposition.pod_label_keys = {"team"};
   ro.http.listen = o.listen;
   ro.probe.listen = o.probe_listen;
@@ -150,6 +151,7 @@ int PrintClosing(const DemoOptions& o, const std::string& store_path, const stor
   ReportOptions ro_report;
   ro_report.source = {UsageSource::Kind::kStore, store_path};
   ro_report.pricing_file = o.pricing_file;
+  ro_report.policy = o.policy;
   auto summary = RenderReport(ro_report, 0);
   if (!summary) {
     spdlog::error("chargeback: {}", summary.error().message);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/duration.h"
+#include "core/cost/allocate.h"
 
 namespace gpumeter::app {
 
@@ -28,6 +29,7 @@ struct DemoOptions {
                              // default table)
   std::string guard_config;  // guardrails (default: the agent's, with a 3-minute idle window to fit
                              // the scenario)
+  cost::Policy policy;       // gpumeter_cost_total and the closing chargeback (--policy, --idle)
   Seconds shutdown_grace{0};  // keep serving the final counters this long after sampling stops
 };
 

@@ -78,9 +78,15 @@ NodePipeline::NodePipeline(PipelineSources sources, PipelineOptions options)
               },
               {}},
           options_.accountant),
-      guard_(options_.guard, options_.pricing) {
+      guard_(options_.guard, options_.pricing),
+      cost_{options_.pricing, options_.cost_policy,
+            options_.pricing ? options_.pricing->InstanceTypeOf(options_.node) : std::string()} {
   auto empty = std::make_shared<NodeState>();
   empty->node = options_.node;
+  if (options_.pricing) {
+    empty->cost_policy = options_.cost_policy.Name();
+    empty->currency = options_.pricing->currency();
+  }
   latest_ = std::move(empty);
 }
 
@@ -214,6 +220,7 @@ std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap) const {
         u.mig_profile = MigProfileOfName(m.name), u.mig_gpu_instance = m.gpu_instance_id,
         u.mode = SharingMode::kMig;
         if (m.memory) u.memory_total_bytes = m.memory->total_bytes;
+        if (d.memory) u.gpu_memory_total_bytes = d.memory->total_bytes;
         if (m.slices && d.mig_total_slices && *d.mig_total_slices > 0)
           u.gpu_fraction = static_cast<double>(*m.slices) / *d.mig_total_slices;
         else if (m.memory && d.memory &&
@@ -234,6 +241,7 @@ std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap) const {
         UnitInfo u;
         u.uuid = d.uuid, u.gpu_uuid = d.uuid, u.gpu_index = d.index, u.model = d.name;
         u.mig_profile = "unpartitioned", u.mode = SharingMode::kMig;
+        if (d.memory) u.gpu_memory_total_bytes = d.memory->total_bytes;
         u.gpu_fraction = static_cast<double>(*d.mig_total_slices - used) / *d.mig_total_slices;
         u.evidence = std::to_string(*d.mig_total_slices - used) + " of " +
                      std::to_string(*d.mig_total_slices) + " slices in no MIG instance (NVML)";
@@ -245,7 +253,7 @@ std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap) const {
     u.uuid = d.uuid, u.gpu_uuid = d.uuid, u.gpu_index = d.index, u.model = d.name;
     const auto it = modes_.find(d.uuid);
     u.mode = it == modes_.end() ? SharingMode::kExclusive : it->second;
-    if (d.memory) u.memory_total_bytes = d.memory->total_bytes;
+    if (d.memory) u.memory_total_bytes = u.gpu_memory_total_bytes = d.memory->total_bytes;
     add(std::move(u));
   }
   return out;
@@ -288,6 +296,7 @@ void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledger
       t.energy_rule = ToString(r.energy_rule);
     }
   }
+  if (options_.pricing) AddToTotals(CostOfInterval(ledgers, next.units, cost_), next);
   // Drop containers that have had no row for forget_after_s (by the last interval's length), and
   // units gone as long (a MIG instance destroyed, a DRA device gone) with all their rows.
   if (step <= 0) return;
@@ -466,10 +475,11 @@ void NodePipeline::OnPass(std::shared_ptr<const gpu::SampleResult> pass) {
   UpdatePods();
   RefreshAllocations(snap, pass->taken);
   UpdateOwners(*pass);
+  // The units as of this pass: the interval is priced by them (a unit created in it has one).
+  next->units = Units(snap);
   AccountInterval(*pass, *next);
   if (pass->ok) next->owners = owners_;
   next->pod_labels = PodLabels(*prev, *next);
-  next->units = Units(snap);
   next->allocation_problems = allocation_.problems;
   next->sources = SourceStatuses();
   if (options_.rightsizing) next->rightsizing = options_.rightsizing();

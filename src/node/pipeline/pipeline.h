@@ -23,6 +23,7 @@
 #include "core/guard/guard.h"
 #include "domain/sample.h"
 #include "node/pipeline/guard_view.h"
+#include "node/pipeline/interval_cost.h"
 #include "node/state/node_state.h"
 #include "sources/dcgm/dcgm_aligner.h"
 #include "sources/dcgm/dcgm_source.h"
@@ -50,6 +51,9 @@ struct PipelineOptions {
   // GPU-hours; borrowed, must outlive the pipeline).
   guard::GuardConfig guard;
   const cost::Pricing* pricing = nullptr;
+  // How each interval's cost is split between a unit's owners (gpumeter_cost_total), as
+  // `report --policy --idle` splits a window; used when `pricing` is set.
+  cost::Policy cost_policy;
   // The latest rightsizing, picked up into each published state (null: none). Thread-safe.
   std::function<std::shared_ptr<const std::vector<RightsizingRow>>()> rightsizing;
   // The usage store's writer's health, picked up into each published state (unset: no store).
@@ -137,6 +141,7 @@ class NodePipeline {
   std::map<uint32_t, ProcFacts> proc_facts_;
   bool allocations_known_ = false;
   guard::Guard guard_;
+  CostSettings cost_;
   uint64_t proc_attempts_ = 0, proc_failures_ = 0;
   std::string proc_last_error_;
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/attribution/attribute.h"
+#include "core/cost/pricing.h"
 #include "core/guard/findings.h"
 #include "domain/sample.h"
 #include "domain/source_status.h"
@@ -35,6 +36,7 @@ struct UnitInfo {
   std::string evidence;                     // what decided the mode ("no allocation" when none)
   std::vector<domain::UnitHolder> holders;  // containers allocated to it, with their share
   std::optional<uint64_t> memory_total_bytes;
+  std::optional<uint64_t> gpu_memory_total_bytes;  // of the physical GPU (its memory in GPUs)
   // The unit's share of its physical GPU, what its cost is priced at: 1 for a whole GPU; a MIG
   // instance's compute slices over the GPU's (1 when the slices are unknown); the free slices'
   // share for the "unpartitioned" unit.
@@ -48,9 +50,14 @@ struct OwnerTotals {
   double energy_joules = 0;
   double requested_share_seconds = 0;
   double compute_unknown_seconds = 0;  // attribution::Row::compute_unknown_seconds, summed
-  double last_memory_bytes = 0;        // mean over the last interval in which it had a row
-  double last_compute_ratio = 0;       // compute share of the unit over that interval, [0, 1]
-  uint64_t last_interval = 0;          // NodeState::intervals when it last had a row
+  // What the owner's use cost under NodeState::cost_policy, in NodeState::currency, summed over
+  // the intervals in which its unit had a price (node/pipeline/interval_cost.h); idle_cost is the
+  // part that is idle placed on it (all of an `idle` row's). Unknown, not 0, until `priced`.
+  double cost = 0, idle_cost = 0;
+  bool priced = false;
+  double last_memory_bytes = 0;   // mean over the last interval in which it had a row
+  double last_compute_ratio = 0;  // compute share of the unit over that interval, [0, 1]
+  uint64_t last_interval = 0;     // NodeState::intervals when it last had a row
   std::string memory_rule, compute_rule, energy_rule;  // of its last row
 };
 
@@ -61,6 +68,11 @@ struct UnitTotals {
   double energy_unknown_seconds = 0;     // time in which the unit's energy was unknown
   double samples_uncovered_seconds = 0;  // time whose per-process samples the driver lost
   uint64_t last_interval = 0;            // NodeState::intervals when it last had a ledger
+  // Σ price × GPU share × hours over the intervals in which the unit had a price (= Σ its
+  // owners' cost), and the time in which it had none; the latest price of a whole GPU.
+  double cost = 0;
+  double unpriced_seconds = 0;
+  std::optional<cost::PriceQuote> price;
 };
 
 // A rightsizing recommendation as the agent exports it (docs/rightsizing.md), computed from its
@@ -90,6 +102,9 @@ struct StoreHealth {
 
 struct NodeState {
   std::string node;
+  // The policy the agent prices usage under ("memory/idle=share", cost::Policy::Name) and the
+  // pricing's currency; both empty when the agent prices nothing.
+  std::string cost_policy, currency;
   uint64_t passes = 0;     // sampling passes seen
   uint64_t intervals = 0;  // accounted intervals (passes after the first)
   // The latest sampling pass (also when it failed) and the latest good one.

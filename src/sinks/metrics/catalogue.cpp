@@ -192,6 +192,31 @@ void AddUnitMetrics(std::vector<MetricDef>& v) {
        "time known, the rest of the interval's shares stand for it (rule says estimate); else its "
        "busy time is unattributed.",
        kUnit},
+      {Metric::kCostInfo,
+       "gpumeter_cost_info",
+       G,
+       "",
+       "How the agent prices usage: the currency of every cost series and the policy and idle "
+       "rule that split each unit's cost between its owners (--policy, --idle: "
+       "docs/pricing.md); value is always 1.",
+       {"node", "currency", "policy"}},
+      {Metric::kUnitPrice,
+       "gpumeter_unit_price_per_hour",
+       G,
+       "",
+       "What the unit costs per hour: the price of its GPU (after the pricing's discount) × "
+       "gpumeter_unit_gpu_share_ratio, in the currency named; source says where the price came "
+       "from (the pricing file, a node price by instance type, or the dated default table). "
+       "Absent for a unit without a price.",
+       {"node", "unit", "currency", "source"}},
+      {Metric::kUnitCost, "gpumeter_unit_cost_total", C, "",
+       "The unit's cost since the agent started, over the time it had a price (the owners' "
+       "gpumeter_cost_total add up to it), in gpumeter_cost_info's currency.",
+       kUnit},
+      {Metric::kUnitUnpriced, "gpumeter_unit_unpriced_seconds_total", C, "seconds",
+       "Time accounted on the unit while it had no price (no pricing entry for its model): its "
+       "cost in that time is unknown, not 0. Exported once it is above 0.",
+       kUnit},
   };
   v.insert(v.end(), std::begin(defs), std::end(defs));
 }
@@ -224,6 +249,25 @@ void AddOwnerMetrics(std::vector<MetricDef>& v) {
        kOwner},
       {Metric::kRequestedShareSeconds, "gpumeter_requested_share_seconds_total", C, "seconds",
        "Requested share × time: the unit-seconds the container held, used or not.", kOwner},
+      {Metric::kCost, "gpumeter_cost_total", C, "",
+       "The unit's cost by owner, in gpumeter_cost_info's currency: each interval's cost (price "
+       "× GPU share × time) split by the agent's policy and idle rule over that interval; the "
+       "owners of a unit add up to gpumeter_unit_cost_total. Owner idle carries the idle, system "
+       "and unattributed use that the rule keeps apart. Absent while the unit had no price.",
+       kOwner},
+      {Metric::kIdleCost, "gpumeter_idle_cost_total", C, "",
+       "The part of gpumeter_cost_total that is idle cost placed on the owner (on owner idle, "
+       "all of it).",
+       kOwner},
+      {Metric::kComputeGpus, "gpumeter_compute_gpus", G, "",
+       "Compute used over the last interval in GPUs: the share of the unit's time used × the "
+       "unit's share of its GPU, so a pod on a 1g slice and one on a whole GPU compare (the "
+       "signal to autoscale on: docs/autoscaling.md).",
+       kOwner},
+      {Metric::kMemoryGpus, "gpumeter_memory_gpus", G, "",
+       "GPU memory held over the last interval in GPUs: the mean bytes over the memory of the "
+       "whole physical GPU. Absent where that memory is unknown.",
+       kOwner},
       {Metric::kPodWorkloadInfo,
        "gpumeter_pod_workload_info",
        G,

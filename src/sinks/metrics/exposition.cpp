@@ -199,7 +199,17 @@ std::map<std::string, const node::UnitInfo*> Units(Families& f, const node::Node
     f.Add(Metric::kUnitEnergy, l, t.energy_joules);
     f.Add(Metric::kUnitEnergyUnknown, l, t.energy_unknown_seconds);
     f.Add(Metric::kUnitSamplesUncovered, l, t.samples_uncovered_seconds);
+    // Cost: only once the unit had a price (before, it is unknown, not 0).
+    if (t.price) f.Add(Metric::kUnitCost, l, t.cost);
+    if (t.unpriced_seconds > 0) f.Add(Metric::kUnitUnpriced, l, t.unpriced_seconds);
   }
+  if (!state.cost_policy.empty())
+    f.Add(Metric::kCostInfo, {state.node, state.currency, state.cost_policy}, 1);
+  for (const auto& u : state.units)
+    if (const auto t = state.unit_totals.find(u.uuid);
+        t != state.unit_totals.end() && t->second.price)
+      f.Add(Metric::kUnitPrice, {state.node, u.uuid, state.currency, t->second.price->source},
+            t->second.price->per_gpu_hour * u.gpu_fraction);
   return units;
 }
 
@@ -256,7 +266,7 @@ void OwnerRow(Families& f, const node::NodeState& state, const TotalsRow& row,
               const std::map<std::pair<std::string, domain::Owner>, double>& held) {
   const auto& [key, t] = row;
   const auto& [unit_uuid, owner] = key;
-  // One label set for the row, shared by its seven families.
+  // One label set for the row, shared by its families.
   const uint32_t l = f.Labels(Metric::kMemoryByteSeconds,
                               {state.node, unit_uuid, u ? u->gpu_uuid : kNone, u ? u->model : kNone,
                                u ? u->mig_profile : kNone, owner.ns, owner.pod, owner.container,
@@ -269,10 +279,18 @@ void OwnerRow(Families& f, const node::NodeState& state, const TotalsRow& row,
     f.Add(Metric::kComputeUnknownSeconds, l, t.compute_unknown_seconds);
   f.Add(Metric::kEnergyJoules, l, t.energy_joules);
   f.Add(Metric::kRequestedShareSeconds, l, t.requested_share_seconds);
+  if (t.priced) {
+    f.Add(Metric::kCost, l, t.cost);
+    f.Add(Metric::kIdleCost, l, t.idle_cost);
+  }
   // Gauges describe now: only rows of the latest interval.
   if (t.last_interval == state.intervals) {
     f.Add(Metric::kMemoryBytes, l, t.last_memory_bytes);
     f.Add(Metric::kComputeRatio, l, t.last_compute_ratio);
+    if (u) f.Add(Metric::kComputeGpus, l, t.last_compute_ratio * u->gpu_fraction);
+    if (u && u->gpu_memory_total_bytes && *u->gpu_memory_total_bytes > 0)
+      f.Add(Metric::kMemoryGpus, l,
+            t.last_memory_bytes / static_cast<double>(*u->gpu_memory_total_bytes));
   }
   if (owner.kind == OwnerKind::kContainer) {
     const auto h = held.find(key);

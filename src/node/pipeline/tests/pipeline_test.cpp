@@ -398,5 +398,85 @@ TEST_F(Pipeline, DraClaimDevicesArePlacedThroughResourceSlices) {
   EXPECT_EQ(s->sources[2].name, "resourceslices");
 }
 
+// Cost per interval (gpumeter_cost_total): the unit's price × its GPU share × time, split by the
+// policy over each interval; the owners add up to the unit; a model without a price has no cost.
+class PipelineCost : public Pipeline {
+ protected:
+  std::shared_ptr<const NodeState> Run(const std::string& pricing_yaml, cost::Policy policy) {
+    pricing_ = *cost::Pricing::Parse(pricing_yaml, "p.yaml");
+    PipelineOptions po;
+    po.node = "node-a";
+    po.proc_root = proc_;
+    po.evidence.node_labels["nvidia.com/gpu.replicas"] = "2";
+    po.pricing = &pricing_;
+    po.cost_policy = policy;
+    NodePipeline p(PipelineSources{kubelet_source_.get(), pods_source_.get(), nullptr}, po);
+    for (int k = 0; k <= 3; ++k) p.OnPass(Pass(k));
+    return p.Latest();
+  }
+  double CostOf(const NodeState& s, const std::string& unit, OwnerKind kind,
+                const std::string& pod = {}) {
+    for (const auto& [k, v] : s.totals)
+      if (k.first == unit && k.second.kind == kind && k.second.pod == pod) {
+        EXPECT_TRUE(v.priced) << pod;
+        return v.cost;
+      }
+    ADD_FAILURE() << "no totals for " << pod << " on " << unit;
+    return -1;
+  }
+  cost::Pricing pricing_ = cost::Pricing::Defaults();
+};
+
+TEST_F(PipelineCost, EachIntervalIsPricedAndSplitByThePolicy) {
+  cost::Policy separate{cost::Basis::kMemory, 0.5, cost::IdleRule::kSeparate};
+  const auto s = Run("currency: EUR\ngpu_models: {H100: 3.6}\ndefaults: false\n", separate);
+  EXPECT_EQ(s->currency, "EUR");
+  EXPECT_EQ(s->cost_policy, "memory/idle=separate");
+  // 3 s of a whole GPU at 3.6 an hour: 0.003 each.
+  for (const auto* gpu : {kGpu0, kGpu1}) {
+    const auto& ut = s->unit_totals.at(gpu);
+    ASSERT_TRUE(ut.price.has_value());
+    EXPECT_DOUBLE_EQ(ut.price->per_gpu_hour, 3.6);
+    EXPECT_NEAR(ut.cost, 0.003, 1e-15);
+    EXPECT_EQ(ut.unpriced_seconds, 0);
+    double sum = 0;
+    for (const auto& [k, v] : s->totals)
+      if (k.first == gpu) sum += v.cost;
+    EXPECT_NEAR(sum, ut.cost, 1e-12 * ut.cost) << gpu;
+  }
+  // Memory basis, idle kept apart: chat-0 held 4 of 80 GiB, chat-1 2; the rest is idle's,
+  // and the host process on GPU 1 (system) pays nothing of its own: its share is idle's too.
+  EXPECT_NEAR(CostOf(*s, kGpu0, OwnerKind::kContainer, "chat-0"), 0.003 * 4 / 80, 1e-15);
+  EXPECT_NEAR(CostOf(*s, kGpu0, OwnerKind::kContainer, "chat-1"), 0.003 * 2 / 80, 1e-15);
+  EXPECT_NEAR(CostOf(*s, kGpu0, OwnerKind::kIdle), 0.003 * 74 / 80, 1e-15);
+  EXPECT_NEAR(CostOf(*s, kGpu1, OwnerKind::kIdle), 0.003, 1e-15);
+  EXPECT_DOUBLE_EQ(CostOf(*s, kGpu1, OwnerKind::kSystem), 0);
+}
+
+TEST_F(PipelineCost, IdleIsSharedByUseOrHoldingUnderTheOtherRules) {
+  const auto share = Run("gpu_models: {H100: 3.6}\ndefaults: false\n",
+                         {cost::Basis::kMemory, 0.5, cost::IdleRule::kShare});
+  EXPECT_NEAR(CostOf(*share, kGpu0, OwnerKind::kContainer, "chat-0"), 0.003 * 4 / 6, 1e-15);
+  EXPECT_NEAR(CostOf(*share, kGpu0, OwnerKind::kContainer, "chat-1"), 0.003 * 2 / 6, 1e-15);
+  const auto owner = Run("gpu_models: {H100: 3.6}\ndefaults: false\n",
+                         {cost::Basis::kMemory, 0.5, cost::IdleRule::kOwner});
+  // Each holds half: the idle 74/80 splits evenly on top of what each used.
+  EXPECT_NEAR(CostOf(*owner, kGpu0, OwnerKind::kContainer, "chat-0"),
+              0.003 * (4.0 / 80 + 37.0 / 80), 1e-15);
+  const auto& t = TotalsOf(*owner, kGpu0, "chat-0");
+  EXPECT_NEAR(t.idle_cost, 0.003 * 37 / 80, 1e-15);
+}
+
+TEST_F(PipelineCost, AModelWithoutAPriceHasNoCostNotAZeroOne) {
+  const auto s = Run("gpu_models: {A100: 2.0}\ndefaults: false\n", {});
+  for (const auto* gpu : {kGpu0, kGpu1}) {
+    const auto& ut = s->unit_totals.at(gpu);
+    EXPECT_FALSE(ut.price.has_value());
+    EXPECT_DOUBLE_EQ(ut.unpriced_seconds, 3.0);
+    EXPECT_EQ(ut.cost, 0);
+  }
+  for (const auto& [k, v] : s->totals) EXPECT_FALSE(v.priced) << k.second.pod;
+}
+
 }  // namespace
 }  // namespace gpumeter::node

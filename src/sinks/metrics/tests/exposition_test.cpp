@@ -72,7 +72,7 @@ node::NodeState State() {
   u.evidence = "node label nvidia.com/gpu.replicas=2";
   u.holders = {{"ns", "pod \"quoted\"\\", "c", 0.5, 1}, {"ns", "lazy", "c", 0.5, 1}};
   s.units = {u};
-  s.unit_totals["GPU-x"] = {10, 10000, 500, 0, 10};
+  s.unit_totals["GPU-x"] = {10, 10000, 500, 0, 10, 0, 0, 0, std::nullopt};
   auto& a = s.totals[{"GPU-x", Owner{OwnerKind::kContainer, "ns", "pod \"quoted\"\\", "c"}}];
   a.compute_seconds = 4, a.memory_byte_seconds = 1000, a.energy_joules = 300,
   a.requested_share_seconds = 5;
@@ -201,6 +201,59 @@ TEST(Attribution, OwnerSeriesAddUpToTheUnit) {
               HasSubstr("gpumeter_source_failures_total{node=\"n1\",source=\"kubelet\"} 3\n"));
   EXPECT_THAT(text, HasSubstr("gpumeter_source_up{node=\"n1\",source=\"pods\"} 0\n"));
   EXPECT_THAT(text, HasSubstr("gpumeter_series_dropped{node=\"n1\"} 0\n"));
+}
+
+// Cost: the policy and currency once, each unit's price × its GPU share, the unit's and each
+// priced owner's counter; GPU-equivalents on the latest interval's rows.
+TEST(Attribution, CostAndGpuEquivalentSeries) {
+  auto s = State();
+  s.cost_policy = "memory/idle=separate", s.currency = "EUR";
+  s.units[0].gpu_fraction = 0.25;  // as a 2g of 8 slices would be
+  s.units[0].gpu_memory_total_bytes = 4000;
+  auto& ut = s.unit_totals.at("GPU-x");
+  ut.price = cost::PriceQuote{4.0, 4.0, "pricing file", false};
+  ut.cost = 0.0125;
+  auto& a = s.totals.at({"GPU-x", Owner{OwnerKind::kContainer, "ns", "pod \"quoted\"\\", "c"}});
+  a.cost = 0.0025, a.idle_cost = 0, a.priced = true;
+  auto& idle = s.totals.at({"GPU-x", Owner{OwnerKind::kIdle, "", "", ""}});
+  idle.cost = idle.idle_cost = 0.01, idle.priced = true;
+  const auto text = RenderText(BuildFamilies(
+      Health(), s, {}, std::chrono::steady_clock::time_point{} + std::chrono::seconds(103)));
+  const std::string unit =
+      "node=\"n1\",unit=\"GPU-x\",gpu_uuid=\"GPU-x\",model=\"Test GPU\",mig_profile=\"\",";
+  const std::string quoted =
+      "namespace=\"ns\",pod=\"pod \\\"quoted\\\"\\\\\",container=\"c\","
+      "owner_kind=\"container\"}";
+  EXPECT_THAT(text, HasSubstr("gpumeter_cost_info{node=\"n1\",currency=\"EUR\","
+                              "policy=\"memory/idle=separate\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("gpumeter_unit_price_per_hour{node=\"n1\",unit=\"GPU-x\","
+                              "currency=\"EUR\",source=\"pricing file\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("gpumeter_unit_cost_total{node=\"n1\",unit=\"GPU-x\"} 0.0125\n"));
+  EXPECT_THAT(text, HasSubstr("gpumeter_cost_total{" + unit + quoted + " 0.0025\n"));
+  EXPECT_THAT(text,
+              HasSubstr("gpumeter_idle_cost_total{" + unit +
+                        "namespace=\"\",pod=\"\",container=\"\",owner_kind=\"idle\"} 0.01\n"));
+  // Not priced (the system row): no cost series rather than a 0.
+  EXPECT_THAT(text,
+              Not(HasSubstr("gpumeter_cost_total{" + unit +
+                            "namespace=\"\",pod=\"\",container=\"\",owner_kind=\"system\"}")));
+  EXPECT_THAT(text, Not(HasSubstr("gpumeter_unit_unpriced_seconds_total")));
+  // 0.4 of a quarter GPU is 0.1 GPU; 100 bytes of a 4000-byte GPU is 0.025 GPU.
+  EXPECT_THAT(text, HasSubstr("gpumeter_compute_gpus{" + unit + quoted + " 0.1\n"));
+  EXPECT_THAT(text, HasSubstr("gpumeter_memory_gpus{" + unit + quoted + " 0.025\n"));
+}
+
+TEST(Attribution, NoCostSeriesWithoutAPrice) {
+  auto s = State();
+  s.cost_policy = "memory/idle=share", s.currency = "USD";
+  s.unit_totals.at("GPU-x").unpriced_seconds = 10;
+  const auto text = RenderText(BuildFamilies(
+      Health(), s, {}, std::chrono::steady_clock::time_point{} + std::chrono::seconds(103)));
+  EXPECT_THAT(text, Not(HasSubstr("gpumeter_unit_price_per_hour{")));
+  EXPECT_THAT(text, Not(HasSubstr("gpumeter_unit_cost_total{")));
+  EXPECT_THAT(text, Not(HasSubstr("gpumeter_cost_total{")));
+  EXPECT_THAT(text,
+              HasSubstr("gpumeter_unit_unpriced_seconds_total{node=\"n1\",unit=\"GPU-x\"} 10\n"));
 }
 
 TEST(Attribution, PodLabelsAreAnInfoSeriesPerPodUnderSafeNames) {
