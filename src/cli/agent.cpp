@@ -60,6 +60,8 @@ void AddStoreFlags(CLI::App* cmd, app::AgentOptions& o) {
                   "allocations (default: the dated table)")
       ->envname("GPUMETER_PRICING");
   AddPolicyFlags(cmd, o.policy);
+  cmd->get_option("--policy")->envname("GPUMETER_POLICY");
+  cmd->get_option("--idle")->envname("GPUMETER_IDLE");
   cmd->add_option("--guard-config", o.guard_config,
                   "Guardrail thresholds and severities (docs/guardrails.md)")
       ->envname("GPUMETER_GUARD_CONFIG");

@@ -3,6 +3,7 @@
 // read; a bad value is refused naming the flag and the text, before anything is read.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,41 @@ TEST(UsageFlags, StoreNamesTheSameSourceAsSqlite) {
   app::ReportOptions r2;
   AddReportCommand(bare, r2);
   EXPECT_EQ(testing::Parse(bare, {"report"}), "--source (or --store PATH) is required");
+}
+
+}  // namespace
+}  // namespace gpumeter::cli
+
+namespace gpumeter::cli {
+namespace {
+
+// The agent prices usage under the same --policy and --idle as report (gpumeter_cost_total), also
+// from its environment (the DaemonSet's settings ConfigMap); a bad value names the flag.
+TEST(UsageFlags, TheAgentsCostPolicyArrivesTypedFromFlagsOrEnvironment) {
+  {
+    CLI::App app;
+    app::AgentOptions o;
+    AddAgentCommand(app, o);
+    ASSERT_EQ(testing::Parse(app, {"agent", "--policy", "blend:0.25", "--idle", "separate"}), "");
+    EXPECT_EQ(o.policy.Name(), "blend:0.25/idle=separate");
+  }
+  for (const auto& [args, want] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"agent", "--policy", "gpu"}, "--policy: policy 'gpu'"},
+           {{"agent", "--idle", "sideways"}, "--idle: idle rule 'sideways'"}}) {
+    CLI::App app;
+    app::AgentOptions o;
+    AddAgentCommand(app, o);
+    EXPECT_NE(testing::Parse(app, args).find(want), std::string::npos) << want;
+    EXPECT_EQ(o.policy.Name(), "memory/idle=share") << "a refused value changed the policy";
+  }
+  ::setenv("GPUMETER_IDLE", "owner", 1);
+  CLI::App app;
+  app::AgentOptions o;
+  AddAgentCommand(app, o);
+  const auto error = testing::Parse(app, {"agent"});
+  ::unsetenv("GPUMETER_IDLE");
+  ASSERT_EQ(error, "");
+  EXPECT_EQ(o.policy.Name(), "memory/idle=owner");
 }
 
 }  // namespace
