@@ -34,13 +34,15 @@ llm chat-1 0.30
 llm summarizer-0 0.0857142857
 batch etl-0 0.30"
 
-# A full minute of samples behind the last evaluation of the rule (15 s groups), well before 150 s.
+# A full minute of scrapes (a loaded machine may miss a few of the 60) behind the rule's latest
+# evaluation (every 15 s).
+n=0
 for _ in $(seq 1 120); do
-  n=$(query 'count_over_time(up{job="gpumeter"}[1m])' | jq -r '.data.result[0].value[1] // 0')
-  [ "$n" -ge 60 ] && break
+  n=$(query 'count_over_time(up{job="gpumeter"}[1m])' | jq -r '.data.result[0].value[1] // 0') || n=0
+  [ "$n" -ge 55 ] && break
   sleep 1
 done
-[ "$n" -ge 60 ] || fail "Prometheus has no minute of scrapes"
+[ "$n" -ge 55 ] || fail "Prometheus has no minute of scrapes ($n)"
 sleep 17
 
 within() {  # label, got, want: |got - want| <= 0.02
@@ -52,7 +54,7 @@ within() {  # label, got, want: |got - want| <= 0.02
 # KEDA: the trigger's query, exactly as the file has it (the embedder's sum over its replicas).
 keda=$(sed -n 's/^ *query: //p' "$src/deploy/kubernetes/autoscaling/keda-scaledobject.yaml")
 [ -n "$keda" ] || fail "no query in keda-scaledobject.yaml"
-got=$(query "$keda" | jq -r '.data.result[0].value[1] // ""')
+got=$(query "$keda" | jq -r '.data.result[0].value[1] // ""') || got=""
 within "KEDA query" "$got" 0.25
 
 # prometheus-adapter: each rule's metricsQuery as the adapter fills it for one pod.
@@ -64,7 +66,7 @@ while read -r ns pod want; do
   q=${template//<<.Series>>/$series}
   q=${q//<<.LabelMatchers>>/namespace=\"$ns\",pod=~\"$pod\"}
   q=${q//<<.GroupBy>>/pod}
-  got=$(query "$q" | jq -r '.data.result[0].value[1] // ""')
+  got=$(query "$q" | jq -r '.data.result[0].value[1] // ""') || got=""
   within "adapter gpumeter_compute_gpus $ns/$pod" "$got" "$want"
 done <<<"$truth"
 
@@ -73,9 +75,9 @@ grep -q "name: gpumeter_compute_gpus" "$src/deploy/kubernetes/autoscaling/hpa.ya
 
 # The dcgm-style reading: the device's utilization, joined to each pod that holds a share of it
 # (dcgm-exporter labels the device's series with the pod). The time-sliced embedder is shown its
-# device's whole busy time, not its 0.25.
+# device's whole busy time, not its 0.25 (0.70 while ctr-0 runs, to 100 s; 0.35 after).
 dcgm='max by (namespace, pod) ((gpumeter_requested_share_ratio{owner_kind="container"} > 0) * 0 + on (node, gpu_uuid) group_left () label_replace(gpumeter_gpu_busy_ratio, "gpu_uuid", "$1", "uuid", "(.*)"))'
-got=$(query "$dcgm" | jq -r '.data.result[] | select(.metric.pod == "embedder-0") | .value[1]')
+got=$(query "$dcgm" | jq -r '.data.result[] | select(.metric.pod == "embedder-0") | .value[1]') || got=""
 awk -v g="$got" 'BEGIN { exit !(g != "" && g - 0.25 > 0.05) }' ||
   fail "the dcgm-style reading for embedder-0 is ${got:-nothing}: expected its device's whole utilization, above its own 0.25"
 printf '  %-48s %.4f (the device'"'"'s, not the pod'"'"'s 0.25)\n' "dcgm-style reading embedder-0" "$got"

@@ -47,8 +47,9 @@ void AddToTotals(const std::vector<IntervalCost>& costs, NodeState& next) {
       t.cost += r.cost;
       t.idle_cost += r.idle_cost;
       t.priced = true;
-      // An idle row Allocate made (idle cost kept apart) is current like the ledger's rows.
-      if (t.last_interval == 0) t.last_interval = next.intervals;
+      // Every row has an owner of this interval's ledger, or is the idle row Allocate made (idle
+      // cost kept apart, the ledger had none): current either way.
+      t.last_interval = next.intervals;
     }
     for (const auto& o : c.owners) next.totals[{c.uuid, o}].priced = true;
   }

@@ -55,9 +55,10 @@ struct OwnerTotals {
   // part that is idle placed on it (all of an `idle` row's). Unknown, not 0, until `priced`.
   double cost = 0, idle_cost = 0;
   bool priced = false;
-  double last_memory_bytes = 0;   // mean over the last interval in which it had a row
-  double last_compute_ratio = 0;  // compute share of the unit over that interval, [0, 1]
-  uint64_t last_interval = 0;     // NodeState::intervals when it last had a row
+  double last_memory_bytes = 0;       // mean over the last interval in which it had a row
+  double last_compute_ratio = 0;      // compute share of the unit over that interval, [0, 1]
+  bool last_compute_unknown = false;  // some of its compute in that interval was unknown
+  uint64_t last_interval = 0;         // NodeState::intervals when it last had a row
   std::string memory_rule, compute_rule, energy_rule;  // of its last row
 };
 

@@ -262,7 +262,8 @@ void AddOwnerMetrics(std::vector<MetricDef>& v) {
       {Metric::kComputeGpus, "gpumeter_compute_gpus", G, "",
        "Compute used over the last interval in GPUs: the share of the unit's time used × the "
        "unit's share of its GPU, so a pod on a 1g slice and one on a whole GPU compare (the "
-       "signal to autoscale on: docs/autoscaling.md).",
+       "signal to autoscale on: docs/autoscaling.md). Absent while some of its compute is unknown "
+       "(gpumeter_compute_unknown_seconds_total).",
        kOwner},
       {Metric::kMemoryGpus, "gpumeter_memory_gpus", G, "",
        "GPU memory held over the last interval in GPUs: the mean bytes over the memory of the "

@@ -287,7 +287,9 @@ void OwnerRow(Families& f, const node::NodeState& state, const TotalsRow& row,
   if (t.last_interval == state.intervals) {
     f.Add(Metric::kMemoryBytes, l, t.last_memory_bytes);
     f.Add(Metric::kComputeRatio, l, t.last_compute_ratio);
-    if (u) f.Add(Metric::kComputeGpus, l, t.last_compute_ratio * u->gpu_fraction);
+    // A lower bound is not a reading: a scaler must not see unknown use as none.
+    if (u && !t.last_compute_unknown)
+      f.Add(Metric::kComputeGpus, l, t.last_compute_ratio * u->gpu_fraction);
     if (u && u->gpu_memory_total_bytes && *u->gpu_memory_total_bytes > 0)
       f.Add(Metric::kMemoryGpus, l,
             t.last_memory_bytes / static_cast<double>(*u->gpu_memory_total_bytes));

@@ -217,6 +217,9 @@ TEST(Attribution, CostAndGpuEquivalentSeries) {
   a.cost = 0.0025, a.idle_cost = 0, a.priced = true;
   auto& idle = s.totals.at({"GPU-x", Owner{OwnerKind::kIdle, "", "", ""}});
   idle.cost = idle.idle_cost = 0.01, idle.priced = true;
+  // The lazy holder's compute was unknown in the last interval: no GPU reading, not a 0.
+  s.totals.at({"GPU-x", Owner{OwnerKind::kContainer, "ns", "lazy", "c"}}).last_compute_unknown =
+      true;
   const auto text = RenderText(BuildFamilies(
       Health(), s, {}, std::chrono::steady_clock::time_point{} + std::chrono::seconds(103)));
   const std::string unit =
@@ -241,6 +244,9 @@ TEST(Attribution, CostAndGpuEquivalentSeries) {
   // 0.4 of a quarter GPU is 0.1 GPU; 100 bytes of a 4000-byte GPU is 0.025 GPU.
   EXPECT_THAT(text, HasSubstr("gpumeter_compute_gpus{" + unit + quoted + " 0.1\n"));
   EXPECT_THAT(text, HasSubstr("gpumeter_memory_gpus{" + unit + quoted + " 0.025\n"));
+  EXPECT_THAT(text,
+              Not(HasSubstr("gpumeter_compute_gpus{" + unit + "namespace=\"ns\",pod=\"lazy\"")));
+  EXPECT_THAT(text, HasSubstr("gpumeter_memory_gpus{" + unit + "namespace=\"ns\",pod=\"lazy\""));
 }
 
 TEST(Attribution, NoCostSeriesWithoutAPrice) {
