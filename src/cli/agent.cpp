@@ -34,6 +34,10 @@ void AddSourceFlags(CLI::App* cmd, app::AgentOptions& o) {
   cmd->add_option("--resource-slices-file", o.resource_slices_file,
                   "Read DRA ResourceSlices from this ResourceSliceList JSON file (kubectl get "
                   "resourceslices -o json), re-read on change, instead of the API server");
+  cmd->add_option("--node-file", o.node_file,
+                  "Read this node's Node object from this JSON file (kubectl get node NAME -o "
+                  "json), re-read on change, instead of the API server: its instance type prices "
+                  "the GPUs, its GPU Feature Discovery labels give the sharing mode");
   cmd->add_option("--dcgm-metrics", o.dcgm_metrics,
                   "dcgm-exporter's /metrics on this node, for the activity of MIG instances "
                   "NVML cannot see (A100, A30): e.g. http://$(NODE_IP):9400/metrics "

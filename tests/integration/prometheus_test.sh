@@ -94,6 +94,14 @@ check_le 'max(sum by (node, unit) (rate(gpumeter_compute_seconds_total{owner_kin
 check_le 'max(abs(sum by (node, unit) (gpumeter_cost_total) / on (node, unit) gpumeter_unit_cost_total - 1))' 1e-9
 check_le 'max(abs(gpumeter_unit_cost_total / on (node, unit) (gpumeter_unit_seconds_total * on (node, unit) group_left () gpumeter_unit_price_per_hour / 3600) - 1))' 1e-9
 [ "$(query 'count(gpumeter_cost_info{policy="memory/idle=separate"})' | jq -r '.data.result[0].value[1]')" = 1 ] || fail "demo1's gpumeter_cost_info does not name memory/idle=separate"
+# node-8gpu's Node object (scenario node_object): its facts on gpumeter_node_info, and every unit
+# priced by its instance type from the bundled table; mig-h200 has none: priced by model.
+[ "$(query 'count(gpumeter_node_info{node="gpu-node-dgx-07",instance_type="p5.48xlarge",region="us-east-1",capacity_type="on-demand",cloud="aws"})' | jq -r '.data.result[0].value[1]')" = 1 ] ||
+  fail "gpumeter_node_info of gpu-node-dgx-07: $(query 'gpumeter_node_info' | jq -c '.data.result')"
+[ "$(query 'count(gpumeter_unit_price_per_hour{node="gpu-node-dgx-07"})' | jq -r '.data.result[0].value[1]')" -ge 8 ] &&
+  [ "$(query 'count(gpumeter_unit_price_per_hour{node="gpu-node-dgx-07",source!~".*instance table: aws p5.48xlarge.*"})' | jq -r '.data.result | length')" = 0 ] ||
+  fail "gpu-node-dgx-07 not priced by its instance type: $(query 'gpumeter_unit_price_per_hour{node="gpu-node-dgx-07"}' | jq -c '[.data.result[].metric.source] | unique')"
+[ "$(query 'count(gpumeter_node_info{node="gpu-node-h200"})' | jq -r '.data.result | length')" = 0 ] || fail "gpu-node-h200 has no Node object"
 namespaces=$(query 'sum by (namespace) (gpumeter_compute_seconds_total{owner_kind="container"})' | jq -r '[.data.result[].metric.namespace] | sort | join(",")')
 [ "$namespaces" = "ads,batch,infra,llm,research,sandbox,search,speech,vision" ] || fail "namespaces of both nodes: $namespaces"
 

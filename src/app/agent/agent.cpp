@@ -21,6 +21,7 @@
 #include "sources/dcgm/dcgm_source.h"
 #include "sources/kube_api/api_server_source.h"
 #include "sources/kube_api/kubeconfig.h"
+#include "sources/kube_api/node_source.h"
 #include "sources/kube_api/pod_source.h"
 #include "sources/kube_api/resource_slice_source.h"
 #include "sources/kube_api/slices_file_source.h"
@@ -81,6 +82,7 @@ struct AgentSources {
   std::unique_ptr<kube_api::PodSource> pods;
   std::unique_ptr<kube_api::SliceSource> slices;
   std::unique_ptr<dcgm::DcgmSource> dcgm;  // reads on its own thread
+  std::unique_ptr<kube_api::NodeSource> node;
 };
 
 std::unique_ptr<kubelet::PodResourcesSource> KubeletSource(const AgentOptions& o) {
@@ -143,6 +145,17 @@ int StartSources(const AgentOptions& o, const std::string& node_name, AgentSourc
     lister->Start();
     out.slices = std::move(lister);
   }
+  // The Node object: instance type and region for prices, GFD labels for the sharing mode.
+  if (!o.node_file.empty()) {
+    out.node = std::make_unique<kube_api::NodeFileSource>(o.node_file);
+  } else if (*api) {
+    kube_api::NodeSourceOptions no;
+    no.config = **api;
+    no.node_name = node_name;
+    auto getter = std::make_unique<kube_api::ApiServerNodeSource>(no);
+    getter->Start();
+    out.node = std::move(getter);
+  }
   return 0;
 }
 
@@ -194,8 +207,8 @@ void SetSamplingAndServing(const AgentOptions& o, const std::string& node_name,
   ro.call_deadline = o.call_deadline;
   ro.pipeline.node = node_name;
   ro.pipeline.proc_root = o.proc_root;
-  ro.sources = {sources.kubelet.get(), sources.pods.get(), sources.slices.get(),
-                sources.dcgm.get()};
+  ro.sources = {sources.kubelet.get(), sources.pods.get(), sources.slices.get(), sources.dcgm.get(),
+                sources.node.get()};
   ro.exposition.pod_label_keys = o.pod_labels;
   ro.exposition.max_series = o.max_series;
   ro.exposition.process_series = o.process_series;

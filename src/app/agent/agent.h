@@ -26,6 +26,9 @@ struct AgentOptions {
   // DRA devices from this ResourceSliceList JSON file instead of the API server (re-read on
   // change).
   std::string resource_slices_file;
+  // The node's Node object from this JSON file (`kubectl get node NAME -o json`) instead of the
+  // API server (re-read on change); empty: from the API server when one is configured.
+  std::string node_file;
   // dcgm-exporter's page on this node (http://$(NODE_IP):9400/metrics); empty: none.
   std::string dcgm_metrics;
   Seconds dcgm_max_age{90};  // a GPU's series unchanged this long are stale (unknown)

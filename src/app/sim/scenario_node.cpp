@@ -63,11 +63,13 @@ Expected<std::unique_ptr<ScenarioNode>> ScenarioNode::Start(const LoadedScenario
   node->pods_ = std::make_unique<kube_api::PodsFileSource>(node->files_->pods_file());
   node->slices_ =
       std::make_unique<kube_api::SlicesFileSource>(node->files_->resource_slices_file());
+  if (loaded.scenario.node_object)
+    node->node_ = std::make_unique<kube_api::NodeFileSource>(node->files_->node_file());
   return node;
 }
 
 node::PipelineSources ScenarioNode::sources() {
-  return {kubelet_.get(), pods_.get(), slices_.get()};
+  return {kubelet_.get(), pods_.get(), slices_.get(), nullptr, node_.get()};
 }
 
 node::PipelineOptions ScenarioNode::pipeline_options() const {

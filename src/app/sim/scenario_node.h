@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "node/pipeline/pipeline.h"
 #include "sim/node/node_files.h"
+#include "sources/kube_api/node_source.h"
 #include "sources/kube_api/pod_source.h"
 #include "sources/kube_api/slices_file_source.h"
 #include "sources/kubelet/pod_resources_source.h"
@@ -49,6 +50,7 @@ class ScenarioNode {
   std::unique_ptr<kubelet::PodResourcesSource> kubelet_;
   std::unique_ptr<kube_api::PodsFileSource> pods_;
   std::unique_ptr<kube_api::SlicesFileSource> slices_;
+  std::unique_ptr<kube_api::NodeFileSource> node_;  // null: the scenario has no node_object
   std::string dcgm_url_;
 };
 

@@ -6,7 +6,10 @@
 #include <cstdlib>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "common/yaml/reader.h"
+#include "core/cost/instance_prices.h"
 
 namespace gpumeter::cost {
 namespace {
@@ -97,7 +100,8 @@ struct Pricing::Reader {
     if (const auto f = root.Find("fallback_per_gpu_hour")) p.fallback_ = Price(*f);
     // Anything but a YAML boolean keeps the defaults, as it always has.
     const auto d = root.Find("defaults");
-    if (!d || d->As<bool>().value_or(true))
+    p.defaults_ = !d || d->As<bool>().value_or(true);
+    if (p.defaults_)
       for (auto& m : DefaultTable()) p.models_.push_back(std::move(m));
     return p;
   }
@@ -178,13 +182,34 @@ Expected<Pricing> Pricing::Parse(std::string_view text, const std::string& label
   return yaml::Parse<Pricing>(text, label, Reader::Read);
 }
 
+namespace {
+
+// The bundled instance-type price of a device, when the node's instance type is in the table and
+// its GPU is the one NVML names (a mislabelled node is priced by its model instead).
+std::optional<PriceQuote> InstanceQuote(const std::set<std::string>& model_words,
+                                        const std::string& instance_type, const std::string& region,
+                                        double keep) {
+  const auto row = FindInstancePrice(instance_type);
+  if (!row || !std::all_of(row->model_words.begin(), row->model_words.end(),
+                           [&](const std::string& w) { return model_words.count(w) > 0; }))
+    return std::nullopt;
+  const double per_device = row->per_hour / row->devices;
+  std::string source = fmt::format(
+      "gpumeter instance table: {} {} on-demand {}/h over {} GPU{} ({})", row->cloud,
+      row->instance_type, row->per_hour, row->devices, row->devices == 1 ? "" : "s", row->source);
+  if (!region.empty() && region != row->region) source += ", the node is in " + region;
+  return PriceQuote{per_device * keep, per_device, source, true};
+}
+
+}  // namespace
+
 std::string Pricing::InstanceTypeOf(const std::string& node) const {
   const auto it = instance_types_.find(node);
   return it == instance_types_.end() ? "" : it->second;
 }
 
-std::optional<PriceQuote> Pricing::Quote(const std::string& model,
-                                         const std::string& instance_type) const {
+std::optional<PriceQuote> Pricing::Quote(const std::string& model, const std::string& instance_type,
+                                         const std::string& region) const {
   const double keep = 1 - discount_;
   if (!instance_type.empty())
     for (const auto& n : nodes_)
@@ -194,6 +219,8 @@ std::optional<PriceQuote> Pricing::Quote(const std::string& model,
   // The file's prices beat the defaults whatever their specificity ("A100" in the file wins over
   // the default "A100 80GB"); within each, the entry with the most words wins.
   for (const bool defaults : {false, true}) {
+    if (defaults && defaults_)
+      if (auto q = InstanceQuote(words, instance_type, region, keep)) return q;
     const ModelPrice* best = nullptr;
     for (const auto& m : models_) {
       if ((m.source == kDefaultSource) != defaults) continue;

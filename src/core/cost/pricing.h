@@ -37,11 +37,13 @@ class Pricing {
   // A pricing file's text; `label` (its path) names it in errors.
   static Expected<Pricing> Parse(std::string_view yaml, const std::string& label);
 
-  // The price of one whole GPU of `model` (its NVML name) per hour, or of `instance_type`'s
-  // share when that node price is configured; nullopt when nothing matches and there is no
-  // fallback.
-  std::optional<PriceQuote> Quote(const std::string& model,
-                                  const std::string& instance_type = {}) const;
+  // The price of one whole GPU of `model` (its NVML name) per hour. In order: the file's node
+  // price for `instance_type`; the file's model prices; with the defaults kept, the bundled
+  // instance-type table (instance_prices.h; `region` is the node's, named in the source when the
+  // table's differs) where its GPU matches `model`; the default model table; the fallback.
+  // nullopt when nothing matches.
+  std::optional<PriceQuote> Quote(const std::string& model, const std::string& instance_type = {},
+                                  const std::string& region = {}) const;
 
   // The instance type the file maps node `node` to (instance_types), or "".
   std::string InstanceTypeOf(const std::string& node) const;
@@ -62,6 +64,7 @@ class Pricing {
   };
   std::vector<NodePrice> nodes_;
   std::optional<double> fallback_;
+  bool defaults_ = true;  // the default tables are kept (defaults: false drops them)
   std::map<std::string, std::string> instance_types_;  // node name → instance type
 };
 

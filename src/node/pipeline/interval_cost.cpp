@@ -16,7 +16,7 @@ std::vector<IntervalCost> CostOfInterval(const std::vector<attribution::UnitLedg
     for (const auto& u : units)
       if (u.uuid == l.uuid) unit = &u;
     if (unit && settings.pricing)
-      c.price = settings.pricing->Quote(unit->model, settings.instance_type);
+      c.price = settings.pricing->Quote(unit->model, settings.instance_type, settings.region);
     if (c.price && l.seconds > 0) {
       cost::UnitUsage usage;
       usage.seconds = l.seconds;

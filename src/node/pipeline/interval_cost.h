@@ -30,6 +30,7 @@ struct CostSettings {
   const cost::Pricing* pricing = nullptr;  // borrowed; null: nothing is priced
   cost::Policy policy;
   std::string instance_type;  // the node's, for node prices ("" : by model only)
+  std::string region;         // the node's, named in a bundled price's source
 };
 
 // One entry per ledger, in its order. A ledger whose unit is not in `units` is unpriced (its

@@ -80,7 +80,8 @@ NodePipeline::NodePipeline(PipelineSources sources, PipelineOptions options)
           options_.accountant),
       guard_(options_.guard, options_.pricing),
       cost_{options_.pricing, options_.cost_policy,
-            options_.pricing ? options_.pricing->InstanceTypeOf(options_.node) : std::string()} {
+            options_.pricing ? options_.pricing->InstanceTypeOf(options_.node) : std::string(),
+            std::string()} {
   auto empty = std::make_shared<NodeState>();
   empty->node = options_.node;
   if (options_.pricing) {
@@ -125,6 +126,8 @@ void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap,
                     std::to_string(m.compute_instance_id)] = m.uuid;
     }
   }
+  if (const auto facts = sources_.node ? sources_.node->Current() : nullptr)
+    in.node_labels = facts->gpu_labels;
   if (sources_.slices) sources_.slices->Poll(now);
   if (const auto slices = sources_.slices ? sources_.slices->Current() : nullptr)
     in.dra = slices->devices();
@@ -138,6 +141,8 @@ void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap,
 
   auto evidence = options_.evidence;
   evidence.dra_devices = in.dra;
+  // GPU Feature Discovery's labels from the Node object; a --node-label flag wins.
+  for (const auto& [k, v] : in.node_labels) evidence.node_labels.emplace(k, v);
   for (const auto& [mig, gpu] : in.mig_parent) evidence.mig_parent[mig] = gpu;
   for (const auto& [legacy, mig] : in.legacy_mig) evidence.legacy_mig[legacy] = mig;
   auto result = k8s::BuildAllocations(in.live, evidence);
@@ -441,8 +446,21 @@ std::vector<domain::SourceStatus> NodePipeline::SourceStatuses() const {
                               : domain::SourceStatus::NotConfigured("pods"));
   if (sources_.slices) out.push_back(sources_.slices->Status());
   if (sources_.dcgm) out.push_back(sources_.dcgm->Status());
+  if (sources_.node) out.push_back(sources_.node->Status());
   out.push_back(ProcStatus());
   return out;
+}
+
+void NodePipeline::UpdateNodeFacts(std::chrono::steady_clock::time_point now, NodeState& next) {
+  if (!sources_.node) return;
+  sources_.node->Poll(now);
+  next.node_facts = sources_.node->Current();
+  // A pricing file's node map wins over the Node's label.
+  if (next.node_facts && options_.pricing &&
+      options_.pricing->InstanceTypeOf(options_.node).empty()) {
+    cost_.instance_type = next.node_facts->instance_type;
+    cost_.region = next.node_facts->region;
+  }
 }
 
 // Findings only from a good pass (a failed one shows no process, which proves nothing).
@@ -474,6 +492,7 @@ void NodePipeline::OnPass(std::shared_ptr<const gpu::SampleResult> pass) {
 
   if (sources_.pods) sources_.pods->Poll(pass->taken);
   UpdatePods();
+  UpdateNodeFacts(pass->taken, *next);
   RefreshAllocations(snap, pass->taken);
   UpdateOwners(*pass);
   // The units as of this pass: the interval is priced by them (a unit created in it has one).

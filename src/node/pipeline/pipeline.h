@@ -30,6 +30,7 @@
 #include "sources/k8s/owner_resolver.h"
 #include "sources/k8s/proc_reader.h"
 #include "sources/k8s/sharing.h"
+#include "sources/kube_api/node_source.h"
 #include "sources/kube_api/pod_source.h"
 #include "sources/kube_api/resource_slice_source.h"
 #include "sources/kubelet/pod_resources_source.h"
@@ -68,6 +69,8 @@ struct PipelineSources {
   // null: no DCGM activity (MIG instances of pre-Hopper GPUs have unknown activity). Read with
   // Latest() only: its reads run on its own thread (or the caller's, in simulate).
   const dcgm::DcgmSource* dcgm = nullptr;
+  // null: no Node object (no instance type, no GFD labels but the --node-label flags).
+  kube_api::NodeSource* node = nullptr;
 };
 
 class NodePipeline {
@@ -109,6 +112,8 @@ class NodePipeline {
       const NodeState& prev, const NodeState& next) const;
   std::vector<domain::SourceStatus> SourceStatuses() const;
   void UpdateFindings(const gpu::SampleResult& pass, NodeState& next);
+  // The Node object's facts into next and into what prices the coming interval.
+  void UpdateNodeFacts(std::chrono::steady_clock::time_point now, NodeState& next);
 
   PipelineSources sources_;
   PipelineOptions options_;
@@ -125,6 +130,7 @@ class NodePipeline {
     std::map<std::string, bool> devices;         // GPU UUID -> MIG enabled
     std::map<std::string, std::string> mig_parent, legacy_mig;
     std::map<k8s::DraKey, k8s::DraDevice> dra;
+    std::map<std::string, std::string> node_labels;  // the Node's nvidia.com/ labels
     bool operator==(const AllocationInputs&) const = default;
   };
   AllocationInputs inputs_;

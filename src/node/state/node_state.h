@@ -18,6 +18,7 @@
 #include "core/guard/findings.h"
 #include "domain/sample.h"
 #include "domain/source_status.h"
+#include "sources/k8s/node_facts.h"
 #include "sources/k8s/owner_resolver.h"
 #include "sources/k8s/sharing.h"
 
@@ -106,6 +107,8 @@ struct NodeState {
   // The policy the agent prices usage under ("memory/idle=share", cost::Policy::Name) and the
   // pricing's currency; both empty when the agent prices nothing.
   std::string cost_policy, currency;
+  // The node's Node object as last read (instance type, region, GFD labels); null: not read.
+  std::shared_ptr<const k8s::NodeFacts> node_facts;
   uint64_t passes = 0;     // sampling passes seen
   uint64_t intervals = 0;  // accounted intervals (passes after the first)
   // The latest sampling pass (also when it failed) and the latest good one.

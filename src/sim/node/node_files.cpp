@@ -32,6 +32,12 @@ Expected<std::unique_ptr<NodeFiles>> NodeFiles::Create(const scenario::Scenario&
   if (!slices.flush())
     return MakeError(ErrorCode::kUnavailable,
                      node->resource_slices_file().string() + ": cannot write");
+  if (const auto n = ScenarioNodeJson(s); !n.empty()) {
+    std::ofstream out(node->node_file());
+    out << n;
+    if (!out.flush())
+      return MakeError(ErrorCode::kUnavailable, node->node_file().string() + ": cannot write");
+  }
   if (auto proc = node->RefreshProc(0); !proc) return tl::unexpected(proc.error());
   return node;
 }

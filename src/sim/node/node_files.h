@@ -28,6 +28,8 @@ class NodeFiles {
   std::filesystem::path pods_file() const { return dir_ / "pods.json"; }
   // The node's ResourceSliceList, as the API server would list it (written at Create).
   std::filesystem::path resource_slices_file() const { return dir_ / "resourceslices.json"; }
+  // The Node object (scenario node_object); not written when the scenario has none.
+  std::filesystem::path node_file() const { return dir_ / "node.json"; }
   std::string kubelet_socket() const { return (dir_ / "kubelet.sock").string(); }
 
   // Makes the /proc tree hold exactly the processes alive at scenario time `t_s`.

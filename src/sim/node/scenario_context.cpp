@@ -79,4 +79,14 @@ std::string ScenarioResourceSlicesJson(const scenario::Scenario& s) {
       .dump(2);
 }
 
+std::string ScenarioNodeJson(const scenario::Scenario& s) {
+  if (!s.node_object) return "";
+  nlohmann::json node = {{"kind", "Node"},
+                         {"apiVersion", "v1"},
+                         {"metadata", {{"name", s.node_name}, {"labels", s.node_object->labels}}}};
+  if (!s.node_object->provider_id.empty())
+    node["spec"] = {{"providerID", s.node_object->provider_id}};
+  return node.dump();
+}
+
 }  // namespace gpumeter::sim

@@ -21,6 +21,8 @@ std::vector<k8s::ContainerAllocation> ScenarioAllocations(const scenario::Scenar
 // MIG mode and a "mig" device per MIG instance (uuid, parentUUID, profile), named by
 // scenario::DraDeviceName.
 std::string ScenarioResourceSlicesJson(const scenario::Scenario& s);
+// The scenario's node_object as a Node object (kubectl get node -o json), "" when it has none.
+std::string ScenarioNodeJson(const scenario::Scenario& s);
 k8s::SharingEvidence ScenarioSharingEvidence(const scenario::Scenario& s);
 
 }  // namespace gpumeter::sim

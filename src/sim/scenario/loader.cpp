@@ -354,12 +354,19 @@ std::optional<Fault> ParseFault(const Field& f, Scenario& s) {
 }
 
 Scenario ParseRoot(const Field& root) {
-  root.ExpectMap({"name", "description", "node", "duration_s", "driver", "gpus", "pods",
-                  "processes", "faults"});
+  root.ExpectMap({"name", "description", "node", "node_object", "duration_s", "driver", "gpus",
+                  "pods", "processes", "faults"});
   Scenario s;
   s.name = root.Child("name").Str();
   s.description = root.Str("description", "");
   s.node_name = root.Str("node", "sim-node-0");
+  if (auto n = root.Optional("node_object")) {
+    n->ExpectMap({"labels", "provider_id"});
+    Scenario::NodeObject o;
+    if (auto l = n->Optional("labels")) o.labels = ParseStringMap(*l);
+    o.provider_id = n->Str("provider_id", "");
+    s.node_object = std::move(o);
+  }
   s.duration_s = root.Double("duration_s", 300);
   if (s.duration_s <= 0 || s.duration_s > 30 * 86400)
     root.Child("duration_s").Fail("must be in (0, 2592000] seconds (30 days)");

@@ -150,6 +150,14 @@ struct Scenario {
   std::string description;
   std::string source;  // file it was loaded from
   std::string node_name;
+  // The node's Node object as the simulated node serves it (node_object: labels, provider_id):
+  // instance type, region, capacity type and GFD labels. Unset: no Node object (the agent runs
+  // without one, as with no RBAC to read it).
+  struct NodeObject {
+    std::map<std::string, std::string> labels;
+    std::string provider_id;
+  };
+  std::optional<NodeObject> node_object;
   double duration_s = 300;
   Driver driver;
   std::vector<Gpu> gpus;

@@ -192,6 +192,15 @@ void AddUnitMetrics(std::vector<MetricDef>& v) {
        "time known, the rest of the interval's shares stand for it (rule says estimate); else its "
        "busy time is unattributed.",
        kUnit},
+      {Metric::kNodeInfo,
+       "gpumeter_node_info",
+       G,
+       "",
+       "The node as its Node object describes it: instance type, region, zone, capacity type "
+       "(spot, on-demand, reserved, or empty when no label says), cloud and spec.providerID; "
+       "join at query time (`* on (node) group_left (instance_type) gpumeter_node_info`), never "
+       "on the counters. Absent until the Node was read; value is always 1.",
+       {"node", "instance_type", "region", "zone", "capacity_type", "cloud", "provider_id"}},
       {Metric::kCostInfo,
        "gpumeter_cost_info",
        G,

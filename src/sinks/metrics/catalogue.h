@@ -48,6 +48,7 @@ enum class Metric {
   kUnitEnergy,
   kUnitEnergyUnknown,
   kUnitSamplesUncovered,
+  kNodeInfo,
   kCostInfo,
   kUnitPrice,
   kUnitCost,

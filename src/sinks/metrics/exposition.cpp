@@ -203,6 +203,11 @@ std::map<std::string, const node::UnitInfo*> Units(Families& f, const node::Node
     if (t.price) f.Add(Metric::kUnitCost, l, t.cost);
     if (t.unpriced_seconds > 0) f.Add(Metric::kUnitUnpriced, l, t.unpriced_seconds);
   }
+  if (const auto& n = state.node_facts)
+    f.Add(Metric::kNodeInfo,
+          {state.node, n->instance_type, n->region, n->zone, n->capacity_type, n->cloud,
+           n->provider_id},
+          1);
   if (!state.cost_policy.empty())
     f.Add(Metric::kCostInfo, {state.node, state.currency, state.cost_policy}, 1);
   for (const auto& u : state.units)

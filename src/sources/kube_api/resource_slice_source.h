@@ -7,14 +7,13 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 
-#include "common/stoppable_worker.h"
 #include "domain/source_status.h"
 #include "sources/k8s/resource_slices.h"
 #include "sources/kube_api/api_client.h"
 #include "sources/kube_api/kubeconfig.h"
+#include "sources/kube_api/periodic_get.h"
 
 namespace gpumeter::kube_api {
 
@@ -40,23 +39,13 @@ struct SliceSourceOptions {
 class ApiServerSliceSource final : public SliceSource {
  public:
   explicit ApiServerSliceSource(SliceSourceOptions options);
-  ~ApiServerSliceSource() override;
-  ApiServerSliceSource(const ApiServerSliceSource&) = delete;
-  ApiServerSliceSource& operator=(const ApiServerSliceSource&) = delete;
-
-  void Start();
-  void Stop();
-  std::shared_ptr<const k8s::ResourceSliceStore> Current() const override;
-  domain::SourceStatus Status() const override;
+  void Start() { get_.Start(); }
+  void Stop() { get_.Stop(); }
+  std::shared_ptr<const k8s::ResourceSliceStore> Current() const override { return get_.Current(); }
+  domain::SourceStatus Status() const override { return get_.Status(); }
 
  private:
-  void ListOnce();
-
-  SliceSourceOptions options_;
-  mutable std::mutex mu_;  // guards current_ and tracker_
-  std::shared_ptr<const k8s::ResourceSliceStore> current_;
-  domain::SourceTracker tracker_;
-  StoppableWorker worker_;  // last: it stops before the rest is destroyed
+  PeriodicGet<k8s::ResourceSliceStore> get_;
 };
 
 }  // namespace gpumeter::kube_api

@@ -116,5 +116,38 @@ TEST(Pricing, BadFilesAreClearErrors) {
   }
 }
 
+// A node's instance type prices its GPUs from the bundled table without a pricing file: the
+// instance's price over its GPU devices, named with its source and the node's region where the
+// table's differs; a file's model price still wins, and a mislabelled node is priced by model.
+TEST(Pricing, TheInstanceTypePricesAGpuWithoutAFile) {
+  const auto d = Pricing::Defaults();
+  const auto q = d.Quote("NVIDIA H100 80GB HBM3", "p5.48xlarge", "us-east-1");
+  ASSERT_TRUE(q);
+  EXPECT_DOUBLE_EQ(q->per_gpu_hour, 55.04 / 8);
+  EXPECT_TRUE(q->flagged);
+  EXPECT_NE(q->source.find("aws p5.48xlarge on-demand 55.04/h over 8 GPUs"), std::string::npos)
+      << q->source;
+  EXPECT_EQ(q->source.find("the node is in"), std::string::npos);
+  const auto gcp = d.Quote("NVIDIA H100 80GB HBM3", "a3-highgpu-8g", "europe-west4");
+  ASSERT_TRUE(gcp);
+  EXPECT_DOUBLE_EQ(gcp->per_gpu_hour, 88.4899999 / 8);
+  EXPECT_NE(gcp->source.find("the node is in europe-west4"), std::string::npos) << gcp->source;
+  // Azure's labels come in either case.
+  ASSERT_TRUE(d.Quote("NVIDIA A100 80GB PCIe", "standard_nc24ads_a100_v4"));
+  EXPECT_DOUBLE_EQ(d.Quote("NVIDIA A100 80GB PCIe", "standard_nc24ads_a100_v4")->per_gpu_hour,
+                   3.673);
+  // A fractional L4 (g6f): its one device is priced at the instance's price.
+  EXPECT_DOUBLE_EQ(d.Quote("NVIDIA L4", "g6f.2xlarge")->per_gpu_hour, 0.68888);
+  // The label says H100, NVML says A100: the model decides.
+  EXPECT_DOUBLE_EQ(d.Quote("NVIDIA A100-SXM4-80GB", "p5.48xlarge")->per_gpu_hour, 3.43);
+  // An unknown type: the model table.
+  EXPECT_DOUBLE_EQ(d.Quote("NVIDIA H100 80GB HBM3", "x9.huge")->per_gpu_hour, 6.88);
+  // A file's model price wins; without the defaults the table is not used either.
+  const auto file = *Pricing::Parse("gpu_models: {H100: 5.0}\n", "p.yaml");
+  EXPECT_DOUBLE_EQ(file.Quote("NVIDIA H100 80GB HBM3", "p5.48xlarge")->per_gpu_hour, 5.0);
+  const auto bare = *Pricing::Parse("gpu_models: {A100: 2.0}\ndefaults: false\n", "p.yaml");
+  EXPECT_FALSE(bare.Quote("NVIDIA H100 80GB HBM3", "p5.48xlarge"));
+}
+
 }  // namespace
 }  // namespace gpumeter::cost

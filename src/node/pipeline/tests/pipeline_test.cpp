@@ -478,5 +478,73 @@ TEST_F(PipelineCost, AModelWithoutAPriceHasNoCostNotAZeroOne) {
   for (const auto& [k, v] : s->totals) EXPECT_FALSE(v.priced) << k.second.pod;
 }
 
+// The Node object: GFD labels give the sharing mode without --node-label, the instance type
+// prices the GPUs from the bundled table, and a node that cannot be read is a source that says
+// why while the rest goes on.
+class PipelineNode : public Pipeline {
+ protected:
+  std::shared_ptr<const NodeState> Run(const std::string& node_json, bool replicas_flag) {
+    const auto path = dir_.path() / "node.json";
+    if (!node_json.empty()) std::ofstream(path) << node_json;
+    node_source_ = std::make_unique<kube_api::NodeFileSource>(path);
+    PipelineOptions po;
+    po.node = "node-a";
+    po.proc_root = proc_;
+    if (replicas_flag) po.evidence.node_labels["nvidia.com/gpu.replicas"] = "4";
+    po.pricing = &pricing_;
+    NodePipeline p(PipelineSources{kubelet_source_.get(), pods_source_.get(), nullptr, nullptr,
+                                   node_source_.get()},
+                   po);
+    for (int k = 0; k <= 2; ++k) p.OnPass(Pass(k));
+    return p.Latest();
+  }
+  static std::string Node(const std::string& labels) {
+    return R"({"kind":"Node","metadata":{"name":"node-a","labels":{)" + labels +
+           R"(}},"spec":{"providerID":"aws:///us-east-1a/i-0abc"}})";
+  }
+  cost::Pricing pricing_ = cost::Pricing::Defaults();
+  std::unique_ptr<kube_api::NodeFileSource> node_source_;
+};
+
+TEST_F(PipelineNode, GfdLabelsGiveTheSharingModeAndTheInstanceTypeThePrice) {
+  const auto s = Run(Node(R"("nvidia.com/gpu.replicas":"2","nvidia.com/gpu.sharing-strategy":)"
+                          R"("time-slicing","node.kubernetes.io/instance-type":"p5.48xlarge",)"
+                          R"("topology.kubernetes.io/region":"us-east-1")"),
+                     false);
+  ASSERT_NE(s->node_facts, nullptr);
+  EXPECT_EQ(s->node_facts->instance_type, "p5.48xlarge");
+  const auto* u0 = s->FindUnit(kGpu0);
+  ASSERT_NE(u0, nullptr);
+  EXPECT_EQ(u0->mode, SharingMode::kTimeSlicing);
+  EXPECT_EQ(u0->replicas, 2u);
+  EXPECT_NE(u0->evidence.find("nvidia.com/gpu.replicas"), std::string::npos) << u0->evidence;
+  const auto& price = s->unit_totals.at(kGpu0).price;
+  ASSERT_TRUE(price.has_value());
+  EXPECT_DOUBLE_EQ(price->per_gpu_hour, 55.04 / 8);
+  EXPECT_NE(price->source.find("p5.48xlarge"), std::string::npos) << price->source;
+  bool listed = false;
+  for (const auto& src : s->sources) listed = listed || (src.name == "node" && src.up);
+  EXPECT_TRUE(listed) << "the node source is listed, up";
+}
+
+TEST_F(PipelineNode, AFlagWinsOverTheNodesLabel) {
+  const auto s = Run(Node(R"("nvidia.com/gpu.replicas":"2")"), true);
+  EXPECT_EQ(s->FindUnit(kGpu0)->replicas, 4u);
+}
+
+TEST_F(PipelineNode, AnUnreadableNodeIsSaidAndTheRestGoesOn) {
+  const auto s = Run("", true);
+  EXPECT_EQ(s->node_facts, nullptr);
+  const domain::SourceStatus* node = nullptr;
+  for (const auto& src : s->sources)
+    if (src.name == "node") node = &src;
+  ASSERT_NE(node, nullptr);
+  EXPECT_FALSE(node->up);
+  EXPECT_FALSE(node->last_error.empty());
+  EXPECT_EQ(s->FindUnit(kGpu0)->replicas, 4u) << "the flag still applies";
+  // Priced by model from the default table, as without a Node.
+  EXPECT_DOUBLE_EQ(s->unit_totals.at(kGpu0).price->per_gpu_hour, 6.88);
+}
+
 }  // namespace
 }  // namespace gpumeter::node

@@ -59,6 +59,25 @@ TEST(Loader, MinimalScenarioParses) {
   EXPECT_DOUBLE_EQ(s->processes[0].usage[0].duty[0].duty, 0.5);
 }
 
+// node_object: the Node the simulated node serves; a wrong key or a label that is not a string
+// is refused naming its path.
+TEST(Loader, NodeObjectParsesAndIsChecked) {
+  const std::string with =
+      Replace(kMinimal, "gpus:\n",
+              "node_object:\n  provider_id: aws:///us-east-1a/i-0\n"
+              "  labels: {node.kubernetes.io/instance-type: g6.xlarge}\ngpus:\n");
+  auto s = ParseScenario(with, "test.yaml");
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  ASSERT_TRUE(s->node_object.has_value());
+  EXPECT_EQ(s->node_object->provider_id, "aws:///us-east-1a/i-0");
+  EXPECT_EQ(s->node_object->labels.at("node.kubernetes.io/instance-type"), "g6.xlarge");
+  EXPECT_FALSE(ParseScenario(kMinimal, "test.yaml")->node_object.has_value());
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, "gpus:\n", "node_object: {providerID: x}\ngpus:\n")),
+              HasSubstr("node_object"));
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, "gpus:\n", "node_object: {labels: {a: [1]}}\ngpus:\n")),
+              HasSubstr("node_object.labels"));
+}
+
 TEST(Loader, EveryBundledScenarioLoads) {
   for (const char* name : testing::kBundledScenarios) {
     auto s = LoadScenarioFile(testing::ScenarioPath(name));

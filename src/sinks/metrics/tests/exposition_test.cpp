@@ -249,6 +249,25 @@ TEST(Attribution, CostAndGpuEquivalentSeries) {
   EXPECT_THAT(text, HasSubstr("gpumeter_memory_gpus{" + unit + "namespace=\"ns\",pod=\"lazy\""));
 }
 
+// The Node object's facts: one info series to join at query time; none before it was read.
+TEST(Attribution, NodeInfoFromTheNodeObject) {
+  auto s = State();
+  EXPECT_THAT(
+      RenderText(BuildFamilies(
+          Health(), s, {}, std::chrono::steady_clock::time_point{} + std::chrono::seconds(103))),
+      Not(HasSubstr("gpumeter_node_info{")));
+  auto facts = std::make_shared<k8s::NodeFacts>();
+  facts->instance_type = "p5.48xlarge", facts->region = "us-east-1", facts->zone = "us-east-1a",
+  facts->capacity_type = "spot", facts->cloud = "aws", facts->provider_id = "aws:///us-east-1a/i-0";
+  s.node_facts = facts;
+  EXPECT_THAT(
+      RenderText(BuildFamilies(
+          Health(), s, {}, std::chrono::steady_clock::time_point{} + std::chrono::seconds(103))),
+      HasSubstr("gpumeter_node_info{node=\"n1\",instance_type=\"p5.48xlarge\","
+                "region=\"us-east-1\",zone=\"us-east-1a\",capacity_type=\"spot\","
+                "cloud=\"aws\",provider_id=\"aws:///us-east-1a/i-0\"} 1\n"));
+}
+
 TEST(Attribution, NoCostSeriesWithoutAPrice) {
   auto s = State();
   s.cost_policy = "memory/idle=share", s.currency = "USD";
