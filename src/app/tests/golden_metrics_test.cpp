@@ -26,7 +26,10 @@ std::string MaskDurations(const std::string& text) {
 }
 
 TEST(GoldenMetrics, Node8GpuAtAFixedClock) {
-  testing::ScenarioPipeline run(gpumeter::testing::ScenarioPath("node-8gpu"), 100);
+  // Priced by the default tables (node-8gpu's Node says p5.48xlarge), as the agent is by default.
+  const auto pricing = cost::Pricing::Defaults();
+  testing::ScenarioPipeline run(gpumeter::testing::ScenarioPath("node-8gpu"), 100,
+                                [&pricing](node::PipelineOptions& po) { po.pricing = &pricing; });
   ASSERT_TRUE(run.ok());
   std::shared_ptr<const gpu::SampleResult> last;
   for (int k = 0; k <= 4; ++k) last = run.Pass(100 + k);

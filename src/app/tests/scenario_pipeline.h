@@ -39,6 +39,24 @@ class FixedPods final : public kube_api::PodSource {
   std::shared_ptr<const k8s::PodStore> store_;
 };
 
+// The scenario's node_object as a read Node (none when it has none), with a fixed status.
+class FixedNode final : public kube_api::NodeSource {
+ public:
+  explicit FixedNode(const std::string& json) {
+    auto facts = std::make_shared<k8s::NodeFacts>();
+    ok_ = facts->ApplyList(json).has_value();
+    if (ok_) facts_ = std::move(facts);
+  }
+  std::shared_ptr<const k8s::NodeFacts> Current() const override { return facts_; }
+  domain::SourceStatus Status() const override {
+    return {"node", true, ok_, std::nullopt, 1, 0, std::nullopt, "", "fixed"};
+  }
+
+ private:
+  bool ok_ = false;
+  std::shared_ptr<const k8s::NodeFacts> facts_;
+};
+
 // 2026-12-01T00:00:00Z.
 inline const auto kWall0 =
     std::chrono::system_clock::time_point{} + std::chrono::seconds(1796083200);
@@ -62,6 +80,8 @@ class ScenarioPipeline {
     kubelet_ = std::make_unique<kubelet::PodResourcesSource>(
         std::make_unique<kubelet::PodResourcesClient>(ko));
     pods_ = std::make_unique<FixedPods>(sim::ScenarioPodListJson(scenario_));
+    if (scenario_.node_object)
+      node_source_ = std::make_unique<FixedNode>(sim::ScenarioNodeJson(scenario_));
     node::PipelineOptions po;
     po.node = scenario_.node_name;
     po.proc_root = node_->proc_root();
@@ -69,7 +89,8 @@ class ScenarioPipeline {
     po.evidence.mig_parent.clear();
     if (tweak) tweak(po);
     pipeline_ = std::make_unique<node::NodePipeline>(
-        node::PipelineSources{kubelet_.get(), pods_.get(), nullptr}, po);
+        node::PipelineSources{kubelet_.get(), pods_.get(), nullptr, nullptr, node_source_.get()},
+        po);
     fake_ = std::make_unique<gpumeter::testing::FakeNvml>("r580", scenario_path, t0);
     t0_ = t0;
   }
@@ -104,6 +125,7 @@ class ScenarioPipeline {
   std::unique_ptr<sim::SimulatedNode> node_;
   std::unique_ptr<kubelet::PodResourcesSource> kubelet_;
   std::unique_ptr<FixedPods> pods_;
+  std::unique_ptr<FixedNode> node_source_;  // null: the scenario has no node_object
   std::unique_ptr<node::NodePipeline> pipeline_;
   std::unique_ptr<gpumeter::testing::FakeNvml> fake_;
   double t0_ = 0;
