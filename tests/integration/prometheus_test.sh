@@ -105,6 +105,12 @@ check_le 'max(abs(gpumeter_unit_cost_total / on (node, unit) (gpumeter_unit_seco
 namespaces=$(query 'sum by (namespace) (gpumeter_compute_seconds_total{owner_kind="container"})' | jq -r '[.data.result[].metric.namespace] | sort | join(",")')
 [ "$namespaces" = "ads,batch,infra,llm,research,sandbox,search,speech,vision" ] || fail "namespaces of both nodes: $namespaces"
 
+# node-8gpu's debug shell (a GPU user without a request, from scenario second 30) opens critical
+# findings: wait for them, so that the findings panel has its rows.
+for _ in $(seq 1 40); do
+  [ "$(query 'count(gpumeter_finding_first_seen_timestamp_seconds)' | jq -r '.data.result[0].value[1] // 0')" -gt 0 ] && break
+  sleep 0.5
+done
 # Every dashboard query evaluates (Grafana's variables replaced by what "All" sends).
 jq -r '.panels[] | select(.targets) | .targets[].expr' "$dashboard" | while read -r expr; do
   q=${expr//\$node/.*}; q=${q//\$namespace/.*}; q=${q//\$__rate_interval/1m}; q=${q//\$__range/10m}

@@ -147,7 +147,7 @@ int StartSources(const AgentOptions& o, const std::string& node_name, AgentSourc
   }
   // The Node object: instance type and region for prices, GFD labels for the sharing mode.
   if (!o.node_file.empty()) {
-    out.node = std::make_unique<kube_api::NodeFileSource>(o.node_file);
+    out.node = std::make_unique<kube_api::NodeFileSource>(o.node_file, node_name);
   } else if (*api) {
     kube_api::NodeSourceOptions no;
     no.config = **api;

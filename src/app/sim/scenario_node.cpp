@@ -64,7 +64,8 @@ Expected<std::unique_ptr<ScenarioNode>> ScenarioNode::Start(const LoadedScenario
   node->slices_ =
       std::make_unique<kube_api::SlicesFileSource>(node->files_->resource_slices_file());
   if (loaded.scenario.node_object)
-    node->node_ = std::make_unique<kube_api::NodeFileSource>(node->files_->node_file());
+    node->node_ = std::make_unique<kube_api::NodeFileSource>(node->files_->node_file(),
+                                                             loaded.scenario.node_name);
   return node;
 }
 

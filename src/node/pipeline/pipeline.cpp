@@ -126,8 +126,7 @@ void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap,
                     std::to_string(m.compute_instance_id)] = m.uuid;
     }
   }
-  if (const auto facts = sources_.node ? sources_.node->Current() : nullptr)
-    in.node_labels = facts->gpu_labels;
+  if (node_facts_) in.node_labels = node_facts_->gpu_labels;
   if (sources_.slices) sources_.slices->Poll(now);
   if (const auto slices = sources_.slices ? sources_.slices->Current() : nullptr)
     in.dra = slices->devices();
@@ -146,6 +145,7 @@ void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap,
   for (const auto& [mig, gpu] : in.mig_parent) evidence.mig_parent[mig] = gpu;
   for (const auto& [legacy, mig] : in.legacy_mig) evidence.legacy_mig[legacy] = mig;
   auto result = k8s::BuildAllocations(in.live, evidence);
+  evidence_ = evidence;
   // Log problems when they change, not every time the inputs do.
   if (result.problems != allocation_.problems)
     for (const auto& p : result.problems) spdlog::warn("allocation: {}", p);
@@ -454,7 +454,8 @@ std::vector<domain::SourceStatus> NodePipeline::SourceStatuses() const {
 void NodePipeline::UpdateNodeFacts(std::chrono::steady_clock::time_point now, NodeState& next) {
   if (!sources_.node) return;
   sources_.node->Poll(now);
-  next.node_facts = sources_.node->Current();
+  node_facts_ = sources_.node->Current();
+  next.node_facts = node_facts_;
   // A pricing file's node map wins over the Node's label.
   if (next.node_facts && options_.pricing &&
       options_.pricing->InstanceTypeOf(options_.node).empty()) {
@@ -471,7 +472,7 @@ void NodePipeline::UpdateFindings(const gpu::SampleResult& pass, NodeState& next
   gi.snapshot = &pass.snapshot;
   gi.procs = &proc_facts_;
   gi.pods = pods_seen_ ? &pods_ : nullptr;
-  gi.evidence = &options_.evidence;
+  gi.evidence = built_ ? &evidence_ : &options_.evidence;
   gi.allocations_known = allocations_known_;
   gi.unplaced = &allocation_.unplaced;
   gi.now = std::chrono::duration<double>(pass.wall.time_since_epoch()).count();

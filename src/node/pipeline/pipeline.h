@@ -134,6 +134,10 @@ class NodePipeline {
     bool operator==(const AllocationInputs&) const = default;
   };
   AllocationInputs inputs_;
+  // The operator's evidence with the Node's GFD labels merged (flags win), as the last
+  // allocations were built from it: the guard reads the same.
+  k8s::SharingEvidence evidence_;
+  std::shared_ptr<const k8s::NodeFacts> node_facts_;  // this pass's, read once
   bool built_ = false;
   size_t finished_logged_ = 0;
   k8s::AllocationResult allocation_;

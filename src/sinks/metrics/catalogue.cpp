@@ -215,7 +215,8 @@ void AddUnitMetrics(std::vector<MetricDef>& v) {
        "",
        "What the unit costs per hour: the price of its GPU (after the pricing's discount) × "
        "gpumeter_unit_gpu_share_ratio, in the currency named; source says where the price came "
-       "from (the pricing file, a node price by instance type, or the dated default table). "
+       "from (the pricing file, a node price by instance type, the bundled instance table by the "
+       "Node's instance type, or the dated default table). "
        "Absent for a unit without a price.",
        {"node", "unit", "currency", "source"}},
       {Metric::kUnitCost, "gpumeter_unit_cost_total", C, "",

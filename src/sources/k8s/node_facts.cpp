@@ -15,7 +15,15 @@ using nlohmann::json;
 Expected<json> ParseRefusingDuplicates(std::string_view body) {
   std::vector<std::set<std::string>> keys;
   std::string duplicate;
-  const json::parser_callback_t check = [&](int, json::parse_event_t event, json& parsed) {
+  bool too_deep = false;
+  // A Node is a few levels deep; a reply nested thousands deep would cost memory, not meaning:
+  // deeper values are dropped as they are parsed, and the document refused.
+  constexpr int kMaxDepth = 32;
+  const json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth > kMaxDepth) {
+      too_deep = true;
+      return false;
+    }
     if (event == json::parse_event_t::object_start) keys.emplace_back();
     if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
     if (event == json::parse_event_t::key && !keys.empty() &&
@@ -25,6 +33,9 @@ Expected<json> ParseRefusingDuplicates(std::string_view body) {
   };
   json doc = json::parse(body, check, false);
   if (doc.is_discarded()) return MakeError(ErrorCode::kInvalidInput, "Node: not valid JSON");
+  if (too_deep)
+    return MakeError(ErrorCode::kInvalidInput,
+                     "Node: nested deeper than " + std::to_string(kMaxDepth) + " levels");
   if (!duplicate.empty())
     return MakeError(ErrorCode::kInvalidInput, "Node: duplicate key '" + duplicate + "'");
   return doc;
@@ -63,7 +74,8 @@ std::string CloudOf(const std::string& provider_id) {
 Expected<void> NodeFacts::ApplyList(std::string_view body) {
   auto doc = ParseRefusingDuplicates(body);
   if (!doc) return tl::unexpected(doc.error());
-  if (!doc->is_object() || doc->value("kind", "") != "Node")
+  const auto kind = doc->is_object() ? doc->find("kind") : doc->end();
+  if (!doc->is_object() || kind == doc->end() || !kind->is_string() || *kind != "Node")
     return MakeError(ErrorCode::kInvalidInput, "Node: kind is not Node");
   const auto meta = doc->find("metadata");
   if (meta == doc->end() || !meta->is_object() || !meta->contains("name") ||

@@ -1,7 +1,7 @@
 // What the agent learns about its node from the Node object (GET /api/v1/nodes/NAME, or a file
 // holding one): its cloud identity for pricing (instance type, region, zone, capacity type,
-// spec.providerID) and the GPU Feature Discovery / GPU Operator labels that say how its GPUs are
-// shared (nvidia.com/gpu.replicas, gpu.sharing-strategy, mig.strategy, mig.config, gpu.product).
+// spec.providerID) and the GPU Feature Discovery / GPU Operator labels (nvidia.com/…; the
+// sharing evidence reads gpu.replicas and gpu.sharing-strategy, the rest is kept as it came).
 // Label keys: ../shared/reference/billing-and-scaling.md §3.2–3.3. Immutable once parsed; a value
 // may be shared between threads.
 #pragma once

@@ -37,10 +37,17 @@ ApiServerNodeSource::ApiServerNodeSource(NodeSourceOptions o)
              return Interpret(r, what, node);
            }) {}
 
-NodeFileSource::NodeFileSource(std::filesystem::path path)
+NodeFileSource::NodeFileSource(std::filesystem::path path, std::string node_name)
     : file_(std::move(path),
-            {"node", "node file", "the last good node facts", [](const k8s::NodeFacts& f) {
+            {"node", "node file", "the last good node facts",
+             [](const k8s::NodeFacts& f) {
                return f.name + (f.instance_type.empty() ? std::string() : ", " + f.instance_type);
+             },
+             [node = std::move(node_name)](const k8s::NodeFacts& f) -> Expected<void> {
+               if (f.name != node)
+                 return MakeError(ErrorCode::kInvalidInput,
+                                  "Node: the file is node '" + f.name + "', not '" + node + "'");
+               return {};
              }}) {}
 
 }  // namespace gpumeter::kube_api

@@ -52,7 +52,8 @@ class ApiServerNodeSource final : public NodeSource {
 
 class NodeFileSource final : public NodeSource {
  public:
-  explicit NodeFileSource(std::filesystem::path path);
+  // `node_name`: the node the file must describe (another node's object is refused).
+  NodeFileSource(std::filesystem::path path, std::string node_name);
   void Poll(std::chrono::steady_clock::time_point now) override { file_.Poll(now); }
   std::shared_ptr<const k8s::NodeFacts> Current() const override { return file_.Current(); }
   domain::SourceStatus Status() const override { return file_.Status(); }

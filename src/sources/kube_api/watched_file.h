@@ -30,6 +30,8 @@ class WatchedListFile {
     std::string what;    // in log lines: "pods file"
     std::string kept;    // what a failure keeps: "the last good pod set"
     std::function<std::string(const Store&)> describe;  // "12 pods"
+    // A check of what was read beyond its format (the Node file is this node's); empty: none.
+    std::function<Expected<void>(const Store&)> check = {};
   };
 
   WatchedListFile(std::filesystem::path path, Naming naming)
@@ -87,6 +89,8 @@ class WatchedListFile {
     if (!body) return tl::unexpected(body.error());
     auto store = std::make_shared<Store>();
     if (auto applied = store->ApplyList(*body); !applied) return tl::unexpected(applied.error());
+    if (naming_.check)
+      if (auto checked = naming_.check(*store); !checked) return tl::unexpected(checked.error());
     return std::shared_ptr<const Store>(std::move(store));
   }
 

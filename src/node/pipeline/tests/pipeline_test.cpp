@@ -483,20 +483,32 @@ TEST_F(PipelineCost, AModelWithoutAPriceHasNoCostNotAZeroOne) {
 // why while the rest goes on.
 class PipelineNode : public Pipeline {
  protected:
-  std::shared_ptr<const NodeState> Run(const std::string& node_json, bool replicas_flag) {
+  std::shared_ptr<const NodeState> Run(const std::string& node_json, bool replicas_flag,
+                                       std::vector<uint32_t> pids_on_gpu0 = {101, 102}) {
     const auto path = dir_.path() / "node.json";
     if (!node_json.empty()) std::ofstream(path) << node_json;
-    node_source_ = std::make_unique<kube_api::NodeFileSource>(path);
+    node_source_ = std::make_unique<kube_api::NodeFileSource>(path, "node-a");
     PipelineOptions po;
     po.node = "node-a";
     po.proc_root = proc_;
     if (replicas_flag) po.evidence.node_labels["nvidia.com/gpu.replicas"] = "4";
+    po.evidence.configured = extra_.configured;
     po.pricing = &pricing_;
     NodePipeline p(PipelineSources{kubelet_source_.get(), pods_source_.get(), nullptr, nullptr,
                                    node_source_.get()},
                    po);
-    for (int k = 0; k <= 2; ++k) p.OnPass(Pass(k));
+    for (int k = 0; k <= 2; ++k) p.OnPass(Pass(k, pids_on_gpu0));
     return p.Latest();
+  }
+  // An MPS control server on GPU 0 (a host process) whose environment sets no default limits.
+  void WriteMpsServer(uint32_t pid) {
+    const auto d = proc_ / std::to_string(pid);
+    fs::create_directories(d);
+    std::ofstream(d / "stat") << pid
+                              << " (nvidia-cuda-mps) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " << 50
+                              << " 0 0\n";
+    std::ofstream(d / "cgroup") << "0::/system.slice/nvidia-mps.service\n";
+    std::ofstream(d / "environ", std::ios::binary) << "HOME=/root" << '\0';
   }
   static std::string Node(const std::string& labels) {
     return R"({"kind":"Node","metadata":{"name":"node-a","labels":{)" + labels +
@@ -504,6 +516,7 @@ class PipelineNode : public Pipeline {
   }
   cost::Pricing pricing_ = cost::Pricing::Defaults();
   std::unique_ptr<kube_api::NodeFileSource> node_source_;
+  k8s::SharingEvidence extra_;  // per-GPU --sharing for the next Run
 };
 
 TEST_F(PipelineNode, GfdLabelsGiveTheSharingModeAndTheInstanceTypeThePrice) {
@@ -525,6 +538,27 @@ TEST_F(PipelineNode, GfdLabelsGiveTheSharingModeAndTheInstanceTypeThePrice) {
   bool listed = false;
   for (const auto& src : s->sources) listed = listed || (src.name == "node" && src.up);
   EXPECT_TRUE(listed) << "the node source is listed, up";
+}
+
+// The guard reads the same merged evidence: MPS from the Node's GFD labels means the device
+// plugin sets the clients' limits, so no mps-no-limits finding; the same clients on a GPU
+// configured MPS by flag, without that label, do raise it (the finding can fire here).
+TEST_F(PipelineNode, TheGuardSeesTheNodesMpsStrategy) {
+  auto mps_findings = [](const NodeState& s) {
+    size_t n = 0;
+    for (const auto& f : s.findings) n += f.kind == guard::Kind::kMpsNoLimits;
+    return n;
+  };
+  WriteMpsServer(104);
+  const auto by_node =
+      Run(Node(R"("nvidia.com/gpu.replicas":"2","nvidia.com/gpu.sharing-strategy":"mps")"), false,
+          {101, 102, 104});
+  ASSERT_EQ(by_node->FindUnit(kGpu0)->mode, SharingMode::kMps);
+  EXPECT_EQ(mps_findings(*by_node), 0u);
+  extra_.configured[kGpu0] = {SharingMode::kMps, 2};
+  const auto by_flag = Run(Node(R"("nvidia.com/gpu.replicas":"2")"), false, {101, 102, 104});
+  ASSERT_EQ(by_flag->FindUnit(kGpu0)->mode, SharingMode::kMps);
+  EXPECT_GT(mps_findings(*by_flag), 0u);
 }
 
 TEST_F(PipelineNode, AFlagWinsOverTheNodesLabel) {

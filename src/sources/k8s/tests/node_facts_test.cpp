@@ -70,6 +70,11 @@ TEST(NodeFacts, WhatIsNotANodeIsRefusedNamingTheField) {
   const std::pair<std::string, std::string> cases[] = {
       {"{not json", "Node: not valid JSON"},
       {R"({"kind":"Pod","metadata":{"name":"x"}})", "Node: kind is not Node"},
+      {R"({"kind":1,"metadata":{"name":"x"}})", "Node: kind is not Node"},
+      {R"([{"kind":"Node"}])", "Node: kind is not Node"},
+      {R"({"kind":"Node","metadata":{"name":"x","annotations":)" + std::string(40, '[') +
+           std::string(40, ']') + "}}",
+       "Node: nested deeper than 32 levels"},
       {R"({"kind":"Node","metadata":{}})", "Node: metadata.name missing or not a string"},
       {R"({"kind":"Node","metadata":{"name":"x","labels":{"a":1}}})",
        "Node: metadata.labels['a'] is not a string"},

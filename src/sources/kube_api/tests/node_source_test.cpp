@@ -123,7 +123,7 @@ TEST_F(NodeSourceTest, AnotherNodesReplyOrADuplicateLabelKeepsTheLastGoodFacts) 
 
 TEST_F(NodeSourceTest, FromAFileReadAgainWhenItChanges) {
   const auto path = dir_.path() / "node.json";
-  NodeFileSource src(path);
+  NodeFileSource src(path, "node-a");
   src.Poll(std::chrono::steady_clock::now());
   EXPECT_EQ(src.Current(), nullptr);
   EXPECT_FALSE(src.Status().up);
@@ -135,6 +135,10 @@ TEST_F(NodeSourceTest, FromAFileReadAgainWhenItChanges) {
   src.Poll(std::chrono::steady_clock::now());
   EXPECT_EQ(src.Current()->gpu_labels.at("nvidia.com/gpu.replicas"), "4");
   EXPECT_THAT(src.Status().last_error, HasSubstr("not valid JSON"));
+  std::ofstream(path) << Node("node-b", R"("nvidia.com/gpu.replicas":"8")");  // another node's
+  src.Poll(std::chrono::steady_clock::now());
+  EXPECT_EQ(src.Current()->gpu_labels.at("nvidia.com/gpu.replicas"), "4");
+  EXPECT_THAT(src.Status().last_error, HasSubstr("the file is node 'node-b', not 'node-a'"));
 }
 
 }  // namespace
