@@ -45,6 +45,9 @@ void AddTimeFlag(CLI::App* cmd, const std::string& name, std::function<void(int6
 // its default shown is out's value as it is when added.
 CLI::Option* AddDurationOption(CLI::App* cmd, const std::string& name, Seconds& out,
                                const std::string& help, Seconds min, Seconds max);
+// The same, into seconds as a number (scenario times: simulate's --step, --from, --to).
+CLI::Option* AddDurationOption(CLI::App* cmd, const std::string& name, double& out_s,
+                               const std::string& help, Seconds min, Seconds max);
 // --interval and --call-deadline of a command that samples NVML (agent, demo).
 void AddSamplingFlags(CLI::App* cmd, Seconds& interval, Seconds& call_deadline);
 // --source, one of the `accepted` kinds, given to `set` parsed (a bad one fails the parse with

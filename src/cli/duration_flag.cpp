@@ -24,4 +24,21 @@ CLI::Option* AddDurationOption(CLI::App* cmd, const std::string& name, Seconds& 
   return opt;
 }
 
+CLI::Option* AddDurationOption(CLI::App* cmd, const std::string& name, double& out_s,
+                               const std::string& help, Seconds min, Seconds max) {
+  auto* opt = cmd->add_option_function<std::string>(
+      name,
+      [&out_s, name, min, max](const std::string& text) {
+        auto d = ParseSeconds(text);
+        if (!d) throw CLI::ValidationError(name, d.error().message);
+        if (*d < min || *d > max)
+          throw CLI::ValidationError(name, fmt::format("'{}': not within [{}, {}]", text,
+                                                       FormatDuration(min), FormatDuration(max)));
+        out_s = d->count();
+      },
+      help + " (seconds, or with a unit: 90s, 5m, 1h)");
+  opt->default_str(FormatDuration(Seconds(out_s)));
+  return opt;
+}
+
 }  // namespace gpumeter::cli

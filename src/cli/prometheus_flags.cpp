@@ -26,9 +26,8 @@ void AddPrometheusFlags(CLI::App* cmd, app::PrometheusFlags& f) {
          "(docs/fleet.md); off: raw series only")
       ->check(CLI::IsMember({"auto", "off"}))
       ->default_str("auto");
-  cmd->add_option("--prometheus-timeout", f.timeout_s, "Seconds for the whole reply of one query")
-      ->check(CLI::Range(1, 3600))
-      ->capture_default_str();
+  AddDurationOption(cmd, "--prometheus-timeout", f.timeout, "For the whole reply of one query",
+                    Seconds(1), Seconds(3600));
 }
 
 }  // namespace gpumeter::cli

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/sim/simulate.h"
+#include "cli/commands.h"
 #include "cli/sim_commands.h"
 
 namespace gpumeter::cli {
@@ -17,14 +18,12 @@ void AddSimulateCommand(CLI::App& app, app::SimulateOptions& o) {
   cmd->add_option("--driver-profile", o.driver_profile, "Fake driver release to emulate")
       ->check(CLI::IsMember({"r580", "r535_43", "r470", "r418"}))
       ->capture_default_str();
-  cmd->add_option("--step", o.step_s, "Sampling interval in scenario seconds")
-      ->check(CLI::Range(0.2, 60.0))
-      ->capture_default_str();
-  cmd->add_option("--from", o.from_s, "Start at this scenario second")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--to", o.to_s, "Stop at this scenario second (0: the scenario's duration)")
-      ->check(CLI::NonNegativeNumber);
+  AddDurationOption(cmd, "--step", o.step_s, "Sampling interval in scenario time", Seconds(0.2),
+                    Seconds(60));
+  AddDurationOption(cmd, "--from", o.from_s, "Start at this scenario time", Seconds(0),
+                    Seconds(30 * 86400));
+  AddDurationOption(cmd, "--to", o.to_s, "Stop at this scenario time (0: the scenario's duration)",
+                    Seconds(0), Seconds(30 * 86400));
   cmd->add_option("--noise", o.noise,
                   "Sampling noise: default (jitter ±10 % of a step, 3 % dropped, 2 % half a step "
                   "late) or none")

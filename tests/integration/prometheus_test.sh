@@ -113,7 +113,7 @@ for _ in $(seq 1 40); do
 done
 # Every dashboard query evaluates (Grafana's variables replaced by what "All" sends).
 jq -r '.panels[] | select(.targets) | .targets[].expr' "$dashboard" | while read -r expr; do
-  q=${expr//\$node/.*}; q=${q//\$namespace/.*}; q=${q//\$__rate_interval/1m}; q=${q//\$__range/10m}
+  q=${expr//\$cluster/.*}; q=${q//\$node/.*}; q=${q//\$namespace/.*}; q=${q//\$__rate_interval/1m}; q=${q//\$__range/10m}
   status=$(query "$q" | jq -r '.status')
   [ "$status" = success ] || fail "dashboard query failed: $q"
   [ "$(query "$q" | jq -r '.data.result | length')" -gt 0 ] || fail "dashboard query is empty: $q"

@@ -17,7 +17,7 @@ Expected<history::PrometheusApi> OpenPrometheus(const std::string& url, const Pr
   access.ca_file = f.ca_file;
   access.tenant = f.tenant;
   access.limits.max_bytes = f.max_reply_mb << 20;
-  access.limits.deadline = std::chrono::seconds(f.timeout_s);
+  access.limits.deadline = std::chrono::duration_cast<std::chrono::milliseconds>(f.timeout);
   for (const auto& [flag, path] : {std::pair{"--prometheus-token-file", f.token_file},
                                    std::pair{"--prometheus-password-file", f.password_file}})
     if (auto w = SecretFileWarning(flag, path); !w.empty()) spdlog::warn("{}", w);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 
+#include "common/duration.h"
 #include "common/error.h"
 #include "sources/history/prometheus_api.h"
 
@@ -18,7 +19,7 @@ struct PrometheusFlags {
   std::string ca_file;          // PEM bundle for https
   std::string tenant;           // X-Scope-OrgID (Mimir/Cortex)
   size_t max_reply_mb = 64;     // a reply larger than this is refused
-  unsigned timeout_s = 120;     // for the whole reply of one query
+  Seconds timeout{120};         // for the whole reply of one query
   bool recorded_series = true;  // read the hourly recorded series where they cover (docs/fleet.md)
 };
 

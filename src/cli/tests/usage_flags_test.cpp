@@ -176,3 +176,32 @@ TEST(UsageFlags, TheAgentsCostPolicyArrivesTypedFromFlagsOrEnvironment) {
 
 }  // namespace
 }  // namespace gpumeter::cli
+
+namespace gpumeter::cli {
+namespace {
+
+// --prometheus-timeout is a duration like every other (a bare number is seconds).
+TEST(UsageFlags, ThePrometheusTimeoutIsADuration) {
+  for (const auto& [text, want] :
+       std::vector<std::pair<std::string, double>>{{"2m", 120}, {"45", 45}, {"1.5s", 1.5}}) {
+    CLI::App app;
+    app::ReportOptions o;
+    AddReportCommand(app, o);
+    ASSERT_EQ(testing::Parse(app, {"report", "--source", "prometheus:http://p:9090", "--window",
+                                   "1h", "--prometheus-timeout", text}),
+              "")
+        << text;
+    EXPECT_DOUBLE_EQ(o.prometheus.timeout.count(), want) << text;
+  }
+  CLI::App app;
+  app::ReportOptions o;
+  AddReportCommand(app, o);
+  EXPECT_NE(testing::Parse(app, {"report", "--source", "prometheus:http://p:9090", "--window", "1h",
+                                 "--prometheus-timeout", "2h"})
+                .find("--prometheus-timeout: '2h': not within [1s, 1h]"),
+            std::string::npos);
+  EXPECT_DOUBLE_EQ(o.prometheus.timeout.count(), 120) << "a refused value changed the option";
+}
+
+}  // namespace
+}  // namespace gpumeter::cli
