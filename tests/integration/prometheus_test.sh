@@ -106,9 +106,11 @@ namespaces=$(query 'sum by (namespace) (gpumeter_compute_seconds_total{owner_kin
 [ "$namespaces" = "ads,batch,infra,llm,research,sandbox,search,speech,vision" ] || fail "namespaces of both nodes: $namespaces"
 
 # node-8gpu's debug shell (a GPU user without a request, from scenario second 30) opens critical
-# findings: wait for them, so that the findings panel has its rows.
+# findings, and the demos' first rightsizing runs 5 s after their start: wait for both, so that
+# the findings and rightsizing panels have their rows.
 for _ in $(seq 1 40); do
-  [ "$(query 'count(gpumeter_finding_first_seen_timestamp_seconds)' | jq -r '.data.result[0].value[1] // 0')" -gt 0 ] && break
+  [ "$(query 'count(gpumeter_finding_first_seen_timestamp_seconds)' | jq -r '.data.result[0].value[1] // 0')" -gt 0 ] &&
+    [ "$(query 'count(gpumeter_rightsize_monthly_savings)' | jq -r '.data.result[0].value[1] // 0')" -gt 0 ] && break
   sleep 0.5
 done
 # Every dashboard query evaluates (Grafana's variables replaced by what "All" sends).
