@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# A day of cost from backfilled blocks (issue 32): the agent's pipeline runs node-8gpu for 24 h of
+# scenario time at a clock the tool sets (gpumeter_cost_history: passes every ~5 s at odd
+# offsets, the store recorded as the agent's --store records it, /metrics "scraped" every 60 s
+# into timestamped OpenMetrics); promtool turns the scrapes into TSDB blocks, a real Prometheus
+# serves them, and the query runs an hour after the data ends. A day's increase() of
+# gpumeter_cost_total by namespace equals `gpumeter report --by namespace` from the store within
+# 1 % under --idle separate; under share the totals must agree and the per-namespace difference
+# is printed (docs/pricing.md). Heavy: ~60 s.
+# Usage: cost_day_test.sh GPUMETER COST_HISTORY SCENARIOS
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+bin=$1 history=$2 scenarios=$3
+command -v prometheus >/dev/null && command -v promtool >/dev/null || { echo "FAIL: prometheus is not installed"; exit 1; }
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do [ -f "$f" ] && { echo "== $f"; tail -20 "$f"; }; done >&2; exit 1; }
+
+day() {  # idle rule: compares the day from Prometheus with the store's report, prints the rows
+  local idle=$1 bound=$2 d=$work/$1
+  mkdir -p "$d"
+  read -r first last < <("$history" "$scenarios/node-8gpu.yaml" 24 60 "$idle" "$d/day.om" "$d/store.db" 2>"$d/history.log" | grep -E '^[0-9]+ [0-9]+$') ||
+    { cat "$d/history.log"; fail "gpumeter_cost_history ($idle)"; }
+  promtool tsdb create-blocks-from openmetrics "$d/day.om" "$d/data" >"$d/promtool.log" 2>&1 || { cat "$d/promtool.log"; fail "promtool create-blocks-from"; }
+  rm -f "$d/day.om"
+  start_prometheus "$d" "" || fail "prometheus did not start"
+  # An hour after the data: the window reaches back over all of it. A series born inside the
+  # window (every one here; a pod that starts mid-day in general) counted from 0 before its first
+  # scrape: plain increase() loses that first scrape's amount, the form of the hourly rules
+  # (prometheusrule.yaml) keeps it.
+  local at=$((last + 3600)) m='gpumeter_cost_total{owner_kind="container"}'
+  q() { curl -fsS --get "$api/api/v1/query" --data-urlencode "query=$1" --data-urlencode "time=$at" |
+          jq -r '.data.result[] | "\(.metric.namespace // "total") \(.value[1])"' | sort; }
+  q "sum by (namespace) ((increase($m[25h]) and last_over_time($m[25h] offset 25h)) or (last_over_time($m[25h]) unless last_over_time($m[25h] offset 25h)))" >"$d/prom.txt"
+  q "sum by (namespace) (increase($m[25h]))" >"$d/plain.txt"
+  local total
+  total=$(q "sum((increase(gpumeter_cost_total[25h]) and last_over_time(gpumeter_cost_total[25h] offset 25h)) or (last_over_time(gpumeter_cost_total[25h]) unless last_over_time(gpumeter_cost_total[25h] offset 25h)))" | awk '{ print $2 }')
+  kill %% 2>/dev/null || true; wait 2>/dev/null || true
+  # The whole store: the recorder stamps intervals on its own wall clock, the scrapes on the scenario's.
+  "$bin" report --source "sqlite:$d/store.db" --by namespace --idle "$idle" --format json >"$d/report.json" ||
+    fail "report from the day's store"
+  jq -r '.groups[] | select(.group.namespace | test("^(__idle__|system|unattributed)$") | not) | "\(.group.namespace) \(.cost)"' "$d/report.json" | sort >"$d/report.txt"
+  local report_total
+  report_total=$(jq -r '.total.cost' "$d/report.json")
+  [ -s "$d/prom.txt" ] && [ -s "$d/report.txt" ] || fail "$idle: nothing to compare"
+  # Plain increase(), printed: the birth it misses, by namespace (a 100-second pod loses most).
+  join -a1 -a2 -e 0 -o 0,1.2,2.2 "$d/plain.txt" "$d/report.txt" |
+    awk -v idle="$idle" '{ printf "  %-9s %-10s increase() %.4f  report %.4f  %+.3f%%\n", idle, $1, $2, $3, ($3 > 0 ? 100 * ($2 - $3) / $3 : 0) }'
+  join -a1 -a2 -e 0 -o 0,1.2,2.2 "$d/prom.txt" "$d/report.txt" |
+    awk -v idle="$idle" -v bound="$bound" -v pt="$total" -v rt="$report_total" '
+      { d = $3 > 0 ? ($2 - $3) / $3 : ($2 > 0); if (d < 0) d = -d; if (d > m) m = d
+        printf "  %-9s %-10s prometheus %.4f  report %.4f  %+.3f%%\n", idle, $1, $2, $3, 100 * d }
+      END { td = (pt - rt) / rt; if (td < 0) td = -td
+        printf "  %-9s %-10s prometheus %.4f  report %.4f  %+.3f%%\n", idle, "total", pt, rt, 100 * td
+        exit !(td <= 0.01 && (bound == 0 || m <= bound)) }' ||
+    fail "$idle: a day's cost from Prometheus and from report disagree"
+}
+day separate 0.01
+day share 0
+echo "ok: a day of backfilled cost counters, queried an hour later, equals report by namespace within 1 % (separate) and in total (share)"
