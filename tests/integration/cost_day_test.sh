@@ -3,12 +3,13 @@
 # scenario time at a clock the tool sets (gpumeter_cost_history: passes every ~5 s at odd
 # offsets, the store recorded as the agent's --store records it, /metrics "scraped" every 60 s
 # into timestamped OpenMetrics); promtool turns the scrapes into TSDB blocks, a real Prometheus
-# serves them, and the query runs an hour after the data ends. A day's increase() of
+# serves them, and the query runs half an hour after the data ends. A day's increase() of
 # gpumeter_cost_total by namespace equals `gpumeter report --by namespace` from the store within
-# 1 % under --idle separate; under share the totals must agree and the per-namespace difference
+# 0.2 % under --idle separate; under share the totals must agree and the per-namespace difference
 # is printed (docs/pricing.md). Heavy: ~60 s.
 # Usage: cost_day_test.sh GPUMETER COST_HISTORY SCENARIOS
 set -euo pipefail
+export LC_ALL=C  # sort and join must agree on the order
 . "$(dirname "$0")/lib.sh"
 bin=$1 history=$2 scenarios=$3
 command -v prometheus >/dev/null && command -v promtool >/dev/null || { echo "FAIL: prometheus is not installed"; exit 1; }
@@ -19,16 +20,19 @@ fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do [ -f "$f" ] && { echo "
 day() {  # idle rule: compares the day from Prometheus with the store's report, prints the rows
   local idle=$1 bound=$2 d=$work/$1
   mkdir -p "$d"
-  read -r first last < <("$history" "$scenarios/node-8gpu.yaml" 24 60 "$idle" "$d/day.om" "$d/store.db" 2>"$d/history.log" | grep -E '^[0-9]+ [0-9]+$') ||
-    { cat "$d/history.log"; fail "gpumeter_cost_history ($idle)"; }
+  "$history" "$scenarios/node-8gpu.yaml" 24 60 "$idle" "$d/day.om" "$d/store.db" >"$d/history.out" 2>"$d/history.log" ||
+    { cat "$d/history.out" "$d/history.log"; fail "gpumeter_cost_history ($idle)"; }
+  local last
+  last=$(sed -n 's/^[0-9]\{1,\} \([0-9]\{1,\}\)$/\1/p' "$d/history.out")
+  [ -n "$last" ] || { cat "$d/history.out"; fail "gpumeter_cost_history printed no time span"; }
   promtool tsdb create-blocks-from openmetrics "$d/day.om" "$d/data" >"$d/promtool.log" 2>&1 || { cat "$d/promtool.log"; fail "promtool create-blocks-from"; }
   rm -f "$d/day.om"
   start_prometheus "$d" "" || fail "prometheus did not start"
-  # An hour after the data: the window reaches back over all of it. A series born inside the
-  # window (every one here; a pod that starts mid-day in general) counted from 0 before its first
-  # scrape: plain increase() loses that first scrape's amount, the form of the hourly rules
+  # Half an hour after the data: the 25 h window reaches back to half an hour before it, so every
+  # series is born inside it (a pod that starts mid-day in general) and counted from 0 before its
+  # first scrape: plain increase() loses that first scrape's amount, the form of the hourly rules
   # (prometheusrule.yaml) keeps it.
-  local at=$((last + 3600)) m='gpumeter_cost_total{owner_kind="container"}'
+  local at=$((last + 1800)) m='gpumeter_cost_total{owner_kind="container"}'
   q() { curl -fsS --get "$api/api/v1/query" --data-urlencode "query=$1" --data-urlencode "time=$at" |
           jq -r '.data.result[] | "\(.metric.namespace // "total") \(.value[1])"' | sort; }
   q "sum by (namespace) ((increase($m[25h]) and last_over_time($m[25h] offset 25h)) or (last_over_time($m[25h]) unless last_over_time($m[25h] offset 25h)))" >"$d/prom.txt"
@@ -52,9 +56,11 @@ day() {  # idle rule: compares the day from Prometheus with the store's report, 
         printf "  %-9s %-10s prometheus %.4f  report %.4f  %+.3f%%\n", idle, $1, $2, $3, 100 * d }
       END { td = (pt - rt) / rt; if (td < 0) td = -td
         printf "  %-9s %-10s prometheus %.4f  report %.4f  %+.3f%%\n", idle, "total", pt, rt, 100 * td
-        exit !(td <= 0.01 && (bound == 0 || m <= bound)) }' ||
+        exit !(td <= 0.002 && (bound == 0 || m <= bound)) }' ||
     fail "$idle: a day's cost from Prometheus and from report disagree"
 }
-day separate 0.01
+# Measured: 0.064 % (the last minute, which the final scrape did not see); the bound leaves
+# room for the scrape phase, not for a change in method.
+day separate 0.002
 day share 0
-echo "ok: a day of backfilled cost counters, queried an hour later, equals report by namespace within 1 % (separate) and in total (share)"
+echo "ok: a day of backfilled cost counters, queried after the data, equals report by namespace within 0.2 % (separate) and in total (share)"
