@@ -105,6 +105,19 @@ wait_screen() {
   done
   fail "the screen never showed: $1"
 }
+# stable_screen: the screen once two captures 0.2 s apart agree. A key's header line is drawn
+# before the rows under it: a capture between the two (likelier under ASan) shows the new sort
+# over the old order.
+stable_screen() {
+  local prev=""
+  for _ in $(seq 1 50); do
+    screen >"$work/screen.txt"
+    [ -n "$prev" ] && [ "$(cat "$work/screen.txt")" = "$prev" ] && return 0
+    prev=$(cat "$work/screen.txt")
+    sleep 0.2
+  done
+  fail "the screen never settled for a frame"
+}
 # keep NAME: the screen, without trailing blanks and blank lines, as docs/top-NAME.txt.
 keep() {
   [ "${GPUMETER_UPDATE_DOCS:-}" = 1 ] || return 0
@@ -128,6 +141,8 @@ wait_screen 'vision/detector-train-0/trainer'
 keep pods
 tmux -L "$sock" send-keys s
 wait_screen 'sort memory'
+stable_screen
+grep -q 'sort memory' "$work/screen.txt" || fail "the memory sort did not hold"
 # Sorted by memory: the MEMORY column (GiB) never grows down the rows.
 awk '/NAMESPACE\/POD/ { on = 1; next } on && /GiB/ { for (i = 1; i <= NF; i++) if ($i == "GiB") { m = $(i-1); break }
      if (prev != "" && m + 0 > prev + 0) bad = 1; prev = m } END { exit bad }' "$work/screen.txt" ||
