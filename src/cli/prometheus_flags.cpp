@@ -26,6 +26,10 @@ void AddPrometheusFlags(CLI::App* cmd, app::PrometheusFlags& f) {
          "(docs/fleet.md); off: raw series only")
       ->check(CLI::IsMember({"auto", "off"}))
       ->default_str("auto");
+  cmd->add_flag(
+      "--prometheus-gzip", f.gzip,
+      "Ask Prometheus for gzip-compressed replies: for a slow link (a port-forward across "
+      "regions); on a fast one Prometheus spends more CPU compressing than it saves");
   AddDurationOption(cmd, "--prometheus-timeout", f.timeout, "For the whole reply of one query",
                     Seconds(1), Seconds(3600));
 }

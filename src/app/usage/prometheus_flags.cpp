@@ -16,6 +16,7 @@ Expected<history::PrometheusApi> OpenPrometheus(const std::string& url, const Pr
   access.password_file = f.password_file;
   access.ca_file = f.ca_file;
   access.tenant = f.tenant;
+  access.gzip = f.gzip;
   access.limits.max_bytes = f.max_reply_mb << 20;
   access.limits.deadline = std::chrono::duration_cast<std::chrono::milliseconds>(f.timeout);
   for (const auto& [flag, path] : {std::pair{"--prometheus-token-file", f.token_file},

@@ -21,6 +21,7 @@ struct PrometheusFlags {
   size_t max_reply_mb = 64;     // a reply larger than this is refused
   Seconds timeout{120};         // for the whole reply of one query
   bool recorded_series = true;  // read the hourly recorded series where they cover (docs/fleet.md)
+  bool gzip = false;            // ask for compressed replies (a slow link)
 };
 
 // The client for `url`; errors name the flag or the URL (kInvalidInput).

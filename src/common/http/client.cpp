@@ -8,6 +8,7 @@
 
 #include <cctype>
 #include <mutex>
+#include <vector>
 
 #include "common/excerpt.h"
 #include "common/http/request_deadline.h"
@@ -17,7 +18,7 @@ namespace gpumeter::http {
 
 struct Client::Shared {
   std::mutex mu;
-  httplib::Client* active = nullptr;  // the request in flight
+  std::vector<httplib::Client*> active;  // the requests in flight (from any number of threads)
   bool cancelled = false;
 };
 
@@ -91,17 +92,17 @@ class SigpipeBlocked {
   bool was_pending_ = false, blocked_ = false;
 };
 
-// Marks `c` as the request in flight; false once cancelled.
+// Marks `c` as a request in flight; false once cancelled.
 bool Begin(Client::Shared& s, httplib::Client* c) {
   std::lock_guard lock(s.mu);
   if (s.cancelled) return false;
-  s.active = c;
+  s.active.push_back(c);
   return true;
 }
 
-void End(Client::Shared& s) {
+void End(Client::Shared& s, httplib::Client* c) {
   std::lock_guard lock(s.mu);
-  s.active = nullptr;
+  std::erase(s.active, c);
 }
 
 bool Cancelled(Client::Shared& s) {
@@ -251,7 +252,7 @@ Expected<Reply> Client::Get(const std::string& path, const Pairs& params,
       reply.content_type = r->get_header_value("Content-Type");
     }
   }
-  End(*shared_);
+  End(*shared_, c->get());
   if (too_big)
     return MakeError(
         ErrorCode::kUnavailable,
@@ -326,7 +327,7 @@ Expected<StreamEnd> Client::Stream(
     error = r.error();
     end.cut_at_deadline = !ok && watch.fired();
   }
-  End(*shared_);
+  End(*shared_, c->get());
   if (!unasked.empty())
     return MakeError(ErrorCode::kUnavailable,
                      where + ": the reply is compressed (Content-Encoding: " +
@@ -340,7 +341,7 @@ Expected<StreamEnd> Client::Stream(
 void Client::Cancel() const {
   std::lock_guard lock(shared_->mu);
   shared_->cancelled = true;
-  if (shared_->active) shared_->active->stop();
+  for (auto* c : shared_->active) c->stop();
 }
 
 }  // namespace gpumeter::http

@@ -13,9 +13,9 @@
 // Secrets arrive as values: the callers read them from files (common/secret_file.h) and they
 // never appear in an error.
 //
-// Thread-safety: a Client may be used from one thread at a time; Cancel() may be called from any
-// thread, at any time (it ends the request in flight and every later one at once). Copies share
-// the cancellation.
+// Thread-safety: requests may be made from several threads at once (each is a connection of its
+// own); Cancel() may be called from any thread, at any time (it ends every request in flight and
+// every later one at once). Copies share the cancellation.
 #pragma once
 
 #include <chrono>
@@ -95,7 +95,7 @@ class Client {
   Expected<StreamEnd> Stream(const std::string& path, const std::function<bool(int)>& on_status,
                              const std::function<bool(const char*, std::size_t)>& on_data) const;
 
-  // Ends the request in flight (from any thread) and refuses every later one. Thread-safe.
+  // Ends the requests in flight (from any thread) and refuses every later one. Thread-safe.
   void Cancel() const;
 
   const Endpoint& endpoint() const { return endpoint_; }

@@ -106,7 +106,7 @@ Expected<PrometheusApi> PrometheusApi::Open(const PrometheusAccess& access) {
       return MakeError(ErrorCode::kInvalidInput,
                        "--prometheus-tenant: not a printable header value");
   if (!access.tenant.empty()) e.headers.emplace_back("X-Scope-OrgID", access.tenant);
-  e.accept_gzip = true;  // query replies are JSON of tens of MB; the cap counts them unpacked
+  e.accept_gzip = access.gzip;  // the cap counts a reply unpacked
   e.cap_hint = "--prometheus-max-reply-mb";
   auto client = http::Client::Open(std::move(e), {.connect_timeout = kConnectTimeout,
                                                   .read_timeout = {},

@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
 
+#include "common/all_at_once.h"
 #include "sources/history/prometheus_source.h"
 
 namespace gpumeter::history {
@@ -20,19 +23,17 @@ constexpr int64_t kStep = 60;          // seconds: the store's minutes
 constexpr int64_t kPiece = 6 * 3600;   // seconds of minutes per range query
 constexpr double kCoveredShare = 0.9;  // of a day's hours recorded, to read it per hour
 
-const std::pair<const char*, double UnitRecord::*> kUnitCounters[] = {
-    {"gpumeter_unit_seconds_total", &UnitRecord::seconds},
+struct UnitValues {
+  double seconds = 0, memory_capacity_byte_seconds = 0;
+};
+const std::pair<const char*, double UnitValues::*> kUnitCounters[] = {
+    {"gpumeter_unit_seconds_total", &UnitValues::seconds},
     {"gpumeter_unit_memory_capacity_byte_seconds_total",
-     &UnitRecord::memory_capacity_byte_seconds}};
-const std::pair<const char*, double OwnerAmounts::*> kOwnerCounters[] = {
-    {"gpumeter_memory_byte_seconds_total", &OwnerAmounts::memory_byte_seconds},
-    {"gpumeter_compute_seconds_total", &OwnerAmounts::compute_seconds},
-    {"gpumeter_requested_share_seconds_total", &OwnerAmounts::requested_share_seconds},
-    {"gpumeter_compute_unknown_seconds_total", &OwnerAmounts::compute_unknown_seconds}};
-// Each scrape target's series apart (instance, job): a recreated agent pod is a new target whose
-// counters start at 0, and summing it with the old one's would read the old one's end as a reset.
-const char* const kUnitLabels = "instance, job, node, unit";
-const char* const kOwnerLabels = "instance, job, node, unit, namespace, pod, container, owner_kind";
+     &UnitValues::memory_capacity_byte_seconds}};
+// In the order of Buckets::Take's fields.
+const char* const kOwnerCounters[] = {
+    "gpumeter_memory_byte_seconds_total", "gpumeter_compute_seconds_total",
+    "gpumeter_requested_share_seconds_total", "gpumeter_compute_unknown_seconds_total"};
 
 // A counter's latest value at each step, through staleness markers and over an hour: the minute in
 // which an agent stopped (its last scrape, then a marker) keeps its growth, as the store keeps the
@@ -48,73 +49,148 @@ std::string Latest(const char* metric, const std::string& matchers) {
 using UnitId = std::pair<std::string, std::string>;  // (node, unit)
 using OwnerId = std::tuple<std::string, std::string, std::string, std::string>;
 
-// Usage being gathered: per bucket start, per unit, its record and its owners by identity.
-struct Buckets {
-  struct Unit {
-    UnitRecord record;
-    std::map<OwnerId, OwnerAmounts> owners;
-  };
-  std::map<int64_t, std::map<UnitId, Unit>> at;
+// The owner counters' fields, in kOwnerCounters' order.
+constexpr size_t kOwnerFields = std::size(kOwnerCounters);
+using OwnerValues = std::array<double, kOwnerFields>;
 
-  Unit& Of(int64_t t, const UnitId& u) { return at[t][u]; }
-
-  static OwnerId OwnerOf(const std::map<std::string, std::string>& l) {
-    return {LabelValue(l, "owner_kind"), LabelValue(l, "namespace"), LabelValue(l, "pod"),
-            LabelValue(l, "container")};
+// Usage being gathered over one read. A series is resolved to its unit and owner once (labels
+// compared as strings per series, never per point); its points add into dense per-time slots.
+// Times are the keys the records will have (minute or hour starts), indexed as first seen.
+// A unit has a record at a time where any of its series (or its owners') had a point then, as
+// a store has a row for each minute it wrote; owners with nothing at that time are left out.
+class Buckets {
+ public:
+  size_t UnitOf(const std::map<std::string, std::string>& l) {
+    const auto [it, added] =
+        unit_index_.try_emplace({LabelValue(l, "node"), LabelValue(l, "unit")}, units_.size());
+    if (added) units_.emplace_back();
+    return it->second;
   }
-  void AddOwner(int64_t t, const std::map<std::string, std::string>& l, double OwnerAmounts::*f,
-                double v) {
-    auto& o = Of(t, {LabelValue(l, "node"), LabelValue(l, "unit")}).owners[OwnerOf(l)];
-    o.owner = {domain::OwnerKindFromString(LabelValue(l, "owner_kind")), LabelValue(l, "namespace"),
-               LabelValue(l, "pod"), LabelValue(l, "container")};
-    o.*f += v;
+  size_t OwnerOf(size_t unit, const std::map<std::string, std::string>& l) {
+    auto& index = units_[unit].owners;
+    const auto [it, added] =
+        index.try_emplace(OwnerId{LabelValue(l, "owner_kind"), LabelValue(l, "namespace"),
+                                  LabelValue(l, "pod"), LabelValue(l, "container")},
+                          owners_.size());
+    if (added)
+      owners_.push_back(
+          {unit,
+           {domain::OwnerKindFromString(LabelValue(l, "owner_kind")), LabelValue(l, "namespace"),
+            LabelValue(l, "pod"), LabelValue(l, "container")},
+           {}});
+    return it->second;
+  }
+  void AddUnit(size_t unit, int64_t t, double UnitValues::*f, double v) {
+    const size_t i = Time(t);
+    auto& u = units_[unit];
+    Grow(u.values, i);
+    Grow(u.present, i);
+    u.values[i].*f += v;
+    u.present[i] = 1;
+  }
+  void AddOwner(size_t owner, int64_t t, size_t field, double v) {
+    const size_t i = Time(t);
+    auto& o = owners_[owner];
+    Grow(o.values, i);
+    o.values[i][field] += v;
+    auto& present = units_[o.unit].present;
+    Grow(present, i);
+    present[i] = 1;
   }
 
-  // The records, each unit described by `ids` (a unit without info keeps its node and UUID).
-  std::map<int64_t, std::vector<UnitRecord>> Take(const UnitIdentities& ids) {
+  // The records by time, units in (node, UUID) order and owners in (kind, namespace, pod,
+  // container) order; each unit described by `ids` (one without info keeps its node and UUID).
+  std::map<int64_t, std::vector<UnitRecord>> Take(const UnitIdentities& ids) const {
+    static constexpr double OwnerAmounts::*kFields[] = {
+        &OwnerAmounts::memory_byte_seconds, &OwnerAmounts::compute_seconds,
+        &OwnerAmounts::requested_share_seconds, &OwnerAmounts::compute_unknown_seconds};
+    static_assert(std::size(kFields) == kOwnerFields);
     std::map<int64_t, std::vector<UnitRecord>> out;
-    for (auto& [t, units] : at)
-      for (auto& [id, u] : units) {
+    for (const auto& [t, i] : times_)
+      for (const auto& [id, u] : unit_index_) {
+        const auto& unit = units_[u];
+        if (i >= unit.present.size() || !unit.present[i]) continue;
+        UnitRecord r;
         const auto it = ids.find(id);
-        u.record.unit = it != ids.end() ? it->second
-                                        : UnitKey{id.first, id.second, "", "", "", std::nullopt, 1};
-        for (auto& [k, o] : u.owners)
-          if (o.memory_byte_seconds > 0 || o.compute_seconds > 0 || o.requested_share_seconds > 0 ||
-              o.compute_unknown_seconds > 0)
-            u.record.owners.push_back(std::move(o));
-        out[t].push_back(std::move(u.record));
+        r.unit = it != ids.end() ? it->second
+                                 : UnitKey{id.first, id.second, "", "", "", std::nullopt, 1};
+        if (i < unit.values.size()) {
+          r.seconds = unit.values[i].seconds;
+          r.memory_capacity_byte_seconds = unit.values[i].memory_capacity_byte_seconds;
+        }
+        for (const auto& [oid, o] : unit.owners) {
+          const auto& owner = owners_[o];
+          if (i >= owner.values.size()) continue;
+          const auto& v = owner.values[i];
+          if (std::none_of(v.begin(), v.end(), [](double x) { return x > 0; })) continue;
+          OwnerAmounts a;
+          a.owner = owner.owner;
+          for (size_t f = 0; f < kOwnerFields; ++f) a.*kFields[f] = v[f];
+          r.owners.push_back(std::move(a));
+        }
+        out[t].push_back(std::move(r));
       }
     return out;
   }
+
+ private:
+  struct Unit {
+    std::vector<UnitValues> values;  // by time index
+    std::vector<char> present;       // by time index
+    std::map<OwnerId, size_t> owners;
+  };
+  struct Owner {
+    size_t unit;
+    attribution::Owner owner;
+    std::vector<OwnerValues> values;  // by time index
+  };
+  // A map of a few hundred times at most (a 6-hour read's minutes): cheap next to the labels.
+  size_t Time(int64_t t) { return times_.try_emplace(t, times_.size()).first->second; }
+  template <typename T>
+  static void Grow(std::vector<T>& v, size_t i) {
+    if (v.size() <= i) v.resize(i + 1);
+  }
+
+  std::map<int64_t, size_t> times_;
+  std::map<UnitId, size_t> unit_index_;
+  std::vector<Unit> units_;
+  std::vector<Owner> owners_;
 };
 
 }  // namespace
 
-std::map<int64_t, double> StepGrowth(const std::vector<std::pair<int64_t, double>>& all,
-                                     int64_t start_s, int64_t end_s, int64_t step_s) {
+void StepGrowthInto(const std::vector<std::pair<int64_t, double>>& points, int64_t start_s,
+                    int64_t end_s, int64_t step_s, std::vector<std::pair<int64_t, double>>& out) {
+  out.clear();
   // Only the points the query asked for: a reply's times are not trusted to bound the gaps.
-  std::vector<std::pair<int64_t, double>> points;
-  for (const auto& p : all)
-    if (p.first >= start_s * 1000 && p.first <= end_s * 1000) points.push_back(p);
-  std::map<int64_t, double> out;
-  for (size_t i = 0; i < points.size(); ++i) {
-    const int64_t t = (points[i].first + 500) / 1000;
-    const double v = points[i].second;
-    if (i == 0) {
-      if (t > start_s) out[t - step_s] += v;  // born in the step before its first point
-      continue;
+  const auto asked = [&](const std::pair<int64_t, double>& p) {
+    return p.first >= start_s * 1000 && p.first <= end_s * 1000;
+  };
+  const std::pair<int64_t, double>* prev = nullptr;
+  for (const auto& p : points) {
+    if (!asked(p)) continue;
+    const int64_t t = (p.first + 500) / 1000;
+    const double v = p.second;
+    if (prev == nullptr) {
+      if (t > start_s) out.emplace_back(t - step_s, v);  // born in the step before its first point
+    } else if (const int64_t prev_t = (prev->first + 500) / 1000; v < prev->second) {
+      out.emplace_back(t - step_s, v);  // reset: the agent restarted and counted v since
+    } else {
+      // Over a gap (scrapes missed) the growth is spread over its steps, not put in one.
+      const int64_t steps = std::max<int64_t>(1, (t - prev_t) / step_s);
+      for (int64_t k = 0; k < steps; ++k)
+        out.emplace_back(prev_t + k * step_s, (v - prev->second) / static_cast<double>(steps));
     }
-    const int64_t prev_t = (points[i - 1].first + 500) / 1000;
-    const double prev = points[i - 1].second;
-    if (v < prev) {  // reset: the agent restarted and counted v since
-      out[t - step_s] += v;
-      continue;
-    }
-    // Over a gap (scrapes missed) the growth is spread over its steps, not put in one.
-    const int64_t steps = std::max<int64_t>(1, (t - prev_t) / step_s);
-    for (int64_t k = 0; k < steps; ++k)
-      out[prev_t + k * step_s] += (v - prev) / static_cast<double>(steps);
+    prev = &p;
   }
+}
+
+std::map<int64_t, double> StepGrowth(const std::vector<std::pair<int64_t, double>>& points,
+                                     int64_t start_s, int64_t end_s, int64_t step_s) {
+  std::vector<std::pair<int64_t, double>> steps;
+  StepGrowthInto(points, start_s, end_s, step_s, steps);
+  std::map<int64_t, double> out;
+  for (const auto& [t, v] : steps) out[t] += v;
   return out;
 }
 
@@ -233,27 +309,40 @@ Expected<PrometheusHistory::Records> PrometheusHistory::ReadMinutes(int64_t from
                                                                     int64_t to) const {
   from = from / kStep * kStep;
   Buckets b;
+  std::vector<std::pair<int64_t, double>> growth;  // reused: one series' steps at a time
+  // Each series on its own, not summed by Prometheus (`sum by` over every owner label took ~6
+  // times as long to evaluate as the selection; docs/fleet.md): series that share a unit and
+  // owner but differ in other labels (a relabelling's, another scrape target's) add up here.
+  auto each_step = [&](const PromSeries& s, int64_t a, int64_t z, auto&& add) {
+    StepGrowthInto(s.points, a, z, kStep, growth);
+    for (const auto& [t, v] : growth)
+      if (t >= from && t < to) add(t, v);
+  };
   for (int64_t a = from; a < to; a += kPiece) {
     const int64_t z = std::min(to, a + kPiece);
-    for (const auto& [metric, field] : kUnitCounters) {
-      auto r = api_.QueryRange(
-          "sum by (" + std::string(kUnitLabels) + ") " + Latest(metric, UnitMatchers()), a, z,
-          kStep);
-      if (!r) return tl::unexpected(r.error());
-      for (const auto& s : *r)
-        for (const auto& [t, v] : StepGrowth(s.points, a, z, kStep))
-          if (t >= from && t < to)
-            b.Of(t, {LabelValue(s.labels, "node"), LabelValue(s.labels, "unit")}).record.*field +=
-                v;
-    }
-    for (const auto& [metric, field] : kOwnerCounters) {
-      auto r = api_.QueryRange(
-          "sum by (" + std::string(kOwnerLabels) + ") " + Latest(metric, OwnerMatchers()), a, z,
-          kStep);
-      if (!r) return tl::unexpected(r.error());
-      for (const auto& s : *r)
-        for (const auto& [t, v] : StepGrowth(s.points, a, z, kStep))
-          if (t >= from && t < to) b.AddOwner(t, s.labels, field, v);
+    // The piece's counters at once, units' first (each query decoded on its own thread).
+    std::vector<std::function<Expected<std::vector<PromSeries>>()>> reads;
+    for (const auto& [metric, field] : kUnitCounters)
+      reads.emplace_back([this, q = Latest(metric, UnitMatchers()), a, z] {
+        return api_.QueryRange(q, a, z, kStep);
+      });
+    for (const char* metric : kOwnerCounters)
+      reads.emplace_back([this, q = Latest(metric, OwnerMatchers()), a, z] {
+        return api_.QueryRange(q, a, z, kStep);
+      });
+    auto replies = AllAtOnce(reads);
+    for (size_t i = 0; i < replies.size(); ++i) {
+      if (!replies[i]) return tl::unexpected(replies[i].error());
+      for (const auto& s : *replies[i]) {
+        const size_t unit = b.UnitOf(s.labels);
+        if (i < std::size(kUnitCounters)) {
+          const auto field = kUnitCounters[i].second;
+          each_step(s, a, z, [&](int64_t t, double v) { b.AddUnit(unit, t, field, v); });
+        } else {
+          const size_t f = i - std::size(kUnitCounters), owner = b.OwnerOf(unit, s.labels);
+          each_step(s, a, z, [&](int64_t t, double v) { b.AddOwner(owner, t, f, v); });
+        }
+      }
     }
   }
   auto ids = ReadUnitIdentities(api_, to, to - from + kStep, false, UnitMatchers());
@@ -267,22 +356,32 @@ Expected<PrometheusHistory::Records> PrometheusHistory::ReadHours(int64_t from, 
   // The first hour reaches back before `from`: keep it only where the day before was read per
   // hour too (else those minutes were read already, and rows must come in time order).
   const int64_t earliest = Covered(from - HistoryReadSeconds(), from) ? from - 3600 : from;
+  std::vector<std::function<Expected<std::vector<PromSeries>>()>> reads;
+  for (const auto& [metric, field] : kUnitCounters)
+    reads.emplace_back([this, q = RecordedName(metric) + UnitMatchers() + range, to] {
+      return api_.QueryRaw(q, to);
+    });
+  for (const char* metric : kOwnerCounters)
+    reads.emplace_back([this, q = RecordedName(metric) + OwnerMatchers() + range, to] {
+      return api_.QueryRaw(q, to);
+    });
+  auto replies = AllAtOnce(reads);
   Buckets b;
-  for (const auto& [metric, field] : kUnitCounters) {
-    auto r = api_.QueryRaw(RecordedName(metric) + UnitMatchers() + range, to);
-    if (!r) return tl::unexpected(r.error());
-    for (const auto& s : *r)
-      for (const auto& [t_ms, v] : s.points)
-        if (const int64_t t = (t_ms + 500) / 1000 - 3600; t >= earliest)
-          b.Of(t, {LabelValue(s.labels, "node"), LabelValue(s.labels, "unit")}).record.*field += v;
-  }
-  for (const auto& [metric, field] : kOwnerCounters) {
-    auto r = api_.QueryRaw(RecordedName(metric) + OwnerMatchers() + range, to);
-    if (!r) return tl::unexpected(r.error());
-    for (const auto& s : *r)
-      for (const auto& [t_ms, v] : s.points)
-        if (const int64_t t = (t_ms + 500) / 1000 - 3600; t >= earliest)
-          b.AddOwner(t, s.labels, field, v);
+  for (size_t i = 0; i < replies.size(); ++i) {
+    if (!replies[i]) return tl::unexpected(replies[i].error());
+    for (const auto& s : *replies[i]) {
+      const size_t unit = b.UnitOf(s.labels);
+      const bool of_unit = i < std::size(kUnitCounters);
+      const size_t owner = of_unit ? 0 : b.OwnerOf(unit, s.labels);
+      for (const auto& [t_ms, v] : s.points) {
+        const int64_t t = (t_ms + 500) / 1000 - 3600;
+        if (t < earliest) continue;
+        if (of_unit)
+          b.AddUnit(unit, t, kUnitCounters[i].second, v);
+        else
+          b.AddOwner(owner, t, i - std::size(kUnitCounters), v);
+      }
+    }
   }
   auto ids = ReadUnitIdentities(api_, to, to - from, true, UnitMatchers());
   if (!ids) return tl::unexpected(ids.error());

@@ -2,11 +2,13 @@
 // scrapes the agents, for a whole fleet or one node or namespace: the same per-minute usage records
 // a store gives, so rightsizing from either gives the same answer on the same data, and workloads
 // on whole GPUs of one model are packed across nodes.
-//  - Per minute, from the raw counters: range queries (`query_range`, step 60 s) of each counter
-//    summed by unit and owner, in pieces of 6 h (360 points per series: far under Prometheus's
-//    11,000-point limit, and replies of a few MB per 1,000 containers); the growth in each minute
-//    is the difference of the counter's values at its ends — a counter that went down was reset
-//    (the agent restarted) and grew by its new value, and one that appears was born with 0.
+//  - Per minute, from the raw counters: range queries (`query_range`, step 60 s) of each counter,
+//    series by series (each scrape target's apart: a recreated agent pod's counters start at 0),
+//    in pieces of 6 h (360 points per series: far under Prometheus's 11,000-point limit, and
+//    replies of a few MB per 1,000 containers); the growth in each minute is the difference of the
+//    counter's values at its ends — a counter that went down was reset (the agent restarted) and
+//    grew by its new value, and one that appears was born with 0 — and the growths of series of
+//    one unit and owner add up.
 //  - Per hour, from the recorded series (deploy/kubernetes/monitoring, gpumeter.hourly), for days
 //    older than the minute horizon (2 days by default) whose hours the rules covered: a month of
 //    history reads 720 points per series. A day the rules did not cover is read per minute.
@@ -76,5 +78,9 @@ class PrometheusHistory final : public history::UsageHistorySource {
 // Points outside [start, end] are ignored.
 std::map<int64_t, double> StepGrowth(const std::vector<std::pair<int64_t, double>>& points,
                                      int64_t start_s, int64_t end_s, int64_t step_s);
+// The same as (step start, growth) pairs in time order into `out` (cleared first; reused across
+// series so a read allocates once), a step that appears twice (off-grid times) listed twice.
+void StepGrowthInto(const std::vector<std::pair<int64_t, double>>& points, int64_t start_s,
+                    int64_t end_s, int64_t step_s, std::vector<std::pair<int64_t, double>>& out);
 
 }  // namespace gpumeter::history

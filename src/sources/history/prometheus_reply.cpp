@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/excerpt.h"
+#include "sources/history/prometheus_matrix_reader.h"
 
 namespace gpumeter::history {
 namespace {
@@ -43,19 +44,17 @@ std::string Found(const json& j) {
 }
 
 // A sample value as Prometheus writes it: a string holding a float ("1.5", "+Inf", "NaN").
-Expected<double> ParseValue(const json& v, const std::string& what, const std::string& field) {
+// `field` names the value, called only for an error.
+template <typename Name>
+Expected<double> ParseValue(const json& v, const std::string& what, const Name& field) {
   if (!v.is_string())
-    return tl::unexpected(Bad(what, field, "expected a string, found " + Found(v)));
+    return tl::unexpected(Bad(what, field(), "expected a string, found " + Found(v)));
   const auto& s = v.get_ref<const std::string&>();
-  double x = 0;
-  // from_chars refuses a leading '+', which Prometheus writes for +Inf.
-  const char* begin = s.data() + (s.size() > 1 && s[0] == '+' && s[1] != '-' && s[1] != '+');
-  const auto [end, ec] = std::from_chars(begin, s.data() + s.size(), x);
-  if (ec != std::errc() || end != s.data() + s.size())
-    return tl::unexpected(Bad(what, field, "'" + Excerpt(s) + "' is not a number"));
-  if (!std::isfinite(x) || x < 0)
-    return tl::unexpected(Bad(what, field, "'" + Excerpt(s) + "' is not a finite number >= 0"));
-  return x;
+  const auto x = SampleNumber(s);
+  if (!x) return tl::unexpected(Bad(what, field(), "'" + Excerpt(s) + "' is not a number"));
+  if (!UsableSample(*x))
+    return tl::unexpected(Bad(what, field(), "'" + Excerpt(s) + "' is not a finite number >= 0"));
+  return *x;
 }
 
 // The "metric" object of a result entry: label names to string values.
@@ -87,7 +86,7 @@ Expected<PromSample> ParseSample(const json& item, const std::string& what,
     return tl::unexpected(Bad(
         what, field + ".value",
         "expected [time, \"value\"], found " + (value == item.end() ? "nothing" : Found(*value))));
-  auto v = ParseValue((*value)[1], what, field + ".value[1]");
+  auto v = ParseValue((*value)[1], what, [&] { return field + ".value[1]"; });
   if (!v) return tl::unexpected(v.error());
   out.value = *v;
   return out;
@@ -148,13 +147,16 @@ Expected<const json*> ResultOf(std::string_view body, int status, const std::str
 }
 
 // A point's time: a number of seconds, finite and within Unix time as a 64-bit count of ms.
-Expected<int64_t> ParseTime(const json& t, const std::string& what, const std::string& field) {
+// `point` names the point ("data.result[0].values[3]"), called only for an error.
+template <typename Name>
+Expected<int64_t> ParseTime(const json& t, const std::string& what, const Name& point) {
   if (!t.is_number())
-    return tl::unexpected(Bad(what, field, "expected a time in seconds, found " + Found(t)));
-  const double x = t.get<double>();
-  if (!std::isfinite(x) || x < 0 || x > 1e11)
-    return tl::unexpected(Bad(what, field, "time " + Found(t) + " is out of range"));
-  return static_cast<int64_t>(std::llround(x * 1000));
+    return tl::unexpected(
+        Bad(what, point() + "[0]", "expected a time in seconds, found " + Found(t)));
+  const auto ms = SampleTimeMs(t.get<double>());
+  if (!ms)
+    return tl::unexpected(Bad(what, point() + "[0]", "time " + Found(t) + " is out of range"));
+  return *ms;
 }
 
 Expected<PromSeries> ParseSeries(const json& item, const std::string& what,
@@ -175,14 +177,15 @@ Expected<PromSeries> ParseSeries(const json& item, const std::string& what,
   out.points.reserve(values->size());
   for (size_t i = 0; i < values->size(); ++i) {
     const auto& p = (*values)[i];
-    const std::string f = field + ".values[" + std::to_string(i) + "]";
+    // The field's name only for an error: a reply holds millions of points.
+    const auto f = [&] { return field + ".values[" + std::to_string(i) + "]"; };
     if (!p.is_array() || p.size() != 2)
-      return tl::unexpected(Bad(what, f, "expected [time, \"value\"], found " + Found(p)));
-    auto t = ParseTime(p[0], what, f + "[0]");
+      return tl::unexpected(Bad(what, f(), "expected [time, \"value\"], found " + Found(p)));
+    auto t = ParseTime(p[0], what, f);
     if (!t) return tl::unexpected(t.error());
     if (!out.points.empty() && *t <= out.points.back().first)
-      return tl::unexpected(Bad(what, f + "[0]", "times must increase"));
-    auto v = ParseValue(p[1], what, f + "[1]");
+      return tl::unexpected(Bad(what, f() + "[0]", "times must increase"));
+    auto v = ParseValue(p[1], what, [&] { return f() + "[1]"; });
     if (!v) return tl::unexpected(v.error());
     out.points.emplace_back(*t, *v);
   }
@@ -211,6 +214,15 @@ Expected<std::vector<PromSample>> ParseVectorReply(std::string_view body, int st
 Expected<std::vector<PromSeries>> ParseMatrixReply(std::string_view body, int status,
                                                    const std::string& what,
                                                    const ReplyLimits& limits) {
+  if (status == 200)
+    if (auto good = ReadGoodMatrix(body, limits)) return std::move(*good);
+  // Not a good reply: parsed as a document, to say what is wrong with it.
+  return ParseMatrixDocument(body, status, what, limits);
+}
+
+Expected<std::vector<PromSeries>> ParseMatrixDocument(std::string_view body, int status,
+                                                      const std::string& what,
+                                                      const ReplyLimits& limits) {
   json doc;
   auto result = ResultOf(body, status, what, limits, "matrix", doc);
   if (!result) return tl::unexpected(result.error());

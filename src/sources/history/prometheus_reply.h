@@ -60,9 +60,15 @@ Expected<std::vector<PromSample>> ParseVectorReply(std::string_view body, int st
                                                    const std::string& what,
                                                    const ReplyLimits& limits = {});
 
-// The same for a "matrix" reply; each series' times must increase.
+// The same for a "matrix" reply; each series' times must increase. A good reply is read as it is
+// tokenized (prometheus_matrix_reader.h); any other is parsed as a document to say what is wrong.
 Expected<std::vector<PromSeries>> ParseMatrixReply(std::string_view body, int status,
                                                    const std::string& what,
                                                    const ReplyLimits& limits = {});
+// ParseMatrixReply's document path alone: its answer for the replies the fast path refuses,
+// and the reference the fast path is checked against (tests, fuzz/prom_reply_fuzz.cpp).
+Expected<std::vector<PromSeries>> ParseMatrixDocument(std::string_view body, int status,
+                                                      const std::string& what,
+                                                      const ReplyLimits& limits = {});
 
 }  // namespace gpumeter::history

@@ -1,13 +1,16 @@
 #include "sources/history/prometheus_source.h"
-#include "domain/pod_label.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 #include <string_view>
 #include <tuple>
+
+#include "common/all_at_once.h"
+#include "domain/pod_label.h"
 
 namespace gpumeter::history {
 
@@ -98,6 +101,19 @@ Expected<std::vector<Sample>> CounterGrowth(const PrometheusApi& api, const Part
   return out;
 }
 
+// CounterGrowth of each of `counters` (pairs of a metric and anything), all at once: a 30-day
+// report's queries each take Prometheus a tenth of a second per 10 nodes, one core each.
+template <size_t N, typename Field>
+std::vector<Expected<std::vector<Sample>>> Growths(
+    const PrometheusApi& api, const Part& part, const std::pair<const char*, Field> (&counters)[N],
+    const std::string& by) {
+  std::vector<std::function<Expected<std::vector<Sample>>()>> reads;
+  for (const auto& c : counters)
+    reads.emplace_back(
+        [&api, &part, &by, metric = c.first] { return CounterGrowth(api, part, metric, by); });
+  return AllAtOnce(reads);
+}
+
 using Units =
     std::map<std::pair<std::string, std::string>, attribution::UnitRecord>;  // (node, unit)
 
@@ -118,12 +134,12 @@ Expected<void> ReadUnitCounters(const PrometheusApi& api, const Part& part, Unit
       {"gpumeter_unit_memory_capacity_byte_seconds_total",
        &attribution::UnitRecord::memory_capacity_byte_seconds},
       {"gpumeter_unit_energy_joules_total", &attribution::UnitRecord::energy_joules}};
-  for (const auto& [metric, field] : unit_counters) {
-    auto r = CounterGrowth(api, part, metric, "node, unit");
-    if (!r) return tl::unexpected(r.error());
-    for (const auto& s : *r)
+  auto growth = Growths(api, part, unit_counters, "node, unit");
+  for (size_t i = 0; i < growth.size(); ++i) {
+    if (!growth[i]) return tl::unexpected(growth[i].error());
+    for (const auto& s : *growth[i])
       if (auto it = units.find({LabelValue(s, "node"), LabelValue(s, "unit")}); it != units.end())
-        it->second.*field += s.value;
+        it->second.*unit_counters[i].second += s.value;
   }
   return {};
 }
@@ -143,10 +159,12 @@ Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& ow
       // Exported only once above 0 (and not by agents before it): no series reads as none.
       {"gpumeter_compute_unknown_seconds_total",
        &attribution::OwnerAmounts::compute_unknown_seconds}};
-  for (const auto& [metric, field] : owner_counters) {
-    auto r = CounterGrowth(api, part, metric, "node, unit, namespace, pod, container, owner_kind");
-    if (!r) return tl::unexpected(r.error());
-    for (const auto& s : *r) {
+  auto growth =
+      Growths(api, part, owner_counters, "node, unit, namespace, pod, container, owner_kind");
+  for (size_t i = 0; i < growth.size(); ++i) {
+    if (!growth[i]) return tl::unexpected(growth[i].error());
+    const auto field = owner_counters[i].second;
+    for (const auto& s : *growth[i]) {
       auto& o =
           owners[{LabelValue(s, "node"), LabelValue(s, "unit"), LabelValue(s, "owner_kind"),
                   LabelValue(s, "namespace"), LabelValue(s, "pod"), LabelValue(s, "container")}];

@@ -230,6 +230,38 @@ TEST(HttpClient, StreamsUntilTheCallerStopsAndCancelEndsItFromAnotherThread) {
   EXPECT_THAT(again.error().message, HasSubstr("cancelled"));
 }
 
+// Requests from several threads at once (rightsizing reads Prometheus so): each is its own
+// connection, and Cancel ends all of them, not only the one that began last.
+TEST(HttpClient, CancelEndsEveryRequestInFlightFromSeveralThreads) {
+  std::atomic<bool> release{false};
+  std::atomic<int> arrived{0};
+  testing::LoopbackServer held([&](httplib::Server& s) {
+    s.Get("/held", [&](const httplib::Request&, httplib::Response& res) {
+      ++arrived;
+      for (int i = 0; i < 300 && !release; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      res.set_content("late", "text/plain");
+    });
+  });
+  auto c = Open(held.url(), L(std::chrono::seconds(30)));
+  const auto t0 = Clock::now();
+  std::vector<Expected<Reply>> got(3, tl::unexpected(Error{ErrorCode::kInternal, "not run"}));
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < got.size(); ++i) threads.emplace_back([&, i] { got[i] = c.Get("/held"); });
+  while (arrived < 3 && Clock::now() - t0 < std::chrono::seconds(5))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(arrived, 3);
+  c.Cancel();
+  for (auto& t : threads) t.join();
+  const auto took = Clock::now() - t0;
+  release = true;
+  for (const auto& r : got) {
+    ASSERT_FALSE(r);
+    EXPECT_THAT(r.error().message, HasSubstr("cancelled"));
+  }
+  EXPECT_LT(took, std::chrono::seconds(5));
+}
+
 TEST(HttpClient, AStreamCutAtTheDeadlineSaysWhetherItsHeadersCame) {
   testing::TrickleServer headers_only;  // a header line that never ends
   auto c = Open(headers_only.url(), L(std::chrono::milliseconds(500)));

@@ -177,6 +177,31 @@ TEST_F(PrometheusApiTest, HeadersTrickledByteByByteAreCutAtTheDeadline) {
   EXPECT_LT(took, std::chrono::seconds(4));
 }
 
+// Compression costs Prometheus more CPU than a fast link saves (docs/fleet.md): asked for only
+// with --prometheus-gzip. The stub says in its answer whether it was asked.
+TEST_F(PrometheusApiTest, GzipIsAskedForOnlyWhenConfigured) {
+  testing::LoopbackServer server([](httplib::Server& s) {
+    s.Get("/api/v1/query", [](const httplib::Request& req, httplib::Response& res) {
+      const bool gzip = req.get_header_value("Accept-Encoding").find("gzip") != std::string::npos;
+      res.set_content(
+          std::string(R"({"status":"success","data":{"resultType":"vector","result":)") +
+              R"([{"metric":{},"value":[1,")" + (gzip ? "1" : "0") + R"("]}]}})",
+          "application/json");
+    });
+  });
+  for (const bool gzip : {false, true}) {
+    PrometheusAccess a;
+    a.url = server.url();
+    a.gzip = gzip;
+    auto api = PrometheusApi::Open(a);
+    ASSERT_TRUE(api) << api.error().message;
+    auto v = api->Query("up", 100);
+    ASSERT_TRUE(v) << v.error().message;
+    ASSERT_EQ(v->size(), 1u);
+    EXPECT_EQ(v->front().value, gzip ? 1 : 0) << "gzip " << gzip;
+  }
+}
+
 TEST(PromQuote, EscapesQuotesAndBackslashes) { EXPECT_EQ(PromQuote(R"(a"b\c)"), R"("a\"b\\c")"); }
 
 }  // namespace

@@ -135,5 +135,70 @@ TEST(PrometheusHistory, BadRepliesToTheWorkloadReadsAreClearErrors) {
   }
 }
 
+// A matrix series of `metric` labels `labels` (JSON object members) with values at 600, 660, …
+std::string Series(const std::string& labels, const std::vector<double>& values,
+                   size_t first = 600) {
+  std::string points;
+  for (size_t i = 0; i < values.size(); ++i)
+    points += (i ? "," : "") + std::string("[") + std::to_string(first + 60 * i) + ",\"" +
+              std::to_string(values[i]) + "\"]";
+  return R"({"metric":{)" + labels + R"(},"values":[)" + points + "]}";
+}
+
+// Minutes from the raw counters, series by series: series of one unit and owner that differ in a
+// label gpumeter does not key on (a relabelling's, another scrape target's) add up per minute; a
+// series born inside the read grew by its first value in the minute before it; a unit with no
+// owner's usage still has its minutes (as a store has a row for each minute it wrote).
+TEST(PrometheusHistory, MinutesAddTheSeriesOfOneOwnerAndKeepUnitsWithoutOwners) {
+  const std::string owner =
+      R"("node":"n","unit":"U","namespace":"ml","pod":"p-0","container":"c","owner_kind":"container")";
+  testing::LoopbackServer server([&](httplib::Server& s) {
+    s.Get("/api/v1/query_range", [&](const httplib::Request& req, httplib::Response& res) {
+      const std::string q = req.get_param_value("query");
+      auto has = [&](const char* m) { return q.find(m) != std::string::npos; };
+      std::vector<std::string> result;
+      if (has("gpumeter_compute_seconds_total"))
+        result = {Series(owner + R"(,"instance":"a:9402","endpoint":"x")", {10, 20, 30, 40}),
+                  Series(owner + R"(,"instance":"a:9402","endpoint":"y")", {1, 2, 3, 4}),
+                  Series(owner + R"(,"instance":"b:9402")", {5, 6, 7}, 660)};
+      else if (has("gpumeter_unit_seconds_total"))
+        result = {Series(R"("node":"n","unit":"U")", {0, 60, 120, 180}),
+                  Series(R"("node":"n","unit":"V")", {0, 60, 120, 180})};
+      std::string body;
+      for (const auto& r : result) body += (body.empty() ? "" : ",") + r;
+      res.set_content(
+          R"({"status":"success","data":{"resultType":"matrix","result":[)" + body + "]}}",
+          "application/json");
+    });
+    s.Get("/api/v1/query", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"status":"success","data":{"resultType":"vector","result":[]}})",
+                      "application/json");
+    });
+  });
+  PrometheusAccess access;
+  access.url = server.url();
+  auto api = PrometheusApi::Open(access);
+  ASSERT_TRUE(api) << api.error().message;
+  PrometheusHistory history(std::move(*api), {}, 780, 86400);
+  const auto rows = history.HistoryMinutes(600, 780);
+  ASSERT_TRUE(rows) << rows.error().message;
+  ASSERT_EQ(rows->size(), 3u);
+  const double want[] = {10 + 1 + 5, 10 + 1 + 1, 10 + 1 + 1};
+  int i = 0;
+  for (const auto& [t, units] : *rows) {
+    EXPECT_EQ(t, 600 + 60 * i);
+    ASSERT_EQ(units.size(), 2u) << t;
+    EXPECT_EQ(units[0].unit.uuid, "U");
+    EXPECT_EQ(units[1].unit.uuid, "V");
+    EXPECT_DOUBLE_EQ(units[0].seconds, 60);
+    EXPECT_DOUBLE_EQ(units[1].seconds, 60);
+    ASSERT_EQ(units[0].owners.size(), 1u) << t;
+    EXPECT_EQ(units[0].owners[0].owner.pod, "p-0");
+    EXPECT_DOUBLE_EQ(units[0].owners[0].compute_seconds, want[i]) << t;
+    EXPECT_TRUE(units[1].owners.empty()) << t;
+    ++i;
+  }
+}
+
 }  // namespace
 }  // namespace gpumeter::history

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sources/history/prometheus_history.h"
+#include "sources/history/prometheus_matrix_reader.h"
 #include "sources/history/prometheus_reply.h"
 #include "sources/history/recorded_coverage.h"
 
@@ -64,6 +65,81 @@ TEST(PrometheusMatrix, PointsPerSeriesAreCapped) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("5 points, over the cap of 4"), std::string::npos)
       << r.error().message;
+}
+
+// The fast path reads a good reply as the document path does, whatever the order of its keys and
+// whatever it carries besides (warnings, stats, a series' native histograms): same labels, same
+// points.
+TEST(PrometheusMatrix, TheFastPathReadsAGoodReplyAsTheDocumentDoes) {
+  const std::string bodies[] = {
+      Matrix(R"([{"metric":{"node":"n1","unit":"U"},"values":[[60,"1"],[120.25,"2.5e3"]]},)"
+             R"({"metric":{},"values":[]}])"),
+      R"({"warnings":["partial"],"data":{"result":[{"values":[[1,"0"]],"histograms":[[1,{"count":"1","buckets":[[0,"1","2","3"]]}]],"metric":{"a":"b"}}],"stats":{"timings":{"x":1.5,"y":null,"z":true}},"resultType":"matrix"},"status":"success"})",
+  };
+  for (const auto& body : bodies) {
+    const auto fast = ReadGoodMatrix(body, {});
+    ASSERT_TRUE(fast) << body;
+    const auto doc = ParseMatrixDocument(body, 200, kWhat);
+    ASSERT_TRUE(doc) << doc.error().message;
+    ASSERT_EQ(fast->size(), doc->size());
+    for (size_t i = 0; i < fast->size(); ++i) {
+      EXPECT_EQ((*fast)[i].labels, (*doc)[i].labels);
+      EXPECT_EQ((*fast)[i].points, (*doc)[i].points);
+    }
+  }
+}
+
+// Whatever the fast path does not take is the document path's: the same error, naming the field,
+// or (duplicate keys, which a document keeps the last of) the same series.
+TEST(PrometheusMatrix, WhatTheFastPathRefusesTheDocumentAnswers) {
+  ReplyLimits limits;
+  limits.max_series = 2;
+  limits.max_points = 2;
+  const std::string refused[] = {
+      R"({"status":"error","errorType":"timeout","error":"query timed out"})",
+      R"({"status":"success","data":{"resultType":"vector","result":[]}})",
+      R"({"status":"success","data":{"result":[]}})",
+      R"({"data":{"resultType":"matrix","result":[]}})",
+      Matrix(R"([{"metric":{},"values":[[1,"1"],[2,"1"],[3,"1"]]}])"),
+      Matrix(R"([{"metric":{}},{"metric":{},"values":[]}])"),
+      Matrix(R"([{"metric":{},"values":[]},{"metric":{},"values":[]},{"metric":{},"values":[]}])"),
+      Matrix(R"([{"metric":{"a":1},"values":[]}])"),
+      Matrix(R"([{"metric":{},"values":[[1,"NaN"]]}])"),
+      Matrix(R"([{"metric":{},"values":[[1,"-1"]]}])"),
+      Matrix(R"([{"metric":{},"values":[[-1,"1"]]}])"),
+      Matrix(R"([{"metric":{},"values":[[1,"1"],[1,"1"]]}])"),
+      Matrix(R"([{"metric":{},"values":[[1]]}])"),
+      Matrix(R"([{"metric":{},"values":[{"t":1}]}])"),
+      Matrix(R"([[]])"),
+      R"({"status":"success","data":{"resultType":"matrix","result":[]}} trailing)",
+      R"([{"status":"success"}])",
+      R"("success")",
+      // Nested past the limit (16) under a key no one reads.
+      R"({"status":"success","data":{"resultType":"matrix","result":[],"x":)" +
+          std::string(16, '[') + "1" + std::string(16, ']') + "}}",
+  };
+  for (const auto& body : refused) {
+    EXPECT_FALSE(ReadGoodMatrix(body, limits)) << body;
+    const auto r = ParseMatrixReply(body, 200, kWhat, limits);
+    const auto doc = ParseMatrixDocument(body, 200, kWhat, limits);
+    ASSERT_EQ(r.has_value(), doc.has_value()) << body;
+    if (!r) {
+      EXPECT_EQ(r.error().message, doc.error().message);
+    }
+  }
+  const std::string duplicates[] = {
+      Matrix(R"([{"metric":{"a":"1","a":"2"},"values":[[1,"1"]]}])"),
+      Matrix(R"([{"metric":{},"values":[[1,"1"]],"values":[[2,"2"]]}])"),
+      R"({"status":"success","status":"success","data":{"resultType":"matrix","result":[]}})",
+  };
+  for (const auto& body : duplicates) {
+    EXPECT_FALSE(ReadGoodMatrix(body, limits)) << body;
+    const auto r = ParseMatrixReply(body, 200, kWhat, limits);
+    const auto doc = ParseMatrixDocument(body, 200, kWhat, limits);
+    ASSERT_TRUE(r && doc) << body;
+    ASSERT_EQ(r->size(), doc->size());
+    for (size_t i = 0; i < r->size(); ++i) EXPECT_EQ((*r)[i].points, (*doc)[i].points);
+  }
 }
 
 TEST(RecordedCoverage, NoEvaluationsIsOneRawSegment) {
