@@ -178,11 +178,20 @@ for _ in $(seq 1 60); do
   sleep 0.1
 done
 curl -fsS "$url/metrics" >"$work/mig-a100.prom" || fail "mig-a100: scrape failed"
+# `gpumeter doctor --demo FILE`, the file the banner names: the demo's node checked as its agent
+# sees it (fake NVML on the demo's clock, kubelet, /proc, pods, dcgm-exporter), every check ok.
+doctor_file=$(sed -n 's/^doctor: gpumeter doctor --demo //p' "$out")
+[ -f "$doctor_file" ] || { cat "$out"; fail "mig-a100: the banner names no doctor file"; }
+"$bin" doctor --demo "$doctor_file" >"$work/doctor.out" 2>&1 || { cat "$work/doctor.out"; fail "doctor --demo failed"; }
+for check in nvml pod-resources proc pods attribution dcgm; do
+  grep -q "^ok  *$check " "$work/doctor.out" || { cat "$work/doctor.out"; fail "doctor --demo: $check not ok"; }
+done
+"$bin" doctor --demo "$doctor_file" --proc-root /proc >/dev/null 2>&1 && fail "doctor --demo took a flag it replaces"
 wait "$pid" || { cat "$out"; fail "mig-a100: demo exited non-zero"; }
 grep -q '^gpumeter_source_up{node="[^"]*",source="dcgm"} 1$' "$work/mig-a100.prom" || { grep source_up "$work/mig-a100.prom"; fail "mig-a100: dcgm source not up"; }
 awk '/^gpumeter_compute_seconds_total\{/ && /pod="train-resnet-0"/ { if ($NF > 0) found = 1 } END { exit !found }' "$work/mig-a100.prom" \
   || { grep train-resnet "$work/mig-a100.prom" | head; fail "mig-a100: the trainer has no compute from DCGM activity"; }
-echo "ok: mig-a100 with the node's dcgm-exporter"
+echo "ok: mig-a100 with the node's dcgm-exporter; doctor --demo on it"
 
 # The same node without dcgm-exporter: an A100 MIG instance's activity is unknown to NVML, so the
 # busy trainer's compute is unknown, not 0, in /metrics, the store and every report format.

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include <nlohmann/json.hpp>
 
 #include "app/cluster_access.h"
+#include "app/diagnose/doctor_demo.h"
 
 namespace gpumeter::app {
 
@@ -44,7 +47,20 @@ std::vector<CheckResult> RunChecks(const DoctorOptions& o) {
   return out;
 }
 
-int RunDoctor(const DoctorOptions& o) {
+int RunDoctor(const DoctorOptions& options) {
+  DoctorOptions o = options;
+  if (!o.demo.empty()) {
+    auto node = ReadDemoNode(o.demo);
+    if (!node) {
+      fmt::print(stderr, "gpumeter doctor: {}\n", node.error().message);
+      return 2;
+    }
+    UseDemoNode(*node,
+                static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count()),
+                o);
+  }
   const auto checks = RunChecks(o);
   bool failed = false;
   for (const auto& c : checks) failed = failed || c.status == CheckStatus::kFail;

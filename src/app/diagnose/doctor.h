@@ -22,6 +22,7 @@ struct DoctorOptions {
   std::string dcgm_metrics;     // as the agent's --dcgm-metrics (GPUMETER_DCGM_METRICS)
   std::string format = "text";  // text | json
   Seconds interval{1};          // the agent's --interval, checked against the driver's buffer
+  std::string demo;  // a demo's doctor.yaml (doctor_demo.h): its node instead of the flags above
 };
 
 // Every check, in order; an unreadable kubeconfig is the pods check's failure.

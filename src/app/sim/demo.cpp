@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "app/agent/rightsize_runner.h"
 #include "app/agent/runtime.h"
 #include "app/agent/usage_recorder.h"
 #include "app/config_files.h"
+#include "app/diagnose/doctor_demo.h"
 #include "app/sim/paths.h"
 #include "app/sim/scenario_node.h"
 #include "app/sim/table.h"
@@ -123,6 +125,40 @@ void PrintBanner(const DemoInputs& in, const ScenarioNode& node, const NodeRunti
   std::fflush(stdout);
 }
 
+// The node's dcgm-exporter, as the agent's --dcgm-metrics reads it, on the scenario's clock;
+// null when the scenario has none.
+std::unique_ptr<dcgm::DcgmSource> StartDcgm(const ScenarioNode& node, const DemoOptions& o,
+                                            std::function<uint64_t()> wall_clock_us) {
+  if (node.dcgm_url().empty()) return nullptr;
+  dcgm::DcgmSourceOptions dopt;
+  dopt.url = node.dcgm_url();
+  dopt.poll_interval_s = std::min(2.0, o.interval.count());
+  dopt.clock_s = [clock = std::move(wall_clock_us)] { return static_cast<double>(clock()) / 1e6; };
+  auto dcgm = std::make_unique<dcgm::DcgmSource>(dopt);
+  dcgm->Start();
+  return dcgm;
+}
+
+// Writes what `gpumeter doctor --demo FILE` needs to check this node as the agent sees it
+// (app/diagnose/doctor_demo.h), and prints the command.
+void PrintDoctorFile(const DemoInputs& in, const DemoOptions& o, const ScenarioNode& node,
+                     const NodeRuntime& rt, uint64_t epoch0, uint64_t started_us) {
+  namespace fs = std::filesystem;
+  const auto file = node.files().dir() / "doctor.yaml";
+  const auto& files = node.files();
+  if (auto w = WriteDemoNode(
+          file,
+          {in.loaded.scenario.node_name, fs::absolute(rt.capabilities().library_path).string(),
+           fs::absolute(files.kubelet_socket()).string(), fs::absolute(files.proc_root()).string(),
+           fs::absolute(files.pods_file()).string(), node.dcgm_url(),
+           fs::absolute(in.loaded.path).string(), o.speedup, epoch0, started_us});
+      w)
+    fmt::print("doctor: gpumeter doctor --demo {}\n", file.string());
+  else
+    spdlog::warn("{}", w.error().message);
+  std::fflush(stdout);
+}
+
 // Prints the table every --refresh until --duration passes or a signal comes; the signal, or 0.
 int ShowUntilDone(const DemoOptions& o, const NodeRuntime& rt, const sigset_t& signals,
                   std::chrono::steady_clock::time_point start) {
@@ -191,20 +227,15 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
   }
   RuntimeOptions ro = DemoRuntime(o, *in, **node, exe_dir);
   const auto start = std::chrono::steady_clock::now();
+  const auto started_us =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count());
   const auto scenario_now = ScenarioClock(start, o.speedup);
   ro.nvml.wall_clock_us = [epoch0, scenario_now] {
     return epoch0 + static_cast<uint64_t>(scenario_now() * 1e6);
   };
-  // The node's dcgm-exporter, as the agent's --dcgm-metrics reads it, on the scenario's clock.
-  std::unique_ptr<dcgm::DcgmSource> dcgm;
-  if (!(*node)->dcgm_url().empty()) {
-    dcgm::DcgmSourceOptions dopt;
-    dopt.url = (*node)->dcgm_url();
-    dopt.poll_interval_s = std::min(2.0, o.interval.count());
-    dopt.clock_s = [clock = ro.nvml.wall_clock_us] { return static_cast<double>(clock()) / 1e6; };
-    dcgm = std::make_unique<dcgm::DcgmSource>(dopt);
-    dcgm->Start();
-  }
+  const auto dcgm = StartDcgm(**node, o, ro.nvml.wall_clock_us);
   ro.sources.dcgm = dcgm.get();
   ro.before_pass = [scen_node = node->get(), scenario_now] {
     if (auto r = scen_node->RefreshProc(scenario_now()); !r)
@@ -239,6 +270,7 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
     return 1;
   }
   PrintBanner(*in, **node, **rt, store_path);
+  PrintDoctorFile(*in, o, **node, **rt, epoch0, started_us);
   if (const int received = ShowUntilDone(o, **rt, signals, start); received > 0)
     fmt::print("\nstopping on signal {}\n", received);
   (*rt)->StopSampling();  // the store now holds every interval; /metrics shows the same totals

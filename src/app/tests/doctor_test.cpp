@@ -2,6 +2,7 @@
 // unix socket, the scenario's /proc tree and pods (a file, or an API server on loopback); all good,
 // then each source broken in turn, each named with its fix.
 #include "app/diagnose/doctor.h"
+#include "app/diagnose/doctor_demo.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <regex>
 #include <thread>
 
 #include "sim/fake_kubelet/simulated_node.h"
@@ -294,6 +296,67 @@ TEST_F(DoctorTest, UnreadableKubeconfig) {
   const auto& pods = Named(checks, "pods");
   EXPECT_EQ(pods.status, CheckStatus::kFail);
   EXPECT_NE(pods.detail.find("no-such-kubeconfig"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpumeter::app
+
+namespace gpumeter::app {
+namespace {
+
+// The demo's doctor.yaml: what the demo writes reads back; what a person could break in it is
+// refused with the file, the key and the line, never guessed.
+TEST(DoctorDemo, TheFileReadsBackAndBadOnesAreRefusedByKey) {
+  testing::TempDir dir{"gpumeter-doctor-demo"};
+  const auto file = dir.path() / "doctor.yaml";
+  const DemoNode node{"node-a",
+                      "/lib/libnvidia-ml.so.1",
+                      "/run/k.sock",
+                      "/p",
+                      "/pods.json",
+                      "http://127.0.0.1:9400/metrics",
+                      "/s.yaml",
+                      20,
+                      1'700'000'000'000'000,
+                      1'700'000'100'000'000};
+  ASSERT_TRUE(WriteDemoNode(file, node));
+  auto back = ReadDemoNode(file.string());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->node_name, "node-a");
+  EXPECT_EQ(back->dcgm_metrics, node.dcgm_metrics);
+  EXPECT_EQ(back->speedup, 20);
+  EXPECT_EQ(back->started_us, node.started_us);
+
+  std::ifstream in(file);
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::pair<std::string, std::string> cases[] = {
+      {good + "proc_root: \"/q\"\n", "proc_root"},  // twice
+      {good + "colour: blue\n", "colour"},          // unknown
+      {std::regex_replace(good, std::regex("\"/p\""), "\"p\""), "an absolute path"},
+      {std::regex_replace(good, std::regex("speedup: 20"), "speedup: 0"), "speedup"},
+      {std::regex_replace(good, std::regex("epoch_us: [0-9]+"), "epoch_us: -1"), "epoch_us"},
+  };
+  for (const auto& [text, want] : cases) {
+    std::ofstream(file, std::ios::trunc) << text;
+    auto r = ReadDemoNode(file.string());
+    ASSERT_FALSE(r) << text;
+    EXPECT_NE(r.error().message.find(file.string()), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find(want), std::string::npos) << r.error().message;
+  }
+}
+
+// The fake library's clock is put at the demo's scenario time, its stamps on the demo's.
+TEST(DoctorDemo, TheFakeClockIsTheDemosNow) {
+  DemoNode node{"n", "/l", "/s", "/p", "/f", "", "/sc", 20, 1'000'000, 5'000'000};
+  DoctorOptions o;
+  UseDemoNode(node, 5'000'000 + 3'000'000, o);  // 3 s after the start, at 20x: t = 60 s
+  EXPECT_STREQ(std::getenv("GPUMETER_FAKE_NVML_START_S"), "60");
+  EXPECT_STREQ(std::getenv("GPUMETER_FAKE_NVML_EPOCH_US"), "61000000");
+  EXPECT_EQ(o.proc_root, "/p");
+  EXPECT_FALSE(o.resource_slices);
+  for (const char* k : {"GPUMETER_FAKE_NVML_SCENARIO", "GPUMETER_FAKE_NVML_SPEEDUP",
+                        "GPUMETER_FAKE_NVML_START_S", "GPUMETER_FAKE_NVML_EPOCH_US"})
+    ::unsetenv(k);
 }
 
 }  // namespace
