@@ -13,7 +13,7 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 DEMO_ARGS ?= --speedup 10
 
-.PHONY: setup setup-build build build-demo demo test fuzz soak fleet-bench image image-test image-push format clean
+.PHONY: setup setup-build build build-demo demo test fuzz soak fleet-bench image image-test image-push image-push-test format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -74,6 +74,10 @@ image-test:
 # Push what `make image` built: make image-push REGISTRY=host[:port][/path] (docs/install.md).
 image-push:
 	@REGISTRY="$(REGISTRY)" bash scripts/image_push.sh
+
+# make image-push against a registry on loopback (needs make image first; not in CI).
+image-push-test:
+	@bash tests/image/push_test.sh
 
 # Reformat the C++ sources to .clang-format (CI fails on any difference).
 format: setup

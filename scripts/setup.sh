@@ -35,6 +35,8 @@ test_packages=(
 # (tests/image): python3-yaml reads the rendered manifest, kubectl renders it.
 image_packages=(
   buildah podman skopeo umoci mmdebstrap runc uidmap
+  # `make image-push-test` pushes to a registry on loopback (Debian's distribution registry).
+  docker-registry
   curl jq openssl python3 python3-yaml
 )
 

@@ -1,11 +1,13 @@
-// Runs independent blocking reads at once, each on a thread of its own, and gives their results
-// in the reads' order: a query to Prometheus is evaluated and encoded there while this process
-// decodes another's reply (docs/fleet.md, "Scale": rightsizing's reads took half the time).
-// A thread that cannot be had (std::system_error at the process's or cgroup's thread limit) is
-// not an error: that read runs on the caller's thread. Blocks until every read is done.
+// Runs independent blocking reads together, on threads of their own, and gives their results in
+// the reads' order: a query to Prometheus is evaluated and encoded there while this process
+// decodes another's reply (docs/fleet.md, "Scale"). A thread that cannot be had (std::system_error
+// at the process's or cgroup's thread limit) is not an error: the caller's thread works through
+// the reads too. Blocks until every read is done.
 // Thread-safety: the reads must be safe to run together; nothing else is shared.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -18,19 +20,28 @@
 
 namespace gpumeter {
 
+// At most `at_once` reads run together (at least 1): each thread takes the next read not yet
+// taken, in order.
 template <typename T>
-std::vector<T> AllAtOnce(const std::vector<std::function<T()>>& reads,
+std::vector<T> AllAtOnce(const std::vector<std::function<T()>>& reads, size_t at_once,
                          const StartThread& start = {}) {
   std::vector<std::optional<T>> done(reads.size());
+  std::atomic<size_t> next{0};
+  auto work = [&done, &reads, &next] {
+    for (size_t i; (i = next++) < reads.size();) done[i].emplace(reads[i]());
+  };
+  // The caller's thread is one of the `at_once`.
   std::vector<std::thread> threads;
-  threads.reserve(reads.size());
-  for (size_t i = 0; i < reads.size(); ++i) {
+  const size_t n = std::min(std::max<size_t>(at_once, 1), reads.size());
+  threads.reserve(n);
+  for (size_t t = 1; t < n; ++t) {
     try {
-      threads.push_back(StartWith(start, [&done, &reads, i] { done[i].emplace(reads[i]()); }));
+      threads.push_back(StartWith(start, work));
     } catch (const std::system_error&) {
-      done[i].emplace(reads[i]());
+      break;  // the caller's thread takes what no thread took
     }
   }
+  work();
   for (auto& t : threads) t.join();
   std::vector<T> out;
   out.reserve(reads.size());

@@ -330,7 +330,7 @@ Expected<PrometheusHistory::Records> PrometheusHistory::ReadMinutes(int64_t from
       reads.emplace_back([this, q = Latest(metric, OwnerMatchers()), a, z] {
         return api_.QueryRange(q, a, z, kStep);
       });
-    auto replies = AllAtOnce(reads);
+    auto replies = AllAtOnce(reads, kQueriesAtOnce);
     for (size_t i = 0; i < replies.size(); ++i) {
       if (!replies[i]) return tl::unexpected(replies[i].error());
       for (const auto& s : *replies[i]) {
@@ -365,7 +365,7 @@ Expected<PrometheusHistory::Records> PrometheusHistory::ReadHours(int64_t from, 
     reads.emplace_back([this, q = RecordedName(metric) + OwnerMatchers() + range, to] {
       return api_.QueryRaw(q, to);
     });
-  auto replies = AllAtOnce(reads);
+  auto replies = AllAtOnce(reads, kQueriesAtOnce);
   Buckets b;
   for (size_t i = 0; i < replies.size(); ++i) {
     if (!replies[i]) return tl::unexpected(replies[i].error());

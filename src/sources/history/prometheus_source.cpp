@@ -111,7 +111,7 @@ std::vector<Expected<std::vector<Sample>>> Growths(
   for (const auto& c : counters)
     reads.emplace_back(
         [&api, &part, &by, metric = c.first] { return CounterGrowth(api, part, metric, by); });
-  return AllAtOnce(reads);
+  return AllAtOnce(reads, kQueriesAtOnce);
 }
 
 using Units =
