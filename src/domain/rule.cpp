@@ -34,8 +34,6 @@ const char* ToString(Rule rule) {
       return "single tenant holds the busy time";
     case Rule::kMpsThreadPercentage:
       return "MPS active-thread percentage (no per-process samples)";
-    case Rule::kMemoryShareNoSamples:
-      return "memory share (no per-process samples)";
     case Rule::kBusyNotCovered:
       return "busy time not covered by process data";
     case Rule::kProcessSmSamplesExtrapolated:
@@ -74,7 +72,7 @@ const char* ToString(Rule rule) {
     case Rule::kUnitNotBusyDcgm:
       return "unit not busy (DCGM GR engine activity)";
     case Rule::kEvenSplitNoSamples:
-      return "even split between tenants (no per-process samples or memory)";
+      return "even split between tenants (no per-process samples)";
   }
   return "";
 }
@@ -85,8 +83,8 @@ bool IsMemoryRemainder(Rule rule) {
 }
 
 bool IsComputeEstimate(Rule rule) {
-  return rule == Rule::kMpsThreadPercentage || rule == Rule::kMemoryShareNoSamples ||
-         rule == Rule::kProcessSmSamplesExtrapolated || rule == Rule::kEvenSplitNoSamples;
+  return rule == Rule::kMpsThreadPercentage || rule == Rule::kProcessSmSamplesExtrapolated ||
+         rule == Rule::kEvenSplitNoSamples;
 }
 
 }  // namespace gpumeter::domain

@@ -26,7 +26,6 @@ enum class Rule : uint8_t {
   kProcessSmSamplesScaled,
   kSingleTenant,
   kMpsThreadPercentage,
-  kMemoryShareNoSamples,
   kBusyNotCovered,
   kProcessSmSamplesExtrapolated,  // samples of part of the interval (the driver lost the rest)
   kSamplesLostBusyUnknown,        // the lost part, where the device's busy time is unknown
@@ -50,7 +49,7 @@ enum class Rule : uint8_t {
   kGpuMissing,
   // Compute from DCGM's GR engine activity (MIG instances and GPUs NVML gives no activity for).
   kUnitNotBusyDcgm,
-  kEvenSplitNoSamples,  // tenants of a MIG instance without memory readings: an even split
+  kEvenSplitNoSamples,  // tenants of a unit, nothing per process: an even split (an estimate)
 };
 
 // The wording shown in /api/v1 and tables ("" for kNone). A static string.
@@ -59,7 +58,7 @@ const char* ToString(Rule rule);
 // Memory in use that no process accounts for (device used minus the processes' memory).
 bool IsMemoryRemainder(Rule rule);
 // A compute split estimated without per-process samples for the whole interval (MPS thread
-// share, memory share, an even split, or samples of part of it standing for all).
+// share, an even split, or samples of part of it standing for all).
 bool IsComputeEstimate(Rule rule);
 
 }  // namespace gpumeter::domain

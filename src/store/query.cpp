@@ -15,17 +15,24 @@ constexpr const char* kUnitRows[] = {
     "energy_unknown_seconds FROM unit_minutes WHERE minute >= ? AND minute < ?",
     "SELECT hour, unit_id, seconds, memory_capacity_byte_seconds, energy_joules, "
     "energy_unknown_seconds FROM unit_hours WHERE hour >= ? AND hour < ?"};
-// [schema version ≥ 2][level]: version 1 has no compute_unknown_seconds.
-constexpr const char* kUsageRows[2][2] = {
+// [schema version - 1][level]: version 1 has no compute_unknown_seconds, 1 and 2 no
+// compute_bound_seconds (read as 0: what they recorded).
+constexpr const char* kUsageRows[3][2] = {
     {"SELECT minute, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
-     "requested_share_seconds, 0 FROM usage_minutes WHERE minute >= ? AND minute < ?",
+     "requested_share_seconds, 0, 0 FROM usage_minutes WHERE minute >= ? AND minute < ?",
      "SELECT hour, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
-     "requested_share_seconds, 0 FROM usage_hours WHERE hour >= ? AND hour < ?"},
+     "requested_share_seconds, 0, 0 FROM usage_hours WHERE hour >= ? AND hour < ?"},
     {"SELECT minute, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
-     "requested_share_seconds, compute_unknown_seconds FROM usage_minutes "
+     "requested_share_seconds, compute_unknown_seconds, 0 FROM usage_minutes "
      "WHERE minute >= ? AND minute < ?",
      "SELECT hour, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
-     "requested_share_seconds, compute_unknown_seconds FROM usage_hours "
+     "requested_share_seconds, compute_unknown_seconds, 0 FROM usage_hours "
+     "WHERE hour >= ? AND hour < ?"},
+    {"SELECT minute, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
+     "requested_share_seconds, compute_unknown_seconds, compute_bound_seconds FROM usage_minutes "
+     "WHERE minute >= ? AND minute < ?",
+     "SELECT hour, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
+     "requested_share_seconds, compute_unknown_seconds, compute_bound_seconds FROM usage_hours "
      "WHERE hour >= ? AND hour < ?"}};
 
 // What a query reads: minutes [m0, a) and [b, m1) outside the whole hours [h0, h1) read from the
@@ -60,7 +67,7 @@ Expected<QueryPlan> PlanQuery(sqlite3* db, const FailFn& fail, int64_t rolled, i
 
 // Range scans in primary-key order, summed here: no temporary B-tree over a month of rows.
 struct Sums {
-  double v[5] = {0, 0, 0, 0, 0};  // units use the first 4
+  double v[6] = {0, 0, 0, 0, 0, 0};  // units use the first 4
 };
 struct QuerySums {
   std::map<std::pair<int64_t, int64_t>, Sums> units;                     // (bucket, unit)
@@ -89,7 +96,7 @@ Expected<void> SumRange(sqlite3* db, const FailFn& fail, const Range& r, int64_t
     for (int i = 0; i < 4; ++i) x.v[i] += us.Real(2 + i);
   }
   if (rc != SQLITE_DONE) return tl::unexpected(fail("querying units"));
-  Stmt os(db, kUsageRows[schema_version >= 2 ? 1 : 0][r.level]);
+  Stmt os(db, kUsageRows[std::clamp<int64_t>(schema_version, 1, 3) - 1][r.level]);
   if (!os.ok() || !os.Bind(1, r.lo) || !os.Bind(2, r.hi))
     return tl::unexpected(fail("querying usage"));
   // Consecutive rows mostly share (bucket, unit): look the map up once per run.
@@ -99,7 +106,7 @@ Expected<void> SumRange(sqlite3* db, const FailFn& fail, const Range& r, int64_t
     const std::pair<int64_t, int64_t> key{bucket(os.Int(0)), os.Int(1)};
     if (!per_owner || key != last_key) per_owner = &sums.usage[key], last_key = key;
     auto& x = (*per_owner)[os.Int(2)];
-    for (int i = 0; i < 5; ++i) x.v[i] += os.Real(3 + i);
+    for (int i = 0; i < 6; ++i) x.v[i] += os.Real(3 + i);
   }
   if (rc != SQLITE_DONE) return tl::unexpected(fail("querying usage"));
   return {};
@@ -169,7 +176,7 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Assemble(
         if (owner == owners.end())
           return MakeError(ErrorCode::kInternal,
                            "store " + path + ": usage of unknown owner id " + std::to_string(oid));
-        r.owners.push_back({owner->second, o.v[0], o.v[1], o.v[2], o.v[3], o.v[4]});
+        r.owners.push_back({owner->second, o.v[0], o.v[1], o.v[2], o.v[3], o.v[4], o.v[5]});
       }
     result[key.first].push_back(std::move(r));
   }

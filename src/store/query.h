@@ -23,8 +23,8 @@ using FailFn = std::function<Error(const std::string&)>;
 
 // The usage of [from_unix_s, to_unix_s) per `bucket_s` seconds (0: one bucket), keyed by each
 // bucket's start; `rolled_up_to_hour` is the store's meta row (hours before it are rolled up);
-// `schema_version` the file's (1 has no unknown compute: read as 0, what it knew). An id with no
-// row is an internal error naming the store at `path`. Borrows `db`.
+// `schema_version` the file's (1 has no unknown compute, 1-2 no bounds: read as 0, what they knew).
+// An id with no row is an internal error naming the store at `path`. Borrows `db`.
 Expected<std::map<int64_t, std::vector<UnitRecord>>> ReadSums(
     sqlite3* db, const FailFn& fail, const std::string& path, int64_t schema_version,
     int64_t rolled_up_to_hour, int64_t from_unix_s, int64_t to_unix_s, int64_t bucket_s);

@@ -19,8 +19,9 @@
 namespace gpumeter::store {
 namespace {
 
-constexpr int kSchemaVersion = 2;
-constexpr int kOldestReadable = 1;  // read-only readers take these too (no unknown compute)
+constexpr int kSchemaVersion = 3;
+// Read-only readers take these too (1: no unknown compute; 1-2: no estimate bounds).
+constexpr int kOldestReadable = 1;
 
 // Migrations, in order: migration i takes a database from user_version i to i + 1.
 const char* const kMigrations[] = {
@@ -53,6 +54,12 @@ INSERT INTO meta VALUES('rolled_up_to_hour', 0);
 ALTER TABLE usage_minutes ADD COLUMN compute_unknown_seconds REAL NOT NULL DEFAULT 0;
 ALTER TABLE usage_hours ADD COLUMN compute_unknown_seconds REAL NOT NULL DEFAULT 0;
 )sql",
+    // 3: the ± of estimated compute splits (issue 31.3). Older rows recorded none: their
+    // estimates read as exact, which is what they claimed.
+    R"sql(
+ALTER TABLE usage_minutes ADD COLUMN compute_bound_seconds REAL NOT NULL DEFAULT 0;
+ALTER TABLE usage_hours ADD COLUMN compute_bound_seconds REAL NOT NULL DEFAULT 0;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
@@ -70,18 +77,20 @@ constexpr const char* kUnitUpsert[] = {
     "energy_joules = energy_joules + excluded.energy_joules, energy_unknown_seconds = "
     "energy_unknown_seconds + excluded.energy_unknown_seconds"};
 constexpr const char* kUsageUpsert[] = {
-    "INSERT INTO usage_minutes VALUES(?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT DO UPDATE SET "
+    "INSERT INTO usage_minutes VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9) ON CONFLICT DO UPDATE SET "
     "memory_byte_seconds = memory_byte_seconds + excluded.memory_byte_seconds, compute_seconds = "
     "compute_seconds + excluded.compute_seconds, "
     "energy_joules = energy_joules + excluded.energy_joules, requested_share_seconds = "
     "requested_share_seconds + excluded.requested_share_seconds, compute_unknown_seconds = "
-    "compute_unknown_seconds + excluded.compute_unknown_seconds",
-    "INSERT INTO usage_hours VALUES(?1,?2,?3,?4,?5,?6,?7,?8) ON CONFLICT DO UPDATE SET "
+    "compute_unknown_seconds + excluded.compute_unknown_seconds, compute_bound_seconds = "
+    "compute_bound_seconds + excluded.compute_bound_seconds",
+    "INSERT INTO usage_hours VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9) ON CONFLICT DO UPDATE SET "
     "memory_byte_seconds = memory_byte_seconds + excluded.memory_byte_seconds, compute_seconds = "
     "compute_seconds + excluded.compute_seconds, "
     "energy_joules = energy_joules + excluded.energy_joules, requested_share_seconds = "
     "requested_share_seconds + excluded.requested_share_seconds, compute_unknown_seconds = "
-    "compute_unknown_seconds + excluded.compute_unknown_seconds"};
+    "compute_unknown_seconds + excluded.compute_unknown_seconds, compute_bound_seconds = "
+    "compute_bound_seconds + excluded.compute_bound_seconds"};
 
 }  // namespace
 
@@ -204,14 +213,16 @@ Expected<void> Store::RollUpBefore(int64_t hour) {
       "energy_unknown_seconds + excluded.energy_unknown_seconds",
       "INSERT INTO usage_hours SELECT minute / 60, unit_id, owner_id, SUM(memory_byte_seconds), "
       "SUM(compute_seconds), SUM(energy_joules), "
-      "SUM(requested_share_seconds), SUM(compute_unknown_seconds) FROM usage_minutes "
+      "SUM(requested_share_seconds), SUM(compute_unknown_seconds), SUM(compute_bound_seconds) "
+      "FROM usage_minutes "
       "WHERE minute >= ?1 AND minute < ?2 GROUP BY minute / 60, unit_id, owner_id "
       "ON CONFLICT DO UPDATE SET memory_byte_seconds = memory_byte_seconds + "
       "excluded.memory_byte_seconds, "
       "compute_seconds = compute_seconds + excluded.compute_seconds, energy_joules = energy_joules "
       "+ excluded.energy_joules, "
       "requested_share_seconds = requested_share_seconds + excluded.requested_share_seconds, "
-      "compute_unknown_seconds = compute_unknown_seconds + excluded.compute_unknown_seconds",
+      "compute_unknown_seconds = compute_unknown_seconds + excluded.compute_unknown_seconds, "
+      "compute_bound_seconds = compute_bound_seconds + excluded.compute_bound_seconds",
       "UPDATE meta SET value = ?2 / 60 WHERE key = 'rolled_up_to_hour' AND ?1 = ?1"};
   for (const char* q : sql) {
     Stmt st(db_, q);
@@ -340,7 +351,8 @@ Expected<void> Store::Write(const IntervalRecord& rec) {
           if (!os.Bind(1, bucket) || !os.Bind(2, *uid) || !os.Bind(3, *oid) ||
               !os.Bind(4, o.memory_byte_seconds) || !os.Bind(5, o.compute_seconds) ||
               !os.Bind(6, o.energy_joules) || !os.Bind(7, o.requested_share_seconds) ||
-              !os.Bind(8, o.compute_unknown_seconds) || os.Step() != SQLITE_DONE || !os.Reset())
+              !os.Bind(8, o.compute_unknown_seconds) || !os.Bind(9, o.compute_bound_seconds) ||
+              os.Step() != SQLITE_DONE || !os.Reset())
             return tl::unexpected(Fail("writing usage on unit " + u.unit.uuid));
         }
       }

@@ -293,7 +293,8 @@ void PrintTable(const SimulateOptions& o, const scenario::Scenario& s, const Mea
         m.samples_uncovered_s);
   fmt::print(
       "per-container error against ground truth (compute in percentage points of the unit's "
-      "time; '/estimate' rows: estimated splits, judged by their total per unit)\n");
+      "time; '/estimate' rows: estimated splits, judged by their total per unit and each "
+      "interval against its bound)\n");
   fmt::print("{:<13} {:>10} {:>22} {:>22} {:>20} {:>10} {:>26}\n", "mode", "containers",
              "compute mean / worst", "memory mean / worst", "energy mean / worst", "unknown",
              "naive compute mean / worst");
@@ -306,7 +307,12 @@ void PrintTable(const SimulateOptions& o, const scenario::Scenario& s, const Mea
         mode, g.n, g.cpu_mean, g.cpu_worst, g.mem_mean * 100, g.mem_worst * 100, energy,
         g.unknown_s + g.compute_unknown_s, g.naive_mean, g.naive_worst);
     if (g.estimate)
-      fmt::print("{:<13} split's total per unit: worst {:.2f} pp\n", "", g.unit_total_worst);
+      fmt::print("{:<13} split's total per unit: worst {:.2f} pp; {}\n", "", g.unit_total_worst,
+                 g.bound_n ? fmt::format("truth within the bound in {:.1f}% of {} container-"
+                                         "intervals, bound mean +/-{:.2f} pp",
+                                         100.0 * g.bound_within / g.bound_n, g.bound_n,
+                                         g.bound_mean_width_pp)
+                           : std::string("no estimated interval judged"));
   }
   fmt::print(
       "conservation: worst |sum of rows / capacity - 1| = {:.1e} (memory, compute, energy)\n",
@@ -349,7 +355,11 @@ void PrintJson(const SimulateOptions& o, const scenario::Scenario& s, const Meas
          {"unknown_seconds", g.unknown_s},
          {"compute_unknown_seconds", g.compute_unknown_s},
          {"estimate_unit_total_error_pp_worst",
-          g.estimate ? json(g.unit_total_worst) : json(nullptr)}});
+          g.estimate ? json(g.unit_total_worst) : json(nullptr)},
+         {"bound_intervals", g.bound_n},
+         {"within_bound_fraction",
+          g.bound_n ? json(static_cast<double>(g.bound_within) / g.bound_n) : json(nullptr)},
+         {"bound_mean_width_pp", g.bound_n ? json(g.bound_mean_width_pp) : json(nullptr)}});
   for (const auto& c : r.containers) {
     const double span = r.span_s;
     const auto rel = [](double est, double truth) {
@@ -367,6 +377,9 @@ void PrintJson(const SimulateOptions& o, const scenario::Scenario& s, const Meas
          {"naive_compute_error_pp", std::abs(c.naive_compute_s - c.truth.compute_s) / span * 100},
          {"unknown_seconds", c.unknown_s},
          {"compute_unknown_seconds", c.compute_unknown_s},
+         {"compute_bound_pp", c.bound_n ? json(c.bound_s / span * 100) : json(nullptr)},
+         {"within_bound_fraction",
+          c.bound_n ? json(static_cast<double>(c.bound_within) / c.bound_n) : json(nullptr)},
          {"compute_seconds", {{"measured", c.est.compute_s}, {"true", c.truth.compute_s}}},
          {"energy_joules",
           {{"measured", c.energy_est.energy_j},

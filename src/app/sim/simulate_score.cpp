@@ -57,6 +57,9 @@ void Judge(const std::string& group, const GroupScore& g, ScoreReport& r) {
   if (g.estimate) {
     // An estimate's split is reported; what it must get right is the unit's total.
     if (g.unit_total_worst > 5.0) miss("estimated split's total per unit off by > 5 pp");
+    if (g.bound_n > 0 && g.bound_within < 0.95 * g.bound_n)
+      miss("truth within the estimate's bound in " + std::to_string(g.bound_within) + " of " +
+           std::to_string(g.bound_n) + " container-intervals (needs >= 95 %)");
     return;
   }
   if (g.cpu_mean > 2.0) miss("compute mean error > 2 pp");
@@ -148,10 +151,11 @@ ContainerScore& Scorer::At(const std::string& unit, const std::string& container
 
 // The truth over [from, to] on a unit by midpoint sums at 1/100 of a step (busy and shares are
 // piecewise constant; memory grows linearly), and the memory the two sample instants cannot show.
-void Scorer::AddTruth(const std::string& unit, double from_s, double to_s, bool compute_known,
-                      bool energy_known) {
+std::map<std::string, double> Scorer::AddTruth(const std::string& unit, double from_s, double to_s,
+                                               bool compute_known, bool energy_known) {
+  std::map<std::string, double> compute;
   const auto ref = s_.FindUnit(unit);
-  if (!ref.gpu) return;
+  if (!ref.gpu) return compute;
   const double n = std::max(1.0, std::ceil((to_s - from_s) / (step_s_ / 100)));
   const double h = (to_s - from_s) / n;
   std::map<std::string, double> exact_memory;
@@ -163,7 +167,7 @@ void Scorer::AddTruth(const std::string& unit, double from_s, double to_s, bool 
       if (!pt.process->container) continue;
       const std::string key = pt.process->container->Key();
       auto& sc = At(unit, key);
-      if (compute_known) sc.truth.compute_s += pt.sm_share * h;
+      if (compute_known) sc.truth.compute_s += pt.sm_share * h, compute[key] += pt.sm_share * h;
       if (energy_known) sc.energy_truth.energy_j += power * pt.sm_share * h;
       exact_memory[key] += static_cast<double>(pt.memory_bytes) * h;
     }
@@ -180,6 +184,7 @@ void Scorer::AddTruth(const std::string& unit, double from_s, double to_s, bool 
     sc.truth.memory_byte_s += exact;
     sc.memory_bound_byte_s += std::abs(trapezoid - exact);
   }
+  return compute;
 }
 
 void Scorer::AddInterval(double from_s, double to_s,
@@ -212,7 +217,7 @@ void Scorer::AddInterval(double from_s, double to_s,
     const bool compute_known = !ActivityUnknown(l);
     const bool energy_known =
         compute_known && l.energy_joules.has_value() && hidden == Hidden::kNothing;
-    AddTruth(l.uuid, from_s, to_s, compute_known, energy_known);
+    const auto truth = AddTruth(l.uuid, from_s, to_s, compute_known, energy_known);
     const auto b = busy.find(l.uuid);
     for (const auto& r : l.rows) {
       if (r.owner.kind != OwnerKind::kContainer) continue;
@@ -221,6 +226,17 @@ void Scorer::AddInterval(double from_s, double to_s,
       sc.estimate = sc.estimate || domain::IsComputeEstimate(r.compute_rule);
       sc.est.memory_byte_s += r.memory_byte_seconds;
       if (compute_known) sc.est.compute_s += r.compute_seconds;
+      if (compute_known && domain::IsComputeEstimate(r.compute_rule) && len > 0) {
+        // The estimate's own claim, per interval: the truth within compute ± bound (rounding
+        // aside). A bound of 0 on an estimate is a claim of exactness, judged as such.
+        const auto t = truth.find(Key(r.owner));
+        const double true_s = t == truth.end() ? 0.0 : t->second;
+        ++sc.bound_n;
+        sc.bound_within += std::abs(r.compute_seconds - true_s) <=
+                           r.compute_bound_seconds + 1e-9 * std::max(1.0, len);
+        sc.bound_s += r.compute_bound_seconds;
+        sc.bound_width_pp_sum += r.compute_bound_seconds / len * 100;
+      }
       if (energy_known) sc.energy_est.energy_j += r.energy_joules;
       if (l.energy_joules && hidden == Hidden::kNothing)
         sc.energy_any_activity_j += r.energy_joules;
@@ -274,6 +290,8 @@ ScoreReport Scorer::Finish(double from_s, double to_s) const {
     g.cpu_mean += cpu_pp, g.cpu_worst = std::max(g.cpu_worst, cpu_pp);
     g.mem_mean += mem_rel, g.mem_worst = std::max(g.mem_worst, mem_rel);
     g.naive_mean += naive_pp, g.naive_worst = std::max(g.naive_worst, naive_pp);
+    g.bound_n += sc.bound_n, g.bound_within += sc.bound_within;
+    g.bound_mean_width_pp += sc.bound_width_pp_sum;
     if (sc.estimate) {
       auto& t = unit_totals[{sc.group, sc.unit}];
       t.first += sc.est.compute_s, t.second += sc.truth.compute_s;
@@ -284,6 +302,7 @@ ScoreReport Scorer::Finish(double from_s, double to_s) const {
     if (g.n == 0) continue;
     g.cpu_mean /= g.n, g.mem_mean /= g.n, g.naive_mean /= g.n;
     if (g.energy_n) g.energy_mean /= g.energy_n;
+    if (g.bound_n) g.bound_mean_width_pp /= g.bound_n;
   }
   for (const auto& [k, t] : unit_totals) {
     auto& g = r.groups[k.first];

@@ -15,8 +15,11 @@
 //   − its exact integral| — what any sampler seeing only those instants misses: a process start or
 //   exit between samples, a growth that reaches its cap. Within it, memory is judged exact.
 // Estimated compute splits (a rule for which domain::IsComputeEstimate holds: MPS thread share,
-// memory share, even split) are scored on rows of their own ("<mode>/estimate"); there the targets
-// judge the split's total per unit against the truth, and each container's error is reported.
+// an even split, extrapolation over lost samples) are scored on rows of their own
+// ("<mode>/estimate"); there the targets judge the split's total per unit against the truth, and
+// every estimated container-interval against its bound (attribution::Row::compute_bound_seconds):
+// the truth must lie within compute ± bound in ≥ 95 % of them. The bound's mean width is
+// reported, so a bound as wide as the unit shows.
 // Not thread-safe.
 #pragma once
 
@@ -51,6 +54,11 @@ struct ContainerScore {
   bool scored = false;           // had known seconds (in truth or a row): counted in its group
   double unknown_s = 0;          // in fault windows or lost: not scored
   double compute_unknown_s = 0;  // activity unknown outside faults: not scored, fails the verdict
+  // Intervals whose row's compute was an estimate (its rule), judged against its bound: how many,
+  // how many had the truth within compute ± bound, and Σ bound (seconds) over them.
+  int bound_n = 0, bound_within = 0;
+  double bound_s = 0;
+  double bound_width_pp_sum = 0;  // Σ over them of bound / interval × 100
 };
 
 // Per scoring group (mode), over its containers.
@@ -63,6 +71,10 @@ struct GroupScore {
   bool estimate = false;
   // Estimates: the worst error of the split's total per unit (pp), which the targets judge.
   double unit_total_worst = 0;
+  // Estimates: container-intervals judged against their bound, those within it, and the mean
+  // bound (± in pp of the interval) over them; nullopt-like 0s when none was judged.
+  int bound_n = 0, bound_within = 0;
+  double bound_mean_width_pp = 0;
 };
 
 struct ScoreReport {
@@ -94,8 +106,9 @@ class Scorer {
   enum class Hidden { kNothing, kEnergy, kEverything };
   Hidden FaultWindow(const std::string& unit, double from_s, double to_s) const;
   ContainerScore& At(const std::string& unit, const std::string& container);
-  void AddTruth(const std::string& unit, double from_s, double to_s, bool compute_known,
-                bool energy_known);
+  // Returns each container's true compute seconds over the interval (when compute_known).
+  std::map<std::string, double> AddTruth(const std::string& unit, double from_s, double to_s,
+                                         bool compute_known, bool energy_known);
 
   const scenario::Scenario& s_;
   double step_s_;

@@ -123,18 +123,43 @@ TEST(SimulateScore, AFaultWindowIsUnknownNotError) {
   for (const auto& c : r.containers) EXPECT_DOUBLE_EQ(c.unknown_s, 1) << c.container;
 }
 
-TEST(SimulateScore, EstimatesAreScoredApartAndJudgedByTheirTotal) {
+// An estimated split of busy fraction `busy` evenly between a and b, each with the bound
+// `bound` × the interval (the honest one is busy / 2: either may have run none to all of it).
+UnitLedger EvenSplit(double from, double to, double busy, double bound) {
+  auto l = Ledger(from, to, busy / 2, busy / 2, Rule::kEvenSplitNoSamples);
+  l.rows[0].compute_bound_seconds = l.rows[1].compute_bound_seconds = bound * (to - from);
+  return l;
+}
+
+TEST(SimulateScore, EstimatesAreScoredApartAndJudgedByTheirTotalAndTheirBound) {
   const auto s = Load();
-  // A wrong split that keeps the unit's total: reported on its own row, not a miss.
-  auto r = ScoreRun(
-      s, [](double a, double b) { return Ledger(a, b, 0.25, 0.25, Rule::kMemoryShareNoSamples); });
+  // A wrong split that keeps the unit's total (truth a 30 %, b 20 %): reported on its own row;
+  // within its honest bound in every interval, so not a miss.
+  auto r = ScoreRun(s, [](double a, double b) { return EvenSplit(a, b, 0.5, 0.25); });
   EXPECT_TRUE(r.met) << (r.misses.empty() ? "" : r.misses.front());
   ASSERT_EQ(r.groups.count("time-slicing/estimate"), 1u);
   EXPECT_EQ(r.groups.count("time-slicing"), 0u);
-  EXPECT_NEAR(r.groups.at("time-slicing/estimate").cpu_worst, 5, 0.01);
-  // An estimate that loses activity is a miss.
-  r = ScoreRun(
-      s, [](double a, double b) { return Ledger(a, b, 0.15, 0.1, Rule::kMemoryShareNoSamples); });
+  const auto& g = r.groups.at("time-slicing/estimate");
+  EXPECT_NEAR(g.cpu_worst, 5, 0.01);
+  EXPECT_EQ(g.bound_n, 20);  // two containers × ten intervals
+  EXPECT_EQ(g.bound_within, 20);
+  EXPECT_NEAR(g.bound_mean_width_pp, 25, 1e-9);
+  for (const auto& c : r.containers) {
+    EXPECT_EQ(c.bound_n, 10) << c.container;
+    EXPECT_NEAR(c.bound_s, 2.5, 1e-9) << c.container;
+  }
+  // A bound narrower than the error (±2 pp against 5 pp off) claims what it cannot: a miss that
+  // says how often the truth was outside.
+  r = ScoreRun(s, [](double a, double b) { return EvenSplit(a, b, 0.5, 0.02); });
+  EXPECT_FALSE(r.met);
+  ASSERT_EQ(r.misses.size(), 1u);
+  EXPECT_NE(r.misses[0].find("within the estimate's bound in 0 of 20"), std::string::npos)
+      << r.misses[0];
+  // An estimate row with no bound claims exactness, and is judged so.
+  r = ScoreRun(s, [](double a, double b) { return EvenSplit(a, b, 0.5, 0); });
+  EXPECT_FALSE(r.met);
+  // An estimate that loses activity is a miss, whatever its bound.
+  r = ScoreRun(s, [](double a, double b) { return EvenSplit(a, b, 0.25, 1); });
   EXPECT_FALSE(r.met);
 }
 

@@ -32,20 +32,21 @@ class Accumulator {
       : memory_epsilon_(memory_epsilon), compute_epsilon_(compute_epsilon) {}
   void Memory(const Owner& o, double v, Rule rule) {
     if (v > memory_epsilon_)
-      entries_.push_back({&o, v, 0, 0, 0, rule, Rule::kNone, entries_.size(), 0});
+      entries_.push_back({&o, v, 0, 0, 0, 0, rule, Rule::kNone, entries_.size(), 0});
   }
-  void Compute(const Owner& o, double v, Rule rule) {
-    if (v > compute_epsilon_)
-      entries_.push_back({&o, 0, v, 0, 0, Rule::kNone, rule, 0, entries_.size()});
+  // `bound`: the estimate's ± (Row::compute_bound_seconds), 0 for a measurement.
+  void Compute(const Owner& o, double v, Rule rule, double bound = 0) {
+    if (v > compute_epsilon_ || bound > compute_epsilon_)
+      entries_.push_back({&o, 0, v, 0, 0, bound, Rule::kNone, rule, 0, entries_.size()});
   }
   void Request(const Owner& o, double v) {
-    if (v > 0) entries_.push_back({&o, 0, 0, v, 0, Rule::kNone, Rule::kNone, 0, 0});
+    if (v > 0) entries_.push_back({&o, 0, 0, v, 0, 0, Rule::kNone, Rule::kNone, 0, 0});
   }
   // Each owner once: `v` seconds of its compute unknown (Row::compute_unknown_seconds).
   void ComputeUnknown(const std::set<const Owner*, OwnerPtrLess>& owners, double v) {
     if (v > compute_epsilon_)
       for (const Owner* o : owners)
-        entries_.push_back({o, 0, 0, 0, v, Rule::kNone, Rule::kNone, 0, 0});
+        entries_.push_back({o, 0, 0, 0, v, 0, Rule::kNone, Rule::kNone, 0, 0});
   }
   // One row per owner, sorted by owner. Amounts of an owner are summed in the order they were
   // recorded. With `joules` known, energy follows the unit's time: each owner gets the energy of
@@ -82,6 +83,7 @@ class Accumulator {
       r.compute_seconds = sum.compute;
       r.requested_share_seconds = sum.request;
       r.compute_unknown_seconds = sum.unknown;
+      r.compute_bound_seconds = sum.bound;
       r.memory_rule = sum.memory_rule;
       r.compute_rule = sum.compute_rule;
       if (joules && r.compute_seconds > 0) {
@@ -97,7 +99,7 @@ class Accumulator {
  private:
   struct Entry {
     const Owner* owner;
-    double memory, compute, request, unknown;
+    double memory, compute, request, unknown, bound;
     Rule memory_rule;
     Rule compute_rule;
     size_t memory_seq, compute_seq;  // when each rule was recorded: the latest one wins
@@ -107,6 +109,7 @@ class Accumulator {
     into.compute += e.compute;
     into.request += e.request;
     into.unknown += e.unknown;
+    into.bound += e.bound;
     if (e.memory_rule != Rule::kNone &&
         (into.memory_rule == Rule::kNone || e.memory_seq > into.memory_seq)) {
       into.memory_rule = e.memory_rule;
@@ -174,21 +177,24 @@ double SplitBusyByProxy(const UnitObservation& u, double b, double seconds, Accu
   } else if (threads) {
     for (const auto& p : u.processes) weight[&OwnerOf(p)] += std::max(0.0, *p.mps_thread_fraction);
     rule = Rule::kMpsThreadPercentage;
-  } else if (memory) {
-    for (const auto& p : u.processes) weight[&OwnerOf(p)] += static_cast<double>(*p.memory_bytes);
-    rule = Rule::kMemoryShareNoSamples;
+  } else if (memory || u.mode == SharingMode::kMig) {
+    // Nothing says who ran: each tenant may have run none to all of the busy time. The even
+    // split is the estimate whose worst case is least (docs/attribution.md, Bounds); weighing by
+    // memory, as before, moved the estimate away from the middle of what is possible and so
+    // widened the bound, with no evidence that memory held follows time used.
+    for (auto& [o, w] : weight) w = 1;
+    rule = Rule::kEvenSplitNoSamples;
   }
   double sum = 0;
   for (const auto& [o, w] : weight) sum += w;
-  // A MIG instance never has per-process data: with no memory to weigh by either, its
-  // tenants share the busy time evenly (an estimate, and the rule says so).
-  if (sum <= 0 && u.mode == SharingMode::kMig) {
-    for (auto& [o, w] : weight) w = 1;
-    sum = static_cast<double>(weight.size());
-    rule = Rule::kEvenSplitNoSamples;
-  }
   if (sum > 0) {
-    for (const auto& [o, w] : weight) acc.Compute(*o, b * w / sum * seconds, rule);
+    // Bound: any tenant may have run anywhere from none to all of the busy time (nothing here
+    // saw who ran when), so the truth lies in [0, busy]; one tenant alone is exact.
+    const double busy = b * seconds;
+    for (const auto& [o, w] : weight) {
+      const double v = busy * w / sum;
+      acc.Compute(*o, v, rule, weight.size() > 1 ? std::max(v, busy - v) : 0.0);
+    }
     return b;
   }
   return 0;
@@ -251,13 +257,19 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
   if (any_sampled) {
     // Samples above the busy fraction are noise: scale them to it; never above 100 %.
     const double scale = sampled > b && sampled > 0 ? b / sampled : 1.0;
+    // Extrapolated: the covered part's share stands for the uncovered seconds, in which the
+    // process ran anywhere from none of them to all (at most the unit's busy time).
+    const double uncovered = std::clamp(u.samples_uncovered_seconds, 0.0, seconds);
+    const double lost_cap = std::min(uncovered, b * seconds);
     for (const auto& p : u.processes) {
       if (!p.sm_fraction) continue;
       const double share = std::clamp(*p.sm_fraction, 0.0, 1.0) * scale;
+      const double stood_for = std::min(share * uncovered, lost_cap);
       acc.Compute(OwnerOf(p), share * seconds,
                   p.sm_extrapolated ? Rule::kProcessSmSamplesExtrapolated
                   : scale < 1.0     ? Rule::kProcessSmSamplesScaled
-                                    : Rule::kProcessSmSamples);
+                                    : Rule::kProcessSmSamples,
+                  p.sm_extrapolated ? std::max(stood_for, lost_cap - stood_for) : 0.0);
       placed += share;
     }
     // A process without a sample may have run the busy time the samples leave over.
@@ -358,6 +370,7 @@ void MergeInto(UnitLedger& into, const UnitLedger& later) {
       r.energy_joules += a->energy_joules;
       r.requested_share_seconds += a->requested_share_seconds;
       r.compute_unknown_seconds += a->compute_unknown_seconds;
+      r.compute_bound_seconds += a->compute_bound_seconds;
       rows.push_back(std::move(r));
       ++a, ++b;
     }

@@ -75,6 +75,11 @@ struct Row {
   // compute_unknown_seconds an upper one. Outside conservation: that time itself is
   // unattributed's compute.
   double compute_unknown_seconds = 0;
+  // Where compute_seconds is an estimate (domain::IsComputeEstimate of compute_rule, or of a rule
+  // it was merged with), the truth lies within compute_seconds ± this: what the signals the split
+  // had leave open (docs/attribution.md, "Bounds"). 0 where compute is measured. Seconds; summed
+  // over intervals and processes, so a sum's bound is the sum of the bounds.
+  double compute_bound_seconds = 0;
   // Which rule produced each figure (the unit's sharing mode is in UnitLedger).
   Rule memory_rule = Rule::kNone;
   Rule compute_rule = Rule::kNone;

@@ -30,6 +30,9 @@ struct OwnerAmounts {
   // Time in which the owner's compute was unknown (attribution::Row): compute_seconds is a lower
   // bound, compute_seconds + compute_unknown_seconds an upper one.
   double compute_unknown_seconds = 0;
+  // The ± of compute_seconds where some of it was estimated (attribution::Row): the truth lies
+  // within compute_seconds ± compute_bound_seconds. 0: measured.
+  double compute_bound_seconds = 0;
 };
 
 // One unit over one interval, or summed over a window.

@@ -26,6 +26,22 @@ std::string Value(const std::string& dim, const attribution::UnitKey& unit, cons
   return "(no " + key + ")";
 }
 
+// The unit's price and what its hours cost; a model without a price goes into `unpriced`, a
+// default price into `flagged`.
+UnitCost PriceUnit(const attribution::UnitRecord& u, const cost::Pricing& pricing,
+                   std::set<std::string>& unpriced, std::set<std::string>& flagged) {
+  UnitCost uc;
+  uc.unit = u.unit;
+  uc.hours = u.seconds / 3600;
+  uc.price = pricing.Quote(u.unit.model, pricing.InstanceTypeOf(u.unit.node));
+  if (!uc.price)
+    unpriced.insert(u.unit.model.empty() ? "(unknown model)" : u.unit.model);
+  else if (uc.price->flagged)
+    flagged.insert(u.unit.model + ": " + uc.price->source);
+  uc.cost = uc.price ? uc.price->per_gpu_hour * u.unit.fraction * uc.hours : 0;
+  return uc;
+}
+
 }  // namespace
 
 Expected<std::vector<std::string>> ParseGroupBy(std::string_view text) {
@@ -64,15 +80,7 @@ Chargeback BuildChargeback(const std::vector<attribution::UnitRecord>& units, co
     return g;
   };
   for (const auto& u : units) {
-    UnitCost uc;
-    uc.unit = u.unit;
-    uc.hours = u.seconds / 3600;
-    uc.price = pricing.Quote(u.unit.model, pricing.InstanceTypeOf(u.unit.node));
-    if (!uc.price)
-      unpriced.insert(u.unit.model.empty() ? "(unknown model)" : u.unit.model);
-    else if (uc.price->flagged)
-      flagged.insert(u.unit.model + ": " + uc.price->source);
-    uc.cost = uc.price ? uc.price->per_gpu_hour * u.unit.fraction * uc.hours : 0;
+    UnitCost uc = PriceUnit(u, pricing, unpriced, flagged);
     // Usage into groups: container rows under their owner, the rest under theirs.
     // Unknown compute: each tenant's is the whole unknown time, so a group's (and the total's)
     // is at most the unit's unattributed time, which holds it.
@@ -83,6 +91,9 @@ Chargeback BuildChargeback(const std::vector<attribution::UnitRecord>& units, co
       g.gpu_hours_held += o.requested_share_seconds * u.unit.fraction / 3600;
       if (o.owner.kind == domain::OwnerKind::kContainer) {
         g.compute_hours += o.compute_seconds * u.unit.fraction / 3600;
+        // A sum's error is at most the sum of its parts' bounds (conservative: tenants of one
+        // split in one group err in opposite directions).
+        g.compute_bound_hours += o.compute_bound_seconds * u.unit.fraction / 3600;
         unknown[&g] += o.compute_unknown_seconds;
         unknown_all += o.compute_unknown_seconds;
       }
@@ -114,6 +125,7 @@ Chargeback BuildChargeback(const std::vector<attribution::UnitRecord>& units, co
   for (auto& [k, g] : groups) {
     out.total.gpu_hours_held += g.gpu_hours_held;
     out.total.compute_hours += g.compute_hours;
+    out.total.compute_bound_hours += g.compute_bound_hours;
     out.total.memory_gib_hours += g.memory_gib_hours;
     out.total.energy_kwh += g.energy_kwh;
     out.total.idle_cost += g.idle_cost;

@@ -5,6 +5,7 @@
 // are counted in hours but not in cost, and listed. Pure.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -33,6 +34,9 @@ struct GroupTotals {
   // not measured (attribution::Row). compute_hours is a lower bound, the sum an upper one. The
   // total's is its own sum over units, not the groups' (two tenants share one unknown time).
   double compute_unknown_hours = 0;
+  // Σ compute-bound-seconds × fraction / 3600 (OwnerAmounts::compute_bound_seconds): where some
+  // of compute_hours was an estimated split, the truth lies within compute_hours ± this.
+  double compute_bound_hours = 0;
   double memory_gib_hours = 0;
   double energy_kwh = 0;
   double cost = 0, idle_cost = 0;
@@ -43,12 +47,14 @@ struct GroupTotals {
                ? std::optional<double>(compute_hours / gpu_hours_held)
                : std::nullopt;
   }
-  // [compute, compute + unknown] over GPU time held; nullopt when nothing was held. Not capped
-  // at 1: a time-sliced holder of 1/N may use up to N times what it holds.
+  // [compute − bound, compute + bound + unknown] over GPU time held (the lower end at least 0);
+  // nullopt when nothing was held. Not capped at 1: a time-sliced holder of 1/N may use up to N
+  // times what it holds.
   std::optional<std::pair<double, double>> efficiency_bounds() const {
     if (gpu_hours_held <= 0) return std::nullopt;
-    return std::pair{compute_hours / gpu_hours_held,
-                     (compute_hours + compute_unknown_hours) / gpu_hours_held};
+    return std::pair{
+        std::max(0.0, compute_hours - compute_bound_hours) / gpu_hours_held,
+        (compute_hours + compute_bound_hours + compute_unknown_hours) / gpu_hours_held};
   }
 };
 

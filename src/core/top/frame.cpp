@@ -56,6 +56,8 @@ void AddTo(GroupRow& row, const UnitNow& u, const OwnerNow& o) {
   const double fraction = u.key.fraction;
   row.held_gpus = Plus(row.held_gpus, Times(o.held_share, fraction));
   row.compute_gpus = Plus(row.compute_gpus, Times(o.compute_ratio, fraction));
+  row.compute_bound_gpus = Plus(row.compute_bound_gpus, Times(o.compute_bound_ratio, fraction));
+  row.compute_unknown = row.compute_unknown || o.compute_unknown;
   row.memory_bytes = Plus(row.memory_bytes, o.memory_bytes);
   row.power_watts = Plus(row.power_watts, o.power_watts);
   row.cost_per_hour = Plus(row.cost_per_hour, o.cost_per_hour);
@@ -171,7 +173,12 @@ std::vector<GroupRow> GroupRows(const FrameData& f, const std::string& by, SortK
       if (!filter.Empty() && !filter.Matches(o.owner)) continue;
       auto key = KeyOf(f, o.owner, by);
       auto [it, fresh] = groups.try_emplace(key);
-      if (fresh) it->second = {key, 0.0, 0.0, 0.0, 0.0, 0.0, std::nullopt, {}};
+      if (fresh) {
+        GroupRow& r = it->second;
+        r.key = key;
+        r.held_gpus = r.compute_gpus = r.compute_bound_gpus = 0.0;
+        r.memory_bytes = r.power_watts = r.cost_per_hour = 0.0;
+      }
       AddTo(it->second, u, o);
     }
   std::vector<GroupRow> rows;

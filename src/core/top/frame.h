@@ -30,6 +30,10 @@ struct OwnerNow {
   Amount memory_bytes;   // mean bytes
   Amount power_watts;
   Amount cost_per_hour;  // PriceFrame; unknown without a price or without its usage
+  // The ± of compute_ratio where it is an estimated split (the truth lies within); 0: measured.
+  Amount compute_bound_ratio = 0.0;
+  // Some of its compute over the span was unknown: compute_ratio is a lower bound.
+  bool compute_unknown = false;
   bool operator==(const OwnerNow&) const = default;
 };
 
@@ -76,6 +80,8 @@ struct GroupRow {
   std::vector<std::string> key;  // the group's values, e.g. {ns, pod, container}
   Amount held_gpus;              // Σ held share × fraction
   Amount compute_gpus;           // Σ compute ratio × fraction
+  Amount compute_bound_gpus;     // Σ its members' ± × fraction (a sum's error ≤ Σ bounds)
+  bool compute_unknown = false;  // some member's compute unknown: compute_gpus a lower bound
   Amount memory_bytes, power_watts, cost_per_hour;
   Amount waste_gpus;               // held − compute: what is held and not used
   std::vector<std::string> units;  // labels of the units it touches

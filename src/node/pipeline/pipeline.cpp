@@ -293,9 +293,11 @@ void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledger
       t.energy_joules += r.energy_joules;
       t.requested_share_seconds += r.requested_share_seconds;
       t.compute_unknown_seconds += r.compute_unknown_seconds;
+      t.compute_bound_seconds += r.compute_bound_seconds;
       t.last_memory_bytes = l.seconds > 0 ? r.memory_byte_seconds / l.seconds : 0;
       t.last_compute_ratio = l.seconds > 0 ? r.compute_seconds / l.seconds : 0;
       t.last_compute_unknown = r.compute_unknown_seconds > 0;
+      t.last_compute_bound_ratio = l.seconds > 0 ? r.compute_bound_seconds / l.seconds : 0;
       t.last_interval = next.intervals;
       t.memory_rule = ToString(r.memory_rule);
       t.compute_rule = ToString(r.compute_rule);

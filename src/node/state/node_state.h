@@ -51,15 +51,17 @@ struct OwnerTotals {
   double energy_joules = 0;
   double requested_share_seconds = 0;
   double compute_unknown_seconds = 0;  // attribution::Row::compute_unknown_seconds, summed
+  double compute_bound_seconds = 0;    // attribution::Row::compute_bound_seconds, summed
   // What the owner's use cost under NodeState::cost_policy, in NodeState::currency, summed over
   // the intervals in which its unit had a price (node/pipeline/interval_cost.h); idle_cost is the
   // part that is idle placed on it (all of an `idle` row's). Unknown, not 0, until `priced`.
   double cost = 0, idle_cost = 0;
   bool priced = false;
-  double last_memory_bytes = 0;       // mean over the last interval in which it had a row
-  double last_compute_ratio = 0;      // compute share of the unit over that interval, [0, 1]
-  bool last_compute_unknown = false;  // some of its compute in that interval was unknown
-  uint64_t last_interval = 0;         // NodeState::intervals when it last had a row
+  double last_memory_bytes = 0;         // mean over the last interval in which it had a row
+  double last_compute_ratio = 0;        // compute share of the unit over that interval, [0, 1]
+  bool last_compute_unknown = false;    // some of its compute in that interval was unknown
+  double last_compute_bound_ratio = 0;  // the ± of last_compute_ratio (0: measured)
+  uint64_t last_interval = 0;           // NodeState::intervals when it last had a row
   std::string memory_rule, compute_rule, energy_rule;  // of its last row
 };
 

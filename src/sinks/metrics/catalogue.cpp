@@ -249,6 +249,11 @@ void AddOwnerMetrics(std::vector<MetricDef>& v) {
        "activity, or which process was busy, was unknown): gpumeter_compute_seconds_total is a "
        "lower bound, the sum of both an upper one. Exported once it is above 0.",
        kOwner},
+      {Metric::kComputeBoundSeconds, "gpumeter_compute_bound_seconds_total", C, "seconds",
+       "Where some of gpumeter_compute_seconds_total is an estimated split (MPS thread share, an "
+       "even split, extrapolation over lost samples), its error bound: the truth "
+       "lies within compute ± this (docs/attribution.md, Bounds). Exported once it is above 0.",
+       kOwner},
       {Metric::kEnergyJoules, "gpumeter_energy_joules_total", C, "joules",
        "The unit's energy, by owner (split by compute share; idle power by the policy in "
        "docs/attribution.md).",

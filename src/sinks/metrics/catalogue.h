@@ -58,6 +58,7 @@ enum class Metric {
   kComputeSeconds,
   kComputeRatio,
   kComputeUnknownSeconds,
+  kComputeBoundSeconds,
   kEnergyJoules,
   kRequestedShare,
   kRequestedShareSeconds,

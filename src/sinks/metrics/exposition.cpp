@@ -282,6 +282,7 @@ void OwnerRow(Families& f, const node::NodeState& state, const TotalsRow& row,
   // series once shown stays.
   if (t.compute_unknown_seconds > 0)
     f.Add(Metric::kComputeUnknownSeconds, l, t.compute_unknown_seconds);
+  if (t.compute_bound_seconds > 0) f.Add(Metric::kComputeBoundSeconds, l, t.compute_bound_seconds);
   f.Add(Metric::kEnergyJoules, l, t.energy_joules);
   f.Add(Metric::kRequestedShareSeconds, l, t.requested_share_seconds);
   if (t.priced) {

@@ -122,6 +122,7 @@ json LedgerJson(const node::NodeState& s) {
           {"memory_byte_seconds", o.memory_byte_seconds},
           {"compute_seconds", o.compute_seconds},
           {"compute_unknown_seconds", o.compute_unknown_seconds},
+          {"compute_bound_seconds", o.compute_bound_seconds},
           {"energy_joules",
            t.energy_unknown_seconds < t.seconds ? json(o.energy_joules) : json(nullptr)},
           {"requested_share_seconds", o.requested_share_seconds},
@@ -135,6 +136,9 @@ json LedgerJson(const node::NodeState& s) {
       const bool current = o.last_interval == s.intervals;
       row["memory_bytes"] = current ? json(o.last_memory_bytes) : json(nullptr);
       row["compute_ratio"] = current ? json(o.last_compute_ratio) : json(nullptr);
+      // Its ± where the ratio is an estimated split, and whether it is a lower bound only.
+      row["compute_bound_ratio"] = current ? json(o.last_compute_bound_ratio) : json(nullptr);
+      row["compute_unknown"] = current && o.last_compute_unknown;
       row["power_watts"] = current ? Optional(OwnerPower(current_ledger, key.second)) : nullptr;
       owners.push_back(std::move(row));
     }

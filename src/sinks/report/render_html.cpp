@@ -166,6 +166,11 @@ std::string Efficiency(const cost::Chargeback& c) {
         "<p class=\"note\">Groups that ran where activity was not measured ({:.3f} GPU-h) have no "
         "bar: their efficiency is a range, in the table.</p>",
         c.total.compute_unknown_hours);
+  if (c.total.compute_bound_hours > 0)
+    note += fmt::format(
+        "<p class=\"note\">{:.3f} GPU-h of compute are estimated splits of a shared unit's busy "
+        "time: the table gives each group's compute-h ± the bound the truth lies within.</p>",
+        c.total.compute_bound_hours);
   return "<h2>Efficiency: GPU time used / GPU time held</h2>" + Bars(eff_bars, "") + note;
 }
 
@@ -179,10 +184,13 @@ std::string GroupsTable(const cost::Chargeback& c) {
   auto row = [&](const cost::GroupTotals& g, const std::string& name, const char* cls) {
     h += fmt::format(
         "<tr "
-        "class=\"{}\"><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.2f}</td><td>{:.3f}</"
+        "class=\"{}\"><td>{}</td><td>{:.3f}</td><td>{}</td><td>{:.2f}</td><td>{:.3f}</"
         "td><td>{}</td><td>{:.4f}</td><td>{:.4f}</td><td>{:.1f}%</td></tr>",
-        cls, Esc(name), g.gpu_hours_held, g.compute_hours, g.memory_gib_hours, g.energy_kwh,
-        FormatEfficiency(g), g.cost, g.idle_cost,
+        cls, Esc(name), g.gpu_hours_held,
+        g.compute_bound_hours > 0
+            ? fmt::format("{:.3f} ± {:.3f}", g.compute_hours, g.compute_bound_hours)
+            : fmt::format("{:.3f}", g.compute_hours),
+        g.memory_gib_hours, g.energy_kwh, FormatEfficiency(g), g.cost, g.idle_cost,
         c.total.cost > 0 ? 100 * g.cost / c.total.cost : 0.0);
   };
   for (const auto& g : c.groups) row(g, Name(g), "");

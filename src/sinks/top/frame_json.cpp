@@ -39,6 +39,8 @@ json OwnerJson(const OwnerNow& o) {
           {"container", o.owner.container},
           {"held_share", J(o.held_share)},
           {"compute_ratio", J(o.compute_ratio)},
+          {"compute_bound_ratio", J(o.compute_bound_ratio)},
+          {"compute_unknown", o.compute_unknown},
           {"memory_bytes", J(o.memory_bytes)},
           {"power_watts", J(o.power_watts)},
           {"cost_per_hour", J(o.cost_per_hour)}};
@@ -68,6 +70,15 @@ Expected<OwnerNow> OwnerFrom(const json& j) {
                               {"power_watts", &o.power_watts},
                               {"cost_per_hour", &o.cost_per_hour}});
   if (!read) return tl::unexpected(read.error());
+  // Absent in frames written before bounds: they claimed none.
+  if (j.contains("compute_bound_ratio"))
+    if (auto r = ReadAmounts(j, {{"compute_bound_ratio", &o.compute_bound_ratio}}); !r)
+      return tl::unexpected(r.error());
+  if (const auto u = j.find("compute_unknown"); u != j.end()) {
+    if (!u->is_boolean())
+      return MakeError(ErrorCode::kInvalidInput, "frame: compute_unknown is not true or false");
+    o.compute_unknown = u->get<bool>();
+  }
   return o;
 }
 
@@ -97,6 +108,8 @@ json RowsJson(const std::vector<GroupRow>& rows) {
     out.push_back({{"key", r.key},
                    {"held_gpus", J(r.held_gpus)},
                    {"compute_gpus", J(r.compute_gpus)},
+                   {"compute_bound_gpus", J(r.compute_bound_gpus)},
+                   {"compute_unknown", r.compute_unknown},
                    {"memory_bytes", J(r.memory_bytes)},
                    {"power_watts", J(r.power_watts)},
                    {"cost_per_hour", J(r.cost_per_hour)},

@@ -72,8 +72,9 @@ std::vector<Line> UnitsView(const FrameData& f, const ViewState& v) {
                         special ? "-" : Percent(o.held_share)),
             special ? Style::kIdle : Style::kNormal},
            {Bar(o.compute_ratio, 10), Style::kBar},
-           {fmt::format(" {:>7} {:>10} {:>8} {:>8}", Percent(o.compute_ratio), Gib(o.memory_bytes),
-                        Watts(o.power_watts), Money(o.cost_per_hour)),
+           {fmt::format(" {:>7} {:>10} {:>8} {:>8}",
+                        ComputePercent(o.compute_ratio, o.compute_bound_ratio, o.compute_unknown),
+                        Gib(o.memory_bytes), Watts(o.power_watts), Money(o.cost_per_hour)),
             special ? Style::kIdle : Style::kNormal}});
     }
     const auto s = SumOwners(*u);
@@ -102,14 +103,18 @@ std::vector<Line> PodsView(const FrameData& f, const ViewState& v) {
     const bool wasteful = r.waste_gpus && *r.waste_gpus >= 0.5;
     out.push_back(
         {{fmt::format("  {:<44} {:>6} {:>8} {:>10} {:>8} {:>8} ", Fit(name, 44),
-                      Percent(r.held_gpus), Percent(r.compute_gpus), Gib(r.memory_bytes),
-                      Watts(r.power_watts), Money(r.cost_per_hour)),
+                      Percent(r.held_gpus),
+                      ComputePercent(r.compute_gpus, r.compute_bound_gpus, r.compute_unknown),
+                      Gib(r.memory_bytes), Watts(r.power_watts), Money(r.cost_per_hour)),
           Style::kNormal},
          {fmt::format("{:>6}", Percent(r.waste_gpus)), wasteful ? Style::kWarn : Style::kNormal},
          {"  " + units, Style::kDim}});
   }
   if (out.size() == 1) out.push_back({{"  no container matches", Style::kDim}});
-  out.push_back({{"  HELD, COMPUTE and WASTE (held - used) in % of one GPU", Style::kDim}});
+  out.push_back(
+      {{"  HELD, COMPUTE and WASTE (held - used) in % of one GPU; COMPUTE a±b: an "
+        "estimated split, the truth within; ≥a: some of it unmeasured",
+        Style::kDim}});
   return out;
 }
 
@@ -132,6 +137,13 @@ std::vector<Line> FindingsView(const FrameData& f, const ViewState& v) {
 }  // namespace
 
 std::string Percent(Amount r) { return r ? fmt::format("{:.1f}%", 100 * *r) : "?"; }
+std::string ComputePercent(Amount r, Amount bound, bool unknown) {
+  if (!r) return "?";
+  if (unknown) return fmt::format("≥{:.1f}%", 100 * *r);  // a lower bound: some went unmeasured
+  // An estimated split: the truth within ± (whole percent: the bound is rarely narrow).
+  if (bound && *bound >= 0.0005) return fmt::format("{:.0f}±{:.0f}%", 100 * *r, 100 * *bound);
+  return Percent(r);
+}
 std::string Gib(Amount b) {
   return b ? fmt::format("{:.2f} GiB", *b / (1024.0 * 1024 * 1024)) : "?";
 }

@@ -112,11 +112,18 @@ Expected<std::optional<OwnerNow>> ParseOwner(const json& r, const std::string& a
   }
   auto memory = Number(r, "memory_bytes", 0, 1e18, at),
        compute = Number(r, "compute_ratio", 0, kRatioMax, at),
-       power = Number(r, "power_watts", 0, 1e6, at);
-  for (const auto* n : {&memory, &compute, &power})
+       power = Number(r, "power_watts", 0, 1e6, at),
+       bound = Number(r, "compute_bound_ratio", 0, kRatioMax, at);
+  for (const auto* n : {&memory, &compute, &power, &bound})
     if (!*n) return tl::unexpected(n->error());
   if (!*memory && !*compute) return std::optional<OwnerNow>();  // not in the latest interval
   o.memory_bytes = *memory, o.compute_ratio = *compute, o.power_watts = *power;
+  // Agents before bounds send none: their estimates claimed no ±.
+  o.compute_bound_ratio = bound->value_or(0.0);
+  if (const auto u = r.find("compute_unknown"); u != r.end() && !u->is_null()) {
+    if (!u->is_boolean()) return tl::unexpected(Bad(at, "compute_unknown is not true or false"));
+    o.compute_unknown = u->get<bool>();
+  }
   o.held_share = 0.0;  // set from the unit's holders
   return std::optional<OwnerNow>(o);
 }

@@ -36,6 +36,8 @@ UnitNow UnitFromRecord(const attribution::UnitRecord& r) {
     OwnerNow o;
     o.owner = a.owner;
     o.compute_ratio = Rate(a.compute_seconds, s);
+    o.compute_bound_ratio = Rate(a.compute_bound_seconds, s);
+    o.compute_unknown = a.compute_unknown_seconds > 0;
     o.memory_bytes = Rate(a.memory_byte_seconds, s);
     if (energy_known) o.power_watts = Rate(a.energy_joules, s);
     o.held_share = Rate(a.requested_share_seconds, s);

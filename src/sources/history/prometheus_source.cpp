@@ -158,7 +158,8 @@ Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& ow
        &attribution::OwnerAmounts::requested_share_seconds},
       // Exported only once above 0 (and not by agents before it): no series reads as none.
       {"gpumeter_compute_unknown_seconds_total",
-       &attribution::OwnerAmounts::compute_unknown_seconds}};
+       &attribution::OwnerAmounts::compute_unknown_seconds},
+      {"gpumeter_compute_bound_seconds_total", &attribution::OwnerAmounts::compute_bound_seconds}};
   auto growth =
       Growths(api, part, owner_counters, "node, unit, namespace, pod, container, owner_kind");
   for (size_t i = 0; i < growth.size(); ++i) {
@@ -196,6 +197,7 @@ void CapToSegment(double segment_seconds, Units& units, Owners& owners) {
       const double f = it->second;
       o.memory_byte_seconds *= f, o.compute_seconds *= f, o.energy_joules *= f;
       o.requested_share_seconds *= f, o.compute_unknown_seconds *= f;
+      o.compute_bound_seconds *= f;
     }
 }
 
@@ -213,6 +215,7 @@ void Add(Units seg_units, Owners seg_owners, Units& units, Owners& owners) {
     o.memory_byte_seconds += s.memory_byte_seconds, o.compute_seconds += s.compute_seconds;
     o.energy_joules += s.energy_joules, o.requested_share_seconds += s.requested_share_seconds;
     o.compute_unknown_seconds += s.compute_unknown_seconds;
+    o.compute_bound_seconds += s.compute_bound_seconds;
   }
 }
 

@@ -528,6 +528,9 @@ std::optional<uint32_t> NvmlGpuSource::InstanceSlices(nvmlDevice_t h, unsigned i
   return it->second;
 }
 
+// How far above 100 % a GPM percentage may read and still be 100 % (rounding of a counter ratio).
+constexpr double kGpmRounding = 1e-6;
+
 std::optional<double> NvmlGpuSource::GpmSmActive(const std::string& key, nvmlDevice_t h,
                                                  std::optional<unsigned int> gi,
                                                  gpu::DeviceSample& dev) {
@@ -561,11 +564,13 @@ std::optional<double> NvmlGpuSource::GpmSmActive(const std::string& key, nvmlDev
     get->sample1 = prev->second->get();  // older first, as DCGM does
     get->sample2 = raw;
     get->metrics[0].metricId = NVML_GPM_METRIC_SM_UTIL;
+    // A fully busy unit's ratio of counters can come out a rounding step above 100: that is
+    // 100, not an out-of-range reading (which left a saturated instance's activity unknown).
     if (Check(dev, "nvmlGpmMetricsGet",
               Call("nvmlGpmMetricsGet", [&] { return api.nvmlGpmMetricsGet(get.get()); })) &&
         get->metrics[0].nvmlReturn == NVML_SUCCESS && get->metrics[0].value >= 0 &&
-        get->metrics[0].value <= 100)
-      result = get->metrics[0].value / 100.0;  // NaN fails both comparisons: stays unknown
+        get->metrics[0].value <= 100 + kGpmRounding)
+      result = std::min(get->metrics[0].value, 100.0) / 100.0;  // NaN fails both: unknown
   }
   gpm_prev_[key] = std::move(sample);
   return result;

@@ -47,7 +47,7 @@ int64_t UserVersion(const std::string& path) {
 }
 
 struct Totals {
-  double memory = 0, compute = 0, energy = 0, requested = 0, unknown = 0, seconds = 0;
+  double memory = 0, compute = 0, energy = 0, requested = 0, unknown = 0, bound = 0, seconds = 0;
   size_t owners = 0;
 };
 
@@ -65,10 +65,18 @@ Totals Sum(const Store& s) {
       t.memory += o.memory_byte_seconds, t.compute += o.compute_seconds;
       t.energy += o.energy_joules, t.requested += o.requested_share_seconds;
       t.unknown += o.compute_unknown_seconds;
+      t.bound += o.compute_bound_seconds;
       ++t.owners;
     }
   }
   return t;
+}
+
+// What a read-only reader (report, rightsize) sums from the store at `path`.
+Totals ReadOnlySum(const std::string& path) {
+  auto ro = Store::OpenReadOnly(path);
+  EXPECT_TRUE(ro) << ro.error().message;
+  return ro ? Sum(**ro) : Totals{};
 }
 
 void ExpectSame(const Totals& a, const Totals& b) {
@@ -76,6 +84,8 @@ void ExpectSame(const Totals& a, const Totals& b) {
   EXPECT_DOUBLE_EQ(a.compute, b.compute);
   EXPECT_DOUBLE_EQ(a.energy, b.energy);
   EXPECT_DOUBLE_EQ(a.requested, b.requested);
+  EXPECT_DOUBLE_EQ(a.unknown, b.unknown);
+  EXPECT_DOUBLE_EQ(a.bound, b.bound);
   EXPECT_DOUBLE_EQ(a.seconds, b.seconds);
   EXPECT_EQ(a.owners, b.owners);
 }
@@ -87,12 +97,7 @@ TEST(StoreMigration, Version1OpensReadOnlyAsItIsAndMigratesWithoutLoss) {
   ASSERT_EQ(UserVersion(path), 1);
 
   // A reader (report, rightsize) of a newer version reads an older agent's store unchanged.
-  Totals before;
-  {
-    auto ro = Store::OpenReadOnly(path);
-    ASSERT_TRUE(ro) << ro.error().message;
-    before = Sum(**ro);
-  }
+  const Totals before = ReadOnlySum(path);
   EXPECT_EQ(UserVersion(path), 1);
   // What the file's minute rows hold (hours are their rollups), summed by SQLite itself.
   EXPECT_NEAR(before.compute, Scalar(path, "SELECT SUM(compute_seconds) FROM usage_minutes"),
@@ -107,7 +112,7 @@ TEST(StoreMigration, Version1OpensReadOnlyAsItIsAndMigratesWithoutLoss) {
   // The agent opens it for writing: migrated, nothing lost, and it records unknown compute.
   auto rw = Store::Open(path);
   ASSERT_TRUE(rw) << rw.error().message;
-  EXPECT_EQ(UserVersion(path), 2);
+  EXPECT_EQ(UserVersion(path), 3);
   ExpectSame(Sum(**rw), before);
 
   auto span = (*rw)->Span();
@@ -127,13 +132,52 @@ TEST(StoreMigration, Version1OpensReadOnlyAsItIsAndMigratesWithoutLoss) {
   EXPECT_DOUBLE_EQ(after.memory, before.memory);
   rw->reset();
 
-  // Read-only again, now at version 2: the unknown seconds come back.
-  auto ro = Store::OpenReadOnly(path);
-  ASSERT_TRUE(ro) << ro.error().message;
-  EXPECT_DOUBLE_EQ(Sum(**ro).unknown, 10.0);
+  // Read-only again, now at version 3: the unknown seconds come back.
+  EXPECT_DOUBLE_EQ(ReadOnlySum(path).unknown, 10.0);
 }
 
-TEST(StoreMigration, HoursRolledUpAfterTheMigrationKeepUnknownCompute) {
+TEST(StoreMigration, Version2KeepsItsUnknownComputeAndMigratesToBounds) {
+  testing::TempDir dir("gpumeter-migration");
+  const auto path = (dir.path() / "usage.db").string();
+  Restore("schema-v2.sql", path);
+  ASSERT_EQ(UserVersion(path), 2);
+
+  const Totals before = ReadOnlySum(path);
+  EXPECT_EQ(UserVersion(path), 2);
+  EXPECT_NEAR(before.unknown,
+              Scalar(path, "SELECT SUM(compute_unknown_seconds) FROM usage_minutes"),
+              1e-9 * before.unknown);
+  EXPECT_GT(before.unknown, 0.0);  // the fixture's blind A100 recorded some
+  EXPECT_GT(before.compute, 0.0);
+  EXPECT_EQ(before.bound, 0.0);  // version 2 recorded no bounds
+
+  auto rw = Store::Open(path);
+  ASSERT_TRUE(rw) << rw.error().message;
+  EXPECT_EQ(UserVersion(path), 3);
+  ExpectSame(Sum(**rw), before);
+
+  auto span = (*rw)->Span();
+  ASSERT_TRUE(span && *span);
+  IntervalRecord rec;
+  rec.end_unix_s = (*span)->second + 3 * 3600;
+  UnitRecord u;
+  u.unit = {"gpu-node-a100",           "MIG-y", "GPU-x", "NVIDIA A100-SXM4-80GB", "3g.40gb",
+            domain::SharingMode::kMig, 3.0 / 7};
+  u.seconds = 10;
+  u.owners.push_back(
+      {{domain::OwnerKind::kContainer, "research", "nb-0", "c"}, 0, 4, 0, 10, 0, 3.5});
+  rec.units.push_back(u);
+  ASSERT_TRUE((*rw)->Write(rec));
+  const Totals after = Sum(**rw);
+  EXPECT_DOUBLE_EQ(after.bound, 3.5);
+  EXPECT_DOUBLE_EQ(after.unknown, before.unknown);
+  EXPECT_DOUBLE_EQ(after.compute, before.compute + 4);
+  rw->reset();
+
+  EXPECT_DOUBLE_EQ(ReadOnlySum(path).bound, 3.5);
+}
+
+TEST(StoreMigration, HoursRolledUpAfterTheMigrationKeepUnknownComputeAndBounds) {
   testing::TempDir dir("gpumeter-migration");
   const auto path = (dir.path() / "usage.db").string();
   auto s = Store::Open(path);
@@ -146,7 +190,7 @@ TEST(StoreMigration, HoursRolledUpAfterTheMigrationKeepUnknownCompute) {
     u.unit = {"n", "GPU-1", "GPU-1", "NVIDIA A100-SXM4-80GB", "", domain::SharingMode::kExclusive,
               1.0};
     u.seconds = 60;
-    u.owners.push_back({{domain::OwnerKind::kContainer, "ml", "p", "c"}, 0, 12, 0, 60, 24});
+    u.owners.push_back({{domain::OwnerKind::kContainer, "ml", "p", "c"}, 0, 12, 0, 60, 24, 5});
     rec.units.push_back(u);
     ASSERT_TRUE((*s)->Write(rec));
   }
@@ -160,6 +204,7 @@ TEST(StoreMigration, HoursRolledUpAfterTheMigrationKeepUnknownCompute) {
   ASSERT_EQ(owners.size(), 1u);
   EXPECT_DOUBLE_EQ(owners[0].compute_seconds, 36.0);
   EXPECT_DOUBLE_EQ(owners[0].compute_unknown_seconds, 72.0);
+  EXPECT_DOUBLE_EQ(owners[0].compute_bound_seconds, 15.0);
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // Worked examples per rule (the same ones as docs/attribution.md), computed by hand.
 #include "core/attribution/attribute.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -108,7 +111,7 @@ TEST(Attribute, SamplesAboveBusyAreScaledDown) {
               HasSubstr("scaled to busy"));
 }
 
-TEST(Attribute, MpsFallsBackToThreadsThenMemory) {
+TEST(Attribute, MpsFallsBackToThreadsThenAnEvenSplit) {
   UnitObservation u = MakeUnit("GPU-1", SharingMode::kMps, 80 * kGiB, 40 * kGiB, 0, 0.50,
                                {{1, kA, 10 * kGiB, {}, 0.25}, {2, kB, 30 * kGiB, {}, 0.75}});
   auto l = AttributeUnit(u, 4);
@@ -116,11 +119,12 @@ TEST(Attribute, MpsFallsBackToThreadsThenMemory) {
   EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "b"), 0.5 * 0.75 * 4);
   EXPECT_THAT(ToString(Find(l, OwnerKind::kContainer, "a")->compute_rule),
               HasSubstr("active-thread percentage"));
-  u.processes[1].mps_thread_fraction.reset();  // one client without a limit: use memory
+  // One client without a limit: nothing says who ran, so an even split (memory held is no sign
+  // of time used).
+  u.processes[1].mps_thread_fraction.reset();
   l = AttributeUnit(u, 4);
-  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 0.5 * 10 / 40 * 4);
-  EXPECT_THAT(ToString(Find(l, OwnerKind::kContainer, "b")->compute_rule),
-              HasSubstr("memory share"));
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 0.5 * 0.5 * 4);
+  EXPECT_THAT(ToString(Find(l, OwnerKind::kContainer, "b")->compute_rule), HasSubstr("even split"));
 }
 
 TEST(Attribute, MigWithoutActivityIsUnknownNotIdle) {
@@ -214,6 +218,121 @@ TEST(Attribute, ProcessMemoryAboveUsedIsScaled) {
   const auto l = AttributeUnit(u, 1);
   EXPECT_DOUBLE_EQ(Mem(l, OwnerKind::kContainer, "a"), 2.0 * kGiB);
   EXPECT_DOUBLE_EQ(Mem(l, OwnerKind::kIdle), 4.0 * kGiB);
+}
+
+}  // namespace
+}  // namespace gpumeter::attribution
+
+namespace gpumeter::attribution {
+namespace {
+
+double Bound(const UnitLedger& l, const std::string& pod) {
+  const Row* r = Find(l, OwnerKind::kContainer, pod);
+  return r ? r->compute_bound_seconds : -1;
+}
+
+TEST(AttributeBounds, ASplitByAProxyIsBoundedByTheBusyTimeEachMayHaveRun) {
+  // A 3g instance time-sliced by two notebooks holding 10 and 30 GiB, busy 60 % of 10 s, no
+  // per-process signal: either may have run anything from none to all 6 s. The even split is
+  // the middle of that, so its bound is the least any split can claim: 3 ± 3 each.
+  UnitObservation u = MakeUnit("MIG-1", SharingMode::kMig, 40 * kGiB, 40 * kGiB, {}, 0.6,
+                               {{1, kA, 10 * kGiB, {}, {}}, {2, kB, 30 * kGiB, {}, {}}});
+  auto l = AttributeUnit(u, 10);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 3.0);
+  EXPECT_DOUBLE_EQ(Bound(l, "a"), 3.0);  // the truth in [0, 6]
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "b"), 3.0);
+  EXPECT_DOUBLE_EQ(Bound(l, "b"), 3.0);
+  EXPECT_EQ(Find(l, OwnerKind::kIdle)->compute_bound_seconds, 0.0);  // measured: busy is known
+
+  // One tenant alone: its time is the busy time, exactly.
+  u.processes.pop_back();
+  l = AttributeUnit(u, 10);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 6.0);
+  EXPECT_EQ(Bound(l, "a"), 0.0);
+
+  // Three without memory readings: an even split, 2 s each, each within [0, 6].
+  u = MakeUnit("MIG-1", SharingMode::kMig, 40 * kGiB, {}, {}, 0.6,
+               {{1, kA, {}, {}, {}}, {2, kB, {}, {}, {}}, {3, kC, {}, {}, {}}});
+  l = AttributeUnit(u, 10);
+  EXPECT_EQ(Find(l, OwnerKind::kContainer, "c")->compute_rule, Rule::kEvenSplitNoSamples);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "c"), 2.0);
+  EXPECT_DOUBLE_EQ(Bound(l, "c"), 4.0);
+
+  // MPS thread shares: the same claim (a share of SMs limits no one's time), and the estimate
+  // off the middle makes the bound wider.
+  u = MakeUnit("GPU-1", SharingMode::kMps, 80 * kGiB, 40 * kGiB, 0, 0.5,
+               {{1, kA, 10 * kGiB, {}, 0.25}, {2, kB, 30 * kGiB, {}, 0.75}});
+  l = AttributeUnit(u, 4);
+  EXPECT_DOUBLE_EQ(Bound(l, "a"), 1.5);  // est 0.5 of 2 s busy
+  EXPECT_DOUBLE_EQ(Bound(l, "b"), 1.5);  // est 1.5
+
+  // Per-process samples are a measurement: no bound.
+  u = MakeUnit("GPU-1", SharingMode::kTimeSlicing, 80 * kGiB, 40 * kGiB, 0, 0.5,
+               {{1, kA, 10 * kGiB, 0.2, {}}, {2, kB, 30 * kGiB, 0.3, {}}});
+  l = AttributeUnit(u, 4);
+  EXPECT_EQ(Bound(l, "a"), 0.0);
+  EXPECT_EQ(Bound(l, "b"), 0.0);
+}
+
+TEST(AttributeBounds, EveryPossibleTruthOfASplitLiesWithinItsBound) {
+  // Any way the busy time could have been shared among the tenants (sampled on a grid, corners
+  // included): each tenant's estimate is within its bound of it. MPS thread shares put the
+  // estimates off the middle, the harder case.
+  UnitObservation u = MakeUnit(
+      "GPU-1", SharingMode::kMps, 40 * kGiB, 40 * kGiB, {}, 0.8,
+      {{1, kA, 5 * kGiB, {}, 0.1}, {2, kB, 15 * kGiB, {}, 0.3}, {3, kC, 20 * kGiB, {}, 0.6}});
+  const auto l = AttributeUnit(u, 15);
+  const double busy = 0.8 * 15;
+  int judged = 0;
+  for (int i = 0; i <= 20; ++i)
+    for (int j = 0; i + j <= 20; ++j) {
+      const double truth[] = {busy * i / 20, busy * j / 20, busy * (20 - i - j) / 20};
+      const char* pods[] = {"a", "b", "c"};
+      for (int k = 0; k < 3; ++k) {
+        EXPECT_LE(std::abs(Cpu(l, OwnerKind::kContainer, pods[k]) - truth[k]),
+                  Bound(l, pods[k]) + 1e-12)
+            << pods[k] << " truth " << truth[k];
+        ++judged;
+      }
+    }
+  EXPECT_EQ(judged, 3 * 231);
+  // And the bound is no wider than it must be: the corner where a tenant ran nothing, or all,
+  // reaches it.
+  for (const char* pod : {"a", "b", "c"}) {
+    const double est = Cpu(l, OwnerKind::kContainer, pod);
+    EXPECT_DOUBLE_EQ(Bound(l, pod), std::max(est, busy - est)) << pod;
+  }
+}
+
+TEST(AttributeBounds, ExtrapolatedSamplesAreBoundedByTheUncoveredTime) {
+  // 10 s, busy 50 %; the driver lost 4 s of samples. a's covered share 30 %, b's 10 %, c listed
+  // without a sample in the covered part: each may have run none to all of the 4 s.
+  UnitObservation u =
+      MakeUnit("GPU-1", SharingMode::kTimeSlicing, 80 * kGiB, 40 * kGiB, 0, 0.5,
+               {{1, kA, 10 * kGiB, 0.3, {}}, {2, kB, 10 * kGiB, 0.1, {}}, {3, kC, kGiB, 0.0, {}}});
+  u.samples_uncovered_seconds = 4;
+  for (auto& p : u.processes) p.sm_extrapolated = true;
+  const auto l = AttributeUnit(u, 10);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 3.0);
+  EXPECT_DOUBLE_EQ(Bound(l, "a"), 2.8);  // 1.2 s stood for the lost part; the truth's in [0, 4]
+  EXPECT_DOUBLE_EQ(Bound(l, "b"), 3.6);
+  EXPECT_DOUBLE_EQ(Bound(l, "c"), 4.0);
+  EXPECT_EQ(Cpu(l, OwnerKind::kContainer, "c"), 0.0);
+
+  // Lost time longer than the busy time: nobody ran more than the busy time in it.
+  u.samples_uncovered_seconds = 8;
+  u.busy_fraction = 0.4;
+  const auto tight = AttributeUnit(u, 10);
+  EXPECT_DOUBLE_EQ(Bound(tight, "c"), 4.0);
+}
+
+TEST(AttributeBounds, MergedIntervalsAddTheirBounds) {
+  UnitObservation u = MakeUnit("MIG-1", SharingMode::kMig, 40 * kGiB, 40 * kGiB, {}, 0.6,
+                               {{1, kA, 10 * kGiB, {}, {}}, {2, kB, 30 * kGiB, {}, {}}});
+  auto l = AttributeUnit(u, 10);
+  MergeInto(l, AttributeUnit(u, 5));
+  EXPECT_DOUBLE_EQ(Bound(l, "a"), 3 + 1.5);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 3 + 1.5);
 }
 
 }  // namespace

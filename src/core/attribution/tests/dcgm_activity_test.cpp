@@ -82,15 +82,17 @@ TEST(DcgmActivity, GpmWinsOverDcgm) {
   EXPECT_EQ(RowOf(l, kIdle)->compute_rule, Rule::kUnitNotBusyDevice);
 }
 
-TEST(DcgmActivity, TenantsOfATimeSlicedInstanceSplitByMemoryAsAnEstimate) {
+TEST(DcgmActivity, TenantsOfATimeSlicedInstanceSplitEvenlyAsAnEstimate) {
   auto m = Instance(
       "MIG-1g", 9, 1,
       {{1, gpu::ProcessType::kCompute, 30, 9, 0}, {2, gpu::ProcessType::kCompute, 10, 9, 0}});
   m.dcgm_gr_active = 0.8;
   const auto l = AttributeUnit(Observe(nullptr, A100({m}), 10, Ctx())[0], 10);
-  EXPECT_DOUBLE_EQ(RowOf(l, C("p1"))->compute_seconds, 6);
-  EXPECT_DOUBLE_EQ(RowOf(l, C("p2"))->compute_seconds, 2);
-  EXPECT_EQ(RowOf(l, C("p1"))->compute_rule, Rule::kMemoryShareNoSamples);
+  // 30 and 10 MiB held: memory says nothing of who ran, so 4 s each, each within [0, 8].
+  EXPECT_DOUBLE_EQ(RowOf(l, C("p1"))->compute_seconds, 4);
+  EXPECT_DOUBLE_EQ(RowOf(l, C("p2"))->compute_seconds, 4);
+  EXPECT_DOUBLE_EQ(RowOf(l, C("p1"))->compute_bound_seconds, 4);
+  EXPECT_EQ(RowOf(l, C("p1"))->compute_rule, Rule::kEvenSplitNoSamples);
   EXPECT_TRUE(domain::IsComputeEstimate(RowOf(l, C("p1"))->compute_rule));
 }
 

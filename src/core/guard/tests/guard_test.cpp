@@ -429,9 +429,9 @@ TEST(Guard, AnEstimatedSplitCannotShowATenantIdle) {
   GuardConfig c;
   c.idle_window_s = 60;
   Guard g(c, nullptr);
-  // No per-process samples: the busy time was split by memory, and the small tenant got little.
+  // No per-process samples: the busy time was an estimated split, and one tenant got little.
   auto a = Row(kA, 1, 0.006, 60), b = Row(kB, 79, 0.494, 60);
-  a.compute_rule = b.compute_rule = domain::Rule::kMemoryShareNoSamples;
+  a.compute_rule = b.compute_rule = domain::Rule::kEvenSplitNoSamples;
   const auto l = Ledger("GPU-0", 60, {a, b, Row(kIdle, 0, 0.5, 60)});
   g.Update(Pass({Unit("GPU-0", SharingMode::kTimeSlicing, {{kA, 0.5}, {kB, 0.5}},
                       {Proc(5, kA), Proc(6, kB)}, &l)}));

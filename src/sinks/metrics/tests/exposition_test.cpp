@@ -249,6 +249,28 @@ TEST(Attribution, CostAndGpuEquivalentSeries) {
   EXPECT_THAT(text, HasSubstr("gpumeter_memory_gpus{" + unit + "namespace=\"ns\",pod=\"lazy\""));
 }
 
+// An estimated split's bound: a series once it is above 0, never a row of zeros elsewhere.
+TEST(Attribution, ComputeBoundOnlyWhereSomethingWasEstimated) {
+  auto s = State();
+  const auto before = RenderText(BuildFamilies(
+      Health(), s, {}, std::chrono::steady_clock::time_point{} + std::chrono::seconds(103)));
+  EXPECT_THAT(before, Not(HasSubstr("gpumeter_compute_bound_seconds_total{")));
+  s.totals.at({"GPU-x", Owner{OwnerKind::kContainer, "ns", "lazy", "c"}}).compute_bound_seconds =
+      4.5;
+  const auto text = RenderText(BuildFamilies(
+      Health(), s, {}, std::chrono::steady_clock::time_point{} + std::chrono::seconds(103)));
+  EXPECT_THAT(text, HasSubstr("# TYPE gpumeter_compute_bound_seconds_total counter\n"));
+  EXPECT_THAT(text, HasSubstr("gpumeter_compute_bound_seconds_total{node=\"n1\",unit=\"GPU-x\","
+                              "gpu_uuid=\"GPU-x\",model=\"Test GPU\",mig_profile=\"\","
+                              "namespace=\"ns\",pod=\"lazy\",container=\"c\","
+                              "owner_kind=\"container\"} 4.5\n"));
+  size_t series = 0;
+  for (size_t at = text.find("gpumeter_compute_bound_seconds_total{"); at != std::string::npos;
+       at = text.find("gpumeter_compute_bound_seconds_total{", at + 1))
+    ++series;
+  EXPECT_EQ(series, 1u);
+}
+
 // The Node object's facts: one info series to join at query time; none before it was read.
 TEST(Attribution, NodeInfoFromTheNodeObject) {
   auto s = State();

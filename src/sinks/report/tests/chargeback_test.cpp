@@ -127,7 +127,7 @@ TEST(Chargeback, FormatsCarryTheSameTotals) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "namespace,label:team,gpu_hours_held,compute_hours,memory_gib_hours,energy_kwh,"
             "efficiency,cost,idle_cost,share,currency,policy,compute_unknown_hours,efficiency_min,"
-            "efficiency_max");
+            "efficiency_max,compute_bound_hours");
   EXPECT_NE(csv.find("\nTOTAL,,"), std::string::npos);
 
   const auto table = RenderTable(c, w);
@@ -283,7 +283,8 @@ TEST(Chargeback, UnknownComputeIsARangeNeverZeroEfficiency) {
     std::stringstream row(csv.substr(at + 1, csv.find('\n', at + 1) - at - 1));
     for (std::string f; std::getline(row, f, ',');) fields.push_back(f);
   }
-  ASSERT_EQ(fields.size(), 14u);
+  ASSERT_EQ(fields.size(), 15u);
+  EXPECT_EQ(fields[14], "0") << "no estimate, no bound";
   EXPECT_EQ(fields[5], "") << "efficiency";
   EXPECT_NEAR(std::stod(fields[11]), 2 * 3.0 / 7, 1e-9);
   EXPECT_EQ(fields[12], "0");
@@ -295,6 +296,57 @@ TEST(Chargeback, UnknownComputeIsARangeNeverZeroEfficiency) {
       {0, 7200});
   EXPECT_EQ(known.find("unknown"), std::string::npos) << known;
   EXPECT_NE(RenderHtml(cb, {0, 7200}, {}).find("0.0-100.0%"), std::string::npos);
+}
+
+// The time-sliced H100's split was an estimate (an even split, no per-process samples) for the
+// first hour: a's 0.5 h ± 0.3 h and b's 0.2 h ± 0.3 h. Each group and the total carry their ±, in
+// every format, and efficiency's range widens by it; units without an estimate show none.
+TEST(Chargeback, EstimatedSplitsCarryTheirBoundInEveryFormat) {
+  auto usage = Usage();
+  usage[0].owners[0].compute_bound_seconds = 1080;  // search/a
+  usage[0].owners[1].compute_bound_seconds = 1080;  // ads/b
+  const auto pricing =
+      *cost::Pricing::Parse("gpu_models: {H100: 4.0, H200: 7.0}\ndefaults: false\n", "p.yaml");
+  const auto cb = cost::BuildChargeback(
+      usage, {}, pricing, {cost::Basis::kMemory, 0.5, cost::IdleRule::kShare}, {"pod"});
+  const auto* a = Group(cb, {"search/a"});
+  const auto* c = Group(cb, {"search/c"});
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(c, nullptr);
+  EXPECT_NEAR(a->compute_bound_hours, 0.3, 1e-12);
+  EXPECT_EQ(c->compute_bound_hours, 0.0);
+  EXPECT_NEAR(cb.total.compute_bound_hours, 0.6, 1e-12) << "a sum's bound is its parts'";
+  ASSERT_TRUE(a->efficiency().has_value()) << "an estimate is still a value";
+  EXPECT_NEAR(*a->efficiency(), 1.0, 1e-12);
+  EXPECT_NEAR(a->efficiency_bounds()->first, 0.7, 1e-12);   // (1 - 0.3) / 1 GPU-h held
+  EXPECT_NEAR(a->efficiency_bounds()->second, 1.3, 1e-12);  // (1 + 0.3) / 1
+  const auto* b = Group(cb, {"ads/b"});
+  ASSERT_NE(b, nullptr);
+  EXPECT_NEAR(b->efficiency_bounds()->first, 0.1, 1e-12);  // (0.4 - 0.3) / 1 GPU-h held
+
+  const auto table = RenderTable(cb, {0, 7200});
+  EXPECT_NE(table.find("± est-h"), std::string::npos) << table;
+  EXPECT_NE(table.find("±0.300"), std::string::npos) << table;
+  EXPECT_NE(table.find("estimated: ±0.600 GPU-h"), std::string::npos) << table;
+  const auto json = nlohmann::json::parse(RenderJson(cb, {0, 7200}));
+  EXPECT_NEAR(json["total"]["computeBoundHours"].get<double>(), 0.6, 1e-12);
+  for (const auto& j : json["groups"])
+    if (j["group"]["pod"] == "search/a") {
+      EXPECT_NEAR(j["computeBoundHours"].get<double>(), 0.3, 1e-12);
+      EXPECT_NEAR(j["efficiencyBounds"][0].get<double>(), 0.7, 1e-12);
+    }
+  const auto csv = RenderCsv(cb);
+  const auto at = csv.find("\nsearch/a,");
+  ASSERT_NE(at, std::string::npos) << csv;
+  const auto row = csv.substr(at + 1, csv.find('\n', at + 1) - at - 1);
+  EXPECT_EQ(row.substr(row.rfind(',') + 1), "0.3") << row;
+  EXPECT_NE(RenderHtml(cb, {0, 7200}, {}).find("1.000 ± 0.300"), std::string::npos);
+  // Without estimates: no ± column, no note.
+  const auto exact = RenderTable(
+      cost::BuildChargeback(Usage(), {}, pricing,
+                            {cost::Basis::kMemory, 0.5, cost::IdleRule::kShare}, {"pod"}),
+      {0, 7200});
+  EXPECT_EQ(exact.find("±"), std::string::npos) << exact;
 }
 
 // Two tenants of a time-sliced GPU whose split went unmeasured for half an hour: each one's use

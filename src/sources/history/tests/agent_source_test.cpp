@@ -67,6 +67,38 @@ TEST(TopAgentSource, RepliesBecomeAFrame) {
   EXPECT_TRUE(f->findings->empty());
 }
 
+// The latest interval's bound and unknown flag reach the frame; an agent that sends neither (a
+// version before bounds) reads as measured, as it claimed.
+TEST(TopAgentSource, BoundsAndUnknownComputeReachTheFrame) {
+  auto l = Ledger();
+  l["units"][0]["owners"][0]["compute_bound_ratio"] = 0.25;
+  l["units"][0]["owners"][0]["compute_unknown"] = true;
+  auto f = FrameFromAgentJson(Units(), l, Findings(), "agent x", 100);
+  ASSERT_TRUE(f) << f.error().message;
+  const auto& o = f->units[0].owners[0];
+  EXPECT_EQ(*o.compute_bound_ratio, 0.25);
+  EXPECT_TRUE(o.compute_unknown);
+  const auto rows = GroupRows(*f, "container", SortKey::kCompute, {});
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(*rows[0].compute_bound_gpus, 0.25);
+  EXPECT_TRUE(rows[0].compute_unknown);
+  f = FrameFromAgentJson(Units(), Ledger(), Findings(), "agent x", 100);
+  ASSERT_TRUE(f) << f.error().message;
+  EXPECT_EQ(*f->units[0].owners[0].compute_bound_ratio, 0.0);
+  EXPECT_FALSE(f->units[0].owners[0].compute_unknown);
+  // Wrong types are refused by name.
+  l = Ledger();
+  l["units"][0]["owners"][0]["compute_unknown"] = "yes";
+  auto bad = FrameFromAgentJson(Units(), l, Findings(), "agent x", 100);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("compute_unknown"), std::string::npos);
+  l = Ledger();
+  l["units"][0]["owners"][0]["compute_bound_ratio"] = -1;
+  bad = FrameFromAgentJson(Units(), l, Findings(), "agent x", 100);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("compute_bound_ratio"), std::string::npos);
+}
+
 TEST(TopAgentSource, RefusesRepliesOfTheWrongShape) {
   auto expect_refused = [](const json& units, const json& ledger, const std::string& why) {
     auto f = FrameFromAgentJson(units, ledger, Findings(), "agent x", 100);

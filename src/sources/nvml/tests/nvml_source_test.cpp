@@ -319,6 +319,33 @@ TEST(NvmlSource, MigInstancesAndGpmActivity) {
   EXPECT_TRUE(d.errors.empty());
 }
 
+TEST(NvmlSource, AFullyBusyInstanceReadsAsBusyNotUnknown) {
+  // Two notebooks time-slice a 3g.40gb, saturating it (35 % + 71 % from 61.9 s to 83.4 s). GPM's
+  // ratio of counters can then come out a rounding step above 100 % (the fake's, for the window
+  // below, reads 100.00000000000001), which the source refused as out of range, leaving a
+  // saturated instance's activity unknown: the harness found it at a 5 s step with these times.
+  const auto scenario =
+      testing::SourceDir() + "/tests/scenarios/harness/mig-h100-shared-notebooks.yaml";
+  const std::pair<double, double> windows[] = {{64.870605450270062, 70.385304556750512},
+                                               {75.145179922408403, 80.436268748118792},
+                                               {62.5, 83.0}};
+  for (const auto& [from, to] : windows) {
+    FakeNvml f("r580", scenario, from);
+    (void)f.Sample();
+    f.SetTime(to);
+    const auto snap = f.Sample();
+    ASSERT_EQ(snap.devices.size(), 1u);
+    int seen = 0;
+    for (const auto& m : snap.devices[0].mig_instances)
+      if (m.gpu_instance_id == 2) {
+        ASSERT_TRUE(m.sm_active_ratio) << from << " .. " << to;
+        EXPECT_DOUBLE_EQ(*m.sm_active_ratio, 1.0) << from << " .. " << to;
+        ++seen;
+      }
+    EXPECT_EQ(seen, 1);
+  }
+}
+
 TEST(NvmlSource, MigSlicesOnR470) {
   // The v1 profile struct and instance calls exist since MIG did (R450): R470 has them.
   FakeNvml f("r470", testing::ScenarioPath("mig-h200"), 100);
