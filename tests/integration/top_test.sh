@@ -162,6 +162,39 @@ wait_screen 'unallocated-device +sandbox/debug-shell/shell'
 keep findings
 echo "ok: the interactive view scrolls, switches views, sorts, filters by namespace"
 
+# 3b. At 80x24 (issue 35: WASTE, COST/H and GPUS were lost off the right edge with no way to
+# reach them): the pods view's right columns start off the edge, Right brings them in (the
+# title stays), Left takes them back; ? shows the keys and the columns' units, any key closes it.
+tmux -L "$sock" new-session -d -s narrow -x 80 -y 24 \
+  "TERM=xterm-256color '$bin' top --agent '$url' --interval 0.5 2>/dev/null; sleep 60"
+# wait_narrow PATTERN: as wait_screen, on the 80x24 session; left in $work/narrow.txt.
+wait_narrow() {
+  for _ in $(seq 1 50); do
+    tmux -L "$sock" capture-pane -p -t narrow >"$work/narrow.txt"
+    grep -qE -- "$1" "$work/narrow.txt" && return 0
+    sleep 0.1
+  done
+  cat "$work/narrow.txt"
+  fail "the 80x24 screen never showed: $1"
+}
+wait_narrow '^GPU0 '
+tmux -L "$sock" send-keys -t narrow p
+wait_narrow 'NAMESPACE/POD/CONTAINER'
+grep -qE 'WASTE +GPUS' "$work/narrow.txt" && fail "at 80 columns the pods view was expected to be wider than the screen"
+tmux -L "$sock" send-keys -t narrow Right Right Right Right Right
+wait_narrow 'WASTE +GPUS'
+head -1 "$work/narrow.txt" | grep -q '\[pods\]' || fail "the title line scrolled sideways"
+grep -q 'NAMESPACE/POD/CONTAINER' "$work/narrow.txt" && fail "Right did not move the columns"
+tmux -L "$sock" send-keys -t narrow Left Left Left Left Left
+wait_narrow 'NAMESPACE/POD/CONTAINER'
+tmux -L "$sock" send-keys -t narrow '?'
+wait_narrow 'Left Right +scroll the columns'
+grep -q '% of one GPU' "$work/narrow.txt" || fail "the help does not state the pods view's unit"
+tmux -L "$sock" send-keys -t narrow q  # closes the help, does not quit
+wait_narrow 'NAMESPACE/POD/CONTAINER'
+tmux -L "$sock" kill-session -t narrow
+echo "ok: at 80x24 every column is reachable with Left/Right; ? shows the help"
+
 # 4. The agent goes away: stale, since when and why; keys still answered; q quits.
 kill "$demo"; wait "$demo" 2>/dev/null || true
 wait_screen 'STALE since [0-9:]+Z \([0-9]+ s\): .*unreachable'

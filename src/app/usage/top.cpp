@@ -138,7 +138,16 @@ int RunScreen(const TopOptions& o, Setup& s) {
     // Scrolling stops where the last line reaches the bottom.
     state.scroll = std::clamp(state.scroll, 0,
                               std::max(0, static_cast<int>(lines.size()) - (*screen)->rows()));
-    (*screen)->Draw(lines, state.scroll);
+    // Sideways scrolling stops where the widest line's end reaches the right edge.
+    size_t widest = 0;
+    for (size_t i = 2; i < lines.size(); ++i) {
+      size_t w = 0;
+      for (const auto& span : lines[i]) w += span.text.size();
+      widest = std::max(widest, w);
+    }
+    state.hscroll =
+        std::clamp(state.hscroll, 0, std::max(0, static_cast<int>(widest) - (*screen)->columns()));
+    (*screen)->Draw(lines, state.scroll, state.hscroll);
     top::ApplyKey(state, (*screen)->ReadKey(std::chrono::milliseconds(200)), (*screen)->rows() - 4);
   }
   screen->reset();  // the terminal back before the fetcher's last fetch is waited for

@@ -2,6 +2,7 @@
 
 #include <curses.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace gpumeter::app {
@@ -70,7 +71,7 @@ unsigned Screen::Attribute(top::Style style) const {
   return A_NORMAL;
 }
 
-void Screen::Draw(const std::vector<top::Line>& lines, int first) {
+void Screen::Draw(const std::vector<top::Line>& lines, int first, int first_column) {
   // erase and refresh fail only without a screen, which Open guarantees; a frame that did not
   // reach the terminal is redrawn with the next one anyway.
   (void)erase();
@@ -79,13 +80,19 @@ void Screen::Draw(const std::vector<top::Line>& lines, int first) {
     // The title and status lines stay on top; the rest scrolls under them.
     const int index = row < 2 ? row : first + row;
     if (index >= static_cast<int>(lines.size())) break;
+    // Lines under them also scroll sideways: `skip` columns of the line are left of the window.
+    int skip = row < 2 ? 0 : std::max(0, first_column);
     int col = 0;
     for (const auto& span : lines[static_cast<size_t>(index)]) {
       if (col >= width) break;
+      const int len = static_cast<int>(span.text.size());  // layout text is ASCII: bytes = columns
+      const int cut = std::min(skip, len);
+      skip -= cut;
+      if (cut == len) continue;
       (void)attrset(static_cast<int>(Attribute(span.style)));
       // ERR here only means the text reached the window's edge: it is cut, as intended.
-      (void)mvaddnstr(row, col, span.text.c_str(), width - col);
-      col += static_cast<int>(span.text.size());
+      (void)mvaddnstr(row, col, span.text.c_str() + cut, width - col);
+      col += len - cut;
     }
   }
   (void)attrset(A_NORMAL);
@@ -121,6 +128,10 @@ top::Key Screen::ReadKey(std::chrono::milliseconds wait) {
       return {Key::kPageUp};
     case KEY_NPAGE:
       return {Key::kPageDown};
+    case KEY_LEFT:
+      return {Key::kLeft};
+    case KEY_RIGHT:
+      return {Key::kRight};
     default:
       break;
   }
@@ -129,5 +140,6 @@ top::Key Screen::ReadKey(std::chrono::milliseconds wait) {
 }
 
 int Screen::rows() const { return LINES; }
+int Screen::columns() const { return COLS; }
 
 }  // namespace gpumeter::app

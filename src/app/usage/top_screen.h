@@ -26,11 +26,13 @@ class Screen {
   Screen(const Screen&) = delete;
   Screen& operator=(const Screen&) = delete;
 
-  // Draws `lines` from `first` on, cut to the window; styles become colours or attributes.
-  void Draw(const std::vector<top::Line>& lines, int first);
+  // Draws `lines` from `first` on, cut to the window; styles become colours or attributes. The
+  // lines under the title and status start at column `first_column` (horizontal scrolling).
+  void Draw(const std::vector<top::Line>& lines, int first, int first_column);
+  int columns() const;
   // The next key, waiting at most `wait`; kind kNone when none came.
   top::Key ReadKey(std::chrono::milliseconds wait);
-  int rows() const;
+  int rows() const;  // the window's height
 
  private:
   explicit Screen(::screen* s, bool colour) : screen_(s), colour_(colour) {}

@@ -64,6 +64,9 @@ void Command(Interaction& s, char c) {
     case 'k':
       s.scroll = std::max(0, s.scroll - 1);
       return;
+    case '?':
+      s.view.help = true, s.scroll = 0;
+      return;
     default:
       return;
   }
@@ -77,6 +80,10 @@ void ApplyKey(Interaction& s, const Key& key, int page_lines) {
     return;
   }
   if (s.view.editing) return EditFilter(s, key);
+  if (s.view.help) {
+    if (key.kind != Key::kNone) s.view.help = false;
+    return;
+  }
   const int page = std::max(1, page_lines);
   switch (key.kind) {
     case Key::kChar:
@@ -98,6 +105,12 @@ void ApplyKey(Interaction& s, const Key& key, int page_lines) {
       return;
     case Key::kPageUp:
       s.scroll = std::max(0, s.scroll - page);
+      return;
+    case Key::kLeft:
+      s.hscroll = std::max(0, s.hscroll - kColumnStep);
+      return;
+    case Key::kRight:
+      s.hscroll += kColumnStep;
       return;
     default:
       return;

@@ -19,6 +19,8 @@ struct Key {
     kDown,
     kPageUp,
     kPageDown,
+    kLeft,
+    kRight,
     kInterrupt  // Ctrl-C: quits from anywhere, also while a filter is typed
   };
   Kind kind = kNone;
@@ -30,11 +32,16 @@ struct Interaction {
   ViewState view;
   int scroll = 0;
   bool quit = false;
+  int hscroll = 0;  // the first column shown under the title and status lines
 };
 
+// Columns one Left or Right key moves the view by.
+constexpr int kColumnStep = 10;
+
 // Applies one key. While a namespace filter is being typed (`/`), keys edit it: Enter applies
-// it, Escape cancels; otherwise u p f / Tab switch views, s cycles the sort, space pauses,
-// Escape clears the filter, the arrows and page keys scroll, q quits.
+// it, Escape cancels; while the help is shown, any key closes it (Ctrl-C still quits); otherwise
+// u p f / Tab switch views, s cycles the sort, space pauses, ? shows the help, Escape clears the
+// filter, Up/Down and the page keys scroll lines, Left/Right columns, q quits.
 void ApplyKey(Interaction& state, const Key& key, int page_lines);
 
 }  // namespace gpumeter::top

@@ -32,7 +32,8 @@ Line Title(const ViewState& v) {
                  x == v.view ? Style::kTitle : Style::kDim});
   }
   if (v.interactive)
-    l.push_back({"   keys: u p f (tab) view  / filter  s sort  space pause  q quit", Style::kDim});
+    l.push_back(
+        {"   keys: u p f (tab) view  / filter  s sort  space pause  ? help  q quit", Style::kDim});
   return l;
 }
 
@@ -85,6 +86,10 @@ std::vector<Line> UnitsView(const FrameData& f, const ViewState& v) {
     out.push_back({});
   }
   if (out.empty()) out.push_back({{"  no unit matches", Style::kDim}});
+  out.push_back(
+      {{"  busy, HELD and COMPUTE in % of the unit (a MIG instance is its own 100 %); "
+        "COMPUTE a+-b: an estimated split; >=a: some unmeasured (? for help)",
+        Style::kDim}});
   return out;
 }
 
@@ -112,8 +117,8 @@ std::vector<Line> PodsView(const FrameData& f, const ViewState& v) {
   }
   if (out.size() == 1) out.push_back({{"  no container matches", Style::kDim}});
   out.push_back(
-      {{"  HELD, COMPUTE and WASTE (held - used) in % of one GPU; COMPUTE a±b: an "
-        "estimated split, the truth within; ≥a: some of it unmeasured",
+      {{"  HELD, COMPUTE and WASTE (held - used) in % of one GPU; COMPUTE a+-b: an "
+        "estimated split, the truth within; >=a: some of it unmeasured (? for help)",
         Style::kDim}});
   return out;
 }
@@ -139,9 +144,10 @@ std::vector<Line> FindingsView(const FrameData& f, const ViewState& v) {
 std::string Percent(Amount r) { return r ? fmt::format("{:.1f}%", 100 * *r) : "?"; }
 std::string ComputePercent(Amount r, Amount bound, bool unknown) {
   if (!r) return "?";
-  if (unknown) return fmt::format("≥{:.1f}%", 100 * *r);  // a lower bound: some went unmeasured
+  // ASCII: the screen counts columns in bytes, and a terminal in the C locale has no ± or ≥.
+  if (unknown) return fmt::format(">={:.1f}%", 100 * *r);  // a lower bound: some went unmeasured
   // An estimated split: the truth within ± (whole percent: the bound is rarely narrow).
-  if (bound && *bound >= 0.0005) return fmt::format("{:.0f}±{:.0f}%", 100 * *r, 100 * *bound);
+  if (bound && *bound >= 0.0005) return fmt::format("{:.0f}+-{:.0f}%", 100 * *r, 100 * *bound);
   return Percent(r);
 }
 std::string Gib(Amount b) {
@@ -165,6 +171,34 @@ std::string UtcClock(int64_t unix_s) {
   return fmt::format("{:02}:{:02}:{:02}Z", tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
+std::vector<Line> HelpView() {
+  const std::pair<const char*, const char*> keys[] = {
+      {"u p f, Tab", "the units, pods or findings view"},
+      {"/", "filter by part of a namespace, pod or container name (Enter applies, Escape cancels)"},
+      {"Escape", "clear the filter"},
+      {"s", "sort by compute, memory, cost or waste"},
+      {"space", "pause: the frame stays, the status line goes on"},
+      {"Up Down PgUp PgDn", "scroll the lines"},
+      {"Left Right", "scroll the columns (every column is reachable on a narrow terminal)"},
+      {"?", "this help; any key closes it"},
+      {"q, Ctrl-C", "quit"}};
+  std::vector<Line> out{{{"  Keys", Style::kHeading}}};
+  for (const auto& [k, what] : keys)
+    out.push_back({{fmt::format("    {:<20}", k), Style::kNormal}, {what, Style::kDim}});
+  const char* columns[] = {
+      "units view: HELD and COMPUTE in % of the unit (a MIG instance is its own 100 %); MEMORY "
+      "GiB; POWER W; COST/H in the pricing's currency",
+      "pods view: HELD, COMPUTE and WASTE (held - used) in % of one GPU: a container on two "
+      "whole GPUs holds 200 %",
+      "COMPUTE 30+-25%: an estimated split, the truth within 25 points; >=12.0%: some of it was "
+      "not measured, so 12 % is a lower bound; ?: unknown (never shown as 0)",
+      "findings: critical first, then warning and info, newest first within each"};
+  out.push_back({});
+  out.push_back({{"  Columns", Style::kHeading}});
+  for (const char* c : columns) out.push_back({{std::string("    ") + c, Style::kNormal}});
+  return out;
+}
+
 std::vector<Line> Layout(const FrameData* f, const ViewState& v, const FetchStatus& st) {
   std::vector<Line> out{Title(v), StatusLine(f, v, st)};
   if (st.failing_since_unix_s)
@@ -178,7 +212,8 @@ std::vector<Line> Layout(const FrameData* f, const ViewState& v, const FetchStat
     out.push_back({{"  waiting for the first reply", Style::kDim}});
     return out;
   }
-  auto body = v.view == View::kPods       ? PodsView(*f, v)
+  auto body = v.help                      ? HelpView()
+              : v.view == View::kPods     ? PodsView(*f, v)
               : v.view == View::kFindings ? FindingsView(*f, v)
                                           : UnitsView(*f, v);
   out.insert(out.end(), body.begin(), body.end());

@@ -30,6 +30,7 @@ struct ViewState {
 
   bool paused = false;
   bool interactive = false;  // the key help belongs on the screen, not in --once
+  bool help = false;         // `?`: the keys and what the columns mean, in place of the view
   std::optional<std::string> editing;
 };
 
@@ -48,7 +49,9 @@ std::string PlainText(const std::vector<Line>& lines);
 
 // Shared by the views: "63.0%", "10.00 GiB", "212 W", "3.50", a bar of `width`; `?` if unknown.
 std::string Percent(Amount ratio);
-// A compute share: "12.0%"; "12±40%" where it is an estimated split with that bound; "≥12.0%"
+// The help `?` shows: every key, and the unit of every column in each view.
+std::vector<Line> HelpView();
+// A compute share: "12.0%"; "12+-40%" where it is an estimated split with that bound; ">=12.0%"
 // where some of it was unmeasured (the value a lower bound); "?" unknown.
 std::string ComputePercent(Amount ratio, Amount bound, bool unknown);
 std::string Gib(Amount bytes);

@@ -225,5 +225,31 @@ TEST(TopKeys, ViewsSortFilterPauseQuit) {
   EXPECT_TRUE(typing.quit);
 }
 
+TEST(TopKeys, HelpAndSidewaysScrolling) {
+  Interaction s;
+  ApplyKey(s, {Key::kRight}, 10);
+  ApplyKey(s, {Key::kRight}, 10);
+  EXPECT_EQ(s.hscroll, 2 * kColumnStep);
+  ApplyKey(s, {Key::kLeft}, 10);
+  ApplyKey(s, {Key::kLeft}, 10);
+  ApplyKey(s, {Key::kLeft}, 10);
+  EXPECT_EQ(s.hscroll, 0) << "never left of the first column";
+  ApplyKey(s, {Key::kChar, '?'}, 10);
+  EXPECT_TRUE(s.view.help);
+  ApplyKey(s, {}, 10);  // no key within the wait: the help stays
+  EXPECT_TRUE(s.view.help);
+  ApplyKey(s, {Key::kChar, 'q'}, 10);  // any key closes it, q included: no surprise quit
+  EXPECT_FALSE(s.view.help);
+  EXPECT_FALSE(s.quit);
+  ApplyKey(s, {Key::kChar, '?'}, 10);
+  ApplyKey(s, {Key::kInterrupt}, 10);  // Ctrl-C still quits
+  EXPECT_TRUE(s.quit);
+  // The help names every key the view reacts to and the unit of each view's percentages.
+  const auto text = PlainText(HelpView());
+  for (const char* word : {"u p f, Tab", "/", "Escape", "space", "Left Right", "?", "q, Ctrl-C",
+                           "% of the unit", "% of one GPU", "30+-25%", ">=12.0%"})
+    EXPECT_NE(text.find(word), std::string::npos) << word;
+}
+
 }  // namespace
 }  // namespace gpumeter::top

@@ -42,9 +42,9 @@ TEST(TopLayout, UnknownIsAQuestionMark) {
 
 TEST(TopLayout, AnEstimateShowsItsBoundAndALowerBoundSaysSo) {
   EXPECT_EQ(ComputePercent(0.5, 0.0, false), "50.0%");
-  EXPECT_EQ(ComputePercent(0.3, 0.25, false), "30±25%");
-  EXPECT_EQ(ComputePercent(0.12, 0.0, true), "≥12.0%");
-  EXPECT_EQ(ComputePercent(0.12, 0.3, true), "≥12.0%") << "unknown outranks a bound";
+  EXPECT_EQ(ComputePercent(0.3, 0.25, false), "30+-25%");
+  EXPECT_EQ(ComputePercent(0.12, 0.0, true), ">=12.0%");
+  EXPECT_EQ(ComputePercent(0.12, 0.3, true), ">=12.0%") << "unknown outranks a bound";
   EXPECT_EQ(ComputePercent(std::nullopt, 0.3, false), "?");
   EXPECT_EQ(ComputePercent(0.5, std::nullopt, false), "50.0%");
 }
