@@ -453,6 +453,15 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::MinuteUsage(int64_t 
   return Query(from, to, 60);
 }
 
+Expected<std::map<int64_t, std::vector<UnitRecord>>> Store::BucketUsage(int64_t from, int64_t to,
+                                                                        int64_t bucket_s) const {
+  if (bucket_s <= 0 || bucket_s % 60 != 0)
+    return MakeError(ErrorCode::kInvalidInput, "store " + path_ + ": a bucket of " +
+                                                   std::to_string(bucket_s) +
+                                                   " s is not a whole number of minutes");
+  return Query(from, to, bucket_s);
+}
+
 Expected<std::optional<std::pair<int64_t, int64_t>>> Store::Span() const {
   // Minutes where they are kept; hours where the minutes were pruned (or not yet rolled up).
   Stmt s(db_,

@@ -84,6 +84,11 @@ class Store final : public history::UsageHistorySource {
   // a time, a month of minutes is large.
   Expected<std::map<int64_t, std::vector<UnitRecord>>> MinuteUsage(int64_t from_unix_s,
                                                                    int64_t to_unix_s) const;
+  // Usage per unit per `bucket_s` seconds (a multiple of 60) over [from, to), keyed by bucket
+  // start: for charts over time at any resolution (hours whose minutes were pruned stay whole).
+  Expected<std::map<int64_t, std::vector<UnitRecord>>> BucketUsage(int64_t from_unix_s,
+                                                                   int64_t to_unix_s,
+                                                                   int64_t bucket_s) const;
   // The first and last minute with data (Unix seconds); nullopt when empty.
   Expected<std::optional<std::pair<int64_t, int64_t>>> Span() const;
   Expected<std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>>>

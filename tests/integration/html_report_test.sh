@@ -37,3 +37,31 @@ printf '<!DOCTYPE html><html><body></body></html>' >"$work/blank.html"
 size=$(stat -c %s "$work/report.png") blank=$(stat -c %s "$work/blank.png")
 [ "$size" -gt $((blank * 5)) ] || fail "the screenshot looks blank ($size bytes; an empty page is $blank)"
 echo "ok: Chromium shows the report with its total ($want); screenshot $size bytes vs $blank for an empty page"
+
+# No text is clipped (issue 35: the GPU bar labels were cut at the left edge): a copy of the page
+# with a script that measures, after layout, every SVG text against its chart's box and writes
+# the ones outside into the page; Chromium dumps the DOM after it ran. The product page has no
+# script; the check is the test's. It is first shown to catch a label drawn off a chart's edge.
+measure='<script>
+window.addEventListener("load", () => {
+  const out = [];
+  for (const t of document.querySelectorAll("svg text")) {
+    const r = t.getBoundingClientRect(), s = t.ownerSVGElement.getBoundingClientRect();
+    if (r.left < s.left - 0.5 || r.right > s.right + 0.5 || r.top < s.top - 0.5 || r.bottom > s.bottom + 0.5)
+      out.push(t.textContent);
+  }
+  const p = document.createElement("pre");
+  p.id = "clipped";
+  p.textContent = "clipped " + out.length + ": " + out.join(" | ");
+  document.body.appendChild(p);
+});
+</script>'
+clipped() {  # PAGE -> the measuring line
+  sed "s#</body>#$(printf '%s' "$measure" | tr '\n' ' ' | sed 's/[#&]/\\&/g')</body>#" "$1" >"$work/measured.html"
+  run --virtual-time-budget=3000 --dump-dom "file://$work/measured.html" | grep -o 'clipped [0-9]*:[^<]*'
+}
+printf '<!DOCTYPE html><html><body><svg width="60" height="20"><text x="-30" y="14">cut on purpose</text></svg></body></html>' >"$work/cut.html"
+clipped "$work/cut.html" | grep -q '^clipped 1: cut on purpose' || fail "the clipping check does not catch a cut label"
+line=$(clipped "$work/report.html") || fail "the clipping check did not run on the report"
+[ "${line%%:*}" = "clipped 0" ] || fail "text cut at a chart's edge: $line"
+echo "ok: no chart text is cut at its edge (checked by Chromium's layout; a cut label is caught)"

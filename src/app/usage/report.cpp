@@ -140,16 +140,34 @@ Expected<Usage> ReadUsage(const ReportOptions& o, const Request& r, const report
   return out;
 }
 
+// Seconds per column of the chart over `span_s`: the fewest whole minutes that keep it within 72
+// columns, up to an hour; hours beyond.
+int64_t ChartBucket(int64_t span_s) {
+  for (const int64_t b : {60, 300, 900, 1800})
+    if (span_s <= 72 * b) return b;
+  for (int64_t hours = 1;; hours *= 2)
+    if (span_s <= 72 * 3600 * hours) return 3600 * hours;
+}
+
 Expected<std::string> RenderHtmlReport(const ReportOptions& o, const Request& r,
                                        const report::Window& w, const cost::Chargeback& cb,
                                        const cost::Labels& labels) {
-  // Over time from the store's hourly rows (from Prometheus: the window's totals only).
-  std::vector<std::pair<int64_t, cost::Chargeback>> over_time;
+  // Over time from the store (from Prometheus: the window's totals only), in buckets that suit
+  // the span the data covers: a demo's minutes are not one hourly column.
+  report::OverTime over_time;
   if (r.store) {
-    auto hourly = r.store->HourlyUsage(w.from_unix_s, StoreEnd(o, w));
-    if (!hourly) return tl::unexpected(hourly.error());
-    for (const auto& [hour, hu] : *hourly)
-      over_time.emplace_back(hour, cost::BuildChargeback(hu, labels, r.pricing, r.policy, r.dims));
+    auto span = r.store->Span();
+    if (!span) return tl::unexpected(span.error());
+    const int64_t end = StoreEnd(o, w);
+    if (*span) over_time.data_span = **span;
+    const int64_t from = *span ? std::max(w.from_unix_s, (*span)->first) : w.from_unix_s;
+    const int64_t to = *span ? std::min(end, (*span)->second + 60) : end;
+    over_time.bucket_s = ChartBucket(to - from);
+    auto buckets = r.store->BucketUsage(w.from_unix_s, end, over_time.bucket_s);
+    if (!buckets) return tl::unexpected(buckets.error());
+    for (const auto& [t, bu] : *buckets)
+      over_time.buckets.emplace_back(
+          t, cost::BuildChargeback(bu, labels, r.pricing, r.policy, r.dims));
   }
   // From the store, the rightsizing of the same workloads follows the chargeback.
   std::string sections;

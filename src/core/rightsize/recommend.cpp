@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "core/rightsize/mig_profiles.h"
 
@@ -12,15 +13,33 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-std::string Current(const WorkloadHistory& h) {
-  if (h.held.size() > 1) return fmt::format("{} units", h.held.size());
-  const auto& u = h.held.front();
+// "24 h", "23.9 h", "45 min": hours as a person says them.
+std::string Hours(double h) {
+  if (h < 1) return fmt::format("{:.0f} min", std::ceil(h * 60));
+  return std::abs(h - std::round(h)) < 0.05 ? fmt::format("{:.0f} h", h)
+                                            : fmt::format("{:.1f} h", h);
+}
+
+std::string Describe(const Held& u) {
   if (!u.unit.mig_profile.empty() && u.unit.mig_profile != "unpartitioned")
     return "MIG " + u.unit.mig_profile;
   if (u.share >= 0.999) return "whole GPU";
   const auto n = std::lround(1 / u.share);
   return fmt::format("1/{} of {} GPU", n,
                      u.unit.mode == domain::SharingMode::kMps ? "an MPS" : "a time-sliced");
+}
+
+// What the workload holds, in words: "whole GPU", "2 whole GPUs", "2 x MIG 1g.10gb", or the
+// different kinds joined ("whole GPU + MIG 3g.40gb"), not a count of units.
+std::string Current(const WorkloadHistory& h) {
+  std::map<std::string, int> kinds;
+  for (const auto& u : h.held) ++kinds[Describe(u)];
+  std::string out;
+  for (const auto& [what, n] : kinds)
+    out += (out.empty() ? "" : " + ") + (n == 1                ? what
+                                         : what == "whole GPU" ? fmt::format("{} whole GPUs", n)
+                                                               : fmt::format("{} x {}", n, what));
+  return out;
 }
 
 // The GPU's memory for a held unit: its own (a whole GPU), or an instance's scaled up by its
@@ -76,10 +95,11 @@ Candidate Evidence(const WorkloadKey& key, const WorkloadHistory& h, const cost:
 bool TooShort(Recommendation& r, const WorkloadHistory& h, const RecommendOptions& o) {
   const double min_conf = o.min_history_s / 86400.0;
   if (!(h.samples == 0 || r.confidence + 1e-9 < min_conf)) return false;
+  // In plain words: how much history there is, how much a recommendation needs, how much more.
+  const double more_h = std::max(0.0, (min_conf - r.confidence) * 24);
   r.reason = fmt::format(
-      "history too short to say: {} minutes sampled over {:.1f} h, confidence {:.3f} days "
-      "(needs {:.3f})",
-      h.minutes, r.days * 24, r.confidence, min_conf);
+      "history too short to say: {} minutes of use sampled; a recommendation needs {} ({} more)",
+      h.minutes, Hours(o.min_history_s / 3600), Hours(more_h));
   return true;
 }
 

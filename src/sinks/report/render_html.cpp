@@ -13,11 +13,19 @@ namespace {
 
 std::string Esc(const std::string& s) { return HtmlEscape(s); }
 
+// The idle owner's group is capacity nobody held; the page's "idle cost" is all unused time's.
+// Named apart so the two never read as one.
+constexpr const char* kNobody = "(held by nobody)";
+
 std::string Name(const cost::GroupTotals& g) {
   std::string s;
-  for (const auto& k : g.key) s += (s.empty() ? "" : " / ") + k;
+  for (const auto& k : g.key) s += (s.empty() ? "" : " / ") + (k == "__idle__" ? kNobody : k);
   return s;
 }
+
+// Pixels a label of `text` takes at font-size 12 in a sans-serif face, generously: a column this
+// wide never clips it (7 px a character; the widest glyphs of such faces are about that).
+int LabelWidth(const std::string& text) { return 7 * static_cast<int>(text.size()) + 12; }
 
 const char* const kColors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
                                "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
@@ -28,8 +36,10 @@ using Bar = std::tuple<std::string, double, std::string>;  // (label, value, col
 // Horizontal bars, scaled to the largest.
 std::string Bars(const std::vector<Bar>& bars, const std::string& unit) {
   double max = 0;
-  for (const auto& b : bars) max = std::max(max, std::get<1>(b));
-  const int row = 22, label_w = 260, bar_w = 420;
+  int label_w = 120;  // as wide as the longest label, so none is cut at the left edge
+  for (const auto& b : bars)
+    max = std::max(max, std::get<1>(b)), label_w = std::max(label_w, LabelWidth(std::get<0>(b)));
+  const int row = 22, bar_w = 420;
   std::string svg =
       fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img">)",
                   label_w + bar_w + 120, row * static_cast<int>(bars.size()) + 4);
@@ -48,8 +58,21 @@ std::string Bars(const std::vector<Bar>& bars, const std::string& unit) {
   return svg + "</svg>";
 }
 
+// " (data from A to B, N min)" where the data covers less than the window; "" otherwise.
+std::string DataSpan(const Window& w, const std::optional<std::pair<int64_t, int64_t>>& data) {
+  if (!data) return "";
+  const int64_t from = std::max(w.from_unix_s, data->first);
+  const int64_t to = std::min(w.to_unix_s, data->second + 60);  // the last minute's end
+  if (to <= from || (from <= w.from_unix_s + 60 && to >= w.to_unix_s - 60)) return "";
+  const int64_t s = to - from;
+  return fmt::format(" (data from {} to {}: {})", Rfc3339(from), Rfc3339(to),
+                     s < 7200 ? fmt::format("{} min", s / 60)
+                              : fmt::format("{:.1f} h", static_cast<double>(s) / 3600));
+}
+
 // The page up to the first chart: style, title, window, the totals as KPIs and how cost is split.
-std::string Head(const cost::Chargeback& c, const Window& w) {
+std::string Head(const cost::Chargeback& c, const Window& w,
+                 const std::optional<std::pair<int64_t, int64_t>>& data) {
   std::string h =
       R"(<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>GPU chargeback</title><style>
 body{font-family:sans-serif;margin:2em;color:#222;max-width:1100px}h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em}
@@ -58,28 +81,31 @@ td:first-child,th:first-child{text-align:left}.total td{font-weight:bold;border-
 .kpi{display:inline-block;margin-right:2.5em}.kpi b{display:block;font-size:1.6em}</style></head><body>)";
   h += "<h1>GPU chargeback</h1>";
   h += fmt::format(
-      "<p class=\"note\">{} to {} &middot; cost policy <code>{}</code> &middot; grouped by {} "
+      "<p class=\"note\">{} to {}{} &middot; cost policy <code>{}</code> &middot; grouped by {} "
       "&middot; currency {}</p>",
-      Rfc3339(w.from_unix_s), Rfc3339(w.to_unix_s), Esc(c.policy),
+      Rfc3339(w.from_unix_s), Rfc3339(w.to_unix_s), DataSpan(w, data), Esc(c.policy),
       Esc(fmt::format("{}", fmt::join(c.dimensions, ", "))), Esc(c.currency));
   h += fmt::format(
       "<div><span class=\"kpi\">Total cost<b id=\"total-cost\">{:.2f} {}</b></span><span "
-      "class=\"kpi\">Idle cost<b>{:.2f} {}</b></span>"
+      "class=\"kpi\">Cost of unused time<b>{:.2f} {}</b></span>"
       "<span class=\"kpi\">GPU-hours held<b>{:.2f}</b></span><span class=\"kpi\">Efficiency (used "
       "/ held)<b>{}</b></span></div>",
       c.total.cost, Esc(c.currency), c.total.idle_cost, Esc(c.currency), c.total.gpu_hours_held,
       FormatEfficiency(c.total));
   h += "<p class=\"note\">Every GPU's cost is its price per hour &times; the hours it was "
-       "accounted, split between the containers that "
-       "used or held it by the policy above; cost nobody used is idle. The groups add up to the "
-       "total.</p>";
+       "accounted, split between the containers that used or held it by the policy above. The "
+       "cost of unused time is every GPU's time nobody used: the policy places it on the groups "
+       "that held the GPU (their idle cost) or, for capacity nobody held, on &ldquo;";
+  h += kNobody;
+  h += "&rdquo;. The groups add up to the total.</p>";
   return h;
 }
 
-// One hour's column of the cost-over-time chart: the `top` groups stacked bottom up, then the
-// rest as "other"; `max` is the cost at the chart's full `height`.
+// One bucket's column of the cost-over-time chart, `left` pixels in: the `top` groups stacked
+// bottom up, then the rest as "other"; `max` is the cost at the chart's full `height`.
 std::string OverTimeColumn(const cost::Chargeback& hour, size_t i,
-                           const std::vector<std::string>& top, double max, int col, int height) {
+                           const std::vector<std::string>& top, double max, int col, int height,
+                           int left) {
   std::string svg;
   double y = height;
   std::map<std::string, double> by;
@@ -96,31 +122,50 @@ std::string OverTimeColumn(const cost::Chargeback& hour, size_t i,
     y -= hgt;
     svg += fmt::format(
         R"(<rect x="{}" y="{:.1f}" width="{}" height="{:.1f}" fill="{}"><title>{}</title></rect>)",
-        60 + col * static_cast<int>(i), y, col - 2, hgt, color, Esc(title));
+        left + col * static_cast<int>(i), y, col - 2, hgt, color, Esc(title));
   };
   for (size_t k = 0; k < top.size(); ++k) stack(by[top[k]], Color(k), top[k]);
   stack(other, "#cccccc", "other");
   return svg;
 }
 
-// Cost by group over time: stacked columns per hour, the top groups by colour; "" without hours.
-std::string CostOverTime(const std::vector<std::pair<int64_t, cost::Chargeback>>& over_time,
-                         const std::vector<std::string>& top) {
-  if (over_time.empty()) return "";
-  std::string h = "<h2>Cost by group over time (per hour)</h2>";
+// Cost by group over time: stacked columns per bucket, the top groups by colour; "" without any.
+std::string CostOverTime(const OverTime& over_time, const std::vector<std::string>& top,
+                         const std::string& currency) {
+  const auto& buckets = over_time.buckets;
+  if (buckets.empty()) return "";
+  const int64_t b = over_time.bucket_s;
+  std::string h = "<h2>Cost by group over time (" +
+                  (b == 60         ? std::string("per minute")
+                   : b == 3600     ? std::string("per hour")
+                   : b % 3600 == 0 ? fmt::format("per {} hours", b / 3600)
+                                   : fmt::format("per {} min", b / 60)) +
+                  ", " + Esc(currency) + ")</h2>";
   double max = 0;
-  for (const auto& [t, cb] : over_time) max = std::max(max, cb.total.cost);
-  const int col = std::max(6, std::min(40, 900 / static_cast<int>(over_time.size()))), height = 220;
-  std::string svg =
-      fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img">)",
-                  col * static_cast<int>(over_time.size()) + 80, height + 40);
-  for (size_t i = 0; i < over_time.size(); ++i)
-    svg += OverTimeColumn(over_time[i].second, i, top, max, col, height);
-  svg += fmt::format(
-      R"(<text x="0" y="12" font-size="11">{:.2f}</text><text x="0" y="{}" font-size="11">0</text>)",
-      max, height);
-  svg += fmt::format(R"(<text x="60" y="{}" font-size="11">{}</text>)", height + 16,
-                     Esc(Rfc3339(over_time.front().first)));
+  for (const auto& [t, cb] : buckets) max = std::max(max, cb.total.cost);
+  const int n = static_cast<int>(buckets.size());
+  const int col = std::max(6, std::min(60, 900 / n)), height = 220, left = 90;
+  // Under the columns, UTC: the time of day every `every` columns (so that labels never
+  // overlap), and on a second line the date under the first column and where a day starts.
+  const int label = LabelWidth("12:43"), date = LabelWidth("2026-12-06");
+  const int every = std::max(1, (label + col - 1) / col);
+  std::string svg = fmt::format(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img">)",
+      std::max(left + col * n, left + col * ((n - 1) / every * every) + date) + 20, height + 44);
+  for (size_t i = 0; i < buckets.size(); ++i)
+    svg += OverTimeColumn(buckets[i].second, i, top, max, col, height, left);
+  svg += fmt::format(R"(<text x="{}" y="12" font-size="11" text-anchor="end">{:.2f} {}</text>)"
+                     R"(<text x="{}" y="{}" font-size="11" text-anchor="end">0 {}</text>)",
+                     left - 6, max, Esc(currency), left - 6, height, Esc(currency));
+  for (int i = 0; i < n; i += every) {
+    const int64_t t = buckets[static_cast<size_t>(i)].first;
+    const std::string when = Rfc3339(t);  // 2026-12-06T12:43:00Z
+    svg += fmt::format(R"(<text x="{}" y="{}" font-size="11">{}</text>)", left + col * i,
+                       height + 16, when.substr(11, 5));
+    if (i == 0 || t % 86400 < b * every)
+      svg += fmt::format(R"(<text x="{}" y="{}" font-size="11">{}</text>)", left + col * i,
+                         height + 30, when.substr(0, 10));
+  }
   svg += "</svg><p class=\"note\">";
   for (size_t k = 0; k < top.size(); ++k)
     svg +=
@@ -171,7 +216,11 @@ std::string Efficiency(const cost::Chargeback& c) {
         "<p class=\"note\">{:.3f} GPU-h of compute are estimated splits of a shared unit's busy "
         "time: the table gives each group's compute-h ± the bound the truth lies within.</p>",
         c.total.compute_bound_hours);
-  return "<h2>Efficiency: GPU time used / GPU time held</h2>" + Bars(eff_bars, "") + note;
+  const std::string legend =
+      "<p class=\"note\"><span style=\"color:#e15759\">&#9632;</span> under 30 % of the GPU time "
+      "held was used &nbsp; <span style=\"color:#4e79a7\">&#9632;</span> 30 % or more (over 100 "
+      "%: a time-sliced or MPS holder used more than its share)</p>";
+  return "<h2>Efficiency: GPU time used / GPU time held</h2>" + Bars(eff_bars, "") + legend + note;
 }
 
 // Every group, then the total, as a table; then the notes on missing and default prices.
@@ -207,14 +256,13 @@ std::string GroupsTable(const cost::Chargeback& c) {
 
 }  // namespace
 
-std::string RenderHtml(const cost::Chargeback& c, const Window& w,
-                       const std::vector<std::pair<int64_t, cost::Chargeback>>& over_time,
+std::string RenderHtml(const cost::Chargeback& c, const Window& w, const OverTime& over_time,
                        const std::string& extra_sections) {
-  std::string h = Head(c, w);
+  std::string h = Head(c, w, over_time.data_span);
   std::vector<std::string> top;  // the groups the cost-over-time chart colours
   for (const auto& g : c.groups)
     if (top.size() < 8) top.push_back(Name(g));
-  h += CostOverTime(over_time, top);
+  h += CostOverTime(over_time, top, c.currency);
   h += TopSpenders(c);
   h += UsedVsIdle(c);
   h += Efficiency(c);

@@ -191,7 +191,11 @@ TEST(Recommend, ABusyGpuIsKeptAndAShortHistoryTellsNothing) {
   const auto rshort = Recommend(short_h, Prices(), {});
   const auto& s = Of(rshort, "new");
   EXPECT_EQ(s.action, Action::kKeep);
-  EXPECT_NE(s.reason.find("history too short"), std::string::npos) << s.reason;
+  // In plain words: how much it has, how much it needs, how much more (issue 35: it said
+  // "confidence 0.125 days (needs 1.000)").
+  EXPECT_EQ(s.reason,
+            "history too short to say: 180 minutes of use sampled; a recommendation needs 24 h "
+            "(21 h more)");
   // With a shorter minimum it is reclaimed.
   RecommendOptions o;
   o.min_history_s = 3600;
@@ -226,6 +230,21 @@ TEST(Recommend, MinutesWhoseComputeWentUnmeasuredAreNotSamples) {
   const auto known = Of(Recommend(Build({f}, kTwoDays), Prices(), {}), "blurred");
   EXPECT_EQ(known.samples, static_cast<uint64_t>(kTwoDays));
   EXPECT_NE(known.action, Action::kKeep) << known.reason;
+}
+
+TEST(Recommend, WhatAWorkloadHoldsIsSaidInWordsNotAsACountOfUnits) {
+  auto gib = [](int) { return 70.0; };
+  auto busy = [](int) { return 0.9; };
+  const auto two = Build(
+      {{"trainer", Unit("GPU-a"), 80, 1, gib, busy}, {"trainer", Unit("GPU-b"), 80, 1, gib, busy}},
+      60);
+  EXPECT_EQ(Of(Recommend(two, Prices(), {}), "trainer").current, "2 whole GPUs");
+  const auto mixed =
+      Build({{"svc", Unit("GPU-a"), 80, 1, gib, busy},
+             {"svc", Unit("MIG-1", kH100, "3g.40gb", 3.0 / 7, domain::SharingMode::kMig), 40, 1,
+              [](int) { return 20.0; }, busy}},
+            60);
+  EXPECT_EQ(Of(Recommend(mixed, Prices(), {}), "svc").current, "MIG 3g.40gb + whole GPU");
 }
 
 TEST(Recommend, AWorkloadThatIsGoneIsNotResized) {

@@ -162,12 +162,57 @@ TEST(Chargeback, FormatsCarryTheSameTotals) {
   EXPECT_NE(focus.find(R"(""k8s/label/team"":""blue"")"), std::string::npos)
       << "labels in AllocatedTags";
 
-  const auto html = RenderHtml(c, w, {{w.from_unix_s, c}, {w.from_unix_s + 3600, c}});
+  const auto html = RenderHtml(c, w, {3600, {{w.from_unix_s, c}, {w.from_unix_s + 3600, c}}, {}});
   EXPECT_NE(html.find(fmt::format("{:.2f} USD", c.total.cost)), std::string::npos);
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"))
       << "no network reference but the SVG namespace";
+}
+
+// The page for someone from finance (issue 35 item 3): minutes of data are minute columns with
+// times and the currency on the axes; the header says how much of the window has data; every bar
+// label has room; idle capacity is named apart from the cost of unused time; the efficiency
+// colours have a legend.
+TEST(Chargeback, HtmlSaysWhatItShowsAndLeavesRoomForItsLabels) {
+  const auto pricing = cost::Pricing::Defaults();
+  auto usage = Usage();
+  usage[0].owners.push_back({{OwnerKind::kIdle, {}, {}, {}}, 0, 0, 0, 0});
+  const auto c = cost::BuildChargeback(
+      usage, {}, pricing, {cost::Basis::kCompute, 0.5, cost::IdleRule::kShare}, {"namespace"});
+  const Window w{1'796'083'200, 1'796'083'200 + 3600};  // an hour asked for
+  report::OverTime t;
+  t.bucket_s = 300;
+  for (int i = 0; i < 3; ++i) t.buckets.emplace_back(w.from_unix_s + 2400 + 300 * i, c);
+  t.data_span = std::pair<int64_t, int64_t>{w.from_unix_s + 2400, w.from_unix_s + 3240};
+  const auto html = RenderHtml(c, w, t);
+  EXPECT_NE(html.find("Cost by group over time (per 5 min, USD)"), std::string::npos);
+  EXPECT_NE(html.find(fmt::format("{:.2f} USD</text>", c.total.cost)), std::string::npos)
+      << "the axis's top carries the currency";
+  EXPECT_NE(html.find(">00:40</text>"), std::string::npos) << "each column's time, whole";
+  EXPECT_NE(html.find(">00:45</text>"), std::string::npos);
+  EXPECT_NE(html.find(">00:50</text>"), std::string::npos);
+  EXPECT_NE(html.find(">2026-12-01</text>"), std::string::npos) << "and the date under the first";
+  EXPECT_NE(html.find("(data from 2026-12-01T00:40:00Z to 2026-12-01T00:55:00Z: 15 min)"),
+            std::string::npos)
+      << "the header tells the data's span within the hour asked for";
+  EXPECT_NE(html.find("Cost of unused time"), std::string::npos);
+  EXPECT_EQ(html.find(">Idle cost<"), std::string::npos) << "one meaning of idle";
+  EXPECT_NE(html.find("(held by nobody)"), std::string::npos);
+  EXPECT_EQ(html.find("__idle__"), std::string::npos);
+  EXPECT_NE(html.find("under 30 % of the GPU time held was used"), std::string::npos);
+  // Every right-aligned bar label starts inside its chart: x minus its width is not negative.
+  size_t labels = 0;
+  for (size_t at = html.find(R"(text-anchor="end" font-size="12">)"); at != std::string::npos;
+       at = html.find(R"(text-anchor="end" font-size="12">)", at + 1)) {
+    const size_t x_at = html.rfind("x=\"", at) + 3;
+    const int x = std::stoi(html.substr(x_at));
+    const size_t text_at = at + std::string(R"(text-anchor="end" font-size="12">)").size();
+    const std::string text = html.substr(text_at, html.find('<', text_at) - text_at);
+    EXPECT_GE(x - 7 * static_cast<int>(text.size()), 0) << text;
+    ++labels;
+  }
+  EXPECT_GT(labels, 5u);
 }
 
 // Names reach CSV and FOCUS cells from a pods file or a non-validating API server: a cell that a
@@ -295,7 +340,7 @@ TEST(Chargeback, UnknownComputeIsARangeNeverZeroEfficiency) {
                             {cost::Basis::kMemory, 0.5, cost::IdleRule::kShare}, {"pod"}),
       {0, 7200});
   EXPECT_EQ(known.find("unknown"), std::string::npos) << known;
-  EXPECT_NE(RenderHtml(cb, {0, 7200}, {}).find("0.0-100.0%"), std::string::npos);
+  EXPECT_NE(RenderHtml(cb, {0, 7200}, report::OverTime{}).find("0.0-100.0%"), std::string::npos);
 }
 
 // The time-sliced H100's split was an estimate (an even split, no per-process samples) for the
@@ -340,7 +385,7 @@ TEST(Chargeback, EstimatedSplitsCarryTheirBoundInEveryFormat) {
   ASSERT_NE(at, std::string::npos) << csv;
   const auto row = csv.substr(at + 1, csv.find('\n', at + 1) - at - 1);
   EXPECT_EQ(row.substr(row.rfind(',') + 1), "0.3") << row;
-  EXPECT_NE(RenderHtml(cb, {0, 7200}, {}).find("1.000 ± 0.300"), std::string::npos);
+  EXPECT_NE(RenderHtml(cb, {0, 7200}, report::OverTime{}).find("1.000 ± 0.300"), std::string::npos);
   // Without estimates: no ± column, no note.
   const auto exact = RenderTable(
       cost::BuildChargeback(Usage(), {}, pricing,
