@@ -105,11 +105,14 @@ void AddServingFlags(CLI::App* cmd, app::AgentOptions& o) {
                   "Pod label copied onto the owner series as label_<key> (repeatable)");
   cmd->add_option("--max-series", o.max_series, "Most container series per metric in one scrape")
       ->capture_default_str();
-  // A callback, not CLI11's "!--no-…" flag, whose help reads "--no-process-series{false}".
+  // Callbacks, not CLI11's "!--no-…" flag, whose help reads "--no-process-series{false}".
+  cmd->add_flag_callback(
+      "--process-series", [&o] { o.process_series = true; },
+      "Export the per-process series (gpumeter_process_*: 2 per GPU process, each with a pid "
+      "label, so a new series per process); off by default: nothing reports or rightsizing read");
   cmd->add_flag_callback(
       "--no-process-series", [&o] { o.process_series = false; },
-      "Leave out the per-process series (gpumeter_process_*; 2 per GPU process): fewer "
-      "series, nothing that reports or rightsizing read");
+      "The default (kept so that manifests written when the series were on still parse)");
   AddSamplingFlags(cmd, o.interval, o.call_deadline);
   cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics, /api/v1, /healthz, /readyz")
       ->capture_default_str();

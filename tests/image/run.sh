@@ -143,6 +143,8 @@ run_variant() {
   local podman_args agent_args
   mapfile -t podman_args <"$w/podman.args"
   mapfile -t agent_args <"$w/agent.args"
+  # The per-process series are opt-in; this test reads them to see /proc resolve PIDs to pods.
+  agent_args+=(--process-series)
 
   local agent=gpumeter-image-test-agent-$name-$$
   containers+=("$agent")

@@ -46,7 +46,8 @@ struct AgentOptions {
   std::vector<std::string> idle_power;   // MODEL_OR_UUID=WATTS
   std::vector<std::string> pod_labels;
   size_t max_series = 20000;
-  bool process_series = true;  // --no-process-series: leave out gpumeter_process_*
+  // --process-series: export gpumeter_process_* (a pid label each: opt-in, issue 35).
+  bool process_series = false;
   Seconds interval{1};
   Seconds call_deadline{2};
   std::string listen = "0.0.0.0:9402";

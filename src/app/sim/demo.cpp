@@ -98,6 +98,8 @@ RuntimeOptions DemoRuntime(const DemoOptions& o, const DemoInputs& in, ScenarioN
   ro.pipeline.pricing = &in.pricing;
   ro.pipeline.cost_policy = o.policy;
   ro.exposition.pod_label_keys = {"team"};
+  // The demo shows how each GPU process resolves to its pod; an agent exports them on request.
+  ro.exposition.process_series = true;
   ro.http.listen = o.listen;
   ro.probe.listen = o.probe_listen;
   return ro;

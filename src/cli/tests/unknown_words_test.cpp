@@ -86,6 +86,11 @@ TEST(UnknownWords, HelpShowsFlagsAsTyped) {
   CLI::App app;
   app::AgentOptions o;
   AddAgentCommand(app, o);
+  EXPECT_FALSE(o.process_series) << "the per-process series are opt-in";
+  std::vector<const char*> on{"gpumeter", "agent", "--process-series"};
+  app.parse(static_cast<int>(on.size()), on.data());
+  EXPECT_TRUE(o.process_series);
+  // The old way to turn them off still parses (manifests written when they were on by default).
   std::vector<const char*> argv{"gpumeter", "agent", "--no-process-series"};
   app.parse(static_cast<int>(argv.size()), argv.data());
   EXPECT_FALSE(o.process_series);
