@@ -11,7 +11,7 @@ std::vector<node::RightsizingRow> ToRows(const std::vector<rightsize::Recommenda
   for (const auto& r : rs)
     out.push_back({r.key.ns, r.key.workload, r.key.container, rightsize::ToString(r.action),
                    r.current, r.recommended, r.current_gpu, r.recommended_gpu, r.replicas,
-                   r.monthly_savings, r.currency});
+                   r.monthly_savings, r.currency, r.current_code, r.recommended_code});
   return out;
 }
 

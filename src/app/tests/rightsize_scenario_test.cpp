@@ -3,6 +3,8 @@
 // recommendation comes out with the savings worked by hand below. Bad input names itself.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <fstream>
 #include <functional>
 #include <thread>
@@ -217,18 +219,29 @@ TEST_F(RightsizeDemo, TheAgentExportsTheLatestRunAsMetrics) {
   state.rightsizing = rows;
   const auto text =
       metrics::RenderText(metrics::BuildFamilies({}, state, {}, std::chrono::steady_clock::now()));
+  // Label values are codes from a bounded vocabulary, not prose (issue 35, metrics hygiene).
   EXPECT_NE(text.find("gpumeter_rightsize_recommended_gpu_ratio{node=\"gpu-node-dgx-07\",namespace="
                       "\"llm\",workload=\"Pod/summarizer-0\","
-                      "container=\"vllm\",action=\"mig\",current=\"MIG 3g.40gb\",recommended=\"MIG "
-                      "1g.20gb\",replicas=\"1\"} 0.14285714"),
+                      "container=\"vllm\",action=\"mig\",current=\"mig-3g.40gb\",recommended="
+                      "\"mig-1g.20gb\",replicas=\"1\"} 0.14285714"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("gpumeter_rightsize_monthly_savings{node=\"gpu-node-dgx-07\",namespace="
                       "\"research\",workload=\"Pod/forgotten-notebook\","
-                      "container=\"jupyter\",action=\"reclaim\",current=\"whole "
-                      "GPU\",recommended=\"release it\",replicas=\"1\",currency=\"USD\"} 1460"),
+                      "container=\"jupyter\",action=\"reclaim\",current=\"gpu\",recommended="
+                      "\"release\",replicas=\"1\",currency=\"USD\"} 1460"),
             std::string::npos)
       << text;
+  // Every value of the two labels is from the vocabulary.
+  const std::string kind = R"((\d+x)?(gpu|mig-[0-9a-z.+]+|time-slicing-\d+|mps-\d+))";
+  const std::regex code("^(release|" + kind + "(\\+" + kind + ")*)$");
+  size_t checked = 0;
+  for (const auto& r : *rows) {
+    EXPECT_TRUE(std::regex_match(r.current_code, code)) << r.current_code;
+    EXPECT_TRUE(std::regex_match(r.recommended_code, code)) << r.recommended_code;
+    ++checked;
+  }
+  EXPECT_GT(checked, 5u);
 }
 
 }  // namespace

@@ -29,6 +29,24 @@ std::string Describe(const Held& u) {
                      u.unit.mode == domain::SharingMode::kMps ? "an MPS" : "a time-sliced");
 }
 
+// The code of a held unit (Recommendation::current_code).
+std::string Code(const Held& u) {
+  if (!u.unit.mig_profile.empty() && u.unit.mig_profile != "unpartitioned")
+    return "mig-" + u.unit.mig_profile;
+  if (u.share >= 0.999) return "gpu";
+  return fmt::format("{}-{}", u.unit.mode == domain::SharingMode::kMps ? "mps" : "time-slicing",
+                     std::lround(1 / u.share));
+}
+
+std::string CurrentCode(const WorkloadHistory& h) {
+  std::map<std::string, int> kinds;
+  for (const auto& u : h.held) ++kinds[Code(u)];
+  std::string out;
+  for (const auto& [code, n] : kinds)
+    out += (out.empty() ? "" : "+") + (n == 1 ? code : fmt::format("{}x{}", n, code));
+  return out;
+}
+
 // What the workload holds, in words: "whole GPU", "2 whole GPUs", "2 x MIG 1g.10gb", or the
 // different kinds joined ("whole GPU + MIG 3g.40gb"), not a count of units.
 std::string Current(const WorkloadHistory& h) {
@@ -74,6 +92,7 @@ Candidate Evidence(const WorkloadKey& key, const WorkloadHistory& h, const cost:
   r.replicas = std::max<uint32_t>(1, h.replicas);
   r.current_gpu = r.recommended_gpu = h.HeldGpuFraction();
   r.recommended = "keep " + r.current;
+  r.current_code = r.recommended_code = CurrentCode(h);
   r.days = static_cast<double>(h.last_s + 60 - h.first_s) / 86400.0;
   r.confidence = h.Confidence();
   r.samples = h.samples;
@@ -111,6 +130,7 @@ bool Idle(Recommendation& r, const WorkloadHistory& h, const RecommendOptions& o
     return false;
   r.action = Action::kReclaim;
   r.recommended = "release it";
+  r.recommended_code = "release";
   r.recommended_gpu = 0;
   r.reason = fmt::format(
       "used at most {:.2f} % of a GPU while holding {:.2f} GPU, over {:.1f} h of history",
@@ -162,6 +182,7 @@ void SizeOneUnit(Candidate& c, const WorkloadHistory& h) {
   if (c.mig && MigComputeShare(*table, *c.mig) < r.current_gpu - 1e-9) {
     r.action = Action::kMig;
     r.recommended = "MIG " + c.mig->name;
+    r.recommended_code = "mig-" + c.mig->name;
     r.recommended_gpu = MigComputeShare(*table, *c.mig);
     r.reason = fmt::format(
         "memory target {:.1f} GiB ≤ {:.1f} GiB ({}/8 of the GPU, {:.0f} % counted), compute "
@@ -237,6 +258,7 @@ void ShareBin(const Bin& bin) {
     auto& r = c->r;
     r.action = Action::kShare;
     r.recommended = fmt::format("time-slice (or MPS) one GPU with {} replicas", bin.members.size());
+    r.recommended_code = fmt::format("time-slicing-{}", bin.members.size());
     r.recommended_gpu = each;
     r.share_with.clear();
     std::vector<std::string> named;  // with the node where it is another

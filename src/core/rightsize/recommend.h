@@ -45,6 +45,11 @@ struct Recommendation {
   double current_gpu = 0;   // fraction of a GPU held, per replica
   uint32_t replicas = 1;    // pods holding it now; savings are for all of them
   std::string recommended;  // "MIG 1g.20gb", "time-slice one GPU with 2 replicas", "release it", …
+  // The same two as codes from a bounded vocabulary, for label values (metrics): a held kind is
+  // `gpu`, `mig-<profile>`, `time-slicing-<N>` or `mps-<N>` (1/N of a GPU); several kinds are
+  // joined by `+`, a kind held K > 1 times is prefixed `Kx`. Recommended: the current code
+  // (keep), `release`, `mig-<profile>`, or `time-slicing-<N>` (share one GPU N ways).
+  std::string current_code, recommended_code;
   double recommended_gpu = 0;           // per replica
   std::vector<std::string> share_with;  // share: the other workloads on the same GPU
   // Evidence.

@@ -89,6 +89,8 @@ struct RightsizingRow {
   uint32_t replicas = 1;
   std::optional<double> monthly_savings;  // unknown: no price for the model
   std::string currency;
+  // rightsize::Recommendation's codes: the label values (a bounded vocabulary, not prose).
+  std::string current_code, recommended_code;
 };
 
 // The usage store's writer as the agent exports it (gpumeter_store_*): intervals that could not

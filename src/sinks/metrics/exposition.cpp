@@ -365,8 +365,10 @@ void Rightsizing(Families& f, const node::NodeState& state) {
   if (!state.rightsizing) return;
   for (const auto& r : *state.rightsizing) {
     const std::string replicas = std::to_string(r.replicas);
-    std::vector<std::string_view> values{state.node, r.ns,      r.workload,    r.container,
-                                         r.action,   r.current, r.recommended, replicas};
+    // Codes, not prose, as label values: a bounded vocabulary (issue 35, metrics hygiene).
+    std::vector<std::string_view> values{state.node,         r.ns,     r.workload,
+                                         r.container,        r.action, r.current_code,
+                                         r.recommended_code, replicas};
     f.Add(Metric::kRightsizeRecommendedGpu, values, r.recommended_gpu);
     if (r.monthly_savings) {
       values.push_back(r.currency);

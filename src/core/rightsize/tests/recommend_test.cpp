@@ -239,12 +239,14 @@ TEST(Recommend, WhatAWorkloadHoldsIsSaidInWordsNotAsACountOfUnits) {
       {{"trainer", Unit("GPU-a"), 80, 1, gib, busy}, {"trainer", Unit("GPU-b"), 80, 1, gib, busy}},
       60);
   EXPECT_EQ(Of(Recommend(two, Prices(), {}), "trainer").current, "2 whole GPUs");
+  EXPECT_EQ(Of(Recommend(two, Prices(), {}), "trainer").current_code, "2xgpu");
   const auto mixed =
       Build({{"svc", Unit("GPU-a"), 80, 1, gib, busy},
              {"svc", Unit("MIG-1", kH100, "3g.40gb", 3.0 / 7, domain::SharingMode::kMig), 40, 1,
               [](int) { return 20.0; }, busy}},
             60);
   EXPECT_EQ(Of(Recommend(mixed, Prices(), {}), "svc").current, "MIG 3g.40gb + whole GPU");
+  EXPECT_EQ(Of(Recommend(mixed, Prices(), {}), "svc").current_code, "gpu+mig-3g.40gb");
 }
 
 TEST(Recommend, AWorkloadThatIsGoneIsNotResized) {
