@@ -42,19 +42,31 @@ int main(int argc, char** argv) {
   cli::AddTopCommand(cli, top);
   cli.add_subcommand("metrics-doc",
                      "Print the metric catalogue as the Markdown table in docs/metrics.md");
+  // One error style (issue 35): a command that runs and ends says "gpumeter: error: …" on stderr
+  // for a bad flag as for a failure; the agent and the demo run for long and log with timestamps.
   if (const auto unknown = cli::UnknownWord(cli, std::vector<std::string>(argv + 1, argv + argc))) {
-    std::fprintf(stderr, "gpumeter: %s\n", unknown->c_str());
+    std::fprintf(stderr, "gpumeter: error: %s\n", unknown->c_str());
     return 2;
   }
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return cli.exit(e) == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return cli.exit(e);  // --help, --version: what was asked for
+    const std::string command = argc > 1 && argv[1][0] != '-' ? argv[1] : "";
+    std::fprintf(stderr, "gpumeter: error: %s%s (gpumeter %s--help lists the flags)\n",
+                 command.empty() ? "" : (command + ": ").c_str(), e.what(),
+                 command.empty() ? "" : (command + " ").c_str());
+    return 2;
   }
   // The log goes to stderr for every subcommand: stdout is the output (a table, JSON, CSV,
   // FOCUS, a page) and a warning must never land inside it.
   spdlog::set_default_logger(spdlog::stderr_color_mt("gpumeter"));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  const bool long_running = cli.got_subcommand("agent")
+#ifdef GPUMETER_WITH_SIM
+                            || cli.got_subcommand("demo")
+#endif
+      ;
+  spdlog::set_pattern(long_running ? "%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v" : "gpumeter: %^%l%$: %v");
   if (cli.got_subcommand("agent")) return app::RunAgent(agent);
   if (cli.got_subcommand("metrics-doc")) return app::RunMetricsDoc();
 #ifdef GPUMETER_WITH_SIM

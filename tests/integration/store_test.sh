@@ -104,6 +104,8 @@ expect_error() {  # expected-rc message-fragment args...
   [ "$rc" = "$want" ] || fail "report $* exited $rc, expected $want"
   cat "$work/err.out" >>"$work/err.log"  # the logger writes to stdout
   grep -qF -- "$msg" "$work/err.log" || { cat "$work/err.log"; fail "report $*: message lacks '$msg'"; }
+  # One style for a bad flag and a failure alike (issue 35): "gpumeter: error: ...", no timestamp.
+  grep -q '^gpumeter: error: ' "$work/err.log" || { cat "$work/err.log"; fail "report $*: not in the 'gpumeter: error:' style"; }
 }
 printf 'gpu_models:\n  H100: -3\n' >"$work/bad-pricing.yaml"
 expect_error 2 "bad-pricing.yaml: gpu_models.H100: a price per hour must be a number in [0, 10000]" --source "sqlite:$db" --pricing "$work/bad-pricing.yaml"
@@ -116,5 +118,7 @@ expect_error 2 "expected sqlite:PATH" --source "mysql://db"
 : >"$work/empty-file.db"
 expect_error 2 "not a gpumeter store" --source "sqlite:$work/empty-file.db"
 "$bin" agent --nvml-library "$work/no-nvml.so" --store "$work/fresh.db" --listen 127.0.0.1:0 >"$work/fresh.log" 2>&1 || true
+# The agent runs for long: its log lines carry their time.
+grep -qE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+ error ' "$work/fresh.log" || { cat "$work/fresh.log"; fail "the agent's log lines are not timestamped"; }
 expect_error 1 "empty (no interval recorded yet)" --source "sqlite:$work/fresh.db"
 echo "ok: bad input refused with clear messages"
