@@ -64,7 +64,14 @@ std::optional<std::string> UnknownWord(const CLI::App& root, const std::vector<s
   for (const auto& arg : args) {
     if (arg == "--") return std::nullopt;
     if (!sub) {
-      if (arg.starts_with("-")) continue;  // the root's own flags (--help, --version)
+      if (arg.starts_with("--")) {  // before a command: only the root's own (--help, --version)
+        const std::string flag = arg.substr(0, arg.find('='));
+        const auto flags = LongFlags(root, root);
+        if (std::find(flags.begin(), flags.end(), flag) == flags.end())
+          return "unknown flag " + flag + " before a command" + Suggest(Closest(flag, flags)) +
+                 " (gpumeter --help lists the commands; each command's --help its flags)";
+      }
+      if (arg.starts_with("-")) continue;
       if (std::find(names.begin(), names.end(), arg) == names.end()) {
         std::string all;
         for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;

@@ -40,6 +40,13 @@ TEST(UnknownWords, AMisspeltCommandIsNamedWithTheClosest) {
   const auto far = UnknownWord(t.root, {"xyzzy"});
   ASSERT_TRUE(far);
   EXPECT_EQ(far->find("did you mean"), std::string::npos) << "nothing close: no guess: " << *far;
+  // A flag before any command (CLI11 said only "A subcommand is required").
+  const auto early = UnknownWord(t.root, {"--verison"});
+  ASSERT_TRUE(early);
+  EXPECT_EQ(early->rfind("unknown flag --verison before a command; did you mean --version?", 0), 0u)
+      << *early;
+  EXPECT_FALSE(UnknownWord(t.root, {"--help"}));
+  EXPECT_FALSE(UnknownWord(t.root, {"--version"}));
 }
 
 TEST(UnknownWords, AMisspeltFlagIsNamedBeforeTheRequiredOnesAreMissed) {
