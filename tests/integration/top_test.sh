@@ -178,6 +178,14 @@ wait_narrow() {
   fail "the 80x24 screen never showed: $1"
 }
 wait_narrow '^GPU0 '
+# The two fixed lines fit in whole words (issue 35: the status line was cut mid-word): the keys
+# give way to '? help  q quit', and the status line keeps only whole parts.
+head -1 "$work/narrow.txt" | grep -q '? help  q quit' || fail "the title at 80 columns lacks '? help  q quit'"
+sed -n 2p "$work/narrow.txt" | sed 's/ *$//' | awk -F'  ' '{
+  for (i = 1; i <= NF; i++)
+    if ($i !~ /^(agent http[^ ]+|data at [0-9:]+Z \(means over [0-9]+ s\)|filter ".*"|namespace [^ ]+|sort [a-z]+|by [^ ]+|every [0-9.]+ s|PAUSED)$/) {
+      print "a part cut: " $i; bad = 1 }
+  exit bad }' || fail "the status line at 80 columns is cut mid-word: $(sed -n 2p "$work/narrow.txt")"
 tmux -L "$sock" send-keys -t narrow p
 wait_narrow 'NAMESPACE/POD/CONTAINER'
 grep -qE 'WASTE +GPUS' "$work/narrow.txt" && fail "at 80 columns the pods view was expected to be wider than the screen"

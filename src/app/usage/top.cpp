@@ -134,6 +134,7 @@ int RunScreen(const TopOptions& o, Setup& s) {
     if (!state.view.paused) shown = latest.frame;  // paused: the frame stays, the status moves
     top::FetchStatus status{top::NowUnix(), o.interval.count(), latest.failing_since_unix_s,
                             latest.error};
+    state.view.width = (*screen)->columns();
     const auto lines = top::Layout(shown.get(), state.view, status);
     // Scrolling stops where the last line reaches the bottom.
     state.scroll = std::clamp(state.scroll, 0,

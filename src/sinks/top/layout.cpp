@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <ctime>
 
 #include "common/text_cell.h"
@@ -31,20 +32,42 @@ Line Title(const ViewState& v) {
     l.push_back({x == v.view ? "[" + name + "]" : " " + name + " ",
                  x == v.view ? Style::kTitle : Style::kDim});
   }
-  if (v.interactive)
-    l.push_back(
-        {"   keys: u p f (tab) view  / filter  s sort  space pause  ? help  q quit", Style::kDim});
+  if (v.interactive) {
+    // On a narrow terminal the key list gives way to its short form: these two lines do not
+    // scroll sideways, and a line cut mid-word says nothing.
+    const size_t used = 14 + 3 * 8;
+    const std::string keys =
+        "   keys: u p f (tab) view  / filter  s sort  space pause  ? help  q quit";
+    const std::string brief = "   ? help  q quit";
+    if (v.width <= 0 || used + keys.size() <= static_cast<size_t>(v.width))
+      l.push_back({keys, Style::kDim});
+    else if (used + brief.size() <= static_cast<size_t>(v.width))
+      l.push_back({brief, Style::kDim});
+  }
   return l;
 }
 
+// The status line's parts, most telling first; on a narrow terminal (ViewState::width) a part
+// that does not fit is left out whole (a later, shorter one may still fit), never cut mid-word.
+// PAUSED always shows.
 Line StatusLine(const FrameData* f, const ViewState& v, const FetchStatus& st) {
-  std::string text = f ? f->source : "no data yet";
+  std::vector<std::string> parts{f ? f->source : "no data yet"};
   if (f)
-    text += fmt::format("  data at {}", UtcClock(f->at_unix_s)) +
-            (f->span_seconds > 0 ? fmt::format(" (means over {:.0f} s)", f->span_seconds) : "");
-  text += fmt::format("  every {:g} s  sort {}  by {}", st.interval_s, ToString(v.sort), v.by);
-  if (!v.filter.ns.empty()) text += "  namespace " + v.filter.ns;
-  if (!v.filter.text.empty()) text += "  filter \"" + v.filter.text + "\"";
+    parts.push_back(
+        fmt::format("data at {}", UtcClock(f->at_unix_s)) +
+        (f->span_seconds > 0 ? fmt::format(" (means over {:.0f} s)", f->span_seconds) : ""));
+  if (!v.filter.ns.empty()) parts.push_back("namespace " + v.filter.ns);
+  if (!v.filter.text.empty()) parts.push_back("filter \"" + v.filter.text + "\"");
+  parts.push_back(fmt::format("sort {}", ToString(v.sort)));
+  parts.push_back(fmt::format("by {}", v.by));
+  parts.push_back(fmt::format("every {:g} s", st.interval_s));
+  const size_t room = v.width > 0 ? static_cast<size_t>(v.width) - (v.paused ? 8 : 0) : SIZE_MAX;
+  std::string text;
+  for (const auto& p : parts) {
+    const std::string next = text.empty() ? p : text + "  " + p;
+    if (next.size() > room && !text.empty()) continue;
+    text = next.size() > room ? next.substr(0, room) : next;  // the first part alone: cut
+  }
   Line l{{text, Style::kDim}};
   if (v.paused) l.push_back({"  PAUSED", Style::kWarn});
   return l;

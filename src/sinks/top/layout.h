@@ -31,6 +31,7 @@ struct ViewState {
   bool paused = false;
   bool interactive = false;  // the key help belongs on the screen, not in --once
   bool help = false;         // `?`: the keys and what the columns mean, in place of the view
+  int width = 0;             // the terminal's columns: the fixed lines fit it (0: unlimited)
   std::optional<std::string> editing;
 };
 

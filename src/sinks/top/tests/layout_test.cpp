@@ -49,6 +49,48 @@ TEST(TopLayout, AnEstimateShowsItsBoundAndALowerBoundSaysSo) {
   EXPECT_EQ(ComputePercent(0.5, std::nullopt, false), "50.0%");
 }
 
+// At 80 columns the two fixed lines (they do not scroll sideways) fit whole: the key list gives
+// way to "? help  q quit", the status line leaves out its last parts whole (issue 35: it was cut
+// mid-word).
+TEST(TopLayout, TheFixedLinesFitANarrowTerminalInWholeWords) {
+  auto f = OneUnit();
+  f.source = "agent http://gpu-node-a100-0042.cluster.local:9402";
+  f.span_seconds = 10;
+  ViewState v;
+  v.interactive = true;
+  v.width = 80;
+  v.filter.text = "vision";
+  FetchStatus st;
+  st.interval_s = 0.5;
+  const auto lines = Layout(&f, v, st);
+  const auto text = PlainText({lines[0], lines[1]});
+  const auto title = text.substr(0, text.find('\n'));
+  const auto status = text.substr(text.find('\n') + 1, text.rfind('\n') - text.find('\n') - 1);
+  EXPECT_LE(title.size(), 80u) << title;
+  EXPECT_NE(title.find("? help  q quit"), std::string::npos) << title;
+  EXPECT_EQ(title.find("space pause"), std::string::npos) << "the long list gave way";
+  EXPECT_LE(status.size(), 80u) << status;
+  EXPECT_NE(status.find("filter \"vision\""), std::string::npos)
+      << "a filter is never dropped first";
+  EXPECT_EQ(status.find("data at"), std::string::npos) << "a part too long gave way: " << status;
+  v.width = 0;  // --once, or a terminal of unknown width: everything
+  const auto all = PlainText({Layout(&f, v, st)[1]});
+  EXPECT_NE(all.find("data at 01:00:00Z (means over 10 s)"), std::string::npos) << all;
+  // Whole parts only: each part shown is one of the full line's, in its order.
+  size_t at = 0;
+  for (size_t from = 0; from <= status.size();) {
+    const size_t end = std::min(status.find("  ", from), status.size());
+    const std::string part = status.substr(from, end - from);
+    const size_t found = all.find(part, at);
+    EXPECT_NE(found, std::string::npos) << "'" << part << "' is not a whole part of " << all;
+    if (found != std::string::npos) at = found + part.size();
+    from = end + 2;
+  }
+  EXPECT_NE(all.find("every 0.5 s"), std::string::npos) << all;
+  v.paused = true, v.width = 40;
+  EXPECT_NE(PlainText({Layout(&f, v, st)[1]}).find("PAUSED"), std::string::npos);
+}
+
 TEST(TopLayout, UnitsViewTotalsAndStaleLine) {
   const auto f = OneUnit();
   ViewState v;
