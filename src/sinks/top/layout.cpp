@@ -35,7 +35,8 @@ Line Title(const ViewState& v) {
   if (v.interactive) {
     // On a narrow terminal the key list gives way to its short form: these two lines do not
     // scroll sideways, and a line cut mid-word says nothing.
-    const size_t used = 14 + 3 * 8;
+    size_t used = 0;
+    for (const auto& span : l) used += span.text.size();
     const std::string keys =
         "   keys: u p f (tab) view  / filter  s sort  space pause  ? help  q quit";
     const std::string brief = "   ? help  q quit";
