@@ -35,8 +35,11 @@ std::optional<EarlierProcess> Accountant::EarlierOf(uint32_t pid) const {
 
 namespace {
 
-// Whole-GPU activity for the idle-power fit: slice-weighted on MIG GPUs, else the busy fraction
-// (utilization.gpu is coarser than GPM: the fit's error check decides whether it is usable).
+// Whole-GPU activity for the idle-power fit: slice-weighted on MIG GPUs, else GPM's, else the
+// per-process samples' sum where they cover the interval (the driver samples every process that
+// ran, so their sum is the busy fraction over the same window as the energy), else
+// utilization.gpu. That last is one driver period's value, not the interval's: paired with the
+// interval's mean power it fitted an L40S's 36 W idle power anywhere from 17 to 60 W.
 // Activity aligned from DCGM's interval means is not a measurement of this interval: such a GPU
 // feeds the fit per DCGM collection instead (DeviceSample::dcgm_window).
 std::optional<double> FitActivity(const gpu::DeviceSample& d) {
@@ -45,7 +48,14 @@ std::optional<double> FitActivity(const gpu::DeviceSample& d) {
       if (!m.sm_active_ratio) return std::nullopt;
     return MigGpuActivity(d);
   }
-  return d.sm_active_ratio || d.utilization_gpu_percent ? BusyFraction(d) : std::nullopt;
+  if (d.sm_active_ratio) return d.sm_active_ratio;
+  if (d.process_utilization_supported && d.process_util_period_us &&
+      d.process_util_uncovered_us == 0 && !SmSharesExtrapolated(d)) {
+    double sum = 0;
+    for (const auto& [pid, share] : SmShares(d)) sum += share;
+    return std::min(1.0, sum);
+  }
+  return d.utilization_gpu_percent ? BusyFraction(d) : std::nullopt;
 }
 
 }  // namespace

@@ -216,6 +216,39 @@ std::set<const Owner*, OwnerPtrLess> Tenants(const UnitObservation& u, Whose who
   return out;
 }
 
+// Per-process samples that cover only part of the interval (the driver's buffer lost the rest,
+// `U` s) and the unit's busy fraction `b` over all of it (GPM or DCGM, not utilization.gpu). Each
+// process gets the busy time its samples show in the covered part, and the busy time they leave
+// over, L = b × seconds − Σ covered, which the lost part held, by the processes' rates in the
+// covered part (evenly when none ran there): the device's own busy time says how much ran while the
+// samples were lost, their rates who likely ran it. Each may have run none to all of L: bound
+// max(v, L − v) for its part v. L is at most U; busy time beyond that is nobody's listed
+// (unattributed). Returns the fraction of the interval placed.
+double SplitWithLostSamples(const UnitObservation& u, double b, double seconds, Accumulator& acc) {
+  const double lost_s = std::clamp(u.samples_uncovered_seconds, 0.0, seconds);
+  const double covered_s = seconds - lost_s, busy_s = b * seconds;
+  double rates = 0, shown = 0;
+  size_t sampled = 0;
+  for (const auto& p : u.processes)
+    if (p.sm_fraction) {
+      const double r = std::clamp(*p.sm_fraction, 0.0, 1.0);
+      rates += r, shown += r * covered_s, ++sampled;
+    }
+  // Samples showing more than the unit's busy time are noise: scale them to it.
+  const double scale = shown > busy_s && shown > 0 ? busy_s / shown : 1.0;
+  const double left = std::clamp(busy_s - shown * scale, 0.0, lost_s);
+  double placed = 0;
+  for (const auto& p : u.processes) {
+    if (!p.sm_fraction) continue;
+    const double r = std::clamp(*p.sm_fraction, 0.0, 1.0);
+    const double part = left * (rates > 0 ? r / rates : 1.0 / static_cast<double>(sampled));
+    const double v = r * covered_s * scale + part;
+    acc.Compute(OwnerOf(p), v, Rule::kProcessSmSamplesExtrapolated, std::max(part, left - part));
+    placed += v;
+  }
+  return placed / seconds;
+}
+
 void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc) {
   double sampled = 0;
   bool all_sampled = !u.processes.empty();
@@ -254,11 +287,17 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
   const bool any_sampled =
       std::any_of(u.processes.begin(), u.processes.end(),
                   [](const ProcessObservation& p) { return p.sm_fraction.has_value(); });
-  if (any_sampled) {
+  if (any_sampled && u.samples_uncovered_seconds > 0 && !u.busy_is_instant &&
+      std::any_of(u.processes.begin(), u.processes.end(),
+                  [](const ProcessObservation& p) { return p.sm_extrapolated; })) {
+    placed = SplitWithLostSamples(u, b, seconds, acc);
+    acc.ComputeUnknown(Tenants(u, Whose::kUnsampled), (b - placed) * seconds);
+  } else if (any_sampled) {
     // Samples above the busy fraction are noise: scale them to it; never above 100 %.
     const double scale = sampled > b && sampled > 0 ? b / sampled : 1.0;
-    // Extrapolated: the covered part's share stands for the uncovered seconds, in which the
-    // process ran anywhere from none of them to all (at most the unit's busy time).
+    // Extrapolated without the interval's own busy time (utilization.gpu is one period's): the
+    // covered part's share stands for the uncovered seconds, in which the process ran anywhere
+    // from none of them to all (at most the unit's busy time).
     const double uncovered = std::clamp(u.samples_uncovered_seconds, 0.0, seconds);
     const double lost_cap = std::min(uncovered, b * seconds);
     for (const auto& p : u.processes) {

@@ -47,6 +47,9 @@ struct UnitObservation {
   std::optional<uint64_t> memory_reserved_bytes;  // driver/firmware (NVML v2 only)
   std::optional<double> busy_fraction;            // device (or GPM instance) activity, [0, 1]
   bool busy_from_dcgm = false;                    // busy_fraction is DCGM's, not NVML's
+  // busy_fraction is one driver period's reading (utilization.gpu without GPM), not the
+  // interval's mean: it cannot say how much ran while per-process samples were lost.
+  bool busy_is_instant = false;
   std::vector<ProcessObservation> processes;
   std::optional<double> energy_joules;  // the unit's energy over the interval
   Rule energy_rule = Rule::kNone;       // how energy_joules was obtained

@@ -375,6 +375,7 @@ UnitObservation ObserveWholeGpu(const gpu::DeviceSample* previous, const gpu::De
   SetMemory(u, d.memory, previous ? &previous->memory : nullptr);
   u.busy_fraction = BusyFraction(d);
   u.busy_from_dcgm = !d.sm_active_ratio && !d.utilization_gpu_percent && d.dcgm_gr_active;
+  u.busy_is_instant = !d.sm_active_ratio && d.utilization_gpu_percent.has_value();
   u.processes = ObserveProcesses(d.processes, previous ? &previous->processes : nullptr,
                                  SmShares(d), &d, ctx);
   u.samples_uncovered_seconds = static_cast<double>(d.process_util_uncovered_us) / 1e6;

@@ -65,9 +65,8 @@ double GpuPowerWattsAt(const Scenario& s, const Gpu& g, double t_s) {
   return g.power.idle_watts + (g.power.max_watts - g.power.idle_watts) * GpuBusyAt(s, g, t_s);
 }
 
-double UnitBusySeconds(const Scenario& s, const std::string& unit_uuid, double t0_s, double t1_s) {
-  if (t1_s <= t0_s) return 0;
-  // Busy only changes where a process starts, ends or changes duty: integrate exactly between them.
+std::vector<double> UnitChangeTimes(const Scenario& s, const std::string& unit_uuid, double t0_s,
+                                    double t1_s) {
   std::vector<double> cuts{t0_s, t1_s};
   for (const auto& p : s.processes) {
     for (const auto& u : p.usage) {
@@ -78,10 +77,19 @@ double UnitBusySeconds(const Scenario& s, const std::string& unit_uuid, double t
     }
   }
   std::sort(cuts.begin(), cuts.end());
+  std::vector<double> out;
+  for (double c : cuts)
+    if (c >= t0_s && c <= t1_s && (out.empty() || c > out.back())) out.push_back(c);
+  return out;
+}
+
+double UnitBusySeconds(const Scenario& s, const std::string& unit_uuid, double t0_s, double t1_s) {
+  if (t1_s <= t0_s) return 0;
+  // Busy only changes where a process starts, ends or changes duty: integrate exactly between them.
+  const auto cuts = UnitChangeTimes(s, unit_uuid, t0_s, t1_s);
   double total = 0;
   for (size_t i = 0; i + 1 < cuts.size(); ++i) {
-    const double a = std::max(cuts[i], t0_s), b = std::min(cuts[i + 1], t1_s);
-    if (b <= a) continue;
+    const double a = cuts[i], b = cuts[i + 1];
     total += UnitAt(s, unit_uuid, a + (b - a) / 2).busy * (b - a);
   }
   return total;

@@ -41,6 +41,10 @@ UnitTruth UnitAt(const Scenario& s, const std::string& unit_uuid, double t_s);
 double GpuBusyAt(const Scenario& s, const Gpu& g, double t_s);
 double GpuPowerWattsAt(const Scenario& s, const Gpu& g, double t_s);
 
+// The times in [t0_s, t1_s] where a unit's truth may change (a process starts, ends or changes
+// duty), sorted, unique, with both ends: between two of them busy and shares are constant.
+std::vector<double> UnitChangeTimes(const Scenario& s, const std::string& unit_uuid, double t0_s,
+                                    double t1_s);
 // ∫ busy dt over [t0, t1] for a unit (exact: busy is piecewise constant).
 double UnitBusySeconds(const Scenario& s, const std::string& unit_uuid, double t0_s, double t1_s);
 // ∫ busy dt over [t0, t1] for a physical GPU (slice-weighted on MIG GPUs).

@@ -340,21 +340,33 @@ nvmlReturn_t NvmlGpuSource::ReadUtilSamples(nvmlDevice_t h, uint64_t since_us,
 // everything since the GPU's first sample, and keeps its oldest). The first read of a GPU is a
 // whole-ring read too; while no read has shown a sample in the ring (an idle GPU since the agent
 // started), whether it dropped any is not known, and the gap is uncovered: not taken for idle.
+// A window with no sample at all is such a gap too once it is longer than the ring's span seen:
+// an empty ring then says nothing was busy in its span, not before it (a burst early in a 15 s
+// window, gone from a 10.7 s ring, was read as an idle window and its busy time lost).
 void NvmlGpuSource::AccountUncovered(nvmlDevice_t h, gpu::DeviceSample& dev,
                                      const std::set<uint64_t>& stamps, uint64_t window_start_us,
-                                     uint64_t period_us, bool first_read) {
+                                     uint64_t now_us, uint64_t period_us, bool first_read) {
+  const auto seen = util_span_us_.find(dev.uuid);
+  const uint64_t seen_span = seen == util_span_us_.end() ? 0 : seen->second;
   // Half a period of slack: stamps jitter, and a window that only just misses its first period
   // is not worth a whole-buffer read (nor an estimate).
-  const bool gap = period_us > 0 && !stamps.empty() &&
-                   *stamps.begin() > window_start_us + period_us + period_us / 2;
+  const uint64_t slack = period_us + period_us / 2;
+  const bool empty_gap = stamps.empty() && seen_span > 0 && now_us > window_start_us + seen_span &&
+                         now_us - seen_span > window_start_us + slack;
+  const bool gap = period_us > 0 &&
+                   (empty_gap || (!stamps.empty() && *stamps.begin() > window_start_us + slack));
   if (!gap && !first_read) return;
   std::vector<gpu::ProcessUtilSample> ring;
   const char* name = "";
-  if (ReadUtilSamples(h, 0, ring, &name) != NVML_SUCCESS) return;
+  const nvmlReturn_t rc = ReadUtilSamples(h, 0, ring, &name);
+  if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_FOUND) return;
   std::set<uint64_t> ring_stamps;
   for (const auto& u : ring)  // the main read's filter: values above 100 % are not samples
     if (u.sm_percent <= 100 && u.memory_percent <= 100) ring_stamps.insert(u.timestamp_us);
-  if (ring_stamps.empty()) return;
+  if (ring_stamps.empty()) {
+    if (gap && empty_gap) dev.process_util_uncovered_us = now_us - seen_span - window_start_us;
+    return;
+  }
   // The period, for this estimate only (the windows' period is learnt from the windows' own
   // samples: a stale or off-grid stamp in the buffer must not shrink it).
   uint64_t period = period_us;
@@ -417,7 +429,7 @@ void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& de
     const uint64_t gap = *std::next(a) - *a;
     if (period == 0 || gap < period) period = gap;
   }
-  if (rc == NVML_SUCCESS) AccountUncovered(h, dev, stamps, last_seen, period, first_read);
+  AccountUncovered(h, dev, stamps, last_seen, now_us, period, first_read);
   if (period > 0) dev.process_util_period_us = period;
   if (auto sp = util_span_us_.find(dev.uuid); sp != util_span_us_.end() && sp->second > 0)
     dev.process_util_buffer_span_us = sp->second;

@@ -64,7 +64,8 @@ class NvmlGpuSource final : public gpu::GpuSource {
                                std::vector<gpu::ProcessUtilSample>& out, const char** name);
   // Sets dev.process_util_uncovered_us (and learns the buffer's span) after a read.
   void AccountUncovered(nvmlDevice_t h, gpu::DeviceSample& dev, const std::set<uint64_t>& stamps,
-                        uint64_t window_start_us, uint64_t period_us, bool first_read);
+                        uint64_t window_start_us, uint64_t now_us, uint64_t period_us,
+                        bool first_read);
   void ReadMigInstances(nvmlDevice_t h, gpu::DeviceSample& dev);
   // Compute slices of the GPU instance `gi_id`, from its profile; unknown if NVML cannot say.
   std::optional<uint32_t> InstanceSlices(nvmlDevice_t h, unsigned int gi_id,

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace gpumeter::attribution {
 namespace {
 
@@ -133,6 +135,41 @@ TEST(Accountant, IdlePowerIsFittedFromTheGpusOwnHistory) {
   EXPECT_NE(std::string(ToString(Unit(ls, "MIG-0")->rows[0].energy_rule))
                 .find("idle power by instance size"),
             std::string::npos);
+}
+
+// A GPU without GPM: utilization.gpu is one driver period's value, not the interval's, so the
+// idle-power fit takes its activity from the per-process samples where they cover the interval.
+// Here utilization.gpu reads 0 or 100 whatever the GPU did; the samples hold the truth.
+TEST(Accountant, TheIdlePowerFitTakesAGpuWithoutGpmsActivityFromItsSamples) {
+  Accountant acc(Ctx());
+  double e = 1e6;
+  uint64_t now_us = 1'000'000'000;
+  auto at = [&](int i) {
+    gpu::DeviceSample d;
+    d.uuid = "GPU-w";
+    d.name = "NVIDIA L40S";
+    d.memory = gpu::MemoryInfo{1000, 0, 0, 1000};
+    d.utilization_gpu_percent = i % 2 ? 100u : 0u;
+    d.process_utilization_supported = true;
+    d.process_util_period_us = 250'000;
+    d.process_util_window_start_us = now_us;
+    now_us += 1'000'000;
+    d.process_util_window_end_us = now_us;
+    const double busy = 0.1 + 0.07 * (i % 9);
+    const auto pct = static_cast<uint32_t>(std::lround(busy * 100));
+    for (uint64_t k = 1; k <= 4; ++k)
+      d.process_util.push_back({200, d.process_util_window_start_us + k * 250'000, pct, 0});
+    d.processes.push_back({200, gpu::ProcessType::kCompute, 50, std::nullopt, 0});
+    e += (36 + (350 - 36) * static_cast<double>(pct) / 100) * 1.0;
+    d.energy_joules = e;
+    return d;
+  };
+  acc.Prime(Snap({at(0)}));
+  for (int i = 1; i < 12; ++i) acc.Step(Snap({at(i)}), 1.0);
+  const auto fitted = acc.IdlePowerOf("GPU-w");
+  ASSERT_TRUE(fitted);
+  EXPECT_EQ(fitted->source, Accountant::IdleSource::kFitted);
+  EXPECT_NEAR(fitted->watts, 36, 1e-6);
 }
 
 TEST(Accountant, WithoutIdlePowerEnergyFollowsActivityAndSaysSo) {

@@ -305,11 +305,13 @@ TEST(AttributeBounds, EveryPossibleTruthOfASplitLiesWithinItsBound) {
 }
 
 TEST(AttributeBounds, ExtrapolatedSamplesAreBoundedByTheUncoveredTime) {
-  // 10 s, busy 50 %; the driver lost 4 s of samples. a's covered share 30 %, b's 10 %, c listed
-  // without a sample in the covered part: each may have run none to all of the 4 s.
+  // 10 s, busy 50 % by utilization.gpu (one driver period's reading, not the interval's); the
+  // driver lost 4 s of samples. a's covered share 30 %, b's 10 %, c listed without a sample in
+  // the covered part: each may have run none to all of the 4 s.
   UnitObservation u =
       MakeUnit("GPU-1", SharingMode::kTimeSlicing, 80 * kGiB, 40 * kGiB, 0, 0.5,
                {{1, kA, 10 * kGiB, 0.3, {}}, {2, kB, 10 * kGiB, 0.1, {}}, {3, kC, kGiB, 0.0, {}}});
+  u.busy_is_instant = true;
   u.samples_uncovered_seconds = 4;
   for (auto& p : u.processes) p.sm_extrapolated = true;
   const auto l = AttributeUnit(u, 10);
@@ -324,6 +326,51 @@ TEST(AttributeBounds, ExtrapolatedSamplesAreBoundedByTheUncoveredTime) {
   u.busy_fraction = 0.4;
   const auto tight = AttributeUnit(u, 10);
   EXPECT_DOUBLE_EQ(Bound(tight, "c"), 4.0);
+}
+
+// The same with the interval's own busy time (GPM): it says how much ran while the samples were
+// lost, L = 5 - (1.8 + 0.6) = 2.6 s, which goes to the tenants by their covered rates (3 : 1);
+// each may have run none to all of L.
+TEST(AttributeBounds, LostSamplesBusyTimeComesFromTheUnitsOwnBusyTime) {
+  UnitObservation u =
+      MakeUnit("GPU-1", SharingMode::kTimeSlicing, 80 * kGiB, 40 * kGiB, 0, 0.5,
+               {{1, kA, 10 * kGiB, 0.3, {}}, {2, kB, 10 * kGiB, 0.1, {}}, {3, kC, kGiB, 0.0, {}}});
+  u.samples_uncovered_seconds = 4;
+  for (auto& p : u.processes) p.sm_extrapolated = true;
+  const auto l = AttributeUnit(u, 10);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 1.8 + 2.6 * 0.75);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "b"), 0.6 + 2.6 * 0.25);
+  EXPECT_EQ(Cpu(l, OwnerKind::kContainer, "c"), 0.0);
+  EXPECT_NEAR(Cpu(l, OwnerKind::kUnattributed), 0.0, 1e-12) << "all the busy time is placed";
+  EXPECT_DOUBLE_EQ(Bound(l, "a"), 2.6 * 0.75);
+  EXPECT_DOUBLE_EQ(Bound(l, "b"), 2.6 * 0.75);
+  EXPECT_DOUBLE_EQ(Bound(l, "c"), 2.6);
+  // Every way the 2.6 s could have been shared among the three lies within each one's bound.
+  for (double xa = 0; xa <= 2.6 + 1e-9; xa += 0.1)
+    for (double xb = 0; xa + xb <= 2.6 + 1e-9; xb += 0.1) {
+      const double xc = 2.6 - xa - xb;
+      EXPECT_LE(std::abs(Cpu(l, OwnerKind::kContainer, "a") - (1.8 + xa)), Bound(l, "a") + 1e-9);
+      EXPECT_LE(std::abs(Cpu(l, OwnerKind::kContainer, "b") - (0.6 + xb)), Bound(l, "b") + 1e-9);
+      EXPECT_LE(std::abs(Cpu(l, OwnerKind::kContainer, "c") - xc), Bound(l, "c") + 1e-9);
+    }
+
+  // One tenant alone: its busy time is the unit's, whatever the samples lost.
+  UnitObservation one = MakeUnit("GPU-2", SharingMode::kExclusive, 80 * kGiB, 40 * kGiB, 0, 0.2,
+                                 {{1, kA, 10 * kGiB, 0.0, {}}});
+  one.samples_uncovered_seconds = 9;
+  one.processes[0].sm_extrapolated = true;
+  const auto alone = AttributeUnit(one, 15);
+  EXPECT_DOUBLE_EQ(Cpu(alone, OwnerKind::kContainer, "a"), 3.0) << "was 0: a burst the ring lost";
+
+  // Samples showing more than the unit's busy time are scaled to it: nothing is left for L.
+  UnitObservation over = MakeUnit("GPU-3", SharingMode::kTimeSlicing, 80 * kGiB, 40 * kGiB, 0, 0.2,
+                                  {{1, kA, 10 * kGiB, 0.4, {}}, {2, kB, 10 * kGiB, 0.2, {}}});
+  over.samples_uncovered_seconds = 5;
+  for (auto& p : over.processes) p.sm_extrapolated = true;
+  const auto scaled = AttributeUnit(over, 10);
+  EXPECT_DOUBLE_EQ(
+      Cpu(scaled, OwnerKind::kContainer, "a") + Cpu(scaled, OwnerKind::kContainer, "b"), 2.0);
+  EXPECT_DOUBLE_EQ(Bound(scaled, "a"), 0.0);
 }
 
 TEST(AttributeBounds, MergedIntervalsAddTheirBounds) {

@@ -278,6 +278,46 @@ TEST(NvmlSource, AGapBeforeTheBufferIsKnownIsUncoveredNotIdle) {
               15 - 64.0 / 6, 0.2);
 }
 
+// A window with no sample at all, longer than the buffer: the buffer's emptiness says nothing was
+// busy in its last 10.7 s, not before. A process busy until 41 s, read at 31 s and then at 57 s:
+// its last 10 s of busy time fell out of the buffer before the read (it was taken for idle time).
+TEST(NvmlSource, AnEmptyWindowLongerThanTheBufferIsUncoveredNotIdle) {
+  const std::string yaml = R"(name: empty-window
+description: One process busy until 41 s, then idle.
+node: n
+duration_s: 120
+gpus:
+  - {index: 0, uuid: GPU-e0000001-0000-4000-8000-000000000001, model: NVIDIA H100 80GB HBM3, memory_mib: 81559, reserved_mib: 548, power: {idle_watts: 70, max_watts: 700}, gpm: true}
+pods:
+  - namespace: ns
+    name: p
+    uid: e0000000-0000-4000-8000-000000000001
+    qos: Guaranteed
+    containers:
+      - {name: c, id: "containerd://e000000000000000000000000000000000000000000000000000000000000001", devices: [GPU-e0000001-0000-4000-8000-000000000001], requests: {nvidia.com/gpu: "1"}}
+processes:
+  - pid: 5100
+    name: python
+    container: ns/p/c
+    usage:
+      - {unit: GPU-e0000001-0000-4000-8000-000000000001, memory_mib: 1000, sm: [{at_s: 0, pct: 50}, {at_s: 41, pct: 0}]}
+)";
+  FakeNvml f("r580", testing::WriteTempScenario(yaml, "empty-window"), 10);
+  f.Sample();
+  for (double t : {12.0, 14.0, 30.0, 31.0}) {  // 14 -> 30 overflows the buffer: its span is seen
+    f.SetTime(t);
+    f.Sample();
+  }
+  f.SetTime(57);
+  const auto snap = f.Sample();
+  const auto& d = snap.devices.at(0);
+  EXPECT_TRUE(d.process_util.empty());
+  EXPECT_NEAR(static_cast<double>(d.process_util_uncovered_us) / 1e6, 26 - 64.0 / 6, 0.2);
+  // An empty window shorter than the buffer is idle time, known.
+  f.SetTime(58);
+  EXPECT_EQ(f.Sample().devices.at(0).process_util_uncovered_us, 0u);
+}
+
 TEST(NvmlSource, MigInstancesAndGpmActivity) {
   FakeNvml f("r580", testing::ScenarioPath("mig-h200"), 100);
   auto snap = f.Sample();
