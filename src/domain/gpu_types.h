@@ -59,6 +59,12 @@ struct MigInstanceSample {
 
 enum class ComputeMode { kDefault, kExclusiveProcess, kProhibited, kUnknown };
 
+// Board power over one of the driver's sample periods (nvmlDeviceGetSamples, TOTAL_POWER).
+struct PowerSample {
+  uint64_t timestamp_us = 0;  // the period's end as the driver stamps it, Unix epoch µs
+  double watts = 0;           // mean board power over the period
+};
+
 // A GPU's mean activity and power over one of DCGM's collection intervals, for the idle-power
 // fit: per-pass DCGM activity is aligned, not measured, and would bias a per-pass fit.
 struct ActivityWindow {
@@ -95,6 +101,10 @@ struct DeviceSample {
   // source). And the buffer's span: the longest span of samples a whole-buffer read returned.
   uint64_t process_util_uncovered_us = 0;
   std::optional<uint64_t> process_util_buffer_span_us;
+  // Board power per driver period since the previous read, oldest first: with the per-process
+  // samples of the same periods, the power each process's busy time drew. Empty where the
+  // driver has none (or the call failed: then an error is recorded).
+  std::vector<PowerSample> power_samples;
   std::optional<double> sm_active_ratio;  // GPM SM_UTIL / 100 for the whole GPU
   std::optional<double> dcgm_gr_active;   // DCGM GR engine activity, as on MigInstanceSample
   // Set on the pass that saw a new DCGM collection of this GPU (every instance's activity known).

@@ -364,6 +364,44 @@ void PlaceIdleEnergy(const UnitObservation& u, double seconds, UnitLedger& out) 
   }
 }
 
+// Energy follows each row's time at the power drawn in it, where the driver's power samples say:
+// a row's weight is its compute-seconds × the mean power while its processes ran (an owner's
+// processes weighted by their activity), idle's × idle time's power, and any other row's (no
+// samples: unattributed, a process without any) × the interval's mean power; the unit's energy
+// goes by weight. Exact at the samples' resolution (the driver's period) where they cover the
+// interval; a burst is charged the power it drew, not the interval's mean. The rows still add up
+// to the unit's energy.
+void WeighEnergyByPower(const UnitObservation& u, double seconds, UnitLedger& out) {
+  if (!out.energy_joules || seconds <= 0 || *out.energy_joules <= 0) return;
+  std::map<Owner, std::pair<double, double>> by_owner;  // Σ share × watts, Σ share
+  for (const auto& p : u.processes)
+    if (p.busy_watts && p.sm_fraction && *p.sm_fraction > 0) {
+      auto& [sw, sum] = by_owner[OwnerOf(p)];
+      sw += *p.sm_fraction * *p.busy_watts;
+      sum += *p.sm_fraction;
+    }
+  if (by_owner.empty() && !u.idle_time_watts) return;
+  const double mean = *out.energy_joules / seconds;
+  std::vector<double> weight(out.rows.size(), 0);
+  double total = 0;
+  for (size_t i = 0; i < out.rows.size(); ++i) {
+    const Row& r = out.rows[i];
+    if (r.compute_seconds <= 0) continue;
+    double watts = mean;
+    if (r.owner.kind == OwnerKind::kIdle && u.idle_time_watts) {
+      watts = *u.idle_time_watts;
+    } else if (const auto it = by_owner.find(r.owner); it != by_owner.end()) {
+      watts = it->second.first / it->second.second;
+    }
+    weight[i] = r.compute_seconds * std::max(0.0, watts);
+    total += weight[i];
+  }
+  if (total <= 0) return;
+  for (size_t i = 0; i < out.rows.size(); ++i)
+    if (out.rows[i].compute_seconds > 0)
+      out.rows[i].energy_joules = *out.energy_joules * weight[i] / total;
+}
+
 }  // namespace
 
 UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
@@ -381,6 +419,7 @@ UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
   if (unit.energy_joules && *unit.energy_joules >= 0) out.energy_joules = unit.energy_joules;
   out.rows = acc.Take(out.energy_joules, seconds, unit.energy_rule);
   PlaceIdleEnergy(unit, seconds, out);
+  WeighEnergyByPower(unit, seconds, out);
   return out;
 }
 

@@ -37,6 +37,9 @@ struct ProcessObservation {
   std::optional<double> sm_fraction;          // mean per-process SM share over the interval, [0, 1]
   std::optional<double> mps_thread_fraction;  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE / 100
   bool sm_extrapolated = false;  // sm_fraction from part of the interval (samples were lost)
+  // Mean board power over the driver periods this process ran in, weighted by its activity in
+  // each (power samples beside per-process samples), watts; unknown where either is missing.
+  std::optional<double> busy_watts = std::nullopt;
 };
 
 struct UnitObservation {
@@ -61,6 +64,10 @@ struct UnitObservation {
   std::vector<Holding> holders;  // allocations, from the kubelet
   // Seconds of the interval whose per-process samples the driver no longer held.
   double samples_uncovered_seconds = 0;
+  // Mean board power over the interval's sampled periods weighted by the part of each that
+  // nobody was busy, watts: idle time's power, as ProcessObservation::busy_watts is busy time's.
+  // With them, energy follows each row's time at the power drawn in it (docs/attribution.md).
+  std::optional<double> idle_time_watts;
   // Set when the unit gave no readings this interval (e.g. GPU lost): the rule of its
   // unattributed memory and compute rows.
   Rule unknown_reason = Rule::kNone;

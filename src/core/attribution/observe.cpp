@@ -366,6 +366,49 @@ std::vector<UnitObservation> ObserveMig(const gpu::DeviceSample* previous,
   return out;
 }
 
+// The board power each process's busy time drew, and idle time's, from the driver's power samples
+// beside its per-process samples (both one per driver period, stamped at its end; a power sample
+// is matched to the samples within half a period of it). A period with power but no per-process
+// sample had nobody busy (NVML writes none then), if the samples covered it.
+void SetPowerWeights(const gpu::DeviceSample& d, UnitObservation& u) {
+  if (d.power_samples.empty() || !d.process_utilization_supported || !d.process_util_period_us ||
+      *d.process_util_period_us == 0)
+    return;
+  const uint64_t half = *d.process_util_period_us / 2;
+  const auto& power = d.power_samples;  // sorted by stamp
+  auto watts_at = [&](uint64_t ts) -> std::optional<double> {
+    auto it =
+        std::lower_bound(power.begin(), power.end(), ts > half ? ts - half : 0,
+                         [](const gpu::PowerSample& p, uint64_t t) { return p.timestamp_us < t; });
+    if (it == power.end() || it->timestamp_us > ts + half) return std::nullopt;
+    return it->watts;
+  };
+  std::map<uint64_t, double> busy_at;                    // Σ activity per sample stamp
+  std::map<uint32_t, std::pair<double, double>> by_pid;  // Σ activity × watts, Σ activity
+  for (const auto& s : d.process_util) {
+    const double a = std::min(1.0, s.sm_percent / 100.0);
+    busy_at[s.timestamp_us] += a;
+    if (const auto w = watts_at(s.timestamp_us)) {
+      by_pid[s.pid].first += a * *w;
+      by_pid[s.pid].second += a;
+    }
+  }
+  for (auto& p : u.processes)
+    if (const auto it = by_pid.find(p.pid); it != by_pid.end() && it->second.second > 0)
+      p.busy_watts = it->second.first / it->second.second;
+  const uint64_t from = d.process_util_window_start_us + d.process_util_uncovered_us;
+  double idle_w = 0, idle = 0;
+  for (const auto& p : power) {
+    if (p.timestamp_us <= from || p.timestamp_us > d.process_util_window_end_us) continue;
+    auto it = busy_at.lower_bound(p.timestamp_us > half ? p.timestamp_us - half : 0);
+    const double busy =
+        it != busy_at.end() && it->first <= p.timestamp_us + half ? std::min(1.0, it->second) : 0;
+    idle_w += (1 - busy) * p.watts;
+    idle += 1 - busy;
+  }
+  if (idle > 0) u.idle_time_watts = idle_w / idle;
+}
+
 // A GPU without MIG: one unit, in the sharing mode the context gives it.
 UnitObservation ObserveWholeGpu(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
                                 double seconds, const ObserveContext& ctx) {
@@ -382,6 +425,7 @@ UnitObservation ObserveWholeGpu(const gpu::DeviceSample* previous, const gpu::De
   if (SmSharesExtrapolated(d))
     for (auto& p : u.processes) p.sm_extrapolated = p.sm_fraction.has_value();
   u.energy_joules = GpuEnergyJoules(previous, d, seconds, &u.energy_rule);
+  SetPowerWeights(d, u);
   u.holders = HoldersOf(ctx, d.uuid);
   return u;
 }

@@ -190,6 +190,12 @@ EXPORT nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t d,
   ENTER_DEV("nvmlDeviceGetProcessesUtilizationInfo", d);
   return Driver().ProcessesUtilInfo(d, i);
 }
+EXPORT nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t d, nvmlSamplingType_t type,
+                                         unsigned long long last_seen, nvmlValueType_t* value_type,
+                                         unsigned int* n, nvmlSample_t* s) {
+  ENTER_DEV("nvmlDeviceGetSamples", d);
+  return Driver().Samples(d, type, last_seen, value_type, n, s);
+}
 EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int* cur, unsigned int* pend) {
   ENTER_DEV("nvmlDeviceGetMigMode", d);
   return Driver().MigMode(d, cur, pend);

@@ -13,9 +13,6 @@
 namespace gpumeter::fake {
 namespace {
 
-// The driver samples per-process utilization about every 1/6 s and keeps a rolling buffer.
-constexpr double kUtilPeriodS = 1.0 / 6.0;
-constexpr long kUtilBufferPeriods = 64;
 constexpr double kGpmMinIntervalS = 0.1;  // GPM samples must be > 100 ms apart
 
 nvmlReturn_t CopyString(const std::string& s, char* buf, unsigned int len) {

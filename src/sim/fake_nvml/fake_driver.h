@@ -40,6 +40,11 @@ struct Profile {
 };
 const Profile& ActiveProfile();  // defined per built library (profile_*.cpp)
 
+// The driver samples per-process utilization (and board power) about every 1/6 s and keeps a
+// rolling buffer of the last 64 periods (10.7 s).
+inline constexpr double kUtilPeriodS = 1.0 / 6.0;
+inline constexpr long kUtilBufferPeriods = 64;
+
 class FakeDriver {
  public:
   nvmlReturn_t Init();
@@ -67,6 +72,10 @@ class FakeDriver {
   nvmlReturn_t ProcessUtil(nvmlDevice_t d, unsigned long long last_seen_us, unsigned int* count,
                            nvmlProcessUtilizationSample_t* samples);
   nvmlReturn_t ProcessesUtilInfo(nvmlDevice_t d, nvmlProcessesUtilizationInfo_v1_t* info);
+  // nvmlDeviceGetSamples: board power only (TOTAL_POWER_SAMPLES, mW), one sample per driver
+  // period of the same ring as per-process samples, the period's mean power (fake_samples.cpp).
+  nvmlReturn_t Samples(nvmlDevice_t d, nvmlSamplingType_t type, unsigned long long last_seen_us,
+                       nvmlValueType_t* value_type, unsigned int* count, nvmlSample_t* samples);
   nvmlReturn_t MigMode(nvmlDevice_t d, unsigned int* current, unsigned int* pending);
   nvmlReturn_t MaxMigCount(nvmlDevice_t d, unsigned int* count);
   nvmlReturn_t MigHandle(nvmlDevice_t d, unsigned int index, nvmlDevice_t* out);

@@ -37,6 +37,21 @@ enum : int {
   NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3,
 };
 
+// nvmlSamplingType_t and nvmlValueType_t (C enums: int-sized), for nvmlDeviceGetSamples.
+typedef enum nvmlSamplingType_enum {
+  NVML_TOTAL_POWER_SAMPLES = 0,  // board power, mW, NVML_VALUE_TYPE_UNSIGNED_INT
+  NVML_GPU_UTILIZATION_SAMPLES = 1,
+} nvmlSamplingType_t;
+typedef enum nvmlValueType_enum {
+  NVML_VALUE_TYPE_DOUBLE = 0,
+  NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+  NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+  NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+  NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+  NVML_VALUE_TYPE_SIGNED_INT = 5,
+  NVML_VALUE_TYPE_UNSIGNED_SHORT = 6,
+} nvmlValueType_t;
+
 constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE_ULL = ~0ull;
 constexpr unsigned int NVML_VALUE_NOT_AVAILABLE_UINT = ~0u;
 constexpr unsigned int NVML_DEVICE_UUID_V2_BUFFER_SIZE = 96;
@@ -146,6 +161,21 @@ typedef struct {
   unsigned long long memorySizeMB;
 } nvmlGpuInstanceProfileInfo_t;
 
+typedef union {
+  double dVal;
+  int siVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  signed long long sllVal;
+  unsigned short usVal;
+} nvmlValue_t;
+
+typedef struct {
+  unsigned long long timeStamp;  // epoch µs
+  nvmlValue_t sampleValue;       // of the nvmlValueType_t the call writes
+} nvmlSample_t;
+
 typedef struct {
   unsigned int start;
   unsigned int size;
@@ -170,6 +200,9 @@ static_assert(sizeof(nvmlProcessInfo_v2_t) == 24 &&
               offsetof(nvmlProcessInfo_v2_t, gpuInstanceId) == 16);
 static_assert(sizeof(nvmlProcessDetail_v1_t) == 32);
 static_assert(nvmlProcessDetailList_v1 == 0x01000018);
+static_assert(sizeof(nvmlValue_t) == 8 && sizeof(nvmlSample_t) == 16 &&
+              offsetof(nvmlSample_t, sampleValue) == 8);
+static_assert(sizeof(nvmlSamplingType_t) == 4 && sizeof(nvmlValueType_t) == 4);
 static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32 &&
               offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16);
 static_assert(sizeof(nvmlProcessUtilizationInfo_v1_t) == 40 &&

@@ -216,6 +216,7 @@ void NvmlGpuSource::SampleDevice(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_
     ReadMigInstances(h, dev);
   } else {
     ReadProcessUtilization(h, dev, now_us);
+    ReadPowerSamples(h, dev);
     dev.sm_active_ratio = GpmSmActive(dev.uuid, h, std::nullopt, dev);
   }
 }
@@ -384,7 +385,11 @@ void NvmlGpuSource::AccountUncovered(nvmlDevice_t h, gpu::DeviceSample& dev,
                     (ring_oldest > 0 && *ring_stamps.begin() > ring_oldest);
   span = std::max(span, ring_span);
   ring_oldest = *ring_stamps.begin();
-  if (gap && full && oldest > window_start_us + period + period / 2)
+  // A window no longer than a span the buffer has been seen to hold lost nothing: the buffer keeps
+  // a span of periods, busy or not, so a late first sample there is idle time before it. (Without
+  // this, a burst 3 s into a 5 s window, after an idle start, counted those 3 s as lost.)
+  const bool within_seen = seen_span > 0 && now_us <= window_start_us + seen_span + slack;
+  if (gap && full && !within_seen && oldest > window_start_us + period + period / 2)
     dev.process_util_uncovered_us = oldest - period - window_start_us;
 }
 

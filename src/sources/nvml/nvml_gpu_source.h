@@ -66,6 +66,8 @@ class NvmlGpuSource final : public gpu::GpuSource {
   void AccountUncovered(nvmlDevice_t h, gpu::DeviceSample& dev, const std::set<uint64_t>& stamps,
                         uint64_t window_start_us, uint64_t now_us, uint64_t period_us,
                         bool first_read);
+  // Board power samples newer than the previous read's into dev.power_samples (power_samples.cpp).
+  void ReadPowerSamples(nvmlDevice_t h, gpu::DeviceSample& dev);
   void ReadMigInstances(nvmlDevice_t h, gpu::DeviceSample& dev);
   // Compute slices of the GPU instance `gi_id`, from its profile; unknown if NVML cannot say.
   std::optional<uint32_t> InstanceSlices(nvmlDevice_t h, unsigned int gi_id,
@@ -81,8 +83,9 @@ class NvmlGpuSource final : public gpu::GpuSource {
   std::map<std::string, uint64_t> last_seen_us_;  // per GPU UUID
   std::map<std::string, uint64_t>
       util_period_us_;  // driver's sample period per GPU UUID (0: unknown)
-  std::map<std::string, uint64_t> util_span_us_;    // the buffer's span seen, per GPU UUID
-  std::map<std::string, uint64_t> util_oldest_us_;  // its oldest stamp at the last whole read
+  std::map<std::string, uint64_t> util_span_us_;        // the buffer's span seen, per GPU UUID
+  std::map<std::string, uint64_t> util_oldest_us_;      // its oldest stamp at the last whole read
+  std::map<std::string, uint64_t> power_last_seen_us_;  // newest power sample read, per GPU UUID
   // UUID and name by index, from the last pass that could read them: a lost GPU is still the
   // same hardware, and its model prices the time its holders keep it.
   std::map<unsigned int, std::pair<std::string, std::string>> identity_by_index_;

@@ -40,6 +40,8 @@
                      unsigned long long))                                                          \
   X(nvmlDeviceGetProcessesUtilizationInfo,                                                         \
     nvmlReturn_t (*)(nvmlDevice_t, nvmlProcessesUtilizationInfo_v1_t*))                            \
+  X(nvmlDeviceGetSamples, nvmlReturn_t (*)(nvmlDevice_t, nvmlSamplingType_t, unsigned long long,   \
+                                           nvmlValueType_t*, unsigned int*, nvmlSample_t*))        \
   X(nvmlDeviceGetMigMode, nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*))            \
   X(nvmlDeviceGetMaxMigDeviceCount, nvmlReturn_t (*)(nvmlDevice_t, unsigned int*))                 \
   X(nvmlDeviceGetMigDeviceHandleByIndex,                                                           \

@@ -373,6 +373,37 @@ TEST(AttributeBounds, LostSamplesBusyTimeComesFromTheUnitsOwnBusyTime) {
   EXPECT_DOUBLE_EQ(Bound(scaled, "a"), 0.0);
 }
 
+// Energy follows each row's time at the power drawn in it. 10 s, 2000 J (mean 200 W), busy 40 %:
+// a 20 % of the time at 650 W, b 10 % at 400 W, a process nobody owns 10 % (no power known: the
+// mean), idle 60 % at 80 W. Weights 2 × 650, 1 × 400, 1 × 200, 6 × 80: 2380.
+TEST(AttributeEnergy, EachRowsTimeIsChargedThePowerDrawnInIt) {
+  UnitObservation u = MakeUnit("GPU-1", SharingMode::kTimeSlicing, 80 * kGiB, 40 * kGiB, 0, 0.4,
+                               {{1, kA, 10 * kGiB, 0.2, {}}, {2, kB, 10 * kGiB, 0.1, {}}});
+  u.processes.push_back({3, std::nullopt, kGiB, 0.1, {}});
+  u.processes[0].busy_watts = 650;
+  u.processes[1].busy_watts = 400;
+  u.idle_time_watts = 80;
+  u.energy_joules = 2000;
+  const auto l = AttributeUnit(u, 10);
+  auto energy = [&l](OwnerKind k, const std::string& pod = "") {
+    const Row* r = Find(l, k, pod);
+    return r ? r->energy_joules : 0.0;
+  };
+  EXPECT_DOUBLE_EQ(energy(OwnerKind::kContainer, "a"), 2000 * 1300 / 2380.0);
+  EXPECT_DOUBLE_EQ(energy(OwnerKind::kContainer, "b"), 2000 * 400 / 2380.0);
+  EXPECT_DOUBLE_EQ(energy(OwnerKind::kUnattributed), 2000 * 200 / 2380.0);
+  EXPECT_DOUBLE_EQ(energy(OwnerKind::kIdle), 2000 * 480 / 2380.0);
+  double sum = 0;
+  for (const auto& r : l.rows) sum += r.energy_joules;
+  EXPECT_NEAR(sum, 2000, 1e-9) << "conservation";
+  // Without any power sample, energy follows time at the mean power, as before.
+  u.processes[0].busy_watts.reset();
+  u.processes[1].busy_watts.reset();
+  u.idle_time_watts.reset();
+  const auto plain = AttributeUnit(u, 10);
+  EXPECT_DOUBLE_EQ(Find(plain, OwnerKind::kContainer, "a")->energy_joules, 400);
+}
+
 TEST(AttributeBounds, MergedIntervalsAddTheirBounds) {
   UnitObservation u = MakeUnit("MIG-1", SharingMode::kMig, 40 * kGiB, 40 * kGiB, {}, 0.6,
                                {{1, kA, 10 * kGiB, {}, {}}, {2, kB, 30 * kGiB, {}, {}}});

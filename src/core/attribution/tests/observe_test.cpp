@@ -235,5 +235,29 @@ TEST(Observe, EnergyFromCounterElsePowerElseUnknown) {
       << "first pass: no interval";
 }
 
+// Power samples on the same period grid as Device()'s per-process samples: 600 W in the period
+// pid 2 ran too (90 % busy), 400 W in the three where pid 1 ran alone (50 %).
+TEST(Observe, PowerSamplesGiveEachProcessTheWattsOfItsBusyPeriodsAndIdleItsOwn) {
+  auto before = Device(), now = Device();
+  for (uint64_t k = 1; k <= 4; ++k)
+    now.power_samples.push_back({1'000'000 + k * 250'000, k == 2 ? 600.0 : 400.0});
+  const auto u = Observe(&before, now, 1.0, {})[0];
+  ASSERT_EQ(u.processes.size(), 2u);
+  // pid 1: activity 0.5 in each period: (3 × 0.5 × 400 + 0.5 × 600) / 2 = 450 W.
+  EXPECT_DOUBLE_EQ(u.processes[0].busy_watts.value_or(-1), 450);
+  EXPECT_DOUBLE_EQ(u.processes[1].busy_watts.value_or(-1), 600);
+  // Idle: 0.5 of three periods at 400 W and 0.1 of one at 600 W.
+  EXPECT_DOUBLE_EQ(u.idle_time_watts.value_or(-1), (1.5 * 400 + 0.1 * 600) / 1.6);
+  // Power samples of other periods only (the driver's buffer lost the window's), or no period
+  // known: no weights.
+  auto off = Device();
+  for (uint64_t k = 0; k < 4; ++k) off.power_samples.push_back({k * 200'000, 400.0});
+  const auto unmatched = Observe(&before, off, 1.0, {})[0];
+  EXPECT_FALSE(unmatched.processes[0].busy_watts);
+  EXPECT_FALSE(unmatched.idle_time_watts);
+  now.process_util_period_us.reset();
+  EXPECT_FALSE(Observe(&before, now, 1.0, {})[0].idle_time_watts);
+}
+
 }  // namespace
 }  // namespace gpumeter::attribution

@@ -300,7 +300,7 @@ processes:
     name: python
     container: ns/p/c
     usage:
-      - {unit: GPU-e0000001-0000-4000-8000-000000000001, memory_mib: 1000, sm: [{at_s: 0, pct: 50}, {at_s: 41, pct: 0}]}
+      - {unit: GPU-e0000001-0000-4000-8000-000000000001, memory_mib: 1000, sm: [{at_s: 0, pct: 50}, {at_s: 41, pct: 0}, {at_s: 60, pct: 50}]}
 )";
   FakeNvml f("r580", testing::WriteTempScenario(yaml, "empty-window"), 10);
   f.Sample();
@@ -316,6 +316,19 @@ processes:
   // An empty window shorter than the buffer is idle time, known.
   f.SetTime(58);
   EXPECT_EQ(f.Sample().devices.at(0).process_util_uncovered_us, 0u);
+  // Busy again from 60 s: a 4 s window whose first sample comes 2 s in lies within the span the
+  // buffer was seen to hold, so its start was idle, not lost (it was counted as lost before).
+  f.SetTime(62);
+  const auto back = f.Sample();
+  const auto& b = back.devices.at(0);
+  EXPECT_FALSE(b.process_util.empty());
+  EXPECT_EQ(b.process_util_uncovered_us, 0u);
+  // Board power per period over the same window: idle power, then 70 + 630 × 0.5 W.
+  ASSERT_FALSE(b.power_samples.empty());
+  EXPECT_GT(b.power_samples.front().timestamp_us, b.process_util_window_start_us);
+  EXPECT_NEAR(b.power_samples.front().watts, 70, 1e-3);
+  EXPECT_NEAR(b.power_samples.back().watts, 385, 1e-3);
+  EXPECT_NEAR(static_cast<double>(b.power_samples.size()), 4.0 * 6, 1);
 }
 
 TEST(NvmlSource, MigInstancesAndGpmActivity) {

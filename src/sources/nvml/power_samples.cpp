@@ -1,0 +1,60 @@
+// Board power per driver period (nvmlDeviceGetSamples, NVML_TOTAL_POWER_SAMPLES).
+#include <algorithm>
+#include <vector>
+
+#include "sources/nvml/nvml_gpu_source.h"
+
+namespace gpumeter::nvml {
+namespace {
+
+constexpr int kMaxSizeRetries = 3;  // the buffer may grow between the size query and the read
+constexpr double kMaxPlausibleWatts = 5000;  // a board reading above this is not a power sample
+
+}  // namespace
+
+// A value of another type than the one power comes in, a zero or absurd reading, a stamp at or
+// before the window's start: not a sample (the driver's buffer can hand stale entries back).
+void NvmlGpuSource::ReadPowerSamples(nvmlDevice_t h, gpu::DeviceSample& dev) {
+  const NvmlApi& api = lib_->api();
+  if (!api.nvmlDeviceGetSamples) return;
+  const char* name = "nvmlDeviceGetSamples";
+  // The same window as the per-process samples where there is one, so both cover the same
+  // periods (a sample read last pass but past that pass's window is needed again now).
+  auto& newest_read = power_last_seen_us_[dev.uuid];
+  const uint64_t last_seen = dev.process_utilization_supported && dev.process_util_window_start_us
+                                 ? dev.process_util_window_start_us
+                                 : newest_read;
+  nvmlValueType_t type{};
+  unsigned int count = 0;
+  nvmlReturn_t rc = Call(name, [&] {
+    return api.nvmlDeviceGetSamples(h, NVML_TOTAL_POWER_SAMPLES, last_seen, &type, &count, nullptr);
+  });
+  std::vector<nvmlSample_t> buf;
+  for (int a = 0; (rc == NVML_SUCCESS || rc == NVML_ERROR_INSUFFICIENT_SIZE) && a < kMaxSizeRetries;
+       ++a) {
+    buf.assign(count ? count + 8 : 128, {});
+    count = static_cast<unsigned int>(buf.size());
+    rc = Call(name, [&] {
+      return api.nvmlDeviceGetSamples(h, NVML_TOTAL_POWER_SAMPLES, last_seen, &type, &count,
+                                      buf.data());
+    });
+    if (rc != NVML_ERROR_INSUFFICIENT_SIZE) break;
+  }
+  if (rc == NVML_ERROR_NOT_FOUND) return;  // nothing newer than the last read
+  if (!Check(dev, name, rc)) return;
+  if (type != NVML_VALUE_TYPE_UNSIGNED_INT) return;
+  uint64_t newest = newest_read;
+  for (unsigned int i = 0; i < count && i < buf.size(); ++i) {
+    const double watts = buf[i].sampleValue.uiVal / 1000.0;
+    if (buf[i].timeStamp <= last_seen || watts <= 0 || watts > kMaxPlausibleWatts) continue;
+    dev.power_samples.push_back({buf[i].timeStamp, watts});
+    newest = std::max<uint64_t>(newest, buf[i].timeStamp);
+  }
+  std::sort(dev.power_samples.begin(), dev.power_samples.end(),
+            [](const gpu::PowerSample& a, const gpu::PowerSample& b) {
+              return a.timestamp_us < b.timestamp_us;
+            });
+  newest_read = newest;
+}
+
+}  // namespace gpumeter::nvml
