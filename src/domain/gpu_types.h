@@ -101,9 +101,10 @@ struct DeviceSample {
   // source). And the buffer's span: the longest span of samples a whole-buffer read returned.
   uint64_t process_util_uncovered_us = 0;
   std::optional<uint64_t> process_util_buffer_span_us;
-  // Board power per driver period since the previous read, oldest first: with the per-process
-  // samples of the same periods, the power each process's busy time drew. Empty where the
-  // driver has none (or the call failed: then an error is recorded).
+  // Board power per driver period from the per-process window's start (so it overlaps the last
+  // read's on purpose), oldest first: with the per-process samples of the same periods, the power
+  // each process's busy time drew. Empty where the driver has none (or the call failed: then an
+  // error is recorded).
   std::vector<PowerSample> power_samples;
   std::optional<double> sm_active_ratio;  // GPM SM_UTIL / 100 for the whole GPU
   std::optional<double> dcgm_gr_active;   // DCGM GR engine activity, as on MigInstanceSample

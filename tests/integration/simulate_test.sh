@@ -128,7 +128,7 @@ matrix first-interval-h100 15 \
 # tenant. Compute: every container within 2 pp mean / 5 pp worst at every step and seed, estimates
 # within their bound. At 15 s a burst can fall out of the driver's 10.7 s buffer of per-process
 # samples before the read: the busy time the buffer lost is the unit's (GPM) minus what the
-# samples show (2.3 pp off before; a window with no sample at all was taken for idle). Energy
+# samples show (a window with no sample at all was taken for idle: 1.7 pp of the server's compute). Energy
 # (issue 31 item 6): each row's time at the board power drawn in it, from the driver's power
 # samples, every container within 5 % at 1 and 5 s (13-68 % off when energy followed time at the
 # interval's mean power). At 15 s the 10.7 s buffer holds power for part of the interval only:

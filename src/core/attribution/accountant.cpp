@@ -42,14 +42,15 @@ namespace {
 // interval's mean power it fitted an L40S's 36 W idle power anywhere from 17 to 60 W.
 // Activity aligned from DCGM's interval means is not a measurement of this interval: such a GPU
 // feeds the fit per DCGM collection instead (DeviceSample::dcgm_window).
-std::optional<double> FitActivity(const gpu::DeviceSample& d) {
+std::optional<double> FitActivity(const gpu::DeviceSample& d, bool mps) {
   if (d.mig_enabled) {
     for (const auto& m : d.mig_instances)
       if (!m.sm_active_ratio) return std::nullopt;
     return MigGpuActivity(d);
   }
   if (d.sm_active_ratio) return d.sm_active_ratio;
-  if (d.process_utilization_supported && d.process_util_period_us &&
+  // Not under MPS: clients' kernels run at once there, so their shares add up past the busy time.
+  if (!mps && d.process_utilization_supported && d.process_util_period_us &&
       d.process_util_uncovered_us == 0 && !SmSharesExtrapolated(d)) {
     double sum = 0;
     for (const auto& [pid, share] : SmShares(d)) sum += share;
@@ -164,7 +165,8 @@ std::vector<UnitLedger> Accountant::Step(gpu::GpuSnapshot snapshot, double secon
     }
     if (prev && !d.name.empty()) {
       const auto energy = GpuEnergyJoules(prev, d, seconds, nullptr);
-      const auto activity = FitActivity(d);
+      const bool mps = ctx_.sharing && ctx_.sharing(d.uuid) == SharingMode::kMps;
+      const auto activity = FitActivity(d, mps);
       auto& fit = fits_.try_emplace(d.name, options_.idle_power_half_life_s).first->second;
       if (energy && activity) fit.Add(*activity, *energy / seconds, seconds);
       if (const auto& w = d.dcgm_window) fit.Add(w->activity, w->watts, w->seconds);

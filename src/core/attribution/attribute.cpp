@@ -373,6 +373,10 @@ void PlaceIdleEnergy(const UnitObservation& u, double seconds, UnitLedger& out) 
 // to the unit's energy.
 void WeighEnergyByPower(const UnitObservation& u, double seconds, UnitLedger& out) {
   if (!out.energy_joules || seconds <= 0 || *out.energy_joules <= 0) return;
+  // Energy already placed on rows without time (PlaceIdleEnergy, on MIG instances only, which
+  // have no power samples) is not this split's to move.
+  for (const auto& r : out.rows)
+    if (r.compute_seconds <= 0 && r.energy_joules > 0) return;
   std::map<Owner, std::pair<double, double>> by_owner;  // Σ share × watts, Σ share
   for (const auto& p : u.processes)
     if (p.busy_watts && p.sm_fraction && *p.sm_fraction > 0) {

@@ -367,28 +367,38 @@ std::vector<UnitObservation> ObserveMig(const gpu::DeviceSample* previous,
 }
 
 // The board power each process's busy time drew, and idle time's, from the driver's power samples
-// beside its per-process samples (both one per driver period, stamped at its end; a power sample
-// is matched to the samples within half a period of it). A period with power but no per-process
-// sample had nobody busy (NVML writes none then), if the samples covered it.
+// beside its per-process samples. A per-process sample stamped s covers the driver period
+// (s − period, s]; the power samples stamped inside it give that period's power (their mean), and
+// a power sample's period is busy by every per-process sample whose period holds its stamp. The
+// two need not share a grid or a period. A power sample in no sampled period had nobody busy
+// (NVML writes no per-process sample then), if the samples covered its time.
 void SetPowerWeights(const gpu::DeviceSample& d, UnitObservation& u) {
   if (d.power_samples.empty() || !d.process_utilization_supported || !d.process_util_period_us ||
       *d.process_util_period_us == 0)
     return;
-  const uint64_t half = *d.process_util_period_us / 2;
+  const uint64_t period = *d.process_util_period_us;
   const auto& power = d.power_samples;  // sorted by stamp
-  auto watts_at = [&](uint64_t ts) -> std::optional<double> {
-    auto it =
-        std::lower_bound(power.begin(), power.end(), ts > half ? ts - half : 0,
-                         [](const gpu::PowerSample& p, uint64_t t) { return p.timestamp_us < t; });
-    if (it == power.end() || it->timestamp_us > ts + half) return std::nullopt;
-    return it->watts;
+  auto first_at_or_after = [&power](uint64_t t) {
+    return std::lower_bound(
+        power.begin(), power.end(), t,
+        [](const gpu::PowerSample& p, uint64_t v) { return p.timestamp_us < v; });
+  };
+  // Mean power over (s − period, s]; unknown when no power sample falls in it.
+  auto watts_in = [&](uint64_t s) -> std::optional<double> {
+    double sum = 0;
+    int n = 0;
+    for (auto it = first_at_or_after(s > period ? s - period + 1 : 0);
+         it != power.end() && it->timestamp_us <= s; ++it)
+      sum += it->watts, ++n;
+    if (n == 0) return std::nullopt;
+    return sum / n;
   };
   std::map<uint64_t, double> busy_at;                    // Σ activity per sample stamp
   std::map<uint32_t, std::pair<double, double>> by_pid;  // Σ activity × watts, Σ activity
   for (const auto& s : d.process_util) {
     const double a = std::min(1.0, s.sm_percent / 100.0);
     busy_at[s.timestamp_us] += a;
-    if (const auto w = watts_at(s.timestamp_us)) {
+    if (const auto w = watts_in(s.timestamp_us)) {
       by_pid[s.pid].first += a * *w;
       by_pid[s.pid].second += a;
     }
@@ -400,9 +410,11 @@ void SetPowerWeights(const gpu::DeviceSample& d, UnitObservation& u) {
   double idle_w = 0, idle = 0;
   for (const auto& p : power) {
     if (p.timestamp_us <= from || p.timestamp_us > d.process_util_window_end_us) continue;
-    auto it = busy_at.lower_bound(p.timestamp_us > half ? p.timestamp_us - half : 0);
-    const double busy =
-        it != busy_at.end() && it->first <= p.timestamp_us + half ? std::min(1.0, it->second) : 0;
+    double busy = 0;  // every per-process sample whose period [s − period, s) holds the stamp
+    for (auto it = busy_at.lower_bound(p.timestamp_us);
+         it != busy_at.end() && it->first < p.timestamp_us + period; ++it)
+      busy += it->second;
+    busy = std::min(1.0, busy);
     idle_w += (1 - busy) * p.watts;
     idle += 1 - busy;
   }

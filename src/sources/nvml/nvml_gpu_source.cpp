@@ -362,8 +362,11 @@ void NvmlGpuSource::AccountUncovered(nvmlDevice_t h, gpu::DeviceSample& dev,
   const nvmlReturn_t rc = ReadUtilSamples(h, 0, ring, &name);
   if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_FOUND) return;
   std::set<uint64_t> ring_stamps;
-  for (const auto& u : ring)  // the main read's filter: values above 100 % are not samples
-    if (u.sm_percent <= 100 && u.memory_percent <= 100) ring_stamps.insert(u.timestamp_us);
+  // The main read's filter (values above 100 % are not samples), and nothing stamped after this
+  // pass's read: the driver may have taken a sample between the two reads.
+  for (const auto& u : ring)
+    if (u.sm_percent <= 100 && u.memory_percent <= 100 && u.timestamp_us <= now_us)
+      ring_stamps.insert(u.timestamp_us);
   if (ring_stamps.empty()) {
     if (gap && empty_gap) dev.process_util_uncovered_us = now_us - seen_span - window_start_us;
     return;

@@ -66,7 +66,8 @@ class NvmlGpuSource final : public gpu::GpuSource {
   void AccountUncovered(nvmlDevice_t h, gpu::DeviceSample& dev, const std::set<uint64_t>& stamps,
                         uint64_t window_start_us, uint64_t now_us, uint64_t period_us,
                         bool first_read);
-  // Board power samples newer than the previous read's into dev.power_samples (power_samples.cpp).
+  // Board power samples from the per-process window's start into dev.power_samples
+  // (power_samples.cpp).
   void ReadPowerSamples(nvmlDevice_t h, gpu::DeviceSample& dev);
   void ReadMigInstances(nvmlDevice_t h, gpu::DeviceSample& dev);
   // Compute slices of the GPU instance `gi_id`, from its profile; unknown if NVML cannot say.

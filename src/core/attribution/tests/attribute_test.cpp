@@ -361,6 +361,7 @@ TEST(AttributeBounds, LostSamplesBusyTimeComesFromTheUnitsOwnBusyTime) {
   one.processes[0].sm_extrapolated = true;
   const auto alone = AttributeUnit(one, 15);
   EXPECT_DOUBLE_EQ(Cpu(alone, OwnerKind::kContainer, "a"), 3.0) << "was 0: a burst the ring lost";
+  EXPECT_DOUBLE_EQ(Bound(alone, "a"), 3.0) << "a process nobody listed may have run it";
 
   // Samples showing more than the unit's busy time are scaled to it: nothing is left for L.
   UnitObservation over = MakeUnit("GPU-3", SharingMode::kTimeSlicing, 80 * kGiB, 40 * kGiB, 0, 0.2,

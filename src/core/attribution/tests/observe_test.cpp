@@ -248,6 +248,14 @@ TEST(Observe, PowerSamplesGiveEachProcessTheWattsOfItsBusyPeriodsAndIdleItsOwn) 
   EXPECT_DOUBLE_EQ(u.processes[1].busy_watts.value_or(-1), 600);
   // Idle: 0.5 of three periods at 400 W and 0.1 of one at 600 W.
   EXPECT_DOUBLE_EQ(u.idle_time_watts.value_or(-1), (1.5 * 400 + 0.1 * 600) / 1.6);
+  // Power on a grid of its own (two samples per per-process period, stamped mid-period and at
+  // its end): a per-process sample's period takes the mean of the power stamped inside it.
+  auto fine = Device();
+  for (uint64_t k = 1; k <= 8; ++k)
+    fine.power_samples.push_back({1'000'000 + k * 125'000, k == 3 || k == 4 ? 600.0 : 400.0});
+  const auto f = Observe(&before, fine, 1.0, {})[0];
+  EXPECT_DOUBLE_EQ(f.processes[1].busy_watts.value_or(-1), 600) << "(1.25, 1.5] s: 600 and 600";
+  EXPECT_DOUBLE_EQ(f.processes[0].busy_watts.value_or(-1), 450);
   // Power samples of other periods only (the driver's buffer lost the window's), or no period
   // known: no weights.
   auto off = Device();

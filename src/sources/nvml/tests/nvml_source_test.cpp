@@ -278,12 +278,10 @@ TEST(NvmlSource, AGapBeforeTheBufferIsKnownIsUncoveredNotIdle) {
               15 - 64.0 / 6, 0.2);
 }
 
-// A window with no sample at all, longer than the buffer: the buffer's emptiness says nothing was
-// busy in its last 10.7 s, not before. A process busy until 41 s, read at 31 s and then at 57 s:
-// its last 10 s of busy time fell out of the buffer before the read (it was taken for idle time).
-TEST(NvmlSource, AnEmptyWindowLongerThanTheBufferIsUncoveredNotIdle) {
-  const std::string yaml = R"(name: empty-window
-description: One process busy until 41 s, then idle.
+// One process busy at 50 % until 41 s, idle until 60 s, busy again; `extra` is appended.
+std::string EmptyWindowScenario(const std::string& extra = "") {
+  return std::string(R"(name: empty-window
+description: One process busy until 41 s, idle until 60 s, then busy again.
 node: n
 duration_s: 120
 gpus:
@@ -301,7 +299,14 @@ processes:
     container: ns/p/c
     usage:
       - {unit: GPU-e0000001-0000-4000-8000-000000000001, memory_mib: 1000, sm: [{at_s: 0, pct: 50}, {at_s: 41, pct: 0}, {at_s: 60, pct: 50}]}
-)";
+)") + extra;
+}
+
+// A window with no sample at all, longer than the buffer: the buffer's emptiness says nothing was
+// busy in its last 10.7 s, not before. The process is read at 31 s and then at 57 s: its last
+// 10 s of busy time fell out of the buffer before the read (it was taken for idle time).
+TEST(NvmlSource, AnEmptyWindowLongerThanTheBufferIsUncoveredNotIdle) {
+  const std::string yaml = EmptyWindowScenario();
   FakeNvml f("r580", testing::WriteTempScenario(yaml, "empty-window"), 10);
   f.Sample();
   for (double t : {12.0, 14.0, 30.0, 31.0}) {  // 14 -> 30 overflows the buffer: its span is seen
@@ -329,6 +334,31 @@ processes:
   EXPECT_NEAR(b.power_samples.front().watts, 70, 1e-3);
   EXPECT_NEAR(b.power_samples.back().watts, 385, 1e-3);
   EXPECT_NEAR(static_cast<double>(b.power_samples.size()), 4.0 * 6, 1);
+}
+
+// A failing power-sample read is recorded and leaves no samples (energy then follows time at the
+// interval's mean power); the per-process samples are unaffected.
+TEST(NvmlSource, AFailedPowerSampleReadIsRecordedAndGivesNoSamples) {
+  FakeNvml f("r580",
+             testing::WriteTempScenario(
+                 EmptyWindowScenario("faults:\n  - {kind: call-error, call: nvmlDeviceGetSamples, "
+                                     "gpu: 0, code: 999, from_s: 11, to_s: 13}\n"),
+                 "power-fault"),
+             10);
+  f.Sample();
+  f.SetTime(12);
+  auto snap = f.Sample();
+  const auto& d = snap.devices.at(0);
+  EXPECT_TRUE(d.power_samples.empty());
+  EXPECT_FALSE(d.process_util.empty());
+  bool recorded = false;
+  for (const auto& e : d.errors)
+    recorded = recorded || (e.call == "nvmlDeviceGetSamples" && e.code == 999);
+  EXPECT_TRUE(recorded);
+  f.SetTime(14);  // recovered: the window's power samples are read again
+  snap = f.Sample();
+  EXPECT_NEAR(static_cast<double>(snap.devices.at(0).power_samples.size()), 2.0 * 6, 1);
+  EXPECT_NEAR(snap.devices.at(0).power_samples.back().watts, 385, 1e-3);
 }
 
 TEST(NvmlSource, MigInstancesAndGpmActivity) {
