@@ -265,7 +265,8 @@ void NvmlGpuSource::ReadProcessList(nvmlDevice_t h, gpu::DeviceSample& dev, bool
   std::vector<unsigned char> buf;
   for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < kMaxSizeRetries;
        ++attempt) {
-    count = count * 2 + 5;  // headroom: the list can grow between calls
+    // Headroom: the list can grow between calls.
+    count = static_cast<unsigned int>(DriverListEntries(count, count + 5ull, 5));
     buf.assign(static_cast<size_t>(count) * procs_.stride, 0);
     rc = Call(name, [&] { return fn(h, &count, buf.data()); });
   }
@@ -303,7 +304,7 @@ nvmlReturn_t NvmlGpuSource::ReadUtilSamples(nvmlDevice_t h, uint64_t since_us,
     rc = Call(*name, [&] { return api.nvmlDeviceGetProcessesUtilizationInfo(h, &info); });
     std::vector<nvmlProcessUtilizationInfo_v1_t> buf;
     for (int a = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && a < kMaxSizeRetries; ++a) {
-      buf.assign(info.processSamplesCount ? info.processSamplesCount : 100, {});  // count may be 0
+      buf.assign(DriverListEntries(info.processSamplesCount, 0, 100), {});  // count may be 0
       info.processSamplesCount = static_cast<unsigned int>(buf.size());
       info.procUtilArray = buf.data();
       rc = Call(*name, [&] { return api.nvmlDeviceGetProcessesUtilizationInfo(h, &info); });
@@ -318,7 +319,7 @@ nvmlReturn_t NvmlGpuSource::ReadUtilSamples(nvmlDevice_t h, uint64_t since_us,
               [&] { return api.nvmlDeviceGetProcessUtilization(h, nullptr, &count, since_us); });
     std::vector<nvmlProcessUtilizationSample_t> buf;
     for (int a = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && a < kMaxSizeRetries; ++a) {
-      buf.assign(count ? count : 100, {});
+      buf.assign(DriverListEntries(count, 0, 100), {});
       count = static_cast<unsigned int>(buf.size());
       rc = Call(*name, [&] {
         return api.nvmlDeviceGetProcessUtilization(h, buf.data(), &count, since_us);

@@ -3,6 +3,7 @@
 // Not thread-safe: one thread (the sampler's worker) calls Sample().
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -16,6 +17,18 @@
 #include "sources/nvml/nvml_library.h"
 
 namespace gpumeter::nvml {
+
+// The most entries a list the driver sizes is given room for: a count the driver reports is
+// trusted up to this (a GPU lists far fewer processes or samples), so a corrupt count costs a
+// failed call, recorded, never an allocation of gigabytes.
+inline constexpr size_t kMaxDriverListEntries = 1 << 16;
+
+// Entries to allocate for a count the driver reported: `count` plus `headroom` (the list may grow
+// between the calls), `fallback` when the driver said 0, never above kMaxDriverListEntries.
+inline size_t DriverListEntries(uint64_t count, size_t headroom, size_t fallback) {
+  const uint64_t want = count ? count + headroom : fallback;
+  return static_cast<size_t>(std::min<uint64_t>(want, kMaxDriverListEntries));
+}
 
 struct NvmlSourceOptions {
   // Paths or sonames tried in order; default: the driver's soname.

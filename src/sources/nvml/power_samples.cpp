@@ -32,7 +32,7 @@ void NvmlGpuSource::ReadPowerSamples(nvmlDevice_t h, gpu::DeviceSample& dev) {
   std::vector<nvmlSample_t> buf;
   for (int a = 0; (rc == NVML_SUCCESS || rc == NVML_ERROR_INSUFFICIENT_SIZE) && a < kMaxSizeRetries;
        ++a) {
-    buf.assign(count ? count + 8 : 128, {});
+    buf.assign(DriverListEntries(count, 8, 128), {});
     count = static_cast<unsigned int>(buf.size());
     rc = Call(name, [&] {
       return api.nvmlDeviceGetSamples(h, NVML_TOTAL_POWER_SAMPLES, last_seen, &type, &count,

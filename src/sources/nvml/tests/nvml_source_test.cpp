@@ -361,6 +361,16 @@ TEST(NvmlSource, AFailedPowerSampleReadIsRecordedAndGivesNoSamples) {
   EXPECT_NEAR(snap.devices.at(0).power_samples.back().watts, 385, 1e-3);
 }
 
+// A count the driver reports sizes the next call's buffer, with headroom, up to a cap: a corrupt
+// count (4e9 entries) costs a failed call, never gigabytes.
+TEST(NvmlSource, ADriverReportedCountIsCappedWhenSizingABuffer) {
+  EXPECT_EQ(nvml::DriverListEntries(3, 8, 128), 11u);
+  EXPECT_EQ(nvml::DriverListEntries(0, 8, 128), 128u) << "0 may come with INSUFFICIENT_SIZE";
+  EXPECT_EQ(nvml::DriverListEntries(4'000'000'000u, 8, 128), nvml::kMaxDriverListEntries);
+  EXPECT_EQ(nvml::DriverListEntries(4'000'000'000u, 4'000'000'005ull, 5),
+            nvml::kMaxDriverListEntries);
+}
+
 TEST(NvmlSource, MigInstancesAndGpmActivity) {
   FakeNvml f("r580", testing::ScenarioPath("mig-h200"), 100);
   auto snap = f.Sample();
