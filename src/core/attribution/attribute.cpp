@@ -377,10 +377,12 @@ void WeighEnergyByPower(const UnitObservation& u, double seconds, UnitLedger& ou
   // have no power samples) is not this split's to move.
   for (const auto& r : out.rows)
     if (r.compute_seconds <= 0 && r.energy_joules > 0) return;
-  std::map<Owner, std::pair<double, double>> by_owner;  // Σ share × watts, Σ share
+  // Σ share × watts, Σ share per owner; keyed by pointer, compared by value (no owner copies):
+  // the owners live in the observation, and a row's owner finds its entry by value.
+  std::map<const Owner*, std::pair<double, double>, OwnerPtrLess> by_owner;
   for (const auto& p : u.processes)
     if (p.busy_watts && p.sm_fraction && *p.sm_fraction > 0) {
-      auto& [sw, sum] = by_owner[OwnerOf(p)];
+      auto& [sw, sum] = by_owner[&OwnerOf(p)];
       sw += *p.sm_fraction * *p.busy_watts;
       sum += *p.sm_fraction;
     }
@@ -394,7 +396,7 @@ void WeighEnergyByPower(const UnitObservation& u, double seconds, UnitLedger& ou
     double watts = mean;
     if (r.owner.kind == OwnerKind::kIdle && u.idle_time_watts) {
       watts = *u.idle_time_watts;
-    } else if (const auto it = by_owner.find(r.owner); it != by_owner.end()) {
+    } else if (const auto it = by_owner.find(&r.owner); it != by_owner.end()) {
       watts = it->second.first / it->second.second;
     }
     weight[i] = r.compute_seconds * std::max(0.0, watts);
