@@ -13,7 +13,7 @@ set -euo pipefail
 build_packages=(
   build-essential cmake pkg-config ninja-build
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
-  libcpp-httplib-dev libmicrohttpd-dev zlib1g-dev libexpected-dev libsqlite3-dev
+  libcpp-httplib-dev libmicrohttpd-dev zlib1g-dev libcsv-dev libexpected-dev libsqlite3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # `gpumeter top`'s terminal view (ncurses, docs/top.md) is part of the binary.
   libncurses-dev

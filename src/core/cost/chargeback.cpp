@@ -66,12 +66,24 @@ Expected<std::vector<std::string>> ParseGroupBy(std::string_view text) {
 Chargeback BuildChargeback(const std::vector<attribution::UnitRecord>& units, const Labels& labels,
                            const cost::Pricing& pricing, const cost::Policy& policy,
                            const std::vector<std::string>& dims) {
+  std::set<std::string> unpriced, flagged;
+  std::vector<CostedRecord> costed;
+  costed.reserve(units.size());
+  for (const auto& u : units) costed.push_back({&u, PriceUnit(u, pricing, unpriced, flagged)});
+  Chargeback out = AssembleChargeback(costed, labels, policy, dims, pricing.currency());
+  out.unpriced_models.assign(unpriced.begin(), unpriced.end());
+  out.flagged_prices.assign(flagged.begin(), flagged.end());
+  return out;
+}
+
+Chargeback AssembleChargeback(const std::vector<CostedRecord>& units, const Labels& labels,
+                              const cost::Policy& policy, const std::vector<std::string>& dims,
+                              const std::string& currency) {
   Chargeback out;
   out.dimensions = dims;
   out.policy = policy.Name();
-  out.currency = pricing.currency();
+  out.currency = currency;
   std::map<std::vector<std::string>, GroupTotals> groups;
-  std::set<std::string> unpriced, flagged;
   auto group = [&](const attribution::UnitKey& unit, const domain::Owner& o) -> GroupTotals& {
     std::vector<std::string> key;
     for (const auto& d : dims) key.push_back(Value(d, unit, o, labels));
@@ -79,8 +91,9 @@ Chargeback BuildChargeback(const std::vector<attribution::UnitRecord>& units, co
     g.key = key;
     return g;
   };
-  for (const auto& u : units) {
-    UnitCost uc = PriceUnit(u, pricing, unpriced, flagged);
+  for (const auto& [record, unit_cost] : units) {
+    const attribution::UnitRecord& u = *record;
+    UnitCost uc = unit_cost;
     // Usage into groups: container rows under their owner, the rest under theirs.
     // Unknown compute: each tenant's is the whole unknown time, so a group's (and the total's)
     // is at most the unit's unattributed time, which holds it.
@@ -133,8 +146,6 @@ Chargeback BuildChargeback(const std::vector<attribution::UnitRecord>& units, co
   }
   std::stable_sort(out.groups.begin(), out.groups.end(),
                    [](const GroupTotals& a, const GroupTotals& b) { return a.cost > b.cost; });
-  out.unpriced_models.assign(unpriced.begin(), unpriced.end());
-  out.flagged_prices.assign(flagged.begin(), flagged.end());
   return out;
 }
 

@@ -81,4 +81,17 @@ Chargeback BuildChargeback(const std::vector<attribution::UnitRecord>& units, co
                            const cost::Pricing& pricing, const cost::Policy& policy,
                            const std::vector<std::string>& dimensions);
 
+// A unit's record and what it cost, however that was found (a price, a bill). `record` is
+// borrowed for the call. A cost without `price` is counted in hours only, as an unpriced unit.
+struct CostedRecord {
+  const attribution::UnitRecord* record;
+  UnitCost cost;
+};
+// The chargeback of records already costed, in `currency`: each unit's cost split by the policy
+// and summed into groups, as BuildChargeback does once it has priced them.
+Chargeback AssembleChargeback(const std::vector<CostedRecord>& units, const Labels& labels,
+                              const cost::Policy& policy,
+                              const std::vector<std::string>& dimensions,
+                              const std::string& currency);
+
 }  // namespace gpumeter::cost

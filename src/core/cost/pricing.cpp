@@ -72,6 +72,26 @@ double Price(const yaml::Field& f) {
 
 }  // namespace
 
+Expected<double> ParseSplit(std::string_view text) {
+  if (const auto preset = SplitPreset(text)) return *preset;
+  const std::string s(text);
+  char* end = nullptr;
+  const double r = std::strtod(s.c_str(), &end);
+  if (s.empty() || !end || *end != '\0')
+    return MakeError(ErrorCode::kInvalidInput,
+                     "'" + s + "' is neither a preset (aws-scad, datadog, grafana) nor a number");
+  if (!(r > 0 && r <= 1))
+    return MakeError(ErrorCode::kInvalidInput,
+                     "the GPU share of the node price must be in (0, 1], not " + s);
+  return r;
+}
+
+std::optional<Pricing::NodeSplit> Pricing::NodeSplitOf(const std::string& instance_type) const {
+  for (const auto& n : nodes_)
+    if (n.instance_type == instance_type) return NodeSplit{n.share, n.gpus};
+  return std::nullopt;
+}
+
 std::optional<double> SplitPreset(std::string_view name) {
   if (name == "aws-scad") return 0.9;
   if (name == "datadog") return 0.95;
@@ -149,18 +169,11 @@ struct Pricing::Reader {
     if (gpus <= 0) e.Get("gpus").Fail("a whole number of GPUs >= 1");
     const yaml::Field f = e.Get("split");
     const std::string split = f.As<std::string>().value_or("");
-    std::optional<double> share = SplitPreset(split);
-    if (!share) {
-      char* end = nullptr;
-      const double r = std::strtod(split.c_str(), &end);
-      if (end && *end == '\0' && !split.empty()) share = r;
-      if (!share)
-        f.Fail("'" + split + "' is neither a preset (aws-scad, datadog, grafana) nor a number");
-      if (!(*share > 0 && *share <= 1))
-        f.Fail("the GPU share of the node price must be in (0, 1], not " + split);
-    }
+    const auto share = ParseSplit(split);
+    if (!share) f.Fail(share.error().message);
     return {type, price * *share / gpus,
-            "node price " + type + " × " + split + " / " + std::to_string(gpus) + " GPUs"};
+            "node price " + type + " × " + split + " / " + std::to_string(gpus) + " GPUs", *share,
+            gpus};
   }
 
   static std::map<std::string, std::string> InstanceTypes(const yaml::Field& t,

@@ -45,6 +45,14 @@ class Pricing {
   std::optional<PriceQuote> Quote(const std::string& model, const std::string& instance_type = {},
                                   const std::string& region = {}) const;
 
+  // The file's node price for `instance_type` (nodes:): the GPU share of the node's price and its
+  // GPUs; nullopt when the file has none. A bill's node cost is split by it.
+  struct NodeSplit {
+    double gpu_share = 1;
+    int gpus = 0;
+  };
+  std::optional<NodeSplit> NodeSplitOf(const std::string& instance_type) const;
+
   // The instance type the file maps node `node` to (instance_types), or "".
   std::string InstanceTypeOf(const std::string& node) const;
 
@@ -61,6 +69,8 @@ class Pricing {
     std::string instance_type;
     double per_gpu_hour;  // node price × GPU share / GPUs
     std::string detail;
+    double share;  // the GPU share of the node price
+    int gpus;
   };
   std::vector<NodePrice> nodes_;
   std::optional<double> fallback_;
@@ -72,5 +82,7 @@ class Pricing {
 // allocation data, GPU : CPU+memory = 9 : 1), "datadog" (0.95), "grafana" (0.70); nullopt for
 // an unknown name.
 std::optional<double> SplitPreset(std::string_view name);
+// A preset's name or a share in (0, 1] ("0.85"); errors say which was expected.
+Expected<double> ParseSplit(std::string_view text);
 
 }  // namespace gpumeter::cost

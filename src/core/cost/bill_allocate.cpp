@@ -1,0 +1,241 @@
+#include "core/cost/bill_allocate.h"
+
+#include <algorithm>
+#include <deque>
+#include <set>
+
+namespace gpumeter::cost {
+namespace {
+
+using attribution::UnitRecord;
+using Records = std::vector<const UnitRecord*>;
+using NodeHours = std::map<std::string, std::map<int64_t, Records>>;  // node → hour → records
+
+NodeHours IndexByNode(const std::map<int64_t, std::vector<UnitRecord>>& hourly) {
+  NodeHours out;
+  for (const auto& [hour, records] : hourly)
+    for (const auto& r : records) out[r.unit.node][hour].push_back(&r);
+  return out;
+}
+
+int64_t HourOf(int64_t t) { return t - ((t % 3600) + 3600) % 3600; }
+
+void AddOwner(attribution::OwnerAmounts& to, const attribution::OwnerAmounts& o) {
+  to.memory_byte_seconds += o.memory_byte_seconds;
+  to.compute_seconds += o.compute_seconds;
+  to.energy_joules += o.energy_joules;
+  to.requested_share_seconds += o.requested_share_seconds;
+  to.compute_unknown_seconds += o.compute_unknown_seconds;
+  to.compute_bound_seconds += o.compute_bound_seconds;
+}
+
+// One record per unit for the hours of [start, end) the agent recorded on the node.
+std::vector<UnitRecord> SumPeriod(const std::map<int64_t, Records>* hours, int64_t start,
+                                  int64_t end) {
+  if (!hours) return {};
+  std::map<attribution::UnitKey,
+           std::pair<UnitRecord, std::map<domain::Owner, attribution::OwnerAmounts>>>
+      units;
+  for (auto it = hours->lower_bound(HourOf(start)); it != hours->end() && it->first < end; ++it)
+    for (const UnitRecord* r : it->second) {
+      auto& [sum, owners] = units[r->unit];
+      sum.unit = r->unit;
+      sum.seconds += r->seconds;
+      sum.memory_capacity_byte_seconds += r->memory_capacity_byte_seconds;
+      sum.energy_joules += r->energy_joules;
+      sum.energy_unknown_seconds += r->energy_unknown_seconds;
+      for (const auto& o : r->owners) {
+        auto& to = owners[o.owner];
+        to.owner = o.owner;
+        AddOwner(to, o);
+      }
+    }
+  std::vector<UnitRecord> out;
+  for (auto& [key, entry] : units) {
+    for (auto& [owner, amounts] : entry.second) entry.first.owners.push_back(amounts);
+    out.push_back(std::move(entry.first));
+  }
+  return out;
+}
+
+double GpuSeconds(const std::vector<UnitRecord>& records) {
+  double s = 0;
+  for (const auto& r : records) s += r.unit.fraction * r.seconds;
+  return s;
+}
+
+int DistinctGpus(const std::vector<UnitRecord>& records) {
+  std::set<std::string> gpus;
+  for (const auto& r : records)
+    gpus.insert(r.unit.gpu_uuid.empty() ? r.unit.uuid : r.unit.gpu_uuid);
+  return static_cast<int>(gpus.size());
+}
+
+// What is built while the charges are allocated: the records costed (kept alive for the
+// chargeback, which borrows them) and the reconciliation's sums.
+struct Work {
+  std::deque<UnitRecord> records;
+  std::vector<CostedRecord> costed;
+  std::map<std::string, BillReconciliation::Node> nodes;
+};
+
+// One node's part `cost` of a charge over [start, end): GPU part over its units, the rest apart.
+void AllocateNodePart(const std::string& name, const NodeCostSplit& split, double cost,
+                      std::vector<UnitRecord> records, int64_t start, int64_t end,
+                      BillReconciliation& rec, Work& work) {
+  auto& node = work.nodes[name];
+  node.name = name;
+  node.split = split;
+  ++node.periods;
+  node.effective += cost;
+  const double gpu_part = cost * split.gpu_share;
+  node.non_gpu += cost - gpu_part;
+  rec.non_gpu += cost - gpu_part;
+  const double used = GpuSeconds(records);
+  const int gpus = split.gpus.value_or(DistinctGpus(records));
+  // An agent's seconds may overrun the period by a clock's jitter: never more than all of it.
+  const double capacity =
+      std::max(used, static_cast<double>(gpus) * static_cast<double>(end - start));
+  if (used <= 0 || capacity <= 0) {
+    ++node.periods_unseen;
+    node.no_agent += gpu_part;
+    rec.no_agent += gpu_part;
+    return;
+  }
+  const double unseen = gpu_part * (1 - used / capacity);
+  node.no_agent += unseen;
+  rec.no_agent += unseen;
+  for (auto& r : records) {
+    UnitCost uc;
+    uc.unit = r.unit;
+    uc.hours = r.seconds / 3600;
+    uc.cost = gpu_part * r.unit.fraction * r.seconds / capacity;
+    PriceQuote q;
+    q.per_gpu_hour = q.list_per_gpu_hour = gpu_part * 3600 / capacity;
+    q.source = "bill";
+    uc.price = q;
+    work.records.push_back(std::move(r));
+    work.costed.push_back({&work.records.back(), std::move(uc)});
+  }
+}
+
+// The chargeback's units merged over periods: one per unit, its rows summed by owner.
+std::vector<UnitCost> MergeUnits(std::vector<UnitCost> units) {
+  std::map<attribution::UnitKey, std::pair<UnitCost, std::map<domain::Owner, CostRow>>> merged;
+  for (auto& u : units) {
+    auto& [m, rows] = merged[u.unit];
+    m.unit = u.unit;
+    m.hours += u.hours;
+    m.cost += u.cost;
+    for (const auto& r : u.rows) {
+      auto& row = rows[r.owner];
+      row.owner = r.owner;
+      row.cost += r.cost;
+      row.idle_cost += r.idle_cost;
+    }
+  }
+  std::vector<UnitCost> out;
+  for (auto& [key, entry] : merged) {
+    auto& [u, rows] = entry;
+    PriceQuote q;
+    const double gpu_hours = u.hours * u.unit.fraction;
+    q.per_gpu_hour = q.list_per_gpu_hour = gpu_hours > 0 ? u.cost / gpu_hours : 0;
+    q.source = "bill";
+    u.price = q;
+    for (auto& [owner, row] : rows) u.rows.push_back(row);
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+// What the agent saw in [from, to) that no line billed: whole nodes, and hours of billed ones.
+void ListUnbilled(const NodeHours& index,
+                  const std::map<std::string, std::set<int64_t>>& billed_hours, int64_t from,
+                  int64_t to, BillReconciliation& rec, Work& work) {
+  for (const auto& [name, hours] : index) {
+    const auto billed = billed_hours.find(name);
+    double gpu_hours = 0;
+    int64_t unbilled = 0;
+    for (const auto& [hour, records] : hours) {
+      if (hour < from || hour >= to) continue;
+      if (billed != billed_hours.end() && billed->second.count(hour)) continue;
+      ++unbilled;
+      for (const auto* r : records) gpu_hours += r->unit.fraction * r->seconds / 3600;
+    }
+    if (billed == billed_hours.end()) {
+      if (unbilled > 0) rec.nodes_without_lines.emplace_back(name, gpu_hours);
+    } else if (auto it = work.nodes.find(name); it != work.nodes.end()) {
+      it->second.hours_seen_unbilled = unbilled;
+    }
+  }
+}
+
+}  // namespace
+
+BilledChargeback AllocateBill(const BillLedger& ledger,
+                              const std::map<int64_t, std::vector<UnitRecord>>& hourly,
+                              const std::vector<NodeCostSplit>& splits, const Labels& labels,
+                              const Policy& policy, const std::vector<std::string>& dims) {
+  BilledChargeback out;
+  auto& rec = out.reconciliation;
+  rec.currency = ledger.currency;
+  rec.node_lines = ledger.nodes;
+  const NodeHours index = IndexByNode(hourly);
+  auto hours_of = [&](const std::string& name) -> const std::map<int64_t, Records>* {
+    const auto it = index.find(name);
+    return it == index.end() ? nullptr : &it->second;
+  };
+  const auto& nodes = ledger.matcher().nodes();
+  Work work;
+  std::map<std::string, std::set<int64_t>> billed_hours;
+  for (const auto& charge : ledger.NodeCharges()) {
+    // Each node's records in the period, and the share of a scale set's line it takes.
+    std::vector<std::vector<UnitRecord>> records;
+    std::vector<double> seen;
+    for (const size_t n : charge.nodes) {
+      records.push_back(SumPeriod(hours_of(nodes[n].name), charge.start, charge.end));
+      const int gpus = splits[n].gpus.value_or(DistinctGpus(records.back()));
+      seen.push_back(gpus > 0 ? GpuSeconds(records.back()) / gpus : 0);
+      for (int64_t h = HourOf(charge.start); h < charge.end; h += 3600)
+        billed_hours[nodes[n].name].insert(h);
+    }
+    double seen_all = 0;
+    for (double s : seen) seen_all += s;
+    for (size_t i = 0; i < charge.nodes.size(); ++i) {
+      // A line of one node is all its own; a scale set's is shared by the GPU time seen, and
+      // with nothing seen, stays whole on the first node as time no agent saw.
+      const double weight = charge.nodes.size() == 1 ? 1
+                            : seen_all > 0           ? seen[i] / seen_all
+                            : i == 0                 ? 1
+                                                     : 0;
+      if (weight <= 0) continue;
+      const size_t n = charge.nodes[i];
+      AllocateNodePart(nodes[n].name, splits[n], charge.amounts.effective * weight,
+                       std::move(records[i]), charge.start, charge.end, rec, work);
+    }
+  }
+  out.chargeback = AssembleChargeback(work.costed, labels, policy, dims, ledger.currency);
+  for (const auto& u : out.chargeback.units)
+    for (const auto& r : u.rows) {
+      switch (r.owner.kind) {
+        case domain::OwnerKind::kContainer:
+          rec.containers += r.cost;
+          break;
+        case domain::OwnerKind::kIdle:
+          rec.idle += r.cost;
+          break;
+        case domain::OwnerKind::kSystem:
+          rec.system += r.cost;
+          break;
+        case domain::OwnerKind::kUnattributed:
+          rec.unattributed += r.cost;
+          break;
+      }
+    }
+  out.chargeback.units = MergeUnits(std::move(out.chargeback.units));
+  ListUnbilled(index, billed_hours, ledger.from(), ledger.to(), rec, work);
+  for (auto& [name, node] : work.nodes) rec.nodes.push_back(std::move(node));
+  return out;
+}
+
+}  // namespace gpumeter::cost

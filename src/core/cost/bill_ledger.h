@@ -1,0 +1,65 @@
+// A cloud bill (FOCUS lines, domain::Charge) sorted for a report over [from, to): the lines of
+// the nodes the agent ran on, summed per node and charge period, and everything else kept apart
+// in the buckets the FOCUS spec gives it — never dropped, never pro-rated (a line belongs to the
+// report whose window holds its ChargePeriodStart):
+//   outside the window; Purchase, Tax, Credit and Adjustment lines (by category); Usage lines of
+//   unused commitments (CommitmentDiscountStatus Unused: the ResourceId is the commitment, not a
+//   VM); Usage lines of VMs that match no node (listed by ResourceId); the other Usage lines
+//   (other services, disks, networks).
+// So: all = outside_window + Σ by_category, and by_category["Usage"] = nodes + unused_commitments
+// + Σ unmatched_vms + other_usage, each as amounts (EffectiveCost, BilledCost, ListCost).
+// Memory grows with the nodes × periods and the distinct unmatched VMs, not with the file.
+// Thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/cost/bill_match.h"
+#include "domain/charge.h"
+
+namespace gpumeter::cost {
+
+struct BillAmounts {
+  double effective = 0, billed = 0;
+  double list = 0;  // of the lines that had one
+  int64_t lines = 0, lines_without_list = 0;
+  void Add(const domain::Charge& c);
+  void Add(const BillAmounts& a);
+};
+
+// What one node (or, for a scale set's line, a set of nodes) was billed for one charge period.
+struct NodeCharge {
+  std::vector<size_t> nodes;   // indexes into NodeMatcher::nodes()
+  int64_t start = 0, end = 0;  // the charge period, Unix s
+  std::string resource_id;     // the first line's, for messages
+  BillAmounts amounts;
+};
+
+class BillLedger {
+ public:
+  BillLedger(NodeMatcher matcher, int64_t from_unix_s, int64_t to_unix_s);
+
+  void Add(const domain::Charge& c);
+
+  const NodeMatcher& matcher() const { return matcher_; }
+  int64_t from() const { return from_; }
+  int64_t to() const { return to_; }
+  // The node charges by (nodes, period start, period end).
+  std::vector<NodeCharge> NodeCharges() const;
+
+  std::string currency;  // of the first line
+  BillAmounts all, outside_window, nodes, unused_commitments, other_usage;
+  std::map<std::string, BillAmounts> by_category;    // in the window
+  std::map<std::string, BillAmounts> unmatched_vms;  // by ResourceId, in the window
+
+ private:
+  NodeMatcher matcher_;
+  int64_t from_, to_;
+  std::map<std::tuple<std::vector<size_t>, int64_t, int64_t>, NodeCharge> charges_;
+};
+
+}  // namespace gpumeter::cost

@@ -1,0 +1,181 @@
+#include "core/cost/bill_allocate.h"
+
+#include <gtest/gtest.h>
+
+namespace gpumeter::cost {
+namespace {
+
+using attribution::UnitRecord;
+using domain::Owner;
+using domain::OwnerKind;
+
+constexpr int64_t kT0 = 1793700000;  // 2026-11-03T10:00:00Z
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+const char* const kI1 = "i-0123456789abcdef0";
+
+Owner C(const std::string& pod) { return Owner::Container("ml", pod, "main"); }
+Owner K(OwnerKind k) { return {k, {}, {}, {}}; }
+
+// A whole GPU of `node` for `seconds` of one hour; `owners` as (owner, compute seconds).
+UnitRecord Gpu(const std::string& node, const std::string& uuid, double seconds,
+               const std::vector<std::pair<Owner, double>>& owners) {
+  UnitRecord r;
+  r.unit = {node, uuid, uuid, "NVIDIA H100 80GB HBM3", "", std::nullopt, 1};
+  r.seconds = seconds;
+  r.memory_capacity_byte_seconds = 80 * kGiB * seconds;
+  for (const auto& [o, compute] : owners)
+    r.owners.push_back(
+        {o, 10 * kGiB * seconds, compute, 0, o.kind == OwnerKind::kContainer ? seconds : 0});
+  return r;
+}
+
+domain::Charge Line(const std::string& category, const std::string& resource, int64_t start,
+                    int64_t end, double effective, double billed) {
+  domain::Charge c;
+  c.category = category;
+  c.resource_id = resource;
+  c.period_start = start;
+  c.period_end = end;
+  c.effective_cost = effective;
+  c.billed_cost = billed;
+  c.currency = "USD";
+  return c;
+}
+
+// Two AWS nodes; n1 (2 GPUs) is billed for two hours, n2 for none.
+BillLedger Ledger() {
+  BillLedger l(NodeMatcher({{"n1", std::string("aws:///us-east-1a/") + kI1, ""},
+                            {"n2", "aws:///us-east-1a/i-0aaaaaaaaaaaaaaaa", ""}}),
+               kT0, kT0 + 4 * 3600);
+  l.Add(Line("Usage", kI1, kT0, kT0 + 3600, 10, 10));
+  l.Add(Line("Usage", std::string("arn:aws:ec2:us-east-1:123456789012:instance/") + kI1, kT0 + 3600,
+             kT0 + 7200, 10, 10));
+  l.Add(Line("Tax", "", kT0, kT0 + 3600, 1.5, 1.5));
+  l.Add(Line("Credit", kI1, kT0, kT0 + 3600, -2, -2));  // names the node, stays a credit
+  auto unused =
+      Line("Usage", "arn:aws:savingsplans::123456789012:savingsplan/sp-1", kT0, kT0 + 3600, 3, 0);
+  unused.commitment_status = "Unused";
+  l.Add(unused);
+  l.Add(Line("Usage", "i-0bbbbbbbbbbbbbbbb", kT0, kT0 + 3600, 7, 7));  // a VM of no node
+  l.Add(Line("Usage", "vol-0123456789abcdef0", kT0, kT0 + 3600, 0.25, 0.25));
+  l.Add(Line("Usage", kI1, kT0 - 3600, kT0, 10, 10));  // before the window
+  l.Add(Line("Purchase", "arn:aws:savingsplans::123456789012:savingsplan/sp-1", kT0, kT0 + 3600, 0,
+             100));
+  return l;
+}
+
+// Hour 0: n1's GPU A all hour (pod a busy half of it), GPU B half the hour (pod b busy all of
+// it). Hour 1: nothing (the agent was down). Hour 2: n1's GPU A, not billed. Hour 3: n2, idle.
+std::map<int64_t, std::vector<UnitRecord>> Usage() {
+  return {{kT0,
+           {Gpu("n1", "GPU-A", 3600, {{C("a"), 1800}, {K(OwnerKind::kIdle), 1800}}),
+            Gpu("n1", "GPU-B", 1800, {{C("b"), 1800}})}},
+          {kT0 + 7200, {Gpu("n1", "GPU-A", 3600, {{C("a"), 3600}})}},
+          {kT0 + 3 * 3600, {Gpu("n2", "GPU-C", 3600, {{K(OwnerKind::kIdle), 3600}})}}};
+}
+
+TEST(BillLedger, EveryLineLandsInOneBucketAndTheBucketsAddUp) {
+  const BillLedger l = Ledger();
+  EXPECT_DOUBLE_EQ(l.all.effective, 39.75);
+  EXPECT_DOUBLE_EQ(l.all.billed, 136.75);  // the unused commitment bills 0, its purchase 100
+  EXPECT_EQ(l.all.lines, 9);
+  EXPECT_DOUBLE_EQ(l.outside_window.effective, 10);
+  EXPECT_DOUBLE_EQ(l.by_category.at("Usage").effective, 30.25);
+  EXPECT_DOUBLE_EQ(l.by_category.at("Tax").effective, 1.5);
+  EXPECT_DOUBLE_EQ(l.by_category.at("Credit").effective, -2);
+  EXPECT_DOUBLE_EQ(l.by_category.at("Purchase").billed, 100);
+  EXPECT_DOUBLE_EQ(l.nodes.effective, 20);
+  EXPECT_DOUBLE_EQ(l.unused_commitments.effective, 3);
+  ASSERT_EQ(l.unmatched_vms.size(), 1u);
+  EXPECT_DOUBLE_EQ(l.unmatched_vms.at("i-0bbbbbbbbbbbbbbbb").effective, 7);
+  EXPECT_DOUBLE_EQ(l.other_usage.effective, 0.25);
+  const auto charges = l.NodeCharges();
+  ASSERT_EQ(charges.size(), 2u);  // one per hour, the ARN and the bare id the same node
+  EXPECT_EQ(charges[0].nodes, std::vector<size_t>{0});
+  EXPECT_EQ(charges[1].start, kT0 + 3600);
+}
+
+TEST(AllocateBill, EachBilledHourGoesToTheGpusTheAgentSawAndTheRestIsNamed) {
+  const BillLedger l = Ledger();
+  Policy p;
+  p.basis = Basis::kCompute;
+  p.idle = IdleRule::kSeparate;
+  for (const std::optional<int> gpus : {std::optional<int>(2), std::optional<int>()}) {
+    const std::vector<NodeCostSplit> splits(2, {0.9, gpus, "test"});
+    const auto b = AllocateBill(l, Usage(), splits, {}, p, {"pod"});
+    const auto& r = b.reconciliation;
+    // Hour 0: GPU part 9 over 2 × 3600 GPU-seconds: GPU A 4.5 (pod a 2.25, idle 2.25), GPU B
+    // 2.25 (pod b), 1800 GPU-seconds unseen 2.25. Hour 1: GPU part 9, all unseen. 1 + 1 non-GPU.
+    EXPECT_NEAR(r.containers, 4.5, 1e-12);
+    EXPECT_NEAR(r.idle, 2.25, 1e-12);
+    EXPECT_NEAR(r.no_agent, 11.25, 1e-12);
+    EXPECT_NEAR(r.non_gpu, 2, 1e-12);
+    EXPECT_EQ(r.system + r.unattributed, 0);
+    EXPECT_NEAR(r.Sum(), r.node_lines.effective, 1e-9);
+    EXPECT_NEAR(b.chargeback.total.cost, 6.75, 1e-12);
+    ASSERT_EQ(r.nodes.size(), 1u);
+    EXPECT_EQ(r.nodes[0].name, "n1");
+    EXPECT_EQ(r.nodes[0].periods, 2);
+    EXPECT_EQ(r.nodes[0].periods_unseen, 1);
+    EXPECT_EQ(r.nodes[0].hours_seen_unbilled, 1);  // hour 2
+    ASSERT_EQ(r.nodes_without_lines.size(), 1u);
+    EXPECT_EQ(r.nodes_without_lines[0].first, "n2");
+    EXPECT_DOUBLE_EQ(r.nodes_without_lines[0].second, 1.0);
+    std::map<std::string, double> by_pod;
+    for (const auto& g : b.chargeback.groups) by_pod[g.key[0]] = g.cost;
+    EXPECT_NEAR(by_pod.at("ml/a"), 2.25, 1e-12);
+    EXPECT_NEAR(by_pod.at("ml/b"), 2.25, 1e-12);
+    EXPECT_NEAR(by_pod.at("__idle__"), 2.25, 1e-12);
+    ASSERT_EQ(b.chargeback.units.size(), 2u);  // GPU A and B, merged over hours
+    EXPECT_EQ(b.chargeback.currency, "USD");
+  }
+}
+
+TEST(AllocateBill, ConservationHoldsUnderEveryPolicy) {
+  const BillLedger l = Ledger();
+  const std::vector<NodeCostSplit> splits(2, {0.7, std::nullopt, "test"});
+  for (const Basis basis : {Basis::kMemory, Basis::kCompute, Basis::kBlend, Basis::kRequest})
+    for (const IdleRule idle : {IdleRule::kShare, IdleRule::kOwner, IdleRule::kSeparate}) {
+      Policy p;
+      p.basis = basis;
+      p.idle = idle;
+      const auto b = AllocateBill(l, Usage(), splits, {}, p, {"namespace"});
+      const auto& r = b.reconciliation;
+      EXPECT_NEAR(r.Sum(), 20, 1e-9) << p.Name();
+      EXPECT_NEAR(b.chargeback.total.cost + r.no_agent + r.non_gpu, 20, 1e-9) << p.Name();
+      double groups = 0;
+      for (const auto& g : b.chargeback.groups) groups += g.cost;
+      EXPECT_NEAR(groups, b.chargeback.total.cost, 1e-9) << p.Name();
+      EXPECT_NEAR(r.non_gpu, 20 * 0.3, 1e-9) << p.Name();
+    }
+}
+
+TEST(AllocateBill, AScaleSetsDailyLineIsSharedByTheGpuTimeSeenOnEachNode) {
+  const std::string set =
+      "/subscriptions/s/resourceGroups/MC_rg/providers/Microsoft.Compute/virtualMachineScaleSets/"
+      "aks-gpu-vmss";
+  BillLedger l(NodeMatcher({{"aks-0", "azure://" + set + "/virtualMachines/0", ""},
+                            {"aks-1", "azure://" + set + "/virtualMachines/1", ""}}),
+               kT0, kT0 + 86400);
+  l.Add(Line("Usage", set, kT0, kT0 + 86400, 48, 48));
+  std::map<int64_t, std::vector<UnitRecord>> usage;
+  for (int h = 0; h < 24; ++h) {
+    const int64_t t = kT0 + h * 3600;
+    usage[t].push_back(Gpu("aks-0", "GPU-0", 3600, {{C("a"), 3600}}));
+    if (h < 12) usage[t].push_back(Gpu("aks-1", "GPU-1", 3600, {{C("b"), 3600}}));
+  }
+  Policy p;
+  p.basis = Basis::kCompute;
+  const auto b =
+      AllocateBill(l, usage, std::vector<NodeCostSplit>(2, {1.0, 1, "test"}), {}, p, {"pod"});
+  // aks-0 saw 24 h, aks-1 12 h: 32 and 16; aks-1's other 12 h no agent saw.
+  std::map<std::string, double> by_pod;
+  for (const auto& g : b.chargeback.groups) by_pod[g.key[0]] = g.cost;
+  EXPECT_NEAR(by_pod.at("ml/a"), 32, 1e-9);
+  EXPECT_NEAR(by_pod.at("ml/b"), 8, 1e-9);
+  EXPECT_NEAR(b.reconciliation.no_agent, 8, 1e-9);
+  EXPECT_NEAR(b.reconciliation.Sum(), 48, 1e-9);
+}
+
+}  // namespace
+}  // namespace gpumeter::cost
