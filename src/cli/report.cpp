@@ -38,6 +38,16 @@ void AddReportCommand(CLI::App& app, app::ReportOptions& o) {
   AddPolicyFlags(cmd, o.policy);
   cmd->add_option("--pricing", o.pricing_file,
                   "Pricing file (YAML, docs/pricing.md); default: the dated default table");
+  cmd->add_option("--bill", o.bill_files,
+                  "Price from the cloud bill: FOCUS exports (CSV or .csv.gz; AWS, Azure, Google "
+                  "Cloud), matched to the store's nodes by provider ID (docs/pricing.md, From your "
+                  "bill)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--bill-split", o.bill_split,
+                  "With --bill: the GPU share of a node's cost where the pricing file has no node "
+                  "price for its instance type: aws-scad (0.9), datadog (0.95), grafana (0.7) or a "
+                  "share in (0, 1]")
+      ->capture_default_str();
   cmd->add_option("--format", o.format, "table, csv, json, focus or html")
       ->check(CLI::IsMember({"table", "csv", "json", "focus", "html"}))
       ->capture_default_str();

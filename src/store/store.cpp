@@ -19,7 +19,7 @@
 namespace gpumeter::store {
 namespace {
 
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 // Read-only readers take these too (1: no unknown compute; 1-2: no estimate bounds).
 constexpr int kOldestReadable = 1;
 
@@ -59,6 +59,14 @@ ALTER TABLE usage_hours ADD COLUMN compute_unknown_seconds REAL NOT NULL DEFAULT
     R"sql(
 ALTER TABLE usage_minutes ADD COLUMN compute_bound_seconds REAL NOT NULL DEFAULT 0;
 ALTER TABLE usage_hours ADD COLUMN compute_bound_seconds REAL NOT NULL DEFAULT 0;
+)sql",
+    // 4: each node's cloud identity, to match a cloud bill to it (issue 34). Older stores did not
+    // record it: their nodes are listed as without one.
+    R"sql(
+CREATE TABLE nodes(name TEXT NOT NULL, provider_id TEXT NOT NULL, instance_id TEXT NOT NULL,
+  instance_type TEXT NOT NULL, region TEXT NOT NULL, zone TEXT NOT NULL, capacity_type TEXT NOT NULL,
+  gpu_count INTEGER, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,
+  PRIMARY KEY(name, provider_id)) WITHOUT ROWID;
 )sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
@@ -357,6 +365,8 @@ Expected<void> Store::Write(const IntervalRecord& rec) {
         }
       }
     }
+    if (rec.node)
+      if (auto r = WriteNode(*rec.node, rec.end_unix_s); !r) return r;
     Stmt ls(
         db_,
         "INSERT INTO pod_labels VALUES(?,?,?) ON CONFLICT DO UPDATE SET labels = excluded.labels");

@@ -30,6 +30,7 @@ struct sqlite3_stmt;
 namespace gpumeter::store {
 
 // The records' vocabulary lives in the core, where rightsizing reads it too (usage_record.h).
+using attribution::NodeRecord;
 using attribution::OwnerAmounts;
 using attribution::UnitKey;
 using attribution::UnitRecord;
@@ -39,6 +40,10 @@ struct IntervalRecord {
   std::vector<UnitRecord> units;
   // Labels of the pods in `units`, by (namespace, pod); the latest seen is kept.
   std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> pod_labels;
+  // The node's cloud identity, when the agent knows it (its Node object was read): kept per
+  // (name, provider ID) with the first and last interval it was seen in. Its seen times are
+  // end_unix_s; the record's own are ignored.
+  std::optional<NodeRecord> node = std::nullopt;
 };
 
 struct StoreOptions {
@@ -94,6 +99,9 @@ class Store final : public history::UsageHistorySource {
   Expected<std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>>>
   PodLabels() const;
 
+  // Every node recorded (schema 4 on; an older store has none), by name then provider ID.
+  Expected<std::vector<NodeRecord>> Nodes() const;
+
   const std::string& path() const { return path_; }
 
  private:
@@ -117,6 +125,7 @@ class Store final : public history::UsageHistorySource {
   Expected<void> Exec(const char* sql) const;
   Expected<void> Migrate();
   Expected<int64_t> UnitId(const UnitKey& key);
+  Expected<void> WriteNode(const NodeRecord& node, int64_t seen_unix_s);  // in Write's transaction
   Expected<int64_t> OwnerId(const domain::Owner& owner);
   Error Fail(const std::string& what) const;  // the error of the last call, naming the file
   // Sums over [from, to) per unit, per `bucket_s` seconds (keyed by bucket start; 0: everything

@@ -2,14 +2,41 @@
 
 #include <spdlog/spdlog.h>
 
+#include <charconv>
 #include <thread>
 
 namespace gpumeter::app {
+namespace {
+
+// What the store keeps of the Node object: the cloud identity a bill is matched by.
+store::NodeRecord NodeRecordOf(const k8s::NodeFacts& f) {
+  store::NodeRecord n;
+  n.name = f.name;
+  n.provider_id = f.provider_id;
+  n.instance_id = f.instance_id;
+  n.instance_type = f.instance_type;
+  n.region = f.region;
+  n.zone = f.zone;
+  n.capacity_type = f.capacity_type;
+  if (const auto it = f.gpu_labels.find("nvidia.com/gpu.count"); it != f.gpu_labels.end()) {
+    int gpus = 0;
+    const auto [end, ec] =
+        std::from_chars(it->second.data(), it->second.data() + it->second.size(), gpus);
+    if (ec == std::errc() && end == it->second.data() + it->second.size() && gpus > 0 &&
+        gpus <= 1024)
+      n.gpu_count = gpus;  // a label that is not a count leaves it unknown
+  }
+  return n;
+}
+
+}  // namespace
+
 store::IntervalRecord ToIntervalRecord(const node::NodeState& state,
                                        const std::map<std::string, node::UnitInfo>& known) {
   store::IntervalRecord rec;
   if (!state.last_good) return rec;
   rec.end_unix_s = static_cast<int64_t>(state.last_good->snapshot.timestamp_us / 1'000'000);
+  if (state.node_facts) rec.node = NodeRecordOf(*state.node_facts);
   for (const auto& ledger : state.last_interval) {
     store::UnitRecord u;
     const auto* info = state.FindUnit(ledger.uuid);

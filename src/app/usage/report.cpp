@@ -1,5 +1,7 @@
 #include "app/usage/report.h"
 
+#include "app/usage/bill_report.h"
+
 #include "app/usage/rightsize.h"
 #include "common/html.h"
 #include "core/rightsize/render.h"
@@ -192,6 +194,14 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
   if (!request) return tl::unexpected(request.error());
   const auto w = ResolveWindow(o, now, *request);
   if (!w) return tl::unexpected(w.error());
+  if (!o.bill_files.empty()) {
+    if (!request->store)
+      return tl::unexpected(
+          Bad("--bill: needs --source sqlite:PATH (the store keeps the nodes' "
+              "provider IDs the bill is matched by)"));
+    return RenderBillReport({o.bill_files, o.bill_split, o.format}, *request->store,
+                            request->pricing, request->policy, request->dims, *w);
+  }
   const auto usage = ReadUsage(o, *request, *w);
   if (!usage) return tl::unexpected(usage.error());
   auto cb = cost::BuildChargeback(usage->units, usage->labels, request->pricing, request->policy,

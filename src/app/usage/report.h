@@ -32,6 +32,9 @@ struct ReportOptions {
   std::string format = "table";  // table | csv | json | focus | html
   std::string output;            // file; empty: stdout
   PrometheusFlags prometheus;    // how to reach --source prometheus:URL
+  // --bill FILE…: price from these FOCUS exports instead (bill_report.h); a store source only.
+  std::vector<std::string> bill_files;
+  std::string bill_split = "aws-scad";  // --bill-split
 };
 
 // 0 ok, 1 the source failed, 2 bad input (each with a message naming it).

@@ -5,6 +5,7 @@
 // other for its vocabulary. Plain values.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,17 @@ struct UnitRecord {
   double energy_joules = 0;  // of the time its energy was known
   double energy_unknown_seconds = 0;
   std::vector<OwnerAmounts> owners;
+};
+
+// A node as the agent saw it under one cloud identity, for matching a cloud bill's lines to it
+// (core/cost/bill_match.h): the Node object's facts and the span of intervals recorded with them.
+struct NodeRecord {
+  std::string name;
+  std::string provider_id;  // spec.providerID; "" when the node has none (kind, bare metal)
+  std::string instance_id;  // GKE's container.googleapis.com/instance_id annotation, or ""
+  std::string instance_type, region, zone, capacity_type;
+  std::optional<int> gpu_count;  // the nvidia.com/gpu.count label, when the node carries one
+  int64_t first_seen_unix_s = 0, last_seen_unix_s = 0;
 };
 
 }  // namespace gpumeter::attribution

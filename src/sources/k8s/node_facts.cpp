@@ -92,6 +92,18 @@ Expected<void> NodeFacts::ApplyList(std::string_view body) {
       labels[k] = v.get<std::string>();
     }
   }
+  std::string gce_instance_id;
+  if (const auto a = meta->find("annotations"); a != meta->end() && !a->is_null()) {
+    if (!a->is_object())
+      return MakeError(ErrorCode::kInvalidInput, "Node: metadata.annotations is not an object");
+    if (const auto id = a->find("container.googleapis.com/instance_id"); id != a->end()) {
+      if (!id->is_string())
+        return MakeError(ErrorCode::kInvalidInput,
+                         "Node: metadata.annotations['container.googleapis.com/instance_id'] is "
+                         "not a string");
+      gce_instance_id = id->get<std::string>();
+    }
+  }
   std::string provider;
   if (const auto spec = doc->find("spec"); spec != doc->end() && spec->is_object())
     if (const auto p = spec->find("providerID"); p != spec->end()) {
@@ -101,6 +113,7 @@ Expected<void> NodeFacts::ApplyList(std::string_view body) {
     }
   name = (*meta)["name"].get<std::string>();
   provider_id = provider;
+  instance_id = gce_instance_id;
   cloud = CloudOf(provider);
   instance_type =
       Label(labels, {"node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"});

@@ -16,8 +16,11 @@ namespace gpumeter::k8s {
 
 struct NodeFacts {
   std::string name;
-  std::string provider_id;    // spec.providerID, e.g. aws:///us-east-1a/i-0abc…
-  std::string cloud;          // aws, gcp, azure, or "" (from providerID's scheme)
+  std::string provider_id;  // spec.providerID, e.g. aws:///us-east-1a/i-0abc…
+  std::string cloud;        // aws, gcp, azure, or "" (from providerID's scheme)
+  // GKE's numeric GCE instance id (annotation container.googleapis.com/instance_id): Google's
+  // bill may name the VM by it rather than by name. "" elsewhere.
+  std::string instance_id;
   std::string instance_type;  // node.kubernetes.io/instance-type (or the beta label)
   std::string region, zone;   // topology.kubernetes.io/{region,zone} (or the beta labels)
   // spot, on-demand or reserved, from Karpenter, EKS, GKE, AKS or the self-managed `lifecycle`
@@ -27,7 +30,7 @@ struct NodeFacts {
   std::map<std::string, std::string> gpu_labels;
 
   // Parses a Node object (JSON). Refuses what is not one: not JSON, a duplicate key in any object,
-  // kind other than Node, labels that are not strings. Errors name the field.
+  // kind other than Node, labels or annotations that are not strings. Errors name the field.
   Expected<void> ApplyList(std::string_view body);
 };
 

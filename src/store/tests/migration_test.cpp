@@ -112,7 +112,7 @@ TEST(StoreMigration, Version1OpensReadOnlyAsItIsAndMigratesWithoutLoss) {
   // The agent opens it for writing: migrated, nothing lost, and it records unknown compute.
   auto rw = Store::Open(path);
   ASSERT_TRUE(rw) << rw.error().message;
-  EXPECT_EQ(UserVersion(path), 3);
+  EXPECT_EQ(UserVersion(path), 4);
   ExpectSame(Sum(**rw), before);
 
   auto span = (*rw)->Span();
@@ -132,7 +132,7 @@ TEST(StoreMigration, Version1OpensReadOnlyAsItIsAndMigratesWithoutLoss) {
   EXPECT_DOUBLE_EQ(after.memory, before.memory);
   rw->reset();
 
-  // Read-only again, now at version 3: the unknown seconds come back.
+  // Read-only again, now at the latest version: the unknown seconds come back.
   EXPECT_DOUBLE_EQ(ReadOnlySum(path).unknown, 10.0);
 }
 
@@ -153,7 +153,7 @@ TEST(StoreMigration, Version2KeepsItsUnknownComputeAndMigratesToBounds) {
 
   auto rw = Store::Open(path);
   ASSERT_TRUE(rw) << rw.error().message;
-  EXPECT_EQ(UserVersion(path), 3);
+  EXPECT_EQ(UserVersion(path), 4);
   ExpectSame(Sum(**rw), before);
 
   auto span = (*rw)->Span();
@@ -175,6 +175,49 @@ TEST(StoreMigration, Version2KeepsItsUnknownComputeAndMigratesToBounds) {
   rw->reset();
 
   EXPECT_DOUBLE_EQ(ReadOnlySum(path).bound, 3.5);
+}
+
+TEST(StoreMigration, Version3KeepsItsBoundsAndGainsTheNodesTable) {
+  testing::TempDir dir("gpumeter-migration");
+  const auto path = (dir.path() / "usage.db").string();
+  Restore("schema-v3.sql", path);
+  ASSERT_EQ(UserVersion(path), 3);
+  const Totals before = ReadOnlySum(path);
+  EXPECT_NEAR(before.bound, Scalar(path, "SELECT SUM(compute_bound_seconds) FROM usage_minutes"),
+              1e-9 * before.bound);
+  EXPECT_GT(before.bound, 0.0);  // the fixture's shared notebooks were estimated
+  {
+    auto ro = Store::OpenReadOnly(path);
+    ASSERT_TRUE(ro);
+    auto nodes = (*ro)->Nodes();
+    ASSERT_TRUE(nodes) << nodes.error().message;
+    EXPECT_TRUE(nodes->empty());  // version 3 recorded none; read as none, not an error
+  }
+  EXPECT_EQ(UserVersion(path), 3);
+
+  auto rw = Store::Open(path);
+  ASSERT_TRUE(rw) << rw.error().message;
+  EXPECT_EQ(UserVersion(path), 4);
+  ExpectSame(Sum(**rw), before);
+  auto span = (*rw)->Span();
+  ASSERT_TRUE(span && *span);
+  IntervalRecord rec;
+  rec.end_unix_s = (*span)->second + 60;
+  NodeRecord n;
+  n.name = "gpu-node-h100";
+  n.provider_id = "aws:///us-east-1a/i-0123456789abcdef0";
+  n.instance_type = "p5.48xlarge";
+  n.gpu_count = 8;
+  rec.node = n;
+  ASSERT_TRUE((*rw)->Write(rec));
+  rw->reset();
+  auto ro = Store::OpenReadOnly(path);
+  ASSERT_TRUE(ro);
+  auto nodes = (*ro)->Nodes();
+  ASSERT_TRUE(nodes && nodes->size() == 1u);
+  EXPECT_EQ(nodes->front().provider_id, n.provider_id);
+  EXPECT_EQ(nodes->front().gpu_count, 8);
+  ExpectSame(Sum(**ro), before);
 }
 
 TEST(StoreMigration, HoursRolledUpAfterTheMigrationKeepUnknownComputeAndBounds) {

@@ -389,10 +389,13 @@ TEST(Store, NewStoresCarryTheIdAndEarlierOnesAreRecognisedByTheirSchema) {
     ASSERT_TRUE((*s)->Write(Interval(1'767'225'600, 2.0, 0.5)));
   }
   EXPECT_EQ(Pragma(path, "application_id"), kApplicationId);
-  // As an earlier gpumeter left it: same schema, no application_id.
+  // As an earlier gpumeter left it: no application_id, and the tables of its time (version 3,
+  // before the nodes table; the id was stamped from then on).
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "PRAGMA application_id=0", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA application_id=0; DROP TABLE nodes; PRAGMA user_version=3",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
   sqlite3_close(db);
   auto r = Store::OpenReadOnly(path);
   ASSERT_TRUE(r) << r.error().message;
@@ -462,6 +465,51 @@ TEST(Store, HistoryReadsGoOnBesideTheWriterOnAnotherThread) {
   const auto labels = history.HistoryPodLabels();
   ASSERT_TRUE(labels) << labels.error().message;
   EXPECT_EQ(labels->at({"ns", "a"}).at("team"), "search");
+}
+
+TEST(Store, NodesAreKeptPerCloudIdentityWithTheSpanEachWasSeenIn) {
+  testing::TempDir dir("gpumeter-store");
+  const auto path = (dir.path() / "usage.db").string();
+  auto s = Store::Open(path);
+  ASSERT_TRUE(s) << s.error().message;
+  NodeRecord gke;
+  gke.name = "gke-pool-a-1";
+  gke.provider_id = "gce://proj/us-central1-a/gke-pool-a-1";
+  gke.instance_id = "4520988123456789012";
+  gke.instance_type = "a3-highgpu-8g";
+  gke.capacity_type = "spot";
+  const int64_t t0 = 1'796'500'800;
+  for (const int64_t t : {t0 + 30, t0 + 90, t0 + 3000}) {
+    IntervalRecord rec;
+    rec.end_unix_s = t;
+    rec.node = gke;
+    ASSERT_TRUE((*s)->Write(rec));
+  }
+  // Replaced under the same name: another VM, another row; the first keeps its span.
+  NodeRecord replaced = gke;
+  replaced.provider_id = "gce://proj/us-central1-a/gke-pool-a-1-x";
+  replaced.instance_id = "4520988123456789999";
+  replaced.gpu_count = 8;
+  IntervalRecord later;
+  later.end_unix_s = t0 + 4000;
+  later.node = replaced;
+  ASSERT_TRUE((*s)->Write(later));
+  IntervalRecord unknown;  // an interval without node facts changes nothing
+  unknown.end_unix_s = t0 + 5000;
+  ASSERT_TRUE((*s)->Write(unknown));
+  auto nodes = (*s)->Nodes();
+  ASSERT_TRUE(nodes) << nodes.error().message;
+  ASSERT_EQ(nodes->size(), 2u);
+  const auto& a = (*nodes)[0];
+  EXPECT_EQ(a.provider_id, gke.provider_id);
+  EXPECT_EQ(a.instance_id, gke.instance_id);
+  EXPECT_EQ(a.capacity_type, "spot");
+  EXPECT_FALSE(a.gpu_count);  // not known, not 0
+  EXPECT_EQ(a.first_seen_unix_s, t0 + 30);
+  EXPECT_EQ(a.last_seen_unix_s, t0 + 3000);
+  EXPECT_EQ((*nodes)[1].provider_id, replaced.provider_id);
+  EXPECT_EQ((*nodes)[1].gpu_count, 8);
+  EXPECT_EQ((*nodes)[1].first_seen_unix_s, t0 + 4000);
 }
 
 TEST(Store, PageCachesAreReleasedOnRequestAndAfterHistories) {

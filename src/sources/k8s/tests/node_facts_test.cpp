@@ -66,6 +66,20 @@ TEST(NodeFacts, GkeAndAksProviderIdsAndTheBetaLabels) {
   EXPECT_EQ(f.instance_type, "Standard_ND96isr_H100_v5");
 }
 
+TEST(NodeFacts, GkesNumericInstanceIdComesFromItsAnnotation) {
+  NodeFacts f;
+  ASSERT_TRUE(f.ApplyList(
+      R"({"kind":"Node","metadata":{"name":"gke-a","annotations":{"container.googleapis.com/instance_id":"4520988123456789012","other":"x"}},"spec":{"providerID":"gce://p/z/gke-a"}})"));
+  EXPECT_EQ(f.instance_id, "4520988123456789012");
+  NodeFacts g;
+  ASSERT_TRUE(g.ApplyList(R"({"kind":"Node","metadata":{"name":"n"}})"));
+  EXPECT_EQ(g.instance_id, "");
+  auto bad = g.ApplyList(
+      R"({"kind":"Node","metadata":{"name":"n","annotations":{"container.googleapis.com/instance_id":7}}})");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("container.googleapis.com/instance_id"), std::string::npos);
+}
+
 TEST(NodeFacts, WhatIsNotANodeIsRefusedNamingTheField) {
   const std::pair<std::string, std::string> cases[] = {
       {"{not json", "Node: not valid JSON"},

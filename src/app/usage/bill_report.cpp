@@ -1,0 +1,79 @@
+#include "app/usage/bill_report.h"
+
+#include <algorithm>
+
+#include "core/cost/bill_allocate.h"
+#include "sinks/report/render_bill.h"
+#include "sources/bill/focus_reader.h"
+
+namespace gpumeter::app {
+namespace {
+
+Error Bad(std::string message) { return Error{ErrorCode::kInvalidInput, std::move(message)}; }
+
+// The nodes the store recorded, for matching, and how each one's cost is split.
+struct Nodes {
+  std::vector<cost::BillNode> nodes;
+  std::vector<cost::NodeCostSplit> splits;
+};
+
+Nodes BillNodes(const std::vector<store::NodeRecord>& records, const cost::Pricing& pricing,
+                double default_share, const std::string& split_flag) {
+  Nodes out;
+  for (const auto& r : records) {
+    out.nodes.push_back({r.name, r.provider_id, r.instance_id});
+    cost::NodeCostSplit s;
+    if (const auto file = pricing.NodeSplitOf(r.instance_type)) {
+      s = {file->gpu_share, file->gpus, "pricing file nodes." + r.instance_type};
+    } else {
+      s = {default_share, r.gpu_count, "--bill-split " + split_flag};
+    }
+    out.splits.push_back(s);
+  }
+  return out;
+}
+
+// The hours a read must cover: the window, and every billed period of a matched node.
+std::pair<int64_t, int64_t> UsageSpan(const cost::BillLedger& l, const report::Window& w) {
+  int64_t from = w.from_unix_s, to = w.to_unix_s;
+  for (const auto& c : l.NodeCharges()) {
+    from = std::min(from, c.start);
+    to = std::max(to, c.end);
+  }
+  return {from - ((from % 3600) + 3600) % 3600, to};
+}
+
+}  // namespace
+
+Expected<std::string> RenderBillReport(const BillReportRequest& bill, const store::Store& store,
+                                       const cost::Pricing& pricing, const cost::Policy& policy,
+                                       const std::vector<std::string>& dims,
+                                       const report::Window& w) {
+  if (bill.format != "table" && bill.format != "json")
+    return tl::unexpected(Bad("--bill: --format " + bill.format +
+                              " is not available with a bill yet (table or json)"));
+  const auto share = cost::ParseSplit(bill.split);
+  if (!share) return tl::unexpected(Bad("--bill-split: " + share.error().message));
+  auto records = store.Nodes();
+  if (!records) return tl::unexpected(records.error());
+  Nodes nodes = BillNodes(*records, pricing, *share, bill.split);
+  cost::BillLedger ledger(cost::NodeMatcher(std::move(nodes.nodes)), w.from_unix_s, w.to_unix_s);
+  for (const auto& file : bill.files) {
+    auto read = bill::ReadFocusFile(file, ledger.currency, [&](const domain::Charge& c) {
+      ledger.Add(c);
+      return Expected<void>{};
+    });
+    if (!read) return tl::unexpected(read.error());
+  }
+  const auto [from, to] = UsageSpan(ledger, w);
+  auto hourly = store.BucketUsage(from, to, 3600);
+  if (!hourly) return tl::unexpected(hourly.error());
+  auto labels = store.PodLabels();
+  if (!labels) return tl::unexpected(labels.error());
+  const auto billed = cost::AllocateBill(ledger, *hourly, nodes.splits, *labels, policy, dims);
+  const report::BillSource source{bill.files, bill.split};
+  return bill.format == "json" ? report::RenderBillJson(billed, ledger, source, w)
+                               : report::RenderBillTable(billed, ledger, source, w);
+}
+
+}  // namespace gpumeter::app

@@ -1,0 +1,173 @@
+#include "sinks/report/render_bill.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace gpumeter::report {
+namespace {
+
+using nlohmann::json;
+
+// The unmatched VMs shown in the table, by cost; JSON lists them all.
+constexpr size_t kVmsShown = 20;
+
+std::vector<std::pair<std::string, cost::BillAmounts>> VmsByCost(const cost::BillLedger& l) {
+  std::vector<std::pair<std::string, cost::BillAmounts>> vms(l.unmatched_vms.begin(),
+                                                             l.unmatched_vms.end());
+  std::stable_sort(vms.begin(), vms.end(), [](const auto& a, const auto& b) {
+    return std::abs(a.second.effective) > std::abs(b.second.effective);
+  });
+  return vms;
+}
+
+bool AddsUp(const cost::BillReconciliation& r) {
+  // To the cent: the parts are sums of the same lines' amounts, split and added in doubles.
+  return std::abs(r.Sum() - r.node_lines.effective) < 0.005;
+}
+
+json Amounts(const cost::BillAmounts& a) {
+  return {
+      {"effectiveCost", a.effective},
+      {"billedCost", a.billed},
+      {"listCost", a.lines_without_list == a.lines && a.lines > 0 ? json(nullptr) : json(a.list)},
+      {"lines", a.lines}};
+}
+
+void Disagreements(std::string& out, const cost::BillReconciliation& r) {
+  std::string lines;
+  for (const auto& n : r.nodes) {
+    if (n.periods_unseen > 0)
+      lines +=
+          fmt::format("  {}: billed for {} charge period(s) in which the agent recorded nothing\n",
+                      n.name, n.periods_unseen);
+    if (n.hours_seen_unbilled > 0)
+      lines += fmt::format("  {}: seen by the agent in {} hour(s) that no bill line covers\n",
+                           n.name, n.hours_seen_unbilled);
+  }
+  for (const auto& [name, gpu_hours] : r.nodes_without_lines)
+    lines += fmt::format(
+        "  {}: seen by the agent ({:.3f} GPU-h) and billed by no line (no provider ID recorded, "
+        "or another account's bill)\n",
+        name, gpu_hours);
+  out += lines.empty() ? "The bill and the usage agree: every billed node-hour was seen, and every "
+                         "seen one billed.\n"
+                       : "Where the bill and the usage disagree:\n" + lines;
+}
+
+}  // namespace
+
+std::string RenderBillTable(const cost::BilledChargeback& b, const cost::BillLedger& l,
+                            const BillSource& source, const Window& w) {
+  std::string out = RenderTable(b.chargeback, w);
+  const auto& r = b.reconciliation;
+  const std::string cur = l.currency.empty() ? "" : " " + l.currency;
+  out += fmt::format(
+      "\nFrom the bill: {} file(s), {} lines; EffectiveCost in {} (commitments "
+      "amortized); a line counts in the window that holds its ChargePeriodStart\n",
+      source.files.size(), l.all.lines, l.currency.empty() ? "-" : l.currency);
+  auto row = [&](int indent, const std::string& what, const cost::BillAmounts& a,
+                 const std::string& note = "") {
+    out += fmt::format("{:{}}{:<{}} {:>14.2f}  {:>6} lines{}\n", "", indent, what, 34 - indent,
+                       a.effective, a.lines, note);
+  };
+  row(2, "all lines", l.all);
+  row(4, "outside the window", l.outside_window);
+  for (const auto& [category, a] : l.by_category) {
+    row(4, category, a,
+        category == "Purchase" ? fmt::format("  (BilledCost {:.2f})", a.billed) : "");
+    if (category != "Usage") continue;
+    row(6, "GPU nodes' lines", l.nodes);
+    row(6, "unused commitments", l.unused_commitments);
+    cost::BillAmounts vms;
+    for (const auto& [id, vm] : l.unmatched_vms) vms.Add(vm);
+    row(6, fmt::format("VMs matching no node ({})", l.unmatched_vms.size()), vms);
+    row(6, "other usage (disks, network)", l.other_usage);
+  }
+  out += fmt::format("The GPU nodes' {:.2f}{} went to:\n", r.node_lines.effective, cur);
+  for (const auto& [what, v] : {std::pair{"containers", r.containers},
+                                {"idle (left unplaced by the policy)", r.idle},
+                                {"system", r.system},
+                                {"unattributed", r.unattributed},
+                                {"GPU hours no agent saw", r.no_agent},
+                                {"the nodes' non-GPU part", r.non_gpu}})
+    out += fmt::format("  {:<32} {:>14.2f}\n", what, v);
+  out += fmt::format("  {:<32} {:>14.2f}  {}\n", "sum", r.Sum(),
+                     AddsUp(r) ? "= the lines' total" : "DOES NOT ADD UP: a bug, please report it");
+  if (!r.nodes.empty()) {
+    out += fmt::format("  {:<28} {:>8} {:>7} {:>12} {:>12} {:>10}  {}\n", "node", "periods",
+                       "unseen", "billed", "no agent", "non-GPU", "split");
+    for (const auto& n : r.nodes)
+      out += fmt::format(
+          "  {:<28} {:>8} {:>7} {:>12.2f} {:>12.2f} {:>10.2f}  GPU {:.0f}% of {} "
+          "GPU(s) ({})\n",
+          n.name, n.periods, n.periods_unseen, n.effective, n.no_agent, n.non_gpu,
+          100 * n.split.gpu_share, n.split.gpus ? std::to_string(*n.split.gpus) : "those seen",
+          n.split.source);
+  }
+  Disagreements(out, r);
+  const auto vms = VmsByCost(l);
+  if (!vms.empty()) {
+    out += fmt::format(
+        "VMs in the bill that match no node{}:\n",
+        vms.size() > kVmsShown ? fmt::format(" ({} of {})", kVmsShown, vms.size()) : "");
+    for (size_t i = 0; i < vms.size() && i < kVmsShown; ++i)
+      out += fmt::format("  {:<64} {:>12.2f}\n", vms[i].first, vms[i].second.effective);
+  }
+  return out;
+}
+
+std::string RenderBillJson(const cost::BilledChargeback& b, const cost::BillLedger& l,
+                           const BillSource& source, const Window& w) {
+  json j = json::parse(RenderJson(b.chargeback, w));
+  const auto& r = b.reconciliation;
+  json categories = json::object();
+  for (const auto& [category, a] : l.by_category) categories[category] = Amounts(a);
+  json vms = json::array();
+  for (const auto& [id, a] : VmsByCost(l)) {
+    json v = Amounts(a);
+    v["resourceId"] = id;
+    vms.push_back(v);
+  }
+  json nodes = json::array();
+  for (const auto& n : r.nodes)
+    nodes.push_back({{"node", n.name},
+                     {"periods", n.periods},
+                     {"periodsUnseen", n.periods_unseen},
+                     {"hoursSeenUnbilled", n.hours_seen_unbilled},
+                     {"effectiveCost", n.effective},
+                     {"noAgentCost", n.no_agent},
+                     {"nonGpuCost", n.non_gpu},
+                     {"gpuShare", n.split.gpu_share},
+                     {"gpus", n.split.gpus ? json(*n.split.gpus) : json(nullptr)},
+                     {"splitSource", n.split.source}});
+  json without = json::array();
+  for (const auto& [name, gpu_hours] : r.nodes_without_lines)
+    without.push_back({{"node", name}, {"gpuHoursSeen", gpu_hours}});
+  j["bill"] = {{"files", source.files},
+               {"defaultSplit", source.split},
+               {"currency", l.currency},
+               {"total", Amounts(l.all)},
+               {"outsideWindow", Amounts(l.outside_window)},
+               {"byCategory", categories},
+               {"gpuNodeLines", Amounts(l.nodes)},
+               {"unusedCommitments", Amounts(l.unused_commitments)},
+               {"unmatchedVms", vms},
+               {"otherUsage", Amounts(l.other_usage)},
+               {"allocation",
+                {{"containers", r.containers},
+                 {"idle", r.idle},
+                 {"system", r.system},
+                 {"unattributed", r.unattributed},
+                 {"noAgent", r.no_agent},
+                 {"nonGpu", r.non_gpu},
+                 {"sum", r.Sum()},
+                 {"addsUp", AddsUp(r)}}},
+               {"nodes", nodes},
+               {"nodesWithoutLines", without}};
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace gpumeter::report

@@ -1,0 +1,27 @@
+// A report priced from the cloud bill (core/cost/bill_allocate.h): the chargeback as any report
+// shows it, then the reconciliation — how the bill's lines add up (outside the window, each
+// charge category, the GPU nodes' lines, unused commitments, VMs matching no node, other usage),
+// where the GPU nodes' cost went (containers + idle + system + unattributed + hours with no agent
+// + the non-GPU part = their lines' total), and where the bill and the usage disagree. Table or
+// JSON. Pure: strings out. Amounts are in the bill's currency (EffectiveCost unless named).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/cost/bill_allocate.h"
+#include "sinks/report/render.h"
+
+namespace gpumeter::report {
+
+struct BillSource {
+  std::vector<std::string> files;
+  std::string split;  // the default GPU share given (--bill-split), for the reader
+};
+
+std::string RenderBillTable(const cost::BilledChargeback& b, const cost::BillLedger& ledger,
+                            const BillSource& source, const Window& w);
+std::string RenderBillJson(const cost::BilledChargeback& b, const cost::BillLedger& ledger,
+                           const BillSource& source, const Window& w);
+
+}  // namespace gpumeter::report
