@@ -13,7 +13,7 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 DEMO_ARGS ?= --speedup 10
 
-.PHONY: setup setup-build build build-demo demo test fuzz soak fleet-bench image image-test image-push image-push-test format clean
+.PHONY: setup setup-build build build-demo demo test fuzz soak fleet-bench bill-bench image image-test image-push image-push-test format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -64,6 +64,13 @@ fleet-bench: setup
 	@cmake --build $(BUILD) -j2 --target gpumeter gpumeter_fleet_synth
 	@BUILD=$(BUILD) bash bench/fleet.sh
 	@bash bench/cardinality.sh $(BUILD)
+
+# Bill benchmark (not in CI; minutes, ~1.5 GB under BILL_WORK): `report --bill` over a 1 GB FOCUS
+# export, plain and gzip: median wall time, throughput and peak RSS (issue 34's targets).
+bill-bench: setup
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGPUMETER_BUILD_TESTS=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j2 --target gpumeter gpumeter_bill_synth
+	@BUILD=$(BUILD) bash bench/bill.sh
 
 image:
 	@bash scripts/image.sh

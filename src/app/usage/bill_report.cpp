@@ -36,9 +36,9 @@ Nodes BillNodes(const std::vector<store::NodeRecord>& records, const cost::Prici
 // The hours a read must cover: the window, and every billed period of a matched node.
 std::pair<int64_t, int64_t> UsageSpan(const cost::BillLedger& l, const report::Window& w) {
   int64_t from = w.from_unix_s, to = w.to_unix_s;
-  for (const auto& c : l.NodeCharges()) {
-    from = std::min(from, c.start);
-    to = std::max(to, c.end);
+  for (const auto* c : l.NodeCharges()) {
+    from = std::min(from, c->start);
+    to = std::max(to, c->end);
   }
   return {from - ((from % 3600) + 3600) % 3600, to};
 }

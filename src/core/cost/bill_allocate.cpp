@@ -71,18 +71,101 @@ int DistinctGpus(const std::vector<UnitRecord>& records) {
   return static_cast<int>(gpus.size());
 }
 
-// What is built while the charges are allocated: the records costed (kept alive for the
-// chargeback, which borrows them) and the reconciliation's sums.
-struct Work {
+// One charge's records, costed (kept alive for AssembleChargeback, which borrows them).
+struct Period {
   std::deque<UnitRecord> records;
   std::vector<CostedRecord> costed;
-  std::map<std::string, BillReconciliation::Node> nodes;
 };
+
+// The chargeback summed over charges as they are allocated, so that memory holds the groups and
+// units, not every unit-period of a month: per unit, its rows summed by owner.
+struct Sums {
+  std::map<std::vector<std::string>, GroupTotals> groups;
+  GroupTotals total;
+  std::map<attribution::UnitKey, std::pair<UnitCost, std::map<domain::Owner, CostRow>>> units;
+};
+
+// What is built while the charges are allocated.
+struct Work {
+  std::map<std::string, BillReconciliation::Node> nodes;
+  Sums sums;
+};
+
+void AddTotals(GroupTotals& to, const GroupTotals& g) {
+  to.gpu_hours_held += g.gpu_hours_held;
+  to.compute_hours += g.compute_hours;
+  to.compute_unknown_hours += g.compute_unknown_hours;
+  to.compute_bound_hours += g.compute_bound_hours;
+  to.memory_gib_hours += g.memory_gib_hours;
+  to.energy_kwh += g.energy_kwh;
+  to.cost += g.cost;
+  to.idle_cost += g.idle_cost;
+}
+
+// One charge's chargeback into the sums and the reconciliation's buckets.
+void Merge(const Chargeback& part, Sums& sums, BillReconciliation& rec) {
+  for (const auto& g : part.groups) {
+    auto& to = sums.groups[g.key];
+    to.key = g.key;
+    AddTotals(to, g);
+  }
+  AddTotals(sums.total, part.total);
+  for (const auto& u : part.units) {
+    auto& [m, rows] = sums.units[u.unit];
+    m.unit = u.unit;
+    m.hours += u.hours;
+    m.cost += u.cost;
+    for (const auto& r : u.rows) {
+      auto& row = rows[r.owner];
+      row.owner = r.owner;
+      row.cost += r.cost;
+      row.idle_cost += r.idle_cost;
+      switch (r.owner.kind) {
+        case domain::OwnerKind::kContainer:
+          rec.containers += r.cost;
+          break;
+        case domain::OwnerKind::kIdle:
+          rec.idle += r.cost;
+          break;
+        case domain::OwnerKind::kSystem:
+          rec.system += r.cost;
+          break;
+        case domain::OwnerKind::kUnattributed:
+          rec.unattributed += r.cost;
+          break;
+      }
+    }
+  }
+}
+
+// The sums as one chargeback: groups by cost, units with the price per GPU-hour they came to.
+Chargeback Finish(Sums sums, const Policy& policy, const std::vector<std::string>& dims,
+                  const std::string& currency) {
+  Chargeback out;
+  out.dimensions = dims;
+  out.policy = policy.Name();
+  out.currency = currency;
+  out.total = sums.total;
+  for (auto& [key, g] : sums.groups) out.groups.push_back(std::move(g));
+  std::stable_sort(out.groups.begin(), out.groups.end(),
+                   [](const GroupTotals& a, const GroupTotals& b) { return a.cost > b.cost; });
+  for (auto& [key, entry] : sums.units) {
+    auto& [u, rows] = entry;
+    PriceQuote q;
+    const double gpu_hours = u.hours * u.unit.fraction;
+    q.per_gpu_hour = q.list_per_gpu_hour = gpu_hours > 0 ? u.cost / gpu_hours : 0;
+    q.source = "bill";
+    u.price = q;
+    for (auto& [owner, row] : rows) u.rows.push_back(row);
+    out.units.push_back(std::move(u));
+  }
+  return out;
+}
 
 // One node's part `cost` of a charge over [start, end): GPU part over its units, the rest apart.
 void AllocateNodePart(const std::string& name, const NodeCostSplit& split, double cost,
                       std::vector<UnitRecord> records, int64_t start, int64_t end,
-                      BillReconciliation& rec, Work& work) {
+                      BillReconciliation& rec, Work& work, Period& period) {
   auto& node = work.nodes[name];
   node.name = name;
   node.split = split;
@@ -114,38 +197,9 @@ void AllocateNodePart(const std::string& name, const NodeCostSplit& split, doubl
     q.per_gpu_hour = q.list_per_gpu_hour = gpu_part * 3600 / capacity;
     q.source = "bill";
     uc.price = q;
-    work.records.push_back(std::move(r));
-    work.costed.push_back({&work.records.back(), std::move(uc)});
+    period.records.push_back(std::move(r));
+    period.costed.push_back({&period.records.back(), std::move(uc)});
   }
-}
-
-// The chargeback's units merged over periods: one per unit, its rows summed by owner.
-std::vector<UnitCost> MergeUnits(std::vector<UnitCost> units) {
-  std::map<attribution::UnitKey, std::pair<UnitCost, std::map<domain::Owner, CostRow>>> merged;
-  for (auto& u : units) {
-    auto& [m, rows] = merged[u.unit];
-    m.unit = u.unit;
-    m.hours += u.hours;
-    m.cost += u.cost;
-    for (const auto& r : u.rows) {
-      auto& row = rows[r.owner];
-      row.owner = r.owner;
-      row.cost += r.cost;
-      row.idle_cost += r.idle_cost;
-    }
-  }
-  std::vector<UnitCost> out;
-  for (auto& [key, entry] : merged) {
-    auto& [u, rows] = entry;
-    PriceQuote q;
-    const double gpu_hours = u.hours * u.unit.fraction;
-    q.per_gpu_hour = q.list_per_gpu_hour = gpu_hours > 0 ? u.cost / gpu_hours : 0;
-    q.source = "bill";
-    u.price = q;
-    for (auto& [owner, row] : rows) u.rows.push_back(row);
-    out.push_back(std::move(u));
-  }
-  return out;
 }
 
 // What the agent saw in [from, to) that no line billed: whole nodes, and hours of billed ones.
@@ -175,7 +229,8 @@ void ListUnbilled(const NodeHours& index,
 BilledChargeback AllocateBill(const BillLedger& ledger,
                               const std::map<int64_t, std::vector<UnitRecord>>& hourly,
                               const std::vector<NodeCostSplit>& splits, const Labels& labels,
-                              const Policy& policy, const std::vector<std::string>& dims) {
+                              const Policy& policy, const std::vector<std::string>& dims,
+                              BillAmount which) {
   BilledChargeback out;
   auto& rec = out.reconciliation;
   rec.currency = ledger.currency;
@@ -188,7 +243,11 @@ BilledChargeback AllocateBill(const BillLedger& ledger,
   const auto& nodes = ledger.matcher().nodes();
   Work work;
   std::map<std::string, std::set<int64_t>> billed_hours;
-  for (const auto& charge : ledger.NodeCharges()) {
+  for (const NodeCharge* c : ledger.NodeCharges()) {
+    const NodeCharge& charge = *c;
+    const double amount =
+        which == BillAmount::kBilled ? charge.amounts.billed : charge.amounts.effective;
+    Period period;
     // Each node's records in the period, and the share of a scale set's line it takes.
     std::vector<std::vector<UnitRecord>> records;
     std::vector<double> seen;
@@ -210,29 +269,12 @@ BilledChargeback AllocateBill(const BillLedger& ledger,
                                                      : 0;
       if (weight <= 0) continue;
       const size_t n = charge.nodes[i];
-      AllocateNodePart(nodes[n].name, splits[n], charge.amounts.effective * weight,
-                       std::move(records[i]), charge.start, charge.end, rec, work);
+      AllocateNodePart(nodes[n].name, splits[n], amount * weight, std::move(records[i]),
+                       charge.start, charge.end, rec, work, period);
     }
+    Merge(AssembleChargeback(period.costed, labels, policy, dims, ledger.currency), work.sums, rec);
   }
-  out.chargeback = AssembleChargeback(work.costed, labels, policy, dims, ledger.currency);
-  for (const auto& u : out.chargeback.units)
-    for (const auto& r : u.rows) {
-      switch (r.owner.kind) {
-        case domain::OwnerKind::kContainer:
-          rec.containers += r.cost;
-          break;
-        case domain::OwnerKind::kIdle:
-          rec.idle += r.cost;
-          break;
-        case domain::OwnerKind::kSystem:
-          rec.system += r.cost;
-          break;
-        case domain::OwnerKind::kUnattributed:
-          rec.unattributed += r.cost;
-          break;
-      }
-    }
-  out.chargeback.units = MergeUnits(std::move(out.chargeback.units));
+  out.chargeback = Finish(std::move(work.sums), policy, dims, ledger.currency);
   ListUnbilled(index, billed_hours, ledger.from(), ledger.to(), rec, work);
   for (auto& [name, node] : work.nodes) rec.nodes.push_back(std::move(node));
   return out;

@@ -57,11 +57,17 @@ struct BilledChargeback {
   BillReconciliation reconciliation;
 };
 
+// Which amount of the lines is split: EffectiveCost (the report's), or BilledCost (the invoice's
+// view, for FOCUS rows that carry both). The split is the same; only the amounts differ.
+enum class BillAmount { kEffective, kBilled };
+
 // `hourly`: usage per hour start (Unix s), covering the charges' periods. `splits`: one per
-// node of ledger.matcher().
+// node of ledger.matcher(). The reconciliation's node_lines are the lines' amounts whatever
+// `which`; its other sums are of `which`.
 BilledChargeback AllocateBill(const BillLedger& ledger,
                               const std::map<int64_t, std::vector<attribution::UnitRecord>>& hourly,
                               const std::vector<NodeCostSplit>& splits, const Labels& labels,
-                              const Policy& policy, const std::vector<std::string>& dimensions);
+                              const Policy& policy, const std::vector<std::string>& dimensions,
+                              BillAmount which = BillAmount::kEffective);
 
 }  // namespace gpumeter::cost

@@ -58,10 +58,10 @@ void BillLedger::Add(const domain::Charge& c) {
   other_usage.Add(c);
 }
 
-std::vector<NodeCharge> BillLedger::NodeCharges() const {
-  std::vector<NodeCharge> out;
+std::vector<const NodeCharge*> BillLedger::NodeCharges() const {
+  std::vector<const NodeCharge*> out;
   out.reserve(charges_.size());
-  for (const auto& [k, c] : charges_) out.push_back(c);
+  for (const auto& [k, c] : charges_) out.push_back(&c);
   return out;
 }
 

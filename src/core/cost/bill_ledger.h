@@ -48,8 +48,9 @@ class BillLedger {
   const NodeMatcher& matcher() const { return matcher_; }
   int64_t from() const { return from_; }
   int64_t to() const { return to_; }
-  // The node charges by (nodes, period start, period end).
-  std::vector<NodeCharge> NodeCharges() const;
+  // The node charges by (nodes, period start, period end); valid while the ledger lives and is
+  // not added to.
+  std::vector<const NodeCharge*> NodeCharges() const;
 
   std::string currency;  // of the first line
   BillAmounts all, outside_window, nodes, unused_commitments, other_usage;

@@ -91,8 +91,8 @@ TEST(BillLedger, EveryLineLandsInOneBucketAndTheBucketsAddUp) {
   EXPECT_DOUBLE_EQ(l.other_usage.effective, 0.25);
   const auto charges = l.NodeCharges();
   ASSERT_EQ(charges.size(), 2u);  // one per hour, the ARN and the bare id the same node
-  EXPECT_EQ(charges[0].nodes, std::vector<size_t>{0});
-  EXPECT_EQ(charges[1].start, kT0 + 3600);
+  EXPECT_EQ(charges[0]->nodes, std::vector<size_t>{0});
+  EXPECT_EQ(charges[1]->start, kT0 + 3600);
 }
 
 TEST(AllocateBill, EachBilledHourGoesToTheGpusTheAgentSawAndTheRestIsNamed) {
