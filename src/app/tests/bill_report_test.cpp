@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "app/usage/report.h"
+#include "sources/bill/focus_reader.h"
 #include "store/store.h"
 #include "support/temp_dir.h"
 
@@ -185,6 +186,35 @@ TEST(BillReport, AwsSpotSavingsPlanAndReservedNodesReconcileToTheCent) {
   EXPECT_EQ(b["nodesWithoutLines"][0]["node"], "ip-10-0-3-3");
   EXPECT_EQ(r["currency"], "USD");
   ExpectConserved(o, 25.00);
+
+  // FOCUS out of FOCUS in, read back as a bill: each amount column of the rows sums to that
+  // column of the GPU nodes' lines (BilledCost 16.00: the savings plan and the reservation bill
+  // node B's hours at 0; ListCost 4 × 4.6016 + 4 × 0.9776).
+  ReportOptions focus = o;
+  focus.format = "focus";
+  auto rows = RenderReport(focus, At(48));
+  ASSERT_TRUE(rows) << rows.error().message;
+  const auto out = (dir.path() / "out.csv").string();
+  std::ofstream(out) << *rows;
+  double billed = 0, effective = 0, list = 0;
+  int64_t n = 0, non_gpu = 0, no_agent = 0;
+  auto back = bill::ReadFocusFile(out, "", [&](const domain::Charge& c) {
+    billed += c.billed_cost;
+    effective += c.effective_cost;
+    list += c.list_cost.value_or(0);
+    ++n;
+    non_gpu += c.resource_type == "Node";
+    no_agent += c.resource_type == "GPU" && c.resource_id == "ip-10-0-1-5";
+    return Expected<void>{};
+  });
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_NEAR(billed, b["gpuNodeLines"]["billedCost"].get<double>(), 1e-9);
+  EXPECT_NEAR(billed, 16.00, 1e-9);
+  EXPECT_NEAR(effective, 25.00, 1e-9);
+  EXPECT_NEAR(list, 4 * 4.6016 + 4 * 0.9776, 1e-9);
+  EXPECT_EQ(non_gpu, 2);   // one per node
+  EXPECT_EQ(no_agent, 1);  // node A's hour at 12
+  EXPECT_GT(n, 8);
 
   ReportOptions table = o;
   table.format = "table";

@@ -49,9 +49,9 @@ Expected<std::string> RenderBillReport(const BillReportRequest& bill, const stor
                                        const cost::Pricing& pricing, const cost::Policy& policy,
                                        const std::vector<std::string>& dims,
                                        const report::Window& w) {
-  if (bill.format != "table" && bill.format != "json")
+  if (bill.format != "table" && bill.format != "json" && bill.format != "focus")
     return tl::unexpected(Bad("--bill: --format " + bill.format +
-                              " is not available with a bill yet (table or json)"));
+                              " is not available with a bill yet (table, json or focus)"));
   const auto share = cost::ParseSplit(bill.split);
   if (!share) return tl::unexpected(Bad("--bill-split: " + share.error().message));
   auto records = store.Nodes();
@@ -70,7 +70,13 @@ Expected<std::string> RenderBillReport(const BillReportRequest& bill, const stor
   if (!hourly) return tl::unexpected(hourly.error());
   auto labels = store.PodLabels();
   if (!labels) return tl::unexpected(labels.error());
-  const auto billed = cost::AllocateBill(ledger, *hourly, nodes.splits, *labels, policy, dims);
+  auto split = [&](cost::BillAmount which) {
+    return cost::AllocateBill(ledger, *hourly, nodes.splits, *labels, policy, dims, which);
+  };
+  const auto billed = split(cost::BillAmount::kEffective);
+  if (bill.format == "focus")
+    return report::RenderBillFocus(billed, split(cost::BillAmount::kBilled),
+                                   split(cost::BillAmount::kList), w, *labels);
   const report::BillSource source{bill.files, bill.split};
   return bill.format == "json" ? report::RenderBillJson(billed, ledger, source, w)
                                : report::RenderBillTable(billed, ledger, source, w);

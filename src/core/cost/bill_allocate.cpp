@@ -245,8 +245,9 @@ BilledChargeback AllocateBill(const BillLedger& ledger,
   std::map<std::string, std::set<int64_t>> billed_hours;
   for (const NodeCharge* c : ledger.NodeCharges()) {
     const NodeCharge& charge = *c;
-    const double amount =
-        which == BillAmount::kBilled ? charge.amounts.billed : charge.amounts.effective;
+    const double amount = which == BillAmount::kBilled ? charge.amounts.billed
+                          : which == BillAmount::kList ? charge.amounts.list
+                                                       : charge.amounts.effective;
     Period period;
     // Each node's records in the period, and the share of a scale set's line it takes.
     std::vector<std::vector<UnitRecord>> records;

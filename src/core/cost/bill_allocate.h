@@ -57,9 +57,10 @@ struct BilledChargeback {
   BillReconciliation reconciliation;
 };
 
-// Which amount of the lines is split: EffectiveCost (the report's), or BilledCost (the invoice's
-// view, for FOCUS rows that carry both). The split is the same; only the amounts differ.
-enum class BillAmount { kEffective, kBilled };
+// Which amount of the lines is split: EffectiveCost (the report's), BilledCost (the invoice's
+// view) or ListCost (lines without one count 0), for FOCUS rows that carry all three. The split
+// is the same; only the amounts differ.
+enum class BillAmount { kEffective, kBilled, kList };
 
 // `hourly`: usage per hour start (Unix s), covering the charges' periods. `splits`: one per
 // node of ledger.matcher(). The reconciliation's node_lines are the lines' amounts whatever

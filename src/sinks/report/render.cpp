@@ -71,23 +71,22 @@ std::string FocusResourceType(const attribution::UnitKey& unit) {
 }
 
 // One FOCUS line: the cost row `r` of the priced unit `u`.
+}  // namespace
+
 std::string FocusRow(const cost::Chargeback& c, const Window& w, const cost::Labels& labels,
-                     const cost::UnitCost& u, const cost::CostRow& r) {
+                     const cost::UnitCost& u, const cost::CostRow& r, const FocusAmounts& a) {
   using nlohmann::json;
   const bool container = r.owner.kind == domain::OwnerKind::kContainer;
-  const double ratio = r.cost / u.cost;
+  const double ratio = u.cost != 0 ? r.cost / u.cost : 0;
   json details = FocusDetails(c, u, r, ratio);
   json tags = FocusTags(r, container, labels);
   const std::string alloc_id =
       container ? r.owner.ns + "/" + r.owner.pod + "/" + r.owner.container : "__idle__";
-  const std::string cost = fmt::format("{}", r.cost);
-  // List cost: the same share of the unit at the price before the discount.
-  const double list =
-      u.price->per_gpu_hour > 0 ? r.cost * u.price->list_per_gpu_hour / u.price->per_gpu_hour : 0;
-  const std::string list_cost = fmt::format("{}", list);
+  const std::string billed = fmt::format("{}", a.billed);
+  const std::string list_cost = fmt::format("{}", a.list);
   const std::string type = FocusResourceType(u.unit);
-  const std::string fields[] = {cost,
-                                cost,
+  const std::string fields[] = {billed,
+                                fmt::format("{}", a.effective),
                                 list_cost,
                                 list_cost,
                                 c.currency,
@@ -119,12 +118,16 @@ std::string FocusRow(const cost::Chargeback& c, const Window& w, const cost::Lab
                                 u.unit.model,
                                 domain::ToStringOr(u.unit.mode, ""),
                                 u.unit.mig_profile};
+  return FocusLine(fields);
+}
+
+std::string FocusLine(std::span<const std::string> fields) {
   std::string line;
   for (const auto& f : fields) line += (line.empty() ? "" : ",") + CsvField(f);
   return line + "\n";
 }
 
-}  // namespace
+std::string FocusHeader() { return kFocusHeader; }
 
 std::string FormatEfficiency(const cost::GroupTotals& g) {
   if (const auto e = g.efficiency()) return fmt::format("{:.1f}%", 100 * *e);
@@ -253,7 +256,13 @@ std::string RenderFocus(const cost::Chargeback& c, const Window& w, const cost::
   std::string out = kFocusHeader;
   for (const auto& u : c.units) {
     if (!u.price || u.cost <= 0) continue;
-    for (const auto& r : u.rows) out += FocusRow(c, w, labels, u, r);
+    for (const auto& r : u.rows) {
+      // List cost: the same share of the unit at the price before the discount.
+      const double list = u.price->per_gpu_hour > 0
+                              ? r.cost * u.price->list_per_gpu_hour / u.price->per_gpu_hour
+                              : 0;
+      out += FocusRow(c, w, labels, u, r, {r.cost, r.cost, list});
+    }
   }
   return out;
 }

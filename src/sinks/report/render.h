@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,5 +29,16 @@ std::string RenderJson(const cost::Chargeback& c, const Window& w);
 // container or to idle, with the policy in AllocatedMethodId/Details. Per ResourceId the
 // BilledCost of the rows adds up to the unit's cost.
 std::string RenderFocus(const cost::Chargeback& c, const Window& w, const cost::Labels& labels);
+
+// RenderFocus's parts, for FOCUS out of amounts allocated elsewhere (a bill, render_bill.h): the
+// header line; one (unit, owner) row carrying the amounts given; a line of fields in the header's
+// order (CSV-quoted as needed).
+struct FocusAmounts {
+  double billed = 0, effective = 0, list = 0;  // ListCost and ContractedCost carry `list`
+};
+std::string FocusHeader();
+std::string FocusRow(const cost::Chargeback& c, const Window& w, const cost::Labels& labels,
+                     const cost::UnitCost& u, const cost::CostRow& r, const FocusAmounts& a);
+std::string FocusLine(std::span<const std::string> fields);
 
 }  // namespace gpumeter::report

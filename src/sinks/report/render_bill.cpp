@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 namespace gpumeter::report {
 namespace {
 
 using nlohmann::json;
+using ReportAmounts = FocusAmounts;
 
 // The unmatched VMs shown in the table, by cost; JSON lists them all.
 constexpr size_t kVmsShown = 20;
@@ -57,7 +59,95 @@ void Disagreements(std::string& out, const cost::BillReconciliation& r) {
                        : "Where the bill and the usage disagree:\n" + lines;
 }
 
+// Each (unit, owner)'s amount in a chargeback of the same split.
+std::map<std::pair<attribution::UnitKey, domain::Owner>, double> RowAmounts(
+    const cost::Chargeback& c) {
+  std::map<std::pair<attribution::UnitKey, domain::Owner>, double> out;
+  for (const auto& u : c.units)
+    for (const auto& r : u.rows) out[{u.unit, r.owner}] += r.cost;
+  return out;
+}
+
+std::map<std::string, const cost::BillReconciliation::Node*> NodesByName(
+    const cost::BillReconciliation& r) {
+  std::map<std::string, const cost::BillReconciliation::Node*> out;
+  for (const auto& n : r.nodes) out[n.name] = &n;
+  return out;
+}
+
+// A node's part that is no unit's (its non-GPU part, or GPU time no agent saw) as a FOCUS row.
+std::string NodeRow(const cost::Chargeback& c, const Window& w, const std::string& node,
+                    const std::string& part, const ReportAmounts& a) {
+  const bool gpu = part == "__no_agent__";
+  const std::string fields[] = {fmt::format("{}", a.billed),
+                                fmt::format("{}", a.effective),
+                                fmt::format("{}", a.list),
+                                fmt::format("{}", a.list),
+                                c.currency,
+                                Rfc3339(w.from_unix_s),
+                                Rfc3339(w.to_unix_s),
+                                "Usage",
+                                "",
+                                "Usage-Based",
+                                gpu ? "GPU time of " + node + " billed while no agent recorded it"
+                                    : "the part of " + node + "'s bill that is not its GPUs",
+                                Rfc3339(w.from_unix_s),
+                                Rfc3339(w.to_unix_s),
+                                "",
+                                "",
+                                "Kubernetes",
+                                "gpumeter",
+                                "gpumeter",
+                                node,
+                                node,
+                                gpu ? "GPU" : "Node",
+                                gpu ? "AI and Machine Learning" : "Compute",
+                                gpu ? "Kubernetes GPU" : "Kubernetes node",
+                                "gpumeter:" + c.policy,
+                                json{{"x_Part", gpu ? "no agent" : "non-GPU"}}.dump(),
+                                part,
+                                part,
+                                "{}",
+                                "",
+                                "",
+                                "",
+                                ""};
+  return FocusLine(fields);
+}
+
 }  // namespace
+
+std::string RenderBillFocus(const cost::BilledChargeback& effective,
+                            const cost::BilledChargeback& billed,
+                            const cost::BilledChargeback& list, const Window& w,
+                            const cost::Labels& labels) {
+  std::string out = FocusHeader();
+  const auto billed_rows = RowAmounts(billed.chargeback), list_rows = RowAmounts(list.chargeback);
+  auto at = [](const auto& m, const auto& k) {
+    const auto it = m.find(k);
+    return it == m.end() ? 0.0 : it->second;
+  };
+  const auto& c = effective.chargeback;
+  for (const auto& u : c.units)
+    for (const auto& r : u.rows) {
+      const ReportAmounts a{at(billed_rows, std::pair{u.unit, r.owner}), r.cost,
+                            at(list_rows, std::pair{u.unit, r.owner})};
+      if (a.billed != 0 || a.effective != 0 || a.list != 0) out += FocusRow(c, w, labels, u, r, a);
+    }
+  const auto billed_nodes = NodesByName(billed.reconciliation);
+  const auto list_nodes = NodesByName(list.reconciliation);
+  for (const auto& n : effective.reconciliation.nodes) {
+    const auto* b = billed_nodes.count(n.name) ? billed_nodes.at(n.name) : nullptr;
+    const auto* l = list_nodes.count(n.name) ? list_nodes.at(n.name) : nullptr;
+    const ReportAmounts non_gpu{b ? b->non_gpu : 0, n.non_gpu, l ? l->non_gpu : 0};
+    const ReportAmounts no_agent{b ? b->no_agent : 0, n.no_agent, l ? l->no_agent : 0};
+    if (non_gpu.billed != 0 || non_gpu.effective != 0 || non_gpu.list != 0)
+      out += NodeRow(c, w, n.name, "__non_gpu__", non_gpu);
+    if (no_agent.billed != 0 || no_agent.effective != 0 || no_agent.list != 0)
+      out += NodeRow(c, w, n.name, "__no_agent__", no_agent);
+  }
+  return out;
+}
 
 std::string RenderBillTable(const cost::BilledChargeback& b, const cost::BillLedger& l,
                             const BillSource& source, const Window& w) {

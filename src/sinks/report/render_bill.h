@@ -24,4 +24,14 @@ std::string RenderBillTable(const cost::BilledChargeback& b, const cost::BillLed
 std::string RenderBillJson(const cost::BilledChargeback& b, const cost::BillLedger& ledger,
                            const BillSource& source, const Window& w);
 
+// The same split of the GPU nodes' lines as FOCUS rows (RenderFocus's columns), each carrying
+// its share of the lines' EffectiveCost, BilledCost and ListCost (the three allocations of one
+// split, cost::BillAmount): a row per (unit, owner), and per node a row for its non-GPU part
+// (AllocatedResourceId __non_gpu__) and one for GPU hours no agent saw (__no_agent__). So each
+// column of the rows sums to the same column of the lines they split.
+std::string RenderBillFocus(const cost::BilledChargeback& effective,
+                            const cost::BilledChargeback& billed,
+                            const cost::BilledChargeback& list, const Window& w,
+                            const cost::Labels& labels);
+
 }  // namespace gpumeter::report
