@@ -324,6 +324,11 @@ TEST(BillReport, ABadBillOrABadSourceIsAnErrorNamingIt) {
   auto h = RenderReport(html, At(48));
   ASSERT_FALSE(h);
   EXPECT_NE(h.error().message.find("--format html"), std::string::npos);
+  auto csv = Options(path, 10, 14, {Fixture("aws-focus-1.0.csv")}, "aws-scad");
+  csv.format = "csv";
+  auto groups = RenderReport(csv, At(48));
+  ASSERT_TRUE(groups) << groups.error().message;
+  EXPECT_NE(groups->find("\na,"), std::string::npos) << *groups;  // namespace a's group
 }
 
 }  // namespace

@@ -49,9 +49,10 @@ Expected<std::string> RenderBillReport(const BillReportRequest& bill, const stor
                                        const cost::Pricing& pricing, const cost::Policy& policy,
                                        const std::vector<std::string>& dims,
                                        const report::Window& w) {
-  if (bill.format != "table" && bill.format != "json" && bill.format != "focus")
-    return tl::unexpected(Bad("--bill: --format " + bill.format +
-                              " is not available with a bill yet (table, json or focus)"));
+  if (bill.format == "html")
+    return tl::unexpected(
+        Bad("--bill: --format html is not available with a bill yet (table, "
+            "json, csv or focus)"));
   const auto share = cost::ParseSplit(bill.split);
   if (!share) return tl::unexpected(Bad("--bill-split: " + share.error().message));
   auto records = store.Nodes();
@@ -77,6 +78,7 @@ Expected<std::string> RenderBillReport(const BillReportRequest& bill, const stor
   if (bill.format == "focus")
     return report::RenderBillFocus(billed, split(cost::BillAmount::kBilled),
                                    split(cost::BillAmount::kList), w, *labels);
+  if (bill.format == "csv") return report::RenderCsv(billed.chargeback);  // the groups
   const report::BillSource source{bill.files, bill.split};
   return bill.format == "json" ? report::RenderBillJson(billed, ledger, source, w)
                                : report::RenderBillTable(billed, ledger, source, w);

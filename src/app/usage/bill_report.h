@@ -22,7 +22,7 @@ struct BillReportRequest {
   // The GPU share of a node's cost where the pricing file has no node price for its instance
   // type: a preset (aws-scad, datadog, grafana) or a share in (0, 1].
   std::string split = "aws-scad";
-  std::string format = "table";  // table | json
+  std::string format = "table";  // table | json | csv (the groups) | focus
 };
 
 Expected<std::string> RenderBillReport(const BillReportRequest& bill, const store::Store& store,

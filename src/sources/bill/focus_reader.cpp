@@ -178,6 +178,7 @@ std::optional<double> ParseAmount(std::string_view s) {
 struct Header {
   std::array<int, kColCount> at{};  // field index of each column, -1 when absent
   size_t fields = 0;
+  std::vector<std::string> names;  // every column, in order (for messages)
 };
 
 Expected<Header> ReadHeader(const std::string& path, int64_t line,
@@ -185,6 +186,7 @@ Expected<Header> ReadHeader(const std::string& path, int64_t line,
   Header h;
   h.at.fill(-1);
   h.fields = names.size();
+  h.names = names;
   std::map<std::string_view, size_t> seen;
   const std::string where = path + ":" + std::to_string(line);
   for (size_t i = 0; i < names.size(); ++i) {
@@ -214,9 +216,13 @@ Expected<domain::Charge> ReadLine(const std::string& path, int64_t line, const H
                                   const std::vector<std::string>& f, std::string& currency) {
   const std::string where = path + ":" + std::to_string(line);
   if (f.size() != h.fields)
-    return MakeError(ErrorCode::kInvalidInput,
-                     where + ": " + std::to_string(f.size()) + " fields where the header has " +
-                         std::to_string(h.fields) + " (a line cut short, or a stray comma?)");
+    return MakeError(
+        ErrorCode::kInvalidInput,
+        where + ": " + std::to_string(f.size()) + " fields where the header has " +
+            std::to_string(h.fields) +
+            (f.size() < h.fields && !f.empty()
+                 ? ": the line ends in column " + h.names[f.size() - 1] + " (a line cut short?)"
+                 : " (a stray comma, or an unquoted one inside a value?)"));
   auto get = [&](Col c) -> const std::string& {
     static const std::string kNone;
     const int i = h.at[static_cast<size_t>(c)];

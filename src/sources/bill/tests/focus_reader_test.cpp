@@ -104,7 +104,7 @@ TEST(FocusReader, EveryMalformedLineNamesTheFileTheLineAndTheColumn) {
        "f.csv:1: column EffectiveCost: missing from the header"},
       {"", "f.csv: empty (no FOCUS header line)"},
       {std::string(kHeader) + ok + "1234,2026-11-03T10:00:00Z,2026-11-03T11:",  // cut mid-line
-       "f.csv:3: 3 fields where the header has 18"},
+       "f.csv:3: 3 fields where the header has 18: the line ends in column ChargePeriodEnd"},
   };
   for (const auto& c : cases) {
     testing::TempFiles files;
