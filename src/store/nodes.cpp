@@ -10,7 +10,7 @@ Expected<void> Store::WriteNode(const NodeRecord& n, int64_t seen_unix_s) {
   // Per interval, so a prepared statement would save little: an agent writes one a second.
   Stmt s(db_,
          "INSERT INTO nodes VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?9) ON CONFLICT DO UPDATE SET "
-         "instance_id = excluded.instance_id, instance_type = excluded.instance_type, "
+         "instance_type = excluded.instance_type, "
          "region = excluded.region, zone = excluded.zone, capacity_type = excluded.capacity_type, "
          "gpu_count = excluded.gpu_count, first_seen = MIN(first_seen, excluded.first_seen), "
          "last_seen = MAX(last_seen, excluded.last_seen)");
@@ -29,7 +29,7 @@ Expected<std::vector<NodeRecord>> Store::Nodes() const {
   if (schema_version_ < 4) return out;  // recorded no node
   Stmt s(db_,
          "SELECT name, provider_id, instance_id, instance_type, region, zone, capacity_type, "
-         "gpu_count, first_seen, last_seen FROM nodes ORDER BY name, provider_id");
+         "gpu_count, first_seen, last_seen FROM nodes ORDER BY name, first_seen, provider_id");
   if (!s.ok()) return tl::unexpected(Fail("reading nodes"));
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {

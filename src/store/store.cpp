@@ -60,13 +60,14 @@ ALTER TABLE usage_hours ADD COLUMN compute_unknown_seconds REAL NOT NULL DEFAULT
 ALTER TABLE usage_minutes ADD COLUMN compute_bound_seconds REAL NOT NULL DEFAULT 0;
 ALTER TABLE usage_hours ADD COLUMN compute_bound_seconds REAL NOT NULL DEFAULT 0;
 )sql",
-    // 4: each node's cloud identity, to match a cloud bill to it (issue 34). Older stores did not
-    // record it: their nodes are listed as without one.
+    // 4: each node's cloud identity, to match a cloud bill to it (issue 34); a VM recreated
+    // under its name (GKE keeps the provider ID, not the numeric id) is another row. Older stores
+    // did not record it: their nodes are listed as without one.
     R"sql(
 CREATE TABLE nodes(name TEXT NOT NULL, provider_id TEXT NOT NULL, instance_id TEXT NOT NULL,
   instance_type TEXT NOT NULL, region TEXT NOT NULL, zone TEXT NOT NULL, capacity_type TEXT NOT NULL,
   gpu_count INTEGER, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,
-  PRIMARY KEY(name, provider_id)) WITHOUT ROWID;
+  PRIMARY KEY(name, provider_id, instance_id)) WITHOUT ROWID;
 )sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);

@@ -41,8 +41,8 @@ struct IntervalRecord {
   // Labels of the pods in `units`, by (namespace, pod); the latest seen is kept.
   std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> pod_labels;
   // The node's cloud identity, when the agent knows it (its Node object was read): kept per
-  // (name, provider ID) with the first and last interval it was seen in. Its seen times are
-  // end_unix_s; the record's own are ignored.
+  // (name, provider ID, instance id) with the first and last interval it was seen in. Its seen
+  // times are end_unix_s; the record's own are ignored.
   std::optional<NodeRecord> node = std::nullopt;
 };
 
@@ -99,7 +99,7 @@ class Store final : public history::UsageHistorySource {
   Expected<std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>>>
   PodLabels() const;
 
-  // Every node recorded (schema 4 on; an older store has none), by name then provider ID.
+  // Every node recorded (schema 4 on; an older store has none), by name then first seen.
   Expected<std::vector<NodeRecord>> Nodes() const;
 
   const std::string& path() const { return path_; }

@@ -249,13 +249,13 @@ TEST(BillReport, AnAzureScaleSetsDailyLineIsSharedByItsNodes) {
   const json r = Report(o);
   ASSERT_TRUE(r.contains("bill"));
   const json& b = r["bill"];
-  // 96.00 for the day, shared 24 : 12 by the GPU time seen: 64 and 32; GPU 0.8 of each. Node 0:
-  // 51.20 over its day, train-0 0.75 of it. Node 1: 25.60 over 24 GPU-hours, 12 seen: infer-0
-  // half of 12.80, the other 12.80 no agent saw.
+  // 96.00 for the day (48 VM-hours), shared per GPU by the two nodes known that day: 48 each,
+  // GPU 0.8 of it, 38.40. Node 0: train-0 0.75 of its day. Node 1: its agent saw 12 of 24 h:
+  // infer-0 half of 19.20, the other 19.20 no agent saw.
   EXPECT_EQ(r["currency"], "EUR");
-  EXPECT_NEAR(ByGroup(r).at("ml"), 38.40 + 6.40, 1e-9);
-  EXPECT_NEAR(b["allocation"]["idle"].get<double>(), 12.80 + 6.40, 1e-9);
-  EXPECT_NEAR(b["allocation"]["noAgent"].get<double>(), 12.80, 1e-9);
+  EXPECT_NEAR(ByGroup(r).at("ml"), 28.80 + 9.60, 1e-9);
+  EXPECT_NEAR(b["allocation"]["idle"].get<double>(), 9.60 + 9.60, 1e-9);
+  EXPECT_NEAR(b["allocation"]["noAgent"].get<double>(), 19.20, 1e-9);
   EXPECT_NEAR(b["allocation"]["nonGpu"].get<double>(), 19.20, 1e-9);
   EXPECT_NEAR(b["total"]["effectiveCost"].get<double>(), 92.56, 1e-9);
   EXPECT_NEAR(b["unusedCommitments"]["effectiveCost"].get<double>(), 2.00, 1e-9);

@@ -21,7 +21,8 @@ Nodes BillNodes(const std::vector<store::NodeRecord>& records, const cost::Prici
                 double default_share, const std::string& split_flag) {
   Nodes out;
   for (const auto& r : records) {
-    out.nodes.push_back({r.name, r.provider_id, r.instance_id});
+    out.nodes.push_back(
+        {r.name, r.provider_id, r.instance_id, r.first_seen_unix_s, r.last_seen_unix_s});
     cost::NodeCostSplit s;
     if (const auto file = pricing.NodeSplitOf(r.instance_type)) {
       s = {file->gpu_share, file->gpus, "pricing file nodes." + r.instance_type};

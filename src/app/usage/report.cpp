@@ -199,8 +199,15 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
       return tl::unexpected(
           Bad("--bill: needs --source sqlite:PATH (the store keeps the nodes' "
               "provider IDs the bill is matched by)"));
+    // The store's span starts and ends mid-hour; a bill's lines start on the hour and count
+    // where their start falls: the default window takes the whole hours the data touches.
+    report::Window bw = *w;
+    if (!o.from_s && !o.window) {
+      bw.from_unix_s -= bw.from_unix_s % 3600;
+      bw.to_unix_s = (bw.to_unix_s + 3599) / 3600 * 3600;
+    }
     return RenderBillReport({o.bill_files, o.bill_split, o.format}, *request->store,
-                            request->pricing, request->policy, request->dims, *w);
+                            request->pricing, request->policy, request->dims, bw);
   }
   const auto usage = ReadUsage(o, *request, *w);
   if (!usage) return tl::unexpected(usage.error());

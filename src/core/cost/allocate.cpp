@@ -59,6 +59,14 @@ Expected<IdleRule> ParseIdleRule(std::string_view text) {
 }
 
 std::vector<CostRow> Allocate(const UnitUsage& u, const Policy& policy) {
+  // A negative cost (a bill's refund or correction) is split as its size is, with its sign.
+  if (u.cost < 0) {
+    UnitUsage positive = u;
+    positive.cost = -u.cost;
+    auto rows = Allocate(positive, policy);
+    for (auto& r : rows) r.cost = -r.cost, r.idle_cost = -r.idle_cost;
+    return rows;
+  }
   std::map<domain::Owner, CostRow> rows;
   auto row = [&](const domain::Owner& o) -> CostRow& {
     auto [it, fresh] = rows.try_emplace(o);

@@ -59,7 +59,8 @@ struct CostRow {
 };
 
 // The cost rows of a unit: one per container with a cost or a holding, and an `idle` row when
-// idle cost stays unplaced. Σ cost = unit.cost.
+// idle cost stays unplaced. Σ cost = unit.cost; a negative cost (a refund on a bill) is split as
+// its magnitude would be, every row negative.
 std::vector<CostRow> Allocate(const UnitUsage& unit, const Policy& policy);
 
 }  // namespace gpumeter::cost

@@ -20,13 +20,13 @@ NodeHours IndexByNode(const std::map<int64_t, std::vector<UnitRecord>>& hourly) 
 
 int64_t HourOf(int64_t t) { return t - ((t % 3600) + 3600) % 3600; }
 
-void AddOwner(attribution::OwnerAmounts& to, const attribution::OwnerAmounts& o) {
-  to.memory_byte_seconds += o.memory_byte_seconds;
-  to.compute_seconds += o.compute_seconds;
-  to.energy_joules += o.energy_joules;
-  to.requested_share_seconds += o.requested_share_seconds;
-  to.compute_unknown_seconds += o.compute_unknown_seconds;
-  to.compute_bound_seconds += o.compute_bound_seconds;
+void AddOwner(attribution::OwnerAmounts& to, const attribution::OwnerAmounts& o, double part) {
+  to.memory_byte_seconds += part * o.memory_byte_seconds;
+  to.compute_seconds += part * o.compute_seconds;
+  to.energy_joules += part * o.energy_joules;
+  to.requested_share_seconds += part * o.requested_share_seconds;
+  to.compute_unknown_seconds += part * o.compute_unknown_seconds;
+  to.compute_bound_seconds += part * o.compute_bound_seconds;
 }
 
 // One record per unit for the hours of [start, end) the agent recorded on the node.
@@ -36,20 +36,25 @@ std::vector<UnitRecord> SumPeriod(const std::map<int64_t, Records>* hours, int64
   std::map<attribution::UnitKey,
            std::pair<UnitRecord, std::map<domain::Owner, attribution::OwnerAmounts>>>
       units;
-  for (auto it = hours->lower_bound(HourOf(start)); it != hours->end() && it->first < end; ++it)
+  for (auto it = hours->lower_bound(HourOf(start)); it != hours->end() && it->first < end; ++it) {
+    // A period that does not start or end on the hour takes the part of an hour it covers, as if
+    // the hour's use were even (the store keeps hours; bills are hourly or daily in practice).
+    const double part =
+        static_cast<double>(std::min(it->first + 3600, end) - std::max(it->first, start)) / 3600;
     for (const UnitRecord* r : it->second) {
       auto& [sum, owners] = units[r->unit];
       sum.unit = r->unit;
-      sum.seconds += r->seconds;
-      sum.memory_capacity_byte_seconds += r->memory_capacity_byte_seconds;
-      sum.energy_joules += r->energy_joules;
-      sum.energy_unknown_seconds += r->energy_unknown_seconds;
+      sum.seconds += part * r->seconds;
+      sum.memory_capacity_byte_seconds += part * r->memory_capacity_byte_seconds;
+      sum.energy_joules += part * r->energy_joules;
+      sum.energy_unknown_seconds += part * r->energy_unknown_seconds;
       for (const auto& o : r->owners) {
         auto& to = owners[o.owner];
         to.owner = o.owner;
-        AddOwner(to, o);
+        AddOwner(to, o, part);
       }
     }
+  }
   std::vector<UnitRecord> out;
   for (auto& [key, entry] : units) {
     for (auto& [owner, amounts] : entry.second) entry.first.owners.push_back(amounts);
@@ -202,6 +207,35 @@ void AllocateNodePart(const std::string& name, const NodeCostSplit& split, doubl
   }
 }
 
+// The share of a charge each of its nodes takes. A line of one node is all its own. A scale
+// set's line (Azure bills the set, not its VMs) is shared per GPU by the set's nodes that the
+// agent knew in the period (their recorded span overlaps it), each as if it ran the whole period:
+// hours its agent did not see become that node's "no agent" time, visible, rather than a cost
+// moved silently onto the nodes it did see. With no node known in the period, all share alike.
+std::vector<double> Shares(const NodeCharge& charge, const std::vector<BillNode>& nodes,
+                           const std::vector<NodeCostSplit>& splits,
+                           const std::vector<std::vector<UnitRecord>>& records) {
+  const size_t k = charge.nodes.size();
+  if (k == 1) return {1.0};
+  std::vector<double> gpus(k), known(k);
+  double all = 0, known_all = 0;
+  for (size_t i = 0; i < k; ++i) {
+    const size_t n = charge.nodes[i];
+    gpus[i] = std::max(1, splits[n].gpus.value_or(DistinctGpus(records[i])));
+    const auto& b = nodes[n];
+    const bool span_unknown = b.first_seen_unix_s == 0 && b.last_seen_unix_s == 0;
+    known[i] =
+        span_unknown || (b.first_seen_unix_s < charge.end && b.last_seen_unix_s >= charge.start)
+            ? gpus[i]
+            : 0;
+    all += gpus[i];
+    known_all += known[i];
+  }
+  std::vector<double> out(k);
+  for (size_t i = 0; i < k; ++i) out[i] = known_all > 0 ? known[i] / known_all : gpus[i] / all;
+  return out;
+}
+
 // What the agent saw in [from, to) that no line billed: whole nodes, and hours of billed ones.
 void ListUnbilled(const NodeHours& index,
                   const std::map<std::string, std::set<int64_t>>& billed_hours, int64_t from,
@@ -211,7 +245,7 @@ void ListUnbilled(const NodeHours& index,
     double gpu_hours = 0;
     int64_t unbilled = 0;
     for (const auto& [hour, records] : hours) {
-      if (hour < from || hour >= to) continue;
+      if (hour + 3600 <= from || hour >= to) continue;  // hours that overlap the window
       if (billed != billed_hours.end() && billed->second.count(hour)) continue;
       ++unbilled;
       for (const auto* r : records) gpu_hours += r->unit.fraction * r->seconds / 3600;
@@ -251,26 +285,16 @@ BilledChargeback AllocateBill(const BillLedger& ledger,
     Period period;
     // Each node's records in the period, and the share of a scale set's line it takes.
     std::vector<std::vector<UnitRecord>> records;
-    std::vector<double> seen;
     for (const size_t n : charge.nodes) {
       records.push_back(SumPeriod(hours_of(nodes[n].name), charge.start, charge.end));
-      const int gpus = splits[n].gpus.value_or(DistinctGpus(records.back()));
-      seen.push_back(gpus > 0 ? GpuSeconds(records.back()) / gpus : 0);
       for (int64_t h = HourOf(charge.start); h < charge.end; h += 3600)
         billed_hours[nodes[n].name].insert(h);
     }
-    double seen_all = 0;
-    for (double s : seen) seen_all += s;
+    const std::vector<double> weights = Shares(charge, nodes, splits, records);
     for (size_t i = 0; i < charge.nodes.size(); ++i) {
-      // A line of one node is all its own; a scale set's is shared by the GPU time seen, and
-      // with nothing seen, stays whole on the first node as time no agent saw.
-      const double weight = charge.nodes.size() == 1 ? 1
-                            : seen_all > 0           ? seen[i] / seen_all
-                            : i == 0                 ? 1
-                                                     : 0;
-      if (weight <= 0) continue;
+      if (weights[i] <= 0) continue;
       const size_t n = charge.nodes[i];
-      AllocateNodePart(nodes[n].name, splits[n], amount * weight, std::move(records[i]),
+      AllocateNodePart(nodes[n].name, splits[n], amount * weights[i], std::move(records[i]),
                        charge.start, charge.end, rec, work, period);
     }
     Merge(AssembleChargeback(period.costed, labels, policy, dims, ledger.currency), work.sums, rec);

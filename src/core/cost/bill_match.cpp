@@ -47,6 +47,13 @@ std::string ScaleSetKey(std::string_view lower_path) {
   return "azure-set:" + std::string(lower_path.substr(0, end));
 }
 
+// A Compute Engine VM's path: projects/P/zones/Z/instances/X (Cloud SQL, Memorystore, Filestore
+// and others have /instances/ too, under no zone).
+bool GceInstancePath(std::string_view id) {
+  return !After(id, "projects").empty() && !After(id, "zones").empty() &&
+         (id.find("compute.googleapis.com") != std::string_view::npos || !id.starts_with("//"));
+}
+
 std::string_view StripScheme(std::string_view id, std::string_view scheme) {
   id.remove_prefix(scheme.size());
   while (id.starts_with("/")) id.remove_prefix(1);
@@ -69,7 +76,6 @@ NodeMatcher::NodeMatcher(std::vector<BillNode> nodes) : nodes_(std::move(nodes))
         const std::string project(rest.substr(0, a)), zone(rest.substr(a + 1, b - a - 1)),
             name(rest.substr(b + 1));
         keys_.emplace("gcp:" + project + "/" + zone + "/" + name, i);
-        keys_.emplace("gcp-name:" + name, i);
         if (AllDigits(nodes_[i].instance_id)) {
           keys_.emplace("gcp:" + project + "/" + zone + "/" + nodes_[i].instance_id, i);
           keys_.emplace("gcp-id:" + nodes_[i].instance_id, i);
@@ -97,24 +103,24 @@ std::vector<size_t> NodeMatcher::Match(std::string_view resource_id) const {
     else if (const std::string set = ScaleSetKey(path);
              !set.empty() && set.size() == path.size() + std::string("azure-set:").size())
       keys.push_back(set);  // the scale set itself
-  } else if (const std::string_view instance = After(resource_id, "instances"); !instance.empty()) {
+  } else if (const std::string_view instance = After(resource_id, "instances");
+             !instance.empty() && GceInstancePath(resource_id)) {
     const std::string_view project = After(resource_id, "projects"),
                            zone = After(resource_id, "zones");
-    if (!project.empty() && !zone.empty())
-      keys.push_back("gcp:" + std::string(project) + "/" + std::string(zone) + "/" +
-                     std::string(instance));
-    else
-      keys.push_back((AllDigits(instance) ? "gcp-id:" : "gcp-name:") + std::string(instance));
-  } else if (!resource_id.empty() && resource_id.find('/') == std::string_view::npos) {
-    keys.push_back((AllDigits(resource_id) ? "gcp-id:" : "gcp-name:") + std::string(resource_id));
+    keys.push_back("gcp:" + std::string(project) + "/" + std::string(zone) + "/" +
+                   std::string(instance));
+    // A numeric id is unique on its own: the path may name the project by number, not by name.
+    if (AllDigits(instance)) keys.push_back("gcp-id:" + std::string(instance));
+  } else if (AllDigits(resource_id)) {
+    // A bare number is a GCE instance id. A bare name is not matched: GCE names a VM's boot disk
+    // after the VM, and other services' ids are bare names too.
+    keys.push_back("gcp-id:" + std::string(resource_id));
   }
   std::vector<size_t> out;
   for (const auto& k : keys) {
     const auto [lo, hi] = keys_.equal_range(k);
     for (auto it = lo; it != hi; ++it) out.push_back(it->second);
   }
-  // A bare GCE name two nodes share (two projects) names neither: a guess would bill one of them.
-  if (!keys.empty() && keys[0].starts_with("gcp-name:") && out.size() > 1) out.clear();
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -124,7 +130,7 @@ bool NodeMatcher::LooksLikeVm(std::string_view resource_id) {
   const std::string lower = Lower(resource_id);
   return Ec2Id(LastSegment(resource_id)) || lower.find("/virtualmachines/") != std::string::npos ||
          lower.find("/virtualmachinescalesets/") != std::string::npos ||
-         lower.find("/instances/") != std::string::npos;
+         (!After(resource_id, "instances").empty() && GceInstancePath(resource_id));
 }
 
 }  // namespace gpumeter::cost

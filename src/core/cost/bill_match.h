@@ -2,8 +2,10 @@
 // and the node's spec.providerID another (../shared/reference/billing-and-scaling.md §2.4):
 //   AWS    aws:///us-east-1a/i-0abc…          ↔ i-0abc…, or an ARN ending instance/i-0abc…
 //   GCP    gce://project/zone/name (+ the GKE annotation container.googleapis.com/instance_id)
-//                                             ↔ …/projects/P/zones/Z/instances/NAME or /ID, a
-//                                               bare name or a numeric id
+//                                             ↔ [//compute.googleapis.com/]projects/P/zones/Z/
+//                                               instances/NAME or /ID, or a bare numeric id (a
+//                                               bare name is not matched: a boot disk has its
+//                                               VM's name)
 //   Azure  azure:///subscriptions/…/virtualMachineScaleSets/S/virtualMachines/N (or a VM's path)
 //                                             ↔ the same path, or only the scale set's path: then
 //                                               the line is the whole scale set's, and every node
@@ -12,6 +14,7 @@
 // treats them). Pure; immutable after construction, so it may be shared between threads.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -24,6 +27,8 @@ struct BillNode {
   std::string name;         // the Kubernetes node name
   std::string provider_id;  // spec.providerID
   std::string instance_id;  // GKE's numeric instance id annotation, or ""
+  // The span the agent recorded it in (Unix s); both 0: not known (taken to cover any period).
+  int64_t first_seen_unix_s = 0, last_seen_unix_s = 0;
 };
 
 class NodeMatcher {

@@ -122,18 +122,29 @@ std::string RenderBillFocus(const cost::BilledChargeback& effective,
                             const cost::BilledChargeback& list, const Window& w,
                             const cost::Labels& labels) {
   std::string out = FocusHeader();
+  const auto effective_rows = RowAmounts(effective.chargeback);
   const auto billed_rows = RowAmounts(billed.chargeback), list_rows = RowAmounts(list.chargeback);
   auto at = [](const auto& m, const auto& k) {
     const auto it = m.find(k);
     return it == m.end() ? 0.0 : it->second;
   };
   const auto& c = effective.chargeback;
-  for (const auto& u : c.units)
-    for (const auto& r : u.rows) {
-      const ReportAmounts a{at(billed_rows, std::pair{u.unit, r.owner}), r.cost,
-                            at(list_rows, std::pair{u.unit, r.owner})};
-      if (a.billed != 0 || a.effective != 0 || a.list != 0) out += FocusRow(c, w, labels, u, r, a);
-    }
+  // Every (unit, owner) any of the three splits has a row for: a unit whose EffectiveCost is 0
+  // may still have a BilledCost or a ListCost (usage a credit paid for).
+  std::map<std::pair<attribution::UnitKey, domain::Owner>,
+           std::pair<const cost::UnitCost*, cost::CostRow>>
+      rows;
+  for (const auto* chargeback : {&c, &billed.chargeback, &list.chargeback})
+    for (const auto& u : chargeback->units)
+      for (const auto& r : u.rows) {
+        auto it = rows.try_emplace({u.unit, r.owner}, &u, r).first;
+        if (chargeback == &c) it->second = {&u, r};  // the effective split's row names the row
+      }
+  for (const auto& [key, entry] : rows) {
+    const auto& [u, r] = entry;
+    const ReportAmounts a{at(billed_rows, key), at(effective_rows, key), at(list_rows, key)};
+    if (a.billed != 0 || a.effective != 0 || a.list != 0) out += FocusRow(c, w, labels, *u, r, a);
+  }
   const auto billed_nodes = NodesByName(billed.reconciliation);
   const auto list_nodes = NodesByName(list.reconciliation);
   for (const auto& n : effective.reconciliation.nodes) {

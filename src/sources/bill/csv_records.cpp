@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -46,6 +47,7 @@ struct Reader {
   bool too_many = false;
   std::optional<Error> error;
 
+  // libcsv is C: nothing may unwind through it. An exception becomes the read's error.
   static void OnField(void* data, size_t len, void* ctx) {
     auto* r = static_cast<Reader*>(ctx);
     if (r->error || r->too_many) return;
@@ -53,7 +55,11 @@ struct Reader {
       r->too_many = true;
       return;
     }
-    r->fields.emplace_back(static_cast<const char*>(data), len);
+    try {
+      r->fields.emplace_back(static_cast<const char*>(data), len);
+    } catch (const std::exception& e) {
+      r->error = Error{ErrorCode::kInternal, r->path + ": " + e.what()};
+    }
   }
   static void OnRecord(int, void* ctx) {
     auto* r = static_cast<Reader*>(ctx);
@@ -62,8 +68,13 @@ struct Reader {
                        r->path + ":" + std::to_string(r->record_line) + ": more than " +
                            std::to_string(kMaxCsvFields) + " fields in one record"};
     if (!r->error) {
-      auto done = r->on_record(r->record_line, r->fields);
-      if (!done) r->error = done.error();
+      try {
+        auto done = r->on_record(r->record_line, r->fields);
+        if (!done) r->error = done.error();
+      } catch (const std::exception& e) {
+        r->error = Error{ErrorCode::kInternal,
+                         r->path + ":" + std::to_string(r->record_line) + ": " + e.what()};
+      }
     }
     r->fields.clear();
     r->too_many = false;
@@ -118,8 +129,9 @@ Expected<void> ReadCsvRecords(const std::string& path, const CsvRecordFn& on_rec
     while (!chunk.empty()) {
       const size_t nl = chunk.find('\n');
       const size_t len = nl == std::string_view::npos ? chunk.size() : nl + 1;
-      // A record begins on the first line that is not blank (libcsv skips blank lines).
-      if (!r.open && chunk.substr(0, len) != "\n" && chunk.substr(0, len) != "\r\n") {
+      // A record begins on the first line that is not blank: libcsv skips lines of nothing but
+      // spaces, tabs and line ends (a piece of one at a chunk's end included).
+      if (!r.open && chunk.substr(0, len).find_first_not_of(" \t\r\n") != std::string_view::npos) {
         r.open = true;
         r.record_line = r.line;
       }

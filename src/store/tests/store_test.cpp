@@ -485,9 +485,9 @@ TEST(Store, NodesAreKeptPerCloudIdentityWithTheSpanEachWasSeenIn) {
     rec.node = gke;
     ASSERT_TRUE((*s)->Write(rec));
   }
-  // Replaced under the same name: another VM, another row; the first keeps its span.
+  // Recreated under the same name (GKE's auto-repair): the same provider ID, another numeric id,
+  // another row; the first keeps its span.
   NodeRecord replaced = gke;
-  replaced.provider_id = "gce://proj/us-central1-a/gke-pool-a-1-x";
   replaced.instance_id = "4520988123456789999";
   replaced.gpu_count = 8;
   IntervalRecord later;
@@ -507,7 +507,7 @@ TEST(Store, NodesAreKeptPerCloudIdentityWithTheSpanEachWasSeenIn) {
   EXPECT_FALSE(a.gpu_count);  // not known, not 0
   EXPECT_EQ(a.first_seen_unix_s, t0 + 30);
   EXPECT_EQ(a.last_seen_unix_s, t0 + 3000);
-  EXPECT_EQ((*nodes)[1].provider_id, replaced.provider_id);
+  EXPECT_EQ((*nodes)[1].instance_id, replaced.instance_id);
   EXPECT_EQ((*nodes)[1].gpu_count, 8);
   EXPECT_EQ((*nodes)[1].first_seen_unix_s, t0 + 4000);
 }

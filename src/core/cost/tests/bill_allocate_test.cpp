@@ -150,14 +150,21 @@ TEST(AllocateBill, ConservationHoldsUnderEveryPolicy) {
     }
 }
 
-TEST(AllocateBill, AScaleSetsDailyLineIsSharedByTheGpuTimeSeenOnEachNode) {
+TEST(AllocateBill, AScaleSetsDailyLineIsSharedPerGpuByTheNodesKnownInThePeriod) {
   const std::string set =
       "/subscriptions/s/resourceGroups/MC_rg/providers/Microsoft.Compute/virtualMachineScaleSets/"
       "aks-gpu-vmss";
-  BillLedger l(NodeMatcher({{"aks-0", "azure://" + set + "/virtualMachines/0", ""},
-                            {"aks-1", "azure://" + set + "/virtualMachines/1", ""}}),
-               kT0, kT0 + 86400);
-  l.Add(Line("Usage", set, kT0, kT0 + 86400, 48, 48));
+  const int64_t day = 86400;
+  // aks-0 seen all day; aks-1's agent stopped at noon; aks-2 was deleted the day before; aks-3
+  // was known in the period (its span overlaps it) but its agent recorded nothing.
+  BillLedger l(
+      NodeMatcher(
+          {{"aks-0", "azure://" + set + "/virtualMachines/0", "", kT0 - day, kT0 + day},
+           {"aks-1", "azure://" + set + "/virtualMachines/1", "", kT0 - day, kT0 + 12 * 3600},
+           {"aks-2", "azure://" + set + "/virtualMachines/2", "", kT0 - 2 * day, kT0 - day},
+           {"aks-3", "azure://" + set + "/virtualMachines/3", "", kT0 - day, kT0 + 3600}}),
+      kT0, kT0 + day);
+  l.Add(Line("Usage", set, kT0, kT0 + day, 48, 48));
   std::map<int64_t, std::vector<UnitRecord>> usage;
   for (int h = 0; h < 24; ++h) {
     const int64_t t = kT0 + h * 3600;
@@ -167,14 +174,50 @@ TEST(AllocateBill, AScaleSetsDailyLineIsSharedByTheGpuTimeSeenOnEachNode) {
   Policy p;
   p.basis = Basis::kCompute;
   const auto b =
-      AllocateBill(l, usage, std::vector<NodeCostSplit>(2, {1.0, 1, "test"}), {}, p, {"pod"});
-  // aks-0 saw 24 h, aks-1 12 h: 32 and 16; aks-1's other 12 h no agent saw.
+      AllocateBill(l, usage, std::vector<NodeCostSplit>(4, {1.0, 1, "test"}), {}, p, {"pod"});
+  // 48 shared by three nodes of one GPU: 16 each, as if each ran the day. aks-1's agent saw half
+  // of it, aks-3's none: what they did not see is no agent's, not a's or b's.
   std::map<std::string, double> by_pod;
   for (const auto& g : b.chargeback.groups) by_pod[g.key[0]] = g.cost;
-  EXPECT_NEAR(by_pod.at("ml/a"), 32, 1e-9);
+  EXPECT_NEAR(by_pod.at("ml/a"), 16, 1e-9);
   EXPECT_NEAR(by_pod.at("ml/b"), 8, 1e-9);
-  EXPECT_NEAR(b.reconciliation.no_agent, 8, 1e-9);
+  EXPECT_NEAR(b.reconciliation.no_agent, 8 + 16, 1e-9);
   EXPECT_NEAR(b.reconciliation.Sum(), 48, 1e-9);
+  ASSERT_EQ(b.reconciliation.nodes.size(), 3u);  // aks-2 takes no part
+  EXPECT_EQ(b.reconciliation.nodes[2].name, "aks-3");
+  EXPECT_EQ(b.reconciliation.nodes[2].periods_unseen, 1);
+}
+
+TEST(AllocateBill, ARefundIsSplitLikeTheChargeItTakesBack) {
+  BillLedger l(NodeMatcher({{"n1", std::string("aws:///us-east-1a/") + kI1, ""}}), kT0, kT0 + 3600);
+  l.Add(Line("Usage", kI1, kT0, kT0 + 3600, -10, -10));  // a correction, alone in its hour
+  Policy p;
+  p.basis = Basis::kCompute;
+  p.idle = IdleRule::kSeparate;
+  const std::map<int64_t, std::vector<UnitRecord>> usage = {
+      {kT0, {Gpu("n1", "GPU-A", 3600, {{C("a"), 900}, {K(OwnerKind::kIdle), 2700}})}}};
+  const auto b = AllocateBill(l, usage, {{0.9, 1, "test"}}, {}, p, {"pod"});
+  EXPECT_NEAR(b.reconciliation.containers, -9 * 0.25, 1e-12);
+  EXPECT_NEAR(b.reconciliation.idle, -9 * 0.75, 1e-12);
+  EXPECT_NEAR(b.reconciliation.non_gpu, -1, 1e-12);
+  EXPECT_NEAR(b.reconciliation.Sum(), -10, 1e-12);
+}
+
+TEST(AllocateBill, APeriodOffTheHourTakesThePartsOfTheHoursItCovers) {
+  BillLedger l(NodeMatcher({{"n1", std::string("aws:///us-east-1a/") + kI1, ""}}), kT0, kT0 + 7200);
+  l.Add(Line("Usage", kI1, kT0 + 1800, kT0 + 5400, 10, 10));  // 10:30 to 11:30
+  Policy p;
+  p.basis = Basis::kCompute;
+  p.idle = IdleRule::kSeparate;
+  const std::map<int64_t, std::vector<UnitRecord>> usage = {
+      {kT0, {Gpu("n1", "GPU-A", 3600, {{C("a"), 3600}})}},
+      {kT0 + 3600, {Gpu("n1", "GPU-A", 3600, {{C("b"), 3600}})}}};
+  const auto b = AllocateBill(l, usage, {{1.0, 1, "test"}}, {}, p, {"pod"});
+  std::map<std::string, double> by_pod;
+  for (const auto& g : b.chargeback.groups) by_pod[g.key[0]] = g.cost;
+  EXPECT_NEAR(by_pod.at("ml/a"), 5, 1e-9);  // half of 10:00's hour, half of 11:00's
+  EXPECT_NEAR(by_pod.at("ml/b"), 5, 1e-9);
+  EXPECT_NEAR(b.reconciliation.no_agent, 0, 1e-9);
 }
 
 }  // namespace

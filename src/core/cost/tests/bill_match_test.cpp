@@ -30,7 +30,17 @@ TEST(NodeMatcher, GceByProjectZoneAndNameOrByGkesNumericId) {
                     "4520988123456789012"),
             Ids{0});
   EXPECT_EQ(m.Match("4520988123456789012"), Ids{0});
-  EXPECT_EQ(m.Match("gke-pool-b-1"), Ids{1});
+  // The project by number: the numeric id alone is unique.
+  EXPECT_EQ(m.Match("//compute.googleapis.com/projects/123456789/zones/us-central1-a/instances/"
+                    "4520988123456789012"),
+            Ids{0});
+  // A bare name may be the VM's boot disk, and other services' instances are not VMs.
+  EXPECT_EQ(m.Match("gke-pool-b-1"), Ids{});
+  EXPECT_EQ(m.Match("projects/proj/zones/us-central1-b/instances/gke-pool-b-1"), Ids{1});
+  EXPECT_EQ(m.Match("//cloudsql.googleapis.com/projects/proj/instances/gke-pool-b-1"), Ids{});
+  EXPECT_FALSE(NodeMatcher::LooksLikeVm("//cloudsql.googleapis.com/projects/proj/instances/db-1"));
+  EXPECT_FALSE(NodeMatcher::LooksLikeVm("projects/proj/locations/us-central1/instances/redis"));
+  EXPECT_TRUE(NodeMatcher::LooksLikeVm("projects/proj/zones/z/instances/other"));
   // The same name in another project or zone is another VM.
   EXPECT_EQ(m.Match("//compute.googleapis.com/projects/other/zones/us-central1-a/instances/"
                     "gke-pool-a-1"),
@@ -39,7 +49,7 @@ TEST(NodeMatcher, GceByProjectZoneAndNameOrByGkesNumericId) {
   EXPECT_EQ(m.Match("4520988123456789013"), Ids{});
 }
 
-TEST(NodeMatcher, ABareGceNameTwoNodesShareNamesNeither) {
+TEST(NodeMatcher, TheSameGceNameInTwoProjectsIsTwoVms) {
   const NodeMatcher m({{"a", "gce://p1/z/pool-1", ""}, {"b", "gce://p2/z/pool-1", ""}});
   EXPECT_EQ(m.Match("pool-1"), Ids{});
   EXPECT_EQ(m.Match("//compute.googleapis.com/projects/p2/zones/z/instances/pool-1"), Ids{1});

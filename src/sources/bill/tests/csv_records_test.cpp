@@ -30,7 +30,7 @@ TEST(CsvRecords, QuotedFieldsLineBreaksAndTheLinesRecordsStartOn) {
                                 "\xEF\xBB\xBF"
                                 "A,B,C\r\n"
                                 "1,\"two, with comma\",\"say \"\"hi\"\"\"\r\n"
-                                "\n"
+                                "  \t\r\n"
                                 "x,\"multi\nline\",z\n"
                                 "last,,end");  // no final line break
   const auto r = ReadAll(path);
