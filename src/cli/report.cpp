@@ -40,8 +40,7 @@ void AddReportCommand(CLI::App& app, app::ReportOptions& o) {
                   "Pricing file (YAML, docs/pricing.md); default: the dated default table");
   cmd->add_option("--bill", o.bill_files,
                   "Price from the cloud bill: FOCUS exports (CSV or .csv.gz; AWS, Azure, Google "
-                  "Cloud), matched to the store's nodes by provider ID (docs/pricing.md, From your "
-                  "bill)")
+                  "Cloud), matched to the nodes by provider ID (docs/pricing.md, From your bill)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--bill-split", o.bill_split,
                   "With --bill: the GPU share of a node's cost where the pricing file has no node "

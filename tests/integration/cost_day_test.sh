@@ -6,7 +6,8 @@
 # serves them, and the query runs half an hour after the data ends. A day's increase() of
 # gpumeter_cost_total by namespace equals `gpumeter report --by namespace` from the store within
 # 0.2 % under --idle separate; under share the totals must agree and the per-namespace difference
-# is printed (docs/pricing.md). Heavy: ~60 s.
+# is printed (docs/pricing.md). The same day priced from an hourly bill read against Prometheus
+# (report --bill) costs the same per namespace (bill_day). Heavy: ~90 s.
 # Usage: cost_day_test.sh GPUMETER COST_HISTORY SCENARIOS
 set -euo pipefail
 export LC_ALL=C  # sort and join must agree on the order
@@ -16,6 +17,37 @@ command -v prometheus >/dev/null && command -v promtool >/dev/null || { echo "FA
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do [ -f "$f" ] && { echo "== $f"; tail -20 "$f"; }; done >&2; exit 1; }
+
+# The day priced from a bill read against Prometheus (report --bill, issue 34): an hourly FOCUS
+# line of 40.80 for the node's VM (node-8gpu's providerID), all of it GPU, is 5.10 per GPU-hour,
+# the price a pricing file gives the same day: under compute/separate, where splitting hour by
+# hour and splitting the window agree, every namespace costs the same both ways (0.2 %), and the
+# bill's lines reconcile to the cent.
+bill_day() {  # dir last
+  local d=$1 last=$2 h0 h1 h
+  h0=$(( (last - 25 * 3600) / 3600 * 3600 )) h1=$(( (last + 3600) / 3600 * 3600 + 3600 ))
+  { echo "ChargePeriodStart,ChargePeriodEnd,ChargeCategory,EffectiveCost,BilledCost,ListCost,BillingCurrency,ResourceId,ServiceCategory"
+    for ((h = h0; h < h1; h += 3600)); do
+      echo "$(date -u -d "@$h" +%FT%TZ),$(date -u -d "@$((h + 3600))" +%FT%TZ),Usage,40.80,40.80,55.04,USD,arn:aws:ec2:us-east-1:1:instance/i-0a1b2c3d4e5f60718,Compute"
+    done
+  } >"$d/bill.csv"
+  printf 'gpu_models: {"H100": 5.10}\ndefaults: false\n' >"$d/pricing.yaml"
+  local common=(--source "prometheus:$api" --from "$h0" --to "$h1" --by namespace --policy compute --idle separate --format json)
+  "$bin" report "${common[@]}" --bill "$d/bill.csv" --bill-split 1.0 >"$d/bill.json" 2>"$d/bill.log" ||
+    { cat "$d/bill.log"; fail "report --bill from Prometheus"; }
+  "$bin" report "${common[@]}" --pricing "$d/pricing.yaml" >"$d/priced.json" || fail "report with a price from Prometheus"
+  jq -e --argjson n $(( (h1 - h0) / 3600 )) '.bill.allocation.addsUp and (.bill.nodes | length) == 1
+         and (.bill.nodesWithoutLines | length) == 0 and .bill.allocation.containers > 0
+         and .bill.gpuNodeLines.lines == $n' "$d/bill.json" >/dev/null ||
+    { jq '.bill | {allocation, nodes, nodesWithoutLines}' "$d/bill.json"; fail "the bill from Prometheus: no node matched, or it does not add up"; }
+  jq -s -r '(.[0].groups | map({key: .group.namespace, value: .cost}) | from_entries) as $b
+    | .[1].groups[] | select(.group.namespace | test("^(__idle__|system|unattributed)$") | not)
+    | "\(.group.namespace) \(.cost) \($b[.group.namespace] // 0)"' "$d/bill.json" "$d/priced.json" >"$d/bill.txt"
+  [ -s "$d/bill.txt" ] || fail "bill: nothing to compare"
+  awk '{ d = $2 > 0 ? ($3 - $2) / $2 : 0; if (d < 0) d = -d; if (d > m) m = d
+         printf "  bill      %-10s priced %.4f  billed %.4f  %+.3f%%\n", $1, $2, $3, 100 * d }
+       END { exit !(m <= 0.002) }' "$d/bill.txt" || fail "a day priced from the bill and from the price disagree"
+}
 
 day() {  # idle rule: compares the day from Prometheus with the store's report, prints the rows
   local idle=$1 bound=$2 d=$work/$1
@@ -39,6 +71,7 @@ day() {  # idle rule: compares the day from Prometheus with the store's report, 
   q "sum by (namespace) (increase($m[25h]))" >"$d/plain.txt"
   local total
   total=$(q "sum((increase(gpumeter_cost_total[25h]) and last_over_time(gpumeter_cost_total[25h] offset 25h)) or (last_over_time(gpumeter_cost_total[25h]) unless last_over_time(gpumeter_cost_total[25h] offset 25h)))" | awk '{ print $2 }')
+  [ "$idle" = separate ] && bill_day "$d" "$last"
   kill %% 2>/dev/null || true; wait 2>/dev/null || true
   # The whole store: the recorder stamps intervals on its own wall clock, the scrapes on the scenario's.
   "$bin" report --source "sqlite:$d/store.db" --by namespace --idle "$idle" --format json >"$d/report.json" ||
@@ -63,4 +96,4 @@ day() {  # idle rule: compares the day from Prometheus with the store's report, 
 # room for the scrape phase, not for a change in method.
 day separate 0.002
 day share 0
-echo "ok: a day of backfilled cost counters, queried after the data, equals report by namespace within 0.2 % (separate) and in total (share)"
+echo "ok: a day of backfilled cost counters, queried after the data, equals report by namespace within 0.2 % (separate) and in total (share); priced from an hourly bill through Prometheus it costs the same"

@@ -43,9 +43,22 @@ void AddScrape(const std::string& page, double unix_s, std::vector<std::string>&
     if (line.starts_with("# ")) {
       const size_t a = line.find(' ', 2), b = line.find(' ', a + 1);
       const std::string name = line.substr(a + 1, b - a - 1);
-      // What a cost query reads; the rest would make the day's file hundreds of MB.
-      static const std::set<std::string> kept{"gpumeter_cost", "gpumeter_unit_cost",
-                                              "gpumeter_cost_info", "gpumeter_unit_info"};
+      // What a cost query and a report's usage read (OpenMetrics family names: counters without
+      // _total, info families without _info); the rest would make the day's file hundreds of MB.
+      static const std::set<std::string> kept{"gpumeter_cost",
+                                              "gpumeter_unit_cost",
+                                              "gpumeter_unit",
+                                              "gpumeter_node",
+                                              "gpumeter_unit_seconds",
+                                              "gpumeter_unit_memory_capacity_byte_seconds",
+                                              "gpumeter_unit_energy_joules",
+                                              "gpumeter_unit_gpu_share_ratio",
+                                              "gpumeter_memory_byte_seconds",
+                                              "gpumeter_compute_seconds",
+                                              "gpumeter_energy_joules",
+                                              "gpumeter_requested_share_seconds",
+                                              "gpumeter_compute_unknown_seconds",
+                                              "gpumeter_compute_bound_seconds"};
       if (!kept.count(name)) {
         current.clear();
         continue;

@@ -5,6 +5,7 @@
 #include "core/cost/bill_allocate.h"
 #include "sinks/report/render_bill.h"
 #include "sources/bill/focus_reader.h"
+#include "sources/history/prometheus_source.h"
 
 namespace gpumeter::app {
 namespace {
@@ -41,12 +42,34 @@ std::pair<int64_t, int64_t> UsageSpan(const cost::BillLedger& l, const report::W
     from = std::min(from, c->start);
     to = std::max(to, c->end);
   }
-  return {from - ((from % 3600) + 3600) % 3600, to};
+  return {from - ((from % 3600) + 3600) % 3600, (to + 3599) / 3600 * 3600};
 }
 
 }  // namespace
 
-Expected<std::string> RenderBillReport(const BillReportRequest& bill, const store::Store& store,
+Expected<std::vector<store::NodeRecord>> StoreBillUsage::Nodes() const { return store_.Nodes(); }
+
+Expected<std::map<int64_t, std::vector<store::UnitRecord>>> StoreBillUsage::Hourly(
+    int64_t from, int64_t to, cost::Labels& labels) const {
+  auto hourly = store_.BucketUsage(from, to, 3600);
+  if (!hourly) return tl::unexpected(hourly.error());
+  auto pod_labels = store_.PodLabels();
+  if (!pod_labels) return tl::unexpected(pod_labels.error());
+  labels = std::move(*pod_labels);
+  return hourly;
+}
+
+Expected<std::vector<store::NodeRecord>> PrometheusBillUsage::Nodes() const {
+  return history::ReadNodeIdentities(api_, window_.to_unix_s,
+                                     window_.to_unix_s - window_.from_unix_s);
+}
+
+Expected<std::map<int64_t, std::vector<store::UnitRecord>>> PrometheusBillUsage::Hourly(
+    int64_t from, int64_t to, cost::Labels& labels) const {
+  return history::HourlyUsageFromPrometheus(api_, from, to, label_keys_, recorded_, labels);
+}
+
+Expected<std::string> RenderBillReport(const BillReportRequest& bill, const BillUsage& usage,
                                        const cost::Pricing& pricing, const cost::Policy& policy,
                                        const std::vector<std::string>& dims,
                                        const report::Window& w) {
@@ -56,7 +79,7 @@ Expected<std::string> RenderBillReport(const BillReportRequest& bill, const stor
             "json, csv or focus)"));
   const auto share = cost::ParseSplit(bill.split);
   if (!share) return tl::unexpected(Bad("--bill-split: " + share.error().message));
-  auto records = store.Nodes();
+  auto records = usage.Nodes();
   if (!records) return tl::unexpected(records.error());
   Nodes nodes = BillNodes(*records, pricing, *share, bill.split);
   cost::BillLedger ledger(cost::NodeMatcher(std::move(nodes.nodes)), w.from_unix_s, w.to_unix_s);
@@ -68,17 +91,16 @@ Expected<std::string> RenderBillReport(const BillReportRequest& bill, const stor
     if (!read) return tl::unexpected(read.error());
   }
   const auto [from, to] = UsageSpan(ledger, w);
-  auto hourly = store.BucketUsage(from, to, 3600);
+  cost::Labels labels;
+  auto hourly = usage.Hourly(from, to, labels);
   if (!hourly) return tl::unexpected(hourly.error());
-  auto labels = store.PodLabels();
-  if (!labels) return tl::unexpected(labels.error());
   auto split = [&](cost::BillAmount which) {
-    return cost::AllocateBill(ledger, *hourly, nodes.splits, *labels, policy, dims, which);
+    return cost::AllocateBill(ledger, *hourly, nodes.splits, labels, policy, dims, which);
   };
   const auto billed = split(cost::BillAmount::kEffective);
   if (bill.format == "focus")
     return report::RenderBillFocus(billed, split(cost::BillAmount::kBilled),
-                                   split(cost::BillAmount::kList), w, *labels);
+                                   split(cost::BillAmount::kList), w, labels);
   if (bill.format == "csv") return report::RenderCsv(billed.chargeback);  // the groups
   const report::BillSource source{bill.files, bill.split};
   return bill.format == "json" ? report::RenderBillJson(billed, ledger, source, w)

@@ -187,6 +187,27 @@ Expected<std::string> RenderHtmlReport(const ReportOptions& o, const Request& r,
   return report::RenderHtml(cb, w, over_time, sections);
 }
 
+// --bill: the nodes and their hours from the store or from Prometheus.
+Expected<std::string> RenderBilled(const ReportOptions& o, const Request& r, report::Window w) {
+  const BillReportRequest bill{o.bill_files, o.bill_split, o.format};
+  if (r.store) {
+    // The store's span starts and ends mid-hour; a bill's lines start on the hour and count
+    // where their start falls: the default window takes the whole hours the data touches.
+    if (!o.from_s && !o.window) {
+      w.from_unix_s -= w.from_unix_s % 3600;
+      w.to_unix_s = (w.to_unix_s + 3599) / 3600 * 3600;
+    }
+    return RenderBillReport(bill, StoreBillUsage(*r.store), r.pricing, r.policy, r.dims, w);
+  }
+  auto api = OpenPrometheus(r.where, o.prometheus);
+  if (!api) return tl::unexpected(api.error());
+  std::vector<std::string> keys;
+  for (const auto& d : r.dims)
+    if (d.rfind("label:", 0) == 0) keys.push_back(d.substr(6));
+  return RenderBillReport(bill, PrometheusBillUsage(*api, w, keys, o.prometheus.recorded_series),
+                          r.pricing, r.policy, r.dims, w);
+}
+
 }  // namespace
 
 Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
@@ -194,21 +215,7 @@ Expected<std::string> RenderReport(const ReportOptions& o, int64_t now) {
   if (!request) return tl::unexpected(request.error());
   const auto w = ResolveWindow(o, now, *request);
   if (!w) return tl::unexpected(w.error());
-  if (!o.bill_files.empty()) {
-    if (!request->store)
-      return tl::unexpected(
-          Bad("--bill: needs --source sqlite:PATH (the store keeps the nodes' "
-              "provider IDs the bill is matched by)"));
-    // The store's span starts and ends mid-hour; a bill's lines start on the hour and count
-    // where their start falls: the default window takes the whole hours the data touches.
-    report::Window bw = *w;
-    if (!o.from_s && !o.window) {
-      bw.from_unix_s -= bw.from_unix_s % 3600;
-      bw.to_unix_s = (bw.to_unix_s + 3599) / 3600 * 3600;
-    }
-    return RenderBillReport({o.bill_files, o.bill_split, o.format}, *request->store,
-                            request->pricing, request->policy, request->dims, bw);
-  }
+  if (!o.bill_files.empty()) return RenderBilled(o, *request, *w);
   const auto usage = ReadUsage(o, *request, *w);
   if (!usage) return tl::unexpected(usage.error());
   auto cb = cost::BuildChargeback(usage->units, usage->labels, request->pricing, request->policy,

@@ -362,4 +362,40 @@ Expected<PrometheusUsage> UsageFromPrometheus(const PrometheusApi& api, int64_t 
   return out;
 }
 
+Expected<std::vector<attribution::NodeRecord>> ReadNodeIdentities(const PrometheusApi& api,
+                                                                  int64_t at, int64_t range_s) {
+  auto info = api.Query(
+      "max by (node, provider_id, instance_type, region, zone, capacity_type) "
+      "(last_over_time(gpumeter_node_info[" +
+          std::to_string(std::max<int64_t>(range_s, 60)) + "s]))",
+      at);
+  if (!info) return tl::unexpected(info.error());
+  std::vector<attribution::NodeRecord> out;
+  for (const auto& s : *info) {
+    attribution::NodeRecord n;
+    n.name = LabelValue(s, "node");
+    n.provider_id = LabelValue(s, "provider_id");
+    n.instance_type = LabelValue(s, "instance_type");
+    n.region = LabelValue(s, "region");
+    n.zone = LabelValue(s, "zone");
+    n.capacity_type = LabelValue(s, "capacity_type");
+    if (!n.name.empty()) out.push_back(std::move(n));
+  }
+  return out;
+}
+
+Expected<std::map<int64_t, std::vector<attribution::UnitRecord>>> HourlyUsageFromPrometheus(
+    const PrometheusApi& api, int64_t from, int64_t to, const std::vector<std::string>& label_keys,
+    bool recorded, cost::Labels& labels) {
+  std::map<int64_t, std::vector<attribution::UnitRecord>> out;
+  for (int64_t h = from; h < to; h += 3600) {
+    auto usage = UsageFromPrometheus(api, h, h + 3600, label_keys, recorded);
+    if (!usage && usage.error().code == ErrorCode::kNotFound) continue;  // nothing that hour
+    if (!usage) return tl::unexpected(usage.error());
+    for (auto& [pod, l] : usage->labels) labels[pod].insert(l.begin(), l.end());
+    out[h] = std::move(usage->units);
+  }
+  return out;
+}
+
 }  // namespace gpumeter::history

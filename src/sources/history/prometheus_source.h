@@ -55,4 +55,19 @@ Expected<PrometheusUsage> UsageFromPrometheus(const PrometheusApi& api, int64_t 
                                               const std::vector<std::string>& label_keys,
                                               bool recorded = true);
 
+// Each node's cloud identity as gpumeter_node_info last had it in the `range_s` seconds before
+// `at` (the agent exports it from its Node object): name, provider ID, instance type, region,
+// zone, capacity type. No GKE instance id, GPU count or seen span (not exported): those stay
+// unknown. Empty when no agent knew its Node.
+Expected<std::vector<attribution::NodeRecord>> ReadNodeIdentities(const PrometheusApi& api,
+                                                                  int64_t at_unix_s,
+                                                                  int64_t range_s);
+
+// Usage per hour over [from, to) (both on the hour): UsageFromPrometheus for each hour, keyed
+// by the hour's start; an hour with no gpumeter data is absent, not an error. `labels` gathers
+// the pods' label values of every hour. For a bill's hourly split: a month is 720 reads.
+Expected<std::map<int64_t, std::vector<attribution::UnitRecord>>> HourlyUsageFromPrometheus(
+    const PrometheusApi& api, int64_t from_unix_s, int64_t to_unix_s,
+    const std::vector<std::string>& label_keys, bool recorded, cost::Labels& labels);
+
 }  // namespace gpumeter::history
