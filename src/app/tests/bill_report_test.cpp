@@ -322,8 +322,12 @@ TEST(BillReport, ABadBillOrABadSourceIsAnErrorNamingIt) {
   auto html = Options(path, 10, 14, {Fixture("aws-focus-1.0.csv")}, "aws-scad");
   html.format = "html";
   auto h = RenderReport(html, At(48));
-  ASSERT_FALSE(h);
-  EXPECT_NE(h.error().message.find("--format html"), std::string::npos);
+  ASSERT_TRUE(h) << h.error().message;
+  for (const char* want : {"<h2>From the bill</h2>", "(the lines' total)", "i-0fffffffffffffff0",
+                           "node's bill (EffectiveCost)"})
+    EXPECT_NE(h->find(want), std::string::npos) << want;
+  EXPECT_EQ(h->find("<script"), std::string::npos);
+  EXPECT_EQ(h->find("price per hour &times;"), std::string::npos);  // not priced per hour
   auto csv = Options(path, 10, 14, {Fixture("aws-focus-1.0.csv")}, "aws-scad");
   csv.format = "csv";
   auto groups = RenderReport(csv, At(48));

@@ -73,10 +73,6 @@ Expected<std::string> RenderBillReport(const BillReportRequest& bill, const Bill
                                        const cost::Pricing& pricing, const cost::Policy& policy,
                                        const std::vector<std::string>& dims,
                                        const report::Window& w) {
-  if (bill.format == "html")
-    return tl::unexpected(
-        Bad("--bill: --format html is not available with a bill yet (table, "
-            "json, csv or focus)"));
   const auto share = cost::ParseSplit(bill.split);
   if (!share) return tl::unexpected(Bad("--bill-split: " + share.error().message));
   auto records = usage.Nodes();
@@ -103,6 +99,7 @@ Expected<std::string> RenderBillReport(const BillReportRequest& bill, const Bill
                                    split(cost::BillAmount::kList), w, labels);
   if (bill.format == "csv") return report::RenderCsv(billed.chargeback);  // the groups
   const report::BillSource source{bill.files, bill.split};
+  if (bill.format == "html") return report::RenderBillHtml(billed, ledger, source, w);
   return bill.format == "json" ? report::RenderBillJson(billed, ledger, source, w)
                                : report::RenderBillTable(billed, ledger, source, w);
 }

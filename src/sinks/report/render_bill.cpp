@@ -1,5 +1,8 @@
 #include "sinks/report/render_bill.h"
 
+#include "common/html.h"
+#include "sinks/report/render_html.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -36,6 +39,38 @@ json Amounts(const cost::BillAmounts& a) {
       {"billedCost", a.billed},
       {"listCost", a.lines_without_list == a.lines && a.lines > 0 ? json(nullptr) : json(a.list)},
       {"lines", a.lines}};
+}
+
+// The ledger's buckets as rows: depth 0 the file, 1 outside the window and each category, 2
+// Usage's parts. Table and HTML show the same rows.
+struct LedgerRow {
+  int depth;
+  std::string what;
+  cost::BillAmounts amounts;
+};
+std::vector<LedgerRow> LedgerRows(const cost::BillLedger& l) {
+  std::vector<LedgerRow> rows{{0, "all lines", l.all}, {1, "outside the window", l.outside_window}};
+  for (const auto& [category, a] : l.by_category) {
+    rows.push_back({1, category, a});
+    if (category != "Usage") continue;
+    cost::BillAmounts vms;
+    for (const auto& [id, vm] : l.unmatched_vms) vms.Add(vm);
+    rows.push_back({2, "GPU nodes' lines", l.nodes});
+    rows.push_back({2, "unused commitments", l.unused_commitments});
+    rows.push_back({2, fmt::format("VMs matching no node ({})", l.unmatched_vms.size()), vms});
+    rows.push_back({2, "other usage (disks, network, other services)", l.other_usage});
+  }
+  return rows;
+}
+
+// Where the GPU nodes' cost went, in the reconciliation's order.
+std::vector<std::pair<const char*, double>> Parts(const cost::BillReconciliation& r) {
+  return {{"containers", r.containers},
+          {"idle (left unplaced by the policy)", r.idle},
+          {"system", r.system},
+          {"unattributed", r.unattributed},
+          {"GPU hours no agent saw", r.no_agent},
+          {"the nodes' non-GPU part", r.non_gpu}};
 }
 
 void Disagreements(std::string& out, const cost::BillReconciliation& r) {
@@ -160,6 +195,52 @@ std::string RenderBillFocus(const cost::BilledChargeback& effective,
   return out;
 }
 
+std::string RenderBillHtml(const cost::BilledChargeback& b, const cost::BillLedger& l,
+                           const BillSource& source, const Window& w) {
+  const auto& r = b.reconciliation;
+  const std::string cur = HtmlEscape(l.currency);
+  std::string h = fmt::format(
+      "<h2>From the bill</h2><p class=\"note\">{} file(s), {} lines; EffectiveCost in {} "
+      "(commitments amortized); a line counts in the window that holds its "
+      "ChargePeriodStart.</p><table><tr><th>Lines</th><th>{}</th><th>lines</th></tr>",
+      source.files.size(), l.all.lines, cur, cur);
+  auto row = [&](const std::string& what, const cost::BillAmounts& a, bool total = false) {
+    h += fmt::format("<tr{}><td>{}</td><td>{:.2f}</td><td>{}</td></tr>",
+                     total ? " class=\"total\"" : "", HtmlEscape(what), a.effective, a.lines);
+  };
+  const auto ledger_rows = LedgerRows(l);
+  for (size_t i = 1; i < ledger_rows.size(); ++i)
+    row(std::string(ledger_rows[i].depth == 2 ? "Usage: " : "") + ledger_rows[i].what,
+        ledger_rows[i].amounts);
+  row("all lines", l.all, true);
+  h += fmt::format("</table><h2>Where the GPU nodes' {:.2f} {} went</h2><table>",
+                   r.node_lines.effective, cur);
+  for (const auto& [what, v] : Parts(r))
+    h += fmt::format("<tr><td>{}</td><td>{:.2f}</td></tr>", what, v);
+  h += fmt::format(
+      "<tr class=\"total\"><td>sum{}</td><td>{:.2f}</td></tr></table>",
+      AddsUp(r) ? " (the lines' total)" : " (DOES NOT ADD UP: a bug, please report it)", r.Sum());
+  std::string text;
+  Disagreements(text, r);
+  std::string escaped = HtmlEscape(text), lines;
+  for (const char ch : escaped) lines += ch == '\n' ? std::string("<br>") : std::string(1, ch);
+  h += "<p class=\"note\">" + lines + "</p>";
+  const auto vms = VmsByCost(l);
+  if (!vms.empty()) {
+    h += fmt::format(
+        "<h2>VMs in the bill that match no node{}</h2><table>",
+        vms.size() > kVmsShown ? fmt::format(" ({} of {})", kVmsShown, vms.size()) : "");
+    for (size_t i = 0; i < vms.size() && i < kVmsShown; ++i)
+      h += fmt::format("<tr><td>{}</td><td>{:.2f}</td></tr>", HtmlEscape(vms[i].first),
+                       vms[i].second.effective);
+    h += "</table>";
+  }
+  const std::string note =
+      "Every GPU's cost is its node's bill (EffectiveCost) for each charge period, times the "
+      "node's GPU share, over its GPUs and the hours the agent recorded";
+  return RenderHtml(b.chargeback, w, {}, h, note);
+}
+
 std::string RenderBillTable(const cost::BilledChargeback& b, const cost::BillLedger& l,
                             const BillSource& source, const Window& w) {
   std::string out = RenderTable(b.chargeback, w);
@@ -174,27 +255,11 @@ std::string RenderBillTable(const cost::BilledChargeback& b, const cost::BillLed
     out += fmt::format("{:{}}{:<{}} {:>14.2f}  {:>6} lines{}\n", "", indent, what, 34 - indent,
                        a.effective, a.lines, note);
   };
-  row(2, "all lines", l.all);
-  row(4, "outside the window", l.outside_window);
-  for (const auto& [category, a] : l.by_category) {
-    row(4, category, a,
-        category == "Purchase" ? fmt::format("  (BilledCost {:.2f})", a.billed) : "");
-    if (category != "Usage") continue;
-    row(6, "GPU nodes' lines", l.nodes);
-    row(6, "unused commitments", l.unused_commitments);
-    cost::BillAmounts vms;
-    for (const auto& [id, vm] : l.unmatched_vms) vms.Add(vm);
-    row(6, fmt::format("VMs matching no node ({})", l.unmatched_vms.size()), vms);
-    row(6, "other usage (disks, network)", l.other_usage);
-  }
+  for (const auto& lr : LedgerRows(l))
+    row(2 + 2 * lr.depth, lr.what, lr.amounts,
+        lr.what == "Purchase" ? fmt::format("  (BilledCost {:.2f})", lr.amounts.billed) : "");
   out += fmt::format("The GPU nodes' {:.2f}{} went to:\n", r.node_lines.effective, cur);
-  for (const auto& [what, v] : {std::pair{"containers", r.containers},
-                                {"idle (left unplaced by the policy)", r.idle},
-                                {"system", r.system},
-                                {"unattributed", r.unattributed},
-                                {"GPU hours no agent saw", r.no_agent},
-                                {"the nodes' non-GPU part", r.non_gpu}})
-    out += fmt::format("  {:<32} {:>14.2f}\n", what, v);
+  for (const auto& [what, v] : Parts(r)) out += fmt::format("  {:<32} {:>14.2f}\n", what, v);
   out += fmt::format("  {:<32} {:>14.2f}  {}\n", "sum", r.Sum(),
                      AddsUp(r) ? "= the lines' total" : "DOES NOT ADD UP: a bug, please report it");
   if (!r.nodes.empty()) {

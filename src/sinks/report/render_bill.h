@@ -24,6 +24,11 @@ std::string RenderBillTable(const cost::BilledChargeback& b, const cost::BillLed
 std::string RenderBillJson(const cost::BilledChargeback& b, const cost::BillLedger& ledger,
                            const BillSource& source, const Window& w);
 
+// One HTML page: the chargeback (render_html.h, no chart over time) and the reconciliation as a
+// section after it.
+std::string RenderBillHtml(const cost::BilledChargeback& b, const cost::BillLedger& ledger,
+                           const BillSource& source, const Window& w);
+
 // The same split of the GPU nodes' lines as FOCUS rows (RenderFocus's columns), each carrying
 // its share of the lines' EffectiveCost, BilledCost and ListCost (the three allocations of one
 // split, cost::BillAmount): a row per (unit, owner), and per node a row for its non-GPU part

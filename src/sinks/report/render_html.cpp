@@ -72,7 +72,8 @@ std::string DataSpan(const Window& w, const std::optional<std::pair<int64_t, int
 
 // The page up to the first chart: style, title, window, the totals as KPIs and how cost is split.
 std::string Head(const cost::Chargeback& c, const Window& w,
-                 const std::optional<std::pair<int64_t, int64_t>>& data) {
+                 const std::optional<std::pair<int64_t, int64_t>>& data,
+                 const std::string& cost_note) {
   std::string h =
       R"(<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>GPU chargeback</title><style>
 body{font-family:sans-serif;margin:2em;color:#222;max-width:1100px}h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em}
@@ -92,8 +93,11 @@ td:first-child,th:first-child{text-align:left}.total td{font-weight:bold;border-
       "/ held)<b>{}</b></span></div>",
       c.total.cost, Esc(c.currency), c.total.idle_cost, Esc(c.currency), c.total.gpu_hours_held,
       FormatEfficiency(c.total));
-  h += "<p class=\"note\">Every GPU's cost is its price per hour &times; the hours it was "
-       "accounted, split between the containers that used or held it by the policy above. The "
+  h += "<p class=\"note\">";
+  h += cost_note.empty() ? "Every GPU's cost is its price per hour &times; the hours it was "
+                           "accounted"
+                         : cost_note;
+  h += ", split between the containers that used or held it by the policy above. The "
        "cost of unused time is every GPU's time nobody used: the policy places it on the groups "
        "that held the GPU (their idle cost) or, for capacity nobody held, on &ldquo;";
   h += kNobody;
@@ -257,8 +261,8 @@ std::string GroupsTable(const cost::Chargeback& c) {
 }  // namespace
 
 std::string RenderHtml(const cost::Chargeback& c, const Window& w, const OverTime& over_time,
-                       const std::string& extra_sections) {
-  std::string h = Head(c, w, over_time.data_span);
+                       const std::string& extra_sections, const std::string& cost_note) {
+  std::string h = Head(c, w, over_time.data_span, cost_note);
   std::vector<std::string> top;  // the groups the cost-over-time chart colours
   for (const auto& g : c.groups)
     if (top.size() < 8) top.push_back(Name(g));

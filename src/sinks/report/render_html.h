@@ -24,8 +24,10 @@ struct OverTime {
   std::optional<std::pair<int64_t, int64_t>> data_span;
 };
 
-// `extra_sections`: HTML appended after the table (the rightsizing section), already escaped.
+// `extra_sections`: HTML appended after the table (the rightsizing section, a bill's
+// reconciliation), already escaped. `cost_note`: where each GPU's cost came from, as HTML, when
+// not a price per hour (a bill).
 std::string RenderHtml(const cost::Chargeback& c, const Window& w, const OverTime& over_time,
-                       const std::string& extra_sections = {});
+                       const std::string& extra_sections = {}, const std::string& cost_note = {});
 
 }  // namespace gpumeter::report
