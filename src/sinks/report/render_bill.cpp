@@ -83,13 +83,18 @@ void Disagreements(std::string& out, const cost::BillReconciliation& r) {
     if (n.hours_seen_unbilled > 0)
       lines += fmt::format("  {}: seen by the agent in {} hour(s) that no bill line covers\n",
                            n.name, n.hours_seen_unbilled);
+    // Billed GPU time no agent recorded: whole periods (above), or GPUs and hours within seen
+    // periods (the agent started late, a GPU it never saw).
+    if (n.no_agent > 0.005)
+      lines += fmt::format("  {}: {:.2f} of its GPU cost is GPU time no agent recorded\n", n.name,
+                           n.no_agent);
   }
   for (const auto& [name, gpu_hours] : r.nodes_without_lines)
     lines += fmt::format(
         "  {}: seen by the agent ({:.3f} GPU-h) and billed by no line (no provider ID recorded, "
         "or another account's bill)\n",
         name, gpu_hours);
-  out += lines.empty() ? "The bill and the usage agree: every billed node-hour was seen, and every "
+  out += lines.empty() ? "The bill and the usage agree: every billed GPU-hour was seen, and every "
                          "seen one billed.\n"
                        : "Where the bill and the usage disagree:\n" + lines;
 }
@@ -252,15 +257,15 @@ std::string RenderBillTable(const cost::BilledChargeback& b, const cost::BillLed
       source.files.size(), l.all.lines, l.currency.empty() ? "-" : l.currency);
   auto row = [&](int indent, const std::string& what, const cost::BillAmounts& a,
                  const std::string& note = "") {
-    out += fmt::format("{:{}}{:<{}} {:>14.2f}  {:>6} lines{}\n", "", indent, what, 34 - indent,
+    out += fmt::format("{:{}}{:<{}} {:>14.2f}  {:>7} lines{}\n", "", indent, what, 50 - indent,
                        a.effective, a.lines, note);
   };
   for (const auto& lr : LedgerRows(l))
     row(2 + 2 * lr.depth, lr.what, lr.amounts,
         lr.what == "Purchase" ? fmt::format("  (BilledCost {:.2f})", lr.amounts.billed) : "");
   out += fmt::format("The GPU nodes' {:.2f}{} went to:\n", r.node_lines.effective, cur);
-  for (const auto& [what, v] : Parts(r)) out += fmt::format("  {:<32} {:>14.2f}\n", what, v);
-  out += fmt::format("  {:<32} {:>14.2f}  {}\n", "sum", r.Sum(),
+  for (const auto& [what, v] : Parts(r)) out += fmt::format("  {:<48} {:>14.2f}\n", what, v);
+  out += fmt::format("  {:<48} {:>14.2f}  {}\n", "sum", r.Sum(),
                      AddsUp(r) ? "= the lines' total" : "DOES NOT ADD UP: a bug, please report it");
   if (!r.nodes.empty()) {
     out += fmt::format("  {:<28} {:>8} {:>7} {:>12} {:>12} {:>10}  {}\n", "node", "periods",
