@@ -21,8 +21,8 @@ fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do [ -f "$f" ] && { echo "
 # The day priced from a bill read against Prometheus (report --bill, issue 34): an hourly FOCUS
 # line of 40.80 for the node's VM (node-8gpu's providerID), all of it GPU, is 5.10 per GPU-hour,
 # the price a pricing file gives the same day: under compute/separate, where splitting hour by
-# hour and splitting the window agree, every namespace costs the same both ways (0.2 %), and the
-# bill's lines reconcile to the cent.
+# hour and splitting the window agree, every namespace costs the same both ways (0.01 %; measured
+# 0.001 %, the raw counters' births read per hour), and the bill's lines reconcile to the cent.
 bill_day() {  # dir last
   local d=$1 last=$2 h0 h1 h
   h0=$(( (last - 25 * 3600) / 3600 * 3600 )) h1=$(( (last + 3600) / 3600 * 3600 + 3600 ))
@@ -46,7 +46,7 @@ bill_day() {  # dir last
   [ -s "$d/bill.txt" ] || fail "bill: nothing to compare"
   awk '{ d = $2 > 0 ? ($3 - $2) / $2 : 0; if (d < 0) d = -d; if (d > m) m = d
          printf "  bill      %-10s priced %.4f  billed %.4f  %+.3f%%\n", $1, $2, $3, 100 * d }
-       END { exit !(m <= 0.002) }' "$d/bill.txt" || fail "a day priced from the bill and from the price disagree"
+       END { exit !(m <= 0.0001) }' "$d/bill.txt" || fail "a day priced from the bill and from the price disagree"
 }
 
 day() {  # idle rule: compares the day from Prometheus with the store's report, prints the rows

@@ -38,9 +38,12 @@ Nodes BillNodes(const std::vector<store::NodeRecord>& records, const cost::Prici
 // The hours a read must cover: the window, and every billed period of a matched node.
 std::pair<int64_t, int64_t> UsageSpan(const cost::BillLedger& l, const report::Window& w) {
   int64_t from = w.from_unix_s, to = w.to_unix_s;
+  // A matched line's period reaches at most a month past the window (a monthly charge): a
+  // corrupt end (2099) does not make the read of usage endless.
+  const int64_t limit = w.to_unix_s + 31 * 86400;
   for (const auto* c : l.NodeCharges()) {
     from = std::min(from, c->start);
-    to = std::max(to, c->end);
+    to = std::max(to, std::min(c->end, limit));
   }
   return {from - ((from % 3600) + 3600) % 3600, (to + 3599) / 3600 * 3600};
 }
@@ -66,7 +69,7 @@ Expected<std::vector<store::NodeRecord>> PrometheusBillUsage::Nodes() const {
 
 Expected<std::map<int64_t, std::vector<store::UnitRecord>>> PrometheusBillUsage::Hourly(
     int64_t from, int64_t to, cost::Labels& labels) const {
-  return history::HourlyUsageFromPrometheus(api_, from, to, label_keys_, recorded_, labels);
+  return history::HourlyUsageFromPrometheus(api_, from, to, label_keys_, labels);
 }
 
 Expected<std::string> RenderBillReport(const BillReportRequest& bill, const BillUsage& usage,

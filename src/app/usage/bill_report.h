@@ -50,13 +50,13 @@ class StoreBillUsage final : public BillUsage {
   const store::Store& store_;
 };
 
-// From Prometheus: gpumeter_node_info as of the window's end, and each hour's counters
+// From Prometheus: gpumeter_node_info as of the window's end, and each hour's raw counters
 // (history::HourlyUsageFromPrometheus). Borrows `api`.
 class PrometheusBillUsage final : public BillUsage {
  public:
   PrometheusBillUsage(const history::PrometheusApi& api, const report::Window& window,
-                      std::vector<std::string> label_keys, bool recorded)
-      : api_(api), window_(window), label_keys_(std::move(label_keys)), recorded_(recorded) {}
+                      std::vector<std::string> label_keys)
+      : api_(api), window_(window), label_keys_(std::move(label_keys)) {}
   Expected<std::vector<store::NodeRecord>> Nodes() const override;
   Expected<std::map<int64_t, std::vector<store::UnitRecord>>> Hourly(
       int64_t from_unix_s, int64_t to_unix_s, cost::Labels& labels) const override;
@@ -65,7 +65,6 @@ class PrometheusBillUsage final : public BillUsage {
   const history::PrometheusApi& api_;
   report::Window window_;
   std::vector<std::string> label_keys_;
-  bool recorded_;
 };
 
 Expected<std::string> RenderBillReport(const BillReportRequest& bill, const BillUsage& usage,

@@ -204,8 +204,7 @@ Expected<std::string> RenderBilled(const ReportOptions& o, const Request& r, rep
   std::vector<std::string> keys;
   for (const auto& d : r.dims)
     if (d.rfind("label:", 0) == 0) keys.push_back(d.substr(6));
-  return RenderBillReport(bill, PrometheusBillUsage(*api, w, keys, o.prometheus.recorded_series),
-                          r.pricing, r.policy, r.dims, w);
+  return RenderBillReport(bill, PrometheusBillUsage(*api, w, keys), r.pricing, r.policy, r.dims, w);
 }
 
 }  // namespace

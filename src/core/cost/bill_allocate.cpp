@@ -245,7 +245,7 @@ void ListUnbilled(const NodeHours& index,
     double gpu_hours = 0;
     int64_t unbilled = 0;
     for (const auto& [hour, records] : hours) {
-      if (hour + 3600 <= from || hour >= to) continue;  // hours that overlap the window
+      if (hour < from || hour >= to) continue;  // the ledger's rule: hours starting in it
       if (billed != billed_hours.end() && billed->second.count(hour)) continue;
       ++unbilled;
       for (const auto* r : records) gpu_hours += r->unit.fraction * r->seconds / 3600;
@@ -290,7 +290,14 @@ BilledChargeback AllocateBill(const BillLedger& ledger,
       for (int64_t h = HourOf(charge.start); h < charge.end; h += 3600)
         billed_hours[nodes[n].name].insert(h);
     }
-    const std::vector<double> weights = Shares(charge, nodes, splits, records);
+    std::vector<double> weights = Shares(charge, nodes, splits, records);
+    // Rows of one node name (a VM recreated under it, a label that changed) share its usage:
+    // the name takes their shares together, once.
+    std::map<std::string, size_t> first_of_name;
+    for (size_t i = 0; i < charge.nodes.size(); ++i) {
+      const auto [it, fresh] = first_of_name.try_emplace(nodes[charge.nodes[i]].name, i);
+      if (!fresh) weights[it->second] += weights[i], weights[i] = 0;
+    }
     for (size_t i = 0; i < charge.nodes.size(); ++i) {
       if (weights[i] <= 0) continue;
       const size_t n = charge.nodes[i];

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -371,6 +372,7 @@ Expected<std::vector<attribution::NodeRecord>> ReadNodeIdentities(const Promethe
       at);
   if (!info) return tl::unexpected(info.error());
   std::vector<attribution::NodeRecord> out;
+  std::set<std::pair<std::string, std::string>> seen;  // a label that changed: one row per VM
   for (const auto& s : *info) {
     attribution::NodeRecord n;
     n.name = LabelValue(s, "node");
@@ -379,22 +381,30 @@ Expected<std::vector<attribution::NodeRecord>> ReadNodeIdentities(const Promethe
     n.region = LabelValue(s, "region");
     n.zone = LabelValue(s, "zone");
     n.capacity_type = LabelValue(s, "capacity_type");
-    if (!n.name.empty()) out.push_back(std::move(n));
+    if (!n.name.empty() && seen.insert({n.name, n.provider_id}).second) out.push_back(std::move(n));
   }
   return out;
 }
 
 Expected<std::map<int64_t, std::vector<attribution::UnitRecord>>> HourlyUsageFromPrometheus(
     const PrometheusApi& api, int64_t from, int64_t to, const std::vector<std::string>& label_keys,
-    bool recorded, cost::Labels& labels) {
+    cost::Labels& labels) {
   std::map<int64_t, std::vector<attribution::UnitRecord>> out;
+  std::optional<Error> none;
+  // The hourly rules evaluate at an offset within the hour: no recorded hour fits one clock hour,
+  // so each hour is read from the raw counters.
   for (int64_t h = from; h < to; h += 3600) {
-    auto usage = UsageFromPrometheus(api, h, h + 3600, label_keys, recorded);
-    if (!usage && usage.error().code == ErrorCode::kNotFound) continue;  // nothing that hour
+    auto usage = UsageFromPrometheus(api, h, h + 3600, label_keys, false);
+    if (!usage && usage.error().code == ErrorCode::kNotFound) {  // nothing that hour
+      none = usage.error();
+      continue;
+    }
     if (!usage) return tl::unexpected(usage.error());
-    for (auto& [pod, l] : usage->labels) labels[pod].insert(l.begin(), l.end());
+    for (auto& [pod, l] : usage->labels) labels[pod] = std::move(l);  // the latest hour's win
     out[h] = std::move(usage->units);
   }
+  // Not one hour with data: the wrong Prometheus, or one that keeps no gpumeter usage.
+  if (out.empty() && none) return tl::unexpected(*none);
   return out;
 }
 

@@ -63,11 +63,14 @@ Expected<std::vector<attribution::NodeRecord>> ReadNodeIdentities(const Promethe
                                                                   int64_t at_unix_s,
                                                                   int64_t range_s);
 
-// Usage per hour over [from, to) (both on the hour): UsageFromPrometheus for each hour, keyed
-// by the hour's start; an hour with no gpumeter data is absent, not an error. `labels` gathers
-// the pods' label values of every hour. For a bill's hourly split: a month is 720 reads.
+// Usage per hour over [from, to) (both on the hour): UsageFromPrometheus for each hour from the
+// raw counters (the hourly rules evaluate off the clock hour, so none fits one), keyed by the
+// hour's start; an hour with no gpumeter data is absent, not an error, but no data in any hour
+// is (kNotFound). `labels` gets each pod's labels of the latest hour it ran in. For a bill's
+// hourly split: a month is 720 reads. A scrape gap of an hour or more before an hour reads its
+// counters as born in it (their whole growth since the agent started): known, not handled.
 Expected<std::map<int64_t, std::vector<attribution::UnitRecord>>> HourlyUsageFromPrometheus(
     const PrometheusApi& api, int64_t from_unix_s, int64_t to_unix_s,
-    const std::vector<std::string>& label_keys, bool recorded, cost::Labels& labels);
+    const std::vector<std::string>& label_keys, cost::Labels& labels);
 
 }  // namespace gpumeter::history

@@ -188,6 +188,29 @@ TEST(AllocateBill, AScaleSetsDailyLineIsSharedPerGpuByTheNodesKnownInThePeriod) 
   EXPECT_EQ(b.reconciliation.nodes[2].periods_unseen, 1);
 }
 
+TEST(AllocateBill, TwoRowsOfOneNodeNameTakeItsUsageOnce) {
+  // GKE's auto-repair recreated the VM under its name: two rows, one provider ID, two ids. A line
+  // naming the VM by its name matches both; the name's hour is split once.
+  BillLedger l(NodeMatcher({{"gke-a", "gce://p/z/gke-a", "111", kT0 - 7200, kT0 + 1800},
+                            {"gke-a", "gce://p/z/gke-a", "222", kT0 + 1800, kT0 + 7200}}),
+               kT0, kT0 + 3600);
+  l.Add(Line("Usage", "//compute.googleapis.com/projects/p/zones/z/instances/gke-a", kT0,
+             kT0 + 3600, 10, 10));
+  Policy p;
+  p.basis = Basis::kCompute;
+  p.idle = IdleRule::kSeparate;
+  const std::map<int64_t, std::vector<UnitRecord>> usage = {
+      {kT0, {Gpu("gke-a", "GPU-A", 3600, {{C("a"), 3600}})}}};
+  const auto b =
+      AllocateBill(l, usage, std::vector<NodeCostSplit>(2, {1.0, 1, "test"}), {}, p, {"pod"});
+  ASSERT_EQ(b.chargeback.units.size(), 1u);
+  EXPECT_NEAR(b.chargeback.units[0].hours, 1, 1e-12);
+  EXPECT_NEAR(b.chargeback.total.gpu_hours_held, 1, 1e-12);
+  EXPECT_NEAR(b.reconciliation.containers, 10, 1e-12);
+  ASSERT_EQ(b.reconciliation.nodes.size(), 1u);
+  EXPECT_EQ(b.reconciliation.nodes[0].periods, 1);
+}
+
 TEST(AllocateBill, ARefundIsSplitLikeTheChargeItTakesBack) {
   BillLedger l(NodeMatcher({{"n1", std::string("aws:///us-east-1a/") + kI1, ""}}), kT0, kT0 + 3600);
   l.Add(Line("Usage", kI1, kT0, kT0 + 3600, -10, -10));  // a correction, alone in its hour
