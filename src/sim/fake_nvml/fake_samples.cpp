@@ -35,6 +35,18 @@ nvmlReturn_t FakeDriver::Samples(nvmlDevice_t d, nvmlSamplingType_t type,
     fresh.push_back(s);
   }
   *value_type = NVML_VALUE_TYPE_UNSIGNED_INT;
+  // A bad-value fault: the call succeeds and what it hands back is wrong.
+  for (const auto& f : scenario_->faults) {
+    if (f.kind != scenario::FaultKind::kBadValue || now_s < f.from_s ||
+        (f.to_s && now_s >= *f.to_s) || (f.gpu_index && *f.gpu_index != g.index))
+      continue;
+    for (auto& sample : fresh) {
+      if (f.bad_value == scenario::BadValue::kZero) sample.sampleValue.uiVal = 0;
+      if (f.bad_value == scenario::BadValue::kHuge) sample.sampleValue.uiVal = 9'000'000;  // 9 kW
+      if (f.bad_value == scenario::BadValue::kStale) sample.timeStamp = last_seen_us;
+    }
+    if (f.bad_value == scenario::BadValue::kType) *value_type = NVML_VALUE_TYPE_DOUBLE;
+  }
   if (fresh.empty()) return NVML_ERROR_NOT_FOUND;
   if (!samples) {
     *count = static_cast<unsigned int>(fresh.size());

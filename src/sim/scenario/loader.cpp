@@ -302,7 +302,8 @@ Process ParseProcess(const Field& f) {
 
 // A `process-exit` fault is applied to its process's end_s here and yields no Fault.
 std::optional<Fault> ParseFault(const Field& f, Scenario& s) {
-  f.ExpectMap({"kind", "call", "gpu", "code", "from_s", "to_s", "delay_ms", "pid", "at_s"});
+  f.ExpectMap(
+      {"kind", "call", "gpu", "code", "from_s", "to_s", "delay_ms", "pid", "at_s", "value"});
   const auto kind = f.Child("kind").Str();
   Fault out;
   if (kind == "process-exit") {
@@ -325,9 +326,11 @@ std::optional<Fault> ParseFault(const Field& f, Scenario& s) {
     out.kind = FaultKind::kGpuLost;
   else if (kind == "delay")
     out.kind = FaultKind::kDelay;
+  else if (kind == "bad-value")
+    out.kind = FaultKind::kBadValue;
   else
     f.Child("kind").Fail("unknown fault kind '" + kind +
-                         "' (expected call-error, gpu-lost, delay or process-exit)");
+                         "' (expected call-error, gpu-lost, delay, bad-value or process-exit)");
   out.call = f.Str("call", out.kind == FaultKind::kGpuLost ? "*" : "");
   if (out.kind != FaultKind::kGpuLost && out.call.empty()) f.Fail("missing required field 'call'");
   // A misspelt call would match nothing and fault nothing, while its window still reads as a
@@ -344,6 +347,21 @@ std::optional<Fault> ParseFault(const Field& f, Scenario& s) {
   }
   if (out.kind == FaultKind::kDelay) {
     out.delay_ms = static_cast<uint32_t>(f.Child("delay_ms").UInt());
+  }
+  if (out.kind == FaultKind::kBadValue) {
+    if (out.call != "nvmlDeviceGetSamples")
+      f.Child("call").Fail("bad-value is made for nvmlDeviceGetSamples only");
+    const std::string value = f.Child("value").Str();
+    if (value == "zero")
+      out.bad_value = BadValue::kZero;
+    else if (value == "huge")
+      out.bad_value = BadValue::kHuge;
+    else if (value == "stale")
+      out.bad_value = BadValue::kStale;
+    else if (value == "type")
+      out.bad_value = BadValue::kType;
+    else
+      f.Child("value").Fail("'" + value + "' (expected zero, huge, stale or type)");
   }
   out.from_s = f.Double("from_s", 0);
   if (auto t = f.Optional("to_s")) {

@@ -127,7 +127,10 @@ struct Process {
   std::vector<DeviceUsage> usage;
 };
 
-enum class FaultKind { kCallError, kGpuLost, kDelay };
+enum class FaultKind { kCallError, kGpuLost, kDelay, kBadValue };
+// kBadValue: what the call hands back is wrong though it succeeds (nvmlDeviceGetSamples only):
+// every sample 0 W, 9 kW, stamped at the caller's last-seen time, or of another value type.
+enum class BadValue { kZero, kHuge, kStale, kType };
 
 struct Fault {
   FaultKind kind = FaultKind::kCallError;
@@ -135,8 +138,9 @@ struct Fault {
   std::optional<uint32_t> gpu_index;  // empty: every GPU
   int code = 0;                       // nvmlReturn_t for kCallError
   double from_s = 0;
-  std::optional<double> to_s;  // empty: until the end
-  uint32_t delay_ms = 0;       // kDelay: the call blocks this long
+  std::optional<double> to_s;            // empty: until the end
+  uint32_t delay_ms = 0;                 // kDelay: the call blocks this long
+  BadValue bad_value = BadValue::kZero;  // kBadValue: how the reply is wrong
 };
 
 struct Driver {

@@ -1,5 +1,6 @@
 // Board power per driver period (nvmlDeviceGetSamples, NVML_TOTAL_POWER_SAMPLES).
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "sources/nvml/nvml_gpu_source.h"
@@ -42,7 +43,13 @@ void NvmlGpuSource::ReadPowerSamples(nvmlDevice_t h, gpu::DeviceSample& dev) {
   }
   if (rc == NVML_ERROR_NOT_FOUND) return;  // nothing newer than the last read
   if (!Check(dev, name, rc)) return;
-  if (type != NVML_VALUE_TYPE_UNSIGNED_INT) return;
+  if (type != NVML_VALUE_TYPE_UNSIGNED_INT) {
+    // Power comes in milliwatts as unsigned ints; any other type is a reply of the wrong shape.
+    dev.errors.push_back({name, NVML_ERROR_UNKNOWN,
+                          "power samples of value type " + std::to_string(type) +
+                              ", not unsigned int (milliwatts)"});
+    return;
+  }
   uint64_t newest = newest_read;
   for (unsigned int i = 0; i < count && i < buf.size(); ++i) {
     const double watts = buf[i].sampleValue.uiVal / 1000.0;

@@ -384,6 +384,16 @@ TEST(Loader, UnknownFaultKind) {
               HasSubstr("unknown fault kind 'meteor'"));
 }
 
+TEST(Loader, ABadValueFaultIsForPowerSamplesAndNamesItsValue) {
+  const std::string faults = std::string(kMinimal) + "\nfaults:\n  - ";
+  EXPECT_THAT(ErrorOf(faults + "{kind: bad-value, call: nvmlDeviceGetPowerUsage, value: zero}\n"),
+              HasSubstr("bad-value is made for nvmlDeviceGetSamples only"));
+  EXPECT_THAT(ErrorOf(faults + "{kind: bad-value, call: nvmlDeviceGetSamples, value: negative}\n"),
+              HasSubstr("'negative' (expected zero, huge, stale or type)"));
+  EXPECT_THAT(ErrorOf(faults + "{kind: bad-value, call: nvmlDeviceGetSamples}\n"),
+              HasSubstr("value"));
+}
+
 TEST(Loader, ExclusiveWithReplicas) {
   EXPECT_THAT(ErrorOf(Replace(kMinimal, "    model: Test GPU",
                               "    model: Test GPU\n    sharing: {mode: exclusive, replicas: 2}")),

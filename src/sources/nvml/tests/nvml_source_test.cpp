@@ -361,6 +361,37 @@ TEST(NvmlSource, AFailedPowerSampleReadIsRecordedAndGivesNoSamples) {
   EXPECT_NEAR(snap.devices.at(0).power_samples.back().watts, 385, 1e-3);
 }
 
+// Samples the driver hands back wrong though the call succeeds are not power: 0 W, 9 kW, a stamp
+// at or before the window's start, a value type other than milliwatts (recorded as a failed call).
+// No sample gets through, and the per-process samples are unaffected; after the fault, samples
+// come back.
+TEST(NvmlSource, PowerSamplesTheDriverGetsWrongAreNotPower) {
+  const char* const values[] = {"zero", "huge", "stale", "type"};
+  for (const char* value : values) {
+    FakeNvml f("r580",
+               testing::WriteTempScenario(
+                   EmptyWindowScenario(std::string("faults:\n  - {kind: bad-value, call: "
+                                                   "nvmlDeviceGetSamples, gpu: 0, value: ") +
+                                       value + ", from_s: 11, to_s: 13}\n"),
+                   std::string("bad-power-") + value),
+               10);
+    f.Sample();
+    f.SetTime(12);
+    auto snap = f.Sample();
+    const auto& d = snap.devices.at(0);
+    EXPECT_TRUE(d.power_samples.empty()) << value;
+    EXPECT_FALSE(d.process_util.empty()) << value;
+    bool recorded = false;
+    for (const auto& e : d.errors) recorded = recorded || e.call == "nvmlDeviceGetSamples";
+    EXPECT_EQ(recorded, std::string(value) == "type") << value;
+    f.SetTime(14);
+    snap = f.Sample();
+    EXPECT_FALSE(snap.devices.at(0).power_samples.empty()) << value;
+    for (const auto& p : snap.devices.at(0).power_samples)
+      EXPECT_TRUE(p.watts > 0 && p.watts < 5000) << value;
+  }
+}
+
 // A count the driver reports sizes the next call's buffer, with headroom, up to a cap: a corrupt
 // count (4e9 entries) costs a failed call, never gigabytes.
 TEST(NvmlSource, ADriverReportedCountIsCappedWhenSizingABuffer) {
