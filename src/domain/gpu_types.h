@@ -27,8 +27,9 @@ struct GpuProcess {
   std::optional<uint32_t> compute_instance_id;
 };
 
-// One per-process SM sample as the driver returned it (already filtered: newer than the last
-// poll, values ≤ 100 %).
+// One per-process sample as the driver returned it (already filtered: newer than the last poll,
+// values ≤ 100 %): SM and memory (memUtil: the part of the period the process read or wrote device
+// memory) utilization.
 struct ProcessUtilSample {
   uint32_t pid = 0;
   uint64_t timestamp_us = 0;  // CPU timestamp, Unix epoch µs
@@ -51,10 +52,15 @@ struct MigInstanceSample {
   std::optional<MemoryInfo> memory;
   std::vector<GpuProcess> processes;
   std::optional<double> sm_active_ratio;  // GPM SM_UTIL / 100 for this GPU instance, [0, 1]
-  std::optional<uint32_t> slices;         // compute slices of its GPU-instance profile
+  // GPM DRAM_BW_UTIL / 100 for this GPU instance: the share of peak DRAM bandwidth used, [0, 1].
+  std::optional<double> dram_bw_ratio;
+  std::optional<uint32_t> slices;  // compute slices of its GPU-instance profile
   // DCGM GR engine activity of this GPU instance over the interval, [0, 1]: not from NVML, set
   // by the pipeline from the DCGM source (sources/dcgm) where one is configured.
   std::optional<double> dcgm_gr_active;
+  // DCGM DRAM_ACTIVE of this GPU instance over the interval (share of cycles the memory interface
+  // moved data), [0, 1]: set as dcgm_gr_active is.
+  std::optional<double> dcgm_dram_active;
 };
 
 enum class ComputeMode { kDefault, kExclusiveProcess, kProhibited, kUnknown };
@@ -80,6 +86,9 @@ struct DeviceSample {
   bool lost = false;  // NVML_ERROR_GPU_IS_LOST: fell off the bus
   std::optional<MemoryInfo> memory;
   std::optional<uint32_t> utilization_gpu_percent;
+  // utilization.memory: the part of the driver's last sample period in which device memory was
+  // read or written (time, not bandwidth), percent.
+  std::optional<uint32_t> utilization_memory_percent;
   std::optional<double> power_watts;
   std::optional<double> energy_joules;  // counter since driver load
   std::optional<ComputeMode> compute_mode;
@@ -106,8 +115,10 @@ struct DeviceSample {
   // each process's busy time drew. Empty where the driver has none (or the call failed: then an
   // error is recorded).
   std::vector<PowerSample> power_samples;
-  std::optional<double> sm_active_ratio;  // GPM SM_UTIL / 100 for the whole GPU
-  std::optional<double> dcgm_gr_active;   // DCGM GR engine activity, as on MigInstanceSample
+  std::optional<double> sm_active_ratio;   // GPM SM_UTIL / 100 for the whole GPU
+  std::optional<double> dram_bw_ratio;     // GPM DRAM_BW_UTIL / 100 for the whole GPU
+  std::optional<double> dcgm_gr_active;    // DCGM GR engine activity, as on MigInstanceSample
+  std::optional<double> dcgm_dram_active;  // DCGM DRAM_ACTIVE, as on MigInstanceSample
   // Set on the pass that saw a new DCGM collection of this GPU (every instance's activity known).
   std::optional<ActivityWindow> dcgm_window;
   // Set by the pipeline where some unit's activity comes from DCGM: the collection that covers

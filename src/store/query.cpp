@@ -15,25 +15,53 @@ constexpr const char* kUnitRows[] = {
     "energy_unknown_seconds FROM unit_minutes WHERE minute >= ? AND minute < ?",
     "SELECT hour, unit_id, seconds, memory_capacity_byte_seconds, energy_joules, "
     "energy_unknown_seconds FROM unit_hours WHERE hour >= ? AND hour < ?"};
-// [schema version - 1][level]: version 1 has no compute_unknown_seconds, 1 and 2 no
-// compute_bound_seconds (read as 0: what they recorded).
-constexpr const char* kUsageRows[3][2] = {
-    {"SELECT minute, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
-     "requested_share_seconds, 0, 0 FROM usage_minutes WHERE minute >= ? AND minute < ?",
-     "SELECT hour, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
-     "requested_share_seconds, 0, 0 FROM usage_hours WHERE hour >= ? AND hour < ?"},
-    {"SELECT minute, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
-     "requested_share_seconds, compute_unknown_seconds, 0 FROM usage_minutes "
-     "WHERE minute >= ? AND minute < ?",
-     "SELECT hour, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
-     "requested_share_seconds, compute_unknown_seconds, 0 FROM usage_hours "
-     "WHERE hour >= ? AND hour < ?"},
-    {"SELECT minute, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
-     "requested_share_seconds, compute_unknown_seconds, compute_bound_seconds FROM usage_minutes "
-     "WHERE minute >= ? AND minute < ?",
-     "SELECT hour, unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
-     "requested_share_seconds, compute_unknown_seconds, compute_bound_seconds FROM usage_hours "
-     "WHERE hour >= ? AND hour < ?"}};
+std::string UnrecordedTraffic(const char* table, const char* unit_table, const char* key) {
+  return std::string("(CASE WHEN (SELECT kind FROM owners WHERE id = ") + table +
+         ".owner_id) IN ('idle', 'unattributed') THEN 0 ELSE (SELECT seconds FROM " + unit_table +
+         " u WHERE u." + key + " = " + table + "." + key + " AND u.unit_id = " + table +
+         ".unit_id) END)";
+}
+
+}  // namespace
+
+void HoldUnrecordedTraffic(UnitRecord& r) {
+  auto it = std::find_if(r.owners.begin(), r.owners.end(), [](const OwnerAmounts& o) {
+    return o.owner.kind == domain::OwnerKind::kUnattributed;
+  });
+  if (it == r.owners.end()) {
+    OwnerAmounts o;
+    o.owner = {domain::OwnerKind::kUnattributed, {}, {}, {}};
+    r.owners.push_back(o);
+    it = std::prev(r.owners.end());
+  }
+  it->memory_busy_seconds = r.seconds;
+}
+
+std::string UnrecordedTrafficSql(int level) {
+  return level == 0 ? UnrecordedTraffic("usage_minutes", "unit_minutes", "minute")
+                    : UnrecordedTraffic("usage_hours", "unit_hours", "hour");
+}
+
+namespace {
+
+// The usage rows of a store of `version` at `level`: columns a version lacks read as what it
+// knew (version 1 has no compute_unknown_seconds, 1-2 no compute_bound_seconds: 0; 1-4 no memory
+// traffic: unknown, UnrecordedTraffic).
+std::string UsageRowsSql(int64_t version, int level) {
+  const char* table = level == 0 ? "usage_minutes" : "usage_hours";
+  const char* key = level == 0 ? "minute" : "hour";
+  const std::string traffic =
+      version >= 5
+          ? "memory_busy_seconds, memory_busy_unknown_seconds, memory_busy_bound_seconds"
+          : "0, " + UnrecordedTraffic(table, level == 0 ? "unit_minutes" : "unit_hours", key) +
+                ", 0";
+  return std::string("SELECT ") + key +
+         ", unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
+         "requested_share_seconds, " +
+         (version >= 2 ? "compute_unknown_seconds" : "0") + ", " +
+         (version >= 3 ? "compute_bound_seconds" : "0") + ", " + traffic + " FROM " + table +
+         " WHERE " + key + " >= ? AND " + key + " < ?";
+}
 
 // What a query reads: minutes [m0, a) and [b, m1) outside the whole hours [h0, h1) read from the
 // rollups (h0 == h1: none).
@@ -66,8 +94,9 @@ Expected<QueryPlan> PlanQuery(sqlite3* db, const FailFn& fail, int64_t rolled, i
 }
 
 // Range scans in primary-key order, summed here: no temporary B-tree over a month of rows.
+constexpr int kUsageColumns = 9;  // after the key, unit and owner ids
 struct Sums {
-  double v[6] = {0, 0, 0, 0, 0, 0};  // units use the first 4
+  double v[kUsageColumns] = {};  // units use the first 4
 };
 struct QuerySums {
   std::map<std::pair<int64_t, int64_t>, Sums> units;                     // (bucket, unit)
@@ -96,7 +125,7 @@ Expected<void> SumRange(sqlite3* db, const FailFn& fail, const Range& r, int64_t
     for (int i = 0; i < 4; ++i) x.v[i] += us.Real(2 + i);
   }
   if (rc != SQLITE_DONE) return tl::unexpected(fail("querying units"));
-  Stmt os(db, kUsageRows[std::clamp<int64_t>(schema_version, 1, 3) - 1][r.level]);
+  Stmt os(db, UsageRowsSql(schema_version, r.level).c_str());
   if (!os.ok() || !os.Bind(1, r.lo) || !os.Bind(2, r.hi))
     return tl::unexpected(fail("querying usage"));
   // Consecutive rows mostly share (bucket, unit): look the map up once per run.
@@ -106,7 +135,7 @@ Expected<void> SumRange(sqlite3* db, const FailFn& fail, const Range& r, int64_t
     const std::pair<int64_t, int64_t> key{bucket(os.Int(0)), os.Int(1)};
     if (!per_owner || key != last_key) per_owner = &sums.usage[key], last_key = key;
     auto& x = (*per_owner)[os.Int(2)];
-    for (int i = 0; i < 6; ++i) x.v[i] += os.Real(3 + i);
+    for (int i = 0; i < kUsageColumns; ++i) x.v[i] += os.Real(3 + i);
   }
   if (rc != SQLITE_DONE) return tl::unexpected(fail("querying usage"));
   return {};
@@ -176,7 +205,8 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Assemble(
         if (owner == owners.end())
           return MakeError(ErrorCode::kInternal,
                            "store " + path + ": usage of unknown owner id " + std::to_string(oid));
-        r.owners.push_back({owner->second, o.v[0], o.v[1], o.v[2], o.v[3], o.v[4], o.v[5]});
+        r.owners.push_back({owner->second, o.v[0], o.v[1], o.v[2], o.v[3], o.v[4], o.v[5], o.v[6],
+                            o.v[7], o.v[8]});
       }
     result[key.first].push_back(std::move(r));
   }
@@ -198,7 +228,11 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> ReadSums(
   std::map<int64_t, UnitKey> units;
   std::map<int64_t, domain::Owner> owners;
   if (auto r = ReadIds(db, fail, path, sums, units, owners); !r) return tl::unexpected(r.error());
-  return Assemble(path, sums, units, owners);
+  auto out = Assemble(path, sums, units, owners);
+  if (out && schema_version < 5)
+    for (auto& [bucket, records] : *out)
+      for (auto& r : records) HoldUnrecordedTraffic(r);
+  return out;
 }
 
 }  // namespace gpumeter::store

@@ -14,13 +14,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 
 namespace gpumeter::store {
 namespace {
 
-constexpr int kSchemaVersion = 4;
-// Read-only readers take these too (1: no unknown compute; 1-2: no estimate bounds).
+constexpr int kSchemaVersion = 5;
+// Read-only readers take these too (1: no unknown compute; 1-2: no estimate bounds; 1-4: no
+// memory traffic).
 constexpr int kOldestReadable = 1;
 
 // Migrations, in order: migration i takes a database from user_version i to i + 1.
@@ -69,8 +71,40 @@ CREATE TABLE nodes(name TEXT NOT NULL, provider_id TEXT NOT NULL, instance_id TE
   gpu_count INTEGER, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,
   PRIMARY KEY(name, provider_id, instance_id)) WITHOUT ROWID;
 )sql",
+    // 5: memory traffic, a second measure of use (issue 31.8), with its unknown and bound. Older
+    // rows did not measure it: unknown over their unit's time (query.cpp, UnrecordedTraffic), not
+    // 0, for every owner but idle and unattributed; and unattributed holds that time, so a unit's
+    // traffic adds up to its seconds (as a unit with no signal is booked).
+    R"sql(
+ALTER TABLE usage_minutes ADD COLUMN memory_busy_seconds REAL NOT NULL DEFAULT 0;
+ALTER TABLE usage_minutes ADD COLUMN memory_busy_unknown_seconds REAL NOT NULL DEFAULT 0;
+ALTER TABLE usage_minutes ADD COLUMN memory_busy_bound_seconds REAL NOT NULL DEFAULT 0;
+ALTER TABLE usage_hours ADD COLUMN memory_busy_seconds REAL NOT NULL DEFAULT 0;
+ALTER TABLE usage_hours ADD COLUMN memory_busy_unknown_seconds REAL NOT NULL DEFAULT 0;
+ALTER TABLE usage_hours ADD COLUMN memory_busy_bound_seconds REAL NOT NULL DEFAULT 0;
+UPDATE usage_minutes SET memory_busy_unknown_seconds = @MINUTES@;
+UPDATE usage_hours SET memory_busy_unknown_seconds = @HOURS@;
+INSERT OR IGNORE INTO owners(kind, namespace, pod, container) VALUES('unattributed', '', '', '');
+INSERT INTO usage_minutes(minute, unit_id, owner_id, memory_byte_seconds, compute_seconds,
+  energy_joules, requested_share_seconds, memory_busy_seconds)
+  SELECT minute, unit_id, (SELECT id FROM owners WHERE kind = 'unattributed' AND namespace = ''
+  AND pod = '' AND container = ''), 0, 0, 0, 0, seconds FROM unit_minutes WHERE 1
+  ON CONFLICT DO UPDATE SET memory_busy_seconds = excluded.memory_busy_seconds;
+INSERT INTO usage_hours(hour, unit_id, owner_id, memory_byte_seconds, compute_seconds,
+  energy_joules, requested_share_seconds, memory_busy_seconds)
+  SELECT hour, unit_id, (SELECT id FROM owners WHERE kind = 'unattributed' AND namespace = ''
+  AND pod = '' AND container = ''), 0, 0, 0, 0, seconds FROM unit_hours WHERE 1
+  ON CONFLICT DO UPDATE SET memory_busy_seconds = excluded.memory_busy_seconds;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
+
+// The memory-traffic columns of an upsert's conflict clause (schema 5).
+#define GPUMETER_TRAFFIC_SUMS                                                                      \
+  ", memory_busy_seconds = memory_busy_seconds + excluded.memory_busy_seconds, "                   \
+  "memory_busy_unknown_seconds = memory_busy_unknown_seconds + "                                   \
+  "excluded.memory_busy_unknown_seconds, memory_busy_bound_seconds = memory_busy_bound_seconds + " \
+  "excluded.memory_busy_bound_seconds"
 
 constexpr const char* kUnitUpsert[] = {
     "INSERT INTO unit_minutes VALUES(?1,?2,?3,?4,?5,?6) ON CONFLICT DO UPDATE SET seconds = "
@@ -86,20 +120,22 @@ constexpr const char* kUnitUpsert[] = {
     "energy_joules = energy_joules + excluded.energy_joules, energy_unknown_seconds = "
     "energy_unknown_seconds + excluded.energy_unknown_seconds"};
 constexpr const char* kUsageUpsert[] = {
-    "INSERT INTO usage_minutes VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9) ON CONFLICT DO UPDATE SET "
+    "INSERT INTO usage_minutes VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12) ON CONFLICT DO "
+    "UPDATE SET "
     "memory_byte_seconds = memory_byte_seconds + excluded.memory_byte_seconds, compute_seconds = "
     "compute_seconds + excluded.compute_seconds, "
     "energy_joules = energy_joules + excluded.energy_joules, requested_share_seconds = "
     "requested_share_seconds + excluded.requested_share_seconds, compute_unknown_seconds = "
     "compute_unknown_seconds + excluded.compute_unknown_seconds, compute_bound_seconds = "
-    "compute_bound_seconds + excluded.compute_bound_seconds",
-    "INSERT INTO usage_hours VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9) ON CONFLICT DO UPDATE SET "
+    "compute_bound_seconds + excluded.compute_bound_seconds" GPUMETER_TRAFFIC_SUMS,
+    "INSERT INTO usage_hours VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12) ON CONFLICT DO "
+    "UPDATE SET "
     "memory_byte_seconds = memory_byte_seconds + excluded.memory_byte_seconds, compute_seconds = "
     "compute_seconds + excluded.compute_seconds, "
     "energy_joules = energy_joules + excluded.energy_joules, requested_share_seconds = "
     "requested_share_seconds + excluded.requested_share_seconds, compute_unknown_seconds = "
     "compute_unknown_seconds + excluded.compute_unknown_seconds, compute_bound_seconds = "
-    "compute_bound_seconds + excluded.compute_bound_seconds"};
+    "compute_bound_seconds + excluded.compute_bound_seconds" GPUMETER_TRAFFIC_SUMS};
 
 }  // namespace
 
@@ -222,7 +258,8 @@ Expected<void> Store::RollUpBefore(int64_t hour) {
       "energy_unknown_seconds + excluded.energy_unknown_seconds",
       "INSERT INTO usage_hours SELECT minute / 60, unit_id, owner_id, SUM(memory_byte_seconds), "
       "SUM(compute_seconds), SUM(energy_joules), "
-      "SUM(requested_share_seconds), SUM(compute_unknown_seconds), SUM(compute_bound_seconds) "
+      "SUM(requested_share_seconds), SUM(compute_unknown_seconds), SUM(compute_bound_seconds), "
+      "SUM(memory_busy_seconds), SUM(memory_busy_unknown_seconds), SUM(memory_busy_bound_seconds) "
       "FROM usage_minutes "
       "WHERE minute >= ?1 AND minute < ?2 GROUP BY minute / 60, unit_id, owner_id "
       "ON CONFLICT DO UPDATE SET memory_byte_seconds = memory_byte_seconds + "
@@ -231,7 +268,8 @@ Expected<void> Store::RollUpBefore(int64_t hour) {
       "+ excluded.energy_joules, "
       "requested_share_seconds = requested_share_seconds + excluded.requested_share_seconds, "
       "compute_unknown_seconds = compute_unknown_seconds + excluded.compute_unknown_seconds, "
-      "compute_bound_seconds = compute_bound_seconds + excluded.compute_bound_seconds",
+      "compute_bound_seconds = compute_bound_seconds + "
+      "excluded.compute_bound_seconds" GPUMETER_TRAFFIC_SUMS,
       "UPDATE meta SET value = ?2 / 60 WHERE key = 'rolled_up_to_hour' AND ?1 = ?1"};
   for (const char* q : sql) {
     Stmt st(db_, q);
@@ -288,7 +326,11 @@ Expected<void> Store::Migrate() {
                          std::to_string(kSchemaVersion) + ")");
   for (int64_t i = version; i < kSchemaVersion; ++i) {
     if (auto r = Exec("BEGIN IMMEDIATE"); !r) return r;
-    auto r = Exec(kMigrations[i]);
+    std::string sql = kMigrations[i];
+    for (const auto& [mark, level] : {std::pair{"@MINUTES@", 0}, std::pair{"@HOURS@", 1}})
+      if (const auto at = sql.find(mark); at != std::string::npos)
+        sql.replace(at, std::strlen(mark), UnrecordedTrafficSql(level));
+    auto r = Exec(sql.c_str());
     if (r) r = Exec(("PRAGMA user_version=" + std::to_string(i + 1)).c_str());
     if (r) r = Exec("COMMIT");
     if (!r) {
@@ -361,7 +403,8 @@ Expected<void> Store::Write(const IntervalRecord& rec) {
               !os.Bind(4, o.memory_byte_seconds) || !os.Bind(5, o.compute_seconds) ||
               !os.Bind(6, o.energy_joules) || !os.Bind(7, o.requested_share_seconds) ||
               !os.Bind(8, o.compute_unknown_seconds) || !os.Bind(9, o.compute_bound_seconds) ||
-              os.Step() != SQLITE_DONE || !os.Reset())
+              !os.Bind(10, o.memory_busy_seconds) || !os.Bind(11, o.memory_busy_unknown_seconds) ||
+              !os.Bind(12, o.memory_busy_bound_seconds) || os.Step() != SQLITE_DONE || !os.Reset())
             return tl::unexpected(Fail("writing usage on unit " + u.unit.uuid));
         }
       }

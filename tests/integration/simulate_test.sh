@@ -62,6 +62,9 @@ for seed in $seeds; do
   [ "$(jq '[.containers[] | select(.mode == "mig (dcgm)/estimate" and .estimate)] | length' "$work/a100.json")" -eq 2 ] ||
     { jq '.containers' "$work/a100.json"; fail "mig-a100: the two notebooks should be scored as estimates"; }
   jq -e '.mig_idle_power.source == "fitted"' "$work/a100.json" >/dev/null || { jq '.mig_idle_power' "$work/a100.json"; fail "mig-a100 seed $seed: idle power not fitted"; }
+  # Memory traffic from DCGM's DRAM_ACTIVE, held with the activity: measured, within 2 pp.
+  jq -e '.modes[] | select(.mode == "mig (dcgm)") | .memory_traffic_unknown_seconds == 0 and .memory_traffic_error_pp.worst <= 2' \
+    "$work/a100.json" >/dev/null || { jq '.modes' "$work/a100.json"; fail "mig-a100 seed $seed: memory traffic from DCGM"; }
 done
 echo "ok: A100 MIG with DCGM activity"
 # At a 15 s step the idle power is still fitted from DCGM windows (the energy counter interpolated
@@ -155,6 +158,22 @@ matrix mig-h100-shared-notebooks 15 \
    and all(.containers[] | select(.estimate); .within_bound_fraction >= 0.95 and .compute_bound_pp > 0)' \
   '.modes[] | select(.mode == "mig/estimate") | "estimate \(.compute_error_pp.mean*100|round/100) pp, within its bound \(.within_bound_fraction*100|round) %, bound mean +/-\(.bound_mean_width_pp*10|round/10) pp"'
 
+# Memory traffic, a second measure of use (issue 31 item 8), scored like compute: a memory-bound
+# server beside a compute-bound trainer on a time-sliced H100 (per-process memUtil), a decoder
+# alone on a 3g.40gb and two notebooks time-slicing a 4g.40gb (GPM DRAM_BW_UTIL per instance), an
+# embedding job on an H100 without per-process samples (GPM per GPU); changes at non-round times.
+# All but the notebooks (measured, or at 15 s stood for over lost samples): traffic <= 2 pp mean,
+# 5 pp worst at every step and seed; the notebooks' even split within its bound in >= 95 % of
+# intervals; nothing unknown.
+matrix bandwidth-h100 15 \
+  '.verdict == "met" and .conservation_worst < 1e-9 and ([.containers[]] | length) == 6
+   and ([.containers[] | select(.mode != "mig/estimate") | .memory_traffic_error_pp] as $e
+        | ($e | length) == 4 and ($e | add / length) <= 2 and ($e | max) <= 5)
+   and all(.modes[]; .memory_traffic_unknown_seconds == 0)
+   and (.modes[] | select(.mode == "mig/estimate") | .memory_traffic_within_bound_fraction >= 0.95
+        and .memory_traffic_bound_mean_width_pp > 0)' \
+  '[.containers[] | select(.mode != "mig/estimate") | .memory_traffic_error_pp] as $e | "traffic \($e | add / length * 100 | round / 100) pp mean, \($e | max * 100 | round / 100) worst; " + (.modes[] | select(.mode == "mig/estimate") | "notebooks within their bound \(.memory_traffic_within_bound_fraction * 100 | round) %, +/-\(.memory_traffic_bound_mean_width_pp * 10 | round / 10) pp")'
+
 # The same A100 without dcgm-exporter: MIG activity is unknown, so the busy containers' compute is
 # unknown seconds (the only misses), not an error against 0; the idle power still belongs to the
 # instances by slices, and the idle holder (a 2g.20gb, 2 of 7 slices) gets its share: within 5 %
@@ -170,6 +189,8 @@ rc=0
 [ "$rc" -eq 1 ] || fail "mig-a100 without dcgm: expected NOT met (compute unknown), got $rc"
 jq -e '.misses | length == 1 and (.[0] | test("compute unknown"))' "$work/blind.json" >/dev/null || { jq '.misses' "$work/blind.json"; fail "mig-a100 without dcgm: a miss other than unknown compute"; }
 jq -e '[.containers[] | select(.container == "ml/train-resnet-0/trainer") | .compute_unknown_seconds][0] > 500' "$work/blind.json" >/dev/null || fail "the trainer's compute is not unknown"
+# Its memory traffic is unknown too (reported, not a miss), where DCGM's DRAM_ACTIVE measured it.
+jq -e '[.containers[] | select(.container == "ml/train-resnet-0/trainer") | .memory_traffic_unknown_seconds][0] > 500' "$work/blind.json" >/dev/null || fail "the trainer's memory traffic is not unknown without DCGM"
 read -r measured expected watts <<<"$(idle_holder_energy "$work/blind.json")"
 awk -v m="$measured" -v e="$expected" 'BEGIN { d = (m - e) / e; if (d < 0) d = -d; exit !(d <= 0.05) }' || fail "idle holder, idle power configured: $measured J, expected $expected J"
 echo "ok: without dcgm, configured idle power: idle holder $measured J of $expected J; busy compute unknown"

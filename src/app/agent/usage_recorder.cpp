@@ -58,7 +58,9 @@ store::IntervalRecord ToIntervalRecord(const node::NodeState& state,
     for (const auto& row : ledger.rows) {
       u.owners.push_back({row.owner, row.memory_byte_seconds, row.compute_seconds,
                           row.energy_joules, row.requested_share_seconds,
-                          row.compute_unknown_seconds, row.compute_bound_seconds});
+                          row.compute_unknown_seconds, row.compute_bound_seconds,
+                          row.memory_busy_seconds, row.memory_busy_unknown_seconds,
+                          row.memory_busy_bound_seconds});
       if (row.owner.kind == domain::OwnerKind::kContainer)
         if (auto it = state.pod_labels.find({row.owner.ns, row.owner.pod});
             it != state.pod_labels.end())

@@ -313,9 +313,21 @@ void PrintTable(const SimulateOptions& o, const scenario::Scenario& s, const Mea
                                          100.0 * g.bound_within / g.bound_n, g.bound_n,
                                          g.bound_mean_width_pp)
                            : std::string("no estimated interval judged"));
+    fmt::print("{:<13} memory traffic: {:.2f} / {:.2f} pp mean / worst{}{}\n", "", g.traffic_mean,
+               g.traffic_worst,
+               g.traffic_bound_n
+                   ? fmt::format("; estimated: truth within the bound in {:.1f}% of {}, bound "
+                                 "mean +/-{:.2f} pp",
+                                 100.0 * g.traffic_bound_within / g.traffic_bound_n,
+                                 g.traffic_bound_n, g.traffic_bound_mean_width_pp)
+                   : std::string(),
+               g.memory_busy_unknown_s > 0 ? fmt::format("; unknown {:.0f} container-s (no signal)",
+                                                         g.memory_busy_unknown_s)
+                                           : std::string());
   }
   fmt::print(
-      "conservation: worst |sum of rows / capacity - 1| = {:.1e} (memory, compute, energy)\n",
+      "conservation: worst |sum of rows / capacity - 1| = {:.1e} (memory, compute, energy, memory "
+      "traffic)\n",
       r.worst_conservation);
   if (const auto* g = [&]() -> const scenario::Gpu* {
         for (const auto& x : s.gpus)
@@ -337,55 +349,74 @@ void PrintTable(const SimulateOptions& o, const scenario::Scenario& s, const Mea
 
 nlohmann::json Errors(double mean, double worst) { return {{"mean", mean}, {"worst", worst}}; }
 
+// One mode's scores in PrintJson's document.
+nlohmann::json ModeJson(const std::string& mode, const GroupScore& g) {
+  using nlohmann::json;
+  return {
+      {"mode", mode},
+      {"estimate", g.estimate},
+      {"containers", g.n},
+      {"compute_error_pp", Errors(g.cpu_mean, g.cpu_worst)},
+      {"memory_error", Errors(g.mem_mean, g.mem_worst)},
+      {"energy_error", g.energy_n ? Errors(g.energy_mean, g.energy_worst) : json(nullptr)},
+      {"naive_compute_error_pp", Errors(g.naive_mean, g.naive_worst)},
+      {"unknown_seconds", g.unknown_s},
+      {"compute_unknown_seconds", g.compute_unknown_s},
+      {"estimate_unit_total_error_pp_worst", g.estimate ? json(g.unit_total_worst) : json(nullptr)},
+      {"bound_intervals", g.bound_n},
+      {"within_bound_fraction",
+       g.bound_n ? json(static_cast<double>(g.bound_within) / g.bound_n) : json(nullptr)},
+      {"bound_mean_width_pp", g.bound_n ? json(g.bound_mean_width_pp) : json(nullptr)},
+      {"memory_traffic_error_pp", Errors(g.traffic_mean, g.traffic_worst)},
+      {"memory_traffic_unknown_seconds", g.memory_busy_unknown_s},
+      {"memory_traffic_bound_intervals", g.traffic_bound_n},
+      {"memory_traffic_within_bound_fraction",
+       g.traffic_bound_n ? json(static_cast<double>(g.traffic_bound_within) / g.traffic_bound_n)
+                         : json(nullptr)},
+      {"memory_traffic_bound_mean_width_pp",
+       g.traffic_bound_n ? json(g.traffic_bound_mean_width_pp) : json(nullptr)}};
+}
+
+// One container's scores in PrintJson's document; `span` the run's seconds.
+nlohmann::json ContainerJson(const ContainerScore& c, double span) {
+  using nlohmann::json;
+  const auto rel = [](double est, double truth) {
+    return truth > 0 ? json(std::abs(est - truth) / truth) : json(nullptr);
+  };
+  return {
+      {"container", c.container},
+      {"unit", c.unit},
+      {"mode", c.group},
+      {"estimate", c.estimate},
+      {"scored", c.scored},
+      {"compute_error_pp", std::abs(c.est.compute_s - c.truth.compute_s) / span * 100},
+      {"memory_error", rel(c.est.memory_byte_s, c.truth.memory_byte_s)},
+      {"energy_error", rel(c.energy_est.energy_j, c.energy_truth.energy_j)},
+      {"naive_compute_error_pp", std::abs(c.naive_compute_s - c.truth.compute_s) / span * 100},
+      {"unknown_seconds", c.unknown_s},
+      {"compute_unknown_seconds", c.compute_unknown_s},
+      {"compute_bound_pp", c.bound_n ? json(c.bound_s / span * 100) : json(nullptr)},
+      {"within_bound_fraction",
+       c.bound_n ? json(static_cast<double>(c.bound_within) / c.bound_n) : json(nullptr)},
+      {"compute_seconds", {{"measured", c.est.compute_s}, {"true", c.truth.compute_s}}},
+      {"memory_traffic_error_pp",
+       std::abs(c.est.memory_busy_s - c.truth.memory_busy_s) / span * 100},
+      {"memory_busy_seconds", {{"measured", c.est.memory_busy_s}, {"true", c.truth.memory_busy_s}}},
+      {"memory_traffic_unknown_seconds", c.memory_busy_unknown_s},
+      {"energy_joules",
+       {{"measured", c.energy_est.energy_j},
+        {"true", c.energy_truth.energy_j},
+        {"measured_activity_known_or_not", c.energy_any_activity_j}}}};
+}
+
 // The same scores as one JSON document, per mode and per container, to compare runs.
 void PrintJson(const SimulateOptions& o, const scenario::Scenario& s, const Measured& m,
                double end) {
   using nlohmann::json;
   const auto& r = m.report;
   json modes = json::array(), containers = json::array();
-  for (const auto& [mode, g] : r.groups)
-    modes.push_back(
-        {{"mode", mode},
-         {"estimate", g.estimate},
-         {"containers", g.n},
-         {"compute_error_pp", Errors(g.cpu_mean, g.cpu_worst)},
-         {"memory_error", Errors(g.mem_mean, g.mem_worst)},
-         {"energy_error", g.energy_n ? Errors(g.energy_mean, g.energy_worst) : json(nullptr)},
-         {"naive_compute_error_pp", Errors(g.naive_mean, g.naive_worst)},
-         {"unknown_seconds", g.unknown_s},
-         {"compute_unknown_seconds", g.compute_unknown_s},
-         {"estimate_unit_total_error_pp_worst",
-          g.estimate ? json(g.unit_total_worst) : json(nullptr)},
-         {"bound_intervals", g.bound_n},
-         {"within_bound_fraction",
-          g.bound_n ? json(static_cast<double>(g.bound_within) / g.bound_n) : json(nullptr)},
-         {"bound_mean_width_pp", g.bound_n ? json(g.bound_mean_width_pp) : json(nullptr)}});
-  for (const auto& c : r.containers) {
-    const double span = r.span_s;
-    const auto rel = [](double est, double truth) {
-      return truth > 0 ? json(std::abs(est - truth) / truth) : json(nullptr);
-    };
-    containers.push_back(
-        {{"container", c.container},
-         {"unit", c.unit},
-         {"mode", c.group},
-         {"estimate", c.estimate},
-         {"scored", c.scored},
-         {"compute_error_pp", std::abs(c.est.compute_s - c.truth.compute_s) / span * 100},
-         {"memory_error", rel(c.est.memory_byte_s, c.truth.memory_byte_s)},
-         {"energy_error", rel(c.energy_est.energy_j, c.energy_truth.energy_j)},
-         {"naive_compute_error_pp", std::abs(c.naive_compute_s - c.truth.compute_s) / span * 100},
-         {"unknown_seconds", c.unknown_s},
-         {"compute_unknown_seconds", c.compute_unknown_s},
-         {"compute_bound_pp", c.bound_n ? json(c.bound_s / span * 100) : json(nullptr)},
-         {"within_bound_fraction",
-          c.bound_n ? json(static_cast<double>(c.bound_within) / c.bound_n) : json(nullptr)},
-         {"compute_seconds", {{"measured", c.est.compute_s}, {"true", c.truth.compute_s}}},
-         {"energy_joules",
-          {{"measured", c.energy_est.energy_j},
-           {"true", c.energy_truth.energy_j},
-           {"measured_activity_known_or_not", c.energy_any_activity_j}}}});
-  }
+  for (const auto& [mode, g] : r.groups) modes.push_back(ModeJson(mode, g));
+  for (const auto& c : r.containers) containers.push_back(ContainerJson(c, r.span_s));
   const json doc = {{"scenario", s.name},
                     {"driver_profile", o.driver_profile},
                     {"seed", o.seed},

@@ -37,6 +37,7 @@ namespace gpumeter::app {
 
 struct Amounts {
   double compute_s = 0, memory_byte_s = 0, energy_j = 0;
+  double memory_busy_s = 0;  // memory traffic: seconds of the unit's memory kept busy
 };
 
 // One container on one unit, over the run.
@@ -59,6 +60,11 @@ struct ContainerScore {
   int bound_n = 0, bound_within = 0;
   double bound_s = 0;
   double bound_width_pp_sum = 0;  // Σ over them of bound / interval × 100
+  // Memory traffic (scored like compute over the intervals where the unit's was known): seconds
+  // unknown outside faults, and estimated intervals judged against their bound as compute's are.
+  double memory_busy_unknown_s = 0;
+  int traffic_bound_n = 0, traffic_bound_within = 0;
+  double traffic_bound_width_pp_sum = 0;
 };
 
 // Per scoring group (mode), over its containers.
@@ -75,6 +81,11 @@ struct GroupScore {
   // bound (± in pp of the interval) over them; nullopt-like 0s when none was judged.
   int bound_n = 0, bound_within = 0;
   double bound_mean_width_pp = 0;
+  // Memory traffic, in pp of the run as compute: mean and worst error per container, seconds
+  // unknown, and the estimated intervals judged against their bound.
+  double traffic_mean = 0, traffic_worst = 0, memory_busy_unknown_s = 0;
+  int traffic_bound_n = 0, traffic_bound_within = 0;
+  double traffic_bound_mean_width_pp = 0;
 };
 
 struct ScoreReport {
@@ -106,9 +117,15 @@ class Scorer {
   enum class Hidden { kNothing, kEnergy, kEverything };
   Hidden FaultWindow(const std::string& unit, double from_s, double to_s) const;
   ContainerScore& At(const std::string& unit, const std::string& container);
-  // Returns each container's true compute seconds over the interval (when compute_known).
-  std::map<std::string, double> AddTruth(const std::string& unit, double from_s, double to_s,
-                                         bool compute_known, bool energy_known);
+  // Each container's true compute and memory-busy seconds over the interval (when known).
+  struct TrueSeconds {
+    std::map<std::string, double> compute, memory_busy;
+  };
+  TrueSeconds AddTruth(const std::string& unit, double from_s, double to_s, bool compute_known,
+                       bool energy_known, bool traffic_known);
+  // Scores the memory traffic of an interval's rows against `truth` (AddTruth's).
+  void ScoreTraffic(const attribution::UnitLedger& l, double from_s, double to_s,
+                    const std::map<std::string, double>& truth);
 
   const scenario::Scenario& s_;
   double step_s_;

@@ -64,6 +64,10 @@ UnitLedger Ledger(double from, double to, double share_a = 0.3, double share_b =
         0.5 * len};
   a.compute_rule = b.compute_rule = rule;
   Row idle{Owner{domain::OwnerKind::kIdle, {}, {}, {}}, 0, (1 - share_a - share_b) * len};
+  // Memory traffic: the scenario gives none, so each moves half its SM duty's worth.
+  a.memory_busy_seconds = share_a / 2 * len, b.memory_busy_seconds = share_b / 2 * len;
+  idle.memory_busy_seconds = len - a.memory_busy_seconds - b.memory_busy_seconds;
+  a.memory_busy_rule = b.memory_busy_rule = rule;
   l.rows = {a, b, idle};
   return l;
 }
@@ -89,6 +93,33 @@ TEST(SimulateScore, RightNumbersMeetTheTargetsDespiteGrowthToACap) {
       EXPECT_GT(c.memory_bound_byte_s, 0);
     }
   }
+}
+
+// Memory traffic is judged as compute: 6 pp off for one tenant is a miss; where the ledger says
+// it was unknown (no signal) it is not scored, reported as unknown and no miss.
+TEST(SimulateScore, MemoryTrafficIsJudgedAndUnknownTrafficIsNotAnError) {
+  const auto s = Load();
+  const auto wrong = ScoreRun(s, [](double a, double b) {
+    auto l = Ledger(a, b);
+    l.rows[0].memory_busy_seconds += 0.06 * l.seconds,
+        l.rows[2].memory_busy_seconds -= 0.06 * l.seconds;
+    return l;
+  });
+  EXPECT_FALSE(wrong.met);
+  EXPECT_NEAR(wrong.groups.at("time-slicing").traffic_worst, 6, 1e-9);
+  EXPECT_EQ(wrong.groups.at("time-slicing").cpu_worst < 0.01, true) << "compute is still right";
+  const auto unknown = ScoreRun(s, [](double a, double b) {
+    auto l = Ledger(a, b);
+    for (auto& r : l.rows) r.memory_busy_seconds = 0, r.memory_busy_rule = Rule::kNone;
+    Row nobody{Owner{domain::OwnerKind::kUnattributed, {}, {}, {}}, 0, 0};
+    nobody.memory_busy_seconds = l.seconds;
+    nobody.memory_busy_rule = Rule::kActivityUnknown;
+    l.rows.push_back(nobody);
+    return l;
+  });
+  EXPECT_TRUE(unknown.met) << (unknown.misses.empty() ? "" : unknown.misses.front());
+  EXPECT_NEAR(unknown.groups.at("time-slicing").memory_busy_unknown_s, 2 * 10, 1e-9);
+  EXPECT_EQ(unknown.groups.at("time-slicing").traffic_worst, 0.0);
 }
 
 TEST(SimulateScore, AWrongSplitFails) {
@@ -128,6 +159,9 @@ TEST(SimulateScore, AFaultWindowIsUnknownNotError) {
 UnitLedger EvenSplit(double from, double to, double busy, double bound) {
   auto l = Ledger(from, to, busy / 2, busy / 2, Rule::kEvenSplitNoSamples);
   l.rows[0].compute_bound_seconds = l.rows[1].compute_bound_seconds = bound * (to - from);
+  // Their memory traffic (busy / 4 each) is split the same way, with its honest bound.
+  l.rows[0].memory_busy_bound_seconds = l.rows[1].memory_busy_bound_seconds =
+      busy / 4 * (to - from);
   return l;
 }
 

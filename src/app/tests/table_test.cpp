@@ -38,7 +38,8 @@ TEST(Table, ShowsOwnersAndUnknowns) {
   u.evidence = "device-plugin config sharing.mps";
   state.units = {u};
   state.intervals = 2;
-  state.unit_totals[d.uuid] = {10, 10 * 80.0 * (1ull << 30), 0, 10, 2, 0, 0, 0, std::nullopt};
+  state.unit_totals[d.uuid] = {10, 10 * 80.0 * (1ull << 30),   0, 10, 2, 0, 0, 0, std::nullopt,
+                               {}, domain::MemorySignal::kNone};
   auto& t =
       state.totals[{d.uuid, domain::Owner{domain::OwnerKind::kContainer, "llm", "chat-0", "vllm"}}];
   t.compute_seconds = 2.5, t.memory_byte_seconds = 10 * 10.0 * (1ull << 30),

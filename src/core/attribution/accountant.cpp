@@ -219,7 +219,8 @@ std::optional<Accountant::Means> Accountant::Resolve(const HeldInterval& h,
   auto mean = [&](std::optional<uint32_t> gi) {
     const auto a = activity(h.device.uuid, gi, h.from_s, h.to_s);
     if (a.pending && !force) return false;
-    means.push_back(a.pending ? std::nullopt : a.mean);
+    means.activity.push_back(a.pending ? std::nullopt : a.mean);
+    means.memory.push_back(a.pending ? std::nullopt : a.memory);
     return true;
   };
   if (h.device.mig_enabled) {
@@ -235,10 +236,13 @@ std::vector<UnitObservation> Accountant::ObserveHeld(const HeldInterval& h, cons
                                                      std::optional<double> watts) const {
   gpu::DeviceSample d = h.device;
   if (d.mig_enabled) {
-    for (size_t i = 0; i < d.mig_instances.size() && i < means.size(); ++i)
-      d.mig_instances[i].dcgm_gr_active = means[i];
-  } else if (!means.empty()) {
-    d.dcgm_gr_active = means.front();
+    for (size_t i = 0; i < d.mig_instances.size() && i < means.activity.size(); ++i) {
+      d.mig_instances[i].dcgm_gr_active = means.activity[i];
+      d.mig_instances[i].dcgm_dram_active = means.memory[i];
+    }
+  } else if (!means.activity.empty()) {
+    d.dcgm_gr_active = means.activity.front();
+    d.dcgm_dram_active = means.memory.front();
   }
   std::optional<gpu::DeviceSample> previous = h.previous;
   if (watts && previous && previous->energy_joules)  // the counter as if power had been even
@@ -290,7 +294,8 @@ std::vector<UnitLedger> Accountant::Release(const PastActivityOf& activity, bool
       l.late_seconds = late;
       const auto at = last_of.find(l.uuid);
       if (at == last_of.end() ||
-          merged[at->second].energy_joules.has_value() != l.energy_joules.has_value()) {
+          merged[at->second].energy_joules.has_value() != l.energy_joules.has_value() ||
+          merged[at->second].memory_signal != l.memory_signal) {
         last_of[l.uuid] = merged.size();
         merged.push_back(std::move(l));
       } else {
@@ -315,7 +320,7 @@ std::vector<UnitLedger> Accountant::Release(const PastActivityOf& activity, bool
       size_t j = i;
       double joules = 0, seconds = 0;
       bool counted = true;
-      for (; j < known.size() && SameMeans(known[j], known[i]); ++j) {
+      for (; j < known.size() && SameMeans(known[j].activity, known[i].activity); ++j) {
         const auto& h = queue[j];
         Rule rule = Rule::kNone;
         const auto e =

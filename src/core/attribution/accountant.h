@@ -33,6 +33,9 @@ struct AccountantOptions {
 struct PastActivity {
   bool pending = false;
   std::optional<double> mean;
+  // The unit's memory traffic over the same interval where the source has it (DCGM DRAM_ACTIVE),
+  // [0, 1]; unknown otherwise. It never holds an interval back: activity does.
+  std::optional<double> memory = std::nullopt;
 };
 // (GPU UUID, MIG GPU instance ID or none for the whole GPU, from_s, to_s) -> its activity over
 // (from_s, to_s], on the clock of the snapshots' timestamps.
@@ -115,9 +118,12 @@ class Accountant {
   };
   HeldInterval Hold(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
                     double seconds) const;
-  // The activity of each unit of a held interval (MIG instances in order, or the whole GPU);
-  // nullopt while some unit's is pending and not `force`d (pending then reads unknown).
-  using Means = std::vector<std::optional<double>>;
+  // The activity of each unit of a held interval (MIG instances in order, or the whole GPU), and
+  // its memory traffic; nullopt while some unit's is pending and not `force`d (pending then reads
+  // unknown).
+  struct Means {
+    std::vector<std::optional<double>> activity, memory;
+  };
   std::optional<Means> Resolve(const HeldInterval& h, const PastActivityOf& activity,
                                bool force) const;
   // Observes a held interval with `means` filled in, its energy at `watts` when given.

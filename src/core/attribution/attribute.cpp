@@ -221,8 +221,9 @@ std::set<const Owner*, OwnerPtrLess> Tenants(const UnitObservation& u, Whose who
 // process gets the busy time its samples show in the covered part, and the busy time they leave
 // over, L = b × seconds − Σ covered, which the lost part held, by the processes' rates in the
 // covered part (evenly when none ran there): the device's own busy time says how much ran while the
-// samples were lost, their rates who likely ran it. Each may have run none to all of L: bound
-// max(v, L − v) for its part v. L is at most U; busy time beyond that is nobody's listed
+// samples were lost, their rates who likely ran it. Each may have run none to all of L (up to two
+// driver periods more: the two windows' ends need not line up): bound max(v, L + slack − v) for
+// its part v. L is at most U; busy time beyond that is nobody's listed
 // (unattributed). Returns the fraction of the interval placed.
 double SplitWithLostSamples(const UnitObservation& u, double b, double seconds, Accumulator& acc) {
   const double lost_s = std::clamp(u.samples_uncovered_seconds, 0.0, seconds);
@@ -237,13 +238,19 @@ double SplitWithLostSamples(const UnitObservation& u, double b, double seconds, 
   // Samples showing more than the unit's busy time are noise: scale them to it.
   const double scale = shown > busy_s && shown > 0 ? busy_s / shown : 1.0;
   const double left = std::clamp(busy_s - shown * scale, 0.0, lost_s);
+  // `left` comes from two windows that need not line up: the device's busy time between passes
+  // and the samples' between period boundaries. Up to a driver period at each end is in one and
+  // not the other, so the busy time the lost part held may be that much more than `left`.
+  const double slack = 2 * u.samples_period_seconds.value_or(0);
+  const double left_most = std::clamp(busy_s - shown * scale + slack, 0.0, lost_s);
   double placed = 0;
   for (const auto& p : u.processes) {
     if (!p.sm_fraction) continue;
     const double r = std::clamp(*p.sm_fraction, 0.0, 1.0);
     const double part = left * (rates > 0 ? r / rates : 1.0 / static_cast<double>(sampled));
     const double v = r * covered_s * scale + part;
-    acc.Compute(OwnerOf(p), v, Rule::kProcessSmSamplesExtrapolated, std::max(part, left - part));
+    acc.Compute(OwnerOf(p), v, Rule::kProcessSmSamplesExtrapolated,
+                std::max(part, left_most - part));
     placed += v;
   }
   return placed / seconds;
@@ -277,7 +284,11 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
   // Busy time from the samples alone, some of which the driver lost: the lost part is not idle
   // but unknown (with the device's own busy time, SmShares extrapolated instead).
   double lost = 0;
-  if (idle_rule == Rule::kUnitNotBusySamples && u.samples_uncovered_seconds > 0)
+  const bool extrapolated =
+      std::any_of(u.processes.begin(), u.processes.end(),
+                  [](const ProcessObservation& p) { return p.sm_extrapolated; });
+  // (Shares extrapolated over the lost part already stand for it.)
+  if (idle_rule == Rule::kUnitNotBusySamples && u.samples_uncovered_seconds > 0 && !extrapolated)
     lost = std::clamp(u.samples_uncovered_seconds / seconds, 0.0, 1.0 - b);
   acc.Compute(kUnattributed, lost * seconds, Rule::kSamplesLostBusyUnknown);
   acc.ComputeUnknown(Tenants(u, Whose::kRunning), lost * seconds);
@@ -287,9 +298,7 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
   const bool any_sampled =
       std::any_of(u.processes.begin(), u.processes.end(),
                   [](const ProcessObservation& p) { return p.sm_fraction.has_value(); });
-  if (any_sampled && u.samples_uncovered_seconds > 0 && !u.busy_is_instant &&
-      std::any_of(u.processes.begin(), u.processes.end(),
-                  [](const ProcessObservation& p) { return p.sm_extrapolated; })) {
+  if (any_sampled && u.samples_uncovered_seconds > 0 && !u.busy_is_instant && extrapolated) {
     placed = SplitWithLostSamples(u, b, seconds, acc);
     acc.ComputeUnknown(Tenants(u, Whose::kUnsampled), (b - placed) * seconds);
   } else if (any_sampled) {
@@ -299,7 +308,9 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
     // covered part's share stands for the uncovered seconds, in which the process ran anywhere
     // from none of them to all (at most the unit's busy time).
     const double uncovered = std::clamp(u.samples_uncovered_seconds, 0.0, seconds);
-    const double lost_cap = std::min(uncovered, b * seconds);
+    // The unit's busy time, where known, caps what ran unseen; the samples' own sum does not.
+    const double lost_cap =
+        idle_rule == Rule::kUnitNotBusySamples ? uncovered : std::min(uncovered, b * seconds);
     for (const auto& p : u.processes) {
       if (!p.sm_fraction) continue;
       const double share = std::clamp(*p.sm_fraction, 0.0, 1.0) * scale;
@@ -408,6 +419,54 @@ void WeighEnergyByPower(const UnitObservation& u, double seconds, UnitLedger& ou
       out.rows[i].energy_joules = *out.energy_joules * weight[i] / total;
 }
 
+// The observation the compute split reads, with the memory signal in place of the SM one: memory
+// traffic is split by the same rules, so it is conserved, unknown and bounded as compute is
+// (docs/attribution.md, "Memory traffic").
+UnitObservation MemoryTrafficView(const UnitObservation& u) {
+  UnitObservation v;
+  v.uuid = u.uuid;
+  v.mode = u.mode;
+  v.holders = u.holders;
+  v.unknown_reason = u.unknown_reason;
+  v.samples_uncovered_seconds = u.samples_uncovered_seconds;
+  v.busy_fraction = u.memory_busy_fraction;
+  v.busy_from_dcgm = u.memory_signal == MemorySignal::kDcgmDramActive;
+  v.busy_is_instant = u.memory_busy_is_instant;
+  // No windowed busy figure of the samples' kind: extrapolated shares' bound is the lost part.
+  if (u.memory_signal == MemorySignal::kProcessMemUtil) v.busy_is_instant = true;
+  // Per-process samples are the signal and nothing runs: nothing used the memory.
+  if (u.memory_signal == MemorySignal::kProcessMemUtil && u.processes.empty()) v.busy_fraction = 0;
+  v.processes.reserve(u.processes.size());
+  for (const auto& p : u.processes) {
+    ProcessObservation q;
+    q.pid = p.pid;
+    q.owner = p.owner;
+    q.memory_bytes = p.memory_bytes;
+    q.mps_thread_fraction = p.mps_thread_fraction;
+    q.sm_fraction = p.memory_busy_fraction;
+    q.sm_extrapolated = p.memory_busy_extrapolated;
+    v.processes.push_back(std::move(q));
+  }
+  return v;
+}
+
+// Sets each row's memory-traffic figures from `traffic` (the compute figures of the split of
+// MemoryTrafficView), adding rows for owners only the traffic has; both sorted by owner.
+void SetMemoryTraffic(const std::vector<Row>& traffic, std::vector<Row>& rows) {
+  for (const auto& t : traffic) {
+    auto it = std::lower_bound(rows.begin(), rows.end(), t.owner,
+                               [](const Row& r, const Owner& k) { return r.owner < k; });
+    if (it == rows.end() || it->owner != t.owner) {
+      it = rows.insert(it, Row{});
+      it->owner = t.owner;
+    }
+    it->memory_busy_seconds = t.compute_seconds;
+    it->memory_busy_unknown_seconds = t.compute_unknown_seconds;
+    it->memory_busy_bound_seconds = t.compute_bound_seconds;
+    it->memory_busy_rule = t.compute_rule;
+  }
+}
+
 }  // namespace
 
 UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
@@ -426,6 +485,11 @@ UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
   out.rows = acc.Take(out.energy_joules, seconds, unit.energy_rule);
   PlaceIdleEnergy(unit, seconds, out);
   WeighEnergyByPower(unit, seconds, out);
+  const UnitObservation view = MemoryTrafficView(unit);  // the accumulator points at its owners
+  Accumulator traffic(0, kResidue * seconds);
+  AttributeCompute(view, seconds, traffic);
+  SetMemoryTraffic(traffic.Take(std::nullopt, seconds, Rule::kNone), out.rows);
+  out.memory_signal = unit.memory_signal;
   return out;
 }
 
@@ -438,6 +502,7 @@ void MergeInto(UnitLedger& into, const UnitLedger& later) {
                            : std::nullopt;
   into.mode = later.mode;
   into.late_seconds = later.late_seconds;
+  into.memory_signal = later.memory_signal;
   std::vector<Row> rows;
   rows.reserve(into.rows.size() + later.rows.size());
   auto a = into.rows.begin();
@@ -455,6 +520,9 @@ void MergeInto(UnitLedger& into, const UnitLedger& later) {
       r.requested_share_seconds += a->requested_share_seconds;
       r.compute_unknown_seconds += a->compute_unknown_seconds;
       r.compute_bound_seconds += a->compute_bound_seconds;
+      r.memory_busy_seconds += a->memory_busy_seconds;
+      r.memory_busy_unknown_seconds += a->memory_busy_unknown_seconds;
+      r.memory_busy_bound_seconds += a->memory_busy_bound_seconds;
       rows.push_back(std::move(r));
       ++a, ++b;
     }

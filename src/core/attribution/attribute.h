@@ -11,12 +11,14 @@
 #include <string_view>
 #include <vector>
 
+#include "domain/memory_signal.h"
 #include "domain/owner.h"
 #include "domain/rule.h"
 #include "domain/sharing_mode.h"
 
 namespace gpumeter::attribution {
 
+using domain::MemorySignal;
 using domain::Owner;
 using domain::OwnerKind;
 using domain::Rule;
@@ -37,6 +39,11 @@ struct ProcessObservation {
   std::optional<double> sm_fraction;          // mean per-process SM share over the interval, [0, 1]
   std::optional<double> mps_thread_fraction;  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE / 100
   bool sm_extrapolated = false;  // sm_fraction from part of the interval (samples were lost)
+  // Mean per-process memory-busy share over the interval (memUtil), [0, 1]; unknown without
+  // per-process samples. Extrapolated (the covered part's share standing for the samples the
+  // driver lost) where memory_busy_extrapolated says.
+  std::optional<double> memory_busy_fraction = std::nullopt;
+  bool memory_busy_extrapolated = false;
   // Mean board power over the driver periods this process ran in, weighted by its activity in
   // each (power samples beside per-process samples), watts; unknown where either is missing.
   std::optional<double> busy_watts = std::nullopt;
@@ -54,6 +61,12 @@ struct UnitObservation {
   // interval's mean: it cannot say how much ran while per-process samples were lost.
   bool busy_is_instant = false;
   std::vector<ProcessObservation> processes;
+  // Memory traffic of the unit over the interval, [0, 1], of the kind `memory_signal` says;
+  // unknown (nullopt) where the processes' own memory-busy shares are the signal (their sum is
+  // the unit's) or where there is none (memory_signal kNone).
+  std::optional<double> memory_busy_fraction;
+  bool memory_busy_is_instant = false;  // utilization.memory: one driver period, not the mean
+  MemorySignal memory_signal = MemorySignal::kNone;
   std::optional<double> energy_joules;  // the unit's energy over the interval
   Rule energy_rule = Rule::kNone;       // how energy_joules was obtained
   // Set when the unit's activity is unknown but the part of energy_joules that is idle power is
@@ -64,6 +77,8 @@ struct UnitObservation {
   std::vector<Holding> holders;  // allocations, from the kubelet
   // Seconds of the interval whose per-process samples the driver no longer held.
   double samples_uncovered_seconds = 0;
+  // The driver's per-process sample period, seconds; unknown before two distinct stamps.
+  std::optional<double> samples_period_seconds;
   // Mean board power over the interval's sampled periods weighted by the part of each that
   // nobody was busy, watts: idle time's power, as ProcessObservation::busy_watts is busy time's.
   // With them, energy follows each row's time at the power drawn in it (docs/attribution.md).
@@ -90,10 +105,18 @@ struct Row {
   // had leave open (docs/attribution.md, "Bounds"). 0 where compute is measured. Seconds; summed
   // over intervals and processes, so a sum's bound is the sum of the bounds.
   double compute_bound_seconds = 0;
+  // Memory traffic, a second measure of use (UnitLedger::memory_signal says which kind): seconds
+  // of the unit's memory kept busy, split exactly as compute is (the same rules, conservation,
+  // unknown and bound, from the memory signal instead of the SM one): the rows add up to the
+  // unit's seconds, idle's being the time nobody used the memory.
+  double memory_busy_seconds = 0;
+  double memory_busy_unknown_seconds = 0;
+  double memory_busy_bound_seconds = 0;
   // Which rule produced each figure (the unit's sharing mode is in UnitLedger).
   Rule memory_rule = Rule::kNone;
   Rule compute_rule = Rule::kNone;
   Rule energy_rule = Rule::kNone;
+  Rule memory_busy_rule = Rule::kNone;  // a compute rule, applied to the memory signal
 };
 
 struct UnitLedger {
@@ -103,7 +126,10 @@ struct UnitLedger {
   double memory_capacity_byte_seconds = 0;
   std::optional<double> energy_joules;   // the unit's energy; unknown: no energy in any row
   double samples_uncovered_seconds = 0;  // as in UnitObservation
-  std::vector<Row> rows;                 // one per owner, sorted by owner
+  // The signal of the rows' memory_busy_seconds (kNone: unknown, all of it unattributed's); of
+  // the later interval after MergeInto.
+  MemorySignal memory_signal = MemorySignal::kNone;
+  std::vector<Row> rows;  // one per owner, sorted by owner
   // Seconds between the end of the time this ledger covers and the end of the interval that
   // booked it: 0, except for a GPU whose activity comes from DCGM, whose intervals are held
   // until the collection that covers them is seen (Accountant::Release).
@@ -113,7 +139,8 @@ struct UnitLedger {
 // Attributes one unit over an interval of `seconds` (> 0).
 UnitLedger AttributeUnit(const UnitObservation& unit, double seconds);
 
-// Adds `later`, the same unit's ledger of the interval after `into`'s, into `into`: seconds,
+// Adds `later`, the same unit's ledger of the interval after `into`'s, into `into` (callers merge
+// only ledgers whose memory traffic came from one signal: its kinds do not add up): seconds,
 // capacity, energy (known only while both are), rows by owner (figures summed, rules the later
 // ones); late_seconds becomes later's. Conservation holds for the sum as for each.
 void MergeInto(UnitLedger& into, const UnitLedger& later);

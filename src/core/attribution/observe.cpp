@@ -1,6 +1,7 @@
 #include "core/attribution/observe.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace gpumeter::attribution {
 
@@ -10,15 +11,30 @@ bool SmSharesExtrapolated(const gpu::DeviceSample& d) {
          BusyFraction(d).has_value();
 }
 
+bool MemorySharesExtrapolated(const gpu::DeviceSample& d) {
+  const uint64_t window = d.process_util_window_end_us - d.process_util_window_start_us;
+  return d.process_util_uncovered_us > 0 && d.process_util_uncovered_us < window;
+}
+
 namespace {
 
+// Which per-process figure a share is of: SM, or memory (memUtil).
+enum class Engine { kSm, kMemory };
+
+uint32_t PercentOf(const gpu::ProcessUtilSample& s, Engine e) {
+  return e == Engine::kSm ? s.sm_percent : s.memory_percent;
+}
+
 // The driver periods in the device's covered window, or 0 when the period is unknown.
-double PeriodsOf(const gpu::DeviceSample& d) {
+double PeriodsOf(const gpu::DeviceSample& d, Engine e) {
   // Samples lost from the driver's buffer: with the device's busy time known, the covered part's
-  // shares stand for the whole window (an estimate); else the lost part stays uncovered, and the
-  // busy time it held unattributed.
+  // SM shares stand for the whole window (an estimate); else the lost part stays uncovered, and
+  // the busy time it held unattributed. Memory shares always stand for the whole window when
+  // samples were lost: no windowed signal of their kind says how much ran then, so the estimate's
+  // bound is the whole lost part (attribute.cpp).
+  const bool extrapolate = e == Engine::kSm ? SmSharesExtrapolated(d) : MemorySharesExtrapolated(d);
   const uint64_t covered_us = d.process_util_window_end_us - d.process_util_window_start_us -
-                              (SmSharesExtrapolated(d) ? d.process_util_uncovered_us : 0);
+                              (extrapolate ? d.process_util_uncovered_us : 0);
   const double window_us = static_cast<double>(covered_us);
   const double period_us =
       d.process_util_period_us ? static_cast<double>(*d.process_util_period_us) : 0.0;
@@ -33,16 +49,14 @@ double ShareOf(double pct, size_t all, double periods) {
   return over > 0 ? std::clamp(pct / 100.0 / over, 0.0, 1.0) : 0.0;  // no sample, no period: 0
 }
 
-}  // namespace
-
-SmShareTable SmShares(const gpu::DeviceSample& d) {
+SmShareTable Shares(const gpu::DeviceSample& d, Engine e) {
   SmShareTable out;
   if (!d.process_utilization_supported) return out;
-  const double periods = PeriodsOf(d);
-  // Σ smUtil and sample count per PID.
+  const double periods = PeriodsOf(d, e);
+  // Σ percent and sample count per PID.
   std::vector<std::pair<uint32_t, uint32_t>> samples;
   samples.reserve(d.process_util.size());
-  for (const auto& s : d.process_util) samples.emplace_back(s.pid, s.sm_percent);
+  for (const auto& s : d.process_util) samples.emplace_back(s.pid, PercentOf(s, e));
   std::sort(samples.begin(), samples.end());
   for (size_t i = 0; i < samples.size();) {
     const uint32_t pid = samples[i].first;
@@ -62,18 +76,30 @@ SmShareTable SmShares(const gpu::DeviceSample& d) {
   return out;
 }
 
-std::pair<std::optional<double>, std::optional<double>> SmShareSplit(const gpu::DeviceSample& d,
-                                                                     uint32_t pid, uint64_t at_us) {
+std::pair<std::optional<double>, std::optional<double>> ShareSplit(const gpu::DeviceSample& d,
+                                                                   uint32_t pid, uint64_t at_us,
+                                                                   Engine e) {
   if (!d.process_utilization_supported) return {};
   double before = 0, after = 0;
   size_t count = 0;
   for (const auto& s : d.process_util) {
     if (s.pid != pid) continue;
     ++count;
-    (s.timestamp_us < at_us ? before : after) += s.sm_percent;
+    (s.timestamp_us < at_us ? before : after) += PercentOf(s, e);
   }
-  const double periods = PeriodsOf(d);
+  const double periods = PeriodsOf(d, e);
   return {ShareOf(before, count, periods), ShareOf(after, count, periods)};
+}
+
+}  // namespace
+
+SmShareTable SmShares(const gpu::DeviceSample& d) { return Shares(d, Engine::kSm); }
+
+SmShareTable MemoryBusyShares(const gpu::DeviceSample& d) { return Shares(d, Engine::kMemory); }
+
+std::pair<std::optional<double>, std::optional<double>> SmShareSplit(const gpu::DeviceSample& d,
+                                                                     uint32_t pid, uint64_t at_us) {
+  return ShareSplit(d, pid, at_us, Engine::kSm);
 }
 
 std::optional<double> SmShareOf(const SmShareTable& shares, uint32_t pid) {
@@ -256,9 +282,29 @@ namespace {
 // one seen at the start only, the later one at the end only, and the PID's SM samples split at
 // the later one's start (unknown for both when that start is unknown). `device` (null for a MIG
 // instance) holds the samples.
+// A reused PID's samples between its earlier process `old` and the one holding it now `o`, split
+// at the later one's start where known; else both idle when the PID had no sample, and unknown
+// when it did (whose samples were whose cannot be told).
+void SplitReusedPid(uint32_t pid, const gpu::DeviceSample* device,
+                    std::optional<uint64_t> successor_start_us, const SmShareTable& shares,
+                    const SmShareTable& memory_shares, ProcessObservation& old,
+                    ProcessObservation& o) {
+  if (device && successor_start_us) {
+    std::tie(old.sm_fraction, o.sm_fraction) = SmShareSplit(*device, pid, *successor_start_us);
+    std::tie(old.memory_busy_fraction, o.memory_busy_fraction) =
+        ShareSplit(*device, pid, *successor_start_us, Engine::kMemory);
+    return;
+  }
+  if (const auto whole = SmShareOf(shares, pid); whole && *whole == 0)
+    old.sm_fraction = o.sm_fraction = 0.0;
+  if (const auto whole = SmShareOf(memory_shares, pid); whole && *whole == 0)
+    old.memory_busy_fraction = o.memory_busy_fraction = 0.0;
+}
+
 std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProcess>& procs,
                                                  const std::vector<gpu::GpuProcess>* before,
                                                  const SmShareTable& shares,
+                                                 const SmShareTable& memory_shares,
                                                  const gpu::DeviceSample* device,
                                                  const ObserveContext& ctx) {
   // One entry per PID seen at either end (a vector: this runs for every process every second).
@@ -304,6 +350,12 @@ std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProce
       if (!m.unknown)
         o.memory_bytes = before ? Mean(m.before.value_or(0), m.now.value_or(0)) : m.now;
       o.sm_fraction = SmShareOf(shares, m.pid);
+      o.memory_busy_fraction = SmShareOf(memory_shares, m.pid);
+      // A PID with no sample while the driver gives them (one that exited, seen at the start
+      // only) moved no memory in the window: 0, not unknown, which would make the unit's unknown
+      // (its processes' shares are its only memory-traffic figure).
+      if (!o.memory_busy_fraction && device && device->process_utilization_supported)
+        o.memory_busy_fraction = 0.0;
       ps.push_back(std::move(o));
       continue;
     }
@@ -314,13 +366,7 @@ std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProce
       old.memory_bytes = Mean(m.before, uint64_t{0});
       o.memory_bytes = Mean(uint64_t{0}, m.now);
     }
-    if (device && earlier->successor_start_us) {
-      const auto [a, b] = SmShareSplit(*device, m.pid, *earlier->successor_start_us);
-      old.sm_fraction = a;
-      o.sm_fraction = b;
-    } else if (const auto whole = SmShareOf(shares, m.pid); whole && *whole == 0) {
-      old.sm_fraction = o.sm_fraction = 0.0;  // no sample: neither was busy
-    }                                         // else: busy, but whose samples were whose is unknown
+    SplitReusedPid(m.pid, device, earlier->successor_start_us, shares, memory_shares, old, o);
     ps.push_back(std::move(old));
     ps.push_back(std::move(o));
   }
@@ -345,7 +391,16 @@ std::vector<UnitObservation> ObserveMig(const gpu::DeviceSample* previous,
     u.busy_fraction = InstanceActivity(m);
     u.busy_from_dcgm = !m.sm_active_ratio && m.dcgm_gr_active;
     u.processes =
-        ObserveProcesses(m.processes, before ? &before->processes : nullptr, {}, nullptr, ctx);
+        ObserveProcesses(m.processes, before ? &before->processes : nullptr, {}, {}, nullptr, ctx);
+    // GPM's share of the instance's peak bandwidth (Hopper on); A100/A30: DCGM's DRAM_ACTIVE,
+    // where the pipeline sets it from held collections. Nothing per process on MIG.
+    if (m.dram_bw_ratio) {
+      u.memory_busy_fraction = m.dram_bw_ratio;
+      u.memory_signal = MemorySignal::kGpmDramBandwidth;
+    } else if (m.dcgm_dram_active) {
+      u.memory_busy_fraction = m.dcgm_dram_active;
+      u.memory_signal = MemorySignal::kDcgmDramActive;
+    }
     u.holders = HoldersOf(ctx, m.uuid);
     out.push_back(std::move(u));
   }
@@ -357,6 +412,9 @@ std::vector<UnitObservation> ObserveMig(const gpu::DeviceSample* previous,
   if (auto free = FreeSlicesUnit(d)) {
     free->memory_used_bytes = 0;
     free->busy_fraction = 0;
+    free->memory_busy_fraction = 0;  // no instance: nothing can use it
+    for (const auto& u : out)        // of the kind the instances' traffic is, for the unit's signal
+      if (u.memory_signal != MemorySignal::kNone) free->memory_signal = u.memory_signal;
     if (energy) {
       free->energy_joules = free_idle;
       free->energy_rule = free_idle > 0 ? Rule::kMigFreeSlicesIdle : Rule::kMigFreeSlicesUnknown;
@@ -421,6 +479,26 @@ void SetPowerWeights(const gpu::DeviceSample& d, UnitObservation& u) {
   if (idle > 0) u.idle_time_watts = idle_w / idle;
 }
 
+// The memory-traffic signal of a whole GPU: per-process memUtil where the driver gives per-process
+// samples (the processes' shares add up to the unit's), else GPM's DRAM bandwidth over the window,
+// else utilization.memory (one period). Per-process samples win over GPM although GPM covers the
+// window: the two measure different things, and only memUtil says whose traffic it was.
+void SetMemorySignal(const gpu::DeviceSample& d, UnitObservation& u) {
+  if (d.process_utilization_supported) {
+    u.memory_signal = MemorySignal::kProcessMemUtil;
+  } else if (d.dram_bw_ratio) {
+    u.memory_busy_fraction = d.dram_bw_ratio;
+    u.memory_signal = MemorySignal::kGpmDramBandwidth;
+  } else if (d.dcgm_dram_active) {
+    u.memory_busy_fraction = d.dcgm_dram_active;
+    u.memory_signal = MemorySignal::kDcgmDramActive;
+  } else if (d.utilization_memory_percent) {
+    u.memory_busy_fraction = *d.utilization_memory_percent / 100.0;
+    u.memory_busy_is_instant = true;
+    u.memory_signal = MemorySignal::kDeviceMemoryUtil;
+  }
+}
+
 // A GPU without MIG: one unit, in the sharing mode the context gives it.
 UnitObservation ObserveWholeGpu(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
                                 double seconds, const ObserveContext& ctx) {
@@ -432,10 +510,15 @@ UnitObservation ObserveWholeGpu(const gpu::DeviceSample* previous, const gpu::De
   u.busy_from_dcgm = !d.sm_active_ratio && !d.utilization_gpu_percent && d.dcgm_gr_active;
   u.busy_is_instant = !d.sm_active_ratio && d.utilization_gpu_percent.has_value();
   u.processes = ObserveProcesses(d.processes, previous ? &previous->processes : nullptr,
-                                 SmShares(d), &d, ctx);
+                                 SmShares(d), MemoryBusyShares(d), &d, ctx);
+  SetMemorySignal(d, u);
   u.samples_uncovered_seconds = static_cast<double>(d.process_util_uncovered_us) / 1e6;
+  if (d.process_util_period_us)
+    u.samples_period_seconds = static_cast<double>(*d.process_util_period_us) / 1e6;
   if (SmSharesExtrapolated(d))
     for (auto& p : u.processes) p.sm_extrapolated = p.sm_fraction.has_value();
+  if (MemorySharesExtrapolated(d))
+    for (auto& p : u.processes) p.memory_busy_extrapolated = p.memory_busy_fraction.has_value();
   u.energy_joules = GpuEnergyJoules(previous, d, seconds, &u.energy_rule);
   SetPowerWeights(d, u);
   u.holders = HoldersOf(ctx, d.uuid);

@@ -92,6 +92,12 @@ std::optional<double> MigGpuActivity(const gpu::DeviceSample& device);
 using SmShareTable = std::vector<std::pair<uint32_t, double>>;
 SmShareTable SmShares(const gpu::DeviceSample& device);
 
+// Mean memory-busy share (memUtil) of each PID over the window, as SmShares; where the driver's
+// buffer lost the window's start, the covered part's shares stand for all of it
+// (MemorySharesExtrapolated), whatever is known of the device's busy time.
+SmShareTable MemoryBusyShares(const gpu::DeviceSample& device);
+bool MemorySharesExtrapolated(const gpu::DeviceSample& device);
+
 // True when SmShares stood the covered part of the window for all of it: the driver's buffer lost
 // the window's start (process_util_uncovered_us) and the device's busy time is known.
 bool SmSharesExtrapolated(const gpu::DeviceSample& device);

@@ -27,6 +27,9 @@ void AddOwner(attribution::OwnerAmounts& to, const attribution::OwnerAmounts& o,
   to.requested_share_seconds += part * o.requested_share_seconds;
   to.compute_unknown_seconds += part * o.compute_unknown_seconds;
   to.compute_bound_seconds += part * o.compute_bound_seconds;
+  to.memory_busy_seconds += part * o.memory_busy_seconds;
+  to.memory_busy_unknown_seconds += part * o.memory_busy_unknown_seconds;
+  to.memory_busy_bound_seconds += part * o.memory_busy_bound_seconds;
 }
 
 // One record per unit for the hours of [start, end) the agent recorded on the node.
@@ -101,6 +104,9 @@ void AddTotals(GroupTotals& to, const GroupTotals& g) {
   to.compute_hours += g.compute_hours;
   to.compute_unknown_hours += g.compute_unknown_hours;
   to.compute_bound_hours += g.compute_bound_hours;
+  to.memory_busy_hours += g.memory_busy_hours;
+  to.memory_busy_unknown_hours += g.memory_busy_unknown_hours;
+  to.memory_busy_bound_hours += g.memory_busy_bound_hours;
   to.memory_gib_hours += g.memory_gib_hours;
   to.energy_kwh += g.energy_kwh;
   to.cost += g.cost;

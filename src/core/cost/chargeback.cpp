@@ -76,6 +76,24 @@ Chargeback BuildChargeback(const std::vector<attribution::UnitRecord>& units, co
   return out;
 }
 
+namespace {
+
+// Time in which some tenants' use of one unit was unknown (compute, or memory traffic): each
+// tenant's is the whole unknown time, so a group's (and the total's) is at most the unit's
+// unattributed time, which holds it.
+struct UnknownTime {
+  double unattributed = 0, all = 0;
+  std::map<GroupTotals*, double> by_group;
+  void Add(GroupTotals& g, double s) { by_group[&g] += s, all += s; }
+  // Into `hours` of each group and of `total`, for a unit of `fraction` of its GPU.
+  void Book(double GroupTotals::*hours, GroupTotals& total, double fraction) const {
+    for (const auto& [g, s] : by_group) g->*hours += std::min(s, unattributed) * fraction / 3600;
+    total.*hours += std::min(all, unattributed) * fraction / 3600;
+  }
+};
+
+}  // namespace
+
 Chargeback AssembleChargeback(const std::vector<CostedRecord>& units, const Labels& labels,
                               const cost::Policy& policy, const std::vector<std::string>& dims,
                               const std::string& currency) {
@@ -95,10 +113,7 @@ Chargeback AssembleChargeback(const std::vector<CostedRecord>& units, const Labe
     const attribution::UnitRecord& u = *record;
     UnitCost uc = unit_cost;
     // Usage into groups: container rows under their owner, the rest under theirs.
-    // Unknown compute: each tenant's is the whole unknown time, so a group's (and the total's)
-    // is at most the unit's unattributed time, which holds it.
-    double unattributed = 0, unknown_all = 0;
-    std::map<GroupTotals*, double> unknown;
+    UnknownTime unknown, traffic_unknown;  // compute's and memory traffic's
     for (const auto& o : u.owners) {
       auto& g = group(u.unit, o.owner);
       g.gpu_hours_held += o.requested_share_seconds * u.unit.fraction / 3600;
@@ -107,16 +122,20 @@ Chargeback AssembleChargeback(const std::vector<CostedRecord>& units, const Labe
         // A sum's error is at most the sum of its parts' bounds (conservative: tenants of one
         // split in one group err in opposite directions).
         g.compute_bound_hours += o.compute_bound_seconds * u.unit.fraction / 3600;
-        unknown[&g] += o.compute_unknown_seconds;
-        unknown_all += o.compute_unknown_seconds;
+        unknown.Add(g, o.compute_unknown_seconds);
+        g.memory_busy_hours += o.memory_busy_seconds * u.unit.fraction / 3600;
+        g.memory_busy_bound_hours += o.memory_busy_bound_seconds * u.unit.fraction / 3600;
+        traffic_unknown.Add(g, o.memory_busy_unknown_seconds);
       }
-      if (o.owner.kind == domain::OwnerKind::kUnattributed) unattributed += o.compute_seconds;
+      if (o.owner.kind == domain::OwnerKind::kUnattributed) {
+        unknown.unattributed += o.compute_seconds;
+        traffic_unknown.unattributed += o.memory_busy_seconds;
+      }
       g.memory_gib_hours += o.memory_byte_seconds / kGiB / 3600;
       g.energy_kwh += o.energy_joules / 3.6e6;
     }
-    for (const auto& [g, s] : unknown)
-      g->compute_unknown_hours += std::min(s, unattributed) * u.unit.fraction / 3600;
-    out.total.compute_unknown_hours += std::min(unknown_all, unattributed) * u.unit.fraction / 3600;
+    unknown.Book(&GroupTotals::compute_unknown_hours, out.total, u.unit.fraction);
+    traffic_unknown.Book(&GroupTotals::memory_busy_unknown_hours, out.total, u.unit.fraction);
     if (uc.price) {
       cost::UnitUsage usage;
       usage.seconds = u.seconds;
@@ -139,6 +158,8 @@ Chargeback AssembleChargeback(const std::vector<CostedRecord>& units, const Labe
     out.total.gpu_hours_held += g.gpu_hours_held;
     out.total.compute_hours += g.compute_hours;
     out.total.compute_bound_hours += g.compute_bound_hours;
+    out.total.memory_busy_hours += g.memory_busy_hours;
+    out.total.memory_busy_bound_hours += g.memory_busy_bound_hours;
     out.total.memory_gib_hours += g.memory_gib_hours;
     out.total.energy_kwh += g.energy_kwh;
     out.total.idle_cost += g.idle_cost;

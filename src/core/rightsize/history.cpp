@@ -3,8 +3,21 @@
 #include <algorithm>
 #include <cmath>
 
+#include "domain/mig_profiles.h"
+
 namespace gpumeter::rightsize {
 namespace {
+
+// A unit's share of its GPU's memory bandwidth, which MIG partitions with the memory: a MIG
+// instance's memory eighths (a 1g.10gb has 1/7 of the compute, 1/8 of the bandwidth); else its
+// share of the GPU.
+double MemoryShareOfGpu(const attribution::UnitKey& unit) {
+  if (!unit.mig_profile.empty())
+    if (const auto* model = domain::MigModelFor(unit.model))
+      if (const auto* p = domain::FindMigProfile(*model, unit.mig_profile))
+        return p->memory_eighths / 8.0;
+  return unit.fraction;
+}
 
 using domain::OwnerKind;
 
@@ -50,8 +63,8 @@ void HistoryBuilder::Add(int64_t t, const std::vector<attribution::UnitRecord>& 
   const double weight = std::max(1.0, std::round(bucket_s / 60));
   // One sample per pod: a pod on several GPUs is the sum over them.
   struct Minute {
-    double memory = 0, compute = 0;
-    bool unknown = false;
+    double memory = 0, compute = 0, traffic = 0;
+    bool unknown = false, traffic_unknown = false;
   };
   std::map<std::pair<WorkloadKey, std::string>, Minute> minute;
   for (const auto& u : units) {
@@ -89,6 +102,10 @@ void HistoryBuilder::Add(int64_t t, const std::vector<attribution::UnitRecord>& 
       m.unknown = m.unknown || unknown || o.compute_unknown_seconds > 0.01 * u.seconds;
       m.memory += o.memory_byte_seconds / u.seconds;
       m.compute += o.compute_seconds / u.seconds * u.unit.fraction;
+      // Its traffic unmeasured for more than a rounding share: no traffic sample this minute.
+      m.traffic_unknown =
+          m.traffic_unknown || unknown || o.memory_busy_unknown_seconds > 0.01 * u.seconds;
+      m.traffic += o.memory_busy_seconds / u.seconds * MemoryShareOfGpu(u.unit);
     }
   }
   for (const auto& [kp, m] : minute) {
@@ -100,6 +117,10 @@ void HistoryBuilder::Add(int64_t t, const std::vector<attribution::UnitRecord>& 
       h.minutes += static_cast<uint64_t>(weight), last = t;
     h.last_s = std::max(h.last_s, t);
     h.compute.Add(m.compute, weight, static_cast<double>(t));
+    if (!m.traffic_unknown) {
+      h.traffic.Add(m.traffic, weight, static_cast<double>(t));
+      h.traffic_samples += static_cast<uint64_t>(weight);
+    }
     h.peak_memory_bytes = std::max(h.peak_memory_bytes, m.memory);
     h.peak_compute = std::max(h.peak_compute, m.compute);
     const auto [peak, fresh] = day_peak_.try_emplace(kp, day, m.memory);

@@ -43,7 +43,11 @@ struct WorkloadHistory {
   DecayingHistogram memory_peaks{MemoryHistogramOptions()};  // daily peaks, bytes
   DecayingHistogram compute{ComputeHistogramOptions()};      // per-minute use, fraction of a GPU
   double peak_memory_bytes = 0;                              // the highest per-minute mean seen
-  double peak_compute = 0;          // the highest per-minute compute seen, fraction of a GPU
+  double peak_compute = 0;  // the highest per-minute compute seen, fraction of a GPU
+  // Per-minute memory traffic, fraction of a GPU's (the unit's share × its fraction of the GPU):
+  // sampled only in minutes where it was measured (an older store, an A100 MIG instance: none).
+  DecayingHistogram traffic{ComputeHistogramOptions()};
+  uint64_t traffic_samples = 0;
   int64_t first_s = 0, last_s = 0;  // first and last sample (minute starts)
   uint64_t samples = 0;             // pod-minutes with a known sample (an hourly rollup counts 60)
   uint64_t minutes = 0;             // distinct minutes with a known sample (for the confidence)

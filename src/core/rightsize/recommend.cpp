@@ -103,6 +103,8 @@ Candidate Evidence(const WorkloadKey& key, const WorkloadHistory& h, const cost:
   r.memory_target_bytes =
       std::max(r.memory_p95_bytes.value_or(0), h.peak_memory_bytes) * (1 + o.margin);
   r.compute_target = r.compute_p90.value_or(0) * (1 + o.margin);
+  if (h.traffic_samples > 0) r.traffic_p90 = h.traffic.Percentile(0.90);
+  r.traffic_target = r.traffic_p90.value_or(0) * (1 + o.margin);
   if (const auto q = pricing.Quote(r.model, pricing.InstanceTypeOf(r.node))) {
     r.currency = pricing.currency(), r.price_source = q->source;
     r.monthly_savings = 0.0;
@@ -143,8 +145,10 @@ const MigProfile* SmallestMigThatFits(const MigModel& table, double gpu_memory,
                                       const Recommendation& r) {
   for (const auto& p : table.profiles) {
     if (p.slices >= table.total_slices) break;  // the whole GPU is not a move
+    // A profile's share of the memory bandwidth is its share of the memory controllers, which MIG
+    // partitions with the memory: its eighths.
     if (MigProfileMemory(p, gpu_memory) >= r.memory_target_bytes &&
-        MigComputeShare(table, p) >= r.compute_target)
+        MigComputeShare(table, p) >= r.compute_target && p.memory_eighths / 8.0 >= r.traffic_target)
       return &p;
   }
   return nullptr;
@@ -186,10 +190,13 @@ void SizeOneUnit(Candidate& c, const WorkloadHistory& h) {
     r.recommended_gpu = MigComputeShare(*table, *c.mig);
     r.reason = fmt::format(
         "memory target {:.1f} GiB ≤ {:.1f} GiB ({}/8 of the GPU, {:.0f} % counted), compute "
-        "target {:.1f} % ≤ {}/{} of the GPU",
+        "target {:.1f} % ≤ {}/{} of the GPU, {}",
         r.memory_target_bytes / kGiB, MigProfileMemory(*c.mig, c.gpu_memory) / kGiB,
         c.mig->memory_eighths, 100 * kMigMemoryUsable, 100 * r.compute_target, c.mig->slices,
-        table->total_slices);
+        table->total_slices,
+        r.traffic_p90 ? fmt::format("memory traffic target {:.1f} % ≤ {}/8 of its bandwidth",
+                                    100 * r.traffic_target, c.mig->memory_eighths)
+                      : std::string("memory traffic not measured (its bandwidth not checked)"));
   } else if (!table && c.whole_exclusive) {
     r.reason = "no MIG on this GPU; no other workload to share it with";
   }
@@ -222,7 +229,7 @@ std::map<std::string, std::vector<Candidate*>> SharingPools(std::vector<Candidat
 
 struct Bin {
   std::vector<Candidate*> members;
-  double memory = 0, compute = 0;  // the members' summed targets
+  double memory = 0, compute = 0, traffic = 0;  // the members' summed targets
 };
 
 // First-fit by decreasing memory target (then by key, for a stable answer).
@@ -237,11 +244,13 @@ std::vector<Bin> PackFirstFit(std::vector<Candidate*> pool) {
     size_t i = 0;
     for (; i < bins.size(); ++i)
       if (bins[i].memory + c->r.memory_target_bytes <= c->gpu_memory &&
-          bins[i].compute + c->r.compute_target <= 1.0)
+          bins[i].compute + c->r.compute_target <= 1.0 &&
+          bins[i].traffic + c->r.traffic_target <= 1.0)
         break;
     if (i == bins.size()) bins.emplace_back();
     bins[i].members.push_back(c);
     bins[i].memory += c->r.memory_target_bytes, bins[i].compute += c->r.compute_target;
+    bins[i].traffic += c->r.traffic_target;
   }
   return bins;
 }

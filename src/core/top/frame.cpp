@@ -58,6 +58,10 @@ void AddTo(GroupRow& row, const UnitNow& u, const OwnerNow& o) {
   row.compute_gpus = Plus(row.compute_gpus, Times(o.compute_ratio, fraction));
   row.compute_bound_gpus = Plus(row.compute_bound_gpus, Times(o.compute_bound_ratio, fraction));
   row.compute_unknown = row.compute_unknown || o.compute_unknown;
+  row.memory_busy_gpus = Plus(row.memory_busy_gpus, Times(o.memory_busy_ratio, fraction));
+  row.memory_busy_bound_gpus =
+      Plus(row.memory_busy_bound_gpus, Times(o.memory_busy_bound_ratio, fraction));
+  row.memory_busy_unknown = row.memory_busy_unknown || o.memory_busy_unknown;
   row.memory_bytes = Plus(row.memory_bytes, o.memory_bytes);
   row.power_watts = Plus(row.power_watts, o.power_watts);
   row.cost_per_hour = Plus(row.cost_per_hour, o.cost_per_hour);
@@ -177,6 +181,7 @@ std::vector<GroupRow> GroupRows(const FrameData& f, const std::string& by, SortK
         GroupRow& r = it->second;
         r.key = key;
         r.held_gpus = r.compute_gpus = r.compute_bound_gpus = 0.0;
+        r.memory_busy_gpus = r.memory_busy_bound_gpus = 0.0;
         r.memory_bytes = r.power_watts = r.cost_per_hour = 0.0;
       }
       AddTo(it->second, u, o);
@@ -209,6 +214,7 @@ UnitSums SumOwners(const UnitNow& u) {
   UnitSums s{0.0, 0.0, 0.0, 0.0, 0.0};
   for (const auto& o : u.owners) {
     s.compute_ratio = Plus(s.compute_ratio, o.compute_ratio);
+    s.memory_busy_ratio = Plus(s.memory_busy_ratio, o.memory_busy_ratio);
     s.memory_bytes = Plus(s.memory_bytes, o.memory_bytes);
     s.power_watts = Plus(s.power_watts, o.power_watts);
     s.cost_per_hour = Plus(s.cost_per_hour, o.cost_per_hour);

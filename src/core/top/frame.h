@@ -34,6 +34,11 @@ struct OwnerNow {
   Amount compute_bound_ratio = 0.0;
   // Some of its compute over the span was unknown: compute_ratio is a lower bound.
   bool compute_unknown = false;
+  // Memory traffic: its share of the unit's memory busy time (or bandwidth, by the unit's
+  // signal), [0, 1], with its ± and whether some was unknown; unknown from sources before it.
+  Amount memory_busy_ratio = std::nullopt;
+  Amount memory_busy_bound_ratio = 0.0;
+  bool memory_busy_unknown = false;
   bool operator==(const OwnerNow&) const = default;
 };
 
@@ -82,6 +87,9 @@ struct GroupRow {
   Amount compute_gpus;           // Σ compute ratio × fraction
   Amount compute_bound_gpus;     // Σ its members' ± × fraction (a sum's error ≤ Σ bounds)
   bool compute_unknown = false;  // some member's compute unknown: compute_gpus a lower bound
+  // Memory traffic in GPU-equivalents, as compute.
+  Amount memory_busy_gpus, memory_busy_bound_gpus;
+  bool memory_busy_unknown = false;
   Amount memory_bytes, power_watts, cost_per_hour;
   Amount waste_gpus;               // held − compute: what is held and not used
   std::vector<std::string> units;  // labels of the units it touches
@@ -110,6 +118,7 @@ std::vector<const UnitNow*> FilteredUnits(const FrameData& frame, const Filter& 
 // The unit's owners summed: what the view prints under them, to show they add up.
 struct UnitSums {
   Amount compute_ratio, memory_bytes, power_watts, cost_per_hour, held_share;
+  Amount memory_busy_ratio = 0.0;
 };
 UnitSums SumOwners(const UnitNow& unit);
 

@@ -282,6 +282,8 @@ void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledger
     ut.seconds += l.seconds;
     ut.memory_capacity_byte_seconds += l.memory_capacity_byte_seconds;
     ut.samples_uncovered_seconds += l.samples_uncovered_seconds;
+    ut.memory_signal_seconds[l.memory_signal] += l.seconds;
+    ut.memory_signal = l.memory_signal;
     if (l.energy_joules)
       ut.energy_joules += *l.energy_joules;
     else
@@ -294,10 +296,16 @@ void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledger
       t.requested_share_seconds += r.requested_share_seconds;
       t.compute_unknown_seconds += r.compute_unknown_seconds;
       t.compute_bound_seconds += r.compute_bound_seconds;
+      t.memory_busy_seconds += r.memory_busy_seconds;
+      t.memory_busy_unknown_seconds += r.memory_busy_unknown_seconds;
+      t.memory_busy_bound_seconds += r.memory_busy_bound_seconds;
       t.last_memory_bytes = l.seconds > 0 ? r.memory_byte_seconds / l.seconds : 0;
       t.last_compute_ratio = l.seconds > 0 ? r.compute_seconds / l.seconds : 0;
       t.last_compute_unknown = r.compute_unknown_seconds > 0;
       t.last_compute_bound_ratio = l.seconds > 0 ? r.compute_bound_seconds / l.seconds : 0;
+      t.last_memory_busy_ratio = l.seconds > 0 ? r.memory_busy_seconds / l.seconds : 0;
+      t.last_memory_busy_unknown = r.memory_busy_unknown_seconds > 0;
+      t.last_memory_busy_bound_ratio = l.seconds > 0 ? r.memory_busy_bound_seconds / l.seconds : 0;
       t.last_interval = next.intervals;
       t.memory_rule = ToString(r.memory_rule);
       t.compute_rule = ToString(r.compute_rule);
@@ -382,13 +390,15 @@ void NodePipeline::AccountInterval(const gpu::SampleResult& pass, NodeState& nex
 }
 
 // Held intervals released this pass go before this pass's own ledger of the same unit (a GPU
-// that stopped being held), merged into it where both or neither know their energy: one ledger
-// per unit, as the readers of last_interval expect, but for that rare split.
+// that stopped being held), merged into it where both or neither know their energy and their
+// memory traffic came from one signal: one ledger per unit, as the readers of last_interval
+// expect, but for that rare split.
 void NodePipeline::AddReleased(std::vector<attribution::UnitLedger> released,
                                std::vector<attribution::UnitLedger>& ledgers) {
   for (auto& r : released) {
     const auto same = std::find_if(ledgers.begin(), ledgers.end(), [&](const auto& l) {
-      return l.uuid == r.uuid && l.energy_joules.has_value() == r.energy_joules.has_value();
+      return l.uuid == r.uuid && l.energy_joules.has_value() == r.energy_joules.has_value() &&
+             l.memory_signal == r.memory_signal;
     });
     if (same == ledgers.end()) {
       ledgers.push_back(std::move(r));
@@ -402,7 +412,9 @@ void NodePipeline::AddReleased(std::vector<attribution::UnitLedger> released,
 attribution::PastActivityOf NodePipeline::DcgmActivity() const {
   return [this](const std::string& gpu, std::optional<uint32_t> gi, double from_s, double to_s) {
     const auto c = dcgm_aligner_.Mean({gpu, gi}, from_s, to_s);
-    return attribution::PastActivity{c.pending, c.mean};
+    const auto traffic = dcgm_aligner_.Mean({gpu, gi, true}, from_s, to_s);
+    return attribution::PastActivity{c.pending, c.mean,
+                                     traffic.pending ? std::nullopt : traffic.mean};
   };
 }
 

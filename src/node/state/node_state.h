@@ -63,6 +63,13 @@ struct OwnerTotals {
   double last_compute_bound_ratio = 0;  // the ± of last_compute_ratio (0: measured)
   uint64_t last_interval = 0;           // NodeState::intervals when it last had a row
   std::string memory_rule, compute_rule, energy_rule;  // of its last row
+  // attribution::Row::memory_busy_seconds and its unknown and bound, summed.
+  double memory_busy_seconds = 0, memory_busy_unknown_seconds = 0, memory_busy_bound_seconds = 0;
+  // Its memory traffic's share of the unit over the last interval in which it had a row, [0, 1],
+  // its ±, and whether some of it was unknown then.
+  double last_memory_busy_ratio = 0;
+  double last_memory_busy_bound_ratio = 0;
+  bool last_memory_busy_unknown = false;
 };
 
 struct UnitTotals {
@@ -77,6 +84,9 @@ struct UnitTotals {
   double cost = 0;
   double unpriced_seconds = 0;
   std::optional<cost::PriceQuote> price;
+  // Seconds by the signal that measured the unit's memory traffic (UnitLedger::memory_signal).
+  std::map<domain::MemorySignal, double> memory_signal_seconds = {};
+  domain::MemorySignal memory_signal = domain::MemorySignal::kNone;  // of its last ledger
 };
 
 // A rightsizing recommendation as the agent exports it (docs/rightsizing.md), computed from its

@@ -216,9 +216,9 @@ nvmlReturn_t FakeDriver::Utilization(nvmlDevice_t d, nvmlUtilization_t* u) {
   std::lock_guard lock(mu_);
   const auto& g = GpuOf(d);
   if (d->mig >= 0 || g.mig_enabled) return NVML_ERROR_NOT_SUPPORTED;
-  const double busy = scenario::GpuBusyAt(*scenario_, g, NowLocked());
-  u->gpu = static_cast<unsigned int>(std::lround(busy * 100));
-  u->memory = static_cast<unsigned int>(std::lround(busy * 50));
+  const auto truth = scenario::UnitAt(*scenario_, g.uuid, NowLocked());
+  u->gpu = static_cast<unsigned int>(std::lround(truth.busy * 100));
+  u->memory = static_cast<unsigned int>(std::lround(truth.memory_busy * 100));
   return NVML_SUCCESS;
 }
 
@@ -316,7 +316,8 @@ struct UtilSample {
 };
 
 // Samples newer than last_seen_us from the driver's rolling buffer: one per busy process per
-// period, stamped at the period's end. Processes with zero utilization get no sample.
+// period, stamped at the period's end. Processes with zero utilization (SM and memory) get no
+// sample.
 std::vector<UtilSample> CollectUtil(const scenario::Scenario& s, const std::string& unit,
                                     double now_s, double last_seen_s,
                                     const std::function<uint64_t(double)>& epoch_us) {
@@ -329,8 +330,9 @@ std::vector<UtilSample> CollectUtil(const scenario::Scenario& s, const std::stri
     const auto truth = scenario::UnitAt(s, unit, end - kUtilPeriodS / 2);
     for (const auto& pt : truth.processes) {
       const auto sm = static_cast<unsigned int>(std::lround(pt.sm_share * 100));
-      if (sm == 0) continue;
-      out.push_back({pt.process->pid, epoch_us(end), sm, sm / 2});
+      const auto mem = static_cast<unsigned int>(std::lround(pt.memory_share * 100));
+      if (sm == 0 && mem == 0) continue;
+      out.push_back({pt.process->pid, epoch_us(end), sm, mem});
     }
   }
   return out;
@@ -533,7 +535,8 @@ nvmlReturn_t FakeDriver::GpmMetrics(nvmlGpmMetricsGet_t* m) {
   const auto& g = GpuOf(a.device);
   for (unsigned int i = 0; i < m->numMetrics; ++i) {
     auto& metric = m->metrics[i];  // only the first numMetrics entries are read
-    if (metric.metricId != NVML_GPM_METRIC_SM_UTIL) {
+    const bool dram = metric.metricId == NVML_GPM_METRIC_DRAM_BW_UTIL;
+    if (metric.metricId != NVML_GPM_METRIC_SM_UTIL && !dram) {
       metric.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
       continue;
     }
@@ -541,15 +544,21 @@ nvmlReturn_t FakeDriver::GpmMetrics(nvmlGpmMetricsGet_t* m) {
       metric.nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
       continue;
     }
+    // SM activity, or the memory's share of its peak bandwidth (DRAM_BW_UTIL), of the GPU, a GPU
+    // instance (its compute instances together) or a MIG device.
+    const auto unit_s = [&](const std::string& unit) {
+      return dram ? scenario::UnitMemoryBusySeconds(*scenario_, unit, a.t_s, b.t_s)
+                  : scenario::UnitBusySeconds(*scenario_, unit, a.t_s, b.t_s);
+    };
     double busy_s = 0;
     if (a.gi >= 0) {
       for (const auto& mi : g.mig_instances)
-        if (static_cast<int>(mi.gi_id) == a.gi)
-          busy_s += scenario::UnitBusySeconds(*scenario_, mi.uuid, a.t_s, b.t_s);
+        if (static_cast<int>(mi.gi_id) == a.gi) busy_s += unit_s(mi.uuid);
     } else if (a.device->mig >= 0) {
-      busy_s = scenario::UnitBusySeconds(*scenario_, UnitUuid(a.device), a.t_s, b.t_s);
+      busy_s = unit_s(UnitUuid(a.device));
     } else {
-      busy_s = scenario::GpuBusySeconds(*scenario_, g, a.t_s, b.t_s);
+      busy_s = dram ? scenario::GpuMemoryBusySeconds(*scenario_, g, a.t_s, b.t_s)
+                    : scenario::GpuBusySeconds(*scenario_, g, a.t_s, b.t_s);
     }
     metric.value = 100.0 * busy_s / (b.t_s - a.t_s);
     metric.nvmlReturn = NVML_SUCCESS;

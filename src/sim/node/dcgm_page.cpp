@@ -24,7 +24,7 @@ std::string Labels(const scenario::Scenario& s, const scenario::Gpu& g) {
 }
 
 void GpuSeries(const scenario::Scenario& s, const scenario::Gpu& g, double t_s, std::string& power,
-               std::string& energy, std::string& active) {
+               std::string& energy, std::string& active, std::string& dram) {
   const double period = g.dcgm_interval_s;
   const double tc = std::floor(t_s / period) * period;  // the last collection
   const std::string labels = Labels(s, g);
@@ -35,8 +35,13 @@ void GpuSeries(const scenario::Scenario& s, const scenario::Gpu& g, double t_s, 
   auto mean = [&](const std::string& unit) {
     return scenario::UnitBusySeconds(s, unit, tc - period, tc) / period;
   };
+  // The memory's traffic over the collection (the scenario's `mem`), as DRAM_ACTIVE.
+  auto traffic = [&](const std::string& unit) {
+    return scenario::UnitMemoryBusySeconds(s, unit, tc - period, tc) / period;
+  };
   if (!g.mig_enabled) {
     active += fmt::format("DCGM_FI_PROF_GR_ENGINE_ACTIVE{{{}}} {:.6f}\n", labels, mean(g.uuid));
+    dram += fmt::format("DCGM_FI_PROF_DRAM_ACTIVE{{{}}} {:.6f}\n", labels, traffic(g.uuid));
     return;
   }
   for (const auto& m : g.mig_instances) {
@@ -45,15 +50,18 @@ void GpuSeries(const scenario::Scenario& s, const scenario::Gpu& g, double t_s, 
     active += fmt::format(
         "DCGM_FI_PROF_GR_ENGINE_ACTIVE{{{},GPU_I_PROFILE=\"{}\",GPU_I_ID=\"{}\"}} {:.6f}\n", labels,
         m.profile, m.gi_id, mean(m.uuid) * cap);
+    dram +=
+        fmt::format("DCGM_FI_PROF_DRAM_ACTIVE{{{},GPU_I_PROFILE=\"{}\",GPU_I_ID=\"{}\"}} {:.6f}\n",
+                    labels, m.profile, m.gi_id, traffic(m.uuid));
   }
 }
 
 }  // namespace
 
 std::string DcgmExporterPage(const scenario::Scenario& s, double t_s) {
-  std::string power, energy, active;
+  std::string power, energy, active, dram;
   for (const auto& g : s.gpus)
-    if (g.dcgm_exporter) GpuSeries(s, g, t_s, power, energy, active);
+    if (g.dcgm_exporter) GpuSeries(s, g, t_s, power, energy, active, dram);
   if (active.empty()) return "";
   return "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).\n"
          "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n" +
@@ -63,7 +71,10 @@ std::string DcgmExporterPage(const scenario::Scenario& s, double t_s) {
          energy +
          "# HELP DCGM_FI_PROF_GR_ENGINE_ACTIVE Ratio of time the graphics engine is active.\n"
          "# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge\n" +
-         active;
+         active +
+         "# HELP DCGM_FI_PROF_DRAM_ACTIVE Ratio of cycles the device memory interface is active "
+         "sending or receiving data.\n# TYPE DCGM_FI_PROF_DRAM_ACTIVE gauge\n" +
+         dram;
 }
 
 }  // namespace gpumeter::sim

@@ -235,7 +235,8 @@ Pod ParsePod(const Field& f) {
 }
 
 DeviceUsage ParseUsage(const Field& f) {
-  f.ExpectMap({"unit", "memory_mib", "memory_growth_mib_per_s", "memory_max_mib", "sm_pct", "sm"});
+  f.ExpectMap({"unit", "memory_mib", "memory_growth_mib_per_s", "memory_max_mib", "sm_pct", "sm",
+               "mem_pct", "mem"});
   DeviceUsage u;
   u.unit_uuid = f.Child("unit").Str();
   u.memory_bytes = MiB(f.Child("memory_mib"));
@@ -251,19 +252,25 @@ DeviceUsage ParseUsage(const Field& f) {
     if (v < 0 || v > 100) p.Fail("must be between 0 and 100, got " + std::to_string(v));
     return v / 100.0;
   };
-  if (f.Has("sm_pct") && f.Has("sm")) f.Fail("give either sm_pct or sm, not both");
-  if (auto c = f.Optional("sm_pct")) u.duty.push_back({0.0, pct(*c)});
-  if (auto s = f.Optional("sm")) {
-    s->ExpectSequence();
-    for (size_t i = 0; i < s->Size(); ++i) {
-      const Field p = s->At(i);
-      p.ExpectMap({"at_s", "pct"});
-      DutyPoint d{p.Child("at_s").Double(), pct(p.Child("pct"))};
-      if (!u.duty.empty() && d.at_s <= u.duty.back().at_s)
-        p.Child("at_s").Fail("points must be in increasing time order");
-      u.duty.push_back(d);
+  // A constant `<name>_pct` or points `<name>: [{at_s, pct}, …]`, into `out`.
+  auto points = [&](const char* constant, const char* series, std::vector<DutyPoint>& out) {
+    if (f.Has(constant) && f.Has(series))
+      f.Fail(std::string("give either ") + constant + " or " + series + ", not both");
+    if (auto c = f.Optional(constant)) out.push_back({0.0, pct(*c)});
+    if (auto s = f.Optional(series)) {
+      s->ExpectSequence();
+      for (size_t i = 0; i < s->Size(); ++i) {
+        const Field p = s->At(i);
+        p.ExpectMap({"at_s", "pct"});
+        DutyPoint d{p.Child("at_s").Double(), pct(p.Child("pct"))};
+        if (!out.empty() && d.at_s <= out.back().at_s)
+          p.Child("at_s").Fail("points must be in increasing time order");
+        out.push_back(d);
+      }
     }
-  }
+  };
+  points("sm_pct", "sm", u.duty);
+  if (f.Has("mem_pct") || f.Has("mem")) points("mem_pct", "mem", u.memory_duty.emplace());
   return u;
 }
 

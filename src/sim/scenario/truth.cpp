@@ -25,6 +25,17 @@ double DutyAt(const Process& p, const DeviceUsage& u, double t_s) {
   return duty;
 }
 
+double MemoryDutyAt(const Process& p, const DeviceUsage& u, double t_s) {
+  if (!u.memory_duty) return DutyAt(p, u, t_s) / 2;
+  if (!IsAlive(p, t_s)) return 0;
+  double duty = 0;
+  for (const auto& point : *u.memory_duty) {
+    if (point.at_s > t_s) break;
+    duty = point.duty;
+  }
+  return duty;
+}
+
 uint64_t MemoryAt(const Process& p, const DeviceUsage& u, double t_s) {
   if (!IsAlive(p, t_s)) return 0;
   const double grown =
@@ -41,7 +52,7 @@ UnitTruth UnitAt(const Scenario& s, const std::string& unit_uuid, double t_s) {
     if (!IsAlive(p, t_s)) continue;
     for (const auto& u : p.usage) {
       if (u.unit_uuid != unit_uuid) continue;
-      ProcessTruth pt{&p, &u, DutyAt(p, u, t_s), 0, MemoryAt(p, u, t_s)};
+      ProcessTruth pt{&p, &u, DutyAt(p, u, t_s), 0, MemoryDutyAt(p, u, t_s), MemoryAt(p, u, t_s)};
       demand += pt.duty;
       out.process_memory_bytes += pt.memory_bytes;
       out.processes.push_back(pt);
@@ -49,7 +60,15 @@ UnitTruth UnitAt(const Scenario& s, const std::string& unit_uuid, double t_s) {
   }
   out.busy = std::min(1.0, demand);
   const double scale = demand > 1.0 ? 1.0 / demand : 1.0;
-  for (auto& pt : out.processes) pt.sm_share = pt.duty * scale;
+  double memory_demand = 0;
+  for (auto& pt : out.processes) {
+    pt.sm_share = pt.duty * scale;
+    pt.memory_share *= scale;  // held the memory duty asked for; now what the time given allows
+    memory_demand += pt.memory_share;
+  }
+  const double memory_scale = memory_demand > 1.0 ? 1.0 / memory_demand : 1.0;
+  for (auto& pt : out.processes) pt.memory_share *= memory_scale;
+  out.memory_busy = std::min(1.0, memory_demand);
   return out;
 }
 
@@ -74,6 +93,9 @@ std::vector<double> UnitChangeTimes(const Scenario& s, const std::string& unit_u
       cuts.push_back(p.start_s);
       if (p.end_s) cuts.push_back(*p.end_s);
       for (const auto& d : u.duty) cuts.push_back(p.start_s > d.at_s ? p.start_s : d.at_s);
+      if (u.memory_duty)
+        for (const auto& d : *u.memory_duty)
+          cuts.push_back(p.start_s > d.at_s ? p.start_s : d.at_s);
     }
   }
   std::sort(cuts.begin(), cuts.end());
@@ -92,6 +114,27 @@ double UnitBusySeconds(const Scenario& s, const std::string& unit_uuid, double t
     const double a = cuts[i], b = cuts[i + 1];
     total += UnitAt(s, unit_uuid, a + (b - a) / 2).busy * (b - a);
   }
+  return total;
+}
+
+double UnitMemoryBusySeconds(const Scenario& s, const std::string& unit_uuid, double t0_s,
+                             double t1_s) {
+  if (t1_s <= t0_s) return 0;
+  const auto cuts = UnitChangeTimes(s, unit_uuid, t0_s, t1_s);
+  double total = 0;
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    const double a = cuts[i], b = cuts[i + 1];
+    total += UnitAt(s, unit_uuid, a + (b - a) / 2).memory_busy * (b - a);
+  }
+  return total;
+}
+
+double GpuMemoryBusySeconds(const Scenario& s, const Gpu& g, double t0_s, double t1_s) {
+  if (!g.mig_enabled) return UnitMemoryBusySeconds(s, g.uuid, t0_s, t1_s);
+  double total = 0;
+  for (const auto& m : g.mig_instances)
+    total += UnitMemoryBusySeconds(s, m.uuid, t0_s, t1_s) * m.slices /
+             static_cast<double>(g.mig_total_slices);
   return total;
 }
 

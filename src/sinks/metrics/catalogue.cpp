@@ -192,6 +192,23 @@ void AddUnitMetrics(std::vector<MetricDef>& v) {
        "time known, the rest of the interval's shares stand for it (rule says estimate); else its "
        "busy time is unattributed.",
        kUnit},
+      {Metric::kUnitMemorySignalSeconds,
+       "gpumeter_unit_memory_signal_seconds_total",
+       C,
+       "seconds",
+       "Time accounted on the unit by the signal that measured its memory traffic "
+       "(gpumeter_memory_busy_seconds_total): nvml-process-memutil or nvml-utilization-memory "
+       "(time with memory access), gpm-dram-bw or dcgm-dram-active (share of peak bandwidth), "
+       "none (unknown). The kinds measure different things: compare a workload's traffic across "
+       "units of one kind (docs/attribution.md, definitions of use).",
+       {"node", "unit", "signal"}},
+  };
+  v.insert(v.end(), std::begin(defs), std::end(defs));
+}
+
+// What a node is and what its units cost.
+void AddCostMetrics(std::vector<MetricDef>& v) {
+  const MetricDef defs[] = {
       {Metric::kNodeInfo,
        "gpumeter_node_info",
        G,
@@ -254,6 +271,29 @@ void AddOwnerMetrics(std::vector<MetricDef>& v) {
        "even split, extrapolation over lost samples), its error bound: the truth "
        "lies within compute ± this (docs/attribution.md, Bounds). Exported once it is above 0.",
        kOwner},
+      {Metric::kMemoryBusySeconds, "gpumeter_memory_busy_seconds_total", C, "seconds",
+       "Memory traffic, a second measure of use beside compute: seconds of the unit's memory kept "
+       "busy, by owner (the owners of a unit add up to gpumeter_unit_seconds_total, idle's being "
+       "the time nobody used it), split by the same rules as compute. Of the kind "
+       "gpumeter_unit_memory_signal_seconds_total says.",
+       kOwner},
+      {Metric::kMemoryBusyUnknownSeconds, "gpumeter_memory_busy_unknown_seconds_total", C,
+       "seconds",
+       "Time in which the owner's memory traffic is unknown (no signal: an A100 or A30 MIG "
+       "instance without DCGM, a failed read), as gpumeter_compute_unknown_seconds_total. "
+       "Exported once it is above 0.",
+       kOwner},
+      {Metric::kMemoryBusyBoundSeconds, "gpumeter_memory_busy_bound_seconds_total", C, "seconds",
+       "Where some of gpumeter_memory_busy_seconds_total is an estimated split, its error bound, "
+       "as gpumeter_compute_bound_seconds_total. Exported once it is above 0.",
+       kOwner},
+  };
+  v.insert(v.end(), std::begin(defs), std::end(defs));
+}
+
+// Energy, requests and cost per owner, and the pods' workloads and labels.
+void AddOwnerEnergyAndCostMetrics(std::vector<MetricDef>& v) {
+  const MetricDef defs[] = {
       {Metric::kEnergyJoules, "gpumeter_energy_joules_total", C, "joules",
        "The unit's energy, by owner (split by compute share; idle power by the policy in "
        "docs/attribution.md).",
@@ -359,7 +399,9 @@ std::vector<MetricDef> Build() {
   AddSourceMetrics(v);
   AddDeviceMetrics(v);
   AddUnitMetrics(v);
+  AddCostMetrics(v);
   AddOwnerMetrics(v);
+  AddOwnerEnergyAndCostMetrics(v);
   AddFindingMetrics(v);
   AddRightsizeMetrics(v);
   for (size_t i = 0; i < v.size(); ++i)

@@ -199,6 +199,11 @@ std::map<std::string, const node::UnitInfo*> Units(Families& f, const node::Node
     f.Add(Metric::kUnitEnergy, l, t.energy_joules);
     f.Add(Metric::kUnitEnergyUnknown, l, t.energy_unknown_seconds);
     f.Add(Metric::kUnitSamplesUncovered, l, t.samples_uncovered_seconds);
+    for (const auto& [signal, seconds] : t.memory_signal_seconds)
+      f.Add(Metric::kUnitMemorySignalSeconds,
+            {state.node, uuid,
+             signal == domain::MemorySignal::kNone ? "none" : domain::ToString(signal)},
+            seconds);
     // Cost: only once the unit had a price (before, it is unknown, not 0).
     if (t.price) f.Add(Metric::kUnitCost, l, t.cost);
     if (t.unpriced_seconds > 0) f.Add(Metric::kUnitUnpriced, l, t.unpriced_seconds);
@@ -283,6 +288,11 @@ void OwnerRow(Families& f, const node::NodeState& state, const TotalsRow& row,
   if (t.compute_unknown_seconds > 0)
     f.Add(Metric::kComputeUnknownSeconds, l, t.compute_unknown_seconds);
   if (t.compute_bound_seconds > 0) f.Add(Metric::kComputeBoundSeconds, l, t.compute_bound_seconds);
+  f.Add(Metric::kMemoryBusySeconds, l, t.memory_busy_seconds);
+  if (t.memory_busy_unknown_seconds > 0)
+    f.Add(Metric::kMemoryBusyUnknownSeconds, l, t.memory_busy_unknown_seconds);
+  if (t.memory_busy_bound_seconds > 0)
+    f.Add(Metric::kMemoryBusyBoundSeconds, l, t.memory_busy_bound_seconds);
   f.Add(Metric::kEnergyJoules, l, t.energy_joules);
   f.Add(Metric::kRequestedShareSeconds, l, t.requested_share_seconds);
   if (t.priced) {

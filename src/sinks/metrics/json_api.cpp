@@ -123,6 +123,9 @@ json LedgerJson(const node::NodeState& s) {
           {"compute_seconds", o.compute_seconds},
           {"compute_unknown_seconds", o.compute_unknown_seconds},
           {"compute_bound_seconds", o.compute_bound_seconds},
+          {"memory_busy_seconds", o.memory_busy_seconds},
+          {"memory_busy_unknown_seconds", o.memory_busy_unknown_seconds},
+          {"memory_busy_bound_seconds", o.memory_busy_bound_seconds},
           {"energy_joules",
            t.energy_unknown_seconds < t.seconds ? json(o.energy_joules) : json(nullptr)},
           {"requested_share_seconds", o.requested_share_seconds},
@@ -139,6 +142,10 @@ json LedgerJson(const node::NodeState& s) {
       // Its ± where the ratio is an estimated split, and whether it is a lower bound only.
       row["compute_bound_ratio"] = current ? json(o.last_compute_bound_ratio) : json(nullptr);
       row["compute_unknown"] = current && o.last_compute_unknown;
+      row["memory_busy_ratio"] = current ? json(o.last_memory_busy_ratio) : json(nullptr);
+      row["memory_busy_bound_ratio"] =
+          current ? json(o.last_memory_busy_bound_ratio) : json(nullptr);
+      row["memory_busy_unknown"] = current && o.last_memory_busy_unknown;
       row["power_watts"] = current ? Optional(OwnerPower(current_ledger, key.second)) : nullptr;
       owners.push_back(std::move(row));
     }
@@ -148,6 +155,10 @@ json LedgerJson(const node::NodeState& s) {
                      {"energy_joules",
                       t.energy_unknown_seconds < t.seconds ? json(t.energy_joules) : json(nullptr)},
                      {"energy_unknown_seconds", t.energy_unknown_seconds},
+                     // The kind of memory traffic its rows' memory_busy figures are, last.
+                     {"memory_signal", t.memory_signal == domain::MemorySignal::kNone
+                                           ? json(nullptr)
+                                           : json(domain::ToString(t.memory_signal))},
                      {"owners", owners}});
   }
   // The pods' labels, for grouping by label (`gpumeter top --by label:team`).

@@ -136,6 +136,30 @@ std::string FormatEfficiency(const cost::GroupTotals& g) {
   return "-";
 }
 
+std::string FormatMemoryBusy(const cost::GroupTotals& g) {
+  std::string out = fmt::format("{:.3f}", g.memory_busy_hours);
+  if (g.memory_busy_bound_hours > 0) out += fmt::format(" ± {:.3f}", g.memory_busy_bound_hours);
+  if (g.memory_busy_unknown_hours > 0)
+    out += fmt::format(" + {:.3f} unknown", g.memory_busy_unknown_hours);
+  return out;
+}
+
+std::string MemoryTrafficNote(const cost::GroupTotals& total) {
+  std::string out;
+  if (total.memory_busy_unknown_hours > 0)
+    out += fmt::format(
+        "memory traffic unknown for {:.3f} GPU-h (nothing measured it: a lost GPU, an A100/A30 "
+        "MIG instance without DCGM, a store from before it was measured): membusy-h is a lower "
+        "bound\n",
+        total.memory_busy_unknown_hours);
+  if (total.memory_busy_bound_hours > 0)
+    out += fmt::format(
+        "estimated: ±{:.3f} GPU-h of membusy-h are splits made without per-process samples "
+        "(docs/attribution.md, Memory traffic)\n",
+        total.memory_busy_bound_hours);
+  return out;
+}
+
 std::string RenderTable(const cost::Chargeback& c, const Window& w) {
   std::string out = fmt::format("GPU chargeback {} .. {}   policy {}   currency {}\n",
                                 Rfc3339(w.from_unix_s), Rfc3339(w.to_unix_s), c.policy, c.currency);
@@ -148,18 +172,19 @@ std::string RenderTable(const cost::Chargeback& c, const Window& w) {
   const bool unknown = c.total.compute_unknown_hours > 0;
   // Where some compute is an estimated split, a column gives its ± (the truth lies within).
   const bool bound = c.total.compute_bound_hours > 0;
-  out += fmt::format("{:<{}} {:>10} {:>10} {}{}{:>12} {:>9} {:>11} {:>12} {:>11} {:>7}\n", dims,
-                     width, "GPU-h held", "compute-h", bound ? "  ± est-h " : "",
-                     unknown ? " unknown-h " : "", "mem GiB-h", "kWh", "effic.", "cost",
-                     "idle cost", "share");
+  out += fmt::format("{:<{}} {:>10} {:>10} {}{}{:>10} {:>12} {:>9} {:>11} {:>12} {:>11} {:>7}\n",
+                     dims, width, "GPU-h held", "compute-h", bound ? "  ± est-h " : "",
+                     unknown ? " unknown-h " : "", "membusy-h", "mem GiB-h", "kWh", "effic.",
+                     "cost", "idle cost", "share");
   auto line = [&](const cost::GroupTotals& g, const std::string& name) {
     const double share = c.total.cost > 0 ? g.cost / c.total.cost : 0;
     out += fmt::format(
-        "{:<{}} {:>10.3f} {:>10.3f} {}{}{:>12.2f} {:>9.3f} {:>11} {:>12.4f} {:>11.4f} {:>6.1f}%\n",
+        "{:<{}} {:>10.3f} {:>10.3f} {}{}{:>10.3f} {:>12.2f} {:>9.3f} {:>11} {:>12.4f} {:>11.4f} "
+        "{:>6.1f}%\n",
         name, width, g.gpu_hours_held, g.compute_hours,
         bound ? fmt::format(" ±{:<7.3f} ", g.compute_bound_hours) : "",
-        unknown ? fmt::format("{:>10.3f} ", g.compute_unknown_hours) : "", g.memory_gib_hours,
-        g.energy_kwh, FormatEfficiency(g), g.cost, g.idle_cost, 100 * share);
+        unknown ? fmt::format("{:>10.3f} ", g.compute_unknown_hours) : "", g.memory_busy_hours,
+        g.memory_gib_hours, g.energy_kwh, FormatEfficiency(g), g.cost, g.idle_cost, 100 * share);
   };
   for (const auto& g : c.groups) line(g, Joined(g.key));
   line(c.total, "TOTAL");
@@ -180,6 +205,7 @@ std::string RenderTable(const cost::Chargeback& c, const Window& w) {
         "without per-process samples (MPS thread share, an even split, lost samples): the truth "
         "lies within compute-h ± est-h (docs/attribution.md, Bounds)\n",
         c.total.compute_bound_hours);
+  out += MemoryTrafficNote(c.total);
   return out;
 }
 
@@ -188,18 +214,20 @@ std::string RenderCsv(const cost::Chargeback& c) {
   for (const auto& d : c.dimensions) out += CsvField(d) + ",";
   out +=
       "gpu_hours_held,compute_hours,memory_gib_hours,energy_kwh,efficiency,cost,idle_cost,share,"
-      "currency,policy,compute_unknown_hours,efficiency_min,efficiency_max,compute_bound_hours\n";
+      "currency,policy,compute_unknown_hours,efficiency_min,efficiency_max,compute_bound_hours,"
+      "memory_busy_hours,memory_busy_unknown_hours,memory_busy_bound_hours\n";
   auto line = [&](const cost::GroupTotals& g, bool total) {
     for (size_t i = 0; i < c.dimensions.size(); ++i)
       out += CsvField(total ? (i == 0 ? "TOTAL" : "") : g.key[i]) + ",";
     const auto eff = g.efficiency();
     const auto bounds = g.efficiency_bounds();
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", g.gpu_hours_held, g.compute_hours,
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", g.gpu_hours_held, g.compute_hours,
         g.memory_gib_hours, g.energy_kwh, eff ? fmt::format("{}", *eff) : "", g.cost, g.idle_cost,
         c.total.cost > 0 ? g.cost / c.total.cost : 0.0, c.currency, CsvField(c.policy),
         g.compute_unknown_hours, bounds ? fmt::format("{}", bounds->first) : "",
-        bounds ? fmt::format("{}", bounds->second) : "", g.compute_bound_hours);
+        bounds ? fmt::format("{}", bounds->second) : "", g.compute_bound_hours, g.memory_busy_hours,
+        g.memory_busy_unknown_hours, g.memory_busy_bound_hours);
   };
   for (const auto& g : c.groups) line(g, false);
   line(c.total, true);
@@ -216,6 +244,9 @@ std::string RenderJson(const cost::Chargeback& c, const Window& w) {
         {"computeHours", g.compute_hours},
         {"computeUnknownHours", g.compute_unknown_hours},
         {"computeBoundHours", g.compute_bound_hours},
+        {"memoryBusyHours", g.memory_busy_hours},
+        {"memoryBusyUnknownHours", g.memory_busy_unknown_hours},
+        {"memoryBusyBoundHours", g.memory_busy_bound_hours},
         {"efficiencyBounds", bounds ? json::array({bounds->first, bounds->second}) : json(nullptr)},
         {"memoryGiBHours", g.memory_gib_hours},
         {"energyKWh", g.energy_kwh},

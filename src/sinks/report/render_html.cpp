@@ -232,23 +232,27 @@ std::string GroupsTable(const cost::Chargeback& c) {
   std::string h =
       "<h2>All groups</h2><table><tr><th>" +
       Esc(fmt::format("{}", fmt::join(c.dimensions, " / "))) +
-      "</th><th>GPU-h held</th><th>compute-h</th><th>memory "
+      "</th><th>GPU-h held</th><th>compute-h</th><th>memory busy h</th><th>memory "
       "GiB-h</th><th>kWh</th><th>efficiency</th><th>cost</th><th>idle cost</th><th>share</th></tr>";
   auto row = [&](const cost::GroupTotals& g, const std::string& name, const char* cls) {
     h += fmt::format(
         "<tr "
-        "class=\"{}\"><td>{}</td><td>{:.3f}</td><td>{}</td><td>{:.2f}</td><td>{:.3f}</"
+        "class=\"{}\"><td>{}</td><td>{:.3f}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.3f}</"
         "td><td>{}</td><td>{:.4f}</td><td>{:.4f}</td><td>{:.1f}%</td></tr>",
         cls, Esc(name), g.gpu_hours_held,
         g.compute_bound_hours > 0
             ? fmt::format("{:.3f} ± {:.3f}", g.compute_hours, g.compute_bound_hours)
             : fmt::format("{:.3f}", g.compute_hours),
-        g.memory_gib_hours, g.energy_kwh, FormatEfficiency(g), g.cost, g.idle_cost,
-        c.total.cost > 0 ? 100 * g.cost / c.total.cost : 0.0);
+        FormatMemoryBusy(g), g.memory_gib_hours, g.energy_kwh, FormatEfficiency(g), g.cost,
+        g.idle_cost, c.total.cost > 0 ? 100 * g.cost / c.total.cost : 0.0);
   };
   for (const auto& g : c.groups) row(g, Name(g), "");
   row(c.total, "Total", "total");
   h += "</table>";
+  if (c.total.memory_busy_unknown_hours > 0 || c.total.memory_busy_bound_hours > 0)
+    h += "<p class=\"note\">Memory busy h: the GPU memory's traffic (a second measure of use, "
+         "docs/attribution.md); '+ x unknown' where it was not measured, '±' where it is an "
+         "estimated split.</p>";
   for (const auto& m : c.unpriced_models)
     h += "<p class=\"note\">No price for " + Esc(m) +
          ": its hours are counted, its cost is not.</p>";

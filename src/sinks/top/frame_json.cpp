@@ -41,6 +41,9 @@ json OwnerJson(const OwnerNow& o) {
           {"compute_ratio", J(o.compute_ratio)},
           {"compute_bound_ratio", J(o.compute_bound_ratio)},
           {"compute_unknown", o.compute_unknown},
+          {"memory_busy_ratio", J(o.memory_busy_ratio)},
+          {"memory_busy_bound_ratio", J(o.memory_busy_bound_ratio)},
+          {"memory_busy_unknown", o.memory_busy_unknown},
           {"memory_bytes", J(o.memory_bytes)},
           {"power_watts", J(o.power_watts)},
           {"cost_per_hour", J(o.cost_per_hour)}};
@@ -78,6 +81,17 @@ Expected<OwnerNow> OwnerFrom(const json& j) {
     if (!u->is_boolean())
       return MakeError(ErrorCode::kInvalidInput, "frame: compute_unknown is not true or false");
     o.compute_unknown = u->get<bool>();
+  }
+  // Absent in frames written before memory traffic: unknown.
+  if (auto r = ReadAmounts(j, {{"memory_busy_ratio", &o.memory_busy_ratio}}); !r)
+    return tl::unexpected(r.error());
+  if (j.contains("memory_busy_bound_ratio"))
+    if (auto r = ReadAmounts(j, {{"memory_busy_bound_ratio", &o.memory_busy_bound_ratio}}); !r)
+      return tl::unexpected(r.error());
+  if (const auto u = j.find("memory_busy_unknown"); u != j.end()) {
+    if (!u->is_boolean())
+      return MakeError(ErrorCode::kInvalidInput, "frame: memory_busy_unknown is not true or false");
+    o.memory_busy_unknown = u->get<bool>();
   }
   return o;
 }

@@ -87,8 +87,8 @@ std::vector<Line> UnitsView(const FrameData& f, const ViewState& v) {
                       Gib(u->memory_used_bytes), Gib(u->memory_total_bytes), Watts(u->power_watts),
                       Money(u->cost_per_hour)),
           Style::kNormal}});
-    out.push_back({{fmt::format("  {:<42} {:>6} {:<12} {:>7} {:>10} {:>8} {:>8}", "OWNER", "HELD",
-                                "COMPUTE", "", "MEMORY", "POWER", "COST/H"),
+    out.push_back({{fmt::format("  {:<42} {:>6} {:<12} {:>7} {:>8} {:>10} {:>8} {:>8}", "OWNER",
+                                "HELD", "COMPUTE", "", "MEMBW", "MEMORY", "POWER", "COST/H"),
                     Style::kHeading}});
     for (const auto& o : u->owners) {
       const bool special = o.owner.kind != OwnerKind::kContainer;
@@ -97,32 +97,36 @@ std::vector<Line> UnitsView(const FrameData& f, const ViewState& v) {
                         special ? "-" : Percent(o.held_share)),
             special ? Style::kIdle : Style::kNormal},
            {Bar(o.compute_ratio, 10), Style::kBar},
-           {fmt::format(" {:>7} {:>10} {:>8} {:>8}",
+           {fmt::format(" {:>7} {:>8} {:>10} {:>8} {:>8}",
                         ComputePercent(o.compute_ratio, o.compute_bound_ratio, o.compute_unknown),
+                        ComputePercent(o.memory_busy_ratio, o.memory_busy_bound_ratio,
+                                       o.memory_busy_unknown),
                         Gib(o.memory_bytes), Watts(o.power_watts), Money(o.cost_per_hour)),
             special ? Style::kIdle : Style::kNormal}});
     }
     const auto s = SumOwners(*u);
-    out.push_back({{fmt::format("  {:<42} {:>6} {:<12} {:>7} {:>10} {:>8} {:>8}", "= total",
+    out.push_back({{fmt::format("  {:<42} {:>6} {:<12} {:>7} {:>8} {:>10} {:>8} {:>8}", "= total",
                                 Percent(s.held_share), "", Percent(s.compute_ratio),
-                                Gib(s.memory_bytes), Watts(s.power_watts), Money(s.cost_per_hour)),
+                                Percent(s.memory_busy_ratio), Gib(s.memory_bytes),
+                                Watts(s.power_watts), Money(s.cost_per_hour)),
                     Style::kDim}});
     out.push_back({});
   }
   if (out.empty()) out.push_back({{"  no unit matches", Style::kDim}});
   out.push_back(
-      {{"  busy, HELD and COMPUTE in % of the unit (a MIG instance is its own 100 %); "
-        "COMPUTE a+-b: an estimated split; >=a: some unmeasured (? for help)",
+      {{"  busy, HELD, COMPUTE and MEMBW (memory traffic) in % of the unit (a MIG instance is "
+        "its own 100 %); a+-b: an estimated split; >=a: some unmeasured (? for help)",
         Style::kDim}});
   return out;
 }
 
 std::vector<Line> PodsView(const FrameData& f, const ViewState& v) {
   std::vector<Line> out;
-  out.push_back({{fmt::format("  {:<44} {:>6} {:>8} {:>10} {:>8} {:>8} {:>6}  {}",
-                              Fit(v.by == "container" ? "NAMESPACE/POD/CONTAINER" : v.by, 44),
-                              "HELD", "COMPUTE", "MEMORY", "POWER", "COST/H", "WASTE", "GPUS"),
-                  Style::kHeading}});
+  out.push_back(
+      {{fmt::format("  {:<44} {:>6} {:>8} {:>8} {:>10} {:>8} {:>8} {:>6}  {}",
+                    Fit(v.by == "container" ? "NAMESPACE/POD/CONTAINER" : v.by, 44), "HELD",
+                    "COMPUTE", "MEMBW", "MEMORY", "POWER", "COST/H", "WASTE", "GPUS"),
+        Style::kHeading}});
   std::string name;
   for (const auto& r : GroupRows(f, v.by, v.sort, v.filter)) {
     name.clear();
@@ -131,18 +135,19 @@ std::vector<Line> PodsView(const FrameData& f, const ViewState& v) {
     for (const auto& u : r.units) units += (units.empty() ? "" : ",") + u;
     const bool wasteful = r.waste_gpus && *r.waste_gpus >= 0.5;
     out.push_back(
-        {{fmt::format("  {:<44} {:>6} {:>8} {:>10} {:>8} {:>8} ", Fit(name, 44),
-                      Percent(r.held_gpus),
-                      ComputePercent(r.compute_gpus, r.compute_bound_gpus, r.compute_unknown),
-                      Gib(r.memory_bytes), Watts(r.power_watts), Money(r.cost_per_hour)),
+        {{fmt::format(
+              "  {:<44} {:>6} {:>8} {:>8} {:>10} {:>8} {:>8} ", Fit(name, 44), Percent(r.held_gpus),
+              ComputePercent(r.compute_gpus, r.compute_bound_gpus, r.compute_unknown),
+              ComputePercent(r.memory_busy_gpus, r.memory_busy_bound_gpus, r.memory_busy_unknown),
+              Gib(r.memory_bytes), Watts(r.power_watts), Money(r.cost_per_hour)),
           Style::kNormal},
          {fmt::format("{:>6}", Percent(r.waste_gpus)), wasteful ? Style::kWarn : Style::kNormal},
          {"  " + units, Style::kDim}});
   }
   if (out.size() == 1) out.push_back({{"  no container matches", Style::kDim}});
   out.push_back(
-      {{"  HELD, COMPUTE and WASTE (held - used) in % of one GPU; COMPUTE a+-b: an "
-        "estimated split, the truth within; >=a: some of it unmeasured (? for help)",
+      {{"  HELD, COMPUTE, MEMBW (memory traffic) and WASTE (held - used) in % of one GPU; a+-b: "
+        "an estimated split, the truth within; >=a: some of it unmeasured (? for help)",
         Style::kDim}});
   return out;
 }
@@ -210,10 +215,12 @@ std::vector<Line> HelpView() {
   for (const auto& [k, what] : keys)
     out.push_back({{fmt::format("    {:<20}", k), Style::kNormal}, {what, Style::kDim}});
   const char* columns[] = {
-      "units view: HELD and COMPUTE in % of the unit (a MIG instance is its own 100 %); MEMORY "
-      "GiB; POWER W; COST/H in the pricing's currency",
-      "pods view: HELD, COMPUTE and WASTE (held - used) in % of one GPU: a container on two "
-      "whole GPUs holds 200 %",
+      "units view: HELD, COMPUTE and MEMBW in % of the unit (a MIG instance is its own 100 %); "
+      "MEMORY GiB; POWER W; COST/H in the pricing's currency",
+      "pods view: HELD, COMPUTE, MEMBW and WASTE (held - used) in % of one GPU: a container on "
+      "two whole GPUs holds 200 %",
+      "MEMBW: memory traffic, the share of the memory's busy time (per-process samples) or of its "
+      "peak bandwidth (GPM, DCGM) the owner used (docs/attribution.md, definitions of use)",
       "COMPUTE 30+-25%: an estimated split, the truth within 25 points; >=12.0%: some of it was "
       "not measured, so 12 % is a lower bound; ?: unknown (never shown as 0)",
       "findings: critical first, then warning and info, newest first within each"};

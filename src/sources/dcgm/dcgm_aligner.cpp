@@ -116,6 +116,11 @@ void DcgmAligner::Apply(const DcgmReading& reading, double now_s, gpu::GpuSnapsh
     Record(key, s, now_s);
     return units_.count(key) > 0 && !nvml_activity;
   };
+  auto record_dram = [&](const DcgmKey& key) {
+    const auto it = reading.series.find(key);
+    present.insert(key);
+    Record(key, it == reading.series.end() ? nullptr : &it->second, now_s);
+  };
   for (auto& d : snapshot.devices) {
     if (d.lost || d.uuid.empty()) continue;
     activity = 0.0;
@@ -134,6 +139,11 @@ void DcgmAligner::Apply(const DcgmReading& reading, double now_s, gpu::GpuSnapsh
       held = record({d.uuid, std::nullopt}, 1.0, nvml);
       if (nvml) activity.reset();
     }
+    // Memory traffic rides along: kept per unit as activity is, never deciding what is held.
+    if (d.mig_enabled)
+      for (const auto& m : d.mig_instances) record_dram({d.uuid, m.gpu_instance_id, true});
+    else
+      record_dram({d.uuid, std::nullopt, true});
     d.dcgm_held = held;
     d.dcgm_window = Window(d, collection_s, activity, now_s);
   }

@@ -34,7 +34,8 @@ void Skip(DcgmPage& out, const prom::PromSample& s, const std::string& why) {
 DcgmPage ReadDcgmPage(const prom::PromPage& page) {
   DcgmPage out;
   out.samples = page.samples.size();
-  std::map<DcgmKey, double> old_name;  // kept apart: the new name wins for a key that has both
+  // Kept apart: the new name wins for a key that has both.
+  std::map<DcgmKey, double> old_name, old_dram_name;
   for (const auto& s : page.samples) {
     if (const auto* host = Label(s, "hostname", "Hostname")) out.hosts.insert(*host);
     const auto* uuid = Label(s, "UUID", "uuid");
@@ -42,8 +43,9 @@ DcgmPage ReadDcgmPage(const prom::PromPage& page) {
       auto& h = out.gpu_fingerprint[*uuid];
       h = Mix(h, SampleHash(s));
     }
-    const bool is_new = s.name == kGrEngineUtilRatio;
-    if (!is_new && s.name != kGrEngineActive) continue;
+    const bool is_new = s.name == kGrEngineUtilRatio || s.name == kDramUtilRatio;
+    const bool dram = s.name == kDramUtilRatio || s.name == kDramActive;
+    if (!is_new && !dram && s.name != kGrEngineActive) continue;
     if (!uuid || uuid->empty()) {
       Skip(out, s, "has no UUID label");
       continue;
@@ -63,9 +65,12 @@ DcgmPage ReadDcgmPage(const prom::PromPage& page) {
       Skip(out, s, "has an invalid value (NaN, infinite or negative)");
       continue;
     }
-    (is_new ? out.gr_active : old_name)[key] = std::min(1.0, s.value);
+    auto& into =
+        dram ? (is_new ? out.dram_active : old_dram_name) : (is_new ? out.gr_active : old_name);
+    into[key] = std::min(1.0, s.value);
   }
   out.gr_active.merge(old_name);  // keeps the new name's value where both are present
+  out.dram_active.merge(old_dram_name);
   return out;
 }
 

@@ -86,6 +86,12 @@ Expected<void> DcgmSource::Ingest(std::string_view text, double now_s) {
     reading->series.emplace(
         key, DcgmSeries{value, f.changed_s, now_s - f.changed_s > options_.max_age_s});
   }
+  for (const auto& [key, value] : read.dram_active) {
+    const auto& f = fresh_.at(key.gpu_uuid);
+    reading->series.emplace(
+        DcgmKey{key.gpu_uuid, key.gpu_instance_id, true},
+        DcgmSeries{value, f.changed_s, now_s - f.changed_s > options_.max_age_s});
+  }
   std::lock_guard lock(mu_);
   tracker_.Attempt();
   latest_ = std::move(reading);

@@ -94,6 +94,7 @@ Expected<UnitNow> ParseUnit(const json& j, const std::string& node) {
       return tl::unexpected(Bad(at, "a holder lacks namespace, pod, container or share"));
     // No row in the ledger's latest interval means no use in it (the rows add up to the unit).
     u.owners.push_back({{domain::OwnerKind::kContainer, *ns, *pod, *c}, *share, 0.0, 0.0, 0.0, {}});
+    u.owners.back().memory_busy_ratio = 0.0;  // nor any memory traffic
   }
   return u;
 }
@@ -113,13 +114,23 @@ Expected<std::optional<OwnerNow>> ParseOwner(const json& r, const std::string& a
   auto memory = Number(r, "memory_bytes", 0, 1e18, at),
        compute = Number(r, "compute_ratio", 0, kRatioMax, at),
        power = Number(r, "power_watts", 0, 1e6, at),
-       bound = Number(r, "compute_bound_ratio", 0, kRatioMax, at);
-  for (const auto* n : {&memory, &compute, &power, &bound})
+       bound = Number(r, "compute_bound_ratio", 0, kRatioMax, at),
+       traffic = Number(r, "memory_busy_ratio", 0, kRatioMax, at),
+       traffic_bound = Number(r, "memory_busy_bound_ratio", 0, kRatioMax, at);
+  for (const auto* n : {&memory, &compute, &power, &bound, &traffic, &traffic_bound})
     if (!*n) return tl::unexpected(n->error());
   if (!*memory && !*compute) return std::optional<OwnerNow>();  // not in the latest interval
   o.memory_bytes = *memory, o.compute_ratio = *compute, o.power_watts = *power;
   // Agents before bounds send none: their estimates claimed no ±.
   o.compute_bound_ratio = bound->value_or(0.0);
+  // Agents before memory traffic send none: unknown, not none.
+  o.memory_busy_ratio = *traffic;
+  o.memory_busy_bound_ratio = traffic_bound->value_or(0.0);
+  if (const auto u = r.find("memory_busy_unknown"); u != r.end() && !u->is_null()) {
+    if (!u->is_boolean())
+      return tl::unexpected(Bad(at, "memory_busy_unknown is not true or false"));
+    o.memory_busy_unknown = u->get<bool>();
+  }
   if (const auto u = r.find("compute_unknown"); u != r.end() && !u->is_null()) {
     if (!u->is_boolean()) return tl::unexpected(Bad(at, "compute_unknown is not true or false"));
     o.compute_unknown = u->get<bool>();

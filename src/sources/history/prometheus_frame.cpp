@@ -38,6 +38,9 @@ UnitNow UnitFromRecord(const attribution::UnitRecord& r) {
     o.compute_ratio = Rate(a.compute_seconds, s);
     o.compute_bound_ratio = Rate(a.compute_bound_seconds, s);
     o.compute_unknown = a.compute_unknown_seconds > 0;
+    o.memory_busy_ratio = Rate(a.memory_busy_seconds, s);
+    o.memory_busy_bound_ratio = Rate(a.memory_busy_bound_seconds, s);
+    o.memory_busy_unknown = a.memory_busy_unknown_seconds > 0;
     o.memory_bytes = Rate(a.memory_byte_seconds, s);
     if (energy_known) o.power_watts = Rate(a.energy_joules, s);
     o.held_share = Rate(a.requested_share_seconds, s);

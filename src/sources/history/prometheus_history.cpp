@@ -32,8 +32,12 @@ const std::pair<const char*, double UnitValues::*> kUnitCounters[] = {
      &UnitValues::memory_capacity_byte_seconds}};
 // In the order of Buckets::Take's fields.
 const char* const kOwnerCounters[] = {
-    "gpumeter_memory_byte_seconds_total", "gpumeter_compute_seconds_total",
-    "gpumeter_requested_share_seconds_total", "gpumeter_compute_unknown_seconds_total"};
+    "gpumeter_memory_byte_seconds_total",     "gpumeter_compute_seconds_total",
+    "gpumeter_requested_share_seconds_total", "gpumeter_compute_unknown_seconds_total",
+    "gpumeter_memory_busy_seconds_total",     "gpumeter_memory_busy_unknown_seconds_total"};
+// gpumeter_memory_busy_seconds_total is exported for every row by agents that measure traffic: an
+// owner without a point of it at a time (an agent before it) has its traffic unknown then.
+constexpr size_t kTrafficField = 4;
 
 // A counter's latest value at each step, through staleness markers and over an hour: the minute in
 // which an agent stopped (its last scrape, then a marker) keeps its growth, as the store keeps the
@@ -77,6 +81,7 @@ class Buckets {
           {unit,
            {domain::OwnerKindFromString(LabelValue(l, "owner_kind")), LabelValue(l, "namespace"),
             LabelValue(l, "pod"), LabelValue(l, "container")},
+           {},
            {}});
     return it->second;
   }
@@ -93,6 +98,10 @@ class Buckets {
     auto& o = owners_[owner];
     Grow(o.values, i);
     o.values[i][field] += v;
+    if (field == kTrafficField) {
+      Grow(o.traffic_seen, i);
+      o.traffic_seen[i] = 1;
+    }
     auto& present = units_[o.unit].present;
     Grow(present, i);
     present[i] = 1;
@@ -102,8 +111,9 @@ class Buckets {
   // container) order; each unit described by `ids` (one without info keeps its node and UUID).
   std::map<int64_t, std::vector<UnitRecord>> Take(const UnitIdentities& ids) const {
     static constexpr double OwnerAmounts::*kFields[] = {
-        &OwnerAmounts::memory_byte_seconds, &OwnerAmounts::compute_seconds,
-        &OwnerAmounts::requested_share_seconds, &OwnerAmounts::compute_unknown_seconds};
+        &OwnerAmounts::memory_byte_seconds,     &OwnerAmounts::compute_seconds,
+        &OwnerAmounts::requested_share_seconds, &OwnerAmounts::compute_unknown_seconds,
+        &OwnerAmounts::memory_busy_seconds,     &OwnerAmounts::memory_busy_unknown_seconds};
     static_assert(std::size(kFields) == kOwnerFields);
     std::map<int64_t, std::vector<UnitRecord>> out;
     for (const auto& [t, i] : times_)
@@ -126,6 +136,9 @@ class Buckets {
           OwnerAmounts a;
           a.owner = owner.owner;
           for (size_t f = 0; f < kOwnerFields; ++f) a.*kFields[f] = v[f];
+          if (a.owner.kind == domain::OwnerKind::kContainer &&
+              (i >= owner.traffic_seen.size() || !owner.traffic_seen[i]))
+            a.memory_busy_unknown_seconds = r.seconds;
           r.owners.push_back(std::move(a));
         }
         out[t].push_back(std::move(r));
@@ -143,6 +156,7 @@ class Buckets {
     size_t unit;
     attribution::Owner owner;
     std::vector<OwnerValues> values;  // by time index
+    std::vector<char> traffic_seen;   // by time index: a gpumeter_memory_busy_seconds_total point
   };
   // A map of a few hundred times at most (a 6-hour read's minutes): cheap next to the labels.
   size_t Time(int64_t t) { return times_.try_emplace(t, times_.size()).first->second; }

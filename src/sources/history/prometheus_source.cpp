@@ -149,8 +149,12 @@ using OwnerKey =
     std::tuple<std::string, std::string, std::string, std::string, std::string, std::string>;
 using Owners = std::map<OwnerKey, attribution::OwnerAmounts>;
 
-// Owners: one query per counter, joined on (node, unit, owner), added over the segments.
-Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& owners) {
+using UnitIds = std::set<std::pair<std::string, std::string>>;  // (node, unit)
+
+// Owners: one query per counter, joined on (node, unit, owner), added over the segments; the
+// units with a memory-traffic series into `traffic_units`.
+Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& owners,
+                          UnitIds& traffic_units) {
   const std::pair<const char*, double attribution::OwnerAmounts::*> owner_counters[] = {
       {"gpumeter_memory_byte_seconds_total", &attribution::OwnerAmounts::memory_byte_seconds},
       {"gpumeter_compute_seconds_total", &attribution::OwnerAmounts::compute_seconds},
@@ -160,13 +164,22 @@ Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& ow
       // Exported only once above 0 (and not by agents before it): no series reads as none.
       {"gpumeter_compute_unknown_seconds_total",
        &attribution::OwnerAmounts::compute_unknown_seconds},
-      {"gpumeter_compute_bound_seconds_total", &attribution::OwnerAmounts::compute_bound_seconds}};
+      {"gpumeter_compute_bound_seconds_total", &attribution::OwnerAmounts::compute_bound_seconds},
+      {"gpumeter_memory_busy_seconds_total", &attribution::OwnerAmounts::memory_busy_seconds},
+      // As unknown compute: exported once above 0, so no series reads as none. An agent before
+      // memory traffic exports no series of it at all: HoldUnmeasuredTraffic.
+      {"gpumeter_memory_busy_unknown_seconds_total",
+       &attribution::OwnerAmounts::memory_busy_unknown_seconds},
+      {"gpumeter_memory_busy_bound_seconds_total",
+       &attribution::OwnerAmounts::memory_busy_bound_seconds}};
   auto growth =
       Growths(api, part, owner_counters, "node, unit, namespace, pod, container, owner_kind");
   for (size_t i = 0; i < growth.size(); ++i) {
     if (!growth[i]) return tl::unexpected(growth[i].error());
     const auto field = owner_counters[i].second;
     for (const auto& s : *growth[i]) {
+      if (field == &attribution::OwnerAmounts::memory_busy_seconds)
+        traffic_units.emplace(LabelValue(s, "node"), LabelValue(s, "unit"));
       auto& o =
           owners[{LabelValue(s, "node"), LabelValue(s, "unit"), LabelValue(s, "owner_kind"),
                   LabelValue(s, "namespace"), LabelValue(s, "pod"), LabelValue(s, "container")}];
@@ -176,6 +189,22 @@ Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& ow
     }
   }
   return {};
+}
+
+// A unit without any gpumeter_memory_busy_seconds_total series (an agent from before memory
+// traffic): its containers' traffic is unknown for the unit's time, which unattributed holds, as
+// the agent books a unit with no signal; never 0 measured.
+void HoldUnmeasuredTraffic(const Units& units, const UnitIds& measured, Owners& owners) {
+  for (const auto& [k, u] : units) {
+    if (measured.count(k) || u.seconds <= 0) continue;
+    for (auto& [ok, o] : owners)
+      if (std::get<0>(ok) == k.first && std::get<1>(ok) == k.second &&
+          o.owner.kind == domain::OwnerKind::kContainer)
+        o.memory_busy_unknown_seconds = u.seconds;
+    auto& nobody = owners[{k.first, k.second, "unattributed", "", "", ""}];
+    nobody.owner = {domain::OwnerKind::kUnattributed, {}, {}, {}};
+    nobody.memory_busy_seconds = u.seconds;
+  }
 }
 
 // No unit exists for longer than the segment. increase() extrapolates the growth between a
@@ -198,7 +227,8 @@ void CapToSegment(double segment_seconds, Units& units, Owners& owners) {
       const double f = it->second;
       o.memory_byte_seconds *= f, o.compute_seconds *= f, o.energy_joules *= f;
       o.requested_share_seconds *= f, o.compute_unknown_seconds *= f;
-      o.compute_bound_seconds *= f;
+      o.compute_bound_seconds *= f, o.memory_busy_seconds *= f;
+      o.memory_busy_unknown_seconds *= f, o.memory_busy_bound_seconds *= f;
     }
 }
 
@@ -217,6 +247,9 @@ void Add(Units seg_units, Owners seg_owners, Units& units, Owners& owners) {
     o.energy_joules += s.energy_joules, o.requested_share_seconds += s.requested_share_seconds;
     o.compute_unknown_seconds += s.compute_unknown_seconds;
     o.compute_bound_seconds += s.compute_bound_seconds;
+    o.memory_busy_seconds += s.memory_busy_seconds;
+    o.memory_busy_unknown_seconds += s.memory_busy_unknown_seconds;
+    o.memory_busy_bound_seconds += s.memory_busy_bound_seconds;
   }
 }
 
@@ -343,9 +376,12 @@ Expected<PrometheusUsage> UsageFromPrometheus(const PrometheusApi& api, int64_t 
     Units seg_units;  // the units known so far, nothing counted yet: a segment's own growth
     for (const auto& [k, u] : units) seg_units[k].unit = u.unit;
     Owners seg_owners;
+    UnitIds traffic_units;
     if (auto r = ReadUnits(api, part, seg_units); !r) return tl::unexpected(r.error());
     if (auto r = ReadUnitCounters(api, part, seg_units); !r) return tl::unexpected(r.error());
-    if (auto r = ReadOwners(api, part, seg_owners); !r) return tl::unexpected(r.error());
+    if (auto r = ReadOwners(api, part, seg_owners, traffic_units); !r)
+      return tl::unexpected(r.error());
+    HoldUnmeasuredTraffic(seg_units, traffic_units, seg_owners);
     if (auto r = ReadLabels(api, part, label_keys, out.labels); !r)
       return tl::unexpected(r.error());
     CapToSegment(static_cast<double>(seg.to - seg.from), seg_units, seg_owners);

@@ -145,6 +145,7 @@ typedef struct {
   nvmlGpmMetric_t metrics[kGpmMetricSlots];
 } nvmlGpmMetricsGet_t;
 constexpr unsigned int NVML_GPM_METRIC_SM_UTIL = 2;
+constexpr unsigned int NVML_GPM_METRIC_DRAM_BW_UTIL = 10;  // % of peak DRAM bandwidth
 
 // MIG GPU-instance profiles (v1 struct: present in every MIG-capable driver).
 typedef struct {

@@ -1,11 +1,10 @@
 #include "sources/nvml/nvml_gpu_source.h"
 
-#include <set>
-
 #include <algorithm>
 #include <chrono>
 #include <set>
 
+#include "sources/nvml/gpm_sample.h"
 #include "sources/nvml/process_entries.h"
 
 namespace gpumeter::nvml {
@@ -21,19 +20,6 @@ constexpr int kMaxSizeRetries = 8;  // the list can grow between the two calls o
 constexpr unsigned int kMigEnabled = 1;
 
 }  // namespace
-
-class NvmlGpuSource::GpmSample {
- public:
-  GpmSample(const NvmlApi& api, nvmlGpmSample_t s) : api_(api), sample_(s) {}
-  ~GpmSample() { (void)api_.nvmlGpmSampleFree(sample_); }  // nothing to do if freeing fails
-  GpmSample(const GpmSample&) = delete;
-  GpmSample& operator=(const GpmSample&) = delete;
-  nvmlGpmSample_t get() const { return sample_; }
-
- private:
-  const NvmlApi& api_;
-  nvmlGpmSample_t sample_;
-};
 
 Expected<std::unique_ptr<NvmlGpuSource>> NvmlGpuSource::Create(NvmlSourceOptions options) {
   if (options.library_candidates.empty()) options.library_candidates = {kNvmlSoname};
@@ -180,8 +166,10 @@ void NvmlGpuSource::SampleDevice(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_
     if (Check(dev, "nvmlDeviceGetUtilizationRates",
               Call("nvmlDeviceGetUtilizationRates",
                    [&] { return api.nvmlDeviceGetUtilizationRates(h, &u); })) &&
-        u.gpu <= 100)
+        u.gpu <= 100) {
       dev.utilization_gpu_percent = u.gpu;
+      if (u.memory <= 100) dev.utilization_memory_percent = u.memory;
+    }
   }
   if (api.nvmlDeviceGetPowerUsage) {
     unsigned int mw = 0;
@@ -217,7 +205,9 @@ void NvmlGpuSource::SampleDevice(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_
   } else {
     ReadProcessUtilization(h, dev, now_us);
     ReadPowerSamples(h, dev);
-    dev.sm_active_ratio = GpmSmActive(dev.uuid, h, std::nullopt, dev);
+    const auto gpm = GpmActivity(dev.uuid, h, std::nullopt, dev);
+    dev.sm_active_ratio = gpm.sm;
+    dev.dram_bw_ratio = gpm.dram_bw;
   }
 }
 
@@ -501,9 +491,12 @@ void NvmlGpuSource::ReadMigInstances(nvmlDevice_t h, gpu::DeviceSample& dev) {
       mig.slices = known->second;
     else if ((mig.slices = InstanceSlices(h, mig.gpu_instance_id, dev)))
       mig_slices_.emplace(mig.uuid, *mig.slices);
-    if (api.nvmlGpmMigSampleGet)
-      mig.sm_active_ratio = GpmSmActive(dev.uuid + "/gi" + std::to_string(mig.gpu_instance_id), h,
-                                        mig.gpu_instance_id, dev);
+    if (api.nvmlGpmMigSampleGet) {
+      const auto gpm = GpmActivity(dev.uuid + "/gi" + std::to_string(mig.gpu_instance_id), h,
+                                   mig.gpu_instance_id, dev);
+      mig.sm_active_ratio = gpm.sm;
+      mig.dram_bw_ratio = gpm.dram_bw;
+    }
     dev.mig_instances.push_back(std::move(mig));
   }
   if (auto it = gi_profile_slices_.find(dev.uuid); it != gi_profile_slices_.end())
@@ -547,54 +540,6 @@ std::optional<uint32_t> NvmlGpuSource::InstanceSlices(nvmlDevice_t h, unsigned i
   const auto it = table->second.find(info.profileId);
   if (it == table->second.end()) return std::nullopt;
   return it->second;
-}
-
-// How far above 100 % a GPM percentage may read and still be 100 % (rounding of a counter ratio).
-constexpr double kGpmRounding = 1e-6;
-
-std::optional<double> NvmlGpuSource::GpmSmActive(const std::string& key, nvmlDevice_t h,
-                                                 std::optional<unsigned int> gi,
-                                                 gpu::DeviceSample& dev) {
-  if (!caps_.gpm) return std::nullopt;
-  const NvmlApi& api = lib_->api();
-  auto sup = gpm_supported_.find(dev.uuid);
-  if (sup == gpm_supported_.end()) {
-    nvmlGpmSupport_t s{};
-    s.version = 1;  // NVML_GPM_SUPPORT_VERSION is a plain 1, not size-encoded
-    const nvmlReturn_t rc =
-        Call("nvmlGpmQueryDeviceSupport", [&] { return api.nvmlGpmQueryDeviceSupport(h, &s); });
-    sup = gpm_supported_.emplace(dev.uuid, rc == NVML_SUCCESS && s.isSupportedDevice).first;
-  }
-  if (!sup->second) return std::nullopt;
-  nvmlGpmSample_t raw = nullptr;
-  if (!Check(dev, "nvmlGpmSampleAlloc",
-             Call("nvmlGpmSampleAlloc", [&] { return api.nvmlGpmSampleAlloc(&raw); })))
-    return std::nullopt;
-  auto sample = std::make_unique<GpmSample>(api, raw);
-  const nvmlReturn_t rc =
-      gi ? Call("nvmlGpmMigSampleGet", [&] { return api.nvmlGpmMigSampleGet(h, *gi, raw); })
-         : Call("nvmlGpmSampleGet", [&] { return api.nvmlGpmSampleGet(h, raw); });
-  if (!Check(dev, gi ? "nvmlGpmMigSampleGet" : "nvmlGpmSampleGet", rc)) return std::nullopt;
-  std::optional<double> result;
-  auto prev = gpm_prev_.find(key);
-  if (prev != gpm_prev_.end()) {
-    auto get = std::make_unique<nvmlGpmMetricsGet_t>();
-    *get = {};
-    get->version = 1;  // NVML_GPM_METRICS_GET_VERSION
-    get->numMetrics = 1;
-    get->sample1 = prev->second->get();  // older first, as DCGM does
-    get->sample2 = raw;
-    get->metrics[0].metricId = NVML_GPM_METRIC_SM_UTIL;
-    // A fully busy unit's ratio of counters can come out a rounding step above 100: that is
-    // 100, not an out-of-range reading (which left a saturated instance's activity unknown).
-    if (Check(dev, "nvmlGpmMetricsGet",
-              Call("nvmlGpmMetricsGet", [&] { return api.nvmlGpmMetricsGet(get.get()); })) &&
-        get->metrics[0].nvmlReturn == NVML_SUCCESS && get->metrics[0].value >= 0 &&
-        get->metrics[0].value <= 100 + kGpmRounding)
-      result = std::min(get->metrics[0].value, 100.0) / 100.0;  // NaN fails both: unknown
-  }
-  gpm_prev_[key] = std::move(sample);
-  return result;
 }
 
 }  // namespace gpumeter::nvml

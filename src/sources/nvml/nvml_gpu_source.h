@@ -86,8 +86,14 @@ class NvmlGpuSource final : public gpu::GpuSource {
   // Compute slices of the GPU instance `gi_id`, from its profile; unknown if NVML cannot say.
   std::optional<uint32_t> InstanceSlices(nvmlDevice_t h, unsigned int gi_id,
                                          gpu::DeviceSample& dev);
-  std::optional<double> GpmSmActive(const std::string& key, nvmlDevice_t h,
-                                    std::optional<unsigned int> gi, gpu::DeviceSample& dev);
+  // GPM ratios of a unit over the time since its last sample (key: the unit), [0, 1]: SM
+  // activity and the share of peak DRAM bandwidth; each unknown where the driver did not give it
+  // (gpm_metrics.cpp).
+  struct GpmReading {
+    std::optional<double> sm, dram_bw;
+  };
+  GpmReading GpmActivity(const std::string& key, nvmlDevice_t h, std::optional<unsigned int> gi,
+                         gpu::DeviceSample& dev);
 
   NvmlSourceOptions options_;
   std::unique_ptr<NvmlLibrary> lib_;

@@ -42,12 +42,16 @@ double Scalar(const std::string& path, const char* sql) {
   return v;
 }
 
+constexpr int64_t kLatest = 5;  // the schema version this build writes
+
 int64_t UserVersion(const std::string& path) {
   return static_cast<int64_t>(Scalar(path, "PRAGMA user_version"));
 }
 
 struct Totals {
   double memory = 0, compute = 0, energy = 0, requested = 0, unknown = 0, bound = 0, seconds = 0;
+  double traffic = 0, traffic_unknown = 0, traffic_bound = 0;  // memory_busy_* seconds
+  double container_traffic = 0;
   size_t owners = 0;
 };
 
@@ -66,6 +70,11 @@ Totals Sum(const Store& s) {
       t.energy += o.energy_joules, t.requested += o.requested_share_seconds;
       t.unknown += o.compute_unknown_seconds;
       t.bound += o.compute_bound_seconds;
+      t.traffic += o.memory_busy_seconds;
+      if (o.owner.kind == domain::OwnerKind::kContainer)
+        t.container_traffic += o.memory_busy_seconds;
+      t.traffic_unknown += o.memory_busy_unknown_seconds;
+      t.traffic_bound += o.memory_busy_bound_seconds;
       ++t.owners;
     }
   }
@@ -87,6 +96,9 @@ void ExpectSame(const Totals& a, const Totals& b) {
   EXPECT_DOUBLE_EQ(a.unknown, b.unknown);
   EXPECT_DOUBLE_EQ(a.bound, b.bound);
   EXPECT_DOUBLE_EQ(a.seconds, b.seconds);
+  EXPECT_DOUBLE_EQ(a.traffic, b.traffic);
+  EXPECT_DOUBLE_EQ(a.traffic_unknown, b.traffic_unknown);
+  EXPECT_DOUBLE_EQ(a.traffic_bound, b.traffic_bound);
   EXPECT_EQ(a.owners, b.owners);
 }
 
@@ -104,15 +116,20 @@ TEST(StoreMigration, Version1OpensReadOnlyAsItIsAndMigratesWithoutLoss) {
               1e-9 * before.compute);
   EXPECT_NEAR(before.memory, Scalar(path, "SELECT SUM(memory_byte_seconds) FROM usage_minutes"),
               1e-9 * before.memory);
+  // Its (unit, owner) pairs, and an unattributed owner on each unit: it holds the memory traffic
+  // version 1 did not record (unknown to the containers, never 0).
   EXPECT_EQ(static_cast<double>(before.owners),
-            Scalar(path, "SELECT COUNT(DISTINCT unit_id || '/' || owner_id) FROM usage_minutes"));
+            Scalar(path,
+                   "SELECT COUNT(*) FROM (SELECT DISTINCT unit_id, owner_id FROM usage_minutes "
+                   "UNION SELECT DISTINCT unit_id, (SELECT id FROM owners WHERE kind = "
+                   "'unattributed') FROM unit_minutes)"));
   EXPECT_GT(before.compute, 0.0);
   EXPECT_EQ(before.unknown, 0.0);  // version 1 recorded none
 
   // The agent opens it for writing: migrated, nothing lost, and it records unknown compute.
   auto rw = Store::Open(path);
   ASSERT_TRUE(rw) << rw.error().message;
-  EXPECT_EQ(UserVersion(path), 4);
+  EXPECT_EQ(UserVersion(path), kLatest);
   ExpectSame(Sum(**rw), before);
 
   auto span = (*rw)->Span();
@@ -153,7 +170,7 @@ TEST(StoreMigration, Version2KeepsItsUnknownComputeAndMigratesToBounds) {
 
   auto rw = Store::Open(path);
   ASSERT_TRUE(rw) << rw.error().message;
-  EXPECT_EQ(UserVersion(path), 4);
+  EXPECT_EQ(UserVersion(path), kLatest);
   ExpectSame(Sum(**rw), before);
 
   auto span = (*rw)->Span();
@@ -197,7 +214,7 @@ TEST(StoreMigration, Version3KeepsItsBoundsAndGainsTheNodesTable) {
 
   auto rw = Store::Open(path);
   ASSERT_TRUE(rw) << rw.error().message;
-  EXPECT_EQ(UserVersion(path), 4);
+  EXPECT_EQ(UserVersion(path), kLatest);
   ExpectSame(Sum(**rw), before);
   auto span = (*rw)->Span();
   ASSERT_TRUE(span && *span);
@@ -233,7 +250,8 @@ TEST(StoreMigration, HoursRolledUpAfterTheMigrationKeepUnknownComputeAndBounds) 
     u.unit = {"n", "GPU-1", "GPU-1", "NVIDIA A100-SXM4-80GB", "", domain::SharingMode::kExclusive,
               1.0};
     u.seconds = 60;
-    u.owners.push_back({{domain::OwnerKind::kContainer, "ml", "p", "c"}, 0, 12, 0, 60, 24, 5});
+    u.owners.push_back(
+        {{domain::OwnerKind::kContainer, "ml", "p", "c"}, 0, 12, 0, 60, 24, 5, 7, 2, 1.5});
     rec.units.push_back(u);
     ASSERT_TRUE((*s)->Write(rec));
   }
@@ -248,6 +266,62 @@ TEST(StoreMigration, HoursRolledUpAfterTheMigrationKeepUnknownComputeAndBounds) 
   EXPECT_DOUBLE_EQ(owners[0].compute_seconds, 36.0);
   EXPECT_DOUBLE_EQ(owners[0].compute_unknown_seconds, 72.0);
   EXPECT_DOUBLE_EQ(owners[0].compute_bound_seconds, 15.0);
+  EXPECT_DOUBLE_EQ(owners[0].memory_busy_seconds, 21.0);
+  EXPECT_DOUBLE_EQ(owners[0].memory_busy_unknown_seconds, 6.0);
+  EXPECT_DOUBLE_EQ(owners[0].memory_busy_bound_seconds, 4.5);
+}
+
+// Version 4 recorded no memory traffic: its rows read as unknown over their unit's time (never as
+// 0 traffic), for every owner but idle and unattributed, before and after the migration.
+TEST(StoreMigration, Version4ReadsItsMemoryTrafficAsUnknownAndKeepsItsNodes) {
+  testing::TempDir dir("gpumeter-migration");
+  const auto path = (dir.path() / "usage.db").string();
+  Restore("schema-v4.sql", path);
+  ASSERT_EQ(UserVersion(path), 4);
+  const Totals before = ReadOnlySum(path);
+  // Worked out with SQLite alone: each owner row's unit seconds in its minute.
+  const double unit_time = Scalar(
+      path,
+      "SELECT SUM(u.seconds) FROM usage_minutes m JOIN unit_minutes u ON u.minute = m.minute AND "
+      "u.unit_id = m.unit_id JOIN owners o ON o.id = m.owner_id WHERE o.kind NOT IN ('idle', "
+      "'unattributed')");
+  EXPECT_GT(unit_time, 0.0);
+  EXPECT_NEAR(before.traffic_unknown, unit_time, 1e-9 * unit_time);
+  // Unattributed holds each unit's time, as a unit with no signal is booked: a unit's traffic
+  // adds up to its seconds, none of it a container's.
+  EXPECT_NEAR(before.traffic, before.seconds, 1e-9 * before.seconds);
+  EXPECT_EQ(before.container_traffic, 0.0);
+  EXPECT_EQ(before.traffic_bound, 0.0);
+  EXPECT_GT(before.bound, 0.0);  // what version 4 did record is kept
+
+  auto rw = Store::Open(path);
+  ASSERT_TRUE(rw) << rw.error().message;
+  EXPECT_EQ(UserVersion(path), kLatest);
+  ExpectSame(Sum(**rw), before);
+  auto nodes = (*rw)->Nodes();
+  ASSERT_TRUE(nodes && nodes->size() == 1u);
+  EXPECT_EQ(nodes->front().provider_id, "aws:///us-east-1a/i-0c1d2e3f4a5b60719");
+  EXPECT_EQ(nodes->front().capacity_type, "spot");
+
+  auto span = (*rw)->Span();
+  ASSERT_TRUE(span && *span);
+  IntervalRecord rec;
+  rec.end_unix_s = (*span)->second + 2 * 3600;
+  UnitRecord u;
+  u.unit = {"gpu-node-h100-mig",       "MIG-z", "GPU-z", "NVIDIA H100 80GB HBM3", "3g.40gb",
+            domain::SharingMode::kMig, 3.0 / 7};
+  u.seconds = 10;
+  u.owners.push_back(
+      {{domain::OwnerKind::kContainer, "ml", "t-0", "c"}, 0, 4, 0, 10, 0, 0, 2.5, 0, 0.25});
+  rec.units.push_back(u);
+  ASSERT_TRUE((*rw)->Write(rec));
+  const Totals after = Sum(**rw);
+  EXPECT_DOUBLE_EQ(after.container_traffic, 2.5);
+  EXPECT_NEAR(after.traffic, before.traffic + 2.5, 1e-9 * after.traffic);
+  EXPECT_DOUBLE_EQ(after.traffic_bound, 0.25);
+  EXPECT_DOUBLE_EQ(after.traffic_unknown, before.traffic_unknown);
+  rw->reset();
+  EXPECT_DOUBLE_EQ(ReadOnlySum(path).container_traffic, 2.5);
 }
 
 }  // namespace

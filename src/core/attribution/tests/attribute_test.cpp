@@ -374,6 +374,26 @@ TEST(AttributeBounds, LostSamplesBusyTimeComesFromTheUnitsOwnBusyTime) {
   EXPECT_DOUBLE_EQ(Bound(scaled, "a"), 0.0);
 }
 
+// The lost part's busy time L comes from two windows that need not end together (the device's
+// between passes, the samples' between period boundaries): with the driver's period known, each
+// share of L may be two periods more than L allows. The example above with 1/6 s periods:
+// L = 2.6 s, and each bound reaches to L + 1/3 s (at most the 4 s lost).
+TEST(AttributeBounds, TheLostBusyTimeIsKnownToTwoDriverPeriods) {
+  UnitObservation u = MakeUnit("GPU-1", SharingMode::kTimeSlicing, 80 * kGiB, 40 * kGiB, 0, 0.5,
+                               {{1, kA, 10 * kGiB, 0.3, {}}, {2, kB, 10 * kGiB, 0.1, {}}});
+  u.samples_uncovered_seconds = 4;
+  u.samples_period_seconds = 1.0 / 6;
+  for (auto& p : u.processes) p.sm_extrapolated = true;
+  const auto l = AttributeUnit(u, 10);
+  EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 1.8 + 2.6 * 0.75)
+      << "the estimate is as before";
+  EXPECT_DOUBLE_EQ(Bound(l, "a"), 2.6 * 0.75);  // max(1.95, 2.6 + 1/3 - 1.95)
+  EXPECT_DOUBLE_EQ(Bound(l, "b"), 2.6 + 1.0 / 3 - 2.6 * 0.25);
+  // At most the lost seconds: a period as long as the interval adds no more than U.
+  u.samples_period_seconds = 10;
+  EXPECT_DOUBLE_EQ(Bound(AttributeUnit(u, 10), "b"), 4 - 2.6 * 0.25);
+}
+
 // Energy follows each row's time at the power drawn in it. 10 s, 2000 J (mean 200 W), busy 40 %:
 // a 20 % of the time at 650 W, b 10 % at 400 W, a process nobody owns 10 % (no power known: the
 // mean), idle 60 % at 80 W. Weights 2 × 650, 1 × 400, 1 × 200, 6 × 80: 2380.

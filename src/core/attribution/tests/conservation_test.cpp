@@ -31,13 +31,19 @@ UnitObservation RandomUnit(std::mt19937_64& rng) {
     if (maybe(0.85)) p.memory_bytes = rng() % (u.memory_total_bytes / 2 + 1);
     if (maybe(0.6)) p.sm_fraction = unit(rng) * 1.2;  // samples can be noisy, even above 100 %
     if (maybe(0.5)) p.mps_thread_fraction = unit(rng);
+    if (maybe(0.6)) p.memory_busy_fraction = unit(rng) * 1.2;
+    p.memory_busy_extrapolated = p.memory_busy_fraction && maybe(0.2);
     u.processes.push_back(p);
   }
+  // Memory traffic: any signal, a unit figure or not, samples lost or not.
+  u.memory_signal = static_cast<MemorySignal>(rng() % 5);
+  if (maybe(0.6)) u.memory_busy_fraction = maybe(0.1) ? 1.0 : unit(rng);
+  u.memory_busy_is_instant = maybe(0.3);
   return u;
 }
 
 struct Totals {
-  double memory = 0, compute = 0, energy = 0;
+  double memory = 0, compute = 0, energy = 0, traffic = 0;
 };
 Totals Sum(const UnitLedger& l) {
   Totals t;
@@ -45,6 +51,7 @@ Totals Sum(const UnitLedger& l) {
     t.memory += r.memory_byte_seconds;
     t.compute += r.compute_seconds;
     t.energy += r.energy_joules;
+    t.traffic += r.memory_busy_seconds;
   }
   return t;
 }
@@ -52,13 +59,16 @@ Totals Sum(const UnitLedger& l) {
 TEST(Conservation, RandomObservations) {
   std::mt19937_64 rng(20261202);
   for (int i = 0; i < 20000; ++i) {
-    const auto u = RandomUnit(rng);
+    auto u = RandomUnit(rng);
     const double seconds = 0.1 + static_cast<double>(rng() % 1000) / 100.0;
+    // Samples the driver lost (absolute seconds: not for the splitting property below).
+    if (rng() % 5 == 0) u.samples_uncovered_seconds = static_cast<double>(rng() % 500) / 100.0;
     const auto l = AttributeUnit(u, seconds);
     const auto t = Sum(l);
     SCOPED_TRACE(i);
     ASSERT_NEAR(t.memory / l.memory_capacity_byte_seconds, 1.0, 1e-9);
     ASSERT_NEAR(t.compute / seconds, 1.0, 1e-9);
+    ASSERT_NEAR(t.traffic / seconds, 1.0, 1e-9) << "memory traffic is conserved as compute";
     if (u.energy_joules && *u.energy_joules > 0) {
       ASSERT_NEAR(t.energy / *u.energy_joules, 1.0, 1e-9);
     }
@@ -73,9 +83,15 @@ TEST(Conservation, RandomObservations) {
       ASSERT_LE(r.memory_byte_seconds, l.memory_capacity_byte_seconds * (1 + 1e-12));
       ASSERT_GE(r.compute_unknown_seconds, 0);
       ASSERT_LE(r.compute_unknown_seconds, seconds * (1 + 1e-12)) << "unknown within the interval";
-      // A row may say only that its owner's compute is unknown; it may not say nothing.
-      const bool has_amount =
-          r.memory_byte_seconds > 0 || r.compute_seconds > 0 || r.compute_unknown_seconds > 0;
+      ASSERT_GE(r.memory_busy_seconds, 0);
+      ASSERT_LE(r.memory_busy_seconds, seconds * (1 + 1e-12));
+      ASSERT_GE(r.memory_busy_unknown_seconds, 0);
+      ASSERT_LE(r.memory_busy_unknown_seconds, seconds * (1 + 1e-12));
+      ASSERT_GE(r.memory_busy_bound_seconds, 0);
+      // A row may say only that its owner's compute (or traffic) is unknown; not nothing.
+      const bool has_amount = r.memory_byte_seconds > 0 || r.compute_seconds > 0 ||
+                              r.compute_unknown_seconds > 0 || r.memory_busy_seconds > 0 ||
+                              r.memory_busy_unknown_seconds > 0 || r.memory_busy_bound_seconds > 0;
       ASSERT_TRUE(has_amount) << "no empty rows";
     }
   }
@@ -94,6 +110,7 @@ TEST(Conservation, ProcessOrderDoesNotMatter) {
       ASSERT_NEAR(a.rows[k].memory_byte_seconds, b.rows[k].memory_byte_seconds,
                   1e-6 * (1 + a.rows[k].memory_byte_seconds));
       ASSERT_NEAR(a.rows[k].compute_seconds, b.rows[k].compute_seconds, 1e-12);
+      ASSERT_NEAR(a.rows[k].memory_busy_seconds, b.rows[k].memory_busy_seconds, 1e-12);
     }
   }
 }
@@ -108,6 +125,8 @@ TEST(Conservation, SplittingAnIntervalGivesTheSameTotals) {
     for (size_t k = 0; k < whole.rows.size(); ++k) {
       ASSERT_NEAR(whole.rows[k].compute_seconds,
                   first.rows[k].compute_seconds + second.rows[k].compute_seconds, 1e-9);
+      ASSERT_NEAR(whole.rows[k].memory_busy_seconds,
+                  first.rows[k].memory_busy_seconds + second.rows[k].memory_busy_seconds, 1e-9);
       ASSERT_NEAR(whole.rows[k].memory_byte_seconds,
                   first.rows[k].memory_byte_seconds + second.rows[k].memory_byte_seconds,
                   1e-9 * whole.memory_capacity_byte_seconds);

@@ -30,6 +30,8 @@ struct Feed {
   std::function<bool(int)> present = [](int) { return true; };  // the pod exists this minute
   // Seconds of the minute in which the pod's own compute went unmeasured (unattributed's time).
   std::function<double(int)> unknown_s = [](int) { return 0.0; };
+  // Memory traffic, fraction of the unit per minute; nullopt: not measured (a store before it).
+  std::function<std::optional<double>(int)> traffic = [](int) { return std::nullopt; };
 };
 
 attribution::UnitKey Unit(const std::string& uuid, const std::string& model = kH100,
@@ -58,6 +60,10 @@ std::map<WorkloadKey, WorkloadHistory> Build(const std::vector<Feed>& feeds, int
       } else {
         o.memory_byte_seconds = f.memory_gib(m) * kGiB * 60;
         o.compute_seconds = f.compute(m) * 60;
+        if (const auto t = f.traffic(m))
+          o.memory_busy_seconds = *t * 60;
+        else
+          o.memory_busy_unknown_seconds = 60;
         if (const double unknown = f.unknown_s(m); unknown > 0) {
           o.compute_unknown_seconds = unknown;
           u.owners.push_back({Owner{OwnerKind::kUnattributed, {}, {}, {}}, 0, unknown, 0, 0});
@@ -126,6 +132,50 @@ TEST(Recommend, ASmallWorkloadMovesToTheSmallestMigProfileThatFits) {
             kTwoDays);
   const auto rbusy = Recommend(busy, Prices(), {});
   EXPECT_EQ(Of(rbusy, "busy").recommended, "MIG 3g.40gb");
+}
+
+// 6 GiB and 10 % of an H100's SM time fit a 1g.10gb, but not its memory traffic: a profile's share
+// of the bandwidth is its memory eighths. 30 % (target 34.5 %) needs 3/8 or more: the 3g.40gb's
+// 4/8; 60 % (target 69 %) fits no profile below the whole GPU; 5 % still fits the 1g.10gb.
+TEST(Recommend, AMemoryBoundWorkloadNeedsAProfileWithItsBandwidth) {
+  auto at = [](double traffic) {
+    Feed f{"m", Unit("GPU-a"), 80, 1, [](int) { return 6.0; }, [](int) { return 0.10; }};
+    f.traffic = [traffic](int) { return std::optional<double>(traffic); };
+    return Recommend(Build({f}, kTwoDays), Prices(), {});
+  };
+  const auto third = at(0.30);
+  EXPECT_EQ(Of(third, "m").recommended, "MIG 3g.40gb") << Of(third, "m").reason;
+  ASSERT_TRUE(Of(third, "m").traffic_p90);
+  EXPECT_NEAR(*Of(third, "m").traffic_p90, 0.30, 0.30 * 0.051);
+  EXPECT_NE(Of(third, "m").reason.find("memory traffic target"), std::string::npos);
+  const auto most = at(0.60);
+  EXPECT_EQ(Of(most, "m").action, Action::kKeep) << Of(most, "m").reason;
+  EXPECT_EQ(Of(at(0.05), "m").recommended, "MIG 1g.10gb");
+  // Not measured: SM time and memory decide, and the reason says the bandwidth was not checked.
+  const auto unmeasured = Recommend(
+      Build({{"u", Unit("GPU-a"), 80, 1, [](int) { return 6.0; }, [](int) { return 0.10; }}},
+            kTwoDays),
+      Prices(), {});
+  EXPECT_EQ(Of(unmeasured, "u").recommended, "MIG 1g.10gb");
+  EXPECT_FALSE(Of(unmeasured, "u").traffic_p90.has_value());
+  EXPECT_NE(Of(unmeasured, "u").reason.find("not measured"), std::string::npos);
+}
+
+// Two workloads whose SM time and memory would share one L4 (as in the test above) do not when
+// their memory traffic targets add up past the GPU's bandwidth (2 × 69 %); at 2 × 23 % they do.
+TEST(Recommend, SharingKeepsTheSummedTrafficWithinOneGpu) {
+  auto feed = [](const std::string& pod, const std::string& gpu, double traffic) {
+    Feed f{pod, Unit(gpu, kL4), 22.5, 1, [](int) { return 8.0; }, [](int) { return 0.30; }};
+    f.traffic = [traffic](int) { return std::optional<double>(traffic); };
+    return f;
+  };
+  const auto quiet =
+      Recommend(Build({feed("a", "GPU-a", 0.2), feed("b", "GPU-b", 0.2)}, kTwoDays), Prices(), {});
+  EXPECT_EQ(Of(quiet, "a").action, Action::kShare) << Of(quiet, "a").reason;
+  const auto loud =
+      Recommend(Build({feed("a", "GPU-a", 0.6), feed("b", "GPU-b", 0.6)}, kTwoDays), Prices(), {});
+  EXPECT_NE(Of(loud, "a").action, Action::kShare) << Of(loud, "a").reason;
+  EXPECT_NE(Of(loud, "b").action, Action::kShare) << Of(loud, "b").reason;
 }
 
 TEST(Recommend, AnOversizedMigInstanceMovesToASmallerOne) {

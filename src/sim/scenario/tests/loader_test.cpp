@@ -415,3 +415,32 @@ TEST(Resolve, NameFileAndUnknown) {
 
 }  // namespace
 }  // namespace gpumeter::scenario
+
+namespace gpumeter::scenario {
+namespace {
+
+// Memory traffic per process: a constant or points, as the SM duty; named where it is wrong.
+TEST(Loader, MemoryTrafficIsAConstantOrPointsInRange) {
+  const std::string sm = "sm_pct: 50}";
+  auto ok = ParseScenario(Replace(kMinimal, sm, "sm_pct: 50, mem_pct: 35}"), "test.yaml");
+  ASSERT_TRUE(ok) << ok.error().message;
+  ASSERT_TRUE(ok->processes[0].usage[0].memory_duty);
+  EXPECT_DOUBLE_EQ(ok->processes[0].usage[0].memory_duty->at(0).duty, 0.35);
+  auto none = ParseScenario(kMinimal, "test.yaml");
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->processes[0].usage[0].memory_duty) << "unset: half the SM duty";
+  auto points = ParseScenario(
+      Replace(kMinimal, sm, "sm_pct: 50, mem: [{at_s: 0, pct: 10}, {at_s: 7.3, pct: 80}]}"),
+      "test.yaml");
+  ASSERT_TRUE(points) << points.error().message;
+  EXPECT_EQ(points->processes[0].usage[0].memory_duty->size(), 2u);
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, sm, "sm_pct: 50, mem_pct: 101}")), HasSubstr("mem_pct"));
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, sm, "sm_pct: 50, mem_pct: 5, mem: []}")),
+              HasSubstr("give either mem_pct or mem"));
+  EXPECT_THAT(
+      ErrorOf(Replace(kMinimal, sm, "sm_pct: 50, mem: [{at_s: 5, pct: 1}, {at_s: 2, pct: 3}]}")),
+      HasSubstr("increasing time order"));
+}
+
+}  // namespace
+}  // namespace gpumeter::scenario

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "sim/scenario/loader.h"
 
 namespace gpumeter::scenario {
@@ -100,6 +102,48 @@ processes:
   EXPECT_DOUBLE_EQ(GpuBusyAt(s, s.gpus[0], 1), 0.7 * 3 / 7);
   EXPECT_NEAR(GpuBusySeconds(s, s.gpus[0], 0, 7), 0.7 * 3, 1e-12);
   EXPECT_NEAR(GpuEnergyJoulesAt(s, s.gpus[0], 7), 700 * 0.7 * 3, 1e-9);
+}
+
+}  // namespace
+}  // namespace gpumeter::scenario
+
+namespace gpumeter::scenario {
+namespace {
+
+// Memory traffic: A asks 70 %, B 60 % (from 10 s); oversubscribed SM (0.5 + 0.8) gives each
+// 1/1.3 of its time, so A moves 0.7/1.3, B 0.6/1.3: 1.0 together, within the memory's bandwidth.
+// Without `mem`, a process moves half its SM duty. Hand-computed.
+const char* kTraffic = R"(
+name: traffic
+gpus:
+  - {index: 0, uuid: GPU-a, model: T, memory_mib: 1000, power: {idle_watts: 10, max_watts: 110}}
+  - {index: 1, uuid: GPU-b, model: T, memory_mib: 1000, power: {idle_watts: 10, max_watts: 110}}
+processes:
+  - pid: 1
+    usage: [{unit: GPU-a, memory_mib: 100, sm_pct: 50, mem_pct: 70}]
+  - pid: 2
+    start_s: 10
+    usage: [{unit: GPU-a, memory_mib: 100, sm_pct: 80, mem: [{at_s: 0, pct: 60}, {at_s: 15.5, pct: 95}]}]
+  - pid: 3
+    usage: [{unit: GPU-b, memory_mib: 1, sm_pct: 40}]
+)";
+
+TEST(Truth, MemoryTrafficFollowsTheTimeGivenAndFitsTheBandwidth) {
+  const auto s = Load(kTraffic);
+  EXPECT_DOUBLE_EQ(UnitAt(s, "GPU-a", 5).memory_busy, 0.7);
+  const auto mid = UnitAt(s, "GPU-a", 12);
+  EXPECT_DOUBLE_EQ(mid.processes[0].memory_share, 0.7 / 1.3);
+  EXPECT_DOUBLE_EQ(mid.processes[1].memory_share, 0.6 / 1.3);
+  EXPECT_DOUBLE_EQ(mid.memory_busy, 1.0);
+  // From 15.5 s B asks 95 %: (0.7 + 0.95) / 1.3 > 1, scaled again to the bandwidth.
+  const auto late = UnitAt(s, "GPU-a", 16);
+  EXPECT_DOUBLE_EQ(late.memory_busy, 1.0);
+  EXPECT_DOUBLE_EQ(late.processes[0].memory_share, 0.7 / 1.65);
+  EXPECT_DOUBLE_EQ(UnitAt(s, "GPU-b", 1).memory_busy, 0.2);
+  // The integral cuts at 15.5 s (a change of memory duty alone): 10 × 0.7 + 5.5 × 1 + 4.5 × 1.
+  EXPECT_NEAR(UnitMemoryBusySeconds(s, "GPU-a", 0, 20), 7.0 + 5.5 + 4.5, 1e-12);
+  const auto cuts = UnitChangeTimes(s, "GPU-a", 0, 20);
+  EXPECT_NE(std::find(cuts.begin(), cuts.end(), 15.5), cuts.end());
 }
 
 }  // namespace

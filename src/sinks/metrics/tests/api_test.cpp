@@ -38,7 +38,17 @@ node::NodeState State() {
   u.evidence = "one holder, no replica IDs";
   u.holders = {{"ns", "p", "c", 1.0, 1}};
   s.units = {u};
-  s.unit_totals["GPU-x"] = {4, 4000, 0, 4, 4, 0, 0, 0, std::nullopt};  // energy unknown throughout
+  s.unit_totals["GPU-x"] = {4,
+                            4000,
+                            0,
+                            4,
+                            4,
+                            0,
+                            0,
+                            0,
+                            std::nullopt,  // energy unknown throughout
+                            {{domain::MemorySignal::kProcessMemUtil, 4}},
+                            domain::MemorySignal::kProcessMemUtil};
   auto& t = s.totals[{"GPU-x", Owner{OwnerKind::kContainer, "ns", "p", "c"}}];
   t.compute_seconds = 1.5, t.memory_byte_seconds = 800, t.requested_share_seconds = 4,
   t.last_interval = 4, t.last_memory_bytes = 200;

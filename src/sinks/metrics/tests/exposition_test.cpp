@@ -72,7 +72,17 @@ node::NodeState State() {
   u.evidence = "node label nvidia.com/gpu.replicas=2";
   u.holders = {{"ns", "pod \"quoted\"\\", "c", 0.5, 1}, {"ns", "lazy", "c", 0.5, 1}};
   s.units = {u};
-  s.unit_totals["GPU-x"] = {10, 10000, 500, 0, 10, 0, 0, 0, std::nullopt};
+  s.unit_totals["GPU-x"] = {10,
+                            10000,
+                            500,
+                            0,
+                            10,
+                            0,
+                            0,
+                            0,
+                            std::nullopt,
+                            {{domain::MemorySignal::kProcessMemUtil, 10}},
+                            domain::MemorySignal::kProcessMemUtil};
   auto& a = s.totals[{"GPU-x", Owner{OwnerKind::kContainer, "ns", "pod \"quoted\"\\", "c"}}];
   a.compute_seconds = 4, a.memory_byte_seconds = 1000, a.energy_joules = 300,
   a.requested_share_seconds = 5;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -127,7 +128,8 @@ TEST(Chargeback, FormatsCarryTheSameTotals) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "namespace,label:team,gpu_hours_held,compute_hours,memory_gib_hours,energy_kwh,"
             "efficiency,cost,idle_cost,share,currency,policy,compute_unknown_hours,efficiency_min,"
-            "efficiency_max,compute_bound_hours");
+            "efficiency_max,compute_bound_hours,memory_busy_hours,memory_busy_unknown_hours,"
+            "memory_busy_bound_hours");
   EXPECT_NE(csv.find("\nTOTAL,,"), std::string::npos);
 
   const auto table = RenderTable(c, w);
@@ -328,7 +330,7 @@ TEST(Chargeback, UnknownComputeIsARangeNeverZeroEfficiency) {
     std::stringstream row(csv.substr(at + 1, csv.find('\n', at + 1) - at - 1));
     for (std::string f; std::getline(row, f, ',');) fields.push_back(f);
   }
-  ASSERT_EQ(fields.size(), 15u);
+  ASSERT_EQ(fields.size(), 18u);
   EXPECT_EQ(fields[14], "0") << "no estimate, no bound";
   EXPECT_EQ(fields[5], "") << "efficiency";
   EXPECT_NEAR(std::stod(fields[11]), 2 * 3.0 / 7, 1e-9);
@@ -346,6 +348,84 @@ TEST(Chargeback, UnknownComputeIsARangeNeverZeroEfficiency) {
 // The time-sliced H100's split was an estimate (an even split, no per-process samples) for the
 // first hour: a's 0.5 h ± 0.3 h and b's 0.2 h ± 0.3 h. Each group and the total carry their ±, in
 // every format, and efficiency's range widens by it; units without an estimate show none.
+// The cell of a CSV's row whose first field is `first`, in the column named `column`; "" if none.
+std::string CsvCell(const std::string& csv, const std::string& first, const std::string& column) {
+  auto fields = [](const std::string& line) {
+    std::vector<std::string> out;
+    std::stringstream in(line);
+    for (std::string f; std::getline(in, f, ',');) out.push_back(f);
+    return out;
+  };
+  std::stringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  const auto header = fields(line);
+  const auto col = std::find(header.begin(), header.end(), column);
+  EXPECT_NE(col, header.end()) << column << " not in " << line;
+  while (std::getline(in, line)) {
+    const auto f = fields(line);
+    if (!f.empty() && f[0] == first && col != header.end() &&
+        static_cast<size_t>(col - header.begin()) < f.size())
+      return f[static_cast<size_t>(col - header.begin())];
+  }
+  ADD_FAILURE() << "no row " << first << " in\n" << csv;
+  return "";
+}
+
+// Memory traffic (hand-computed): search/a moved memory 40 % of 2 h on the whole H100 (0.8 GPU-h),
+// ads/b 10 % (0.2), the rest idle; search/c 60 % of 2 h on a 3/7 instance (0.514 GPU-h), 20 % of
+// it estimated (± 0.4 × 3/7 h); the unpriced GPU's traffic was not measured (2 h unknown).
+TEST(Chargeback, MemoryTrafficInEveryFormatWithItsUnknownAndBound) {
+  auto usage = Usage();
+  const double s = 7200;
+  usage[0].owners[0].memory_busy_seconds = 0.4 * s;
+  usage[0].owners[1].memory_busy_seconds = 0.1 * s;
+  usage[0].owners[2].memory_busy_seconds = 0.5 * s;
+  usage[1].owners[0].memory_busy_seconds = 0.6 * s;
+  usage[1].owners[0].memory_busy_bound_seconds = 0.2 * s;
+  usage[1].owners.push_back({{OwnerKind::kIdle, {}, {}, {}}, 0, 0.1 * s, 0, 0});
+  usage[1].owners.back().memory_busy_seconds = 0.4 * s;
+  usage[2].owners[0].memory_busy_unknown_seconds = s;
+  usage[2].owners.push_back({{OwnerKind::kUnattributed, {}, {}, {}}, 0, 0, 0, 0});
+  usage[2].owners.back().memory_busy_seconds = s;
+  const auto pricing =
+      *cost::Pricing::Parse("gpu_models: {H100: 4.0, H200: 7.0}\ndefaults: false\n", "p.yaml");
+  const auto cb = cost::BuildChargeback(
+      usage, {}, pricing, {cost::Basis::kMemory, 0.5, cost::IdleRule::kShare}, {"pod"});
+  const auto* a = Group(cb, {"search/a"});
+  const auto* c = Group(cb, {"search/c"});
+  const auto* d = Group(cb, {"ads/d"});
+  ASSERT_TRUE(a && c && d);
+  EXPECT_NEAR(a->memory_busy_hours, 0.8, 1e-12);
+  EXPECT_NEAR(c->memory_busy_hours, 1.2 * 3 / 7, 1e-12);
+  EXPECT_NEAR(c->memory_busy_bound_hours, 0.4 * 3 / 7, 1e-12);
+  EXPECT_EQ(d->memory_busy_hours, 0.0);
+  EXPECT_NEAR(d->memory_busy_unknown_hours, 2.0, 1e-12) << "unknown, not 0";
+  EXPECT_NEAR(cb.total.memory_busy_hours, 0.8 + 0.2 + 1.2 * 3 / 7, 1e-12) << "containers only";
+  EXPECT_NEAR(cb.total.memory_busy_unknown_hours, 2.0, 1e-12);
+
+  const auto table = RenderTable(cb, {0, 7200});
+  EXPECT_NE(table.find("membusy-h"), std::string::npos) << table;
+  EXPECT_NE(table.find("memory traffic unknown for 2.000 GPU-h"), std::string::npos) << table;
+  EXPECT_NE(table.find(fmt::format("estimated: ±{:.3f} GPU-h of membusy-h", 0.4 * 3 / 7)),
+            std::string::npos)
+      << table;
+  const auto json = nlohmann::json::parse(RenderJson(cb, {0, 7200}));
+  EXPECT_NEAR(json["total"]["memoryBusyUnknownHours"].get<double>(), 2.0, 1e-12);
+  for (const auto& j : json["groups"])
+    if (j["group"]["pod"] == "search/c") {
+      EXPECT_NEAR(j["memoryBusyHours"].get<double>(), 1.2 * 3 / 7, 1e-12);
+      EXPECT_NEAR(j["memoryBusyBoundHours"].get<double>(), 0.4 * 3 / 7, 1e-12);
+    }
+  const auto csv = RenderCsv(cb);
+  EXPECT_EQ(CsvCell(csv, "search/a", "memory_busy_hours"), "0.8");
+  EXPECT_EQ(CsvCell(csv, "ads/d", "memory_busy_unknown_hours"), "2");
+  const auto html = RenderHtml(cb, {0, 7200}, report::OverTime{});
+  EXPECT_NE(html.find("<th>memory busy h</th>"), std::string::npos);
+  EXPECT_NE(html.find("0.000 + 2.000 unknown"), std::string::npos);
+  EXPECT_NE(html.find(fmt::format("{:.3f} ± {:.3f}", 1.2 * 3 / 7, 0.4 * 3 / 7)), std::string::npos);
+}
+
 TEST(Chargeback, EstimatedSplitsCarryTheirBoundInEveryFormat) {
   auto usage = Usage();
   usage[0].owners[0].compute_bound_seconds = 1080;  // search/a
@@ -380,11 +460,7 @@ TEST(Chargeback, EstimatedSplitsCarryTheirBoundInEveryFormat) {
       EXPECT_NEAR(j["computeBoundHours"].get<double>(), 0.3, 1e-12);
       EXPECT_NEAR(j["efficiencyBounds"][0].get<double>(), 0.7, 1e-12);
     }
-  const auto csv = RenderCsv(cb);
-  const auto at = csv.find("\nsearch/a,");
-  ASSERT_NE(at, std::string::npos) << csv;
-  const auto row = csv.substr(at + 1, csv.find('\n', at + 1) - at - 1);
-  EXPECT_EQ(row.substr(row.rfind(',') + 1), "0.3") << row;
+  EXPECT_EQ(CsvCell(RenderCsv(cb), "search/a", "compute_bound_hours"), "0.3");
   EXPECT_NE(RenderHtml(cb, {0, 7200}, report::OverTime{}).find("1.000 ± 0.300"), std::string::npos);
   // Without estimates: no ± column, no note.
   const auto exact = RenderTable(

@@ -119,3 +119,50 @@ TEST(TopLayout, UnitsViewTotalsAndStaleLine) {
 
 }  // namespace
 }  // namespace gpumeter::top
+
+namespace gpumeter::top {
+namespace {
+
+// MEMBW beside COMPUTE in both views: a memory-bound container (25 % SM, 60 % traffic) and idle
+// (40 %); the total adds up to 100 %; unknown traffic (an agent before it) is `?`, an estimate
+// a+-b, a lower bound >=a.
+TEST(TopLayout, MemoryTrafficIsAColumnOfItsOwnInBothViews) {
+  auto f = OneUnit();
+  f.units[0].owners[0].memory_busy_ratio = 0.60;
+  f.units[0].owners[1].memory_busy_ratio = 0.40;
+  ViewState v;
+  auto text = PlainText(Layout(&f, v, {}));
+  EXPECT_NE(text.find("MEMBW"), std::string::npos) << text;
+  const auto row = text.substr(text.find("ml/p/c"));
+  const auto line = row.substr(0, row.find('\n'));
+  EXPECT_NE(line.find("25.0%"), std::string::npos) << line;
+  EXPECT_NE(line.find("60.0%"), std::string::npos) << line;
+  EXPECT_LT(line.find("25.0%"), line.find("60.0%")) << "COMPUTE, then MEMBW: " << line;
+  const auto total = text.substr(text.find("= total"));
+  const auto total_line = total.substr(0, total.find('\n'));
+  size_t hundreds = 0;
+  for (auto at = total_line.find("100.0%"); at != std::string::npos;
+       at = total_line.find("100.0%", at + 1))
+    ++hundreds;
+  EXPECT_EQ(hundreds, 3u) << "held, compute and memory traffic each 100 %: " << total_line;
+  v.view = View::kPods;
+  text = PlainText(Layout(&f, v, {}));
+  EXPECT_NE(text.find("MEMBW"), std::string::npos) << text;
+  const auto pod = text.substr(text.find("ml/p/c"));
+  EXPECT_NE(pod.substr(0, pod.find('\n')).find("60.0%"), std::string::npos) << pod;
+  f.units[0].owners[0].memory_busy_ratio = std::nullopt;
+  text = PlainText(Layout(&f, v, {}));
+  const auto unknown = text.substr(text.find("ml/p/c"));
+  EXPECT_EQ(unknown.substr(0, unknown.find('\n')).find("60.0%"), std::string::npos);
+  EXPECT_NE(unknown.substr(0, unknown.find('\n')).find(" ? "), std::string::npos) << unknown;
+  f.units[0].owners[0].memory_busy_ratio = 0.3;
+  f.units[0].owners[0].memory_busy_bound_ratio = 0.2;
+  text = PlainText(Layout(&f, v, {}));
+  EXPECT_NE(text.find("30+-20%"), std::string::npos) << text;
+  f.units[0].owners[0].memory_busy_unknown = true;
+  text = PlainText(Layout(&f, v, {}));
+  EXPECT_NE(text.find(">=30.0%"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace gpumeter::top

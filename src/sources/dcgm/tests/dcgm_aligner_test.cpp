@@ -146,3 +146,44 @@ TEST(DcgmAligner, ANewCollectionGivesTheIdlePowerFitAWindow) {
 
 }  // namespace
 }  // namespace gpumeter::dcgm
+
+namespace gpumeter::dcgm {
+namespace {
+
+// DRAM_ACTIVE rides along: each unit's collections kept as activity's and told for any covered
+// interval, while only activity decides what is held (a GPU with a DRAM series and no GR series,
+// and no NVML activity, is not held for it).
+TEST(DcgmAligner, MemoryTrafficIsAlignedLikeActivityAndHoldsNothing) {
+  DcgmReading r;
+  r.series[{"GPU-m", 1}] = {0.25, 0, false};
+  r.series[{"GPU-m", 1, true}] = {0.6, 0, false};
+  r.series[{"GPU-d", std::nullopt, true}] = {0.3, 0, false};  // DRAM only, no GR series
+  gpu::GpuSnapshot snap;
+  gpu::DeviceSample mig;
+  mig.uuid = "GPU-m";
+  mig.mig_enabled = true;
+  mig.mig_instances.resize(1);
+  mig.mig_instances[0].gpu_instance_id = 1;
+  gpu::DeviceSample dram_only;  // no NVML activity either: only a GR series would hold it
+  dram_only.uuid = "GPU-d";
+  snap.devices = {mig, dram_only};
+  DcgmAligner a;
+  a.Apply(r, 10, snap);
+  EXPECT_TRUE(snap.devices[0].dcgm_held);
+  EXPECT_FALSE(snap.devices[1].dcgm_held) << "a DRAM series alone holds nothing";
+  r.series[{"GPU-m", 1}] = {0.5, 20, false};
+  r.series[{"GPU-m", 1, true}] = {0.8, 20, false};
+  a.Apply(r, 21, snap);
+  EXPECT_DOUBLE_EQ(*a.Mean({"GPU-m", 1, true}, 12, 18).mean, 0.8);
+  EXPECT_DOUBLE_EQ(*a.Mean({"GPU-m", 1}, 12, 18).mean, 0.5) << "the two kept apart";
+  EXPECT_TRUE(a.Mean({"GPU-m", 1, true}, 12, 25).pending);
+  // The DRAM series gone for good (the exporter stopped collecting it): unknown, not 0.
+  r.series.erase({"GPU-m", 1, true});
+  a.Apply(r, 200, snap);
+  EXPECT_TRUE(a.Mean({"GPU-m", 1, true}, 12, 18).mean.has_value()) << "missing a while: kept";
+  a.Apply(r, 300, snap);
+  EXPECT_FALSE(a.Mean({"GPU-m", 1, true}, 12, 18).mean.has_value());
+}
+
+}  // namespace
+}  // namespace gpumeter::dcgm

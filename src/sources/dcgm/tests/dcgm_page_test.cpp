@@ -87,3 +87,33 @@ TEST(DcgmPage, FingerprintChangesWithAnySeriesOfTheGpu) {
 
 }  // namespace
 }  // namespace gpumeter::dcgm
+
+namespace gpumeter::dcgm {
+namespace {
+
+// Memory traffic: DRAM_ACTIVE per GPU instance and whole GPU under both names (the DCGM 4.x one
+// wins where a key has both), kept apart from GR activity; its bad series skipped as GR's are.
+TEST(DcgmPage, DramActiveUnderBothNamesBesideActivity) {
+  const auto p = Read(R"(# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{UUID="GPU-a100",GPU_I_ID="1",hostname="n"} 0.7
+# TYPE DCGM_FI_PROF_DRAM_ACTIVE gauge
+DCGM_FI_PROF_DRAM_ACTIVE{UUID="GPU-a100",GPU_I_ID="1",hostname="n"} 0.42
+DCGM_FI_PROF_DRAM_ACTIVE{UUID="GPU-a100",GPU_I_ID="2",hostname="n"} 0.2
+DCGM_FI_PROF_DRAM_ACTIVE{UUID="GPU-whole",hostname="n"} 1.5
+DCGM_FI_PROF_DRAM_ACTIVE{UUID="GPU-a100",GPU_I_ID="x",hostname="n"} 0.1
+# TYPE DCGM_FI_PROF_DRAM_UTIL_RATIO gauge
+DCGM_FI_PROF_DRAM_UTIL_RATIO{UUID="GPU-a100",GPU_I_ID="2",hostname="n"} 0.25
+)");
+  ASSERT_EQ(p.gr_active.size(), 1u);
+  EXPECT_DOUBLE_EQ(p.gr_active.at({"GPU-a100", 1}), 0.7);
+  ASSERT_EQ(p.dram_active.size(), 3u);
+  EXPECT_DOUBLE_EQ(p.dram_active.at({"GPU-a100", 1}), 0.42);
+  EXPECT_DOUBLE_EQ(p.dram_active.at({"GPU-a100", 2}), 0.25) << "the 4.x name wins";
+  EXPECT_DOUBLE_EQ(p.dram_active.at({"GPU-whole", std::nullopt}), 1.0) << "clamped";
+  EXPECT_EQ(p.skipped, 1u);
+  ASSERT_FALSE(p.skipped_why.empty());
+  EXPECT_NE(p.skipped_why[0].find("DCGM_FI_PROF_DRAM_ACTIVE"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpumeter::dcgm

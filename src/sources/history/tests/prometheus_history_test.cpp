@@ -195,7 +195,58 @@ TEST(PrometheusHistory, MinutesAddTheSeriesOfOneOwnerAndKeepUnitsWithoutOwners) 
     ASSERT_EQ(units[0].owners.size(), 1u) << t;
     EXPECT_EQ(units[0].owners[0].owner.pod, "p-0");
     EXPECT_DOUBLE_EQ(units[0].owners[0].compute_seconds, want[i]) << t;
+    // No gpumeter_memory_busy_seconds_total (an agent before memory traffic): unknown, not 0.
+    EXPECT_DOUBLE_EQ(units[0].owners[0].memory_busy_unknown_seconds, 60) << t;
+    EXPECT_EQ(units[0].owners[0].memory_busy_seconds, 0.0) << t;
     EXPECT_TRUE(units[1].owners.empty()) << t;
+    ++i;
+  }
+}
+
+// With the agent's memory-traffic counters, a minute's traffic is their growth, and known; a
+// minute in which some went unmeasured carries that too.
+TEST(PrometheusHistory, MemoryTrafficIsReadWhereTheAgentExportsIt) {
+  const std::string owner =
+      R"("node":"n","unit":"U","namespace":"ml","pod":"p-0","container":"c","owner_kind":"container")";
+  testing::LoopbackServer server([&](httplib::Server& s) {
+    s.Get("/api/v1/query_range", [&](const httplib::Request& req, httplib::Response& res) {
+      const std::string q = req.get_param_value("query");
+      auto has = [&](const char* m) { return q.find(m) != std::string::npos; };
+      std::vector<std::string> result;
+      if (has("gpumeter_compute_seconds_total"))
+        result = {Series(owner, {10, 20, 30, 40})};
+      else if (has("gpumeter_memory_busy_unknown_seconds_total"))
+        result = {Series(owner, {0, 0, 0, 30})};
+      else if (has("gpumeter_memory_busy_seconds_total"))
+        result = {Series(owner, {0, 45, 90, 100})};
+      else if (has("gpumeter_unit_seconds_total"))
+        result = {Series(R"("node":"n","unit":"U")", {0, 60, 120, 180})};
+      std::string body;
+      for (const auto& r : result) body += (body.empty() ? "" : ",") + r;
+      res.set_content(
+          R"({"status":"success","data":{"resultType":"matrix","result":[)" + body + "]}}",
+          "application/json");
+    });
+    s.Get("/api/v1/query", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"status":"success","data":{"resultType":"vector","result":[]}})",
+                      "application/json");
+    });
+  });
+  PrometheusAccess access;
+  access.url = server.url();
+  auto api = PrometheusApi::Open(access);
+  ASSERT_TRUE(api) << api.error().message;
+  PrometheusHistory history(std::move(*api), {}, 780, 86400);
+  const auto rows = history.HistoryMinutes(600, 780);
+  ASSERT_TRUE(rows) << rows.error().message;
+  ASSERT_EQ(rows->size(), 3u);
+  const double traffic[] = {45, 45, 10}, unknown[] = {0, 0, 30};
+  int i = 0;
+  for (const auto& [t, units] : *rows) {
+    ASSERT_EQ(units.size(), 1u) << t;
+    ASSERT_EQ(units[0].owners.size(), 1u) << t;
+    EXPECT_DOUBLE_EQ(units[0].owners[0].memory_busy_seconds, traffic[i]) << t;
+    EXPECT_DOUBLE_EQ(units[0].owners[0].memory_busy_unknown_seconds, unknown[i]) << t;
     ++i;
   }
 }

@@ -96,6 +96,8 @@ class TwoUnits {
               result = unit("GPU-a", "", "2250") + "," + unit("GPU-b", "", "1600");
             } else if (has("gpumeter_requested_share_seconds_total")) {
               result = unit("GPU-a", owner, "5.625") + "," + unit("GPU-b", owner, "4");
+            } else if (has("gpumeter_memory_busy_seconds_total")) {
+              result = unit("GPU-a", owner, "2.25");  // GPU-b: an agent before memory traffic
             } else if (has("gpumeter_compute_unknown_seconds_total")) {
               result = unit("GPU-a", owner, "1.125");  // GPU-b has none: never unknown
             } else if (has("gpumeter_compute_seconds_total")) {
@@ -134,15 +136,24 @@ TEST(PrometheusSource, NoUnitOutlastsTheWindowAndItsOwnersStillAddUpToIt) {
   EXPECT_DOUBLE_EQ(a.owners[0].compute_seconds, 2.5);
   EXPECT_DOUBLE_EQ(a.owners[0].energy_joules, 1000.0);
   EXPECT_DOUBLE_EQ(a.owners[0].compute_unknown_seconds, 1.0) << "capped with the rest";
+  EXPECT_DOUBLE_EQ(a.owners[0].memory_busy_seconds, 2.0) << "memory traffic too";
+  EXPECT_EQ(a.owners[0].memory_busy_unknown_seconds, 0.0);
   // 4 s: the unit came or went in the window; nothing to correct.
   ASSERT_EQ(b.unit.uuid, "GPU-b");
   EXPECT_FALSE(b.unit.mode.has_value());  // no sharing_mode label: unknown, not "exclusive"
   EXPECT_DOUBLE_EQ(b.seconds, 4.0);
   EXPECT_DOUBLE_EQ(b.energy_joules, 1600.0);
-  ASSERT_EQ(b.owners.size(), 1u);
+  // No memory-traffic series (an agent before it): the container's traffic is unknown for the
+  // unit's time, which unattributed holds, never 0 measured.
+  ASSERT_EQ(b.owners.size(), 2u);
+  EXPECT_EQ(b.owners[0].owner.kind, domain::OwnerKind::kContainer);
   EXPECT_DOUBLE_EQ(b.owners[0].requested_share_seconds, 4.0);
   EXPECT_DOUBLE_EQ(b.owners[0].compute_seconds, 1.0);
   EXPECT_EQ(b.owners[0].compute_unknown_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(b.owners[0].memory_busy_unknown_seconds, 4.0);
+  EXPECT_EQ(b.owners[0].memory_busy_seconds, 0.0);
+  EXPECT_EQ(b.owners[1].owner.kind, domain::OwnerKind::kUnattributed);
+  EXPECT_DOUBLE_EQ(b.owners[1].memory_busy_seconds, 4.0);
 }
 
 }  // namespace
