@@ -78,8 +78,10 @@ TEST_F(RightsizeDemo, EveryKindWithSavingsWorkedByHand) {
   EXPECT_GE(summarizer->memory_target_bytes, 15000.0 * 1024 * 1024 * 1.15 * (1 - 1e-12));
 
   // share: ETL needs 35.2 GiB × 1.15 = 40.4 GiB, more than any profile below the whole GPU (4/8 =
-  // 39.8 GiB); OCR (11.7 GiB, 30 %) would need a 3g.40gb: 10/7 of a GPU apart. Together they fit
-  // one (54 GiB, about 70 % of its time): each gives up half of a GPU.
+  // 39.8 GiB); OCR (11.7 GiB, 30 %) is memory-bound: its traffic, 50 % × 1.15, is more than a
+  // 3g.40gb's 4/8 of the bandwidth, so no profile below the whole GPU holds it either. Together
+  // they fit one (54 GiB, about 70 % of its time, 50 % + 15 % of its memory traffic × 1.15 and a
+  // histogram bucket): each gives up half of a GPU.
   const auto* ocr = Find(*rs, "vision/Deployment/ocr/server");
   const auto* etl = Find(*rs, "batch/Pod/etl-0/worker");
   ASSERT_NE(ocr, nullptr);
@@ -90,6 +92,9 @@ TEST_F(RightsizeDemo, EveryKindWithSavingsWorkedByHand) {
     EXPECT_NEAR(*r->monthly_savings, 0.5 * month, 1e-9);  // 730 USD each
   }
   EXPECT_EQ(ocr->share_with, std::vector<std::string>{"batch/Pod/etl-0/worker"});
+  ASSERT_TRUE(ocr->traffic_p90.has_value()) << "its memory traffic is measured";
+  EXPECT_NEAR(*ocr->traffic_p90, 0.50, 0.05);
+  EXPECT_GT(ocr->traffic_target, 4.0 / 8) << "more than a 3g.40gb's bandwidth";
 
   // keep: the trainer (two GPUs), the chat StatefulSet (two replicas, each half an MPS GPU).
   const auto* trainer = Find(*rs, "vision/Pod/detector-train-0/trainer");

@@ -263,6 +263,9 @@ void ShareBin(const Bin& bin) {
   for (const auto* c : bin.members) apart += c->r.recommended_gpu;
   if (apart <= 1.0 + 1e-9) return;
   const double each = 1.0 / static_cast<double>(bin.members.size());
+  const bool traffic_known =
+      std::all_of(bin.members.begin(), bin.members.end(),
+                  [](const Candidate* m) { return m->r.traffic_p90.has_value(); });
   for (auto* c : bin.members) {
     auto& r = c->r;
     r.action = Action::kShare;
@@ -278,9 +281,13 @@ void ShareBin(const Bin& bin) {
                       (other->r.node != r.node ? " (node " + other->r.node + ")" : ""));
     }
     r.reason = fmt::format(
-        "with {}: memory targets {:.1f} of {:.1f} GiB, compute targets {:.0f} % of the GPU "
+        "with {}: memory targets {:.1f} of {:.1f} GiB, compute targets {:.0f} % of the GPU, {} "
         "(apart they need {:.2f} GPU)",
-        fmt::join(named, ", "), bin.memory / kGiB, c->gpu_memory / kGiB, 100 * bin.compute, apart);
+        fmt::join(named, ", "), bin.memory / kGiB, c->gpu_memory / kGiB, 100 * bin.compute,
+        traffic_known
+            ? fmt::format("memory traffic targets {:.0f} % of its bandwidth", 100 * bin.traffic)
+            : std::string("memory traffic not measured for all"),
+        apart);
   }
 }
 
