@@ -333,6 +333,18 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
   acc.Compute(kUnattributed, (b - placed) * seconds, Rule::kBusyNotCovered);
 }
 
+// The row of `o` in `rows` (sorted by owner), added empty where there is none. The reference
+// lasts until the next row is added.
+Row& RowOf(std::vector<Row>& rows, const Owner& o) {
+  auto it = std::lower_bound(rows.begin(), rows.end(), o,
+                             [](const Row& r, const Owner& k) { return r.owner < k; });
+  if (it == rows.end() || it->owner != o) {
+    it = rows.insert(it, Row{});
+    it->owner = o;
+  }
+  return *it;
+}
+
 // Activity unknown, idle power known (UnitObservation::idle_energy_joules): nobody's time is
 // known, so energy cannot follow time, but the idle part is what holding the unit costs: it goes
 // to the holders by held share, the share nobody held to `idle`; the rest stays unattributed.
@@ -340,15 +352,6 @@ void PlaceIdleEnergy(const UnitObservation& u, double seconds, UnitLedger& out) 
   // An instance whose own activity is known keeps energy following time, whatever its
   // neighbours' (SplitMigEnergy sets the idle part on every instance of a GPU short of activity).
   if (!out.energy_joules || !u.idle_energy_joules || u.busy_fraction) return;
-  auto row_of = [&out](const Owner& o) -> Row& {
-    auto it = std::lower_bound(out.rows.begin(), out.rows.end(), o,
-                               [](const Row& r, const Owner& k) { return r.owner < k; });
-    if (it == out.rows.end() || it->owner != o) {
-      it = out.rows.insert(it, Row{});
-      it->owner = o;
-    }
-    return *it;
-  };
   auto un = std::find_if(out.rows.begin(), out.rows.end(),
                          [](const Row& r) { return r.owner == kUnattributed; });
   if (un == out.rows.end() || un->compute_seconds < seconds * (1 - 1e-9)) return;  // time known
@@ -369,7 +372,7 @@ void PlaceIdleEnergy(const UnitObservation& u, double seconds, UnitLedger& out) 
     placed += e;
   }
   if (idle - placed > idle * kResidue) {
-    Row& nobody = row_of(kIdle);
+    Row& nobody = RowOf(out.rows, kIdle);
     nobody.energy_joules += idle - placed;
     nobody.energy_rule = u.energy_rule;
   }
@@ -454,16 +457,11 @@ UnitObservation MemoryTrafficView(const UnitObservation& u) {
 // MemoryTrafficView), adding rows for owners only the traffic has; both sorted by owner.
 void SetMemoryTraffic(const std::vector<Row>& traffic, std::vector<Row>& rows) {
   for (const auto& t : traffic) {
-    auto it = std::lower_bound(rows.begin(), rows.end(), t.owner,
-                               [](const Row& r, const Owner& k) { return r.owner < k; });
-    if (it == rows.end() || it->owner != t.owner) {
-      it = rows.insert(it, Row{});
-      it->owner = t.owner;
-    }
-    it->memory_busy_seconds = t.compute_seconds;
-    it->memory_busy_unknown_seconds = t.compute_unknown_seconds;
-    it->memory_busy_bound_seconds = t.compute_bound_seconds;
-    it->memory_busy_rule = t.compute_rule;
+    Row& r = RowOf(rows, t.owner);
+    r.memory_busy_seconds = t.compute_seconds;
+    r.memory_busy_unknown_seconds = t.compute_unknown_seconds;
+    r.memory_busy_bound_seconds = t.compute_bound_seconds;
+    r.memory_busy_rule = t.compute_rule;
   }
 }
 
