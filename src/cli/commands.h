@@ -49,7 +49,8 @@ CLI::Option* AddDurationOption(CLI::App* cmd, const std::string& name, Seconds& 
 CLI::Option* AddDurationOption(CLI::App* cmd, const std::string& name, double& out_s,
                                const std::string& help, Seconds min, Seconds max);
 // --interval and --call-deadline of a command that samples NVML (agent, demo).
-void AddSamplingFlags(CLI::App* cmd, Seconds& interval, Seconds& call_deadline);
+void AddSamplingFlags(CLI::App* cmd, Seconds& interval, Seconds& call_deadline,
+                      Seconds& drain_interval);
 // --source, one of the `accepted` kinds, given to `set` parsed (a bad one fails the parse with
 // the message of app::ParseUsageSource).
 // Where a store is accepted, `--store PATH` too (as `agent --store`): the same as

@@ -21,6 +21,9 @@ void AddDoctorCommand(CLI::App& app, app::DoctorOptions& o) {
                     "The agent's sampling interval, checked against the span of per-process "
                     "samples the driver keeps",
                     Seconds(0.05), Seconds(3600));
+  AddDurationOption(cmd, "--drain-interval", o.drain_interval,
+                    "The agent's --drain-interval (0: its buffers are read at each pass only)",
+                    Seconds(0), Seconds(60));
   auto* proc =
       cmd->add_option("--proc-root", o.proc_root, "The host's /proc as mounted in the agent")
           ->capture_default_str();

@@ -20,6 +20,10 @@ void AddSimulateCommand(CLI::App& app, app::SimulateOptions& o) {
       ->capture_default_str();
   AddDurationOption(cmd, "--step", o.step_s, "Sampling interval in scenario time", Seconds(0.2),
                     Seconds(60));
+  AddDurationOption(cmd, "--drain-interval", o.drain_s,
+                    "As the agent's: drain NVML's sample buffers this often between passes when "
+                    "the step is longer (0: only at each pass)",
+                    Seconds(0), Seconds(60));
   AddDurationOption(cmd, "--from", o.from_s, "Start at this scenario time", Seconds(0),
                     Seconds(30 * 86400));
   AddDurationOption(cmd, "--to", o.to_s, "Stop at this scenario time (0: the scenario's duration)",

@@ -205,6 +205,7 @@ void SetSamplingAndServing(const AgentOptions& o, const std::string& node_name,
   ro.nvml.first_util_lookback_us = static_cast<uint64_t>(o.interval.count() * 1e6);
   ro.interval = o.interval;
   ro.call_deadline = o.call_deadline;
+  ro.drain_interval = o.drain_interval;
   ro.pipeline.node = node_name;
   ro.pipeline.proc_root = o.proc_root;
   ro.sources = {sources.kubelet.get(), sources.pods.get(), sources.slices.get(), sources.dcgm.get(),

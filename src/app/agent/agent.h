@@ -50,6 +50,9 @@ struct AgentOptions {
   bool process_series = false;
   Seconds interval{1};
   Seconds call_deadline{2};
+  // Between passes longer than this, the driver's sample buffers are read (they hold ~10 s), so a
+  // long interval loses none of its per-process or power samples. 0: never.
+  Seconds drain_interval{5};
   std::string listen = "0.0.0.0:9402";
   std::string probe_listen;  // HOST:PORT of the probe listener; empty: none
   std::string tls_cert, tls_key, bearer_token_file;

@@ -69,6 +69,7 @@ Expected<std::unique_ptr<NodeRuntime>> NodeRuntime::Start(RuntimeOptions o) {
   sampler::SamplerOptions so;
   so.interval = ToMilliseconds(o.interval);
   so.call_deadline = ToMilliseconds(o.call_deadline);
+  so.drain_interval = ToMilliseconds(o.drain_interval);
   so.before_pass = std::move(o.before_pass);
   so.on_pass = [pipeline, after = std::move(o.after_pass),
                 last_trim = std::chrono::steady_clock::now()](

@@ -39,6 +39,9 @@ struct RuntimeOptions {
   nvml::NvmlSourceOptions nvml;  // its observer is set by the runtime
   Seconds interval{1};
   Seconds call_deadline{2};
+  // Between passes longer than this, the driver's sample buffers are read (they hold ~10 s), so a
+  // long interval loses none of its per-process or power samples. 0: never.
+  Seconds drain_interval{5};
   node::PipelineOptions pipeline;
   node::PipelineSources sources;  // borrowed; must outlive the runtime
   metrics::ExpositionOptions exposition;

@@ -14,7 +14,10 @@ namespace gpumeter::app {
 std::vector<CheckResult> RunChecks(const DoctorOptions& o) {
   std::vector<CheckResult> out;
   NvmlFindings nvml;
-  out.push_back(CheckNvml(o.nvml_library, nvml, o.interval.count()));
+  // The agent reads the driver's buffers every pass, and every --drain-interval between passes
+  // longer than that.
+  const bool drains = o.drain_interval.count() > 0 && o.interval > o.drain_interval;
+  out.push_back(CheckNvml(o.nvml_library, nvml, (drains ? o.drain_interval : o.interval).count()));
   out.push_back(CheckPodResources(o.pod_resources_socket));
   out.push_back(CheckProc(o.proc_root, nvml));
   const std::string node = NodeName(o.node_name);

@@ -22,6 +22,7 @@ struct DoctorOptions {
   std::string dcgm_metrics;     // as the agent's --dcgm-metrics (GPUMETER_DCGM_METRICS)
   std::string format = "text";  // text | json
   Seconds interval{1};          // the agent's --interval, checked against the driver's buffer
+  Seconds drain_interval{5};    // the agent's --drain-interval (its buffers read this often)
   std::string demo;  // a demo's doctor.yaml (doctor_demo.h): its node instead of the flags above
 };
 

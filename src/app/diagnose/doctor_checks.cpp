@@ -65,7 +65,7 @@ void FindMigActivity(nvml::NvmlGpuSource& source, NvmlFindings& found) {
       if (m.sm_active_ratio) found.mig_with_gpm.insert({d.uuid, m.gpu_instance_id});
 }
 
-CheckResult CheckNvml(const std::string& library, NvmlFindings& found, double interval_s) {
+CheckResult CheckNvml(const std::string& library, NvmlFindings& found, double read_every_s) {
   nvml::NvmlSourceOptions o;
   if (!library.empty()) o.library_candidates = {library};
   auto source = nvml::NvmlGpuSource::Create(o);
@@ -120,14 +120,15 @@ CheckResult CheckNvml(const std::string& library, NvmlFindings& found, double in
   for (const auto& d : sample->devices)
     if (d.process_util_buffer_span_us)
       span_us = std::min(span_us.value_or(UINT64_MAX), *d.process_util_buffer_span_us);
-  if (span_us && interval_s * 1e6 > static_cast<double>(*span_us))
+  if (span_us && read_every_s * 1e6 > static_cast<double>(*span_us))
     return Result(
         "nvml", CheckStatus::kWarn,
-        detail + fmt::format(": --interval {} s is longer than the {:.1f} s of per-process "
-                             "samples the driver keeps, so every pass loses some "
+        detail + fmt::format(": the driver's buffers read every {} s (--interval, or "
+                             "--drain-interval where shorter) is longer than the {:.1f} s of "
+                             "per-process samples the driver keeps, so every pass loses some "
                              "(gpumeter_process_samples_uncovered_seconds_total)",
-                             interval_s, static_cast<double>(*span_us) / 1e6),
-        fmt::format("run the agent with --interval below {:.1f} s (the default 1 s is)",
+                             read_every_s, static_cast<double>(*span_us) / 1e6),
+        fmt::format("run the agent with --drain-interval below {:.1f} s (the default 5 s is)",
                     static_cast<double>(*span_us) / 1e6));
   return Result("nvml", CheckStatus::kOk, detail);
 }

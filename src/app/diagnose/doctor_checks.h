@@ -35,10 +35,11 @@ struct NvmlFindings {
 };
 
 // Loads NVML (`library`, or the driver's soname when empty) and samples once.
-// Warns when `interval_s` (the agent's --interval) is longer than the span of per-process samples
-// the driver keeps: every pass would lose samples
+// Warns when `read_every_s` (how often the agent reads the driver's sample buffers: its
+// --interval, or its --drain-interval where shorter) is longer than the span of per-process
+// samples the driver keeps: every pass would lose samples
 // (gpumeter_process_samples_uncovered_seconds_total).
-CheckResult CheckNvml(const std::string& library, NvmlFindings& found, double interval_s = 1.0);
+CheckResult CheckNvml(const std::string& library, NvmlFindings& found, double read_every_s = 1.0);
 
 // Lists the kubelet's PodResources over `socket` (empty: skipped).
 CheckResult CheckPodResources(const std::string& socket);

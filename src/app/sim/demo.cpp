@@ -91,6 +91,7 @@ RuntimeOptions DemoRuntime(const DemoOptions& o, const DemoInputs& in, ScenarioN
   ro.nvml.first_util_lookback_us = static_cast<uint64_t>(o.interval.count() * 1e6);
   ro.interval = o.interval;
   ro.call_deadline = o.call_deadline;
+  ro.drain_interval = o.drain_interval;
   ro.pipeline = node.pipeline_options();
   ro.sources = node.sources();
   ro.pipeline.time_scale = o.speedup;

@@ -21,6 +21,9 @@ struct DemoOptions {
   Seconds refresh{5};
   Seconds interval{1};
   Seconds call_deadline{2};
+  // Between passes longer than this, the driver's sample buffers are read (they hold ~10 s), so a
+  // long interval loses none of its per-process or power samples. 0: never.
+  Seconds drain_interval{5};
   double speedup = 1;
   std::string listen = "127.0.0.1:9402";
   std::string probe_listen;  // HOST:PORT of the probe listener; empty: none

@@ -173,6 +173,23 @@ std::shared_ptr<gpu::SampleResult> Pass(Harness& h, ScenarioNode& node, uint64_t
   return r;
 }
 
+// As the agent's sampler: between passes longer than the drain interval, the driver's buffers are
+// drained at that interval from the pass before, up to the next pass at `t`.
+void DrainUntil(const SimulateOptions& o, Harness& h, double t) {
+  if (o.drain_s <= 0 || o.step_s <= o.drain_s) return;
+  for (double d = h.now + o.drain_s; d < t - 1e-6; d += o.drain_s) {
+    h.now = d;
+    h.set_time(d);
+    h.source->Drain();
+  }
+}
+
+std::string StepText(const SimulateOptions& o) {
+  return o.drain_s > 0 && o.step_s > o.drain_s
+             ? fmt::format("{} s (buffers drained every {} s)", o.step_s, o.drain_s)
+             : fmt::format("{} s", o.step_s);
+}
+
 // Steps the fake's clock through the sample times up to `to`; at each, one pass through the
 // production pipeline (kubelet, pods, ResourceSlices, /proc, NVML), whose interval is scored.
 Measured Measure(const SimulateOptions& o, const scenario::Scenario& s, double to, Harness& h,
@@ -217,6 +234,7 @@ Measured Measure(const SimulateOptions& o, const scenario::Scenario& s, double t
   const double start = h.now;
   for (const double t : SampleTimes(o, to)) {
     const double t_prev = h.now;
+    DrainUntil(o, h, t);
     h.now = t;
     auto pass = Pass(h, node, ++sequence);
     if (!pass) continue;
@@ -272,9 +290,9 @@ void PrintTable(const SimulateOptions& o, const scenario::Scenario& s, const Mea
                 double end) {
   const auto& r = m.report;
   fmt::print(
-      "gpumeter simulate: scenario '{}', driver profile {}, t={}..{} s, step {} s, noise {} (seed "
+      "gpumeter simulate: scenario '{}', driver profile {}, t={}..{} s, step {}, noise {} (seed "
       "{}), {} intervals, {} unit-intervals{}\n",
-      s.name, o.driver_profile, o.from_s, end, o.step_s, o.noise, o.seed, m.intervals,
+      s.name, o.driver_profile, o.from_s, end, StepText(o), o.noise, o.seed, m.intervals,
       m.unit_intervals,
       m.lost_intervals
           ? fmt::format(" ({} GPU-intervals lost: scored as unknown)", m.lost_intervals)
@@ -422,6 +440,7 @@ void PrintJson(const SimulateOptions& o, const scenario::Scenario& s, const Meas
                     {"seed", o.seed},
                     {"noise", o.noise},
                     {"step_s", o.step_s},
+                    {"drain_interval_s", o.drain_s},
                     {"from_s", o.from_s},
                     {"to_s", end},
                     {"intervals", m.intervals},

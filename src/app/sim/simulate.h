@@ -17,6 +17,9 @@ struct SimulateOptions {
   std::string nvml_library;
   std::string driver_profile = "r580";
   double step_s = 1;
+  // As the agent's --drain-interval: with a longer step, the NVML source's buffers are drained
+  // this often between passes (from each pass's time). 0: never.
+  double drain_s = 5;
   double from_s = 0;
   double to_s = 0;                // 0: the scenario's duration
   std::string noise = "default";  // "default" or "none"

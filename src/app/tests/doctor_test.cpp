@@ -80,16 +80,25 @@ TEST_F(DoctorTest, AllGoodOnTheDemoNode) {
 }
 
 // The fake driver keeps 64 periods of 1/6 s (10.7 s) of per-process samples: a 15 s interval
-// would lose some every pass, and doctor says so with the figure; the default 1 s is fine.
+// undrained would lose some every pass, and doctor says so with the figure; the default 1 s is
+// fine, and so is 15 s drained every 5 s (the agent's default) — but not every 12 s.
 TEST_F(DoctorTest, AnIntervalLongerThanTheDriversSampleBufferIsAWarning) {
   options_.interval = Seconds(15);
+  options_.drain_interval = Seconds(0);
   const auto checks = RunChecks(options_);
   const auto& nvml = Named(checks, "nvml");
   EXPECT_EQ(nvml.status, CheckStatus::kWarn) << nvml.detail;
-  EXPECT_NE(nvml.detail.find("--interval 15 s is longer than the 10.7 s"), std::string::npos)
+  EXPECT_NE(nvml.detail.find("read every 15 s (--interval, or --drain-interval where shorter) is "
+                             "longer than the 10.7 s"),
+            std::string::npos)
       << nvml.detail;
   EXPECT_NE(nvml.fix.find("below 10.7 s"), std::string::npos) << nvml.fix;
+  options_.drain_interval = Seconds(5);
+  EXPECT_EQ(Named(RunChecks(options_), "nvml").status, CheckStatus::kOk);
+  options_.drain_interval = Seconds(12);
+  EXPECT_EQ(Named(RunChecks(options_), "nvml").status, CheckStatus::kWarn);
   options_.interval = Seconds(1);
+  options_.drain_interval = Seconds(0);
   EXPECT_EQ(Named(RunChecks(options_), "nvml").status, CheckStatus::kOk);
 }
 

@@ -188,9 +188,9 @@ void AddUnitMetrics(std::vector<MetricDef>& v) {
       {Metric::kUnitSamplesUncovered, "gpumeter_process_samples_uncovered_seconds_total", C,
        "seconds",
        "Time whose per-process utilization samples the driver's buffer no longer held when read "
-       "(the interval is longer than the buffer's span: lower --interval). With the device's busy "
-       "time known, the rest of the interval's shares stand for it (rule says estimate); else its "
-       "busy time is unattributed.",
+       "(it was read less often than the buffer's span: lower --drain-interval). With the device's "
+       "busy time known, the rest of the interval's shares stand for it (rule says estimate); else "
+       "its busy time is unattributed.",
        kUnit},
       {Metric::kUnitMemorySignalSeconds,
        "gpumeter_unit_memory_signal_seconds_total",

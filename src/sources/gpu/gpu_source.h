@@ -24,6 +24,11 @@ class GpuSource {
   // in DeviceSample::errors); an Error means nothing could be sampled at all.
   // Not thread-safe: call from one thread (the sampler's worker).
   virtual Expected<GpuSnapshot> Sample() = 0;
+  // Between samples, when the interval is longer than the driver's sample buffers hold: reads
+  // what they hold so far and keeps it for the next Sample(). Never fails (a failure is reported
+  // with the next sample). Optional: sources without such buffers do nothing. Same thread as
+  // Sample().
+  virtual void Drain() {}
   virtual const Capabilities& capabilities() const = 0;
 };
 

@@ -112,6 +112,7 @@ Expected<gpu::GpuSnapshot> NvmlGpuSource::Sample() {
   if (rc != NVML_SUCCESS)
     return MakeError(ErrorCode::kUnavailable,
                      "nvmlDeviceGetCount failed: " + lib_->ErrorString(rc));
+  drain_targets_.clear();
   for (unsigned int i = 0; i < count; ++i) {
     nvmlDevice_t h = nullptr;
     const nvmlReturn_t hrc = Call("nvmlDeviceGetHandleByIndex", [&] {
@@ -136,6 +137,7 @@ Expected<gpu::GpuSnapshot> NvmlGpuSource::Sample() {
       dev.name = known.second;
     snap.devices.push_back(std::move(dev));
   }
+  DropDrainedOfUntargeted();
   return snap;
 }
 
@@ -203,8 +205,13 @@ void NvmlGpuSource::SampleDevice(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_
     dev.process_utilization_supported = false;
     ReadMigInstances(h, dev);
   } else {
-    ReadProcessUtilization(h, dev, now_us);
+    const bool window_closed = ReadProcessUtilization(h, dev, now_us);
     ReadPowerSamples(h, dev);
+    TakeDrained(dev, window_closed);
+    // Drained while its reads work, and while a failed read holds its window open.
+    if (!dev.lost && last_seen_us_.count(dev.uuid) &&
+        (dev.process_utilization_supported || !window_closed))
+      drain_targets_.emplace_back(dev.uuid, h);
     const auto gpm = GpmActivity(dev.uuid, h, std::nullopt, dev);
     dev.sm_active_ratio = gpm.sm;
     dev.dram_bw_ratio = gpm.dram_bw;
@@ -387,7 +394,7 @@ void NvmlGpuSource::AccountUncovered(nvmlDevice_t h, gpu::DeviceSample& dev,
     dev.process_util_uncovered_us = oldest - period - window_start_us;
 }
 
-void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& dev,
+bool NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& dev,
                                            uint64_t now_us) {
   auto it = last_seen_us_.find(dev.uuid);
   const bool first_read = it == last_seen_us_.end();
@@ -406,7 +413,7 @@ void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& de
   }
   if (rc == NVML_ERROR_NOT_SUPPORTED) {
     dev.process_utilization_supported = false;
-    return;
+    return true;
   }
   // NOT_FOUND: no sample newer than last_seen, i.e. no process was busy. Not an error.
   if (rc != NVML_SUCCESS && rc != NVML_ERROR_NOT_FOUND) {
@@ -416,7 +423,7 @@ void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& de
     // the driver still holds from where this one failed.
     dev.process_util.clear();
     dev.process_utilization_supported = false;
-    return;
+    return false;
   }
   // The driver stamps samples on a fixed period grid. Once the period is known, the window ends
   // at the last period boundary before now and the next one starts there, so every driver
@@ -446,6 +453,7 @@ void NvmlGpuSource::ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& de
   } else {
     last_seen_us_[dev.uuid] = std::max(newest, last_seen);
   }
+  return true;
 }
 
 void NvmlGpuSource::ReadMigInstances(nvmlDevice_t h, gpu::DeviceSample& dev) {

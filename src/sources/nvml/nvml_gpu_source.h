@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -46,6 +47,13 @@ class NvmlGpuSource final : public gpu::GpuSource {
   ~NvmlGpuSource() override;
 
   Expected<gpu::GpuSnapshot> Sample() override;
+  // Reads the per-process utilization and power samples of every GPU the last Sample() read them
+  // on (GPUs without MIG) since their last read, and keeps them for the next Sample(), which
+  // merges them into its window (buffer_drain.cpp). The driver keeps only so many sample periods
+  // (~10 s measured on the fake's model; not documented); an interval longer than that loses its
+  // oldest samples unless they were drained. A failed drain loses nothing: its window stays open
+  // and its error is reported with the next pass. Same thread as Sample().
+  void Drain() override;
   const gpu::Capabilities& capabilities() const override { return caps_; }
 
  private:
@@ -70,7 +78,9 @@ class NvmlGpuSource final : public gpu::GpuSource {
                                              uint64_t total_bytes);
   void ReadProcessList(nvmlDevice_t h, gpu::DeviceSample& dev, bool mps, uint64_t total_bytes,
                        std::vector<gpu::GpuProcess>& out);
-  void ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_t now_us);
+  // Reads the per-process samples since the GPU's window start into `dev`; false when the read
+  // failed (the window stays open for the next read).
+  bool ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_t now_us);
   // Per-process utilization samples newer than `since_us` (0: the driver's whole buffer) into
   // `out`, through whichever entry point the driver has; `name` is the call's.
   nvmlReturn_t ReadUtilSamples(nvmlDevice_t h, uint64_t since_us,
@@ -82,6 +92,11 @@ class NvmlGpuSource final : public gpu::GpuSource {
   // Board power samples from the per-process window's start into dev.power_samples
   // (power_samples.cpp).
   void ReadPowerSamples(nvmlDevice_t h, gpu::DeviceSample& dev);
+  // Merges what Drain() read since the last pass into `dev`, whose window it extends back to the
+  // first drained window's start; with `window_closed` false (this pass's read failed) only the
+  // drains' errors are taken and their samples stay pending with the open window.
+  void TakeDrained(gpu::DeviceSample& dev, bool window_closed);
+  void DropDrainedOfUntargeted();  // pending samples of GPUs no longer drained are dropped
   void ReadMigInstances(nvmlDevice_t h, gpu::DeviceSample& dev);
   // Compute slices of the GPU instance `gi_id`, from its profile; unknown if NVML cannot say.
   std::optional<uint32_t> InstanceSlices(nvmlDevice_t h, unsigned int gi_id,
@@ -114,6 +129,16 @@ class NvmlGpuSource final : public gpu::GpuSource {
       gi_profile_slices_;                                       // GPU UUID -> profile ID -> slices
   std::map<std::string, uint32_t> mig_slices_;                  // MIG UUID -> compute slices
   std::map<std::string, std::unique_ptr<GpmSample>> gpm_prev_;  // per unit key
+  // What Drain() read since the last pass that took it, per GPU UUID.
+  struct Drained {
+    std::optional<uint64_t> window_start_us;  // the first drained window's start
+    uint64_t uncovered_us = 0;                // Σ of the drained windows' uncovered parts
+    std::vector<gpu::ProcessUtilSample> util;
+    std::vector<gpu::PowerSample> power;
+    std::vector<gpu::CallError> errors;
+  };
+  std::map<std::string, Drained> drained_;
+  std::vector<std::pair<std::string, nvmlDevice_t>> drain_targets_;  // from the last Sample()
 };
 
 }  // namespace gpumeter::nvml

@@ -1,5 +1,7 @@
 #include "sources/sampler/sampler.h"
 
+#include <algorithm>
+
 namespace gpumeter::sampler {
 namespace {
 int64_t SteadyNs() {
@@ -80,8 +82,24 @@ void Sampler::Run() {
     next += options_.interval;
     const auto now = std::chrono::steady_clock::now();
     if (next < now) next = now;
-    std::unique_lock lock(mu_);
-    if (cv_.wait_until(lock, next, [this] { return stop_; })) return;
+    if (WaitDraining(begin, next)) return;
+  }
+}
+
+bool Sampler::WaitDraining(std::chrono::steady_clock::time_point pass_begin,
+                           std::chrono::steady_clock::time_point next) {
+  const auto drain = options_.drain_interval;
+  auto last = pass_begin;
+  std::unique_lock lock(mu_);
+  for (;;) {
+    const bool drains = drain.count() > 0 && options_.interval > drain;
+    const auto wake = drains ? std::min(next, last + drain) : next;
+    if (cv_.wait_until(lock, wake, [this] { return stop_; })) return true;
+    if (wake >= next) return false;
+    lock.unlock();
+    last = std::chrono::steady_clock::now();
+    source_.Drain();  // its calls are watched like a pass's
+    lock.lock();
   }
 }
 

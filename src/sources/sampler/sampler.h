@@ -47,6 +47,9 @@ struct SamplerOptions {
   // the next pass, never a reader.
   std::function<void()> before_pass;
   std::function<void(std::shared_ptr<const SampleResult>)> on_pass;
+  // Where `interval` is longer, the source's buffers are drained this often between passes
+  // (GpuSource::Drain), so a long interval loses none of the driver's samples. 0: never.
+  std::chrono::milliseconds drain_interval{0};
 };
 
 class Sampler {
@@ -66,6 +69,10 @@ class Sampler {
 
  private:
   void Run();
+  // Waits until `next`, draining the source every drain_interval (from the pass's start) on the
+  // way; true when stopped.
+  bool WaitDraining(std::chrono::steady_clock::time_point pass_begin,
+                    std::chrono::steady_clock::time_point next);
   void Watchdog();
 
   gpu::GpuSource& source_;

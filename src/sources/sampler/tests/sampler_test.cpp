@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <string>
+
 #include "support/fake_nvml.h"
 
 namespace gpumeter::sampler {
@@ -68,6 +71,47 @@ TEST(CallWatch, TracksTheCallInFlight) {
   EXPECT_GE(w.Current().elapsed.count(), 0);
   w.End();
   EXPECT_EQ(w.Current().call, nullptr);
+}
+
+// Counts the per-process utilization reads and passes them on to the sampler's watch.
+class CountingWatch final : public gpu::CallObserver {
+ public:
+  explicit CountingWatch(CallWatch& watch) : watch_(watch) {}
+  void Begin(const char* call) override {
+    if (std::string(call) == "nvmlDeviceGetProcessesUtilizationInfo") ++util_reads;
+    watch_.Begin(call);
+  }
+  void End() override { watch_.End(); }
+  std::atomic<int> util_reads{0};
+
+ private:
+  CallWatch& watch_;
+};
+
+// With an interval longer than the drain interval, the source is drained between passes; with
+// drain_interval 0, or an interval no longer than it, it is not.
+TEST(Sampler, DrainsTheSourceBetweenLongPasses) {
+  auto util_reads_per_pass = [](std::chrono::milliseconds interval,
+                                std::chrono::milliseconds drain) {
+    CallWatch watch;
+    CountingWatch counting(watch);
+    testing::FakeNvml fake("r580", testing::ScenarioPath("timeslice-h100"), 5, &counting);
+    EXPECT_TRUE(fake.ok());
+    SamplerOptions o{interval, std::chrono::milliseconds(2000), {}, {}};
+    o.drain_interval = drain;
+    Sampler sampler(fake.source(), watch, o);
+    sampler.Start();
+    EXPECT_TRUE(sampler.WaitForPass(4, std::chrono::seconds(20)));
+    sampler.Stop();
+    return static_cast<double>(counting.util_reads.load()) /
+           static_cast<double>(sampler.Health().passes);
+  };
+  using std::chrono::milliseconds;
+  // Three drains fit between passes 400 ms apart, each one read (a pass reads once or twice: the
+  // fake's clock stands still, so some windows look like gaps and read the whole ring too).
+  const double undrained = util_reads_per_pass(milliseconds(400), milliseconds(0));
+  EXPECT_GE(util_reads_per_pass(milliseconds(400), milliseconds(100)), undrained + 2);
+  EXPECT_LE(util_reads_per_pass(milliseconds(100), milliseconds(400)), undrained + 0.5);
 }
 
 }  // namespace
