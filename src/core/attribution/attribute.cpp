@@ -266,10 +266,9 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
       all_sampled = false;
   }
   std::optional<double> busy = u.busy_fraction;
-  Rule idle_rule = u.busy_from_dcgm ? Rule::kUnitNotBusyDcgm : Rule::kUnitNotBusyDevice;
-  // utilization.gpu is one driver period's; samples of every process over the whole window are
-  // the window's own busy time (docs/attribution.md, "Compute").
-  if (u.busy_is_instant && u.samples_uncovered_seconds <= 0 && all_sampled) busy.reset();
+  Rule idle_rule = u.busy_from_dcgm      ? Rule::kUnitNotBusyDcgm
+                   : u.busy_from_samples ? Rule::kUnitNotBusySamples
+                                         : Rule::kUnitNotBusyDevice;
   if (!busy && all_sampled) {
     busy = std::min(1.0, sampled);
     idle_rule = Rule::kUnitNotBusySamples;

@@ -60,6 +60,9 @@ struct UnitObservation {
   // busy_fraction is one driver period's reading (utilization.gpu without GPM), not the
   // interval's mean: it cannot say how much ran while per-process samples were lost.
   bool busy_is_instant = false;
+  // busy_fraction is the per-process samples' own over the window (every PID the driver sampled,
+  // listed or not), in place of utilization.gpu's one period (observe.cpp SamplesBusyFraction).
+  bool busy_from_samples = false;
   std::vector<ProcessObservation> processes;
   // Memory traffic of the unit over the interval, [0, 1], of the kind `memory_signal` says;
   // unknown (nullopt) where the processes' own memory-busy shares are the signal (their sum is

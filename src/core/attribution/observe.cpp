@@ -1,6 +1,7 @@
 #include "core/attribution/observe.h"
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 
 namespace gpumeter::attribution {
@@ -94,6 +95,21 @@ std::pair<std::optional<double>, std::optional<double>> ShareSplit(const gpu::De
 }  // namespace
 
 SmShareTable SmShares(const gpu::DeviceSample& d) { return Shares(d, Engine::kSm); }
+
+std::optional<double> SamplesBusyFraction(const gpu::DeviceSample& d, bool mps) {
+  if (mps || !d.process_utilization_supported || !d.process_util_period_us ||
+      *d.process_util_period_us == 0 || d.process_util_uncovered_us > 0 ||
+      d.process_util_window_end_us <= d.process_util_window_start_us)
+    return std::nullopt;
+  std::map<uint64_t, double> per_period;
+  for (const auto& s : d.process_util) per_period[s.timestamp_us] += s.sm_percent / 100.0;
+  double busy = 0;
+  for (const auto& [stamp, sum] : per_period) busy += std::min(1.0, sum);
+  const double periods =
+      static_cast<double>(d.process_util_window_end_us - d.process_util_window_start_us) /
+      static_cast<double>(*d.process_util_period_us);
+  return std::clamp(busy / std::max(1.0, periods), 0.0, 1.0);
+}
 
 SmShareTable MemoryBusyShares(const gpu::DeviceSample& d) { return Shares(d, Engine::kMemory); }
 
@@ -509,6 +525,14 @@ UnitObservation ObserveWholeGpu(const gpu::DeviceSample* previous, const gpu::De
   u.busy_fraction = BusyFraction(d);
   u.busy_from_dcgm = !d.sm_active_ratio && !d.utilization_gpu_percent && d.dcgm_gr_active;
   u.busy_is_instant = !d.sm_active_ratio && d.utilization_gpu_percent.has_value();
+  // utilization.gpu is one driver period's reading; the samples over the whole window are the
+  // window's own (docs/attribution.md, "Compute").
+  if (u.busy_is_instant)
+    if (const auto b = SamplesBusyFraction(d, u.mode == SharingMode::kMps)) {
+      u.busy_fraction = b;
+      u.busy_is_instant = false;
+      u.busy_from_samples = true;
+    }
   u.processes = ObserveProcesses(d.processes, previous ? &previous->processes : nullptr,
                                  SmShares(d), MemoryBusyShares(d), &d, ctx);
   SetMemorySignal(d, u);

@@ -102,6 +102,13 @@ bool MemorySharesExtrapolated(const gpu::DeviceSample& device);
 // the window's start (process_util_uncovered_us) and the device's busy time is known.
 bool SmSharesExtrapolated(const gpu::DeviceSample& device);
 
+// The GPU's busy fraction over the sample window from its per-process samples, [0, 1]: per driver
+// period, the sum of every sampled PID's smUtil (listed or not: the driver samples every process
+// that ran), at most 100 %, over the window's periods. Unknown unless the samples cover the whole
+// window on a known period grid, and under MPS (clients' kernels run at once, so their shares add
+// up past the busy time).
+std::optional<double> SamplesBusyFraction(const gpu::DeviceSample& device, bool mps);
+
 // The share of `pid` in the device's sample window from its samples stamped before `at_us` and
 // from those at or after it (a reused PID: the earlier process's and the later one's); the two add
 // up to SmShareOf(SmShares(device), pid). Both nullopt without per-process utilization.

@@ -38,7 +38,12 @@ void NvmlGpuSource::TakeDrained(gpu::DeviceSample& dev, bool window_closed) {
   const auto it = drained_.find(dev.uuid);
   if (it == drained_.end()) return;
   Drained& d = it->second;
-  dev.errors.insert(dev.errors.begin(), d.errors.begin(), d.errors.end());
+  // One entry per failing call: a call that fails at every drain and at the pass is one failure
+  // of the pass (gpumeter_nvml_call_failed has a series per call and code).
+  for (const auto& e : d.errors)
+    if (std::none_of(dev.errors.begin(), dev.errors.end(),
+                     [&](const gpu::CallError& x) { return x.call == e.call && x.code == e.code; }))
+      dev.errors.push_back(e);
   d.errors.clear();
   if (!window_closed) return;  // the window stays open: its drained samples wait with it
   if (!dev.process_utilization_supported || !d.window_start_us) {

@@ -100,6 +100,7 @@ bool Sampler::WaitDraining(std::chrono::steady_clock::time_point pass_begin,
     last = std::chrono::steady_clock::now();
     source_.Drain();  // its calls are watched like a pass's
     lock.lock();
+    stalled_call_ = nullptr;  // a drain call that overran has returned
   }
 }
 

@@ -304,30 +304,6 @@ TEST(AttributeBounds, EveryPossibleTruthOfASplitLiesWithinItsBound) {
   }
 }
 
-// utilization.gpu is the driver's last period only; where every process has samples over the
-// whole window, their sum is the window's busy time, both ways. 10 s: a 30 %, b 25 %.
-// At 100 % for its last period, the device figure gave 4.5 s to nobody; at 40 %, it scaled the
-// samples down to 2.2 s and 1.8 s.
-TEST(Attribute, SamplesCoveringTheWindowOutweighOnePeriodsUtilization) {
-  for (const double instant : {1.0, 0.4}) {
-    UnitObservation u =
-        MakeUnit("GPU-1", SharingMode::kTimeSlicing, 80 * kGiB, 40 * kGiB, 0, instant,
-                 {{1, kA, 10 * kGiB, 0.3, {}}, {2, kB, 10 * kGiB, 0.25, {}}});
-    u.busy_is_instant = true;
-    const auto l = AttributeUnit(u, 10);
-    EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "a"), 3.0) << instant;
-    EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kContainer, "b"), 2.5) << instant;
-    EXPECT_DOUBLE_EQ(Cpu(l, OwnerKind::kIdle), 4.5) << instant;
-    EXPECT_EQ(Cpu(l, OwnerKind::kUnattributed), 0.0) << instant;
-    EXPECT_EQ(Find(l, OwnerKind::kIdle)->compute_rule, Rule::kUnitNotBusySamples) << instant;
-    // A process without samples (another's, unlisted by per-process reads) leaves the device's
-    // figure in force: what it ran is not in the samples.
-    u.processes.push_back({3, kC, kGiB, std::nullopt, {}});
-    const auto partial = AttributeUnit(u, 10);
-    EXPECT_DOUBLE_EQ(Cpu(partial, OwnerKind::kIdle), (1 - instant) * 10) << instant;
-  }
-}
-
 TEST(AttributeBounds, ExtrapolatedSamplesAreBoundedByTheUncoveredTime) {
   // 10 s, busy 50 % by utilization.gpu (one driver period's reading, not the interval's); the
   // driver lost 4 s of samples. a's covered share 30 %, b's 10 %, c listed without a sample in

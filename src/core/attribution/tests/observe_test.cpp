@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
+#include "core/attribution/attribute.h"
+
 namespace gpumeter::attribution {
 namespace {
 
@@ -27,6 +32,48 @@ TEST(Observe, SmSharesCountPeriodsWithoutSamplesAsIdle) {
   EXPECT_DOUBLE_EQ(SmShareOf(shares, 1).value_or(-1), 0.5);
   EXPECT_DOUBLE_EQ(SmShareOf(shares, 2).value_or(-1), 0.1);
   EXPECT_FALSE(SmShareOf(shares, 3).has_value());
+}
+
+// utilization.gpu is the driver's last period only: where the samples cover the window, theirs is
+// the window's busy time, every sampled PID's (listed or not), at most 100 % per period. Device():
+// periods at 50, 90, 50, 50 % with PID 9 (in no process list: a graphics process, or one that came
+// and went between passes) at 30 % in the first: 0.675 of the window, where the one period said
+// 100 %. PID 9's time is unattributed, not idle, and not spread over PIDs 1 and 2.
+TEST(Observe, SamplesOverTheWindowOutweighOnePeriodsUtilization) {
+  auto d = Device();
+  d.utilization_gpu_percent = 100;
+  d.process_util.push_back({9, 1'250'000, 30, 0});
+  ObserveContext ctx;
+  ctx.owner = [](uint32_t pid) -> std::optional<Owner> {
+    return Owner{OwnerKind::kContainer, "ns", std::to_string(pid), "c"};
+  };
+  ctx.sharing = [](const std::string&) { return SharingMode::kTimeSlicing; };
+  const auto units = Observe(&d, d, 1.0, ctx);
+  ASSERT_EQ(units.size(), 1u);
+  ASSERT_TRUE(units[0].busy_fraction);
+  EXPECT_DOUBLE_EQ(*units[0].busy_fraction, 0.675);
+  EXPECT_TRUE(units[0].busy_from_samples);
+  const auto l = AttributeUnit(units[0], 1.0);
+  std::map<std::string, double> cpu;
+  for (const auto& r : l.rows)
+    cpu[r.owner.kind == OwnerKind::kContainer ? r.owner.pod : ToString(r.owner.kind)] =
+        r.compute_seconds;
+  EXPECT_DOUBLE_EQ(cpu["1"], 0.5);
+  EXPECT_DOUBLE_EQ(cpu["2"], 0.1);
+  EXPECT_NEAR(cpu[ToString(OwnerKind::kUnattributed)], 0.075, 1e-12);
+  EXPECT_NEAR(cpu[ToString(OwnerKind::kIdle)], 0.325, 1e-12);
+
+  // Not under MPS (clients' shares add up past the busy time), not on an unknown period grid
+  // (shares are then the samples' mean), not with samples lost: the device's figure stays.
+  ctx.sharing = [](const std::string&) { return SharingMode::kMps; };
+  EXPECT_DOUBLE_EQ(*Observe(&d, d, 1.0, ctx)[0].busy_fraction, 1.0);
+  ctx.sharing = [](const std::string&) { return SharingMode::kTimeSlicing; };
+  auto no_grid = d;
+  no_grid.process_util_period_us.reset();
+  EXPECT_DOUBLE_EQ(*Observe(&no_grid, no_grid, 1.0, ctx)[0].busy_fraction, 1.0);
+  auto lost = d;
+  lost.process_util_uncovered_us = 250'000;
+  EXPECT_FALSE(Observe(&lost, lost, 1.0, ctx)[0].busy_from_samples);
 }
 
 TEST(Observe, NoPerProcessUtilizationGivesNoShares) {

@@ -93,10 +93,10 @@ TEST(BufferDrain, AFailedDrainIsReportedAndLosesNothing) {
   f.SetTime(50);
   const auto snap = f.Sample();
   const auto& d = snap.devices.at(0);
-  bool reported = false;
+  int reported = 0;
   for (const auto& e : d.errors)
-    reported = reported || (e.call == "nvmlDeviceGetProcessesUtilizationInfo" && e.code == 999);
-  EXPECT_TRUE(reported) << "the drain's failure is the next pass's error";
+    reported += e.call == "nvmlDeviceGetProcessesUtilizationInfo" && e.code == 999;
+  EXPECT_EQ(reported, 1) << "the drain's failure is the next pass's error, once";
   EXPECT_TRUE(d.process_utilization_supported) << "the pass's own read worked";
   EXPECT_EQ(d.process_util_uncovered_us, 0u);
   EXPECT_NEAR(static_cast<double>(SamplesOf(d, 52001)), 15 * 6, 1);
@@ -129,25 +129,38 @@ TEST(BufferDrain, DrainedSamplesWaitForAPassWhoseReadFailed) {
 }
 
 // Draining a source that has not sampled yet, or a MIG GPU (no per-process samples), does
-// nothing, and the next pass is as without it.
+// nothing, and the next pass is as without it; node-8gpu's GPUs without MIG are drained.
 TEST(BufferDrain, NothingToDrainBeforeAPassOrOnMig) {
-  FakeNvml f("r580", testing::ScenarioPath("mig-h200"), 10);
+  FakeNvml f("r580", testing::ScenarioPath("node-8gpu"), 10);
   f.source().Drain();
   const auto first = f.Sample();
   ASSERT_FALSE(first.devices.empty());
-  f.SetTime(15);
+  f.SetTime(17);
   f.source().Drain();
-  f.SetTime(20);
+  f.SetTime(24);
+  f.source().Drain();
+  f.SetTime(30);
   const auto snap = f.Sample();
-  size_t mig = 0;
+  size_t mig = 0, whole = 0;
   for (const auto& d : snap.devices) {
-    if (!d.mig_enabled) continue;
+    if (!d.mig_enabled) {
+      // Drained at 17 and 24 s, read at 30 s: the 20 s window since the pass at 10 s is whole
+      // (undrained, the 10.7 s ring would have lost 9.3 s of it).
+      if (d.process_utilization_supported && !d.lost && !d.process_util.empty()) {
+        ++whole;
+        EXPECT_NEAR(Seconds(d.process_util_window_end_us - d.process_util_window_start_us), 20, 0.2)
+            << d.uuid;
+        EXPECT_EQ(d.process_util_uncovered_us, 0u) << d.uuid;
+      }
+      continue;
+    }
     ++mig;
     EXPECT_TRUE(d.process_util.empty());
     EXPECT_TRUE(d.power_samples.empty());
     EXPECT_TRUE(d.errors.empty());
   }
   EXPECT_GT(mig, 0u);
+  EXPECT_GT(whole, 0u);
 }
 
 }  // namespace
