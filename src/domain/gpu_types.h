@@ -79,6 +79,20 @@ struct ActivityWindow {
   double seconds = 0;
 };
 
+// The GPU's health as the driver reports it this pass (docs/nvml.md, "Health"); each part unknown
+// where the call is missing from the driver, not supported by the board, or failed.
+struct GpuHealth {
+  std::optional<uint64_t> clock_event_reasons;  // nvmlClocksEventReason* bits in effect now
+  // ECC errors since the driver loaded (volatile counters; they restart at a driver reload).
+  std::optional<uint64_t> ecc_corrected, ecc_uncorrected;
+  struct RemappedRows {                           // Ampere and later, MIG off
+    uint32_t correctable = 0, uncorrectable = 0;  // rows remapped for each cause
+    bool pending = false;                         // a remap waits for the next GPU reset
+    bool failed = false;                          // a remap failed: no spare row
+  };
+  std::optional<RemappedRows> remapped_rows;
+};
+
 struct DeviceSample {
   uint32_t index = 0;  // NVML enumeration index (not stable across reboots; key by uuid)
   std::string uuid;
@@ -128,6 +142,7 @@ struct DeviceSample {
   std::vector<MigInstanceSample> mig_instances;
   std::optional<uint32_t> mig_total_slices;  // slices of the full-GPU profile (7 on A100/H100/H200)
   std::vector<CallError> errors;
+  GpuHealth health;
 };
 
 // Which NVML entry points this driver offers; decided once when the library is loaded.
@@ -149,6 +164,18 @@ struct GpuSnapshot {
 };
 
 const char* ToString(ComputeMode mode);
+
+// The clocks-event reasons NVML names (GpuHealth::clock_event_reasons), as bit and label value
+// (gpu_idle, applications_clocks, sw_power_cap, hw_slowdown, sync_boost, sw_thermal, hw_thermal,
+// hw_power_brake, display_clock), in bit order. `slowdown`: the GPU runs slower than it was set
+// to for heat or a power emergency (not idling, an application setting, the power cap a busy GPU
+// reaches as designed, or a sync-boost group).
+struct ClockEventReason {
+  uint64_t bit;
+  const char* name;
+  bool slowdown;
+};
+const std::vector<ClockEventReason>& ClockEventReasons();
 
 // The newest per-process SM sample of each PID in the device's window, in percent. A listed
 // process without an entry had no sample: NVML reports busy processes only.

@@ -145,7 +145,8 @@ Scorer::Hidden Scorer::FaultWindow(const std::string& unit, double from_s, doubl
   Hidden hidden = Hidden::kNothing;
   if (!ref.gpu) return hidden;
   for (const auto& f : s_.faults) {
-    if (f.kind == scenario::FaultKind::kDelay) continue;
+    // A delay hides nothing; a health event fails no call.
+    if (f.kind == scenario::FaultKind::kDelay || scenario::IsHealthEvent(f.kind)) continue;
     if (f.gpu_index && *f.gpu_index != ref.gpu->index) continue;
     if (from_s > f.to_s.value_or(1e300) || to_s < f.from_s) continue;
     if (f.kind == scenario::FaultKind::kCallError && LedgerSaysWhatItHides(f.call)) continue;

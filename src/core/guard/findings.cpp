@@ -25,6 +25,14 @@ const char* ToString(Kind kind) {
       return "mps-no-limits";
     case Kind::kGpuLost:
       return "gpu-lost";
+    case Kind::kEccUncorrectable:
+      return "ecc-uncorrectable";
+    case Kind::kRowRemapPending:
+      return "row-remap-pending";
+    case Kind::kRowRemapFailed:
+      return "row-remap-failed";
+    case Kind::kClocksSlowdown:
+      return "clocks-slowdown";
   }
   return "unknown";
 }

@@ -28,18 +28,23 @@ enum class Kind {
   kOomRisk,                // a shared GPU whose tenants' memory approaches its total
   kMpsNoLimits,            // an MPS client without a memory or active-thread limit
   kGpuLost,                // a GPU fell off the bus, with each container that held it then
+  // GPU health (NVML), each with the containers holding the GPU (or its MIG instances) then:
+  kEccUncorrectable,  // uncorrectable ECC errors since the driver loaded
+  kRowRemapPending,   // a memory row remap waits for the next GPU reset
+  kRowRemapFailed,    // a row remap failed: no spare row left
+  kClocksSlowdown,    // the clocks are held down for heat or a power emergency
 };
-inline constexpr std::array<Kind, 9> kAllKinds = {Kind::kUnallocatedDevice,
-                                                  Kind::kNoGpuRequest,
-                                                  Kind::kVisibleDevicesAll,
-                                                  Kind::kVisibleDevicesOutside,
-                                                  Kind::kHostProcess,
-                                                  Kind::kIdleAllocation,
-                                                  Kind::kOomRisk,
-                                                  Kind::kMpsNoLimits,
-                                                  Kind::kGpuLost};
+inline constexpr std::array<Kind, 13> kAllKinds = {
+    Kind::kUnallocatedDevice, Kind::kNoGpuRequest,
+    Kind::kVisibleDevicesAll, Kind::kVisibleDevicesOutside,
+    Kind::kHostProcess,       Kind::kIdleAllocation,
+    Kind::kOomRisk,           Kind::kMpsNoLimits,
+    Kind::kGpuLost,           Kind::kEccUncorrectable,
+    Kind::kRowRemapPending,   Kind::kRowRemapFailed,
+    Kind::kClocksSlowdown};
 // "unallocated-device", "no-gpu-request", "visible-devices-all", "visible-devices-outside",
-// "host-process", "idle-allocation", "oom-risk", "mps-no-limits", "gpu-lost".
+// "host-process", "idle-allocation", "oom-risk", "mps-no-limits", "gpu-lost",
+// "ecc-uncorrectable", "row-remap-pending", "row-remap-failed", "clocks-slowdown".
 const char* ToString(Kind kind);
 std::optional<Kind> KindFromString(std::string_view text);
 
@@ -73,7 +78,11 @@ struct GuardConfig {
                                        {Kind::kIdleAllocation, Severity::kWarning},
                                        {Kind::kOomRisk, Severity::kWarning},
                                        {Kind::kMpsNoLimits, Severity::kWarning},
-                                       {Kind::kGpuLost, Severity::kCritical}};
+                                       {Kind::kGpuLost, Severity::kCritical},
+                                       {Kind::kEccUncorrectable, Severity::kCritical},
+                                       {Kind::kRowRemapPending, Severity::kWarning},
+                                       {Kind::kRowRemapFailed, Severity::kCritical},
+                                       {Kind::kClocksSlowdown, Severity::kWarning}};
   // A holder is idle while it uses less than this fraction of its share of the unit's compute.
   double idle_below = 0.02;
   // … for at least this many accounted seconds of known activity in a row.

@@ -1,5 +1,7 @@
 #include "core/guard/guard.h"
 
+#include "core/guard/device_checks.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -301,33 +303,6 @@ void CheckOomRisk(const PassView& pass, const Tenancy& t, double oom_ratio, cons
   }
 }
 
-// gpu-lost: a unit whose GPU fell off the bus, once per container that held it then (the pods the
-// failure hit, as the kubelet last listed them), or once for the unit when nobody held it.
-void CheckGpuLost(const PassView& pass, const Raiser& raise) {
-  for (const auto& u : pass.units) {
-    if (!u.gpu_lost) continue;
-    // A lost GPU may no longer say its name: the model only where it is known.
-    std::vector<std::string> about;
-    if (!u.model.empty()) about.push_back(u.model);
-    if (u.uuid != u.gpu_uuid) about.push_back("MIG instance " + u.uuid);
-    const std::string what = fmt::format(
-        "GPU {}{} fell off the bus (NVML_ERROR_GPU_IS_LOST): its readings stopped, and the work "
-        "on it has stopped or is failing; the GPU needs a reset (or the node a reboot)",
-        u.gpu_uuid, about.empty() ? "" : fmt::format(" ({})", fmt::join(about, ", ")));
-    if (u.holders.empty()) {
-      auto f = NewFinding(pass, &u, nullptr);
-      f.evidence = what + "; no container held it";
-      raise(Kind::kGpuLost, "", std::move(f));
-      continue;
-    }
-    for (const auto& h : u.holders) {
-      auto f = NewFinding(pass, &u, &h.owner);
-      f.evidence = fmt::format("{}; {} held {:.0f} % of it", what, Name(h.owner), 100 * h.share);
-      raise(Kind::kGpuLost, "", std::move(f));
-    }
-  }
-}
-
 // Container -> the units it ran on unallocated while it holds no GPU at all.
 std::map<Owner, std::set<std::string>> UnrequestedUse(const PassView& pass, const Tenancy& t) {
   std::map<Owner, std::set<std::string>> out;
@@ -429,7 +404,12 @@ void Guard::Update(const PassView& pass) {
   CheckNoGpuRequest(pass, tenancy, raise);
   CheckVisibleDevicesAll(pass, tenancy, raise);
   CheckVisibleDevicesOutside(pass, tenancy, raise);
-  CheckGpuLost(pass, raise);
+  detail::CheckDevices(
+      pass, [&](Kind kind, const UnitView& u, const Owner* holder, std::string evidence) {
+        auto f = NewFinding(pass, &u, holder);
+        f.evidence = std::move(evidence);
+        raise(kind, "", std::move(f));
+      });
   Idle(pass, seen);
 
   // Open/close bookkeeping: a finding seen again keeps its first_seen (unless its severity

@@ -19,6 +19,7 @@
 #include "core/attribution/attribute.h"
 #include "core/cost/pricing.h"
 #include "core/guard/findings.h"
+#include "domain/gpu_types.h"
 
 namespace gpumeter::guard {
 
@@ -39,6 +40,7 @@ struct UnitView {
   std::vector<ProcessView> processes;
   const attribution::UnitLedger* ledger = nullptr;  // the last interval's; null when none
   bool gpu_lost = false;  // its physical GPU fell off the bus (NVML_ERROR_GPU_IS_LOST) this pass
+  gpu::GpuHealth health;  // its physical GPU's, this pass (unknown parts: no finding)
 };
 
 struct PassView {

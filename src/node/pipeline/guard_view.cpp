@@ -45,9 +45,11 @@ guard::PassView BuildGuardView(const GuardViewInputs& in) {
   // Processes per unit: a whole GPU's list, or each MIG instance's.
   std::map<std::string, const std::vector<gpu::GpuProcess>*> processes;
   std::set<std::string> lost;  // GPUs off the bus in this pass's sample
+  std::map<std::string, const gpu::GpuHealth*> health;
   for (const auto& d : in.snapshot->devices) {
     v.gpu_uuid_by_index[d.index] = d.uuid;
     if (d.lost) lost.insert(d.uuid);
+    health[d.uuid] = &d.health;
     if (!d.mig_enabled) processes[d.uuid] = &d.processes;
     for (const auto& m : d.mig_instances) processes[m.uuid] = &m.processes;
   }
@@ -66,6 +68,7 @@ guard::PassView BuildGuardView(const GuardViewInputs& in) {
     uv.mode = u.mode;
     uv.gpu_fraction = u.gpu_fraction;
     uv.gpu_lost = lost.count(u.gpu_uuid) > 0;
+    if (const auto it = health.find(u.gpu_uuid); it != health.end()) uv.health = *it->second;
     for (const auto& h : u.holders) uv.holders.push_back({h.AsOwner(), h.share});
     if (const auto it = ledgers.find(u.uuid); it != ledgers.end()) uv.ledger = it->second;
     if (const auto it = processes.find(u.uuid);

@@ -196,6 +196,29 @@ EXPORT nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t d, nvmlSamplingType_t type
   ENTER_DEV("nvmlDeviceGetSamples", d);
   return Driver().Samples(d, type, last_seen, value_type, n, s);
 }
+// Both names of the clocks-event reasons call (the old one is deprecated from 535.43.02); each
+// profile's version script exports the ones its release has.
+EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d,
+                                                           unsigned long long* reasons) {
+  ENTER_DEV("nvmlDeviceGetCurrentClocksEventReasons", d);
+  return Driver().ClockReasons(d, reasons);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d,
+                                                              unsigned long long* reasons) {
+  ENTER_DEV("nvmlDeviceGetCurrentClocksThrottleReasons", d);
+  return Driver().ClockReasons(d, reasons);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, nvmlMemoryErrorType_t type,
+                                                nvmlEccCounterType_t counter,
+                                                unsigned long long* count) {
+  ENTER_DEV("nvmlDeviceGetTotalEccErrors", d);
+  return Driver().EccErrors(d, type, counter, count);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned int* corr, unsigned int* unc,
+                                              unsigned int* pending, unsigned int* failure) {
+  ENTER_DEV("nvmlDeviceGetRemappedRows", d);
+  return Driver().RemappedRows(d, corr, unc, pending, failure);
+}
 EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int* cur, unsigned int* pend) {
   ENTER_DEV("nvmlDeviceGetMigMode", d);
   return Driver().MigMode(d, cur, pend);

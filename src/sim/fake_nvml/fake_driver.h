@@ -90,6 +90,12 @@ class FakeDriver {
   nvmlReturn_t GpmFree(nvmlGpmSample_t s);
   nvmlReturn_t GpmSampleGet(nvmlDevice_t d, int gi, nvmlGpmSample_t s);
   nvmlReturn_t GpmMetrics(nvmlGpmMetricsGet_t* m);
+  // Health (fake_health.cpp): the scenario's health events at the fake's time.
+  nvmlReturn_t ClockReasons(nvmlDevice_t d, unsigned long long* reasons);
+  nvmlReturn_t EccErrors(nvmlDevice_t d, nvmlMemoryErrorType_t type, nvmlEccCounterType_t counter,
+                         unsigned long long* count);
+  nvmlReturn_t RemappedRows(nvmlDevice_t d, unsigned int* corr, unsigned int* unc,
+                            unsigned int* pending, unsigned int* failure);
 
  private:
   double NowLocked() const;

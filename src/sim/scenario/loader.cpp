@@ -12,6 +12,7 @@
 #include "common/yaml/reader.h"
 #include "domain/mig_profiles.h"
 #include "domain/sharing_mode.h"
+#include "sim/scenario/health_faults.h"
 #include "sources/nvml/nvml_library.h"
 
 namespace gpumeter::scenario {
@@ -309,8 +310,8 @@ Process ParseProcess(const Field& f) {
 
 // A `process-exit` fault is applied to its process's end_s here and yields no Fault.
 std::optional<Fault> ParseFault(const Field& f, Scenario& s) {
-  f.ExpectMap(
-      {"kind", "call", "gpu", "code", "from_s", "to_s", "delay_ms", "pid", "at_s", "value"});
+  f.ExpectMap({"kind", "call", "gpu", "code", "from_s", "to_s", "delay_ms", "pid", "at_s", "value",
+               "count", "type", "rows", "pending", "failed", "reasons"});
   const auto kind = f.Child("kind").Str();
   Fault out;
   if (kind == "process-exit") {
@@ -327,17 +328,16 @@ std::optional<Fault> ParseFault(const Field& f, Scenario& s) {
     if (!found) f.Child("pid").Fail("no process with this pid is running at at_s");
     return std::nullopt;
   }
-  if (kind == "call-error")
-    out.kind = FaultKind::kCallError;
-  else if (kind == "gpu-lost")
-    out.kind = FaultKind::kGpuLost;
-  else if (kind == "delay")
-    out.kind = FaultKind::kDelay;
-  else if (kind == "bad-value")
-    out.kind = FaultKind::kBadValue;
-  else
+  const auto named = FaultKindFromName(kind);
+  if (!named)
     f.Child("kind").Fail("unknown fault kind '" + kind +
-                         "' (expected call-error, gpu-lost, delay, bad-value or process-exit)");
+                         "' (expected call-error, gpu-lost, delay, bad-value, process-exit, "
+                         "ecc-error, row-remap or throttle)");
+  out.kind = *named;
+  if (IsHealthEvent(out.kind)) {
+    ParseHealthFault(f, out);
+    return out;
+  }
   out.call = f.Str("call", out.kind == FaultKind::kGpuLost ? "*" : "");
   if (out.kind != FaultKind::kGpuLost && out.call.empty()) f.Fail("missing required field 'call'");
   // A misspelt call would match nothing and fault nothing, while its window still reads as a

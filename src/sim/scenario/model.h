@@ -131,7 +131,12 @@ struct Process {
   std::vector<DeviceUsage> usage;
 };
 
-enum class FaultKind { kCallError, kGpuLost, kDelay, kBadValue };
+enum class FaultKind { kCallError, kGpuLost, kDelay, kBadValue, kEccError, kRowRemap, kThrottle };
+// Health events change what the GPU's health calls report (ECC counters, remapped rows, clocks-
+// event reasons); no call fails, and no signal of attribution is hidden.
+inline bool IsHealthEvent(FaultKind k) {
+  return k == FaultKind::kEccError || k == FaultKind::kRowRemap || k == FaultKind::kThrottle;
+}
 // kBadValue: what the call hands back is wrong though it succeeds (nvmlDeviceGetSamples only):
 // every sample 0 W, 9 kW, stamped at the caller's last-seen time, or of another value type.
 enum class BadValue { kZero, kHuge, kStale, kType };
@@ -145,6 +150,13 @@ struct Fault {
   std::optional<double> to_s;            // empty: until the end
   uint32_t delay_ms = 0;                 // kDelay: the call blocks this long
   BadValue bad_value = BadValue::kZero;  // kBadValue: how the reply is wrong
+  // Health events, from from_s (at_s in the file) on, or over [from_s, to_s) for kThrottle and a
+  // pending remap (cleared by the reset at to_s).
+  uint64_t count = 0;          // kEccError: errors; kRowRemap: rows remapped
+  bool uncorrectable = false;  // kEccError, kRowRemap: which counter
+  bool pending = false;        // kRowRemap: a remap waits for the next GPU reset
+  bool failed = false;         // kRowRemap: remapping failed (no spare row)
+  uint64_t reasons = 0;        // kThrottle: clocks-event reason bits (nvmlClocksEventReason*)
 };
 
 struct Driver {

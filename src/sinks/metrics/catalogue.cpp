@@ -120,6 +120,34 @@ void AddDeviceMetrics(std::vector<MetricDef>& v) {
        "",
        "1 for each NVML call that failed on this GPU in the last pass.",
        {"node", "gpu", "uuid", "call", "code"}},
+      {Metric::kGpuClockEventReason,
+       "gpumeter_gpu_clock_event_reason",
+       G,
+       "",
+       "1 while the reason holds the GPU's clocks down, 0 otherwise, for each reason NVML "
+       "names (gpu_idle, applications_clocks, sw_power_cap, hw_slowdown, sync_boost, "
+       "sw_thermal, hw_thermal, hw_power_brake, display_clock; "
+       "nvmlDeviceGetCurrentClocksEventReasons). Absent where the driver cannot say.",
+       {"node", "gpu", "uuid", "reason"}},
+      {Metric::kGpuEccErrors,
+       "gpumeter_gpu_ecc_errors_total",
+       C,
+       "",
+       "ECC errors since the driver loaded (NVML's volatile counters, type corrected or "
+       "uncorrected; they restart at a driver reload, which rate() takes as a counter reset). "
+       "Absent where ECC is off or unsupported.",
+       {"node", "gpu", "uuid", "type"}},
+      {Metric::kGpuRemappedRows,
+       "gpumeter_gpu_remapped_rows",
+       G,
+       "",
+       "Memory rows remapped to spares, by the cause (correctable or uncorrectable errors; "
+       "Ampere and later, MIG off). Absent where the driver cannot say.",
+       {"node", "gpu", "uuid", "cause"}},
+      {Metric::kGpuRowRemapPending, "gpumeter_gpu_row_remap_pending", G, "",
+       "1 while a row remap waits for the next GPU reset (drain the GPU and reset it).", kGpu},
+      {Metric::kGpuRowRemapFailed, "gpumeter_gpu_row_remap_failed", G, "",
+       "1 when a row remap failed (no spare row left): the GPU should be replaced.", kGpu},
       {Metric::kGpuMemoryTotal, "gpumeter_gpu_memory_total_bytes", G, "bytes",
        "Framebuffer memory of the GPU.", kGpu},
       {Metric::kGpuMemoryUsed, "gpumeter_gpu_memory_used_bytes", G, "bytes",

@@ -125,6 +125,31 @@ void Sources(Families& f, const gpu::SamplerHealth& health, const node::NodeStat
         static_cast<double>(state.allocation_problems.size()));
 }
 
+// What the driver says of the GPU's health: each part only where it could say (unknown is no
+// series, never 0).
+void Health(Families& f, const std::string& node, const std::string& idx,
+            const gpu::DeviceSample& d, uint32_t gpu_labels) {
+  const auto& h = d.health;
+  if (h.clock_event_reasons)
+    for (const auto& r : gpu::ClockEventReasons())
+      f.Add(Metric::kGpuClockEventReason, {node, idx, d.uuid, r.name},
+            (*h.clock_event_reasons & r.bit) ? 1 : 0);
+  if (h.ecc_corrected && h.ecc_uncorrected) {
+    f.Add(Metric::kGpuEccErrors, {node, idx, d.uuid, "corrected"},
+          static_cast<double>(*h.ecc_corrected));
+    f.Add(Metric::kGpuEccErrors, {node, idx, d.uuid, "uncorrected"},
+          static_cast<double>(*h.ecc_uncorrected));
+  }
+  if (h.remapped_rows) {
+    f.Add(Metric::kGpuRemappedRows, {node, idx, d.uuid, "correctable"},
+          h.remapped_rows->correctable);
+    f.Add(Metric::kGpuRemappedRows, {node, idx, d.uuid, "uncorrectable"},
+          h.remapped_rows->uncorrectable);
+    f.Add(Metric::kGpuRowRemapPending, gpu_labels, h.remapped_rows->pending ? 1 : 0);
+    f.Add(Metric::kGpuRowRemapFailed, gpu_labels, h.remapped_rows->failed ? 1 : 0);
+  }
+}
+
 void Devices(Families& f, const node::NodeState& state, const ExpositionOptions& options) {
   if (!state.last_good) return;
   auto processes = [&](const std::vector<gpu::GpuProcess>& procs, const std::string& unit,
@@ -155,6 +180,7 @@ void Devices(Families& f, const node::NodeState& state, const ExpositionOptions&
     f.Add(Metric::kGpuLost, gl, d.lost ? 1 : 0);
     for (const auto& e : d.errors)
       f.Add(Metric::kNvmlCallFailed, {state.node, idx, d.uuid, e.call, std::to_string(e.code)}, 1);
+    Health(f, state.node, idx, d, gl);
     if (d.memory) {
       f.Add(Metric::kGpuMemoryTotal, gl, static_cast<double>(d.memory->total_bytes));
       f.Add(Metric::kGpuMemoryUsed, gl, static_cast<double>(d.memory->used_bytes));

@@ -189,6 +189,30 @@ typedef struct {
   nvmlGpuInstancePlacement_t placement;
 } nvmlGpuInstanceInfo_t;
 
+// Health (docs/nvml.md, "Health"). nvmlMemoryErrorType_t and nvmlEccCounterType_t are C enums
+// (int-sized), passed by value to nvmlDeviceGetTotalEccErrors.
+typedef enum nvmlMemoryErrorType_enum {
+  NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
+  NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1,
+} nvmlMemoryErrorType_t;
+typedef enum nvmlEccCounterType_enum {
+  NVML_VOLATILE_ECC = 0,   // since the driver loaded
+  NVML_AGGREGATE_ECC = 1,  // over the board's life
+} nvmlEccCounterType_t;
+
+// Clocks-event ("throttle") reason bits, the same under both names of the call; the three
+// hardware bits have only the old nvmlClocksThrottleReason* macros.
+constexpr unsigned long long nvmlClocksEventReasonGpuIdle = 0x1ull;
+constexpr unsigned long long nvmlClocksEventReasonApplicationsClocksSetting = 0x2ull;
+constexpr unsigned long long nvmlClocksEventReasonSwPowerCap = 0x4ull;
+constexpr unsigned long long nvmlClocksThrottleReasonHwSlowdown = 0x8ull;
+constexpr unsigned long long nvmlClocksEventReasonSyncBoost = 0x10ull;
+constexpr unsigned long long nvmlClocksEventReasonSwThermalSlowdown = 0x20ull;
+constexpr unsigned long long nvmlClocksThrottleReasonHwThermalSlowdown = 0x40ull;
+constexpr unsigned long long nvmlClocksThrottleReasonHwPowerBrakeSlowdown = 0x80ull;
+constexpr unsigned long long nvmlClocksEventReasonDisplayClockSetting = 0x100ull;
+constexpr unsigned long long nvmlClocksEventReasonAll = 0x1FFull;
+
 }  // extern "C"
 
 // Layout checks against the sizes and offsets in docs/nvml.md.
@@ -214,6 +238,7 @@ static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24 && sizeof(nvmlGpmMetr
 static_assert(sizeof(nvmlGpuInstanceProfileInfo_t) == 48 &&
               offsetof(nvmlGpuInstanceProfileInfo_t, sliceCount) == 8 &&
               offsetof(nvmlGpuInstanceProfileInfo_t, memorySizeMB) == 40);
+static_assert(sizeof(nvmlMemoryErrorType_t) == 4 && sizeof(nvmlEccCounterType_t) == 4);
 static_assert(sizeof(nvmlGpuInstanceInfo_t) == 24 &&
               offsetof(nvmlGpuInstanceInfo_t, profileId) == 12 &&
               offsetof(nvmlGpuInstanceInfo_t, placement) == 16);

@@ -198,6 +198,8 @@ void NvmlGpuSource::SampleDevice(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_
                                                                : gpu::ComputeMode::kUnknown;
   }
   if (dev.lost) return;
+  ReadHealth(h, dev);
+  if (dev.lost) return;
   dev.processes = ReadProcesses(h, dev, dev.memory ? dev.memory->total_bytes : 0);
   if (dev.lost) return;
   if (dev.mig_enabled) {

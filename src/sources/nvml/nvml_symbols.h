@@ -58,4 +58,11 @@
   X(nvmlGpmSampleFree, nvmlReturn_t (*)(nvmlGpmSample_t))                                          \
   X(nvmlGpmSampleGet, nvmlReturn_t (*)(nvmlDevice_t, nvmlGpmSample_t))                             \
   X(nvmlGpmMigSampleGet, nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlGpmSample_t))            \
-  X(nvmlGpmMetricsGet, nvmlReturn_t (*)(nvmlGpmMetricsGet_t*))
+  X(nvmlGpmMetricsGet, nvmlReturn_t (*)(nvmlGpmMetricsGet_t*))                                     \
+  X(nvmlDeviceGetCurrentClocksEventReasons, nvmlReturn_t (*)(nvmlDevice_t, unsigned long long*))   \
+  X(nvmlDeviceGetCurrentClocksThrottleReasons,                                                     \
+    nvmlReturn_t (*)(nvmlDevice_t, unsigned long long*))                                           \
+  X(nvmlDeviceGetTotalEccErrors, nvmlReturn_t (*)(nvmlDevice_t, nvmlMemoryErrorType_t,             \
+                                                  nvmlEccCounterType_t, unsigned long long*))      \
+  X(nvmlDeviceGetRemappedRows,                                                                     \
+    nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*, unsigned int*, unsigned int*))

@@ -374,6 +374,63 @@ TEST(Guard, ALostGpuIsNamedWithThePodsThatHeldIt) {
   EXPECT_EQ(g.opened().at({Kind::kGpuLost, Severity::kCritical}), 4u);
 }
 
+// GPU health, each finding with the containers on the GPU then: uncorrectable ECC errors
+// (critical) on a time-sliced GPU, for both tenants; a pending row remap (warning) and a hardware
+// thermal slowdown (warning) on a MIG GPU, for the holder of each instance; a failed remap
+// (critical) on a GPU nobody holds. A power cap reached under load and the idle reason are no
+// slowdown; unknown health (a driver without the calls) and zero counts raise nothing.
+TEST(Guard, GpuHealthIsNamedWithThePodsOnTheGpu) {
+  Guard g({}, nullptr);
+  auto shared = Unit("GPU-0", SharingMode::kTimeSlicing, {{kA, 0.5}, {kB, 0.5}}, {});
+  shared.health.ecc_uncorrected = 2, shared.health.ecc_corrected = 7;
+  shared.health.clock_event_reasons = 0x4 | 0x1;  // sw_power_cap, gpu_idle
+  gpu::GpuHealth mig_health;
+  mig_health.remapped_rows = gpu::GpuHealth::RemappedRows{0, 1, true, false};
+  mig_health.clock_event_reasons = 0x40;  // hw_thermal
+  auto mig1 = Unit("MIG-1", SharingMode::kMig, {{kA, 1}}, {});
+  auto mig2 = Unit("MIG-2", SharingMode::kMig, {{kTrainer, 1}}, {});
+  for (auto* m : {&mig1, &mig2}) m->gpu_uuid = "GPU-1", m->health = mig_health;
+  auto nobody = Unit("GPU-2", SharingMode::kExclusive, {}, {});
+  nobody.health.remapped_rows = gpu::GpuHealth::RemappedRows{0, 3, true, true};
+  auto fine = Unit("GPU-3", SharingMode::kExclusive, {{kB, 1}}, {});
+  fine.health.ecc_uncorrected = 0, fine.health.ecc_corrected = 4;
+  fine.health.remapped_rows = gpu::GpuHealth::RemappedRows{2, 0, false, false};
+  auto unknown = Unit("GPU-4", SharingMode::kExclusive, {{kShell, 1}}, {});
+  g.Update(Pass({shared, mig1, mig2, nobody, fine, unknown}));
+  const auto open = g.Open();
+  auto who = [&](Kind k) {
+    std::set<std::string> out;
+    for (const auto& f : Of(open, k)) out.insert(f.unit_uuid + " " + f.pod);
+    return out;
+  };
+  EXPECT_EQ(who(Kind::kEccUncorrectable),
+            (std::set<std::string>{"GPU-0 " + kA.pod, "GPU-0 " + kB.pod}));
+  EXPECT_EQ(who(Kind::kRowRemapPending),
+            (std::set<std::string>{"MIG-1 " + kA.pod, "MIG-2 " + kTrainer.pod}));
+  EXPECT_EQ(who(Kind::kClocksSlowdown),
+            (std::set<std::string>{"MIG-1 " + kA.pod, "MIG-2 " + kTrainer.pod}));
+  EXPECT_EQ(who(Kind::kRowRemapFailed), (std::set<std::string>{"GPU-2 "}))
+      << "a failed remap is reported as failed, not also as pending";
+  for (const auto& f : open) {
+    EXPECT_NE(f.unit_uuid, "GPU-3") << f.evidence;
+    EXPECT_NE(f.unit_uuid, "GPU-4") << f.evidence;
+  }
+  const auto ecc = Of(open, Kind::kEccUncorrectable);
+  ASSERT_FALSE(ecc.empty());
+  EXPECT_EQ(ecc[0].severity, Severity::kCritical);
+  EXPECT_TRUE(Has(ecc[0].evidence, "2 uncorrectable ECC error(s)")) << ecc[0].evidence;
+  EXPECT_TRUE(Has(ecc[0].evidence, "held 50 % of it")) << ecc[0].evidence;
+  const auto slow = Of(open, Kind::kClocksSlowdown);
+  ASSERT_FALSE(slow.empty());
+  EXPECT_EQ(slow[0].severity, Severity::kWarning);
+  EXPECT_TRUE(Has(slow[0].evidence, "(hw_thermal;")) << slow[0].evidence;
+  EXPECT_TRUE(Has(slow[0].evidence, "MIG instance MIG-")) << slow[0].evidence;
+  EXPECT_EQ(Of(open, Kind::kRowRemapPending)[0].severity, Severity::kWarning);
+  EXPECT_EQ(Of(open, Kind::kRowRemapFailed)[0].severity, Severity::kCritical);
+  EXPECT_TRUE(Has(Of(open, Kind::kRowRemapFailed)[0].evidence, "no container held it"));
+  EXPECT_EQ(g.opened().at({Kind::kEccUncorrectable, Severity::kCritical}), 2u);
+}
+
 TEST(Guard, KindsTurnedOffAreNotReported) {
   const std::vector<attribution::UnitLedger> ledgers{Ledger("GPU-0", 60, {}),
                                                      Ledger("GPU-1", 60, {})};

@@ -1,5 +1,7 @@
 #include "sim/scenario/loader.h"
 
+#include "sim/scenario/health_faults.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -392,6 +394,57 @@ TEST(Loader, ABadValueFaultIsForPowerSamplesAndNamesItsValue) {
               HasSubstr("'negative' (expected zero, huge, stale or type)"));
   EXPECT_THAT(ErrorOf(faults + "{kind: bad-value, call: nvmlDeviceGetSamples}\n"),
               HasSubstr("value"));
+}
+
+// Health events: what each needs, named when missing or wrong; the state they make over time.
+TEST(Loader, HealthEventsNameWhatIsWrong) {
+  const std::string faults = std::string(kMinimal) + "\nfaults:\n  - ";
+  EXPECT_THAT(ErrorOf(faults + "{kind: throttle, gpu: 0, from_s: 1, reasons: [hw-melting]}\n"),
+              HasSubstr("unknown reason 'hw-melting'"));
+  EXPECT_THAT(ErrorOf(faults + "{kind: throttle, gpu: 0, reasons: [hw-thermal, hw-thermal]}\n"),
+              HasSubstr("'hw-thermal' is named twice"));
+  EXPECT_THAT(ErrorOf(faults + "{kind: throttle, gpu: 0, reasons: []}\n"),
+              HasSubstr("name at least one reason"));
+  EXPECT_THAT(ErrorOf(faults + "{kind: ecc-error, at_s: 5, type: uncorrected, count: 1}\n"),
+              HasSubstr("a health event needs 'gpu'"));
+  EXPECT_THAT(ErrorOf(faults + "{kind: ecc-error, gpu: 0, at_s: 5, type: double, count: 1}\n"),
+              HasSubstr("'double' (expected corrected or uncorrected)"));
+  EXPECT_THAT(ErrorOf(faults + "{kind: ecc-error, gpu: 0, at_s: 5, type: corrected, count: 0}\n"),
+              HasSubstr("must be at least 1"));
+  EXPECT_THAT(ErrorOf(faults + "{kind: ecc-error, gpu: 0, type: corrected, count: 1}\n"),
+              HasSubstr("at_s"));
+  EXPECT_THAT(ErrorOf(faults + "{kind: row-remap, gpu: 0, at_s: 5, type: uncorrectable}\n"),
+              HasSubstr("needs rows, pending or failed"));
+  EXPECT_THAT(ErrorOf(faults + "{kind: ecc-error, call: nvmlDeviceGetTotalEccErrors, gpu: 0, "
+                               "at_s: 5, type: corrected, count: 1}\n"),
+              HasSubstr("a health event fails no call"));
+  EXPECT_THAT(
+      ErrorOf(faults + "{kind: throttle, gpu: 0, from_s: 9, to_s: 3, reasons: [sw-thermal]}\n"),
+      HasSubstr("must be after from_s"));
+  EXPECT_THAT(ErrorOf(faults + "{kind: row-remap, gpu: 2, at_s: 5, type: correctable, rows: 1}\n"),
+              HasSubstr("no GPU with index 2"));
+
+  auto s = ParseScenario(
+      faults +
+          "{kind: throttle, gpu: 0, from_s: 2, to_s: 4, reasons: [sw-thermal]}\n"
+          "  - {kind: ecc-error, gpu: 0, at_s: 3, type: uncorrected, count: 2}\n"
+          "  - {kind: ecc-error, gpu: 0, at_s: 6, type: uncorrected, count: 1}\n"
+          "  - {kind: row-remap, gpu: 0, at_s: 3, type: correctable, rows: 4, pending: true, "
+          "to_s: 8}\n"
+          "  - {kind: row-remap, gpu: 0, at_s: 9, type: uncorrectable, failed: true}\n",
+      "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(HealthAt(*s, 0, 1).clock_event_reasons, 0u);
+  EXPECT_EQ(HealthAt(*s, 0, 3).clock_event_reasons, ClockEventReasonBit("sw-thermal"));
+  EXPECT_EQ(HealthAt(*s, 0, 4).clock_event_reasons, 0u) << "to_s is exclusive";
+  EXPECT_EQ(HealthAt(*s, 0, 3).ecc_uncorrected, 2u);
+  EXPECT_EQ(HealthAt(*s, 0, 7).ecc_uncorrected, 3u) << "counts add up";
+  EXPECT_TRUE(HealthAt(*s, 0, 5).remap_pending);
+  EXPECT_FALSE(HealthAt(*s, 0, 8).remap_pending) << "applied at the reset";
+  EXPECT_EQ(HealthAt(*s, 0, 8).remapped_correctable, 4u);
+  EXPECT_FALSE(HealthAt(*s, 0, 8).remap_failed);
+  EXPECT_TRUE(HealthAt(*s, 0, 9).remap_failed);
+  EXPECT_TRUE(s->faults.size() == 5 && IsHealthEvent(s->faults[0].kind));
 }
 
 TEST(Loader, ExclusiveWithReplicas) {

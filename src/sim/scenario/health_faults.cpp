@@ -1,0 +1,124 @@
+#include "sim/scenario/health_faults.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "sources/nvml/nvml_abi.h"
+
+namespace gpumeter::scenario {
+namespace {
+
+constexpr std::array<std::pair<const char*, unsigned long long>, 9> kReasons{{
+    {"idle", nvmlClocksEventReasonGpuIdle},
+    {"applications-clocks", nvmlClocksEventReasonApplicationsClocksSetting},
+    {"sw-power-cap", nvmlClocksEventReasonSwPowerCap},
+    {"hw-slowdown", nvmlClocksThrottleReasonHwSlowdown},
+    {"sync-boost", nvmlClocksEventReasonSyncBoost},
+    {"sw-thermal", nvmlClocksEventReasonSwThermalSlowdown},
+    {"hw-thermal", nvmlClocksThrottleReasonHwThermalSlowdown},
+    {"hw-power-brake", nvmlClocksThrottleReasonHwPowerBrakeSlowdown},
+    {"display-clock", nvmlClocksEventReasonDisplayClockSetting},
+}};
+
+// "corrected"/"uncorrected" (ECC) or "correctable"/"uncorrectable" (rows): true if uncorrect*.
+bool Uncorrectable(const yaml::Field& f, const char* yes, const char* no) {
+  const std::string t = f.Child("type").Str();
+  if (t != yes && t != no)
+    f.Child("type").Fail("'" + t + "' (expected " + std::string(no) + " or " + yes + ")");
+  return t == yes;
+}
+
+}  // namespace
+
+std::optional<FaultKind> FaultKindFromName(const std::string& name) {
+  static const std::pair<const char*, FaultKind> kNames[] = {
+      {"call-error", FaultKind::kCallError}, {"gpu-lost", FaultKind::kGpuLost},
+      {"delay", FaultKind::kDelay},          {"bad-value", FaultKind::kBadValue},
+      {"ecc-error", FaultKind::kEccError},   {"row-remap", FaultKind::kRowRemap},
+      {"throttle", FaultKind::kThrottle}};
+  for (const auto& [n, k] : kNames)
+    if (name == n) return k;
+  return std::nullopt;
+}
+
+uint64_t ClockEventReasonBit(const std::string& name) {
+  for (const auto& [n, bit] : kReasons)
+    if (name == n) return bit;
+  return 0;
+}
+
+// The events' own fields, and to_s after their start.
+void ParseHealthFault(const yaml::Field& f, Fault& out) {
+  ParseHealthFields(f, out);
+  if (auto t = f.Optional("to_s")) {
+    out.to_s = t->Double();
+    if (*out.to_s <= out.from_s)
+      t->Fail(std::string("must be after ") +
+              (out.kind == FaultKind::kThrottle ? "from_s" : "at_s"));
+  }
+}
+
+void ParseHealthFields(const yaml::Field& f, Fault& out) {
+  if (f.Optional("call")) f.Child("call").Fail("a health event fails no call: leave 'call' out");
+  if (!f.Optional("gpu")) f.Fail("a health event needs 'gpu'");
+  out.gpu_index = static_cast<uint32_t>(f.Child("gpu").UInt());
+  if (out.kind == FaultKind::kThrottle) {
+    out.from_s = f.Double("from_s", 0);
+    const yaml::Field reasons = f.Child("reasons");
+    reasons.ExpectSequence();
+    if (reasons.Size() == 0) reasons.Fail("name at least one reason");
+    for (size_t i = 0; i < reasons.Size(); ++i) {
+      const std::string name = reasons.At(i).Str();
+      const uint64_t bit = ClockEventReasonBit(name);
+      if (bit == 0)
+        reasons.At(i).Fail("unknown reason '" + name +
+                           "' (expected idle, applications-clocks, sw-power-cap, hw-slowdown, "
+                           "sync-boost, sw-thermal, hw-thermal, hw-power-brake or display-clock)");
+      if (out.reasons & bit) reasons.At(i).Fail("'" + name + "' is named twice");
+      out.reasons |= bit;
+    }
+    return;
+  }
+  out.from_s = f.Child("at_s").Double();
+  if (out.kind == FaultKind::kEccError) {
+    out.uncorrectable = Uncorrectable(f, "uncorrected", "corrected");
+    out.count = f.Child("count").UInt();
+    if (out.count == 0) f.Child("count").Fail("must be at least 1");
+    return;
+  }
+  out.uncorrectable = Uncorrectable(f, "uncorrectable", "correctable");
+  out.count = f.UInt("rows", 0);
+  out.pending = f.Bool("pending", false);
+  out.failed = f.Bool("failed", false);
+  if (out.count == 0 && !out.pending && !out.failed)
+    f.Fail("a row-remap event needs rows, pending or failed");
+}
+
+GpuHealth HealthAt(const Scenario& s, uint32_t gpu_index, double t_s) {
+  GpuHealth h;
+  for (const auto& f : s.faults) {
+    if (!IsHealthEvent(f.kind) || !f.gpu_index || *f.gpu_index != gpu_index || t_s < f.from_s)
+      continue;
+    const bool within = !f.to_s || t_s < *f.to_s;
+    switch (f.kind) {
+      case FaultKind::kEccError:
+        (f.uncorrectable ? h.ecc_uncorrected : h.ecc_corrected) += f.count;
+        break;
+      case FaultKind::kRowRemap:
+        (f.uncorrectable ? h.remapped_uncorrectable : h.remapped_correctable) +=
+            static_cast<uint32_t>(std::min<uint64_t>(f.count, 1u << 20));
+        h.remap_pending = h.remap_pending || (f.pending && within);
+        h.remap_failed = h.remap_failed || f.failed;
+        break;
+      case FaultKind::kThrottle:
+        if (within) h.clock_event_reasons |= f.reasons;
+        break;
+      default:
+        break;
+    }
+  }
+  return h;
+}
+
+}  // namespace gpumeter::scenario

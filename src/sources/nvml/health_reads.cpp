@@ -1,0 +1,50 @@
+// The GPU's health calls (nvmlDeviceGetCurrentClocksEventReasons, nvmlDeviceGetTotalEccErrors,
+// nvmlDeviceGetRemappedRows): read on the physical GPU every pass, each unknown where the driver
+// lacks it or the board does not support it (NOT_SUPPORTED is a capability, not an error).
+#include "sources/nvml/nvml_gpu_source.h"
+
+namespace gpumeter::nvml {
+
+void NvmlGpuSource::ReadHealth(nvmlDevice_t h, gpu::DeviceSample& dev) {
+  const NvmlApi& api = lib_->api();
+  // The new name from 535.43.02; the old one, deprecated, still answers on every release.
+  const auto reasons_fn = api.nvmlDeviceGetCurrentClocksEventReasons
+                              ? api.nvmlDeviceGetCurrentClocksEventReasons
+                              : api.nvmlDeviceGetCurrentClocksThrottleReasons;
+  const char* reasons_name = api.nvmlDeviceGetCurrentClocksEventReasons
+                                 ? "nvmlDeviceGetCurrentClocksEventReasons"
+                                 : "nvmlDeviceGetCurrentClocksThrottleReasons";
+  if (reasons_fn) {
+    unsigned long long bits = 0;
+    // Bits this build does not know are kept; only the known ones are named downstream.
+    if (Check(dev, reasons_name, Call(reasons_name, [&] { return reasons_fn(h, &bits); })))
+      dev.health.clock_event_reasons = bits;
+  }
+  if (dev.lost) return;
+  if (api.nvmlDeviceGetTotalEccErrors) {
+    const char* name = "nvmlDeviceGetTotalEccErrors";
+    for (const auto type : {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_MEMORY_ERROR_TYPE_UNCORRECTED}) {
+      unsigned long long n = 0;
+      // ECC off (or a board without it): NOT_SUPPORTED, unknown rather than 0.
+      if (!Check(dev, name, Call(name, [&] {
+                   return api.nvmlDeviceGetTotalEccErrors(h, type, NVML_VOLATILE_ECC, &n);
+                 })))
+        break;
+      (type == NVML_MEMORY_ERROR_TYPE_CORRECTED ? dev.health.ecc_corrected
+                                                : dev.health.ecc_uncorrected) = n;
+    }
+    if (!dev.health.ecc_uncorrected) dev.health.ecc_corrected.reset();  // both or neither
+  }
+  if (dev.lost) return;
+  if (api.nvmlDeviceGetRemappedRows) {
+    unsigned int corr = 0, unc = 0, pending = 0, failure = 0;
+    const char* name = "nvmlDeviceGetRemappedRows";
+    if (Check(dev, name, Call(name, [&] {
+                return api.nvmlDeviceGetRemappedRows(h, &corr, &unc, &pending, &failure);
+              })))
+      dev.health.remapped_rows =
+          gpu::GpuHealth::RemappedRows{corr, unc, pending != 0, failure != 0};
+  }
+}
+
+}  // namespace gpumeter::nvml

@@ -1,0 +1,111 @@
+// The GPU's health calls through the real loading path, against the fake driver serving a
+// scenario's health events, on every driver profile.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "sources/nvml/nvml_gpu_source.h"
+#include "support/fake_nvml.h"
+
+namespace gpumeter::nvml {
+namespace {
+
+// timeslice-h100 (one H100, index 0) with: hardware thermal slowdown 10-20 s; two uncorrected and
+// five corrected ECC errors at 15 s; one row remapped for an uncorrectable error at 15 s, pending
+// until the reset at 30 s.
+std::string HealthScenario() {
+  std::ifstream in(testing::ScenarioPath("timeslice-h100"));
+  std::stringstream text;
+  text << in.rdbuf();
+  return testing::WriteTempScenario(
+      text.str() +
+          "\nfaults:\n"
+          "  - {kind: throttle, gpu: 0, from_s: 10, to_s: 20, reasons: [hw-thermal, "
+          "sw-power-cap]}\n"
+          "  - {kind: ecc-error, gpu: 0, at_s: 15, type: uncorrected, count: 2}\n"
+          "  - {kind: ecc-error, gpu: 0, at_s: 15, type: corrected, count: 5}\n"
+          "  - {kind: row-remap, gpu: 0, at_s: 15, type: uncorrectable, rows: 1, pending: true, "
+          "to_s: 30}\n",
+      "health");
+}
+
+class Health : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Health, ReasonsCountersAndRowsFollowTheScenario) {
+  const std::string profile = GetParam();
+  testing::FakeNvml f(profile, HealthScenario(), 5);
+  auto at = [&](double t) {
+    f.SetTime(t);
+    auto snap = f.Sample();
+    EXPECT_EQ(snap.devices.size(), 1u);
+    return snap.devices.at(0);
+  };
+  const bool remapper = profile != "r418";  // nvmlDeviceGetRemappedRows from 450.51
+  auto before = at(5);
+  EXPECT_TRUE(before.errors.empty());
+  ASSERT_TRUE(before.health.clock_event_reasons) << "old or new name, every release has one";
+  EXPECT_EQ(*before.health.clock_event_reasons & ~nvmlClocksEventReasonGpuIdle, 0u);
+  ASSERT_TRUE(before.health.ecc_uncorrected && before.health.ecc_corrected);
+  EXPECT_EQ(*before.health.ecc_uncorrected, 0u);
+  EXPECT_EQ(before.health.remapped_rows.has_value(), remapper);
+
+  const auto during = at(16);
+  EXPECT_EQ(*during.health.clock_event_reasons & ~nvmlClocksEventReasonGpuIdle,
+            nvmlClocksThrottleReasonHwThermalSlowdown | nvmlClocksEventReasonSwPowerCap);
+  EXPECT_EQ(*during.health.ecc_uncorrected, 2u);
+  EXPECT_EQ(*during.health.ecc_corrected, 5u);
+  if (remapper) {
+    EXPECT_EQ(during.health.remapped_rows->uncorrectable, 1u);
+    EXPECT_EQ(during.health.remapped_rows->correctable, 0u);
+    EXPECT_TRUE(during.health.remapped_rows->pending);
+    EXPECT_FALSE(during.health.remapped_rows->failed);
+  }
+  const auto after = at(31);
+  EXPECT_EQ(*after.health.clock_event_reasons & ~nvmlClocksEventReasonGpuIdle, 0u);
+  EXPECT_EQ(*after.health.ecc_uncorrected, 2u) << "volatile counters keep counting";
+  if (remapper) {
+    EXPECT_FALSE(after.health.remapped_rows->pending) << "applied at the reset";
+    EXPECT_EQ(after.health.remapped_rows->uncorrectable, 1u);
+  }
+  EXPECT_TRUE(after.errors.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryProfile, Health,
+                         ::testing::Values("r580", "r535_43", "r470", "r418"));
+
+// MIG on: rows cannot be read (NOT_SUPPORTED: unknown, no error); the rest still can.
+TEST(HealthOnMig, RemappedRowsAreUnknownWhileMigIsOn) {
+  testing::FakeNvml f("r580", testing::ScenarioPath("mig-h200"), 10);
+  const auto snap = f.Sample();
+  ASSERT_FALSE(snap.devices.empty());
+  for (const auto& d : snap.devices) {
+    if (!d.mig_enabled) continue;
+    EXPECT_FALSE(d.health.remapped_rows);
+    EXPECT_TRUE(d.health.clock_event_reasons && d.health.ecc_uncorrected);
+    EXPECT_TRUE(d.errors.empty());
+  }
+}
+
+// A failed health call is recorded and leaves that part unknown, never 0.
+TEST(HealthFailure, AFailedEccReadIsUnknownAndRecorded) {
+  std::ifstream in(testing::ScenarioPath("timeslice-h100"));
+  std::stringstream text;
+  text << in.rdbuf();
+  testing::FakeNvml f(
+      "r580",
+      testing::WriteTempScenario(text.str() + "\nfaults:\n  - {kind: call-error, call: "
+                                              "nvmlDeviceGetTotalEccErrors, gpu: 0, code: 999}\n",
+                                 "ecc-fail"),
+      10);
+  const auto d = f.Sample().devices.at(0);
+  EXPECT_FALSE(d.health.ecc_uncorrected);
+  EXPECT_FALSE(d.health.ecc_corrected);
+  bool recorded = false;
+  for (const auto& e : d.errors) recorded = recorded || e.call == "nvmlDeviceGetTotalEccErrors";
+  EXPECT_TRUE(recorded);
+  EXPECT_TRUE(d.health.clock_event_reasons) << "the other calls still answer";
+}
+
+}  // namespace
+}  // namespace gpumeter::nvml
