@@ -79,6 +79,13 @@ struct ActivityWindow {
   double seconds = 0;
 };
 
+// An XID event NVML delivered (nvmlEventTypeXidCriticalError) since the last pass.
+struct XidEvent {
+  uint64_t xid = 0;                         // 999: the driver's "unknown"
+  std::optional<uint32_t> gpu_instance_id;  // the MIG GPU instance it is attributed to, if any
+  uint64_t seen_us = 0;                     // when the agent received it, Unix epoch µs
+};
+
 // The GPU's health as the driver reports it this pass (docs/nvml.md, "Health"); each part unknown
 // where the call is missing from the driver, not supported by the board, or failed.
 struct GpuHealth {
@@ -91,6 +98,7 @@ struct GpuHealth {
     bool failed = false;                          // a remap failed: no spare row
   };
   std::optional<RemappedRows> remapped_rows;
+  std::vector<XidEvent> xid_events;  // delivered since the last pass, oldest first
 };
 
 struct DeviceSample {
@@ -161,6 +169,10 @@ struct GpuSnapshot {
   uint64_t timestamp_us = 0;  // wall clock when the sample was taken, Unix epoch µs
   std::vector<DeviceSample> devices;
   std::vector<CallError> errors;  // node-level failures (e.g. device count)
+  // The XID event watcher (NvmlSourceOptions::watch_xid): unset when not asked for; false with
+  // the reason while it cannot wait (no event API, a failing wait), true while it waits.
+  std::optional<bool> xid_watch_ok;
+  std::string xid_watch_error;
 };
 
 const char* ToString(ComputeMode mode);

@@ -119,17 +119,25 @@ kill "$pid"; wait "$pid" 2>/dev/null || true
 # 4. GPU health (tests/scenarios/guard/health.yaml): each fault's series on /metrics, its finding
 # naming the pods on the GPU in the audit, in top's findings view, and --fail-on critical.
 start_demo health "$src/tests/scenarios/guard/health.yaml" --speedup 20
-wait_for_findings "$url" 6
+# 10: the ECC rise, the failed remap, two slowdowns (once held 60 s: 3 s here), two pending
+# remaps, two of each XID.
+wait_for_findings "$url" 10
 "$bin" audit --agent "$url" >"$work/health.txt" || fail "audit of the health node"
 for want in 'critical +ecc-uncorrectable +vision/train-0/trainer +GPU-9a000000' \
             'critical +row-remap-failed +- +GPU-9a000003' \
             'warning +clocks-slowdown +search/embed-0/server +GPU-9a000001' \
             'warning +clocks-slowdown +search/rerank-0/server +GPU-9a000001' \
             'warning +row-remap-pending +llm/chat-0/vllm +GPU-9a000002' \
-            'warning +row-remap-pending +llm/chat-1/vllm +GPU-9a000002'; do
+            'warning +row-remap-pending +llm/chat-1/vllm +GPU-9a000002' \
+            'critical +xid +llm/chat-0/vllm +GPU-9a000002' \
+            'critical +xid +llm/chat-1/vllm +GPU-9a000002' \
+            'info +xid-application +search/embed-0/server +GPU-9a000001' \
+            'info +xid-application +search/rerank-0/server +GPU-9a000001'; do
   grep -qE -- "$want" "$work/health.txt" || { cat "$work/health.txt"; fail "health audit lacks: $want"; }
 done
 grep -q 'runs slower than set: its clocks are held down (hw_thermal;' "$work/health.txt" || { cat "$work/health.txt"; fail "slowdown evidence names the reason"; }
+grep -q 'reported XID 95 (an uncontained memory error)' "$work/health.txt" || { cat "$work/health.txt"; fail "the XID's meaning"; }
+grep -q '1 new uncorrectable ECC error(s)' "$work/health.txt" || { cat "$work/health.txt"; fail "the ECC rise"; }
 if grep -q 'GPU-9a000001.*sw_power_cap' "$work/health.txt"; then fail "the power cap is no slowdown"; fi
 rc=0; "$bin" audit --agent "$url" --fail-on critical >/dev/null || rc=$?
 [ "$rc" = 1 ] || fail "health: --fail-on critical must exit 1 (got $rc)"
@@ -140,11 +148,14 @@ for want in 'gpumeter_gpu_ecc_errors_total{node="gpu-node-health",gpu="0",uuid="
             'gpumeter_gpu_row_remap_pending{node="gpu-node-health",gpu="2",uuid="GPU-9a000002-0000-4000-8000-000000000002"} 1' \
             'gpumeter_gpu_remapped_rows{node="gpu-node-health",gpu="3",uuid="GPU-9a000003-0000-4000-8000-000000000003",cause="uncorrectable"} 2' \
             'gpumeter_gpu_row_remap_failed{node="gpu-node-health",gpu="3",uuid="GPU-9a000003-0000-4000-8000-000000000003"} 1' \
-            'gpumeter_findings_opened_total{node="gpu-node-health",kind="ecc-uncorrectable",severity="critical"} 1'; do
+            'gpumeter_findings_opened_total{node="gpu-node-health",kind="ecc-uncorrectable",severity="critical"} 1' \
+            'gpumeter_gpu_xid_errors_total{node="gpu-node-health",gpu="2",uuid="GPU-9a000002-0000-4000-8000-000000000002",xid="95"} 1' \
+            'gpumeter_gpu_xid_errors_total{node="gpu-node-health",gpu="1",uuid="GPU-9a000001-0000-4000-8000-000000000001",xid="13"} 1' \
+            'gpumeter_xid_watch_up{node="gpu-node-health"} 1'; do
   grep -qF -- "$want" "$work/health.prom" || { grep -E 'ecc|remap|clock_event|findings_opened' "$work/health.prom"; fail "health series: $want"; }
 done
 "$bin" top --agent "$url" --view findings --once >"$work/health-top.txt" || fail "top --once on the health node"
-for want in ecc-uncorrectable row-remap-failed clocks-slowdown row-remap-pending; do
+for want in ecc-uncorrectable row-remap-failed clocks-slowdown row-remap-pending xid xid-application; do
   grep -q -- "$want" "$work/health-top.txt" || { cat "$work/health-top.txt"; fail "top's findings view lacks $want"; }
 done
 kill "$pid"; wait "$pid" 2>/dev/null || true

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -35,9 +36,10 @@ inline std::string WriteTempScenario(const std::string& yaml, const std::string&
 
 class FakeNvml {
  public:
-  // Serves `scenario_path` from `profile`; the fake clock is then pinned at `t_s`.
+  // Serves `scenario_path` from `profile`; the fake clock is then pinned at `t_s`. `watch_xid`:
+  // the source waits for XID events on its own thread (NvmlSourceOptions), each wait 50 ms.
   FakeNvml(const std::string& profile, const std::string& scenario_path, double t_s = 0,
-           gpu::CallObserver* observer = nullptr) {
+           gpu::CallObserver* observer = nullptr, bool watch_xid = false) {
     ::setenv("GPUMETER_FAKE_NVML_SCENARIO", scenario_path.c_str(), 1);
     // The fake stamps samples at this epoch + t; the source follows the same clock.
     epoch0_us_ = WallUs();
@@ -48,8 +50,11 @@ class FakeNvml {
     set_time_ = reinterpret_cast<void (*)(double)>(dlsym(control_, "gpumeterFakeNvmlSetTime"));
     nvml::NvmlSourceOptions o;
     o.library_candidates = {FakeNvmlPath(profile)};
-    o.wall_clock_us = [this] { return epoch0_us_ + static_cast<uint64_t>(t_s_ * 1e6); };
+    // Read from the XID watcher's thread too.
+    o.wall_clock_us = [this] { return epoch0_us_ + static_cast<uint64_t>(t_s_.load() * 1e6); };
     o.observer = observer;
+    o.watch_xid = watch_xid;
+    o.xid_wait = std::chrono::milliseconds(50);
     auto src = nvml::NvmlGpuSource::Create(o);
     EXPECT_TRUE(src) << (src ? "" : src.error().message);
     if (src) source_ = std::move(*src);
@@ -75,7 +80,7 @@ class FakeNvml {
   void* control_ = nullptr;
   void (*set_time_)(double) = nullptr;
   uint64_t epoch0_us_ = 0;
-  double t_s_ = 0;
+  std::atomic<double> t_s_{0};
   std::unique_ptr<nvml::NvmlGpuSource> source_;
 };
 

@@ -203,6 +203,7 @@ void SetSamplingAndServing(const AgentOptions& o, const std::string& node_name,
                            const AgentSources& sources, RuntimeOptions& ro) {
   if (!o.nvml_library.empty()) ro.nvml.library_candidates = {o.nvml_library};
   ro.nvml.first_util_lookback_us = static_cast<uint64_t>(o.interval.count() * 1e6);
+  ro.nvml.watch_xid = true;
   ro.interval = o.interval;
   ro.call_deadline = o.call_deadline;
   ro.drain_interval = o.drain_interval;

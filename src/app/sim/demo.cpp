@@ -52,7 +52,9 @@ Expected<DemoInputs> LoadInputs(const DemoOptions& o, const std::filesystem::pat
   auto guard_config = LoadGuardConfig(o.guard_config);
   if (!guard_config) return tl::unexpected(guard_config.error());
   // A scenario lasts minutes, not the agent's hour: idle allocations show within the demo.
-  if (o.guard_config.empty()) guard_config->idle_window_s = 180;
+  // The demo's minutes are a few seconds each: an idle allocation shows in 3 minutes, clocks held
+  // down in 3 seconds (docs/guardrails.md).
+  if (o.guard_config.empty()) guard_config->idle_window_s = 180, guard_config->slowdown_hold_s = 3;
   return DemoInputs{std::move(*loaded), std::move(*pricing), std::move(*guard_config)};
 }
 
@@ -89,6 +91,7 @@ RuntimeOptions DemoRuntime(const DemoOptions& o, const DemoInputs& in, ScenarioN
   RuntimeOptions ro;
   ro.nvml.library_candidates = FakeLibraryCandidates(o.nvml_library, o.driver_profile, exe_dir);
   ro.nvml.first_util_lookback_us = static_cast<uint64_t>(o.interval.count() * 1e6);
+  ro.nvml.watch_xid = true;
   ro.interval = o.interval;
   ro.call_deadline = o.call_deadline;
   ro.drain_interval = o.drain_interval;

@@ -33,6 +33,10 @@ const char* ToString(Kind kind) {
       return "row-remap-failed";
     case Kind::kClocksSlowdown:
       return "clocks-slowdown";
+    case Kind::kXid:
+      return "xid";
+    case Kind::kXidApplication:
+      return "xid-application";
   }
   return "unknown";
 }
@@ -124,10 +128,17 @@ void ApplyHostProcesses(const Field& v, GuardConfig& c) {
   });
 }
 
+// `slowdown: {hold: 60s}` or `events: {open: 1h}`: the one duration under `key`.
+double OneDuration(const Field& v, const char* key) {
+  if (!v.IsMap() || v.Size() != 1 || !v.Find(key))
+    v.Fail(std::string("expected a mapping with ") + key);
+  return Seconds(v.Get(key));
+}
+
 // Applies the file's keys in document order over the defaults already in `c`.
 void Apply(const Field& root, GuardConfig& c) {
   if (!root.IsMap()) root.Fail("expected a mapping at the top");
-  root.ExpectMap({"severity", "idle", "oom", "expected_host_processes"});
+  root.ExpectMap({"severity", "idle", "oom", "expected_host_processes", "slowdown", "events"});
   root.ForEachEntry([&](const std::string& key, const Field& v) {
     if (key == "severity")
       ApplySeverity(v, c);
@@ -135,6 +146,10 @@ void Apply(const Field& root, GuardConfig& c) {
       ApplyIdle(v, c);
     else if (key == "oom")
       c.oom_ratio = OomRatio(v);
+    else if (key == "slowdown")
+      c.slowdown_hold_s = OneDuration(v, "hold");
+    else if (key == "events")
+      c.event_open_s = OneDuration(v, "open");
     else
       ApplyHostProcesses(v, c);
   });

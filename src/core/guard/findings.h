@@ -33,18 +33,22 @@ enum class Kind {
   kRowRemapPending,   // a memory row remap waits for the next GPU reset
   kRowRemapFailed,    // a row remap failed: no spare row left
   kClocksSlowdown,    // the clocks are held down for heat or a power emergency
+  kXid,               // an XID event on the GPU (the GPU's or the platform's fault)
+  kXidApplication,    // an XID NVIDIA's catalog puts on the application (13, 31, 43, 45, 68)
 };
-inline constexpr std::array<Kind, 13> kAllKinds = {
+inline constexpr std::array<Kind, 15> kAllKinds = {
     Kind::kUnallocatedDevice, Kind::kNoGpuRequest,
     Kind::kVisibleDevicesAll, Kind::kVisibleDevicesOutside,
     Kind::kHostProcess,       Kind::kIdleAllocation,
     Kind::kOomRisk,           Kind::kMpsNoLimits,
     Kind::kGpuLost,           Kind::kEccUncorrectable,
     Kind::kRowRemapPending,   Kind::kRowRemapFailed,
-    Kind::kClocksSlowdown};
+    Kind::kClocksSlowdown,    Kind::kXid,
+    Kind::kXidApplication};
 // "unallocated-device", "no-gpu-request", "visible-devices-all", "visible-devices-outside",
 // "host-process", "idle-allocation", "oom-risk", "mps-no-limits", "gpu-lost",
-// "ecc-uncorrectable", "row-remap-pending", "row-remap-failed", "clocks-slowdown".
+// "ecc-uncorrectable", "row-remap-pending", "row-remap-failed", "clocks-slowdown", "xid",
+// "xid-application".
 const char* ToString(Kind kind);
 std::optional<Kind> KindFromString(std::string_view text);
 
@@ -82,13 +86,19 @@ struct GuardConfig {
                                        {Kind::kEccUncorrectable, Severity::kCritical},
                                        {Kind::kRowRemapPending, Severity::kWarning},
                                        {Kind::kRowRemapFailed, Severity::kCritical},
-                                       {Kind::kClocksSlowdown, Severity::kWarning}};
+                                       {Kind::kClocksSlowdown, Severity::kWarning},
+                                       {Kind::kXid, Severity::kCritical},
+                                       {Kind::kXidApplication, Severity::kInfo}};
   // A holder is idle while it uses less than this fraction of its share of the unit's compute.
   double idle_below = 0.02;
   // … for at least this many accounted seconds of known activity in a row.
   double idle_window_s = 3600;
   // A shared GPU is at risk when its tenants hold at least this fraction of its memory.
   double oom_ratio = 0.9;
+  // An event (an XID, a rise of the uncorrectable ECC count) stays open this long after it came.
+  double event_open_s = 3600;
+  // Clocks held down for heat or power are a finding once they held this long.
+  double slowdown_hold_s = 60;
   // Host processes (by command name, /proc/<pid>/stat) that are expected on a GPU node.
   std::set<std::string> expected_host_processes = {"nvidia-cuda-mps-server", "nv-hostengine"};
 };

@@ -374,8 +374,14 @@ void CheckVisibleDevicesOutside(const PassView& pass, const Tenancy& t, const Ra
 
 }  // namespace
 
+Guard::~Guard() = default;
+Guard::Guard(Guard&&) noexcept = default;
+Guard& Guard::operator=(Guard&&) noexcept = default;
+
 Guard::Guard(GuardConfig config, const cost::Pricing* pricing)
-    : config_(std::move(config)), pricing_(pricing) {
+    : config_(std::move(config)),
+      pricing_(pricing),
+      devices_(std::make_unique<detail::DeviceChecks>()) {
   for (const auto& [kind, severity] : config_.severity)
     opened_[{kind, severity}] = 0;  // every counter exists from the start
 }
@@ -404,12 +410,14 @@ void Guard::Update(const PassView& pass) {
   CheckNoGpuRequest(pass, tenancy, raise);
   CheckVisibleDevicesAll(pass, tenancy, raise);
   CheckVisibleDevicesOutside(pass, tenancy, raise);
-  detail::CheckDevices(
-      pass, [&](Kind kind, const UnitView& u, const Owner* holder, std::string evidence) {
-        auto f = NewFinding(pass, &u, holder);
-        f.evidence = std::move(evidence);
-        raise(kind, "", std::move(f));
-      });
+  devices_->Run(pass, config_,
+                [&](Kind kind, const std::string& unit, const std::string& gpu, const Owner* holder,
+                    const std::string& extra, std::string evidence) {
+                  auto f = NewFinding(pass, nullptr, holder);
+                  f.unit_uuid = unit, f.gpu_uuid = gpu;
+                  f.evidence = std::move(evidence);
+                  raise(kind, extra, std::move(f));
+                });
   Idle(pass, seen);
 
   // Open/close bookkeeping: a finding seen again keeps its first_seen (unless its severity

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -41,6 +42,8 @@ struct UnitView {
   const attribution::UnitLedger* ledger = nullptr;  // the last interval's; null when none
   bool gpu_lost = false;  // its physical GPU fell off the bus (NVML_ERROR_GPU_IS_LOST) this pass
   gpu::GpuHealth health;  // its physical GPU's, this pass (unknown parts: no finding)
+  std::optional<uint32_t> gpu_instance_id;  // a MIG instance's GPU instance ID
+  std::vector<gpu::XidEvent> xids;          // its physical GPU's XID events of this pass
 };
 
 struct PassView {
@@ -62,10 +65,17 @@ struct PassView {
   std::map<uint32_t, std::string> gpu_uuid_by_index;  // NVML index -> GPU UUID
 };
 
+namespace detail {
+class DeviceChecks;
+}
+
 class Guard {
  public:
   // `pricing` prices idle allocations (null: waste in GPU-hours only). Borrowed; outlives this.
   Guard(GuardConfig config, const cost::Pricing* pricing);
+  ~Guard();
+  Guard(Guard&&) noexcept;
+  Guard& operator=(Guard&&) noexcept;
 
   // One pass. Findings seen now stay open (last_seen = now); one not seen for kGracePasses
   // passes in a row is closed (a process between two samples, a source's hiccup: no flapping).
@@ -87,7 +97,8 @@ class Guard {
   GuardConfig config_;
   const cost::Pricing* pricing_;
   std::map<Key, Finding> open_;
-  std::map<Key, int> missed_;  // passes in a row an open finding was not seen
+  std::map<Key, int> missed_;                      // passes in a row an open finding was not seen
+  std::unique_ptr<detail::DeviceChecks> devices_;  // the device rules' state (device_checks.h)
   std::map<std::pair<Kind, Severity>, uint64_t> opened_;
   // Known-idle accounted seconds in a row, per (unit, holder), and the share it holds.
   std::map<std::pair<std::string, domain::Owner>, double> idle_s_;

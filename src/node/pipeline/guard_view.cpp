@@ -68,7 +68,12 @@ guard::PassView BuildGuardView(const GuardViewInputs& in) {
     uv.mode = u.mode;
     uv.gpu_fraction = u.gpu_fraction;
     uv.gpu_lost = lost.count(u.gpu_uuid) > 0;
-    if (const auto it = health.find(u.gpu_uuid); it != health.end()) uv.health = *it->second;
+    if (const auto it = health.find(u.gpu_uuid); it != health.end()) {
+      uv.health = *it->second;
+      uv.xids = it->second->xid_events;
+    }
+    if (u.uuid != u.gpu_uuid && !u.mig_profile.empty() && u.mig_profile != "unpartitioned")
+      uv.gpu_instance_id = u.mig_gpu_instance;
     for (const auto& h : u.holders) uv.holders.push_back({h.AsOwner(), h.share});
     if (const auto it = ledgers.find(u.uuid); it != ledgers.end()) uv.ledger = it->second;
     if (const auto it = processes.find(u.uuid);

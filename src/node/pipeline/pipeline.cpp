@@ -478,6 +478,21 @@ void NodePipeline::UpdateNodeFacts(std::chrono::steady_clock::time_point now, No
   }
 }
 
+void NodePipeline::CountXids(const gpu::GpuSnapshot& snap, NodeState& next) {
+  // Said once per change: the gauge shows it all along.
+  if (snap.xid_watch_ok == false &&
+      (next.xid_watch_ok != false || next.xid_watch_error != snap.xid_watch_error))
+    spdlog::warn("XID events are not watched: {}", snap.xid_watch_error);
+  next.xid_watch_ok = snap.xid_watch_ok;
+  next.xid_watch_error = snap.xid_watch_error;
+  for (const auto& d : snap.devices)
+    for (const auto& x : d.health.xid_events) {
+      auto& t = next.xids[d.uuid][x.xid];
+      ++t.count;
+      t.last_seen = static_cast<double>(x.seen_us) / 1e6;
+    }
+}
+
 // Findings only from a good pass (a failed one shows no process, which proves nothing).
 void NodePipeline::UpdateFindings(const gpu::SampleResult& pass, NodeState& next) {
   if (!pass.ok) return;
@@ -504,6 +519,7 @@ void NodePipeline::OnPass(std::shared_ptr<const gpu::SampleResult> pass) {
   const auto& snap =
       pass->ok ? pass->snapshot : (prev->last_good ? prev->last_good->snapshot : empty);
   if (pass->ok) next->last_good = pass;
+  if (pass->ok) CountXids(pass->snapshot, *next);
 
   if (sources_.pods) sources_.pods->Poll(pass->taken);
   UpdatePods();

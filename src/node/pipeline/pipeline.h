@@ -111,6 +111,8 @@ class NodePipeline {
   std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> PodLabels(
       const NodeState& prev, const NodeState& next) const;
   std::vector<domain::SourceStatus> SourceStatuses() const;
+  // Adds the pass's XID events to NodeState::xids.
+  static void CountXids(const gpu::GpuSnapshot& snap, NodeState& next);
   void UpdateFindings(const gpu::SampleResult& pass, NodeState& next);
   // The Node object's facts into next and into what prices the coming interval.
   void UpdateNodeFacts(std::chrono::steady_clock::time_point now, NodeState& next);

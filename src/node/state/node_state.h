@@ -141,6 +141,15 @@ struct NodeState {
   // Open guardrail findings (docs/guardrails.md), highest severity first, and the number opened
   // since the agent started per (kind, severity).
   std::vector<guard::Finding> findings;
+  // XID events per GPU UUID and XID since the agent started (NVML events), and the watcher's
+  // state as of the latest good pass (unset: not watching).
+  struct XidTotal {
+    uint64_t count = 0;
+    double last_seen = 0;  // Unix seconds
+  };
+  std::map<std::string, std::map<uint64_t, XidTotal>> xids;
+  std::optional<bool> xid_watch_ok;
+  std::string xid_watch_error;
   std::map<std::pair<guard::Kind, guard::Severity>, uint64_t> findings_opened;
   // The latest rightsizing of this node's workloads; null until one was computed (or without a
   // store).

@@ -219,6 +219,33 @@ EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned int* corr
   ENTER_DEV("nvmlDeviceGetRemappedRows", d);
   return Driver().RemappedRows(d, corr, unc, pending, failure);
 }
+EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
+  ENTER_SYS("nvmlEventSetCreate");
+  return Driver().EventSetCreate(set);
+}
+EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
+  ENTER_SYS("nvmlEventSetFree");
+  return Driver().EventSetFree(set);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t d, unsigned long long* types) {
+  ENTER_DEV("nvmlDeviceGetSupportedEventTypes", d);
+  return Driver().SupportedEvents(d, types);
+}
+EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types,
+                                             nvmlEventSet_t set) {
+  ENTER_DEV("nvmlDeviceRegisterEvents", d);
+  return Driver().RegisterEvents(d, types, set);
+}
+EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data,
+                                        unsigned int timeout_ms) {
+  ENTER_SYS("nvmlEventSetWait_v2");
+  return Driver().EventWait(set, data, timeout_ms, true);
+}
+EXPORT nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t* data,
+                                     unsigned int timeout_ms) {
+  ENTER_SYS("nvmlEventSetWait");
+  return Driver().EventWait(set, data, timeout_ms, false);
+}
 EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int* cur, unsigned int* pend) {
   ENTER_DEV("nvmlDeviceGetMigMode", d);
   return Driver().MigMode(d, cur, pend);

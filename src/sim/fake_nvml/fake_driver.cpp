@@ -102,6 +102,12 @@ uint64_t FakeDriver::EpochUsLocked(double t_s) const {
   return epoch_at_start_us_ + static_cast<uint64_t>(std::llround((t_s - offset_s_) * 1e6));
 }
 
+nvmlDevice_t FakeDriver::ParentHandleLocked(size_t gpu) {
+  for (auto& h : handles_)
+    if (h.gpu == gpu && h.mig < 0) return &h;
+  return nullptr;
+}
+
 bool FakeDriver::ValidHandle(nvmlDevice_t d) const {
   for (const auto& h : handles_)
     if (&h == d) return true;

@@ -7,9 +7,11 @@
 
 #include <chrono>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "sim/scenario/model.h"
@@ -24,6 +26,11 @@ struct nvmlDevice_st {
 struct nvmlGpuInstance_st {
   size_t gpu = 0;  // position in Scenario::gpus
   size_t mig = 0;  // position in Gpu::mig_instances
+};
+struct nvmlEventSet_st {
+  std::map<size_t, double> registered;  // GPU position -> when its XIDs were registered
+  std::set<size_t> delivered;           // positions in Scenario::faults already delivered
+  bool freed = false;
 };
 struct nvmlGpmSample_st {
   nvmlDevice_t device = nullptr;
@@ -96,6 +103,14 @@ class FakeDriver {
                          unsigned long long* count);
   nvmlReturn_t RemappedRows(nvmlDevice_t d, unsigned int* corr, unsigned int* unc,
                             unsigned int* pending, unsigned int* failure);
+  // Events (fake_events.cpp): XIDs from the scenario's `xid` faults; a lost GPU's wait returns
+  // GPU_IS_LOST. Wait sleeps (without the lock) up to `timeout_ms` of real time.
+  nvmlReturn_t EventSetCreate(nvmlEventSet_t* set);
+  nvmlReturn_t EventSetFree(nvmlEventSet_t set);
+  nvmlReturn_t SupportedEvents(nvmlDevice_t d, unsigned long long* types);
+  nvmlReturn_t RegisterEvents(nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set);
+  nvmlReturn_t EventWait(nvmlEventSet_t set, nvmlEventData_t* data, unsigned int timeout_ms,
+                         bool v2);
 
  private:
   double NowLocked() const;
@@ -103,6 +118,7 @@ class FakeDriver {
   const scenario::Gpu& GpuOf(nvmlDevice_t d) const { return scenario_->gpus[d->gpu]; }
   std::string UnitUuid(nvmlDevice_t d) const;
   bool ValidHandle(nvmlDevice_t d) const;
+  nvmlDevice_t ParentHandleLocked(size_t gpu);
 
   mutable std::mutex mu_;
   int refcount_ = 0;
@@ -110,6 +126,7 @@ class FakeDriver {
   std::deque<nvmlDevice_st> handles_;  // stable addresses
   std::deque<nvmlGpmSample_st> gpm_samples_;
   std::deque<nvmlGpuInstance_st> gpu_instances_;  // stable addresses, one per MIG instance
+  std::deque<nvmlEventSet_st> event_sets_;        // stable addresses; freed ones stay, marked
   std::chrono::steady_clock::time_point start_;
   uint64_t epoch_at_start_us_ = 0;
   double speedup_ = 1.0;

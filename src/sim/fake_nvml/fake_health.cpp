@@ -2,7 +2,6 @@
 // scenario's health events (sim/scenario/health_faults.h) at the fake's time. On a MIG device
 // handle each is NOT_SUPPORTED (what a MIG handle answers is not confirmed; the agent asks the
 // parent). Row remapping is Ampere's and later, and NOT_SUPPORTED while MIG is on.
-#include <array>
 #include <string>
 
 #include "sim/fake_nvml/fake_driver.h"
@@ -13,7 +12,8 @@ namespace {
 
 // Boards before Ampere have no row remapper (they retire pages instead).
 bool HasRowRemapper(const std::string& model) {
-  for (const char* old : {"V100", "T4", "P100", "P40", "P4", "K80", "M60"})
+  for (const char* old : {"V100", "TITAN V", "T4", "Quadro RTX", "RTX 20", "GTX", "P100", "P40",
+                          "P4", "M40", "M60", "K40", "K80"})
     if (model.find(old) != std::string::npos) return false;
   return true;
 }

@@ -1,25 +1,12 @@
 #include "sim/scenario/health_faults.h"
 
 #include <algorithm>
-#include <array>
 #include <utility>
 
-#include "sources/nvml/nvml_abi.h"
+#include "domain/gpu_types.h"
 
 namespace gpumeter::scenario {
 namespace {
-
-constexpr std::array<std::pair<const char*, unsigned long long>, 9> kReasons{{
-    {"idle", nvmlClocksEventReasonGpuIdle},
-    {"applications-clocks", nvmlClocksEventReasonApplicationsClocksSetting},
-    {"sw-power-cap", nvmlClocksEventReasonSwPowerCap},
-    {"hw-slowdown", nvmlClocksThrottleReasonHwSlowdown},
-    {"sync-boost", nvmlClocksEventReasonSyncBoost},
-    {"sw-thermal", nvmlClocksEventReasonSwThermalSlowdown},
-    {"hw-thermal", nvmlClocksThrottleReasonHwThermalSlowdown},
-    {"hw-power-brake", nvmlClocksThrottleReasonHwPowerBrakeSlowdown},
-    {"display-clock", nvmlClocksEventReasonDisplayClockSetting},
-}};
 
 // "corrected"/"uncorrected" (ECC) or "correctable"/"uncorrectable" (rows): true if uncorrect*.
 bool Uncorrectable(const yaml::Field& f, const char* yes, const char* no) {
@@ -36,15 +23,15 @@ std::optional<FaultKind> FaultKindFromName(const std::string& name) {
       {"call-error", FaultKind::kCallError}, {"gpu-lost", FaultKind::kGpuLost},
       {"delay", FaultKind::kDelay},          {"bad-value", FaultKind::kBadValue},
       {"ecc-error", FaultKind::kEccError},   {"row-remap", FaultKind::kRowRemap},
-      {"throttle", FaultKind::kThrottle}};
+      {"throttle", FaultKind::kThrottle},    {"xid", FaultKind::kXid}};
   for (const auto& [n, k] : kNames)
     if (name == n) return k;
   return std::nullopt;
 }
 
 uint64_t ClockEventReasonBit(const std::string& name) {
-  for (const auto& [n, bit] : kReasons)
-    if (name == n) return bit;
+  for (const auto& r : gpu::ClockEventReasons())
+    if (name == r.name) return r.bit;
   return 0;
 }
 
@@ -61,6 +48,20 @@ void ParseHealthFault(const yaml::Field& f, Fault& out) {
 
 void ParseHealthFields(const yaml::Field& f, Fault& out) {
   if (f.Optional("call")) f.Child("call").Fail("a health event fails no call: leave 'call' out");
+  // Each kind's own keys: another kind's would be ignored (a throttle's at_s, say).
+  switch (out.kind) {
+    case FaultKind::kThrottle:
+      f.ExpectMap({"kind", "gpu", "from_s", "to_s", "reasons"});
+      break;
+    case FaultKind::kXid:
+      f.ExpectMap({"kind", "gpu", "at_s", "xid", "gi"});
+      break;
+    case FaultKind::kEccError:
+      f.ExpectMap({"kind", "gpu", "at_s", "type", "count"});
+      break;
+    default:
+      f.ExpectMap({"kind", "gpu", "at_s", "to_s", "type", "rows", "pending", "failed"});
+  }
   if (!f.Optional("gpu")) f.Fail("a health event needs 'gpu'");
   out.gpu_index = static_cast<uint32_t>(f.Child("gpu").UInt());
   if (out.kind == FaultKind::kThrottle) {
@@ -73,14 +74,26 @@ void ParseHealthFields(const yaml::Field& f, Fault& out) {
       const uint64_t bit = ClockEventReasonBit(name);
       if (bit == 0)
         reasons.At(i).Fail("unknown reason '" + name +
-                           "' (expected idle, applications-clocks, sw-power-cap, hw-slowdown, "
-                           "sync-boost, sw-thermal, hw-thermal, hw-power-brake or display-clock)");
+                           "' (expected gpu_idle, applications_clocks, sw_power_cap, "
+                           "hw_slowdown, sync_boost, sw_thermal, hw_thermal, hw_power_brake or "
+                           "display_clock)");
       if (out.reasons & bit) reasons.At(i).Fail("'" + name + "' is named twice");
       out.reasons |= bit;
     }
     return;
   }
   out.from_s = f.Child("at_s").Double();
+  if (out.kind == FaultKind::kXid) {
+    out.xid = f.Child("xid").UInt();
+    // XIDs run from 1 to a few hundred; 999 is the driver's "unknown".
+    if (out.xid == 0 || out.xid > 999) f.Child("xid").Fail("must be in [1, 999]");
+    if (auto gi = f.Optional("gi")) {
+      if (gi->UInt() > 14) gi->Fail("must be a GPU instance ID in [0, 14]");
+      out.gpu_instance_id = static_cast<uint32_t>(gi->UInt());
+    }
+    if (f.Optional("to_s")) f.Child("to_s").Fail("an xid is an event at at_s: no to_s");
+    return;
+  }
   if (out.kind == FaultKind::kEccError) {
     out.uncorrectable = Uncorrectable(f, "uncorrected", "corrected");
     out.count = f.Child("count").UInt();
@@ -89,6 +102,9 @@ void ParseHealthFields(const yaml::Field& f, Fault& out) {
   }
   out.uncorrectable = Uncorrectable(f, "uncorrectable", "correctable");
   out.count = f.UInt("rows", 0);
+  if (out.count > (1u << 20)) f.Child("rows").Fail("must be at most 1048576");
+  if (f.Optional("to_s") && !f.Bool("pending", false))
+    f.Child("to_s").Fail("ends a pending remap (the reset): give pending: true");
   out.pending = f.Bool("pending", false);
   out.failed = f.Bool("failed", false);
   if (out.count == 0 && !out.pending && !out.failed)
@@ -107,7 +123,7 @@ GpuHealth HealthAt(const Scenario& s, uint32_t gpu_index, double t_s) {
         break;
       case FaultKind::kRowRemap:
         (f.uncorrectable ? h.remapped_uncorrectable : h.remapped_correctable) +=
-            static_cast<uint32_t>(std::min<uint64_t>(f.count, 1u << 20));
+            static_cast<uint32_t>(f.count);  // at most 2^20, the loader says
         h.remap_pending = h.remap_pending || (f.pending && within);
         h.remap_failed = h.remap_failed || f.failed;
         break;

@@ -30,8 +30,8 @@ struct GpuHealth {
 };
 GpuHealth HealthAt(const Scenario& s, uint32_t gpu_index, double t_s);
 
-// "hw-thermal" -> its bit; 0 for an unknown name. Names: idle, applications-clocks,
-// sw-power-cap, hw-slowdown, sync-boost, sw-thermal, hw-thermal, hw-power-brake, display-clock.
+// "hw_thermal" -> its bit; 0 for an unknown name: the label values of
+// gpumeter_gpu_clock_event_reason (gpu::ClockEventReasons).
 uint64_t ClockEventReasonBit(const std::string& name);
 
 }  // namespace gpumeter::scenario

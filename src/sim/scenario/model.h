@@ -131,11 +131,21 @@ struct Process {
   std::vector<DeviceUsage> usage;
 };
 
-enum class FaultKind { kCallError, kGpuLost, kDelay, kBadValue, kEccError, kRowRemap, kThrottle };
+enum class FaultKind {
+  kCallError,
+  kGpuLost,
+  kDelay,
+  kBadValue,
+  kEccError,
+  kRowRemap,
+  kThrottle,
+  kXid
+};
 // Health events change what the GPU's health calls report (ECC counters, remapped rows, clocks-
 // event reasons); no call fails, and no signal of attribution is hidden.
 inline bool IsHealthEvent(FaultKind k) {
-  return k == FaultKind::kEccError || k == FaultKind::kRowRemap || k == FaultKind::kThrottle;
+  return k == FaultKind::kEccError || k == FaultKind::kRowRemap || k == FaultKind::kThrottle ||
+         k == FaultKind::kXid;
 }
 // kBadValue: what the call hands back is wrong though it succeeds (nvmlDeviceGetSamples only):
 // every sample 0 W, 9 kW, stamped at the caller's last-seen time, or of another value type.
@@ -157,6 +167,8 @@ struct Fault {
   bool pending = false;        // kRowRemap: a remap waits for the next GPU reset
   bool failed = false;         // kRowRemap: remapping failed (no spare row)
   uint64_t reasons = 0;        // kThrottle: clocks-event reason bits (nvmlClocksEventReason*)
+  uint64_t xid = 0;            // kXid: the XID an event reports at from_s
+  std::optional<uint32_t> gpu_instance_id;  // kXid: the MIG GPU instance it is attributed to
 };
 
 struct Driver {

@@ -120,34 +120,6 @@ void AddDeviceMetrics(std::vector<MetricDef>& v) {
        "",
        "1 for each NVML call that failed on this GPU in the last pass.",
        {"node", "gpu", "uuid", "call", "code"}},
-      {Metric::kGpuClockEventReason,
-       "gpumeter_gpu_clock_event_reason",
-       G,
-       "",
-       "1 while the reason holds the GPU's clocks down, 0 otherwise, for each reason NVML "
-       "names (gpu_idle, applications_clocks, sw_power_cap, hw_slowdown, sync_boost, "
-       "sw_thermal, hw_thermal, hw_power_brake, display_clock; "
-       "nvmlDeviceGetCurrentClocksEventReasons). Absent where the driver cannot say.",
-       {"node", "gpu", "uuid", "reason"}},
-      {Metric::kGpuEccErrors,
-       "gpumeter_gpu_ecc_errors_total",
-       C,
-       "",
-       "ECC errors since the driver loaded (NVML's volatile counters, type corrected or "
-       "uncorrected; they restart at a driver reload, which rate() takes as a counter reset). "
-       "Absent where ECC is off or unsupported.",
-       {"node", "gpu", "uuid", "type"}},
-      {Metric::kGpuRemappedRows,
-       "gpumeter_gpu_remapped_rows",
-       G,
-       "",
-       "Memory rows remapped to spares, by the cause (correctable or uncorrectable errors; "
-       "Ampere and later, MIG off). Absent where the driver cannot say.",
-       {"node", "gpu", "uuid", "cause"}},
-      {Metric::kGpuRowRemapPending, "gpumeter_gpu_row_remap_pending", G, "",
-       "1 while a row remap waits for the next GPU reset (drain the GPU and reset it).", kGpu},
-      {Metric::kGpuRowRemapFailed, "gpumeter_gpu_row_remap_failed", G, "",
-       "1 when a row remap failed (no spare row left): the GPU should be replaced.", kGpu},
       {Metric::kGpuMemoryTotal, "gpumeter_gpu_memory_total_bytes", G, "bytes",
        "Framebuffer memory of the GPU.", kGpu},
       {Metric::kGpuMemoryUsed, "gpumeter_gpu_memory_used_bytes", G, "bytes",
@@ -177,6 +149,56 @@ void AddDeviceMetrics(std::vector<MetricDef>& v) {
        "Latest per-process SM sample, 0-1; 0 when the process had no sample in the window (NVML "
        "reports busy processes only); absent where the driver has no per-process utilization.",
        kProcess},
+  };
+  v.insert(v.end(), std::begin(defs), std::end(defs));
+}
+
+// GPU health (NVML), per GPU: the clocks-event reasons, ECC, row remapping, XID events.
+void AddHealthMetrics(std::vector<MetricDef>& v) {
+  const MetricDef defs[] = {
+      {Metric::kGpuClockEventReason,
+       "gpumeter_gpu_clock_event_reason",
+       G,
+       "",
+       "1 while the reason holds the GPU's clocks down, 0 otherwise, for each reason NVML "
+       "names (gpu_idle, applications_clocks, sw_power_cap, hw_slowdown, sync_boost, "
+       "sw_thermal, hw_thermal, hw_power_brake, display_clock; "
+       "nvmlDeviceGetCurrentClocksEventReasons). Absent where the driver cannot say.",
+       {"node", "gpu", "uuid", "reason"}},
+      {Metric::kGpuEccErrors,
+       "gpumeter_gpu_ecc_errors_total",
+       C,
+       "",
+       "ECC errors since the driver loaded (NVML's volatile counters, type corrected or "
+       "uncorrected; they restart at a driver reload, which rate() takes as a counter reset). "
+       "Absent where ECC is off or unsupported.",
+       {"node", "gpu", "uuid", "type"}},
+      {Metric::kGpuRemappedRows,
+       "gpumeter_gpu_remapped_rows",
+       G,
+       "",
+       "Memory rows remapped to spares, by the cause (correctable or uncorrectable errors; "
+       "Ampere and later, MIG off). Absent where the driver cannot say.",
+       {"node", "gpu", "uuid", "cause"}},
+      {Metric::kGpuRowRemapPending, "gpumeter_gpu_row_remap_pending", G, "",
+       "1 while a row remap waits for the next GPU reset (drain the GPU and reset it).", kGpu},
+      {Metric::kGpuRowRemapFailed, "gpumeter_gpu_row_remap_failed", G, "",
+       "1 when a row remap failed (no spare row left): the GPU should be replaced.", kGpu},
+      {Metric::kGpuXidErrors,
+       "gpumeter_gpu_xid_errors_total",
+       C,
+       "",
+       "XID events NVML delivered for the GPU since the agent started, per XID "
+       "(nvmlEventTypeXidCriticalError; 999 is the driver's unknown). The findings name the "
+       "pods on the GPU when each came (docs/guardrails.md).",
+       {"node", "gpu", "uuid", "xid"}},
+      {Metric::kXidWatchUp,
+       "gpumeter_xid_watch_up",
+       G,
+       "",
+       "1 while the agent waits for XID events, 0 while it cannot (no event API, a failing "
+       "wait: the agent's log says why).",
+       {"node"}},
   };
   v.insert(v.end(), std::begin(defs), std::end(defs));
 }
@@ -426,6 +448,7 @@ std::vector<MetricDef> Build() {
   std::vector<MetricDef> v;
   AddSourceMetrics(v);
   AddDeviceMetrics(v);
+  AddHealthMetrics(v);
   AddUnitMetrics(v);
   AddCostMetrics(v);
   AddOwnerMetrics(v);

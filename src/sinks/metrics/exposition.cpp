@@ -134,12 +134,12 @@ void Health(Families& f, const std::string& node, const std::string& idx,
     for (const auto& r : gpu::ClockEventReasons())
       f.Add(Metric::kGpuClockEventReason, {node, idx, d.uuid, r.name},
             (*h.clock_event_reasons & r.bit) ? 1 : 0);
-  if (h.ecc_corrected && h.ecc_uncorrected) {
+  if (h.ecc_corrected)
     f.Add(Metric::kGpuEccErrors, {node, idx, d.uuid, "corrected"},
           static_cast<double>(*h.ecc_corrected));
+  if (h.ecc_uncorrected)
     f.Add(Metric::kGpuEccErrors, {node, idx, d.uuid, "uncorrected"},
           static_cast<double>(*h.ecc_uncorrected));
-  }
   if (h.remapped_rows) {
     f.Add(Metric::kGpuRemappedRows, {node, idx, d.uuid, "correctable"},
           h.remapped_rows->correctable);
@@ -152,6 +152,7 @@ void Health(Families& f, const std::string& node, const std::string& idx,
 
 void Devices(Families& f, const node::NodeState& state, const ExpositionOptions& options) {
   if (!state.last_good) return;
+  if (state.xid_watch_ok) f.Add(Metric::kXidWatchUp, {state.node}, *state.xid_watch_ok ? 1 : 0);
   auto processes = [&](const std::vector<gpu::GpuProcess>& procs, const std::string& unit,
                        bool util, const std::map<uint32_t, uint32_t>& sm) {
     if (!options.process_series) return;
@@ -181,6 +182,10 @@ void Devices(Families& f, const node::NodeState& state, const ExpositionOptions&
     for (const auto& e : d.errors)
       f.Add(Metric::kNvmlCallFailed, {state.node, idx, d.uuid, e.call, std::to_string(e.code)}, 1);
     Health(f, state.node, idx, d, gl);
+    if (const auto x = state.xids.find(d.uuid); x != state.xids.end())
+      for (const auto& [xid, total] : x->second)
+        f.Add(Metric::kGpuXidErrors, {state.node, idx, d.uuid, std::to_string(xid)},
+              static_cast<double>(total.count));
     if (d.memory) {
       f.Add(Metric::kGpuMemoryTotal, gl, static_cast<double>(d.memory->total_bytes));
       f.Add(Metric::kGpuMemoryUsed, gl, static_cast<double>(d.memory->used_bytes));

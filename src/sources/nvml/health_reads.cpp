@@ -23,17 +23,20 @@ void NvmlGpuSource::ReadHealth(nvmlDevice_t h, gpu::DeviceSample& dev) {
   if (dev.lost) return;
   if (api.nvmlDeviceGetTotalEccErrors) {
     const char* name = "nvmlDeviceGetTotalEccErrors";
-    for (const auto type : {NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_MEMORY_ERROR_TYPE_UNCORRECTED}) {
+    // Uncorrected first, each on its own: a failed read of one leaves the other known. ECC off
+    // (or a board without it): NOT_SUPPORTED, unknown rather than 0.
+    for (const auto type : {NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_MEMORY_ERROR_TYPE_CORRECTED}) {
       unsigned long long n = 0;
-      // ECC off (or a board without it): NOT_SUPPORTED, unknown rather than 0.
-      if (!Check(dev, name, Call(name, [&] {
-                   return api.nvmlDeviceGetTotalEccErrors(h, type, NVML_VOLATILE_ECC, &n);
-                 })))
-        break;
+      const nvmlReturn_t rc = Call(
+          name, [&] { return api.nvmlDeviceGetTotalEccErrors(h, type, NVML_VOLATILE_ECC, &n); });
+      if (rc == NVML_ERROR_NOT_SUPPORTED) break;  // ECC off: neither type
+      if (!Check(dev, name, rc)) {
+        if (dev.lost) break;
+        continue;
+      }
       (type == NVML_MEMORY_ERROR_TYPE_CORRECTED ? dev.health.ecc_corrected
                                                 : dev.health.ecc_uncorrected) = n;
     }
-    if (!dev.health.ecc_uncorrected) dev.health.ecc_corrected.reset();  // both or neither
   }
   if (dev.lost) return;
   if (api.nvmlDeviceGetRemappedRows) {

@@ -12,6 +12,7 @@ typedef int nvmlReturn_t;  // a C enum: 4 bytes on gcc/clang Linux
 typedef struct nvmlDevice_st* nvmlDevice_t;
 typedef struct nvmlGpmSample_st* nvmlGpmSample_t;
 typedef struct nvmlGpuInstance_st* nvmlGpuInstance_t;
+typedef struct nvmlEventSet_st* nvmlEventSet_t;
 
 enum : nvmlReturn_t {
   NVML_SUCCESS = 0,
@@ -213,6 +214,19 @@ constexpr unsigned long long nvmlClocksThrottleReasonHwPowerBrakeSlowdown = 0x80
 constexpr unsigned long long nvmlClocksEventReasonDisplayClockSetting = 0x100ull;
 constexpr unsigned long long nvmlClocksEventReasonAll = 0x1FFull;
 
+// Events (nvmlEventSetWait_v2 from 450.51; the plain nvmlEventSetWait of older drivers writes the
+// first three fields only, 24 bytes). eventData is the XID for nvmlEventTypeXidCriticalError
+// (999: unknown); the instance IDs are 0xFFFFFFFF where the event is not attributable to one.
+constexpr unsigned long long nvmlEventTypeXidCriticalError = 0x8ull;
+constexpr unsigned int kNvmlNoInstanceId = 0xFFFFFFFFu;
+typedef struct {
+  nvmlDevice_t device;  // the (parent) GPU of the event
+  unsigned long long eventType;
+  unsigned long long eventData;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+} nvmlEventData_t;
+
 }  // extern "C"
 
 // Layout checks against the sizes and offsets in docs/nvml.md.
@@ -239,6 +253,9 @@ static_assert(sizeof(nvmlGpuInstanceProfileInfo_t) == 48 &&
               offsetof(nvmlGpuInstanceProfileInfo_t, sliceCount) == 8 &&
               offsetof(nvmlGpuInstanceProfileInfo_t, memorySizeMB) == 40);
 static_assert(sizeof(nvmlMemoryErrorType_t) == 4 && sizeof(nvmlEccCounterType_t) == 4);
+static_assert(sizeof(nvmlEventData_t) == 32 && offsetof(nvmlEventData_t, eventData) == 16 &&
+              offsetof(nvmlEventData_t, gpuInstanceId) == 24 &&
+              offsetof(nvmlEventData_t, computeInstanceId) == 28);
 static_assert(sizeof(nvmlGpuInstanceInfo_t) == 24 &&
               offsetof(nvmlGpuInstanceInfo_t, profileId) == 12 &&
               offsetof(nvmlGpuInstanceInfo_t, placement) == 16);

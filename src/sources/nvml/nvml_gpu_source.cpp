@@ -39,6 +39,7 @@ NvmlGpuSource::NvmlGpuSource(NvmlSourceOptions options, std::unique_ptr<NvmlLibr
     : options_(std::move(options)), lib_(std::move(lib)), session_(std::move(session)) {}
 
 NvmlGpuSource::~NvmlGpuSource() {
+  xid_.reset();       // joins its waiter and frees its event set while NVML is still up
   gpm_prev_.clear();  // free GPM samples before the session and library go
   session_.reset();
 }
@@ -113,6 +114,7 @@ Expected<gpu::GpuSnapshot> NvmlGpuSource::Sample() {
     return MakeError(ErrorCode::kUnavailable,
                      "nvmlDeviceGetCount failed: " + lib_->ErrorString(rc));
   drain_targets_.clear();
+  std::vector<nvmlDevice_t> handles;  // of snap.devices, in order
   for (unsigned int i = 0; i < count; ++i) {
     nvmlDevice_t h = nullptr;
     const nvmlReturn_t hrc = Call("nvmlDeviceGetHandleByIndex", [&] {
@@ -136,8 +138,10 @@ Expected<gpu::GpuSnapshot> NvmlGpuSource::Sample() {
     else if (dev.uuid == known.first)
       dev.name = known.second;
     snap.devices.push_back(std::move(dev));
+    handles.push_back(h);
   }
   DropDrainedOfUntargeted();
+  if (options_.watch_xid) TakeXids(handles, snap);
   return snap;
 }
 

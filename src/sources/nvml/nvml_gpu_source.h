@@ -16,6 +16,7 @@
 
 #include "sources/gpu/gpu_source.h"
 #include "sources/nvml/nvml_library.h"
+#include "sources/nvml/xid_watcher.h"
 
 namespace gpumeter::nvml {
 
@@ -39,6 +40,10 @@ struct NvmlSourceOptions {
   // On the first poll, ask for per-process samples this far back (later polls: since the last).
   uint64_t first_util_lookback_us = 1'000'000;
   gpu::CallObserver* observer = nullptr;  // not owned; may be null
+  // Wait for XID events on a thread of its own (XidWatcher), each wait at most `xid_wait`: the
+  // agent and the demo do; off by default so a source made for one read starts no thread.
+  bool watch_xid = false;
+  std::chrono::milliseconds xid_wait{500};
 };
 
 class NvmlGpuSource final : public gpu::GpuSource {
@@ -141,6 +146,11 @@ class NvmlGpuSource final : public gpu::GpuSource {
   };
   std::map<std::string, Drained> drained_;
   std::vector<std::pair<std::string, nvmlDevice_t>> drain_targets_;  // from the last Sample()
+  // Started on the first Sample() that found GPUs (xid_events.cpp); stopped before the session.
+  void TakeXids(const std::vector<nvmlDevice_t>& handles, gpu::GpuSnapshot& snap);
+  std::unique_ptr<XidWatcher> xid_;
+  bool xid_tried_ = false;
+  std::string xid_unavailable_;
 };
 
 }  // namespace gpumeter::nvml

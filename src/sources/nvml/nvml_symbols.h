@@ -65,4 +65,10 @@
   X(nvmlDeviceGetTotalEccErrors, nvmlReturn_t (*)(nvmlDevice_t, nvmlMemoryErrorType_t,             \
                                                   nvmlEccCounterType_t, unsigned long long*))      \
   X(nvmlDeviceGetRemappedRows,                                                                     \
-    nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*, unsigned int*, unsigned int*))
+    nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*, unsigned int*, unsigned int*))    \
+  X(nvmlEventSetCreate, nvmlReturn_t (*)(nvmlEventSet_t*))                                         \
+  X(nvmlEventSetFree, nvmlReturn_t (*)(nvmlEventSet_t))                                            \
+  X(nvmlDeviceGetSupportedEventTypes, nvmlReturn_t (*)(nvmlDevice_t, unsigned long long*))         \
+  X(nvmlDeviceRegisterEvents, nvmlReturn_t (*)(nvmlDevice_t, unsigned long long, nvmlEventSet_t))  \
+  X(nvmlEventSetWait_v2, nvmlReturn_t (*)(nvmlEventSet_t, nvmlEventData_t*, unsigned int))         \
+  X(nvmlEventSetWait, nvmlReturn_t (*)(nvmlEventSet_t, nvmlEventData_t*, unsigned int))

@@ -41,6 +41,16 @@ expected_host_processes: [Xorg]
   const auto seconds = ParseGuardConfig("idle: {window: 600}", "g.yaml");
   ASSERT_TRUE(seconds);
   EXPECT_DOUBLE_EQ(seconds->idle_window_s, 600);
+  const auto health = ParseGuardConfig(
+      "slowdown: {hold: 2m}\nevents: {open: 30m}\nseverity: {xid: warning}", "g.yaml");
+  ASSERT_TRUE(health) << health.error().message;
+  EXPECT_DOUBLE_EQ(health->slowdown_hold_s, 120);
+  EXPECT_DOUBLE_EQ(health->event_open_s, 1800);
+  EXPECT_EQ(health->severity.at(Kind::kXid), Severity::kWarning);
+  const auto wrong = ParseGuardConfig("slowdown: {after: 2m}", "g.yaml");
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().message.find("expected a mapping with hold"), std::string::npos)
+      << wrong.error().message;
 }
 
 TEST(GuardConfig, ErrorsNameTheFileAndTheKey) {

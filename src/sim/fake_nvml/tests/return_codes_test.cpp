@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "sources/nvml/nvml_abi.h"
 #include "support/fake_nvml.h"
@@ -17,7 +19,10 @@ namespace {
 class RawFake : public ::testing::Test {
  protected:
   void Open(const std::string& scenario, double t_s) {
-    ::setenv("GPUMETER_FAKE_NVML_SCENARIO", testing::ScenarioPath(scenario).c_str(), 1);
+    OpenPath(testing::ScenarioPath(scenario), t_s);
+  }
+  void OpenPath(const std::string& path, double t_s) {
+    ::setenv("GPUMETER_FAKE_NVML_SCENARIO", path.c_str(), 1);
     handle_ = dlopen(testing::FakeNvmlPath("r580").c_str(), RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(handle_, nullptr) << dlerror();
     t_ = t_s;
@@ -243,6 +248,65 @@ TEST_F(RawFake, StringBuffersAndErrorStrings) {
   EXPECT_STREQ(err(15), "GPU is lost");
   ASSERT_NE(err(12345), nullptr);
   EXPECT_STREQ(err(12345), "Unknown Error");
+}
+
+// XID events: registration refuses a mask with any unsupported bit (and registers nothing), a set
+// gets each event at or after its registration once, the plain wait writes the 24-byte layout,
+// a set made later sees nothing earlier, and a freed set is refused.
+TEST_F(RawFake, XidEventsAreDeliveredOnceToSetsRegisteredBefore) {
+  std::ifstream in(testing::ScenarioPath("timeslice-h100"));
+  std::stringstream text;
+  text << in.rdbuf();
+  OpenPath(testing::WriteTempScenario(text.str() +
+                                          "\nfaults:\n  - {kind: xid, gpu: 0, at_s: 12, xid: 48}\n"
+                                          "  - {kind: xid, gpu: 0, at_s: 14, xid: 31, gi: 3}\n",
+                                      "xid-raw"),
+           10);
+  Init();
+  auto create = F<nvmlReturn_t (*)(nvmlEventSet_t*)>("nvmlEventSetCreate");
+  auto free_set = F<nvmlReturn_t (*)(nvmlEventSet_t)>("nvmlEventSetFree");
+  auto supported =
+      F<nvmlReturn_t (*)(nvmlDevice_t, unsigned long long*)>("nvmlDeviceGetSupportedEventTypes");
+  auto reg = F<nvmlReturn_t (*)(nvmlDevice_t, unsigned long long, nvmlEventSet_t)>(
+      "nvmlDeviceRegisterEvents");
+  using WaitFn = nvmlReturn_t (*)(nvmlEventSet_t, nvmlEventData_t*, unsigned int);
+  auto wait_v2 = F<WaitFn>("nvmlEventSetWait_v2");
+  auto wait = F<WaitFn>("nvmlEventSetWait");
+  auto set_time = F<void (*)(double)>("gpumeterFakeNvmlSetTime");
+  nvmlEventSet_t set = nullptr;
+  ASSERT_EQ(create(&set), NVML_SUCCESS);
+  const nvmlDevice_t d = Device(0);
+  unsigned long long types = 0;
+  ASSERT_EQ(supported(d, &types), NVML_SUCCESS);
+  EXPECT_TRUE(types & nvmlEventTypeXidCriticalError);
+  EXPECT_EQ(reg(d, nvmlEventTypeXidCriticalError | 0x10, set), NVML_ERROR_NOT_SUPPORTED);
+  nvmlEventData_t e{};
+  set_time(13);
+  EXPECT_EQ(wait_v2(set, &e, 0), NVML_ERROR_TIMEOUT) << "nothing was registered";
+  ASSERT_EQ(reg(d, nvmlEventTypeXidCriticalError, set), NVML_SUCCESS);
+  EXPECT_EQ(wait_v2(set, &e, 0), NVML_ERROR_TIMEOUT) << "the XID at 12 s came before";
+  set_time(10);
+  nvmlEventSet_t early = nullptr;
+  ASSERT_EQ(create(&early), NVML_SUCCESS);
+  ASSERT_EQ(reg(d, nvmlEventTypeXidCriticalError, early), NVML_SUCCESS);
+  set_time(13);
+  ASSERT_EQ(wait_v2(early, &e, 0), NVML_SUCCESS);
+  EXPECT_EQ(e.device, d);
+  EXPECT_EQ(e.eventType, nvmlEventTypeXidCriticalError);
+  EXPECT_EQ(e.eventData, 48u);
+  EXPECT_EQ(e.gpuInstanceId, kNvmlNoInstanceId);
+  EXPECT_EQ(wait_v2(early, &e, 20), NVML_ERROR_TIMEOUT) << "delivered once";
+  set_time(15);
+  std::memset(&e, 0xAB, sizeof e);
+  ASSERT_EQ(wait(early, &e, 0), NVML_SUCCESS);
+  EXPECT_EQ(e.eventData, 31u);
+  EXPECT_EQ(e.gpuInstanceId, 0xABABABABu) << "the plain call writes 24 bytes";
+  EXPECT_EQ(wait_v2(set, &e, 0), NVML_SUCCESS) << "the later set got the XID at 14 s";
+  EXPECT_EQ(e.gpuInstanceId, 3u);
+  EXPECT_EQ(free_set(early), NVML_SUCCESS);
+  EXPECT_EQ(free_set(early), NVML_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(wait_v2(early, &e, 0), NVML_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(free_set(set), NVML_SUCCESS);
 }
 
 }  // namespace

@@ -401,8 +401,8 @@ TEST(Loader, HealthEventsNameWhatIsWrong) {
   const std::string faults = std::string(kMinimal) + "\nfaults:\n  - ";
   EXPECT_THAT(ErrorOf(faults + "{kind: throttle, gpu: 0, from_s: 1, reasons: [hw-melting]}\n"),
               HasSubstr("unknown reason 'hw-melting'"));
-  EXPECT_THAT(ErrorOf(faults + "{kind: throttle, gpu: 0, reasons: [hw-thermal, hw-thermal]}\n"),
-              HasSubstr("'hw-thermal' is named twice"));
+  EXPECT_THAT(ErrorOf(faults + "{kind: throttle, gpu: 0, reasons: [hw_thermal, hw_thermal]}\n"),
+              HasSubstr("'hw_thermal' is named twice"));
   EXPECT_THAT(ErrorOf(faults + "{kind: throttle, gpu: 0, reasons: []}\n"),
               HasSubstr("name at least one reason"));
   EXPECT_THAT(ErrorOf(faults + "{kind: ecc-error, at_s: 5, type: uncorrected, count: 1}\n"),
@@ -419,14 +419,14 @@ TEST(Loader, HealthEventsNameWhatIsWrong) {
                                "at_s: 5, type: corrected, count: 1}\n"),
               HasSubstr("a health event fails no call"));
   EXPECT_THAT(
-      ErrorOf(faults + "{kind: throttle, gpu: 0, from_s: 9, to_s: 3, reasons: [sw-thermal]}\n"),
+      ErrorOf(faults + "{kind: throttle, gpu: 0, from_s: 9, to_s: 3, reasons: [sw_thermal]}\n"),
       HasSubstr("must be after from_s"));
   EXPECT_THAT(ErrorOf(faults + "{kind: row-remap, gpu: 2, at_s: 5, type: correctable, rows: 1}\n"),
               HasSubstr("no GPU with index 2"));
 
   auto s = ParseScenario(
       faults +
-          "{kind: throttle, gpu: 0, from_s: 2, to_s: 4, reasons: [sw-thermal]}\n"
+          "{kind: throttle, gpu: 0, from_s: 2, to_s: 4, reasons: [sw_thermal]}\n"
           "  - {kind: ecc-error, gpu: 0, at_s: 3, type: uncorrected, count: 2}\n"
           "  - {kind: ecc-error, gpu: 0, at_s: 6, type: uncorrected, count: 1}\n"
           "  - {kind: row-remap, gpu: 0, at_s: 3, type: correctable, rows: 4, pending: true, "
@@ -435,7 +435,7 @@ TEST(Loader, HealthEventsNameWhatIsWrong) {
       "t.yaml");
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(HealthAt(*s, 0, 1).clock_event_reasons, 0u);
-  EXPECT_EQ(HealthAt(*s, 0, 3).clock_event_reasons, ClockEventReasonBit("sw-thermal"));
+  EXPECT_EQ(HealthAt(*s, 0, 3).clock_event_reasons, ClockEventReasonBit("sw_thermal"));
   EXPECT_EQ(HealthAt(*s, 0, 4).clock_event_reasons, 0u) << "to_s is exclusive";
   EXPECT_EQ(HealthAt(*s, 0, 3).ecc_uncorrected, 2u);
   EXPECT_EQ(HealthAt(*s, 0, 7).ecc_uncorrected, 3u) << "counts add up";

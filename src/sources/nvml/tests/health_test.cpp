@@ -2,8 +2,12 @@
 // scenario's health events, on every driver profile.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
+#include <memory>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "sources/nvml/nvml_gpu_source.h"
 #include "support/fake_nvml.h"
@@ -21,8 +25,8 @@ std::string HealthScenario() {
   return testing::WriteTempScenario(
       text.str() +
           "\nfaults:\n"
-          "  - {kind: throttle, gpu: 0, from_s: 10, to_s: 20, reasons: [hw-thermal, "
-          "sw-power-cap]}\n"
+          "  - {kind: throttle, gpu: 0, from_s: 10, to_s: 20, reasons: [hw_thermal, "
+          "sw_power_cap]}\n"
           "  - {kind: ecc-error, gpu: 0, at_s: 15, type: uncorrected, count: 2}\n"
           "  - {kind: ecc-error, gpu: 0, at_s: 15, type: corrected, count: 5}\n"
           "  - {kind: row-remap, gpu: 0, at_s: 15, type: uncorrectable, rows: 1, pending: true, "
@@ -79,12 +83,15 @@ TEST(HealthOnMig, RemappedRowsAreUnknownWhileMigIsOn) {
   testing::FakeNvml f("r580", testing::ScenarioPath("mig-h200"), 10);
   const auto snap = f.Sample();
   ASSERT_FALSE(snap.devices.empty());
+  size_t mig = 0;
   for (const auto& d : snap.devices) {
     if (!d.mig_enabled) continue;
+    ++mig;
     EXPECT_FALSE(d.health.remapped_rows);
     EXPECT_TRUE(d.health.clock_event_reasons && d.health.ecc_uncorrected);
     EXPECT_TRUE(d.errors.empty());
   }
+  EXPECT_GT(mig, 0u);
 }
 
 // A failed health call is recorded and leaves that part unknown, never 0.
@@ -106,6 +113,51 @@ TEST(HealthFailure, AFailedEccReadIsUnknownAndRecorded) {
   EXPECT_TRUE(recorded);
   EXPECT_TRUE(d.health.clock_event_reasons) << "the other calls still answer";
 }
+
+// XID events through the source's watcher thread: each delivered once, in the pass after it came,
+// with its GPU instance where the driver gives one (r418's plain wait does not), stamped when
+// received; the watcher says it waits; the source stops and joins it within a wait.
+class Xids : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Xids, EachEventComesOnceWithTheDeviceItNames) {
+  std::ifstream in(testing::ScenarioPath("timeslice-h100"));
+  std::stringstream text;
+  text << in.rdbuf();
+  auto fake = std::make_unique<testing::FakeNvml>(
+      GetParam(),
+      testing::WriteTempScenario(text.str() +
+                                     "\nfaults:\n  - {kind: xid, gpu: 0, at_s: 12, xid: 48}\n"
+                                     "  - {kind: xid, gpu: 0, at_s: 12.5, xid: 13, gi: 2}\n",
+                                 "xid-source"),
+      10, nullptr, /*watch_xid=*/true);
+  auto& f = *fake;
+  const auto first = f.Sample();
+  ASSERT_TRUE(first.xid_watch_ok.has_value());
+  EXPECT_TRUE(*first.xid_watch_ok) << first.xid_watch_error;
+  EXPECT_TRUE(first.devices.at(0).health.xid_events.empty());
+  f.SetTime(13);
+  std::vector<gpu::XidEvent> got;
+  for (int i = 0; i < 200 && got.size() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const auto snap = f.Sample();
+    const auto& x = snap.devices.at(0).health.xid_events;
+    got.insert(got.end(), x.begin(), x.end());
+  }
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].xid, 48u);
+  EXPECT_FALSE(got[0].gpu_instance_id);
+  EXPECT_EQ(got[1].xid, 13u);
+  EXPECT_EQ(got[1].gpu_instance_id.has_value(), GetParam() != "r418")
+      << "the plain wait of drivers before 450.51 has no instance fields";
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  EXPECT_TRUE(f.Sample().devices.at(0).health.xid_events.empty()) << "each comes once";
+  const auto stop = std::chrono::steady_clock::now();
+  fake.reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - stop, std::chrono::milliseconds(1000))
+      << "the watcher is joined within its wait";
+}
+
+INSTANTIATE_TEST_SUITE_P(Profiles, Xids, ::testing::Values("r580", "r418"));
 
 }  // namespace
 }  // namespace gpumeter::nvml
