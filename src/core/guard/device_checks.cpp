@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <set>
 #include <utility>
 
 namespace gpumeter::guard::detail {
@@ -82,11 +83,15 @@ void DeviceChecks::Record(const UnitView& u, Kind kind, const std::string& extra
 void DeviceChecks::CheckEvents(const PassView& pass, const GuardConfig& config) {
   const double until = pass.now + config.event_open_s;
   std::map<std::string, bool> ecc_checked;  // per GPU: its MIG units share one count
+  // GPU instances that some unit of the GPU is: an XID attributed to one of them is about that
+  // unit only; one attributed to an instance no unit is (gone, or its ID unread), about them all.
+  std::set<std::pair<std::string, uint32_t>> instances;
+  for (const auto& u : pass.units)
+    if (u.gpu_instance_id) instances.insert({u.gpu_uuid, *u.gpu_instance_id});
   for (const auto& u : pass.units) {
     for (const auto& x : u.xids) {
-      // An XID attributed to a GPU instance is about that instance's unit only.
-      if (x.gpu_instance_id && u.uuid != u.gpu_uuid && u.gpu_instance_id &&
-          *u.gpu_instance_id != *x.gpu_instance_id)
+      if (x.gpu_instance_id && instances.count({u.gpu_uuid, *x.gpu_instance_id}) &&
+          u.gpu_instance_id != x.gpu_instance_id)
         continue;
       Record(u, IsApplicationXid(x.xid) ? Kind::kXidApplication : Kind::kXid, std::to_string(x.xid),
              fmt::format("GPU {} reported XID {}", GpuName(u), XidMeaning(x.xid)), until);
@@ -104,9 +109,16 @@ void DeviceChecks::CheckEvents(const PassView& pass, const GuardConfig& config) 
              until);
     ecc_checked[u.gpu_uuid] = true;
   }
-  for (const auto& u : pass.units)
-    if (ecc_checked.count(u.gpu_uuid) && u.health.ecc_uncorrected)
-      ecc_seen_[u.gpu_uuid] = *u.health.ecc_uncorrected;
+  for (const auto& u : pass.units) {
+    if (!ecc_checked.count(u.gpu_uuid) || !u.health.ecc_uncorrected) continue;
+    const uint64_t count = *u.health.ecc_uncorrected;
+    const auto seen = ecc_seen_.find(u.gpu_uuid);
+    // Errors before the agent's first reading stay one finding about the unit while the count
+    // lasts; a lower count is a driver reload, which clears them.
+    if (seen == ecc_seen_.end() && count > 0) ecc_before_start_.insert(u.gpu_uuid);
+    if (seen != ecc_seen_.end() && count < seen->second) ecc_before_start_.erase(u.gpu_uuid);
+    ecc_seen_[u.gpu_uuid] = count;
+  }
 }
 
 void DeviceChecks::CheckStates(const PassView& pass, const GuardConfig& config,
@@ -124,7 +136,8 @@ void DeviceChecks::CheckStates(const PassView& pass, const GuardConfig& config,
     }
     const auto& h = u.health;
     // Errors before the agent's first read: who was on the GPU then is not known.
-    if (h.ecc_uncorrected && *h.ecc_uncorrected > 0 && !ecc_seen_.count(u.gpu_uuid))
+    if (h.ecc_uncorrected && *h.ecc_uncorrected > 0 &&
+        (!ecc_seen_.count(u.gpu_uuid) || ecc_before_start_.count(u.gpu_uuid)))
       raise(Kind::kEccUncorrectable, u.uuid, u.gpu_uuid, nullptr, "",
             fmt::format("GPU {} had {} uncorrectable ECC error(s) since the driver loaded, "
                         "before the agent's first reading (who was on it then is not known); "
@@ -144,8 +157,12 @@ void DeviceChecks::CheckStates(const PassView& pass, const GuardConfig& config,
                       "gpumeter_gpu_row_remap_pending): drain the GPU and reset it",
                       GpuName(u), h.remapped_rows->uncorrectable, h.remapped_rows->correctable),
           raise);
-    const std::string reasons =
-        h.clock_event_reasons ? SlowdownReasons(*h.clock_event_reasons) : std::string();
+    // An unread reasons mask keeps a slowdown's start: one failed call does not restart the hold.
+    if (!h.clock_event_reasons) {
+      if (slowdown_since_.count(u.gpu_uuid)) slowed[u.gpu_uuid] = true;
+      continue;
+    }
+    const std::string reasons = SlowdownReasons(*h.clock_event_reasons);
     if (reasons.empty()) continue;
     slowed[u.gpu_uuid] = true;
     const double since = slowdown_since_.emplace(u.gpu_uuid, pass.now).first->second;

@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,7 @@ class DeviceChecks {
 
   std::map<std::tuple<Kind, std::string, std::string, std::string>, Event> events_;
   std::map<std::string, uint64_t> ecc_seen_;      // uncorrectable count per GPU, last pass
+  std::set<std::string> ecc_before_start_;        // GPUs with errors before the first reading
   std::map<std::string, double> slowdown_since_;  // per GPU, while its clocks are held down
 };
 

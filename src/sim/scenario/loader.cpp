@@ -311,6 +311,10 @@ Process ParseProcess(const Field& f) {
 // A `process-exit` fault is applied to its process's end_s here and yields no Fault.
 std::optional<Fault> ParseFault(const Field& f, Scenario& s) {
   const auto kind = f.Child("kind").Str();
+  if (kind != "process-exit" && !FaultKindFromName(kind))
+    f.Child("kind").Fail("unknown fault kind '" + kind +
+                         "' (expected call-error, gpu-lost, delay, bad-value, process-exit, "
+                         "ecc-error, row-remap, throttle or xid)");
   // Health events check their own keys (health_faults.cpp); the others share these.
   if (const auto k = FaultKindFromName(kind); !k || !IsHealthEvent(*k))
     f.ExpectMap(
@@ -330,12 +334,7 @@ std::optional<Fault> ParseFault(const Field& f, Scenario& s) {
     if (!found) f.Child("pid").Fail("no process with this pid is running at at_s");
     return std::nullopt;
   }
-  const auto named = FaultKindFromName(kind);
-  if (!named)
-    f.Child("kind").Fail("unknown fault kind '" + kind +
-                         "' (expected call-error, gpu-lost, delay, bad-value, process-exit, "
-                         "ecc-error, row-remap, throttle or xid)");
-  out.kind = *named;
+  out.kind = *FaultKindFromName(kind);  // known: checked above
   if (IsHealthEvent(out.kind)) {
     ParseHealthFault(f, out);
     return out;

@@ -192,6 +192,14 @@ void AddHealthMetrics(std::vector<MetricDef>& v) {
        "(nvmlEventTypeXidCriticalError; 999 is the driver's unknown). The findings name the "
        "pods on the GPU when each came (docs/guardrails.md).",
        {"node", "gpu", "uuid", "xid"}},
+      {Metric::kGpuXidLastSeen,
+       "gpumeter_gpu_xid_last_seen_timestamp_seconds",
+       G,
+       "seconds",
+       "When the agent last received the XID for the GPU, Unix seconds (alerts compare it with "
+       "time(): a counter's increase() misses a series born at 1, and a scrape gap makes an old "
+       "one look new).",
+       {"node", "gpu", "uuid", "xid"}},
       {Metric::kXidWatchUp,
        "gpumeter_xid_watch_up",
        G,

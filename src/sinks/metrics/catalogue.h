@@ -47,6 +47,7 @@ enum class Metric {
   kGpuRowRemapPending,
   kGpuRowRemapFailed,
   kGpuXidErrors,
+  kGpuXidLastSeen,
   kXidWatchUp,
   // Attribution: per unit (GPU or MIG instance) and owner, integrated over time.
   kUnitInfo,

@@ -183,9 +183,12 @@ void Devices(Families& f, const node::NodeState& state, const ExpositionOptions&
       f.Add(Metric::kNvmlCallFailed, {state.node, idx, d.uuid, e.call, std::to_string(e.code)}, 1);
     Health(f, state.node, idx, d, gl);
     if (const auto x = state.xids.find(d.uuid); x != state.xids.end())
-      for (const auto& [xid, total] : x->second)
+      for (const auto& [xid, total] : x->second) {
         f.Add(Metric::kGpuXidErrors, {state.node, idx, d.uuid, std::to_string(xid)},
               static_cast<double>(total.count));
+        f.Add(Metric::kGpuXidLastSeen, {state.node, idx, d.uuid, std::to_string(xid)},
+              total.last_seen);
+      }
     if (d.memory) {
       f.Add(Metric::kGpuMemoryTotal, gl, static_cast<double>(d.memory->total_bytes));
       f.Add(Metric::kGpuMemoryUsed, gl, static_cast<double>(d.memory->used_bytes));

@@ -35,7 +35,8 @@ inline size_t DriverListEntries(uint64_t count, size_t headroom, size_t fallback
 struct NvmlSourceOptions {
   // Paths or sonames tried in order; default: the driver's soname.
   std::vector<std::string> library_candidates{kNvmlSoname};
-  // Wall clock, Unix epoch µs (per-process utilization timestamps are epoch µs).
+  // Wall clock, Unix epoch µs (per-process utilization timestamps are epoch µs). With watch_xid
+  // the watcher's thread calls it too: it must be thread-safe.
   std::function<uint64_t()> wall_clock_us;
   // On the first poll, ask for per-process samples this far back (later polls: since the last).
   uint64_t first_util_lookback_us = 1'000'000;
@@ -150,7 +151,9 @@ class NvmlGpuSource final : public gpu::GpuSource {
   void TakeXids(const std::vector<nvmlDevice_t>& handles, gpu::GpuSnapshot& snap);
   std::unique_ptr<XidWatcher> xid_;
   bool xid_tried_ = false;
+  uint64_t xid_passes_since_try_ = 0;
   std::string xid_unavailable_;
+  std::vector<ReceivedXid> xid_unmatched_;  // events of GPUs the last pass did not list
 };
 
 }  // namespace gpumeter::nvml

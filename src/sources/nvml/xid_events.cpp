@@ -1,12 +1,19 @@
 // The XID events of a pass: the watcher is started on the first pass that found GPUs (their
-// handles are the pass's), and each pass takes what it received since into the device it names.
+// handles are the pass's), and started again every kXidRetryPasses while it could not be; each
+// pass takes what it received since into the device it names. An event whose GPU this pass did
+// not list (its handle call failed: a GPU falling off the bus does that) waits for a pass that
+// lists it, so the XID sent as it fell is not lost.
 #include "sources/nvml/nvml_gpu_source.h"
 
 namespace gpumeter::nvml {
+namespace {
+constexpr uint64_t kXidRetryPasses = 60;
+}  // namespace
 
 void NvmlGpuSource::TakeXids(const std::vector<nvmlDevice_t>& handles, gpu::GpuSnapshot& snap) {
-  if (!xid_tried_ && !handles.empty()) {
+  if (!xid_ && !handles.empty() && (!xid_tried_ || ++xid_passes_since_try_ >= kXidRetryPasses)) {
     xid_tried_ = true;
+    xid_passes_since_try_ = 0;
     xid_ = XidWatcher::Start(lib_->api(), handles, options_.xid_wait, options_.wall_clock_us,
                              &xid_unavailable_);
   }
@@ -19,11 +26,17 @@ void NvmlGpuSource::TakeXids(const std::vector<nvmlDevice_t>& handles, gpu::GpuS
   const std::string error = xid_->Error();
   snap.xid_watch_ok = error.empty();
   snap.xid_watch_error = error;
-  for (const auto& x : xid_->Take()) {
+  std::vector<ReceivedXid> got = std::move(xid_unmatched_);
+  xid_unmatched_.clear();
+  for (auto& x : xid_->Take()) got.push_back(x);
+  for (const auto& x : got) {
     size_t i = 0;
     while (i < handles.size() && handles[i] != x.device) ++i;
-    if (i == handles.size()) continue;  // a GPU this pass did not list (it cannot be keyed)
-    snap.devices[i].health.xid_events.push_back({x.xid, x.gpu_instance_id, x.seen_us});
+    if (i < handles.size()) {
+      snap.devices[i].health.xid_events.push_back({x.xid, x.gpu_instance_id, x.seen_us});
+    } else if (xid_unmatched_.size() < XidWatcher::kMaxPending) {
+      xid_unmatched_.push_back(x);
+    }
   }
 }
 

@@ -145,6 +145,10 @@ TEST_P(Xids, EachEventComesOnceWithTheDeviceItNames) {
   }
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].xid, 48u);
+  EXPECT_NEAR(
+      static_cast<double>(got[0].seen_us) / 1e6 - static_cast<double>(first.timestamp_us) / 1e6, 3,
+      0.01)
+      << "stamped when received, on the source's clock (13 s; the first pass was at 10 s)";
   EXPECT_FALSE(got[0].gpu_instance_id);
   EXPECT_EQ(got[1].xid, 13u);
   EXPECT_EQ(got[1].gpu_instance_id.has_value(), GetParam() != "r418")
