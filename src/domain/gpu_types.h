@@ -98,6 +98,13 @@ struct GpuHealth {
     bool failed = false;                          // a remap failed: no spare row
   };
   std::optional<RemappedRows> remapped_rows;
+  struct RetiredPages {       // before Ampere (Kepler to Turing boards with ECC)
+    uint32_t single_bit = 0;  // pages retired after repeated single-bit (correctable) errors
+    uint32_t double_bit = 0;  // pages retired after a double-bit (uncorrectable) error
+    // Some retirement waits for the next driver load (a reboot or GPU reset); unknown if unread.
+    std::optional<bool> pending;
+  };
+  std::optional<RetiredPages> retired_pages;
   std::vector<XidEvent> xid_events;  // delivered since the last pass, oldest first
 };
 

@@ -120,8 +120,8 @@ kill "$pid"; wait "$pid" 2>/dev/null || true
 # naming the pods on the GPU in the audit, in top's findings view, and --fail-on critical.
 start_demo health "$src/tests/scenarios/guard/health.yaml" --speedup 20
 # 10: the ECC rise, the failed remap, two slowdowns (once held 60 s: 3 s here), two pending
-# remaps, two of each XID.
-wait_for_findings "$url" 10
+# remaps, two of each XID, the pending page retirement and the retired pages at the limit.
+wait_for_findings "$url" 12
 "$bin" audit --agent "$url" >"$work/health.txt" || fail "audit of the health node"
 for want in 'critical +ecc-uncorrectable +vision/train-0/trainer +GPU-9a000000' \
             'critical +row-remap-failed +- +GPU-9a000003' \
@@ -132,7 +132,9 @@ for want in 'critical +ecc-uncorrectable +vision/train-0/trainer +GPU-9a000000' 
             'critical +xid +llm/chat-0/vllm +GPU-9a000002' \
             'critical +xid +llm/chat-1/vllm +GPU-9a000002' \
             'info +xid-application +search/embed-0/server +GPU-9a000001' \
-            'info +xid-application +search/rerank-0/server +GPU-9a000001'; do
+            'info +xid-application +search/rerank-0/server +GPU-9a000001' \
+            'warning +retired-pages-pending +research/nb-0/jupyter +GPU-9a000004' \
+            'critical +retired-pages-limit +research/nb-0/jupyter +GPU-9a000004'; do
   grep -qE -- "$want" "$work/health.txt" || { cat "$work/health.txt"; fail "health audit lacks: $want"; }
 done
 grep -q 'runs slower than set: its clocks are held down (hw_thermal;' "$work/health.txt" || { cat "$work/health.txt"; fail "slowdown evidence names the reason"; }
@@ -151,11 +153,15 @@ for want in 'gpumeter_gpu_ecc_errors_total{node="gpu-node-health",gpu="0",uuid="
             'gpumeter_findings_opened_total{node="gpu-node-health",kind="ecc-uncorrectable",severity="critical"} 1' \
             'gpumeter_gpu_xid_errors_total{node="gpu-node-health",gpu="2",uuid="GPU-9a000002-0000-4000-8000-000000000002",xid="95"} 1' \
             'gpumeter_gpu_xid_errors_total{node="gpu-node-health",gpu="1",uuid="GPU-9a000001-0000-4000-8000-000000000001",xid="13"} 1' \
+            'gpumeter_gpu_retired_pages{node="gpu-node-health",gpu="4",uuid="GPU-9a000004-0000-4000-8000-000000000004",cause="single_bit_ecc"} 62' \
+            'gpumeter_gpu_retired_pages{node="gpu-node-health",gpu="4",uuid="GPU-9a000004-0000-4000-8000-000000000004",cause="double_bit_ecc"} 1' \
+            'gpumeter_gpu_retired_pages_pending{node="gpu-node-health",gpu="4",uuid="GPU-9a000004-0000-4000-8000-000000000004"} 1' \
             'gpumeter_xid_watch_up{node="gpu-node-health"} 1'; do
   grep -qF -- "$want" "$work/health.prom" || { grep -E 'ecc|remap|clock_event|findings_opened' "$work/health.prom"; fail "health series: $want"; }
 done
 "$bin" top --agent "$url" --view findings --once >"$work/health-top.txt" || fail "top --once on the health node"
-for want in ecc-uncorrectable row-remap-failed clocks-slowdown row-remap-pending xid xid-application; do
+for want in ecc-uncorrectable row-remap-failed clocks-slowdown row-remap-pending xid xid-application \
+            retired-pages-pending retired-pages-limit; do
   grep -q -- "$want" "$work/health-top.txt" || { cat "$work/health-top.txt"; fail "top's findings view lacks $want"; }
 done
 kill "$pid"; wait "$pid" 2>/dev/null || true

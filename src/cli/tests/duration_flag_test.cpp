@@ -64,6 +64,17 @@ TEST(DurationFlag, TheAgentsDurationsAreTypedWhereTheyAreParsed) {
   EXPECT_DOUBLE_EQ(o.shutdown_grace.count(), 15);
 }
 
+TEST(DurationFlag, DrainIntervalTakesUnitsAndZero) {
+  for (const auto& [text, want] :
+       std::vector<std::pair<std::string, double>>{{"2500ms", 2.5}, {"0", 0}, {"1m", 60}}) {
+    CLI::App app;
+    app::AgentOptions o;
+    AddAgentCommand(app, o);
+    ASSERT_EQ(Parse(app, {"agent", "--drain-interval", text}), "") << text;
+    EXPECT_DOUBLE_EQ(o.drain_interval.count(), want) << text;
+  }
+}
+
 TEST(DurationFlag, BadDurationsOfTheCommandsNameTheirFlag) {
   const std::vector<std::vector<std::string>> cases = {
       {"agent", "--rightsize-min-history", "1x"},
@@ -72,6 +83,9 @@ TEST(DurationFlag, BadDurationsOfTheCommandsNameTheirFlag) {
       {"rightsize", "--source", "sqlite:/x.db", "--min-history", "1x"},
       {"top", "--interval", "0"},
       {"probe", "--interval", "1h"},
+      {"agent", "--drain-interval", "61"},  // the driver keeps ~10 s: a minute is the most
+      {"agent", "--drain-interval", "-1s"},
+      {"doctor", "--drain-interval", "2m"},
   };
   for (const auto& args : cases) {
     CLI::App app;
@@ -79,7 +93,9 @@ TEST(DurationFlag, BadDurationsOfTheCommandsNameTheirFlag) {
     app::RightsizeOptions rightsize;
     app::TopOptions top;
     app::ProbeOptions probe;
+    app::DoctorOptions doctor;
     AddAgentCommand(app, agent);
+    AddDoctorCommand(app, doctor);
     AddRightsizeCommand(app, rightsize);
     AddTopCommand(app, top);
     AddProbeCommand(app, probe);

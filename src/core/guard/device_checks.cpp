@@ -157,6 +157,7 @@ void DeviceChecks::CheckStates(const PassView& pass, const GuardConfig& config,
                       "gpumeter_gpu_row_remap_pending): drain the GPU and reset it",
                       GpuName(u), h.remapped_rows->uncorrectable, h.remapped_rows->correctable),
           raise);
+    CheckRetiredPages(u, raise);
     // An unread reasons mask keeps a slowdown's start: one failed call does not restart the hold.
     if (!h.clock_event_reasons) {
       if (slowdown_since_.count(u.gpu_uuid)) slowed[u.gpu_uuid] = true;
@@ -175,6 +176,31 @@ void DeviceChecks::CheckStates(const PassView& pass, const GuardConfig& config,
                  raise);
   }
   std::erase_if(slowdown_since_, [&](const auto& kv) { return !slowed.count(kv.first); });
+}
+
+// DCGM's diagnostics fail a GPU at 63 retired pages (its DCGM_LIMIT_MAX_RETIRED_PAGES, matching
+// NVIDIA's field diagnostic); the driver's table holds 64.
+void DeviceChecks::CheckRetiredPages(const UnitView& u, const DeviceRaiser& raise) {
+  const auto& pages = u.health.retired_pages;
+  if (!pages) return;
+  const uint32_t total = pages->single_bit + pages->double_bit;
+  if (total >= kRetiredPagesLimit)
+    ForHolders(
+        u, Kind::kRetiredPagesLimit,
+        fmt::format("GPU {} has retired {} memory pages ({} after double-bit errors, {} "
+                    "after repeated single-bit errors; gpumeter_gpu_retired_pages), at or "
+                    "past the limit of {} at which NVIDIA's diagnostics fail a GPU: the "
+                    "GPU should be replaced",
+                    GpuName(u), total, pages->double_bit, pages->single_bit, kRetiredPagesLimit),
+        raise);
+  if (pages->pending.value_or(false))
+    ForHolders(u, Kind::kRetiredPagesPending,
+               fmt::format("GPU {}: a memory page retirement waits for the next driver reload "
+                           "(pages retired: {} double-bit, {} single-bit; "
+                           "gpumeter_gpu_retired_pages_pending): until then the bad page can "
+                           "still be used; drain the GPU and reset it or reboot the node",
+                           GpuName(u), pages->double_bit, pages->single_bit),
+               raise);
 }
 
 void DeviceChecks::Run(const PassView& pass, const GuardConfig& config, const DeviceRaiser& raise) {

@@ -1,5 +1,6 @@
 // The device rules of the guard: a GPU fallen off the bus, and the GPU's health as NVML reports it.
-// States (a lost GPU, a pending or failed row remap, clocks held down) are raised while they last;
+// States (a lost GPU, a pending or failed row remap, a pending page retirement or one past the
+// limit, clocks held down) are raised while they last;
 // a slowdown only once it held `slowdown_hold_s`, as short ones come with P-state changes. Events
 // (an XID, a rise of the uncorrectable ECC count) are raised about the pods on the GPU at that
 // moment and stay open for `event_open_s` after the last of them: the question after a fault is
@@ -42,12 +43,16 @@ class DeviceChecks {
               double until);
   void CheckEvents(const PassView& pass, const GuardConfig& config);
   void CheckStates(const PassView& pass, const GuardConfig& config, const DeviceRaiser& raise);
+  static void CheckRetiredPages(const UnitView& u, const DeviceRaiser& raise);
 
   std::map<std::tuple<Kind, std::string, std::string, std::string>, Event> events_;
   std::map<std::string, uint64_t> ecc_seen_;      // uncorrectable count per GPU, last pass
   std::set<std::string> ecc_before_start_;        // GPUs with errors before the first reading
   std::map<std::string, double> slowdown_since_;  // per GPU, while its clocks are held down
 };
+
+// Retired pages (both causes) at which a GPU should be replaced (DCGM's diagnostic limit).
+inline constexpr uint32_t kRetiredPagesLimit = 63;
 
 // "48 (uncorrectable ECC error)": the XID and what NVIDIA's catalog says of it, where known.
 std::string XidMeaning(uint64_t xid);

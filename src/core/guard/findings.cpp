@@ -37,6 +37,10 @@ const char* ToString(Kind kind) {
       return "xid";
     case Kind::kXidApplication:
       return "xid-application";
+    case Kind::kRetiredPagesPending:
+      return "retired-pages-pending";
+    case Kind::kRetiredPagesLimit:
+      return "retired-pages-limit";
   }
   return "unknown";
 }

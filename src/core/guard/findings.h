@@ -29,14 +29,16 @@ enum class Kind {
   kMpsNoLimits,            // an MPS client without a memory or active-thread limit
   kGpuLost,                // a GPU fell off the bus, with each container that held it then
   // GPU health (NVML), each with the containers holding the GPU (or its MIG instances) then:
-  kEccUncorrectable,  // uncorrectable ECC errors since the driver loaded
-  kRowRemapPending,   // a memory row remap waits for the next GPU reset
-  kRowRemapFailed,    // a row remap failed: no spare row left
-  kClocksSlowdown,    // the clocks are held down for heat or a power emergency
-  kXid,               // an XID event on the GPU (the GPU's or the platform's fault)
-  kXidApplication,    // an XID NVIDIA's catalog puts on the application (13, 31, 43, 45, 68)
+  kEccUncorrectable,     // uncorrectable ECC errors since the driver loaded
+  kRowRemapPending,      // a memory row remap waits for the next GPU reset
+  kRowRemapFailed,       // a row remap failed: no spare row left
+  kClocksSlowdown,       // the clocks are held down for heat or a power emergency
+  kXid,                  // an XID event on the GPU (the GPU's or the platform's fault)
+  kXidApplication,       // an XID NVIDIA's catalog puts on the application (13, 31, 43, 45, 68)
+  kRetiredPagesPending,  // before Ampere: a page retirement waits for a reboot or driver reload
+  kRetiredPagesLimit,    // before Ampere: the retired pages reach the replacement limit (63)
 };
-inline constexpr std::array<Kind, 15> kAllKinds = {
+inline constexpr std::array<Kind, 17> kAllKinds = {
     Kind::kUnallocatedDevice, Kind::kNoGpuRequest,
     Kind::kVisibleDevicesAll, Kind::kVisibleDevicesOutside,
     Kind::kHostProcess,       Kind::kIdleAllocation,
@@ -44,11 +46,12 @@ inline constexpr std::array<Kind, 15> kAllKinds = {
     Kind::kGpuLost,           Kind::kEccUncorrectable,
     Kind::kRowRemapPending,   Kind::kRowRemapFailed,
     Kind::kClocksSlowdown,    Kind::kXid,
-    Kind::kXidApplication};
+    Kind::kXidApplication,    Kind::kRetiredPagesPending,
+    Kind::kRetiredPagesLimit};
 // "unallocated-device", "no-gpu-request", "visible-devices-all", "visible-devices-outside",
 // "host-process", "idle-allocation", "oom-risk", "mps-no-limits", "gpu-lost",
 // "ecc-uncorrectable", "row-remap-pending", "row-remap-failed", "clocks-slowdown", "xid",
-// "xid-application".
+// "xid-application", "retired-pages-pending", "retired-pages-limit".
 const char* ToString(Kind kind);
 std::optional<Kind> KindFromString(std::string_view text);
 
@@ -88,7 +91,9 @@ struct GuardConfig {
                                        {Kind::kRowRemapFailed, Severity::kCritical},
                                        {Kind::kClocksSlowdown, Severity::kWarning},
                                        {Kind::kXid, Severity::kCritical},
-                                       {Kind::kXidApplication, Severity::kInfo}};
+                                       {Kind::kXidApplication, Severity::kInfo},
+                                       {Kind::kRetiredPagesPending, Severity::kWarning},
+                                       {Kind::kRetiredPagesLimit, Severity::kCritical}};
   // A holder is idle while it uses less than this fraction of its share of the unit's compute.
   double idle_below = 0.02;
   // … for at least this many accounted seconds of known activity in a row.

@@ -219,6 +219,90 @@ EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned int* corr
   ENTER_DEV("nvmlDeviceGetRemappedRows", d);
   return Driver().RemappedRows(d, corr, unc, pending, failure);
 }
+EXPORT nvmlReturn_t nvmlDeviceGetRetiredPages(nvmlDevice_t d, nvmlPageRetirementCause_t cause,
+                                              unsigned int* count, unsigned long long* addresses) {
+  ENTER_DEV("nvmlDeviceGetRetiredPages", d);
+  return Driver().RetiredPages(d, cause, count, addresses);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d,
+                                                           nvmlEnableState_t* pending) {
+  ENTER_DEV("nvmlDeviceGetRetiredPagesPendingStatus", d);
+  return Driver().RetiredPagesPending(d, pending);
+}
+// Monitoring calls (nvtop, nvitop; fake_monitoring.cpp). _v2 and the plain PCI call write the
+// 36 bytes every layout shares.
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t* pci) {
+  ENTER_DEV("nvmlDeviceGetPciInfo_v3", d);
+  return Driver().PciInfo(d, pci, sizeof(nvmlPciInfo_t));
+}
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t d, nvmlPciInfo_t* pci) {
+  ENTER_DEV("nvmlDeviceGetPciInfo_v2", d);
+  return Driver().PciInfo(d, pci, kNvmlPciInfoLegacyPrefix);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t d, nvmlPciInfo_t* pci) {
+  ENTER_DEV("nvmlDeviceGetPciInfo", d);
+  return Driver().PciInfo(d, pci, kNvmlPciInfoLegacyPrefix);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, unsigned int sensor, unsigned int* c) {
+  ENTER_DEV("nvmlDeviceGetTemperature", d);
+  return Driver().Temperature(d, sensor, c);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t d, unsigned int type,
+                                                      unsigned int* c) {
+  ENTER_DEV("nvmlDeviceGetTemperatureThreshold", d);
+  return Driver().TemperatureThreshold(d, type, c);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, unsigned int type, unsigned int* mhz) {
+  ENTER_DEV("nvmlDeviceGetClockInfo", d);
+  return Driver().Clock(d, type, false, mhz);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, unsigned int type,
+                                              unsigned int* mhz) {
+  ENTER_DEV("nvmlDeviceGetMaxClockInfo", d);
+  return Driver().Clock(d, type, true, mhz);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t d, unsigned int* percent) {
+  ENTER_DEV("nvmlDeviceGetFanSpeed", d);
+  return Driver().FanSpeed(d, percent);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned int* mw) {
+  ENTER_DEV("nvmlDeviceGetEnforcedPowerLimit", d);
+  return Driver().EnforcedPowerLimit(d, mw);
+}
+#define PCIE_LINK_FN(sym, width, max)                            \
+  EXPORT nvmlReturn_t sym(nvmlDevice_t d, unsigned int* value) { \
+    ENTER_DEV(#sym, d);                                          \
+    return Driver().PcieLink(d, width, max, value);              \
+  }
+PCIE_LINK_FN(nvmlDeviceGetCurrPcieLinkGeneration, false, false)
+PCIE_LINK_FN(nvmlDeviceGetMaxPcieLinkGeneration, false, true)
+PCIE_LINK_FN(nvmlDeviceGetCurrPcieLinkWidth, true, false)
+PCIE_LINK_FN(nvmlDeviceGetMaxPcieLinkWidth, true, true)
+#undef PCIE_LINK_FN
+EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, unsigned int counter,
+                                                unsigned int* kbps) {
+  ENTER_DEV("nvmlDeviceGetPcieThroughput", d);
+  return Driver().PcieThroughput(d, counter, kbps);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t d, unsigned int* pct,
+                                                    unsigned int* period_us) {
+  ENTER_DEV("nvmlDeviceGetEncoderUtilization", d);
+  return Driver().CodecUtilization(d, pct, period_us);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned int* pct,
+                                                    unsigned int* period_us) {
+  ENTER_DEV("nvmlDeviceGetDecoderUtilization", d);
+  return Driver().CodecUtilization(d, pct, period_us);
+}
+#define GRAPHICS_FN(sym)                                                      \
+  EXPORT nvmlReturn_t sym(nvmlDevice_t d, unsigned int* n, void* /*infos*/) { \
+    ENTER_DEV(#sym, d);                                                       \
+    return Driver().GraphicsProcesses(d, n);                                  \
+  }
+GRAPHICS_FN(nvmlDeviceGetGraphicsRunningProcesses_v3)
+GRAPHICS_FN(nvmlDeviceGetGraphicsRunningProcesses_v2)
+GRAPHICS_FN(nvmlDeviceGetGraphicsRunningProcesses)
+#undef GRAPHICS_FN
 EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
   ENTER_SYS("nvmlEventSetCreate");
   return Driver().EventSetCreate(set);

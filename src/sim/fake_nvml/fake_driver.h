@@ -103,6 +103,22 @@ class FakeDriver {
                          unsigned long long* count);
   nvmlReturn_t RemappedRows(nvmlDevice_t d, unsigned int* corr, unsigned int* unc,
                             unsigned int* pending, unsigned int* failure);
+  nvmlReturn_t RetiredPages(nvmlDevice_t d, nvmlPageRetirementCause_t cause, unsigned int* count,
+                            unsigned long long* addresses);
+  nvmlReturn_t RetiredPagesPending(nvmlDevice_t d, nvmlEnableState_t* pending);
+  // Monitoring calls of NVML tools (fake_monitoring.cpp): PCI identity, temperature, clocks, fan,
+  // power limit, PCIe link and traffic, codec use, graphics processes. `bytes`: how much of
+  // nvmlPciInfo_t the entry point's layout has.
+  nvmlReturn_t PciInfo(nvmlDevice_t d, nvmlPciInfo_t* pci, size_t bytes);
+  nvmlReturn_t Temperature(nvmlDevice_t d, unsigned int sensor, unsigned int* celsius);
+  nvmlReturn_t TemperatureThreshold(nvmlDevice_t d, unsigned int type, unsigned int* celsius);
+  nvmlReturn_t Clock(nvmlDevice_t d, unsigned int type, bool max, unsigned int* mhz);
+  nvmlReturn_t FanSpeed(nvmlDevice_t d, unsigned int* percent);
+  nvmlReturn_t EnforcedPowerLimit(nvmlDevice_t d, unsigned int* mw);
+  nvmlReturn_t PcieLink(nvmlDevice_t d, bool width, bool max, unsigned int* value);
+  nvmlReturn_t PcieThroughput(nvmlDevice_t d, unsigned int counter, unsigned int* kbps);
+  nvmlReturn_t CodecUtilization(nvmlDevice_t d, unsigned int* percent, unsigned int* period_us);
+  nvmlReturn_t GraphicsProcesses(nvmlDevice_t d, unsigned int* count);
   // Events (fake_events.cpp): XIDs from the scenario's `xid` faults; a lost GPU's wait returns
   // GPU_IS_LOST. Wait sleeps (without the lock) up to `timeout_ms` of real time.
   nvmlReturn_t EventSetCreate(nvmlEventSet_t* set);
@@ -113,6 +129,12 @@ class FakeDriver {
                          bool v2);
 
  private:
+  struct Load {
+    double busy = 0;                 // the GPU's busy fraction now
+    double power_fraction = 0;       // where its power is between idle and maximum, 0-1
+    unsigned long long reasons = 0;  // the scenario's clocks-event reasons now
+  };
+  Load LoadLocked(const scenario::Gpu& g) const;
   double NowLocked() const;
   uint64_t EpochUsLocked(double t_s) const;
   const scenario::Gpu& GpuOf(nvmlDevice_t d) const { return scenario_->gpus[d->gpu]; }

@@ -16,14 +16,29 @@ bool Uncorrectable(const yaml::Field& f, const char* yes, const char* no) {
   return t == yes;
 }
 
+// cause: single-bit | double-bit; pages in [1, 64] (the driver's retirement table holds 64);
+// pending until to_s (the reboot or driver reload that retires them).
+void ParsePageRetire(const yaml::Field& f, Fault& out) {
+  const std::string cause = f.Child("cause").Str();
+  if (cause != "single-bit" && cause != "double-bit")
+    f.Child("cause").Fail("'" + cause + "' (expected single-bit or double-bit)");
+  out.uncorrectable = cause == "double-bit";
+  out.count = f.Child("pages").UInt();
+  if (out.count == 0 || out.count > 64) f.Child("pages").Fail("must be in [1, 64]");
+  if (f.Optional("to_s") && !f.Bool("pending", false))
+    f.Child("to_s").Fail("ends a pending retirement (the reboot): give pending: true");
+  out.pending = f.Bool("pending", false);
+}
+
 }  // namespace
 
 std::optional<FaultKind> FaultKindFromName(const std::string& name) {
   static const std::pair<const char*, FaultKind> kNames[] = {
-      {"call-error", FaultKind::kCallError}, {"gpu-lost", FaultKind::kGpuLost},
-      {"delay", FaultKind::kDelay},          {"bad-value", FaultKind::kBadValue},
-      {"ecc-error", FaultKind::kEccError},   {"row-remap", FaultKind::kRowRemap},
-      {"throttle", FaultKind::kThrottle},    {"xid", FaultKind::kXid}};
+      {"call-error", FaultKind::kCallError},  {"gpu-lost", FaultKind::kGpuLost},
+      {"delay", FaultKind::kDelay},           {"bad-value", FaultKind::kBadValue},
+      {"ecc-error", FaultKind::kEccError},    {"row-remap", FaultKind::kRowRemap},
+      {"throttle", FaultKind::kThrottle},     {"xid", FaultKind::kXid},
+      {"page-retire", FaultKind::kPageRetire}};
   for (const auto& [n, k] : kNames)
     if (name == n) return k;
   return std::nullopt;
@@ -58,6 +73,9 @@ void ParseHealthFields(const yaml::Field& f, Fault& out) {
       break;
     case FaultKind::kEccError:
       f.ExpectMap({"kind", "gpu", "at_s", "type", "count"});
+      break;
+    case FaultKind::kPageRetire:
+      f.ExpectMap({"kind", "gpu", "at_s", "to_s", "cause", "pages", "pending"});
       break;
     default:
       f.ExpectMap({"kind", "gpu", "at_s", "to_s", "type", "rows", "pending", "failed"});
@@ -100,6 +118,10 @@ void ParseHealthFields(const yaml::Field& f, Fault& out) {
     if (out.count == 0) f.Child("count").Fail("must be at least 1");
     return;
   }
+  if (out.kind == FaultKind::kPageRetire) {
+    ParsePageRetire(f, out);
+    return;
+  }
   out.uncorrectable = Uncorrectable(f, "uncorrectable", "correctable");
   out.count = f.UInt("rows", 0);
   if (out.count > (1u << 20)) f.Child("rows").Fail("must be at most 1048576");
@@ -129,6 +151,11 @@ GpuHealth HealthAt(const Scenario& s, uint32_t gpu_index, double t_s) {
         break;
       case FaultKind::kThrottle:
         if (within) h.clock_event_reasons |= f.reasons;
+        break;
+      case FaultKind::kPageRetire:
+        (f.uncorrectable ? h.retired_double_bit : h.retired_single_bit) +=
+            static_cast<uint32_t>(f.count);  // at most 64, the loader says
+        h.retire_pending = h.retire_pending || (f.pending && within);
         break;
       default:
         break;

@@ -314,7 +314,7 @@ std::optional<Fault> ParseFault(const Field& f, Scenario& s) {
   if (kind != "process-exit" && !FaultKindFromName(kind))
     f.Child("kind").Fail("unknown fault kind '" + kind +
                          "' (expected call-error, gpu-lost, delay, bad-value, process-exit, "
-                         "ecc-error, row-remap, throttle or xid)");
+                         "ecc-error, row-remap, page-retire, throttle or xid)");
   // Health events check their own keys (health_faults.cpp); the others share these.
   if (const auto k = FaultKindFromName(kind); !k || !IsHealthEvent(*k))
     f.ExpectMap(

@@ -139,13 +139,14 @@ enum class FaultKind {
   kEccError,
   kRowRemap,
   kThrottle,
-  kXid
+  kXid,
+  kPageRetire
 };
 // Health events change what the GPU's health calls report (ECC counters, remapped rows, clocks-
 // event reasons); no call fails, and no signal of attribution is hidden.
 inline bool IsHealthEvent(FaultKind k) {
   return k == FaultKind::kEccError || k == FaultKind::kRowRemap || k == FaultKind::kThrottle ||
-         k == FaultKind::kXid;
+         k == FaultKind::kXid || k == FaultKind::kPageRetire;
 }
 // kBadValue: what the call hands back is wrong though it succeeds (nvmlDeviceGetSamples only):
 // every sample 0 W, 9 kW, stamped at the caller's last-seen time, or of another value type.
@@ -162,9 +163,9 @@ struct Fault {
   BadValue bad_value = BadValue::kZero;  // kBadValue: how the reply is wrong
   // Health events, from from_s (at_s in the file) on, or over [from_s, to_s) for kThrottle and a
   // pending remap (cleared by the reset at to_s).
-  uint64_t count = 0;          // kEccError: errors; kRowRemap: rows remapped
-  bool uncorrectable = false;  // kEccError, kRowRemap: which counter
-  bool pending = false;        // kRowRemap: a remap waits for the next GPU reset
+  uint64_t count = 0;          // kEccError: errors; kRowRemap: rows; kPageRetire: pages
+  bool uncorrectable = false;  // kEccError, kRowRemap, kPageRetire (double-bit): which counter
+  bool pending = false;        // kRowRemap, kPageRetire: waits for the next reset or reload
   bool failed = false;         // kRowRemap: remapping failed (no spare row)
   uint64_t reasons = 0;        // kThrottle: clocks-event reason bits (nvmlClocksEventReason*)
   uint64_t xid = 0;            // kXid: the XID an event reports at from_s

@@ -153,7 +153,7 @@ void AddDeviceMetrics(std::vector<MetricDef>& v) {
   v.insert(v.end(), std::begin(defs), std::end(defs));
 }
 
-// GPU health (NVML), per GPU: the clocks-event reasons, ECC, row remapping, XID events.
+// GPU health (NVML), per GPU: the clocks-event reasons, ECC, row remapping, retired pages, XIDs.
 void AddHealthMetrics(std::vector<MetricDef>& v) {
   const MetricDef defs[] = {
       {Metric::kGpuClockEventReason,
@@ -184,6 +184,19 @@ void AddHealthMetrics(std::vector<MetricDef>& v) {
        "1 while a row remap waits for the next GPU reset (drain the GPU and reset it).", kGpu},
       {Metric::kGpuRowRemapFailed, "gpumeter_gpu_row_remap_failed", G, "",
        "1 when a row remap failed (no spare row left): the GPU should be replaced.", kGpu},
+      {Metric::kGpuRetiredPages,
+       "gpumeter_gpu_retired_pages",
+       G,
+       "",
+       "Memory pages retired, by the cause (single_bit_ecc: repeated correctable errors; "
+       "double_bit_ecc: an uncorrectable one; boards before Ampere, which remap rows instead). "
+       "63 in all is the limit at which NVIDIA's diagnostics fail the GPU. Absent where the "
+       "driver cannot say.",
+       {"node", "gpu", "uuid", "cause"}},
+      {Metric::kGpuRetiredPagesPending, "gpumeter_gpu_retired_pages_pending", G, "",
+       "1 while a page retirement waits for the next driver reload (reboot or GPU reset); "
+       "absent where unknown.",
+       kGpu},
       {Metric::kGpuXidErrors,
        "gpumeter_gpu_xid_errors_total",
        C,

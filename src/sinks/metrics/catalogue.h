@@ -46,6 +46,8 @@ enum class Metric {
   kGpuRemappedRows,
   kGpuRowRemapPending,
   kGpuRowRemapFailed,
+  kGpuRetiredPages,
+  kGpuRetiredPagesPending,
   kGpuXidErrors,
   kGpuXidLastSeen,
   kXidWatchUp,

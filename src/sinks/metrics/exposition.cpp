@@ -148,6 +148,14 @@ void Health(Families& f, const std::string& node, const std::string& idx,
     f.Add(Metric::kGpuRowRemapPending, gpu_labels, h.remapped_rows->pending ? 1 : 0);
     f.Add(Metric::kGpuRowRemapFailed, gpu_labels, h.remapped_rows->failed ? 1 : 0);
   }
+  if (h.retired_pages) {
+    f.Add(Metric::kGpuRetiredPages, {node, idx, d.uuid, "single_bit_ecc"},
+          h.retired_pages->single_bit);
+    f.Add(Metric::kGpuRetiredPages, {node, idx, d.uuid, "double_bit_ecc"},
+          h.retired_pages->double_bit);
+    if (h.retired_pages->pending)
+      f.Add(Metric::kGpuRetiredPagesPending, gpu_labels, *h.retired_pages->pending ? 1 : 0);
+  }
 }
 
 void Devices(Families& f, const node::NodeState& state, const ExpositionOptions& options) {

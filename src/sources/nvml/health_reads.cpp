@@ -1,6 +1,7 @@
 // The GPU's health calls (nvmlDeviceGetCurrentClocksEventReasons, nvmlDeviceGetTotalEccErrors,
-// nvmlDeviceGetRemappedRows): read on the physical GPU every pass, each unknown where the driver
-// lacks it or the board does not support it (NOT_SUPPORTED is a capability, not an error).
+// nvmlDeviceGetRemappedRows, nvmlDeviceGetRetiredPages): read on the physical GPU every pass, each
+// unknown where the driver lacks it or the board does not support it (NOT_SUPPORTED is a
+// capability, not an error).
 #include "sources/nvml/nvml_gpu_source.h"
 
 namespace gpumeter::nvml {
@@ -48,6 +49,38 @@ void NvmlGpuSource::ReadHealth(nvmlDevice_t h, gpu::DeviceSample& dev) {
       dev.health.remapped_rows =
           gpu::GpuHealth::RemappedRows{corr, unc, pending != 0, failure != 0};
   }
+  if (dev.lost) return;
+  ReadRetiredPages(h, dev);
+}
+
+// The pages retired for each cause, counted with a zero-capacity call (as DCGM does): SUCCESS
+// when there are none, INSUFFICIENT_SIZE with the count written when there are some. Both counts
+// or neither; NOT_SUPPORTED (Ampere and later, boards without ECC) is unknown, not 0.
+void NvmlGpuSource::ReadRetiredPages(nvmlDevice_t h, gpu::DeviceSample& dev) {
+  const NvmlApi& api = lib_->api();
+  if (!api.nvmlDeviceGetRetiredPages) return;
+  const char* name = "nvmlDeviceGetRetiredPages";
+  gpu::GpuHealth::RetiredPages pages;
+  for (const auto cause : {NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR,
+                           NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS}) {
+    unsigned int count = 0;
+    nvmlReturn_t rc =
+        Call(name, [&] { return api.nvmlDeviceGetRetiredPages(h, cause, &count, nullptr); });
+    if (rc == NVML_ERROR_NOT_SUPPORTED) return;
+    if (rc == NVML_ERROR_INSUFFICIENT_SIZE && count == 0) rc = NVML_ERROR_UNKNOWN;  // no count
+    if (rc != NVML_ERROR_INSUFFICIENT_SIZE && !Check(dev, name, rc)) return;
+    (cause == NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR ? pages.double_bit
+                                                              : pages.single_bit) = count;
+  }
+  if (api.nvmlDeviceGetRetiredPagesPendingStatus) {
+    const char* pending_name = "nvmlDeviceGetRetiredPagesPendingStatus";
+    nvmlEnableState_t pending = NVML_FEATURE_DISABLED;
+    const nvmlReturn_t rc =
+        Call(pending_name, [&] { return api.nvmlDeviceGetRetiredPagesPendingStatus(h, &pending); });
+    if (rc != NVML_ERROR_NOT_SUPPORTED && Check(dev, pending_name, rc))
+      pages.pending = pending == NVML_FEATURE_ENABLED;
+  }
+  if (!dev.lost) dev.health.retired_pages = pages;
 }
 
 }  // namespace gpumeter::nvml

@@ -200,6 +200,16 @@ typedef enum nvmlEccCounterType_enum {
   NVML_VOLATILE_ECC = 0,   // since the driver loaded
   NVML_AGGREGATE_ECC = 1,  // over the board's life
 } nvmlEccCounterType_t;
+// Why a page was retired (nvmlDeviceGetRetiredPages; Kepler to Turing boards with ECC: Ampere
+// and later remap rows instead).
+typedef enum nvmlPageRetirementCause_enum {
+  NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0,
+  NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1,
+} nvmlPageRetirementCause_t;
+typedef enum nvmlEnableState_enum {
+  NVML_FEATURE_DISABLED = 0,
+  NVML_FEATURE_ENABLED = 1,
+} nvmlEnableState_t;
 
 // Clocks-event ("throttle") reason bits, the same under both names of the call; the three
 // hardware bits have only the old nvmlClocksThrottleReason* macros.
@@ -253,9 +263,45 @@ static_assert(sizeof(nvmlGpuInstanceProfileInfo_t) == 48 &&
               offsetof(nvmlGpuInstanceProfileInfo_t, sliceCount) == 8 &&
               offsetof(nvmlGpuInstanceProfileInfo_t, memorySizeMB) == 40);
 static_assert(sizeof(nvmlMemoryErrorType_t) == 4 && sizeof(nvmlEccCounterType_t) == 4);
+static_assert(sizeof(nvmlPageRetirementCause_t) == 4 && sizeof(nvmlEnableState_t) == 4);
 static_assert(sizeof(nvmlEventData_t) == 32 && offsetof(nvmlEventData_t, eventData) == 16 &&
               offsetof(nvmlEventData_t, gpuInstanceId) == 24 &&
               offsetof(nvmlEventData_t, computeInstanceId) == 28);
 static_assert(sizeof(nvmlGpuInstanceInfo_t) == 24 &&
               offsetof(nvmlGpuInstanceInfo_t, profileId) == 12 &&
               offsetof(nvmlGpuInstanceInfo_t, placement) == 16);
+
+// Monitoring calls that NVML tools (nvtop, nvitop) make; the agent does not, the fake serves them
+// (docs/nvml.md, "Monitoring calls"). nvmlPciInfo_t is the 68-byte layout of _v3; drivers before
+// 415.13 wrote 52 bytes under _v2 and the plain name, of which the first 36 are the same.
+typedef struct {
+  char busIdLegacy[16];  // "%04X:%02X:%02X.0"
+  unsigned int domain, bus, device;
+  unsigned int pciDeviceId;  // device ID << 16 | vendor 0x10DE
+  unsigned int pciSubSystemId;
+  char busId[32];  // "%08X:%02X:%02X.0"
+} nvmlPciInfo_t;
+constexpr size_t kNvmlPciInfoLegacyPrefix = 36;  // the bytes every layout shares
+typedef enum nvmlTemperatureSensors_enum { NVML_TEMPERATURE_GPU = 0 } nvmlTemperatureSensors_t;
+typedef enum nvmlTemperatureThresholds_enum {
+  NVML_TEMPERATURE_THRESHOLD_SHUTDOWN = 0,
+  NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1,
+  NVML_TEMPERATURE_THRESHOLD_MEM_MAX = 2,
+  NVML_TEMPERATURE_THRESHOLD_GPU_MAX = 3,
+  NVML_TEMPERATURE_THRESHOLD_GPS_CURR = 7,  // the highest defined (550.76)
+} nvmlTemperatureThresholds_t;
+typedef enum nvmlClockType_enum {
+  NVML_CLOCK_GRAPHICS = 0,
+  NVML_CLOCK_SM = 1,
+  NVML_CLOCK_MEM = 2,
+  NVML_CLOCK_VIDEO = 3,
+} nvmlClockType_t;
+typedef enum nvmlPcieUtilCounter_enum {
+  NVML_PCIE_UTIL_TX_BYTES = 0,
+  NVML_PCIE_UTIL_RX_BYTES = 1,
+} nvmlPcieUtilCounter_t;
+static_assert(sizeof(nvmlPciInfo_t) == 68 && offsetof(nvmlPciInfo_t, domain) == 16 &&
+              offsetof(nvmlPciInfo_t, pciDeviceId) == 28 &&
+              offsetof(nvmlPciInfo_t, busId) == kNvmlPciInfoLegacyPrefix);
+static_assert(sizeof(nvmlTemperatureSensors_t) == 4 && sizeof(nvmlTemperatureThresholds_t) == 4 &&
+              sizeof(nvmlClockType_t) == 4 && sizeof(nvmlPcieUtilCounter_t) == 4);

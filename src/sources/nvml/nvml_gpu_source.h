@@ -106,6 +106,7 @@ class NvmlGpuSource final : public gpu::GpuSource {
   void ReadMigInstances(nvmlDevice_t h, gpu::DeviceSample& dev);
   // Clocks-event reasons, ECC counters, remapped rows into dev.health (health_reads.cpp).
   void ReadHealth(nvmlDevice_t h, gpu::DeviceSample& dev);
+  void ReadRetiredPages(nvmlDevice_t h, gpu::DeviceSample& dev);
   // Compute slices of the GPU instance `gi_id`, from its profile; unknown if NVML cannot say.
   std::optional<uint32_t> InstanceSlices(nvmlDevice_t h, unsigned int gi_id,
                                          gpu::DeviceSample& dev);

@@ -66,6 +66,9 @@
                                                   nvmlEccCounterType_t, unsigned long long*))      \
   X(nvmlDeviceGetRemappedRows,                                                                     \
     nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*, unsigned int*, unsigned int*))    \
+  X(nvmlDeviceGetRetiredPages,                                                                     \
+    nvmlReturn_t (*)(nvmlDevice_t, nvmlPageRetirementCause_t, unsigned int*, unsigned long long*)) \
+  X(nvmlDeviceGetRetiredPagesPendingStatus, nvmlReturn_t (*)(nvmlDevice_t, nvmlEnableState_t*))    \
   X(nvmlEventSetCreate, nvmlReturn_t (*)(nvmlEventSet_t*))                                         \
   X(nvmlEventSetFree, nvmlReturn_t (*)(nvmlEventSet_t))                                            \
   X(nvmlDeviceGetSupportedEventTypes, nvmlReturn_t (*)(nvmlDevice_t, unsigned long long*))         \

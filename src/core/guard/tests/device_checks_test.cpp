@@ -187,5 +187,40 @@ TEST(Guard, HealthStatesLastAndEventsFindTheirUnits) {
   EXPECT_EQ(who, (std::set<std::string>{"MIG-1", "MIG-2"}));
 }
 
+// Retired pages (boards before Ampere): a pending retirement warns with the holders; 63 pages in
+// all is the replacement limit (critical), 62 is not; unknown pending raises nothing.
+TEST(Guard, RetiredPagesPendingAndAtTheLimitNameTheHolders) {
+  Guard g({}, nullptr);
+  auto pending = Unit("GPU-0", SharingMode::kTimeSlicing, {{kA, 0.5}, {kB, 0.5}}, {});
+  pending.model = "Tesla V100-SXM2-32GB";
+  pending.health.retired_pages = gpu::GpuHealth::RetiredPages{2, 1, true};
+  auto limit = Unit("GPU-1", SharingMode::kExclusive, {{kTrainer, 1}}, {});
+  limit.health.retired_pages = gpu::GpuHealth::RetiredPages{60, 3, false};
+  auto below = Unit("GPU-2", SharingMode::kExclusive, {{kShell, 1}}, {});
+  below.health.retired_pages = gpu::GpuHealth::RetiredPages{60, 2, std::nullopt};
+  g.Update(Pass({pending, limit, below}, 1000));
+  const auto open = g.Open();
+  std::set<std::string> pend, full;
+  for (const auto& f : Of(open, Kind::kRetiredPagesPending)) pend.insert(f.unit_uuid + " " + f.pod);
+  for (const auto& f : Of(open, Kind::kRetiredPagesLimit)) full.insert(f.unit_uuid + " " + f.pod);
+  EXPECT_EQ(pend, (std::set<std::string>{"GPU-0 " + kA.pod, "GPU-0 " + kB.pod}));
+  EXPECT_EQ(full, (std::set<std::string>{"GPU-1 " + kTrainer.pod}));
+  for (const auto& f : open) EXPECT_NE(f.unit_uuid, "GPU-2") << f.evidence;
+  const auto p = Of(open, Kind::kRetiredPagesPending);
+  ASSERT_FALSE(p.empty());
+  EXPECT_EQ(p[0].severity, Severity::kWarning);
+  EXPECT_TRUE(Has(p[0].evidence, "Tesla V100-SXM2-32GB")) << p[0].evidence;
+  EXPECT_TRUE(Has(p[0].evidence, "1 double-bit, 2 single-bit")) << p[0].evidence;
+  const auto l = Of(open, Kind::kRetiredPagesLimit);
+  ASSERT_FALSE(l.empty());
+  EXPECT_EQ(l[0].severity, Severity::kCritical);
+  EXPECT_TRUE(Has(l[0].evidence, "retired 63 memory pages")) << l[0].evidence;
+  pending.health.retired_pages->pending = false;  // the reboot retired them
+  for (int i = 1; i <= Guard::kGracePasses; ++i)
+    g.Update(Pass({pending, limit, below}, 1000 + 20 * i));
+  EXPECT_TRUE(Of(g.Open(), Kind::kRetiredPagesPending).empty());
+  EXPECT_EQ(Of(g.Open(), Kind::kRetiredPagesLimit).size(), 1u) << "the limit lasts";
+}
+
 }  // namespace
 }  // namespace gpumeter::guard

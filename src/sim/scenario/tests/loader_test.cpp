@@ -447,6 +447,42 @@ TEST(Loader, HealthEventsNameWhatIsWrong) {
   EXPECT_TRUE(s->faults.size() == 5 && IsHealthEvent(s->faults[0].kind));
 }
 
+// page-retire: its cause, a page count the driver's table can hold, to_s only ending a pending
+// retirement, no other kind's keys; counts stay after the reboot that ends pending.
+TEST(Loader, PageRetireEvents) {
+  const std::string faults = std::string(kMinimal) + "\nfaults:\n  - ";
+  EXPECT_THAT(
+      ErrorOf(faults + "{kind: page-retire, gpu: 0, at_s: 5, cause: triple-bit, pages: 1}\n"),
+      HasSubstr("'triple-bit' (expected single-bit or double-bit)"));
+  EXPECT_THAT(
+      ErrorOf(faults + "{kind: page-retire, gpu: 0, at_s: 5, cause: double-bit, pages: 65}\n"),
+      HasSubstr("must be in [1, 64]"));
+  EXPECT_THAT(
+      ErrorOf(faults + "{kind: page-retire, gpu: 0, at_s: 5, cause: double-bit, pages: 0}\n"),
+      HasSubstr("must be in [1, 64]"));
+  EXPECT_THAT(ErrorOf(faults + "{kind: page-retire, gpu: 0, at_s: 5, to_s: 9, cause: double-bit, "
+                               "pages: 1}\n"),
+              HasSubstr("give pending: true"));
+  EXPECT_THAT(ErrorOf(faults + "{kind: page-retire, gpu: 0, at_s: 5, cause: double-bit, pages: 1, "
+                               "rows: 2}\n"),
+              HasSubstr("rows"));
+  EXPECT_THAT(ErrorOf(faults + "{kind: page-retire, gpu: 0, cause: double-bit, pages: 1}\n"),
+              HasSubstr("at_s"));
+  auto s = ParseScenario(faults +
+                             "{kind: page-retire, gpu: 0, at_s: 2, cause: single-bit, pages: 3}\n"
+                             "  - {kind: page-retire, gpu: 0, at_s: 4, to_s: 7, cause: double-bit, "
+                             "pages: 1, pending: true}\n",
+                         "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(HealthAt(*s, 0, 1).retired_single_bit, 0u);
+  EXPECT_EQ(HealthAt(*s, 0, 3).retired_single_bit, 3u);
+  EXPECT_FALSE(HealthAt(*s, 0, 3).retire_pending);
+  EXPECT_TRUE(HealthAt(*s, 0, 5).retire_pending);
+  EXPECT_EQ(HealthAt(*s, 0, 5).retired_double_bit, 1u);
+  EXPECT_FALSE(HealthAt(*s, 0, 7).retire_pending) << "the reboot at to_s retired it";
+  EXPECT_EQ(HealthAt(*s, 0, 7).retired_double_bit, 1u);
+}
+
 TEST(Loader, ExclusiveWithReplicas) {
   EXPECT_THAT(ErrorOf(Replace(kMinimal, "    model: Test GPU",
                               "    model: Test GPU\n    sharing: {mode: exclusive, replicas: 2}")),

@@ -94,6 +94,93 @@ TEST(HealthOnMig, RemappedRowsAreUnknownWhileMigIsOn) {
   EXPECT_GT(mig, 0u);
 }
 
+// timeslice-h100's layout on a V100 (before Ampere: pages retire, rows do not remap): two pages
+// retired for single-bit errors at 12 s, one for a double-bit error at 15 s pending until the
+// reboot at 30 s.
+std::string V100Scenario(const std::string& extra_faults = "") {
+  std::ifstream in(testing::ScenarioPath("timeslice-h100"));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-32GB"}, {"gpm: true", "gpm: false"}}) {
+    const auto at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) s.replace(at, from.size(), to);
+  }
+  return testing::WriteTempScenario(
+      s +
+          "\nfaults:\n"
+          "  - {kind: page-retire, gpu: 0, at_s: 12, cause: single-bit, pages: 2}\n"
+          "  - {kind: page-retire, gpu: 0, at_s: 15, cause: double-bit, pages: 1, pending: true, "
+          "to_s: 30}\n" +
+          extra_faults,
+      "v100");
+}
+
+class RetiredPages : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RetiredPages, CountsAndPendingFollowTheScenarioBeforeAmpere) {
+  testing::FakeNvml f(GetParam(), V100Scenario(), 5);
+  auto at = [&](double t) {
+    f.SetTime(t);
+    const auto d = f.Sample().devices.at(0);
+    EXPECT_TRUE(d.errors.empty()) << d.errors.front().call;
+    EXPECT_FALSE(d.health.remapped_rows) << "a V100 has no row remapper";
+    return d.health.retired_pages;
+  };
+  const auto before = at(5);
+  ASSERT_TRUE(before) << "every release since R319 has the call";
+  EXPECT_EQ(before->single_bit, 0u);
+  EXPECT_EQ(before->double_bit, 0u);
+  EXPECT_EQ(before->pending, std::optional<bool>(false));
+  const auto during = at(16);
+  ASSERT_TRUE(during);
+  EXPECT_EQ(during->single_bit, 2u);
+  EXPECT_EQ(during->double_bit, 1u);
+  EXPECT_EQ(during->pending, std::optional<bool>(true));
+  const auto after = at(31);
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->double_bit, 1u) << "a retired page stays retired";
+  EXPECT_EQ(after->pending, std::optional<bool>(false)) << "retired at the reboot";
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryProfile, RetiredPages,
+                         ::testing::Values("r580", "r535_43", "r470", "r418"));
+
+TEST(RetiredPagesUnsupported, UnknownFromAmpereOnNeverZero) {
+  testing::FakeNvml f("r580", HealthScenario(), 16);
+  const auto d = f.Sample().devices.at(0);
+  EXPECT_FALSE(d.health.retired_pages);
+  EXPECT_TRUE(d.errors.empty()) << "NOT_SUPPORTED is a capability, not an error";
+}
+
+TEST(RetiredPagesFailure, AFailedCountIsUnknownAndRecordedAFailedPendingReadLeavesTheCounts) {
+  {  // one fake at a time: the library (and its scenario) is loaded once per process
+    testing::FakeNvml count_fails(
+        "r580",
+        V100Scenario(
+            "  - {kind: call-error, call: nvmlDeviceGetRetiredPages, gpu: 0, code: 999}\n"),
+        16);
+    const auto d = count_fails.Sample().devices.at(0);
+    EXPECT_FALSE(d.health.retired_pages);
+    ASSERT_FALSE(d.errors.empty());
+    EXPECT_EQ(d.errors.front().call, "nvmlDeviceGetRetiredPages");
+  }
+
+  testing::FakeNvml pending_fails(
+      "r580",
+      V100Scenario("  - {kind: call-error, call: nvmlDeviceGetRetiredPagesPendingStatus, gpu: 0, "
+                   "code: 999}\n"),
+      16);
+  const auto e = pending_fails.Sample().devices.at(0);
+  ASSERT_TRUE(e.health.retired_pages);
+  EXPECT_EQ(e.health.retired_pages->double_bit, 1u);
+  EXPECT_FALSE(e.health.retired_pages->pending) << "unknown, not 'not pending'";
+  ASSERT_FALSE(e.errors.empty());
+  EXPECT_EQ(e.errors.front().call, "nvmlDeviceGetRetiredPagesPendingStatus");
+}
+
 // A failed health call is recorded and leaves that part unknown, never 0.
 TEST(HealthFailure, AFailedEccReadIsUnknownAndRecorded) {
   std::ifstream in(testing::ScenarioPath("timeslice-h100"));
@@ -162,6 +249,63 @@ TEST_P(Xids, EachEventComesOnceWithTheDeviceItNames) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Profiles, Xids, ::testing::Values("r580", "r418"));
+
+// A wait that fails on the watcher's thread (a driver fault from 11 s to 14 s, and from 20 s): the
+// source says
+// the watch is down and why, loses no event (the XID at 12 s comes once the waits answer again),
+// and a stop during the failures still joins within a wait.
+TEST_P(Xids, AFailingWaitIsReportedAndTheEventsComeAfter) {
+  std::ifstream in(testing::ScenarioPath("timeslice-h100"));
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string wait_call = GetParam() == "r418" ? "nvmlEventSetWait" : "nvmlEventSetWait_v2";
+  auto fake = std::make_unique<testing::FakeNvml>(
+      GetParam(),
+      testing::WriteTempScenario(text.str() +
+                                     "\nfaults:\n  - {kind: xid, gpu: 0, at_s: 12, xid: 48}\n"
+                                     "  - {kind: call-error, call: " +
+                                     wait_call + ", code: 999, from_s: 11, to_s: 14}\n" +
+                                     "  - {kind: call-error, call: " + wait_call +
+                                     ", code: 999, from_s: 20}\n",
+                                 "xid-wait-fails"),
+      10, nullptr, /*watch_xid=*/true);
+  auto& f = *fake;
+  ASSERT_TRUE(f.Sample().xid_watch_ok.value_or(false));
+  f.SetTime(12);
+  gpu::GpuSnapshot down;
+  for (int i = 0; i < 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    down = f.Sample();
+    EXPECT_TRUE(down.devices.at(0).health.xid_events.empty()) << "no event while the waits fail";
+    if (!down.xid_watch_ok.value_or(true)) break;
+  }
+  ASSERT_TRUE(down.xid_watch_ok.has_value());
+  EXPECT_FALSE(*down.xid_watch_ok) << "the failing wait shows";
+  EXPECT_NE(down.xid_watch_error.find("nvmlEventSetWait failed (999)"), std::string::npos)
+      << down.xid_watch_error;
+  f.SetTime(15);
+  std::vector<gpu::XidEvent> got;
+  bool up = false;
+  for (int i = 0; i < 300 && (got.empty() || !up); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const auto snap = f.Sample();
+    const auto& x = snap.devices.at(0).health.xid_events;
+    got.insert(got.end(), x.begin(), x.end());
+    up = snap.xid_watch_ok.value_or(false);
+  }
+  EXPECT_TRUE(up) << "the watch is up again once a wait answers";
+  ASSERT_EQ(got.size(), 1u) << "the XID that came during the failures, once";
+  EXPECT_EQ(got[0].xid, 48u);
+
+  // Failing again from 20 s, then stopped: joined within a wait (50 ms here), back-off or not.
+  f.SetTime(21);
+  for (int i = 0; i < 200 && f.Sample().xid_watch_ok.value_or(false); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_FALSE(f.Sample().xid_watch_ok.value_or(true)) << "failing when stopped";
+  const auto stop = std::chrono::steady_clock::now();
+  fake.reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - stop, std::chrono::milliseconds(1000));
+}
 
 }  // namespace
 }  // namespace gpumeter::nvml
