@@ -91,6 +91,22 @@ curl -fsS "$url/api/v1/processes" | jq -e '(.processes | length) == 3 and all(.p
   || fail "/api/v1/processes"
 curl -fsS "$url/api/v1/sources" | jq -e '[.sources[] | select(.up) | .name] | sort == ["kubelet", "nvml", "pods", "proc"]' >/dev/null \
   || fail "/api/v1/sources"
+# /api/v2: the same documents in camelCase (no '_' in any key but a pod label's); /api/v1 says it
+# is deprecated and names its successor.
+for r in units ledger processes findings sources; do
+  curl -fsS "$url/api/v2/$r" >"$work/v2-$r.json" || fail "GET /api/v2/$r"
+  jq -e 'del(.podLabels) | [.. | objects | keys[] | select(test("_"))] | length == 0' "$work/v2-$r.json" >/dev/null \
+    || { jq -c '[.. | objects | keys[] | select(test("_"))] | unique' "$work/v2-$r.json"; fail "/api/v2/$r has snake_case keys"; }
+  curl -fsS -D "$work/v1-$r.headers" -o "$work/v1-$r.json" "$url/api/v1/$r" || fail "GET /api/v1/$r"
+  grep -qi '^Deprecation: true' "$work/v1-$r.headers" || fail "/api/v1/$r lacks Deprecation"
+  grep -qi "^Link: </api/v2/$r>; rel=\"successor-version\"" "$work/v1-$r.headers" || fail "/api/v1/$r lacks its successor link"
+done
+jq -e '.units[0].sharingMode == "time-slicing" and .units[0].holders[0].replicasHeld == 1 and .units[0].gpuUuid != null' "$work/v2-units.json" >/dev/null \
+  || { cat "$work/v2-units.json"; fail "/api/v2/units in camelCase"; }
+jq -e '.units[0] | ((([.owners[].computeSeconds] | add) / .seconds) - 1 | fabs) < 1e-9' "$work/v2-ledger.json" >/dev/null \
+  || fail "/api/v2/ledger: owners do not add up"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$url/api/v3/units")
+[ "$code" = 404 ] || fail "/api/v3/units answered $code"
 
 # The kubelet goes away: the agent keeps serving, reports the source down and keeps the holders.
 kill "$node_pid"; wait "$node_pid" || true

@@ -18,16 +18,16 @@ for seed in 1 4; do
     || { cat "$work/dra.err" "$work/dra.json"; fail "dra-h100 seed $seed: targets not met"; }
   # Every claim's container is owned (measured compute > 0) and scored under "dra".
   for c in training/finetune-0/trainer inference/llm-small-0/vllm research/notebook-a/jupyter research/notebook-b/jupyter; do
-    jq -e --arg c "$c" '[.containers[] | select(.container == $c and .mode == "dra" and .compute_seconds.measured > 0 and .compute_error_pp <= 2)] | length == 1' \
+    jq -e --arg c "$c" '[.containers[] | select(.container == $c and .mode == "dra" and .computeSeconds.measured > 0 and .computeErrorPp <= 2)] | length == 1' \
       "$work/dra.json" >/dev/null || { cat "$work/dra.json"; fail "seed $seed: $c not owned or off"; }
   done
-  jq -e '(.modes[] | select(.mode == "dra") | .compute_error_pp.mean <= 2) and .verdict == "met"' "$work/dra.json" >/dev/null \
+  jq -e '(.modes[] | select(.mode == "dra") | .computeErrorPp.mean <= 2) and .verdict == "met"' "$work/dra.json" >/dev/null \
     || { cat "$work/dra.json"; fail "seed $seed: dra compute mean"; }
   # The shared claim is split, not doubled: its two pods' compute adds up to the GPU's truth (no
   # more), while naive labelling (each pod shown the whole GPU) is far off.
   jq -e --arg u "$shared" '[.containers[] | select(.unit == $u)] as $s | ($s | length) == 2
-        and (($s | map(.compute_seconds.measured) | add) - ($s | map(.compute_seconds.true) | add) | fabs) < 0.02 * ($s | map(.compute_seconds.true) | add)
-        and ($s | all(.naive_compute_error_pp > 10))' "$work/dra.json" >/dev/null \
+        and (($s | map(.computeSeconds.measured) | add) - ($s | map(.computeSeconds.true) | add) | fabs) < 0.02 * ($s | map(.computeSeconds.true) | add)
+        and ($s | all(.naiveComputeErrorPp > 10))' "$work/dra.json" >/dev/null \
     || { cat "$work/dra.json"; fail "seed $seed: shared claim not split"; }
   echo "ok: dra-h100 simulate seed $seed"
 done

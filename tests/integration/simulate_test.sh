@@ -55,15 +55,15 @@ for seed in $seeds; do
   # Alone on their instance (the trainer's 3g.40gb, the idle holder's 2g.20gb): measured rows.
   jq -e '[.containers[] | select(.mode == "mig (dcgm)")] as $a
          | ($a | length) >= 2
-         and ([$a[].compute_error_pp] | add / length) <= 2 and ([$a[].compute_error_pp] | max) <= 5
-         and ([$a[] | select(.container == "ml/train-resnet-0/trainer") | .energy_error] | .[0]) <= 0.05' \
+         and ([$a[].computeErrorPp] | add / length) <= 2 and ([$a[].computeErrorPp] | max) <= 5
+         and ([$a[] | select(.container == "ml/train-resnet-0/trainer") | .energyError] | .[0]) <= 0.05' \
     "$work/a100.json" >/dev/null || { jq '.containers' "$work/a100.json"; fail "mig-a100 seed $seed: containers alone miss the targets"; }
   # The two notebooks time-sliced on the 1g.10gb: an estimated split, on rows of their own.
   [ "$(jq '[.containers[] | select(.mode == "mig (dcgm)/estimate" and .estimate)] | length' "$work/a100.json")" -eq 2 ] ||
     { jq '.containers' "$work/a100.json"; fail "mig-a100: the two notebooks should be scored as estimates"; }
-  jq -e '.mig_idle_power.source == "fitted"' "$work/a100.json" >/dev/null || { jq '.mig_idle_power' "$work/a100.json"; fail "mig-a100 seed $seed: idle power not fitted"; }
+  jq -e '.migIdlePower.source == "fitted"' "$work/a100.json" >/dev/null || { jq '.migIdlePower' "$work/a100.json"; fail "mig-a100 seed $seed: idle power not fitted"; }
   # Memory traffic from DCGM's DRAM_ACTIVE, held with the activity: measured, within 2 pp.
-  jq -e '.modes[] | select(.mode == "mig (dcgm)") | .memory_traffic_unknown_seconds == 0 and .memory_traffic_error_pp.worst <= 2' \
+  jq -e '.modes[] | select(.mode == "mig (dcgm)") | .memoryTrafficUnknownSeconds == 0 and .memoryTrafficErrorPp.worst <= 2' \
     "$work/a100.json" >/dev/null || { jq '.modes' "$work/a100.json"; fail "mig-a100 seed $seed: memory traffic from DCGM"; }
 done
 echo "ok: A100 MIG with DCGM activity"
@@ -71,9 +71,9 @@ echo "ok: A100 MIG with DCGM activity"
 # at the collections' times), and the targets are met.
 "$bin" simulate --scenario mig-a100 --step 15 --format json >"$work/a100.json" 2>"$work/a100.log" ||
   { cat "$work/a100.log"; jq '.misses' "$work/a100.json"; fail "mig-a100 at 15 s: targets not met"; }
-jq -e '.mig_idle_power.source == "fitted" and (.mig_idle_power.watts - 60 | fabs) < 3' "$work/a100.json" >/dev/null ||
-  { jq '.mig_idle_power' "$work/a100.json"; fail "mig-a100 at 15 s: idle power not fitted within 3 W"; }
-echo "ok: A100 MIG at a 15 s step: idle power fitted ($(jq '.mig_idle_power.watts*10|round/10' "$work/a100.json") W)"
+jq -e '.migIdlePower.source == "fitted" and (.migIdlePower.watts - 60 | fabs) < 3' "$work/a100.json" >/dev/null ||
+  { jq '.migIdlePower' "$work/a100.json"; fail "mig-a100 at 15 s: idle power not fitted within 3 W"; }
+echo "ok: A100 MIG at a 15 s step: idle power fitted ($(jq '.migIdlePower.watts*10|round/10' "$work/a100.json") W)"
 
 # Runs a harness scenario at steps 1, 5 and 15 s on each seed (the sanitizer pass: step KEEP only)
 # and fails unless the jq CHECK holds on its JSON ($step is the step); prints the jq SUMMARY.
@@ -85,7 +85,7 @@ matrix() {
       [ "$step" = "$keep" ] || [ "$seeds" != 1 ] || continue
       "$bin" simulate --scenario "$file" --step "$step" --seed "$seed" --format json >"$work/m.json" 2>"$work/m.err" || true
       jq -e --argjson step "$step" "$check" "$work/m.json" >/dev/null ||
-        { jq '.modes, .misses, .memory_within_bound' "$work/m.json"; fail "$name step $step seed $seed"; }
+        { jq '.modes, .misses, .memoryWithinBound' "$work/m.json"; fail "$name step $step seed $seed"; }
       echo "ok: $name step $step seed $seed: $(jq -r "$summary" "$work/m.json")"
     done
   done
@@ -97,10 +97,10 @@ matrix() {
 # every seed (the matrix: first pass only); energy at 1 s. At 15 s energy is 4.5-7.5 % off:
 # changes inside a collection are spread over it evenly (docs/attribution.md, open).
 matrix dcgm-a30-windows 1 \
-  '(.modes[] | select(.mode == "mig (dcgm)") | .containers == 3 and .compute_unknown_seconds == 0
-    and .compute_error_pp.mean <= 2 and .compute_error_pp.worst <= 5)
-   and ($step != 1 or (.verdict == "met" and .modes[0].energy_error.mean <= 0.05))' \
-  '.modes[0] | "compute \(.compute_error_pp.mean*100|round/100) pp, energy \(.energy_error.mean*1000|round/10) %"'
+  '(.modes[] | select(.mode == "mig (dcgm)") | .containers == 3 and .computeUnknownSeconds == 0
+    and .computeErrorPp.mean <= 2 and .computeErrorPp.worst <= 5)
+   and ($step != 1 or (.verdict == "met" and .modes[0].energyError.mean <= 0.05))' \
+  '.modes[0] | "compute \(.computeErrorPp.mean*100|round/100) pp, energy \(.energyError.mean*1000|round/10) %"'
 
 # A PID taken over by another tenant's process inside one interval (issue 31 case 6): each of the
 # two is booked its own memory and its own SM samples (split at the new one's /proc start time).
@@ -109,12 +109,12 @@ matrix dcgm-a30-windows 1 \
 # their sum is its busy time, not utilization.gpu's last period (which at 15 s gave up to 5.9 s
 # of an interval to nobody, or scaled the tenants down by a fifth: 1.3 pp, energy 5.5 % off).
 matrix pid-reuse-timeslice 15 \
-  '.verdict == "met" and .memory_within_bound == true and .conservation_worst < 1e-9
+  '.verdict == "met" and .memoryWithinBound == true and .conservationWorst < 1e-9
    and ([.modes[].containers] | add) == 3
-   and all(.modes[]; .compute_unknown_seconds == 0 and .compute_error_pp.mean <= 2
-                     and .compute_error_pp.worst <= 5)
-   and all(.containers[] | select(.estimate | not); .energy_error <= 0.05)' \
-  '[.modes[] | "\(.mode): compute \(.compute_error_pp.mean*100|round/100) pp, memory \(.memory_error.mean*1000|round/10) %"] | join("; ")'
+   and all(.modes[]; .computeUnknownSeconds == 0 and .computeErrorPp.mean <= 2
+                     and .computeErrorPp.worst <= 5)
+   and all(.containers[] | select(.estimate | not); .energyError <= 0.05)' \
+  '[.modes[] | "\(.mode): compute \(.computeErrorPp.mean*100|round/100) pp, memory \(.memoryError.mean*1000|round/10) %"] | join("; ")'
 
 # The first interval of a GPU and of a process (issue 31 case 5): two time-sliced H100s, a 2-GPU
 # trainer busy from the first sample, an evaluator from 53.3 s. The first busy window of a GPU idle
@@ -124,10 +124,10 @@ matrix pid-reuse-timeslice 15 \
 # 2 pp worst at every step and seed; what the buffer lost is an estimate, flagged.
 matrix first-interval-h100 15 \
   '.verdict == "met" and ([.containers[]] | length) == 3
-   and ([.containers[].compute_error_pp] | add / length) <= 1
-   and ([.containers[].compute_error_pp] | max) <= 2
-   and ([.containers[] | select(.estimate | not) | .energy_error] | all(. <= 0.05))' \
-  '[.containers[].compute_error_pp] | "compute \(add / length * 100 | round / 100) pp mean, \(max * 100 | round / 100) worst"'
+   and ([.containers[].computeErrorPp] | add / length) <= 1
+   and ([.containers[].computeErrorPp] | max) <= 2
+   and ([.containers[] | select(.estimate | not) | .energyError] | all(. <= 0.05))' \
+  '[.containers[].computeErrorPp] | "compute \(add / length * 100 | round / 100) pp mean, \(max * 100 | round / 100) worst"'
 
 # Bursts of 1.6-3.9 s on H100s with GPM (issue 31 case 7), alone and time-sliced beside a steady
 # tenant. Compute: every container within 2 pp mean / 5 pp worst at every step and seed, estimates
@@ -139,13 +139,13 @@ matrix first-interval-h100 15 \
 # followed time at the interval's mean power; 9-18 % at 15 s undrained, when the 10.7 s buffer
 # held power for part of the interval only).
 matrix bursts-power-h100 15 \
-  '.conservation_worst < 1e-9 and ([.containers[]] | length) == 3
-   and ([.containers[].compute_error_pp] | add / length) <= 2
-   and ([.containers[].compute_error_pp] | max) <= 5
-   and all(.containers[]; .compute_unknown_seconds == 0)
-   and all(.containers[] | select(.estimate and .within_bound_fraction != null); .within_bound_fraction >= 0.95)
-   and ([.containers[].energy_error] | max) <= 0.05' \
-  '[.containers[].compute_error_pp] as $c | [.containers[].energy_error] as $e
+  '.conservationWorst < 1e-9 and ([.containers[]] | length) == 3
+   and ([.containers[].computeErrorPp] | add / length) <= 2
+   and ([.containers[].computeErrorPp] | max) <= 5
+   and all(.containers[]; .computeUnknownSeconds == 0)
+   and all(.containers[] | select(.estimate and .withinBoundFraction != null); .withinBoundFraction >= 0.95)
+   and ([.containers[].energyError] | max) <= 0.05' \
+  '[.containers[].computeErrorPp] as $c | [.containers[].energyError] as $e
    | "compute \($c | add / length * 100 | round / 100) pp mean, \($c | max * 100 | round / 100) worst; energy worst \($e | max * 1000 | round / 10) %"'
 
 # The same at 15 s undrained (--drain-interval 0, an agent run so): the buffer loses the start of
@@ -156,11 +156,11 @@ matrix bursts-power-h100 15 \
 for seed in $step_seeds; do
   "$bin" simulate --scenario "$(dirname "$0")/../scenarios/harness/bursts-power-h100.yaml" --step 15 \
     --drain-interval 0 --seed "$seed" --format json >"$work/m.json" 2>"$work/m.err" || true
-  jq -e '.samples_uncovered_seconds > 0 and ([.containers[] | select(.estimate)] | length) > 0
-         and ([.containers[].compute_error_pp] | max) <= 5
-         and all(.containers[] | select(.estimate); .within_bound_fraction >= 0.95)' "$work/m.json" >/dev/null ||
+  jq -e '.samplesUncoveredSeconds > 0 and ([.containers[] | select(.estimate)] | length) > 0
+         and ([.containers[].computeErrorPp] | max) <= 5
+         and all(.containers[] | select(.estimate); .withinBoundFraction >= 0.95)' "$work/m.json" >/dev/null ||
     { jq '.containers' "$work/m.json"; fail "bursts-power-h100 step 15 undrained seed $seed"; }
-  echo "ok: bursts-power-h100 step 15 undrained seed $seed: $(jq -r '.samples_uncovered_seconds | "\(.) s uncovered"' "$work/m.json"), estimates within their bound"
+  echo "ok: bursts-power-h100 step 15 undrained seed $seed: $(jq -r '.samplesUncoveredSeconds | "\(.) s uncovered"' "$work/m.json"), estimates within their bound"
 done
 
 # A MIG instance time-sliced by two notebooks (issue 31 case 4; an H100, GPM per instance, nothing
@@ -168,12 +168,12 @@ done
 # must hold the truth in >= 95 % of them; its mean width is printed. The trainer alone on its
 # instance is exact. A saturated instance read as unknown before (GPM's 100.00000000000001 %).
 matrix mig-h100-shared-notebooks 15 \
-  '.verdict == "met" and .conservation_worst < 1e-9
-   and (.modes[] | select(.mode == "mig") | .containers == 1 and .compute_error_pp.worst <= 2)
-   and (.modes[] | select(.mode == "mig/estimate") | .containers == 2 and .compute_unknown_seconds == 0
-        and .within_bound_fraction >= 0.95 and .bound_mean_width_pp > 0 and .bound_intervals > 0)
-   and all(.containers[] | select(.estimate); .within_bound_fraction >= 0.95 and .compute_bound_pp > 0)' \
-  '.modes[] | select(.mode == "mig/estimate") | "estimate \(.compute_error_pp.mean*100|round/100) pp, within its bound \(.within_bound_fraction*100|round) %, bound mean +/-\(.bound_mean_width_pp*10|round/10) pp"'
+  '.verdict == "met" and .conservationWorst < 1e-9
+   and (.modes[] | select(.mode == "mig") | .containers == 1 and .computeErrorPp.worst <= 2)
+   and (.modes[] | select(.mode == "mig/estimate") | .containers == 2 and .computeUnknownSeconds == 0
+        and .withinBoundFraction >= 0.95 and .boundMeanWidthPp > 0 and .boundIntervals > 0)
+   and all(.containers[] | select(.estimate); .withinBoundFraction >= 0.95 and .computeBoundPp > 0)' \
+  '.modes[] | select(.mode == "mig/estimate") | "estimate \(.computeErrorPp.mean*100|round/100) pp, within its bound \(.withinBoundFraction*100|round) %, bound mean +/-\(.boundMeanWidthPp*10|round/10) pp"'
 
 # Memory traffic, a second measure of use (issue 31 item 8), scored like compute: a memory-bound
 # server beside a compute-bound trainer on a time-sliced H100 (per-process memUtil), a decoder
@@ -183,13 +183,13 @@ matrix mig-h100-shared-notebooks 15 \
 # 5 pp worst at every step and seed; the notebooks' even split within its bound in >= 95 % of
 # intervals; nothing unknown.
 matrix bandwidth-h100 15 \
-  '.verdict == "met" and .conservation_worst < 1e-9 and ([.containers[]] | length) == 6
-   and ([.containers[] | select(.mode != "mig/estimate") | .memory_traffic_error_pp] as $e
+  '.verdict == "met" and .conservationWorst < 1e-9 and ([.containers[]] | length) == 6
+   and ([.containers[] | select(.mode != "mig/estimate") | .memoryTrafficErrorPp] as $e
         | ($e | length) == 4 and ($e | add / length) <= 2 and ($e | max) <= 5)
-   and all(.modes[]; .memory_traffic_unknown_seconds == 0)
-   and (.modes[] | select(.mode == "mig/estimate") | .memory_traffic_within_bound_fraction >= 0.95
-        and .memory_traffic_bound_mean_width_pp > 0)' \
-  '[.containers[] | select(.mode != "mig/estimate") | .memory_traffic_error_pp] as $e | "traffic \($e | add / length * 100 | round / 100) pp mean, \($e | max * 100 | round / 100) worst; " + (.modes[] | select(.mode == "mig/estimate") | "notebooks within their bound \(.memory_traffic_within_bound_fraction * 100 | round) %, +/-\(.memory_traffic_bound_mean_width_pp * 10 | round / 10) pp")'
+   and all(.modes[]; .memoryTrafficUnknownSeconds == 0)
+   and (.modes[] | select(.mode == "mig/estimate") | .memoryTrafficWithinBoundFraction >= 0.95
+        and .memoryTrafficBoundMeanWidthPp > 0)' \
+  '[.containers[] | select(.mode != "mig/estimate") | .memoryTrafficErrorPp] as $e | "traffic \($e | add / length * 100 | round / 100) pp mean, \($e | max * 100 | round / 100) worst; " + (.modes[] | select(.mode == "mig/estimate") | "notebooks within their bound \(.memoryTrafficWithinBoundFraction * 100 | round) %, +/-\(.memoryTrafficBoundMeanWidthPp * 10 | round / 10) pp")'
 
 # The same A100 without dcgm-exporter: MIG activity is unknown, so the busy containers' compute is
 # unknown seconds (the only misses), not an error against 0; the idle power still belongs to the
@@ -197,24 +197,24 @@ matrix bandwidth-h100 15 \
 # with the idle power configured, within 25 % when it comes from the board's power while nothing
 # ran (a variant whose processes start at 30 s).
 idle_holder_energy() {  # json -> "measured expected"
-  jq -r '(.mig_idle_power.watts // 0) as $w | (.to_s - .from_s) as $t
-         | [.containers[] | select(.container == "infra/idle-reserve-0/pause") | .energy_joules.measured_activity_known_or_not][0] as $m
+  jq -r '(.migIdlePower.watts // 0) as $w | (.toS - .fromS) as $t
+         | [.containers[] | select(.container == "infra/idle-reserve-0/pause") | .energyJoules.measuredActivityKnownOrNot][0] as $m
          | "\($m) \(60 * 2 / 7 * $t) \($w)"' "$1"
 }
 rc=0
 "$bin" simulate --scenario mig-a100 --no-dcgm-exporter --idle-power "NVIDIA A100-SXM4-80GB=60" --format json >"$work/blind.json" 2>/dev/null || rc=$?
 [ "$rc" -eq 1 ] || fail "mig-a100 without dcgm: expected NOT met (compute unknown), got $rc"
 jq -e '.misses | length == 1 and (.[0] | test("compute unknown"))' "$work/blind.json" >/dev/null || { jq '.misses' "$work/blind.json"; fail "mig-a100 without dcgm: a miss other than unknown compute"; }
-jq -e '[.containers[] | select(.container == "ml/train-resnet-0/trainer") | .compute_unknown_seconds][0] > 500' "$work/blind.json" >/dev/null || fail "the trainer's compute is not unknown"
+jq -e '[.containers[] | select(.container == "ml/train-resnet-0/trainer") | .computeUnknownSeconds][0] > 500' "$work/blind.json" >/dev/null || fail "the trainer's compute is not unknown"
 # Its memory traffic is unknown too (reported, not a miss), where DCGM's DRAM_ACTIVE measured it.
-jq -e '[.containers[] | select(.container == "ml/train-resnet-0/trainer") | .memory_traffic_unknown_seconds][0] > 500' "$work/blind.json" >/dev/null || fail "the trainer's memory traffic is not unknown without DCGM"
+jq -e '[.containers[] | select(.container == "ml/train-resnet-0/trainer") | .memoryTrafficUnknownSeconds][0] > 500' "$work/blind.json" >/dev/null || fail "the trainer's memory traffic is not unknown without DCGM"
 read -r measured expected watts <<<"$(idle_holder_energy "$work/blind.json")"
 awk -v m="$measured" -v e="$expected" 'BEGIN { d = (m - e) / e; if (d < 0) d = -d; exit !(d <= 0.05) }' || fail "idle holder, idle power configured: $measured J, expected $expected J"
 echo "ok: without dcgm, configured idle power: idle holder $measured J of $expected J; busy compute unknown"
 rc=0
 "$bin" simulate --scenario "$(dirname "$0")/../scenarios/harness/mig-a100-blind-late.yaml" --format json >"$work/late.json" 2>/dev/null || rc=$?
 [ "$rc" -eq 1 ] || fail "blind-late: expected NOT met (compute unknown), got $rc"
-jq -e '.mig_idle_power.source | test("seen idle")' "$work/late.json" >/dev/null || { jq '.mig_idle_power' "$work/late.json"; fail "blind-late: idle power not from the board"; }
+jq -e '.migIdlePower.source | test("seen idle")' "$work/late.json" >/dev/null || { jq '.migIdlePower' "$work/late.json"; fail "blind-late: idle power not from the board"; }
 read -r measured expected watts <<<"$(idle_holder_energy "$work/late.json")"
 awk -v m="$measured" -v e="$expected" 'BEGIN { d = (m - e) / e; if (d < 0) d = -d; exit !(d <= 0.25) }' || fail "idle holder, idle power seen: $measured J, expected $expected J"
 echo "ok: without dcgm, idle power from the board ($watts W): idle holder $measured J of $expected J"
@@ -235,9 +235,9 @@ for seed in $seeds; do
   grep -q '^memory: every container within' "$work/gf" || { cat "$work/gf"; fail "growth-fault: memory bound"; }
 done
 "$bin" simulate --scenario "$growth" --format json >"$work/gf.json" 2>"$work/gf.err" || { cat "$work/gf.err"; fail "growth-fault json: not met"; }
-jq -e '.verdict == "met" and .memory_within_bound
-       and ([.containers[] | select(.container == "ml/growing-0/trainer")][0].unknown_seconds >= 4)
-       and ([.containers[] | select(.container == "ml/capped-0/server")][0].unknown_seconds >= 4)' \
+jq -e '.verdict == "met" and .memoryWithinBound
+       and ([.containers[] | select(.container == "ml/growing-0/trainer")][0].unknownSeconds >= 4)
+       and ([.containers[] | select(.container == "ml/capped-0/server")][0].unknownSeconds >= 4)' \
   "$work/gf.json" >/dev/null || { cat "$work/gf.json"; fail "growth-fault json: fault seconds not reported as unknown"; }
 echo "ok: growth and a fault window are not errors"
 
@@ -257,11 +257,11 @@ echo "ok: a failed per-process utilization read is an estimate, not idle"
 "$bin" simulate --scenario timeslice-h100 --format json >"$work/ts.json" 2>"$work/ts.err" || { cat "$work/ts.err"; fail "json run failed"; }
 jq -e '.verdict == "met"
        and (.modes | map(.mode) | index("time-slicing")) != null
-       and (.modes[] | select(.mode == "time-slicing") | .compute_error_pp.mean < 2 and .naive_compute_error_pp.mean > 20 and .estimate == false)
+       and (.modes[] | select(.mode == "time-slicing") | .computeErrorPp.mean < 2 and .naiveComputeErrorPp.mean > 20 and .estimate == false)
        and (.containers | length) == 3
-       and all(.containers[]; (.container | test("^[^/]+/[^/]+/[^/]+$")) and .compute_error_pp < 2
-               and (.memory_error | type) == "number" and (.energy_error | type) == "number"
-               and (.unknown_seconds | type) == "number" and (.estimate | type) == "boolean")' \
+       and all(.containers[]; (.container | test("^[^/]+/[^/]+/[^/]+$")) and .computeErrorPp < 2
+               and (.memoryError | type) == "number" and (.energyError | type) == "number"
+               and (.unknownSeconds | type) == "number" and (.estimate | type) == "boolean")' \
   "$work/ts.json" >/dev/null || { cat "$work/ts.json"; fail "json scores"; }
 echo "ok: --format json"
 
@@ -303,20 +303,20 @@ echo "ok: refuses bad input"
 for seed in $step_seeds; do
   "$bin" simulate --scenario timeslice-h100 --step 15 --seed "$seed" --format json >"$work/drained.json" 2>"$work/drained.log" ||
     { cat "$work/drained.log"; fail "step 15 drained, seed $seed: targets not met"; }
-  jq -e '.drain_interval_s == 5 and .samples_uncovered_seconds == 0 and ([.containers[] | .estimate] | any | not)
-         and ([.containers[] | .compute_error_pp] | add / length <= 0.5)' "$work/drained.json" >/dev/null ||
-    { jq '.samples_uncovered_seconds, .containers' "$work/drained.json"; fail "step 15 drained, seed $seed: samples lost or estimated"; }
+  jq -e '.drainIntervalS == 5 and .samplesUncoveredSeconds == 0 and ([.containers[] | .estimate] | any | not)
+         and ([.containers[] | .computeErrorPp] | add / length <= 0.5)' "$work/drained.json" >/dev/null ||
+    { jq '.samplesUncoveredSeconds, .containers' "$work/drained.json"; fail "step 15 drained, seed $seed: samples lost or estimated"; }
   "$bin" simulate --scenario timeslice-h100 --step 15 --drain-interval 0 --seed "$seed" --format json >"$work/step15.json" 2>"$work/step15.log" ||
     { cat "$work/step15.log"; fail "step 15, seed $seed: targets not met"; }
-  jq -e '.samples_uncovered_seconds > 100' "$work/step15.json" >/dev/null || fail "step 15, seed $seed: lost samples not counted"
-  jq -e '[.containers[] | .compute_error_pp] | add / length <= 2' "$work/step15.json" >/dev/null ||
+  jq -e '.samplesUncoveredSeconds > 100' "$work/step15.json" >/dev/null || fail "step 15, seed $seed: lost samples not counted"
+  jq -e '[.containers[] | .computeErrorPp] | add / length <= 2' "$work/step15.json" >/dev/null ||
     fail "step 15, seed $seed: compute error above 2 pp mean"
   jq -e '[.containers[] | .estimate] | all' "$work/step15.json" >/dev/null || fail "step 15, seed $seed: extrapolated shares not flagged"
-  jq -e '[.containers[] | .within_bound_fraction >= 0.95 and .compute_bound_pp > 0] | all' "$work/step15.json" >/dev/null ||
+  jq -e '[.containers[] | .withinBoundFraction >= 0.95 and .computeBoundPp > 0] | all' "$work/step15.json" >/dev/null ||
     { jq '.containers' "$work/step15.json"; fail "step 15, seed $seed: extrapolated shares outside their bound"; }
 done
 "$bin" simulate --scenario timeslice-h100 --step 1 --format json >"$work/step1.json" 2>/dev/null || fail "step 1"
-jq -e '.samples_uncovered_seconds == 0 and ([.containers[] | .estimate] | any | not)' "$work/step1.json" >/dev/null ||
+jq -e '.samplesUncoveredSeconds == 0 and ([.containers[] | .estimate] | any | not)' "$work/step1.json" >/dev/null ||
   fail "step 1: samples counted as lost"
 echo "ok: lost samples at a 15 s step undrained counted and extrapolated (compute within 2 pp); none drained, none at 1 s"
 echo "simulate end-to-end: all passed"

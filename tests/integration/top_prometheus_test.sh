@@ -46,7 +46,7 @@ for _ in $(seq 1 80); do
 done
 "$bin" top --once --source "prometheus:$api" --window "${window}s" --at "$at" --by pod --format json >"$work/top.json" || fail "top from Prometheus"
 "$bin" top --once --source "prometheus:$api" --window "${window}s" --at "$at" >"$work/top.txt" || fail "top from Prometheus, text"
-[ "$(jq -r '.at_unix_s' "$work/top.json")" = "$at" ] || fail "the frame is not at --at $at: $(jq -r '.at_unix_s' "$work/top.json")"
+[ "$(jq -r '.atUnixS' "$work/top.json")" = "$at" ] || fail "the frame is not at --at $at: $(jq -r '.atUnixS' "$work/top.json")"
 "$bin" report --source "prometheus:$api" --window "${window}s" --to "$at" --by namespace --format json >"$work/report.json" || fail "report"
 nodes=$(jq -r '[.units[].node] | unique | join(",")' "$work/top.json")
 [ "$nodes" = "gpu-node-dgx-07,gpu-node-h200" ] || fail "nodes in the frame: $nodes"
@@ -80,7 +80,7 @@ jq -s -r '(.[0].namespaces | map({key: .key[0], value: .}) | from_entries) as $t
   | (.[1].groups | map({key: .group.namespace, value: .}) | from_entries) as $r
   | ([.[1].groups[].cost] | add) as $total | ([.[1].groups[].computeHours] | add) as $compute
   | $r | to_entries[] | select(.value.cost >= 0.01 * $total and .key != "__idle__")
-  | "\(.key) \(.value.cost) \(($t[.key].cost_per_hour // 0) * $w / 3600) \(.value.computeHours) \(($t[.key].compute_gpus // 0) * $w / 3600) \(.value.computeHours >= 0.01 * $compute)"' \
+  | "\(.key) \(.value.cost) \(($t[.key].costPerHour // 0) * $w / 3600) \(.value.computeHours) \(($t[.key].computeGpus // 0) * $w / 3600) \(.value.computeHours >= 0.01 * $compute)"' \
   --argjson w "$window" "$work/top.json" "$work/report.json" >"$work/compare.txt"
 [ "$(wc -l <"$work/compare.txt")" -ge 6 ] || { cat "$work/compare.txt"; fail "too few namespaces to compare"; }
 awk '{ d = ($3 - $2) / $2; if (d < 0) d = -d; if (d > m) m = d

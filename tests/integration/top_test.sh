@@ -76,9 +76,9 @@ echo "ok: top --once shows every pod of the scenario under its unit, and every u
 
 # 2. --format json: adds up per unit; round trip through --source file:.
 "$bin" top --once --agent "$url" --format json >"$work/frame.json" || fail "top --once --format json"
-jq -e '[.units[] | ([.owners[].compute_ratio] | add) - 1 | fabs < 1e-6] | all' "$work/frame.json" >/dev/null ||
+jq -e '[.units[] | ([.owners[].computeRatio] | add) - 1 | fabs < 1e-6] | all' "$work/frame.json" >/dev/null ||
   fail "JSON: a unit's compute ratios do not add up to 1"
-jq -e '[.units[] | ([.owners[].memory_bytes] | add) - .memory_total_bytes | fabs < 1e3] | all' "$work/frame.json" >/dev/null ||
+jq -e '[.units[] | ([.owners[].memoryBytes] | add) - .memoryTotalBytes | fabs < 1e3] | all' "$work/frame.json" >/dev/null ||
   fail "JSON: a unit's memory does not add up to its total"
 for c in $(grep '^[a-z]' "$work/scenario-containers"); do
   jq -e --arg c "$c" '[.pods[].key | join("/")] | index($c)' "$work/frame.json" >/dev/null || fail "JSON lacks $c"
@@ -202,8 +202,26 @@ wait_narrow 'Left Right +scroll the columns'
 grep -q '% of one GPU' "$work/narrow.txt" || fail "the help does not state the pods view's unit"
 tmux -L "$sock" send-keys -t narrow q  # closes the help, does not quit
 wait_narrow 'NAMESPACE/POD/CONTAINER'
+# The detail pane (issue 35): Down selects the second row, Enter opens it; Escape goes back.
+tmux -L "$sock" send-keys -t narrow Down Enter
+wait_narrow 'held +[0-9.]+% of one GPU'
+grep -qE '^  GPU[0-9]' "$work/narrow.txt" || fail "the pods row's detail lists no container on a unit"
+tmux -L "$sock" send-keys -t narrow Escape
+wait_narrow 'NAMESPACE/POD/CONTAINER'
+grep -q '^> ' "$work/narrow.txt" || fail "no row is marked selected"
+# A finding in full: the list cuts its evidence at the edge; the pane shows its last word.
+tmux -L "$sock" send-keys -t narrow f Enter
+wait_narrow '^  Evidence'
+grep -q 'Finding  critical' "$work/narrow.txt" || fail "the first finding is not a critical one"
+curl -sf "$url/api/v1/findings" | jq -r '.findings[] | select(.severity == "critical") | .evidence | split(" ") | .[-1]' >"$work/last-words.txt"
+[ -s "$work/last-words.txt" ] || fail "the demo has no critical finding"
+found=0
+while read -r w; do grep -qF -- "$w" "$work/narrow.txt" && found=1; done <"$work/last-words.txt"
+[ "$found" = 1 ] || { cat "$work/narrow.txt"; fail "the finding's evidence is cut in the detail pane"; }
+tmux -L "$sock" send-keys -t narrow Enter
+wait_narrow 'SEVERITY +KIND'
 tmux -L "$sock" kill-session -t narrow
-echo "ok: at 80x24 every column is reachable with Left/Right; ? shows the help"
+echo "ok: at 80x24 every column is reachable with Left/Right; ? shows the help; Enter shows a row or a finding in full"
 
 # 4. The agent goes away: stale, since when and why; keys still answered; q quits.
 kill "$demo"; wait "$demo" 2>/dev/null || true

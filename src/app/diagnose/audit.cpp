@@ -14,6 +14,7 @@
 #include "common/bounded_file.h"
 #include "common/excerpt.h"
 #include "common/http/client.h"
+#include "common/json/key_case.h"
 #include "common/text_cell.h"
 #include "core/audit/dcgm_audit.h"
 #include "core/guard/finding_json.h"
@@ -309,7 +310,9 @@ void PrintJson(const AuditOptions& o, const Inputs& in, size_t inflated,
                     {"findings", findings}};
   }
   out["worstSeverity"] = worst ? json(guard::ToString(*worst)) : json(nullptr);
-  fmt::print("{}\n", out.dump(2, ' ', false, json::error_handler_t::replace));
+  // The findings come as /api/v1 serves them: camelCase here, as the rest of the document.
+  const auto camel = json_case::ToCamelCase(out);
+  fmt::print("{}\n", (camel ? *camel : out).dump(2, ' ', false, json::error_handler_t::replace));
 }
 
 // An inflated GPU: its metrics' device value against the sum of its pods, then the agent's split.

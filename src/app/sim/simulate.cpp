@@ -22,6 +22,7 @@
 #include "app/sim/scenario_node.h"
 #include "app/sim/simulate_dcgm.h"
 #include "app/sim/simulate_score.h"
+#include "common/json/key_case.h"
 #include "core/attribution/observe.h"
 #include "node/pipeline/pipeline.h"
 #include "sim/scenario/loader.h"
@@ -455,7 +456,9 @@ void PrintJson(const SimulateOptions& o, const scenario::Scenario& s, const Meas
                     {"memory_within_bound", r.memory_within_bound},
                     {"misses", r.misses},
                     {"verdict", r.met ? "met" : "NOT met"}};
-  fmt::print("{}\n", doc.dump(2));
+  // Built in snake_case beside the table's wording; written in camelCase, as all gpumeter JSON.
+  const auto camel = json_case::ToCamelCase(doc);
+  fmt::print("{}\n", (camel ? *camel : doc).dump(2));
 }
 }  // namespace
 

@@ -105,8 +105,11 @@ Expected<std::string> OnceFrame(const TopOptions& o, Setup& s) {
   const int64_t now = o.at_s != 0 ? o.at_s : top::NowUnix();
   auto frame = s.fetch(now);
   if (!frame) return tl::unexpected(frame.error());
-  if (o.format == "json")
-    return top::FrameOutputJson(*frame, s.view.by, s.view.sort, s.view.filter).dump(2) + "\n";
+  if (o.format == "json") {
+    auto j = top::FrameOutputJson(*frame, s.view.by, s.view.sort, s.view.filter);
+    if (!j) return tl::unexpected(j.error());
+    return j->dump(2) + "\n";
+  }
   top::FetchStatus status;
   status.now_unix_s = now, status.interval_s = o.interval.count();
   return top::PlainText(top::Layout(&*frame, s.view, status));
@@ -135,10 +138,14 @@ int RunScreen(const TopOptions& o, Setup& s) {
     top::FetchStatus status{top::NowUnix(), o.interval.count(), latest.failing_since_unix_s,
                             latest.error};
     state.view.width = (*screen)->columns();
+    // The selection stays on a row the view has (rows go as pods end or filters change).
+    state.view.selected = std::clamp(state.view.selected, 0,
+                                     std::max(0, top::SelectableRows(shown.get(), state.view) - 1));
     const auto lines = top::Layout(shown.get(), state.view, status);
-    // Scrolling stops where the last line reaches the bottom.
+    // Scrolling stops where the last line reaches the bottom, and follows the selected row.
     state.scroll = std::clamp(state.scroll, 0,
                               std::max(0, static_cast<int>(lines.size()) - (*screen)->rows()));
+    state.scroll = top::FollowSelection(lines, state.scroll, (*screen)->rows());
     // Sideways scrolling stops where the widest line's end reaches the right edge.
     size_t widest = 0;
     for (size_t i = 2; i < lines.size(); ++i) {

@@ -65,6 +65,8 @@ unsigned Screen::Attribute(top::Style style) const {
       return pair(kIdle);
     case Style::kWarn:
       return A_BOLD | pair(kWarn);
+    case Style::kSelected:
+      return A_REVERSE;
     case Style::kNormal:
       break;
   }

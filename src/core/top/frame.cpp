@@ -25,19 +25,6 @@ attribution::UnitRecord HourOf(const UnitNow& u) {
   return r;
 }
 
-// The group key of a container row under `by`.
-std::vector<std::string> KeyOf(const FrameData& f, const domain::Owner& o, const std::string& by) {
-  if (by == "namespace") return {o.ns};
-  if (by == "pod") return {o.ns, o.pod};
-  if (by.rfind("label:", 0) == 0) {
-    const auto pod = f.labels.find({o.ns, o.pod});
-    if (pod == f.labels.end()) return {"?"};  // labels unknown to this source
-    const auto v = pod->second.find(by.substr(6));
-    return {v == pod->second.end() ? "(none)" : v->second};
-  }
-  return {o.ns, o.pod, o.container};
-}
-
 Amount SortValue(const GroupRow& r, SortKey key) {
   switch (key) {
     case SortKey::kMemory:
@@ -175,7 +162,7 @@ std::vector<GroupRow> GroupRows(const FrameData& f, const std::string& by, SortK
     for (const auto& o : u.owners) {
       if (o.owner.kind != OwnerKind::kContainer) continue;
       if (!filter.Empty() && !filter.Matches(o.owner)) continue;
-      auto key = KeyOf(f, o.owner, by);
+      auto key = GroupKeyOf(f, o.owner, by);
       auto [it, fresh] = groups.try_emplace(key);
       if (fresh) {
         GroupRow& r = it->second;
@@ -238,6 +225,19 @@ std::vector<FindingNow> SortedFindings(const FrameData& f, const Filter& filter)
     return a.first_seen_unix_s > b.first_seen_unix_s;
   });
   return out;
+}
+
+std::vector<std::string> GroupKeyOf(const FrameData& f, const domain::Owner& o,
+                                    const std::string& by) {
+  if (by == "namespace") return {o.ns};
+  if (by == "pod") return {o.ns, o.pod};
+  if (by.rfind("label:", 0) == 0) {
+    const auto pod = f.labels.find({o.ns, o.pod});
+    if (pod == f.labels.end()) return {"?"};  // labels unknown to this source
+    const auto v = pod->second.find(by.substr(6));
+    return {v == pod->second.end() ? "(none)" : v->second};
+  }
+  return {o.ns, o.pod, o.container};
 }
 
 }  // namespace gpumeter::top

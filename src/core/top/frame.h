@@ -105,6 +105,10 @@ struct Filter {
   bool Empty() const { return ns.empty() && text.empty(); }
 };
 
+// The key of a container's row under `by` ("container": {ns, pod, container}; "pod": {ns, pod};
+// "namespace": {ns}; "label:KEY": {value}, "(none)" without it, "?" where labels are unknown).
+std::vector<std::string> GroupKeyOf(const FrameData& frame, const domain::Owner& owner,
+                                    const std::string& by);
 // "container" | "pod" | "namespace" | "label:KEY"; errors name the text.
 Expected<void> CheckGroupBy(const std::string& by);
 // Containers only, grouped by `by`, the filter applied, sorted by `sort` (highest first; unknown

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "common/bounded_file.h"
+#include "common/json/key_case.h"
 #include "common/openssl_handles.h"
 #include "common/secret_file.h"
 #include "sinks/metrics/json_api.h"
@@ -118,26 +119,38 @@ HttpAnswer HttpServer::Handle(const HttpRequest& req) const {
     const auto r = CheckReadiness(view_.Health(), *view_.State(), options_.stale_after, now);
     return {r.ready ? 200u : 503u, r.why + "\n", "text/plain", {}};
   }
+  // /api/v2 is /api/v1 in camelCase; v1 answers as it did, marked deprecated (RFC 9745).
+  const bool v1 = req.path.rfind("/api/v1/", 0) == 0, v2 = req.path.rfind("/api/v2/", 0) == 0;
+  const std::string resource = v1 || v2 ? req.path.substr(8) : "";
   std::function<nlohmann::json(const node::NodeState&)> json;
-  if (req.path == "/api/v1/units") json = UnitsJson;
-  if (req.path == "/api/v1/ledger") json = LedgerJson;
-  if (req.path == "/api/v1/processes") json = ProcessesJson;
-  if (req.path == "/api/v1/findings") json = FindingsJson;
-  if (req.path == "/api/v1/sources")
+  if (resource == "units") json = UnitsJson;
+  if (resource == "ledger") json = LedgerJson;
+  if (resource == "processes") json = ProcessesJson;
+  if (resource == "findings") json = FindingsJson;
+  if (resource == "sources")
     json = [&](const node::NodeState& s) {
       return SourcesJson(view_.Health(), s, options_.stale_after, now);
     };
   if (!json)
     return {404,
-            "not found: /metrics, /api/v1/{units,ledger,processes,findings,sources}, /healthz, "
-            "/readyz\n",
+            "not found: /metrics, /api/v2/{units,ledger,processes,findings,sources} (/api/v1: "
+            "the same in snake_case, deprecated), /healthz, /readyz\n",
             "text/plain",
             {}};
+  nlohmann::json doc = json(*view_.State());
+  if (v2) {
+    auto camel = json_case::ToCamelCase(doc, kDataKeyedMembers);
+    if (!camel) return {500, camel.error().message + "\n", "text/plain", {}};
+    doc = std::move(*camel);
+  }
   // Error texts from sources may hold cut UTF-8: replace it rather than fail the request.
-  return Body(
-      req,
-      json(*view_.State()).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
-      "application/json");
+  auto answer = Body(req, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                     "application/json");
+  if (v1) {
+    answer.headers.push_back({"Deprecation", "true"});
+    answer.headers.push_back({"Link", "</api/v2/" + resource + ">; rel=\"successor-version\""});
+  }
+  return answer;
 }
 
 Expected<void> HttpServer::Start(const HttpOptions& o) {

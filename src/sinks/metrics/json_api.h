@@ -1,8 +1,11 @@
-// The JSON API (/api/v1/…, docs/api.md): the current units, ledger totals, processes and
-// sources, from the latest NodeState. Unknown values are null, never 0. Pure.
+// The JSON API (docs/api.md): the current units, ledger totals, processes and sources, from the
+// latest NodeState, built in /api/v1's snake_case; /api/v2 serves the same in camelCase
+// (common/json/key_case.h). Unknown values are null, never 0. Pure.
 #pragma once
 
 #include <chrono>
+#include <set>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +13,9 @@
 #include "node/state/node_state.h"
 
 namespace gpumeter::metrics {
+
+// Members whose values are objects keyed by data (a pod's labels): /api/v2 keeps their keys.
+inline const std::set<std::string> kDataKeyedMembers = {"labels"};
 
 nlohmann::json UnitsJson(const node::NodeState& state);
 nlohmann::json LedgerJson(const node::NodeState& state);

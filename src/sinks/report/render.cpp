@@ -5,6 +5,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "common/json/key_case.h"
 #include "common/rfc3339.h"
 #include "common/text_cell.h"
 #include "core/attribution/unit_key_json.h"
@@ -234,6 +235,17 @@ std::string RenderCsv(const cost::Chargeback& c) {
   return out;
 }
 
+namespace {
+
+// A unit's key as the attribution writes it (snake_case, as top's saved frames had it), in this
+// document's camelCase; its keys are fixed names, so they cannot collide.
+nlohmann::json CamelKey(const nlohmann::json& key) {
+  auto camel = json_case::ToCamelCase(key);
+  return camel ? *camel : key;
+}
+
+}  // namespace
+
 std::string RenderJson(const cost::Chargeback& c, const Window& w) {
   using nlohmann::json;
   auto totals = [&](const cost::GroupTotals& g) {
@@ -265,7 +277,7 @@ std::string RenderJson(const cost::Chargeback& c, const Window& w) {
   }
   json units = json::array();
   for (const auto& u : c.units)
-    units.push_back({{"unit", attribution::UnitKeyJson(u.unit)},
+    units.push_back({{"unit", CamelKey(attribution::UnitKeyJson(u.unit))},
                      {"hours", u.hours},
                      {"pricePerGpuHour", u.price ? json(u.price->per_gpu_hour) : json(nullptr)},
                      {"priceSource", u.price ? json(u.price->source) : json(nullptr)},

@@ -1,5 +1,7 @@
 #include "sinks/top/frame_json.h"
 
+#include "common/json/key_case.h"
+
 #include "core/attribution/unit_key_json.h"
 
 #include <initializer_list>
@@ -190,22 +192,25 @@ Expected<FrameData> ReadFrame(const json& j) {
 }  // namespace
 
 Expected<FrameData> FrameFromJson(const json& j) {
+  // Saved in camelCase (top's output) or snake_case (frames saved before): read as the latter.
+  auto snake = json_case::ToSnakeCase(j, {"labels"});
+  if (!snake) return MakeError(ErrorCode::kInvalidInput, "frame: " + snake.error().message);
   // A saved frame is a file the user names (top --source file:PATH): anything may be in it.
   try {
-    return ReadFrame(j);
+    return ReadFrame(*snake);
   } catch (const json::exception& e) {
     return MakeError(ErrorCode::kInvalidInput, std::string("frame: ") + e.what());
   }
 }
 
-json FrameOutputJson(const FrameData& f, const std::string& by, SortKey sort,
-                     const Filter& filter) {
+Expected<json> FrameOutputJson(const FrameData& f, const std::string& by, SortKey sort,
+                               const Filter& filter) {
   json out = FrameToJson(f);
   out["by"] = by;
   out["sort"] = ToString(sort);
   out["pods"] = RowsJson(GroupRows(f, by, sort, filter));
   out["namespaces"] = RowsJson(GroupRows(f, "namespace", sort, filter));
-  return out;
+  return json_case::ToCamelCase(out, {"labels"});
 }
 
 }  // namespace gpumeter::top

@@ -14,7 +14,7 @@ void EditFilter(Interaction& s, const Key& key) {
     case Key::kEnter:
       s.view.filter.text = text;
       s.view.editing.reset();
-      s.scroll = 0;
+      s.scroll = 0, s.view.selected = 0;
       return;
     case Key::kEscape:
       s.view.editing.reset();
@@ -30,6 +30,24 @@ void EditFilter(Interaction& s, const Key& key) {
   }
 }
 
+// The pods and findings views select rows; the units view and a detail pane scroll.
+bool Selecting(const Interaction& s) {
+  return !s.view.detail && (s.view.view == View::kPods || s.view.view == View::kFindings);
+}
+
+// Up/Down and the page keys: `lines` down (negative: up).
+void Move(Interaction& s, int lines) {
+  if (Selecting(s))
+    s.view.selected = std::max(0, std::max(0, s.view.selected) + lines);
+  else
+    s.scroll = std::max(0, s.scroll + lines);
+}
+
+void SwitchView(Interaction& s, View v) {
+  s.view.view = v, s.scroll = 0;
+  s.view.selected = 0, s.view.detail = false;
+}
+
 View NextView(View v) {
   return v == View::kUnits ? View::kPods : v == View::kPods ? View::kFindings : View::kUnits;
 }
@@ -41,14 +59,11 @@ void Command(Interaction& s, char c) {
       s.quit = true;
       return;
     case 'u':
-      s.view.view = View::kUnits, s.scroll = 0;
-      return;
+      return SwitchView(s, View::kUnits);
     case 'p':
-      s.view.view = View::kPods, s.scroll = 0;
-      return;
+      return SwitchView(s, View::kPods);
     case 'f':
-      s.view.view = View::kFindings, s.scroll = 0;
-      return;
+      return SwitchView(s, View::kFindings);
     case 's':
       s.view.sort = NextSortKey(s.view.sort);
       return;
@@ -59,11 +74,9 @@ void Command(Interaction& s, char c) {
       s.view.editing = s.view.filter.text;
       return;
     case 'j':
-      ++s.scroll;
-      return;
+      return Move(s, 1);
     case 'k':
-      s.scroll = std::max(0, s.scroll - 1);
-      return;
+      return Move(s, -1);
     case '?':
       s.view.help = true, s.scroll = 0;
       return;
@@ -89,23 +102,24 @@ void ApplyKey(Interaction& s, const Key& key, int page_lines) {
     case Key::kChar:
       return Command(s, key.c);
     case Key::kTab:
-      s.view.view = NextView(s.view.view), s.scroll = 0;
+      return SwitchView(s, NextView(s.view.view));
+    case Key::kEnter:
+      if (s.view.view != View::kUnits) s.view.detail = !s.view.detail, s.scroll = 0;
       return;
     case Key::kEscape:
-      s.view.filter.text.clear();
+      if (s.view.detail)
+        s.view.detail = false, s.scroll = 0;
+      else
+        s.view.filter.text.clear();
       return;
     case Key::kDown:
-      ++s.scroll;
-      return;
+      return Move(s, 1);
     case Key::kUp:
-      s.scroll = std::max(0, s.scroll - 1);
-      return;
+      return Move(s, -1);
     case Key::kPageDown:
-      s.scroll += page;
-      return;
+      return Move(s, page);
     case Key::kPageUp:
-      s.scroll = std::max(0, s.scroll - page);
-      return;
+      return Move(s, -page);
     case Key::kLeft:
       s.hscroll = std::max(0, s.hscroll - kColumnStep);
       return;

@@ -41,7 +41,9 @@ constexpr int kColumnStep = 10;
 // Applies one key. While a namespace filter is being typed (`/`), keys edit it: Enter applies
 // it, Escape cancels; while the help is shown, any key closes it (Ctrl-C still quits); otherwise
 // u p f / Tab switch views, s cycles the sort, space pauses, ? shows the help, Escape clears the
-// filter, Up/Down and the page keys scroll lines, Left/Right columns, q quits.
+// filter, Left/Right scroll columns, q quits. Up/Down (j/k) and the page keys scroll lines in
+// the units view and in a detail pane, and move the selected row in the pods and findings views,
+// where Enter opens the row's detail pane and Enter or Escape closes it.
 void ApplyKey(Interaction& state, const Key& key, int page_lines);
 
 }  // namespace gpumeter::top

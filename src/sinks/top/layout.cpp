@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "common/text_cell.h"
+#include "sinks/top/detail.h"
 
 namespace gpumeter::top {
 namespace {
@@ -128,7 +129,9 @@ std::vector<Line> PodsView(const FrameData& f, const ViewState& v) {
                     "COMPUTE", "MEMBW", "MEMORY", "POWER", "COST/H", "WASTE", "GPUS"),
         Style::kHeading}});
   std::string name;
+  int i = 0;
   for (const auto& r : GroupRows(f, v.by, v.sort, v.filter)) {
+    const bool selected = i++ == v.selected;
     name.clear();
     for (const auto& k : r.key) name += (name.empty() ? "" : "/") + k;
     std::string units;
@@ -136,11 +139,12 @@ std::vector<Line> PodsView(const FrameData& f, const ViewState& v) {
     const bool wasteful = r.waste_gpus && *r.waste_gpus >= 0.5;
     out.push_back(
         {{fmt::format(
-              "  {:<44} {:>6} {:>8} {:>8} {:>10} {:>8} {:>8} ", Fit(name, 44), Percent(r.held_gpus),
+              "{:<2}{:<44} {:>6} {:>8} {:>8} {:>10} {:>8} {:>8} ", selected ? ">" : "",
+              Fit(name, 44), Percent(r.held_gpus),
               ComputePercent(r.compute_gpus, r.compute_bound_gpus, r.compute_unknown),
               ComputePercent(r.memory_busy_gpus, r.memory_busy_bound_gpus, r.memory_busy_unknown),
               Gib(r.memory_bytes), Watts(r.power_watts), Money(r.cost_per_hour)),
-          Style::kNormal},
+          selected ? Style::kSelected : Style::kNormal},
          {fmt::format("{:>6}", Percent(r.waste_gpus)), wasteful ? Style::kWarn : Style::kNormal},
          {"  " + units, Style::kDim}});
   }
@@ -158,14 +162,36 @@ std::vector<Line> FindingsView(const FrameData& f, const ViewState& v) {
   out.push_back({{fmt::format("  {:<9} {:<24} {:<40} {:<9} {}", "SEVERITY", "KIND", "WHO", "SINCE",
                               "EVIDENCE"),
                   Style::kHeading}});
-  for (const auto& x : SortedFindings(f, v.filter))
-    out.push_back({{fmt::format("  {:<9} ", x.severity),
-                    x.severity == "critical" ? Style::kAlert : Style::kWarn},
+  int i = 0;
+  for (const auto& x : SortedFindings(f, v.filter)) {
+    const bool selected = i++ == v.selected;
+    const Style severity = selected                   ? Style::kSelected
+                           : x.severity == "critical" ? Style::kAlert
+                                                      : Style::kWarn;
+    out.push_back({{fmt::format("{:<2}{:<9} ", selected ? ">" : "", x.severity), severity},
                    {fmt::format("{:<24} {:<40} {:<9} {}", x.kind, Fit(x.who, 40),
                                 UtcClock(static_cast<int64_t>(x.first_seen_unix_s)), x.evidence),
                     Style::kNormal}});
+  }
   if (out.size() == 1) out.push_back({{"  no open finding", Style::kDim}});
   return out;
+}
+
+// The selected row in detail; the list when nothing is selected (the row went away).
+std::vector<Line> DetailView(const FrameData& f, const ViewState& v) {
+  if (v.view == View::kPods) {
+    const auto rows = GroupRows(f, v.by, v.sort, v.filter);
+    if (v.selected >= 0 && v.selected < static_cast<int>(rows.size()))
+      return GroupDetail(f, rows[static_cast<size_t>(v.selected)], v.by, v.width);
+    return PodsView(f, v);
+  }
+  if (v.view == View::kFindings && f.findings) {
+    const auto found = SortedFindings(f, v.filter);
+    if (v.selected >= 0 && v.selected < static_cast<int>(found.size()))
+      return FindingDetail(found[static_cast<size_t>(v.selected)], v.width);
+    return FindingsView(f, v);
+  }
+  return UnitsView(f, v);
 }
 
 }  // namespace
@@ -207,7 +233,8 @@ std::vector<Line> HelpView() {
       {"Escape", "clear the filter"},
       {"s", "sort by compute, memory, cost or waste"},
       {"space", "pause: the frame stays, the status line goes on"},
-      {"Up Down PgUp PgDn", "scroll the lines"},
+      {"Up Down PgUp PgDn", "move the selected row (pods, findings); scroll the lines (units)"},
+      {"Enter", "the selected row in detail: a finding's whole evidence, a row's containers"},
       {"Left Right", "scroll the columns (every column is reachable on a narrow terminal)"},
       {"?", "this help; any key closes it"},
       {"q, Ctrl-C", "quit"}};
@@ -223,7 +250,8 @@ std::vector<Line> HelpView() {
       "peak bandwidth (GPM, DCGM) the owner used (docs/attribution.md, definitions of use)",
       "COMPUTE 30+-25%: an estimated split, the truth within 25 points; >=12.0%: some of it was "
       "not measured, so 12 % is a lower bound; ?: unknown (never shown as 0)",
-      "findings: critical first, then warning and info, newest first within each"};
+      "findings: critical first, then warning and info, newest first within each",
+      "detail of a pods row: its totals in % of one GPU, each container in % of its unit"};
   out.push_back({});
   out.push_back({{"  Columns", Style::kHeading}});
   for (const char* c : columns) out.push_back({{std::string("    ") + c, Style::kNormal}});
@@ -244,11 +272,30 @@ std::vector<Line> Layout(const FrameData* f, const ViewState& v, const FetchStat
     return out;
   }
   auto body = v.help                      ? HelpView()
+              : v.detail                  ? DetailView(*f, v)
               : v.view == View::kPods     ? PodsView(*f, v)
               : v.view == View::kFindings ? FindingsView(*f, v)
                                           : UnitsView(*f, v);
   out.insert(out.end(), body.begin(), body.end());
   return out;
+}
+
+int SelectableRows(const FrameData* f, const ViewState& v) {
+  if (!f) return 0;
+  if (v.view == View::kPods) return static_cast<int>(GroupRows(*f, v.by, v.sort, v.filter).size());
+  if (v.view == View::kFindings && f->findings)
+    return static_cast<int>(SortedFindings(*f, v.filter).size());
+  return 0;
+}
+
+int FollowSelection(const std::vector<Line>& lines, int scroll, int rows) {
+  for (size_t i = 2; i < lines.size(); ++i) {
+    if (lines[i].empty() || lines[i].front().style != Style::kSelected) continue;
+    const int line = static_cast<int>(i);
+    // Line L shows on screen row L - scroll, which must be in [2, rows - 1].
+    return std::clamp(scroll, std::max(0, line - std::max(2, rows - 1)), std::max(0, line - 2));
+  }
+  return scroll;
 }
 
 std::string PlainText(const std::vector<Line>& lines) {

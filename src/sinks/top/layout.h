@@ -13,7 +13,8 @@
 
 namespace gpumeter::top {
 
-enum class Style { kNormal, kTitle, kHeading, kDim, kAlert, kBar, kIdle, kWarn };
+// kSelected: the row the detail pane (Enter) would show, drawn reversed.
+enum class Style { kNormal, kTitle, kHeading, kDim, kAlert, kBar, kIdle, kWarn, kSelected };
 
 struct Span {
   std::string text;
@@ -33,6 +34,10 @@ struct ViewState {
   bool help = false;         // `?`: the keys and what the columns mean, in place of the view
   int width = 0;             // the terminal's columns: the fixed lines fit it (0: unlimited)
   std::optional<std::string> editing;
+  // The pods and findings views of the interactive screen: the selected row (-1: none, as in
+  // --once) and whether its detail pane is shown in place of the list.
+  int selected = -1;
+  bool detail = false;
 };
 
 // How the fetching goes: the last failure (if the latest fetch failed) and since when.
@@ -45,6 +50,12 @@ struct FetchStatus {
 
 // `frame`: null before the first good fetch.
 std::vector<Line> Layout(const FrameData* frame, const ViewState& view, const FetchStatus& status);
+// The rows the view can select (pods or findings as filtered; 0 in the units view or before a
+// frame): the screen keeps `selected` below it.
+int SelectableRows(const FrameData* frame, const ViewState& view);
+// The first line to show so that the selected row's line (kSelected) is on a screen of `rows`
+// lines, whose first two (title, status) do not scroll; `scroll` when nothing is selected.
+int FollowSelection(const std::vector<Line>& lines, int scroll, int rows);
 // The lines as text, without styles, one per line.
 std::string PlainText(const std::vector<Line>& lines);
 

@@ -123,6 +123,11 @@ TEST(Chargeback, FormatsCarryTheSameTotals) {
   EXPECT_EQ(json["window"]["start"], "2026-12-01T00:00:00Z");
   EXPECT_EQ(json["policy"], "compute/idle=share");
   EXPECT_EQ(json["groups"][0]["group"].size(), 2u);
+  ASSERT_FALSE(json["units"].empty());
+  EXPECT_TRUE(json["units"][0]["unit"].contains("gpuUuid") &&
+              json["units"][0]["unit"].contains("sharingMode"))
+      << "camelCase throughout: " << json["units"][0]["unit"].dump();
+  EXPECT_TRUE(json["groups"][0]["group"].contains("label:team")) << "a group's keys are data";
 
   const auto csv = RenderCsv(c);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),

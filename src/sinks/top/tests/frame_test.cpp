@@ -159,6 +159,21 @@ TEST(TopFrame, JsonRoundTrips) {
   EXPECT_FALSE(FrameFromJson(nlohmann::json::parse(R"({"units": [{"busy_ratio": "x"}]})")));
 }
 
+// top's output is camelCase (a label key keeps its spelling) and reads back as the same frame.
+TEST(TopFrame, TheOutputIsCamelCaseAndReadsBack) {
+  auto f = TwoUnits();
+  f.labels[{"ml", "train"}]["cost_center"] = "research";
+  const auto out = FrameOutputJson(f, "pod", SortKey::kCost, Filter{});
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_TRUE(out->contains("atUnixS") && !out->contains("at_unix_s"));
+  EXPECT_TRUE((*out)["units"][0].contains("sharingMode"));
+  EXPECT_TRUE((*out)["pods"][0].contains("costPerHour"));
+  EXPECT_EQ((*out)["podLabels"][0]["labels"]["cost_center"], "research");
+  const auto back = FrameFromJson(*out);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, f);
+}
+
 // A saved frame (top --source file:PATH) is whatever the file holds: every wrong type or
 // out-of-range key is an error that names what is wrong, never an exception out of the reader.
 TEST(TopFrame, AHostileSavedFrameIsAnErrorNotACrash) {
@@ -214,6 +229,11 @@ TEST(TopKeys, ViewsSortFilterPauseQuit) {
   EXPECT_EQ(s.view.filter.text, "");
   ApplyKey(s, {Key::kChar, ' '}, 10);
   EXPECT_TRUE(s.view.paused);
+  ApplyKey(s, {Key::kPageDown}, 10);  // the findings view: the keys move the selected row
+  ApplyKey(s, {Key::kUp}, 10);
+  EXPECT_EQ(s.view.selected, 9);
+  EXPECT_EQ(s.scroll, 0);
+  ApplyKey(s, {Key::kChar, 'u'}, 10);  // the units view: they scroll
   ApplyKey(s, {Key::kPageDown}, 10);
   ApplyKey(s, {Key::kUp}, 10);
   EXPECT_EQ(s.scroll, 9);
