@@ -208,7 +208,7 @@ run_variant() {
   done
   local holders attributed
   holders=$(grep -c '^gpumeter_requested_share_ratio{.*namespace="[^"]\+",pod="[^"]\+"' "$w/metrics.prom" || true)
-  attributed=$(grep -c '^gpumeter_process_memory_used_bytes{.*pod="[^"]\+".*owner="container"}' "$w/metrics.prom" || true)
+  attributed=$(grep -c '^gpumeter_process_memory_used_bytes{.*pod="[^"]\+".*owner_kind="container"}' "$w/metrics.prom" || true)
   [ "$holders" -gt 0 ] || fail "$name: no pod holds a GPU in /metrics"
   [ "$attributed" -gt 0 ] || fail "$name: no GPU process attributed to a pod's container"
   # The API server was asked with the token, for this node's pods (NODE_NAME from the manifest),

@@ -46,10 +46,10 @@ for p in 'search",pod="embedder-5c7b9-x2k4p' 'search",pod="reranker-6f8d1-q9w2e'
     || fail "holder $p with share 1/4"
   grep -q "^gpumeter_pod_labels_info{node=\"node-a\",namespace=\"$p\",label_team=\"[a-z]*\"} 1$" "$work/m1.prom" \
     || fail "the team label of $p on its info series"
-  grep -q "^gpumeter_process_memory_used_bytes{.*namespace=\"$p\",container=\"[a-z]*\",owner=\"container\"}" "$work/m1.prom" \
+  grep -q "^gpumeter_process_memory_used_bytes{.*namespace=\"$p\",container=\"[a-z]*\",owner_kind=\"container\"}" "$work/m1.prom" \
     || fail "process of $p not resolved to its container"
 done
-grep -q 'owner="unattributed"' "$work/m1.prom" && fail "a process is unattributed"
+grep -q '^gpumeter_process_[a-z_]*{.*owner_kind="unattributed"' "$work/m1.prom" && fail "a process is unattributed"
 conserved() {  # file: the owners' compute-seconds and memory byte-seconds add up to each unit
   awk '
     function unit() { match($0, /unit="[^"]*"/); return substr($0, RSTART, RLENGTH) }

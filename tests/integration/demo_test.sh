@@ -41,8 +41,8 @@ for p in r535_43 r470 r418; do run_demo node-8gpu "$p"; done
 # Content checks on the 8-GPU node: pods by name, the MIG instances, the failing power call.
 prom=$work/node-8gpu-r580.prom
 out=$work/node-8gpu-r580.out
-grep -q 'pod="detector-train-0",container="trainer",owner="container"' "$prom" || fail "no pod labels"
-grep -q '^gpumeter_mig_sm_active_ratio{.*mig_uuid="MIG-' "$prom" || fail "no MIG GPM activity"
+grep -q '^gpumeter_process_[a-z_]*{.*pod="detector-train-0",container="trainer",owner_kind="container"' "$prom" || fail "no pod labels"
+grep -q '^gpumeter_mig_sm_active_ratio{.*unit="MIG-' "$prom" || fail "no MIG GPM activity"
 [ "$(grep -c '^gpumeter_gpu_info{' "$prom")" -eq 8 ] || fail "expected 8 GPUs"
 grep -q 'vision/detector-train-0/trainer' "$out" || fail "table lacks pod owner"
 # Every process resolves through the production path (fake kubelet socket, pods file, /proc tree):

@@ -144,18 +144,18 @@ if grep -q 'GPU-9a000001.*sw_power_cap' "$work/health.txt"; then fail "the power
 rc=0; "$bin" audit --agent "$url" --fail-on critical >/dev/null || rc=$?
 [ "$rc" = 1 ] || fail "health: --fail-on critical must exit 1 (got $rc)"
 curl -sf "$url/metrics" >"$work/health.prom" || fail "scrape the health node"
-for want in 'gpumeter_gpu_ecc_errors_total{node="gpu-node-health",gpu="0",uuid="GPU-9a000000-0000-4000-8000-000000000000",type="uncorrected"} 1' \
-            'gpumeter_gpu_clock_event_reason{node="gpu-node-health",gpu="1",uuid="GPU-9a000001-0000-4000-8000-000000000001",reason="hw_thermal"} 1' \
-            'gpumeter_gpu_clock_event_reason{node="gpu-node-health",gpu="0",uuid="GPU-9a000000-0000-4000-8000-000000000000",reason="hw_thermal"} 0' \
-            'gpumeter_gpu_row_remap_pending{node="gpu-node-health",gpu="2",uuid="GPU-9a000002-0000-4000-8000-000000000002"} 1' \
-            'gpumeter_gpu_remapped_rows{node="gpu-node-health",gpu="3",uuid="GPU-9a000003-0000-4000-8000-000000000003",cause="uncorrectable"} 2' \
-            'gpumeter_gpu_row_remap_failed{node="gpu-node-health",gpu="3",uuid="GPU-9a000003-0000-4000-8000-000000000003"} 1' \
+for want in 'gpumeter_gpu_ecc_errors_total{node="gpu-node-health",gpu="0",gpu_uuid="GPU-9a000000-0000-4000-8000-000000000000",type="uncorrected"} 1' \
+            'gpumeter_gpu_clock_event_reason{node="gpu-node-health",gpu="1",gpu_uuid="GPU-9a000001-0000-4000-8000-000000000001",reason="hw_thermal"} 1' \
+            'gpumeter_gpu_clock_event_reason{node="gpu-node-health",gpu="0",gpu_uuid="GPU-9a000000-0000-4000-8000-000000000000",reason="hw_thermal"} 0' \
+            'gpumeter_gpu_row_remap_pending{node="gpu-node-health",gpu="2",gpu_uuid="GPU-9a000002-0000-4000-8000-000000000002"} 1' \
+            'gpumeter_gpu_remapped_rows{node="gpu-node-health",gpu="3",gpu_uuid="GPU-9a000003-0000-4000-8000-000000000003",cause="uncorrectable"} 2' \
+            'gpumeter_gpu_row_remap_failed{node="gpu-node-health",gpu="3",gpu_uuid="GPU-9a000003-0000-4000-8000-000000000003"} 1' \
             'gpumeter_findings_opened_total{node="gpu-node-health",kind="ecc-uncorrectable",severity="critical"} 1' \
-            'gpumeter_gpu_xid_errors_total{node="gpu-node-health",gpu="2",uuid="GPU-9a000002-0000-4000-8000-000000000002",xid="95"} 1' \
-            'gpumeter_gpu_xid_errors_total{node="gpu-node-health",gpu="1",uuid="GPU-9a000001-0000-4000-8000-000000000001",xid="13"} 1' \
-            'gpumeter_gpu_retired_pages{node="gpu-node-health",gpu="4",uuid="GPU-9a000004-0000-4000-8000-000000000004",cause="single_bit_ecc"} 62' \
-            'gpumeter_gpu_retired_pages{node="gpu-node-health",gpu="4",uuid="GPU-9a000004-0000-4000-8000-000000000004",cause="double_bit_ecc"} 1' \
-            'gpumeter_gpu_retired_pages_pending{node="gpu-node-health",gpu="4",uuid="GPU-9a000004-0000-4000-8000-000000000004"} 1' \
+            'gpumeter_gpu_xid_errors_total{node="gpu-node-health",gpu="2",gpu_uuid="GPU-9a000002-0000-4000-8000-000000000002",xid="95"} 1' \
+            'gpumeter_gpu_xid_errors_total{node="gpu-node-health",gpu="1",gpu_uuid="GPU-9a000001-0000-4000-8000-000000000001",xid="13"} 1' \
+            'gpumeter_gpu_retired_pages{node="gpu-node-health",gpu="4",gpu_uuid="GPU-9a000004-0000-4000-8000-000000000004",cause="single_bit_ecc"} 62' \
+            'gpumeter_gpu_retired_pages{node="gpu-node-health",gpu="4",gpu_uuid="GPU-9a000004-0000-4000-8000-000000000004",cause="double_bit_ecc"} 1' \
+            'gpumeter_gpu_retired_pages_pending{node="gpu-node-health",gpu="4",gpu_uuid="GPU-9a000004-0000-4000-8000-000000000004"} 1' \
             'gpumeter_xid_watch_up{node="gpu-node-health"} 1'; do
   grep -qF -- "$want" "$work/health.prom" || { grep -E 'ecc|remap|clock_event|findings_opened' "$work/health.prom"; fail "health series: $want"; }
 done

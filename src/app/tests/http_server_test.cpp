@@ -49,8 +49,9 @@ TEST(HttpServer, ServesMetricsHealthAndReadiness) {
   ASSERT_TRUE(m);
   EXPECT_EQ(m->status, 200);
   EXPECT_EQ(m->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
-  EXPECT_THAT(m->body, HasSubstr("gpumeter_gpu_memory_total_bytes{node=\"n1\",gpu=\"0\",uuid=\"GPU-"
-                                 "8c5e0f6a-7d3b-4a9e-b1c2-3d4e5f6a7b01\"} 85520809984\n"));
+  EXPECT_THAT(m->body,
+              HasSubstr("gpumeter_gpu_memory_total_bytes{node=\"n1\",gpu=\"0\",gpu_uuid=\"GPU-"
+                        "8c5e0f6a-7d3b-4a9e-b1c2-3d4e5f6a7b01\"} 85520809984\n"));
   EXPECT_THAT(m->body, HasSubstr("gpumeter_source_up{node=\"n1\",source=\"nvml\"} 1\n"));
   server.Stop();
   s.Stop();

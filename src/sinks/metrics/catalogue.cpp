@@ -13,10 +13,10 @@ constexpr auto C = MetricType::kCounter;
 
 // Labels shared by families.
 const std::vector<std::string> kSource{"node", "source"};
-const std::vector<std::string> kGpu{"node", "gpu", "uuid"};
-const std::vector<std::string> kMig{"node", "gpu", "uuid", "mig_uuid", "gpu_instance"};
-const std::vector<std::string> kProcess{"node", "uuid",      "pid",  "namespace",
-                                        "pod",  "container", "owner"};
+const std::vector<std::string> kGpu{"node", "gpu", "gpu_uuid"};
+const std::vector<std::string> kMig{"node", "gpu", "gpu_uuid", "unit", "gpu_instance"};
+const std::vector<std::string> kProcess{"node", "unit",      "pid",       "namespace",
+                                        "pod",  "container", "owner_kind"};
 const std::vector<std::string> kUnit{"node", "unit"};
 // An owner's row on a unit. owner_kind: container, idle, system or unattributed; namespace, pod
 // and container are empty unless it is a container. Extra pod labels (--pod-label) follow these.
@@ -111,7 +111,7 @@ void AddDeviceMetrics(std::vector<MetricDef>& v) {
        G,
        "",
        "GPU identity; value is always 1.",
-       {"node", "gpu", "uuid", "model", "mig", "sharing_mode"}},
+       {"node", "gpu", "gpu_uuid", "model", "mig", "sharing_mode"}},
       {Metric::kGpuLost, "gpumeter_gpu_lost", G, "",
        "1 if the GPU fell off the bus (NVML_ERROR_GPU_IS_LOST).", kGpu},
       {Metric::kNvmlCallFailed,
@@ -119,7 +119,7 @@ void AddDeviceMetrics(std::vector<MetricDef>& v) {
        G,
        "",
        "1 for each NVML call that failed on this GPU in the last pass.",
-       {"node", "gpu", "uuid", "call", "code"}},
+       {"node", "gpu", "gpu_uuid", "call", "code"}},
       {Metric::kGpuMemoryTotal, "gpumeter_gpu_memory_total_bytes", G, "bytes",
        "Framebuffer memory of the GPU.", kGpu},
       {Metric::kGpuMemoryUsed, "gpumeter_gpu_memory_used_bytes", G, "bytes",
@@ -164,7 +164,7 @@ void AddHealthMetrics(std::vector<MetricDef>& v) {
        "names (gpu_idle, applications_clocks, sw_power_cap, hw_slowdown, sync_boost, "
        "sw_thermal, hw_thermal, hw_power_brake, display_clock; "
        "nvmlDeviceGetCurrentClocksEventReasons). Absent where the driver cannot say.",
-       {"node", "gpu", "uuid", "reason"}},
+       {"node", "gpu", "gpu_uuid", "reason"}},
       {Metric::kGpuEccErrors,
        "gpumeter_gpu_ecc_errors_total",
        C,
@@ -172,14 +172,14 @@ void AddHealthMetrics(std::vector<MetricDef>& v) {
        "ECC errors since the driver loaded (NVML's volatile counters, type corrected or "
        "uncorrected; they restart at a driver reload, which rate() takes as a counter reset). "
        "Absent where ECC is off or unsupported.",
-       {"node", "gpu", "uuid", "type"}},
+       {"node", "gpu", "gpu_uuid", "type"}},
       {Metric::kGpuRemappedRows,
        "gpumeter_gpu_remapped_rows",
        G,
        "",
        "Memory rows remapped to spares, by the cause (correctable or uncorrectable errors; "
        "Ampere and later, MIG off). Absent where the driver cannot say.",
-       {"node", "gpu", "uuid", "cause"}},
+       {"node", "gpu", "gpu_uuid", "cause"}},
       {Metric::kGpuRowRemapPending, "gpumeter_gpu_row_remap_pending", G, "",
        "1 while a row remap waits for the next GPU reset (drain the GPU and reset it).", kGpu},
       {Metric::kGpuRowRemapFailed, "gpumeter_gpu_row_remap_failed", G, "",
@@ -192,7 +192,7 @@ void AddHealthMetrics(std::vector<MetricDef>& v) {
        "double_bit_ecc: an uncorrectable one; boards before Ampere, which remap rows instead). "
        "63 in all is the limit at which NVIDIA's diagnostics fail the GPU. Absent where the "
        "driver cannot say.",
-       {"node", "gpu", "uuid", "cause"}},
+       {"node", "gpu", "gpu_uuid", "cause"}},
       {Metric::kGpuRetiredPagesPending, "gpumeter_gpu_retired_pages_pending", G, "",
        "1 while a page retirement waits for the next driver reload (reboot or GPU reset); "
        "absent where unknown.",
@@ -204,7 +204,7 @@ void AddHealthMetrics(std::vector<MetricDef>& v) {
        "XID events NVML delivered for the GPU since the agent started, per XID "
        "(nvmlEventTypeXidCriticalError; 999 is the driver's unknown). The findings name the "
        "pods on the GPU when each came (docs/guardrails.md).",
-       {"node", "gpu", "uuid", "xid"}},
+       {"node", "gpu", "gpu_uuid", "xid"}},
       {Metric::kGpuXidLastSeen,
        "gpumeter_gpu_xid_last_seen_timestamp_seconds",
        G,
@@ -212,7 +212,7 @@ void AddHealthMetrics(std::vector<MetricDef>& v) {
        "When the agent last received the XID for the GPU, Unix seconds (alerts compare it with "
        "time(): a counter's increase() misses a series born at 1, and a scrape gap makes an old "
        "one look new).",
-       {"node", "gpu", "uuid", "xid"}},
+       {"node", "gpu", "gpu_uuid", "xid"}},
       {Metric::kXidWatchUp,
        "gpumeter_xid_watch_up",
        G,

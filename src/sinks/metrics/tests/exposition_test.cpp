@@ -110,12 +110,13 @@ TEST(SnapshotMetrics, DeviceSeriesAndUnknownsAreAbsent) {
   const auto text = Render();
   EXPECT_THAT(
       text,
-      HasSubstr("gpumeter_gpu_memory_used_bytes{node=\"n1\",gpu=\"0\",uuid=\"GPU-x\"} 300\n"));
+      HasSubstr("gpumeter_gpu_memory_used_bytes{node=\"n1\",gpu=\"0\",gpu_uuid=\"GPU-x\"} 300\n"));
   EXPECT_THAT(
       text,
-      HasSubstr("gpumeter_gpu_memory_reserved_bytes{node=\"n1\",gpu=\"0\",uuid=\"GPU-x\"} 50\n"));
+      HasSubstr(
+          "gpumeter_gpu_memory_reserved_bytes{node=\"n1\",gpu=\"0\",gpu_uuid=\"GPU-x\"} 50\n"));
   EXPECT_THAT(text,
-              HasSubstr("gpumeter_gpu_busy_ratio{node=\"n1\",gpu=\"0\",uuid=\"GPU-x\"} 0.5\n"));
+              HasSubstr("gpumeter_gpu_busy_ratio{node=\"n1\",gpu=\"0\",gpu_uuid=\"GPU-x\"} 0.5\n"));
   EXPECT_THAT(text, HasSubstr("# TYPE gpumeter_gpu_energy_joules_total counter"));
   EXPECT_THAT(text, HasSubstr("sharing_mode=\"time-slicing\""));
   EXPECT_THAT(text, Not(HasSubstr("gpumeter_gpu_power_watts")))
@@ -128,19 +129,22 @@ TEST(SnapshotMetrics, ProcessSeriesByOwner) {
   const auto text = Render();
   // Label values are escaped: quote and backslash.
   EXPECT_THAT(
-      text, HasSubstr("pod=\"pod \\\"quoted\\\"\\\\\",container=\"c\",owner=\"container\"} 100\n"));
+      text,
+      HasSubstr("pod=\"pod \\\"quoted\\\"\\\\\",container=\"c\",owner_kind=\"container\"} 100\n"));
   EXPECT_THAT(
       text,
-      HasSubstr("pid=\"3\",namespace=\"\",pod=\"\",container=\"\",owner=\"unattributed\"} 200\n"));
+      HasSubstr(
+          "pid=\"3\",namespace=\"\",pod=\"\",container=\"\",owner_kind=\"unattributed\"} 200\n"));
   // Newest sample wins; a listed process without samples was idle (0), per NVML's semantics.
-  EXPECT_THAT(text, HasSubstr("gpumeter_process_sm_ratio{node=\"n1\",uuid=\"GPU-x\",pid=\"1\""));
-  EXPECT_THAT(text, HasSubstr("owner=\"container\"} 0.45\n"));
-  EXPECT_THAT(text,
-              HasSubstr("pid=\"2\",namespace=\"\",pod=\"\",container=\"\",owner=\"system\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("gpumeter_process_sm_ratio{node=\"n1\",unit=\"GPU-x\",pid=\"1\""));
+  EXPECT_THAT(text, HasSubstr("owner_kind=\"container\"} 0.45\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("pid=\"2\",namespace=\"\",pod=\"\",container=\"\",owner_kind=\"system\"} 0\n"));
   // pid 2 has unknown memory: no memory series for it.
   EXPECT_THAT(
       text,
-      Not(HasSubstr("gpumeter_process_memory_used_bytes{node=\"n1\",uuid=\"GPU-x\",pid=\"2\"")));
+      Not(HasSubstr("gpumeter_process_memory_used_bytes{node=\"n1\",unit=\"GPU-x\",pid=\"2\"")));
 }
 
 TEST(SnapshotMetrics, ProcessSeriesCanBeLeftOut) {
