@@ -114,7 +114,8 @@ void AddServingFlags(CLI::App* cmd, app::AgentOptions& o) {
       "--no-process-series", [&o] { o.process_series = false; },
       "The default (kept so that manifests written when the series were on still parse)");
   AddSamplingFlags(cmd, o.interval, o.call_deadline, o.drain_interval);
-  cmd->add_option("--listen", o.listen, "HOST:PORT for /metrics, /api/v1, /healthz, /readyz")
+  cmd->add_option("--listen", o.listen,
+                  "HOST:PORT for /metrics, /api/v2 (and the deprecated /api/v1), /healthz, /readyz")
       ->capture_default_str();
   cmd->add_option("--probe-listen", o.probe_listen,
                   "HOST:PORT for /healthz and /readyz on an event-driven listener of their own, "

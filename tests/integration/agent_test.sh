@@ -98,7 +98,7 @@ for r in units ledger processes findings sources; do
   jq -e 'del(.podLabels) | [.. | objects | keys[] | select(test("_"))] | length == 0' "$work/v2-$r.json" >/dev/null \
     || { jq -c '[.. | objects | keys[] | select(test("_"))] | unique' "$work/v2-$r.json"; fail "/api/v2/$r has snake_case keys"; }
   curl -fsS -D "$work/v1-$r.headers" -o "$work/v1-$r.json" "$url/api/v1/$r" || fail "GET /api/v1/$r"
-  grep -qi '^Deprecation: true' "$work/v1-$r.headers" || fail "/api/v1/$r lacks Deprecation"
+  grep -qi '^Deprecation: @1796601600' "$work/v1-$r.headers" || fail "/api/v1/$r lacks Deprecation"
   grep -qi "^Link: </api/v2/$r>; rel=\"successor-version\"" "$work/v1-$r.headers" || fail "/api/v1/$r lacks its successor link"
 done
 jq -e '.units[0].sharingMode == "time-slicing" and .units[0].holders[0].replicasHeld == 1 and .units[0].gpuUuid != null' "$work/v2-units.json" >/dev/null \

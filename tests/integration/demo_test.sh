@@ -155,8 +155,8 @@ rc=0
 grep -q "no-such/libnvidia-ml.so.1" "$work/probe.out" && grep -q "gpumeter demo" "$work/probe.out" || { cat "$work/probe.out"; fail "probe: unclear message"; }
 fake=$(dirname "$bin")/fake_nvml/r470/libnvidia-ml.so.1
 GPUMETER_FAKE_NVML_SCENARIO=$(dirname "$0")/../../scenarios/exclusive.yaml "$bin" probe --nvml-library "$fake" --interval 0.3 >"$work/probe.json"
-grep -q '"memory_api": "nvmlDeviceGetMemoryInfo"' "$work/probe.json" || fail "probe: r470 memory API"
-grep -q '"reserved_bytes": null' "$work/probe.json" || fail "probe: unknown reservation must be null"
+grep -q '"memoryApi": "nvmlDeviceGetMemoryInfo"' "$work/probe.json" || fail "probe: r470 memory API"
+grep -q '"reservedBytes": null' "$work/probe.json" || fail "probe: unknown reservation must be null"
 grep -q '"uuid": "GPU-2f1a7c3e-5b9d-4e21-9c44-0a1b2c3d4e01"' "$work/probe.json" || fail "probe: device"
 GPUMETER_FAKE_NVML_SCENARIO=$(dirname "$0")/../../scenarios/exclusive.yaml "$bin" probe --nvml-library "$fake" --interval 0.2 --samples 3 >"$work/probe3.json"
 [ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["samples"]))' "$work/probe3.json")" = 3 ] || fail "probe --samples 3"

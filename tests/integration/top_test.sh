@@ -205,7 +205,7 @@ wait_narrow 'NAMESPACE/POD/CONTAINER'
 # The detail pane (issue 35): Down selects the second row, Enter opens it; Escape goes back.
 tmux -L "$sock" send-keys -t narrow Down Enter
 wait_narrow 'held +[0-9.]+% of one GPU'
-grep -qE '^  GPU[0-9]' "$work/narrow.txt" || fail "the pods row's detail lists no container on a unit"
+grep -qE '^    GPU[0-9]+: [a-z0-9-]+/' "$work/narrow.txt" || fail "the pods row's detail lists no container on a unit"
 tmux -L "$sock" send-keys -t narrow Escape
 wait_narrow 'NAMESPACE/POD/CONTAINER'
 grep -q '^> ' "$work/narrow.txt" || fail "no row is marked selected"

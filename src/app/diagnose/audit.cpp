@@ -310,7 +310,7 @@ void PrintJson(const AuditOptions& o, const Inputs& in, size_t inflated,
                     {"findings", findings}};
   }
   out["worstSeverity"] = worst ? json(guard::ToString(*worst)) : json(nullptr);
-  // The findings come as /api/v1 serves them: camelCase here, as the rest of the document.
+  // The findings come in /api/v1's snake_case: camelCase here, as the rest of the document.
   const auto camel = json_case::ToCamelCase(out);
   fmt::print("{}\n", (camel ? *camel : out).dump(2, ' ', false, json::error_handler_t::replace));
 }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/json/key_case.h"
 #include "sources/nvml/nvml_gpu_source.h"
 
 namespace gpumeter::app {
@@ -112,7 +113,8 @@ int RunProbe(const ProbeOptions& o) {
         {{"timestamp_us", snap->timestamp_us}, {"devices", devices}, {"errors", errors}});
   }
   out["samples"] = samples;
-  fmt::print("{}\n", out.dump(2));
+  const auto camel = json_case::ToCamelCase(out);  // as all of gpumeter's JSON
+  fmt::print("{}\n", (camel ? *camel : out).dump(2));
   return 0;
 }
 

@@ -135,7 +135,7 @@ void Findings(std::string& out, const node::NodeState& state) {
     out += "\nFindings: none\n";
     return;
   }
-  out += fmt::format("\nFindings ({} open; `gpumeter audit --agent URL` or /api/v1/findings):\n",
+  out += fmt::format("\nFindings ({} open; `gpumeter audit --agent URL` or /api/v2/findings):\n",
                      state.findings.size());
   for (const auto& f : state.findings) {
     const std::string who = f.pod.empty() ? (f.process.empty() ? f.unit_uuid : "host " + f.process)

@@ -138,9 +138,8 @@ int RunScreen(const TopOptions& o, Setup& s) {
     top::FetchStatus status{top::NowUnix(), o.interval.count(), latest.failing_since_unix_s,
                             latest.error};
     state.view.width = (*screen)->columns();
-    // The selection stays on a row the view has (rows go as pods end or filters change).
-    state.view.selected = std::clamp(state.view.selected, 0,
-                                     std::max(0, top::SelectableRows(shown.get(), state.view) - 1));
+    // The selection follows its row as rows re-sort, come and go.
+    top::Reanchor(state.view, shown.get());
     const auto lines = top::Layout(shown.get(), state.view, status);
     // Scrolling stops where the last line reaches the bottom, and follows the selected row.
     state.scroll = std::clamp(state.scroll, 0,

@@ -12,12 +12,18 @@ using Respell = std::function<std::string(const std::string&)>;
 
 // `data_keys` name the members whose values are data-keyed objects: their keys are kept. Matched
 // in either spelling, so one set serves both directions.
-Expected<json> Walk(const json& in, const Respell& respell,
-                    const std::set<std::string>& data_keys) {
+// Deeper than this is no document of ours, and a file's nesting must not exhaust the stack.
+constexpr int kMaxDepth = 64;
+
+Expected<json> Walk(const json& in, const Respell& respell, const std::set<std::string>& data_keys,
+                    int depth = 0) {
+  if ((in.is_array() || in.is_object()) && depth >= kMaxDepth)
+    return MakeError(ErrorCode::kInvalidInput,
+                     "JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
   if (in.is_array()) {
     json out = json::array();
     for (const auto& e : in) {
-      auto v = Walk(e, respell, data_keys);
+      auto v = Walk(e, respell, data_keys, depth + 1);
       if (!v) return v;
       out.push_back(std::move(*v));
     }
@@ -35,7 +41,7 @@ Expected<json> Walk(const json& in, const Respell& respell,
       out[k] = value;
       continue;
     }
-    auto v = Walk(value, respell, data_keys);
+    auto v = Walk(value, respell, data_keys, depth + 1);
     if (!v) return v;
     out[k] = std::move(*v);
   }

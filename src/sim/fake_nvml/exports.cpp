@@ -16,6 +16,8 @@ extern "C" {
 
 EXPORT nvmlReturn_t nvmlInit_v2(void) { return Driver().Init(); }
 EXPORT nvmlReturn_t nvmlInit(void) { return Driver().Init(); }
+// nvidia-ml-py (nvitop) initialises with flags; no flag changes what the fake does.
+EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int /*flags*/) { return Driver().Init(); }
 EXPORT nvmlReturn_t nvmlShutdown(void) { return Driver().Shutdown(); }
 
 EXPORT const char* nvmlErrorString(nvmlReturn_t r) {
@@ -268,6 +270,19 @@ EXPORT nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t d, unsigned int* percent)
 EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned int* mw) {
   ENTER_DEV("nvmlDeviceGetEnforcedPowerLimit", d);
   return Driver().EnforcedPowerLimit(d, mw);
+}
+// nvitop reads the management limit; no scenario sets one apart from the enforced limit.
+EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t d, unsigned int* mw) {
+  ENTER_DEV("nvmlDeviceGetPowerManagementLimit", d);
+  return Driver().EnforcedPowerLimit(d, mw);
+}
+EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion(int* version) {
+  ENTER_SYS("nvmlSystemGetCudaDriverVersion");
+  return Driver().CudaDriverVersion(version);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* out) {
+  ENTER_SYS("nvmlDeviceGetHandleByUUID");
+  return Driver().HandleByUuid(uuid, out);
 }
 #define PCIE_LINK_FN(sym, width, max)                            \
   EXPORT nvmlReturn_t sym(nvmlDevice_t d, unsigned int* value) { \

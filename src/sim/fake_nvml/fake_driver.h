@@ -119,6 +119,8 @@ class FakeDriver {
   nvmlReturn_t PcieThroughput(nvmlDevice_t d, unsigned int counter, unsigned int* kbps);
   nvmlReturn_t CodecUtilization(nvmlDevice_t d, unsigned int* percent, unsigned int* period_us);
   nvmlReturn_t GraphicsProcesses(nvmlDevice_t d, unsigned int* count);
+  nvmlReturn_t CudaDriverVersion(int* version);  // the scenario's driver.cuda_version
+  nvmlReturn_t HandleByUuid(const char* uuid, nvmlDevice_t* out);  // a GPU or a MIG instance
   // Events (fake_events.cpp): XIDs from the scenario's `xid` faults; a lost GPU's wait returns
   // GPU_IS_LOST. Wait sleeps (without the lock) up to `timeout_ms` of real time.
   nvmlReturn_t EventSetCreate(nvmlEventSet_t* set);

@@ -19,6 +19,14 @@ bool HasRowRemapper(const std::string& model) {
   return true;
 }
 
+// Page retirement: boards before Ampere with ECC memory (Tesla, Quadro GV100 and later data-
+// center parts); GeForce boards have no ECC, so nothing to retire.
+bool HasPageRetirement(const std::string& model) {
+  for (const char* geforce : {"GeForce", "GTX", "RTX 20", "TITAN"})
+    if (model.find(geforce) != std::string::npos) return false;
+  return !HasRowRemapper(model);
+}
+
 }  // namespace
 
 nvmlReturn_t FakeDriver::ClockReasons(nvmlDevice_t d, unsigned long long* reasons) {
@@ -71,7 +79,7 @@ nvmlReturn_t FakeDriver::RetiredPages(nvmlDevice_t d, nvmlPageRetirementCause_t 
     return NVML_ERROR_INVALID_ARGUMENT;
   std::lock_guard lock(mu_);
   const auto& g = GpuOf(d);
-  if (d->mig >= 0 || HasRowRemapper(g.model)) return NVML_ERROR_NOT_SUPPORTED;
+  if (d->mig >= 0 || !HasPageRetirement(g.model)) return NVML_ERROR_NOT_SUPPORTED;
   const auto h = scenario::HealthAt(*scenario_, g.index, NowLocked());
   const bool dbe = cause == NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR;
   const unsigned int pages = dbe ? h.retired_double_bit : h.retired_single_bit;
@@ -90,7 +98,7 @@ nvmlReturn_t FakeDriver::RetiredPagesPending(nvmlDevice_t d, nvmlEnableState_t* 
   if (!pending) return NVML_ERROR_INVALID_ARGUMENT;
   std::lock_guard lock(mu_);
   const auto& g = GpuOf(d);
-  if (d->mig >= 0 || HasRowRemapper(g.model)) return NVML_ERROR_NOT_SUPPORTED;
+  if (d->mig >= 0 || !HasPageRetirement(g.model)) return NVML_ERROR_NOT_SUPPORTED;
   *pending = scenario::HealthAt(*scenario_, g.index, NowLocked()).retire_pending
                  ? NVML_FEATURE_ENABLED
                  : NVML_FEATURE_DISABLED;

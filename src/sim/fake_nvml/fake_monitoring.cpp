@@ -8,7 +8,8 @@
 // parent); encoder and decoder utilization are NOT_SUPPORTED while MIG is on, as on real boards.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+
+#include <fmt/format.h>
 #include <cstring>
 #include <string>
 
@@ -35,7 +36,10 @@ const Board& BoardOf(const std::string& model) {
       {"A100-SXM4-40GB", 0x20B0, 1410, 1215, 4, false},
       {"A100", 0x20B5, 1410, 1512, 4, false},
       {"A30", 0x20B7, 1440, 1215, 4, false},
+      {"L40S", 0x26B9, 2520, 2250, 4, false},
+      {"L40", 0x26B5, 2490, 2250, 4, false},
       {"L4", 0x27B8, 2040, 6251, 4, false},
+      {"V100-SXM2-32GB", 0x1DB5, 1530, 877, 3, false},
       {"V100", 0x1DB1, 1530, 877, 3, false},
       {"T4", 0x1EB8, 1590, 5001, 3, false},
       {"RTX", 0x2684, 2520, 10501, 4, true},
@@ -76,14 +80,21 @@ nvmlReturn_t FakeDriver::PciInfo(nvmlDevice_t d, nvmlPciInfo_t* pci, size_t byte
   if (d->mig >= 0) return NVML_ERROR_NOT_SUPPORTED;
   const auto& g = GpuOf(d);
   nvmlPciInfo_t out{};
-  out.domain = 0;
-  out.bus = 0x18 + 0x10 * (g.index % 15);  // one bus per GPU, as on an 8-GPU board
+  // One bus per GPU, as on an 8-GPU board; 15 to a domain, so no two GPUs share a bus ID.
+  out.domain = g.index / 15;
+  out.bus = 0x18 + 0x10 * (g.index % 15);
   out.device = 0;
   out.pciDeviceId = BoardOf(g.model).device_id << 16 | 0x10DE;
   out.pciSubSystemId = 0x16C110DE;
-  std::snprintf(out.busIdLegacy, sizeof out.busIdLegacy, "%04X:%02X:%02X.0", out.domain, out.bus,
-                out.device);
-  std::snprintf(out.busId, sizeof out.busId, "%08X:%02X:%02X.0", out.domain, out.bus, out.device);
+  // Bus numbers stay below 0x100 and domains below 0x10000 (index / 15): the IDs fit.
+  const auto put = [](char* dst, size_t size, const std::string& text) {
+    std::memcpy(dst, text.c_str(), std::min(size, text.size() + 1));
+    dst[size - 1] = '\0';
+  };
+  put(out.busIdLegacy, sizeof out.busIdLegacy,
+      fmt::format("{:04X}:{:02X}:{:02X}.0", out.domain, out.bus, out.device));
+  put(out.busId, sizeof out.busId,
+      fmt::format("{:08X}:{:02X}:{:02X}.0", out.domain, out.bus, out.device));
   // The older entry points write only what every layout shares: a caller's 52-byte struct of
   // drivers before 415.13 is not overrun.
   std::memcpy(pci, &out, std::min(bytes, sizeof out));
@@ -201,7 +212,27 @@ nvmlReturn_t FakeDriver::CodecUtilization(nvmlDevice_t d, unsigned int* percent,
   return NVML_SUCCESS;
 }
 
-// A compute node runs no graphics work: an empty list, at any capacity.
+nvmlReturn_t FakeDriver::CudaDriverVersion(int* version) {
+  if (!version) return NVML_ERROR_INVALID_ARGUMENT;
+  std::lock_guard lock(mu_);
+  *version = scenario_->driver.cuda_version;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t FakeDriver::HandleByUuid(const char* uuid, nvmlDevice_t* out) {
+  if (!uuid || !out) return NVML_ERROR_INVALID_ARGUMENT;
+  std::lock_guard lock(mu_);
+  for (auto& h : handles_)
+    if (UnitUuid(&h) == uuid) {
+      if (h.mig < 0 && scenario_->gpus[h.gpu].forbidden) return NVML_ERROR_NO_PERMISSION;
+      *out = &h;
+      return NVML_SUCCESS;
+    }
+  return NVML_ERROR_NOT_FOUND;
+}
+
+// A compute node runs no graphics work: an empty list, at any capacity (on a MIG handle too, as
+// process lists answer there).
 nvmlReturn_t FakeDriver::GraphicsProcesses(nvmlDevice_t d, unsigned int* count) {
   if (!count) return NVML_ERROR_INVALID_ARGUMENT;
   std::lock_guard lock(mu_);

@@ -515,11 +515,18 @@ Expected<void> Validate(const Scenario& s) {
                     " is alive twice at once (see processes[" + std::to_string(j) + "])");
     }
   }
+  // The driver's table holds 64 retired pages per GPU and cause: the page-retire events add up.
+  std::map<std::pair<uint32_t, bool>, uint64_t> retired;
   for (size_t i = 0; i < s.faults.size(); ++i) {
     const auto& f = s.faults[i];
     if (f.gpu_index && !s.FindGpuByIndex(*f.gpu_index))
       return fail("faults[" + std::to_string(i) + "].gpu: no GPU with index " +
                   std::to_string(*f.gpu_index));
+    if (f.kind == FaultKind::kPageRetire && f.gpu_index &&
+        (retired[{*f.gpu_index, f.uncorrectable}] += f.count) > 64)
+      return fail("faults[" + std::to_string(i) + "].pages: more than 64 " +
+                  (f.uncorrectable ? "double-bit" : "single-bit") + " pages retired on GPU " +
+                  std::to_string(*f.gpu_index) + " in all (the driver's table holds 64)");
   }
   return {};
 }

@@ -423,7 +423,7 @@ void AddFindingMetrics(std::vector<MetricDef>& v) {
   const MetricDef defs[] = {
       {Metric::kFindingOpen, "gpumeter_finding_first_seen_timestamp_seconds", G, "seconds",
        "One series per open guardrail finding (docs/guardrails.md): when it was first seen, in "
-       "Unix seconds. The evidence is in /api/v1/findings.",
+       "Unix seconds. The evidence is in /api/v2/findings.",
        kFinding},
       {Metric::kFindingWaste, "gpumeter_finding_waste_gpu_seconds", G, "seconds",
        "An open idle-allocation finding's waste: the share of a GPU held × the seconds it stayed "

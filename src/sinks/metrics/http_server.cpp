@@ -119,7 +119,8 @@ HttpAnswer HttpServer::Handle(const HttpRequest& req) const {
     const auto r = CheckReadiness(view_.Health(), *view_.State(), options_.stale_after, now);
     return {r.ready ? 200u : 503u, r.why + "\n", "text/plain", {}};
   }
-  // /api/v2 is /api/v1 in camelCase; v1 answers as it did, marked deprecated (RFC 9745).
+  // /api/v2 is /api/v1 in camelCase; v1 answers as it did, marked deprecated (RFC 9745: the
+  // header's value is the date it was, 2026-12-07, as a structured-field date).
   const bool v1 = req.path.rfind("/api/v1/", 0) == 0, v2 = req.path.rfind("/api/v2/", 0) == 0;
   const std::string resource = v1 || v2 ? req.path.substr(8) : "";
   std::function<nlohmann::json(const node::NodeState&)> json;
@@ -147,7 +148,7 @@ HttpAnswer HttpServer::Handle(const HttpRequest& req) const {
   auto answer = Body(req, doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
                      "application/json");
   if (v1) {
-    answer.headers.push_back({"Deprecation", "true"});
+    answer.headers.push_back({"Deprecation", "@1796601600"});
     answer.headers.push_back({"Link", "</api/v2/" + resource + ">; rel=\"successor-version\""});
   }
   return answer;

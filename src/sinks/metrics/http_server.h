@@ -1,11 +1,12 @@
 // HTTP endpoints of the agent and the demo: /metrics (OpenMetrics 1.0 when the scraper asks for
-// it, else text 0.0.4; gzip when accepted), the JSON API /api/v1/{units,ledger,processes,sources}
-// (docs/api.md), /healthz and /readyz (ready once a good sample went through the pipeline).
-// Handlers read the latest NodeState and the sampler's health through a StateView only; a scrape
-// never waits on the driver, the kubelet or /proc. Optional TLS and a bearer token (required on
-// every path but /healthz and /readyz, which kubelet probes call). Served by the event-driven
-// server (event_server.h): idle, dribbling or half-sent connections cannot starve the port.
-// Start() binds (port 0 picks a free port) and serves on its own threads; Stop() or the
+// it, else text 0.0.4; gzip when accepted), the JSON API
+// /api/v2/{units,ledger,processes,findings,sources} (camelCase; /api/v1 the same in snake_case,
+// deprecated: docs/api.md), /healthz and /readyz (ready once a good sample went through the
+// pipeline). Handlers read the latest NodeState and the sampler's health through a StateView only;
+// a scrape never waits on the driver, the kubelet or /proc. Optional TLS and a bearer token
+// (required on every path but /healthz and /readyz, which kubelet probes call). Served by the
+// event-driven server (event_server.h): idle, dribbling or half-sent connections cannot starve the
+// port. Start() binds (port 0 picks a free port) and serves on its own threads; Stop() or the
 // destructor shuts it down.
 #pragma once
 

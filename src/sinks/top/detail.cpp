@@ -68,7 +68,7 @@ std::vector<Line> FindingDetail(const FindingNow& x, int width) {
 }
 
 std::vector<Line> GroupDetail(const FrameData& f, const GroupRow& r, const std::string& by,
-                              int width) {
+                              const Filter& filter, int width) {
   const size_t w = TextWidth(width);
   std::string name;
   for (const auto& k : r.key) name += (name.empty() ? "" : "/") + k;
@@ -92,29 +92,30 @@ std::vector<Line> GroupDetail(const FrameData& f, const GroupRow& r, const std::
       for (const auto& l : Wrap(kv, w - 16)) out.push_back(Field("labels", l));
     }
   out.push_back({});
-  // 80 columns: the table fits a small terminal whole.
-  constexpr const char* kRow = "  {:<12} {:<24} {:>7} {:>8} {:>9} {:>5} {:>7}";
-  out.push_back(
-      {{fmt::format(kRow, "UNIT", "CONTAINER", "HELD", "COMPUTE", "MEMORY", "POWER", "COST/H"),
-        Style::kHeading}});
-  // Each member on each unit, in % of that unit (a MIG instance is its own 100 %).
+  out.push_back({{"  Containers, on each unit", Style::kHeading}});
+  // Each member on each unit: its names whole on a line, its figures (in % of that unit, a MIG
+  // instance being its own 100 %) on the next, so nothing is cut at 80 columns.
   for (const auto& u : f.units)
     for (const auto& o : u.owners) {
-      if (o.owner.kind != domain::OwnerKind::kContainer || GroupKeyOf(f, o.owner, by) != r.key)
+      if (o.owner.kind != domain::OwnerKind::kContainer || !filter.Matches(o.owner) ||
+          GroupKeyOf(f, o.owner, by) != r.key)
         continue;
+      for (const auto& l :
+           Wrap(u.label + ": " + o.owner.ns + "/" + o.owner.pod + "/" + o.owner.container, w))
+        out.push_back({{"    " + l, Style::kNormal}});
       out.push_back(
-          {{fmt::format(kRow, Cell(u.label, 12),
-                        Cell(o.owner.ns + "/" + o.owner.pod + "/" + o.owner.container, 24),
+          {{fmt::format("      held {}  compute {}  memory {}  power {}  cost/h {}",
                         Percent(o.held_share),
                         ComputePercent(o.compute_ratio, o.compute_bound_ratio, o.compute_unknown),
                         Gib(o.memory_bytes), Watts(o.power_watts), Money(o.cost_per_hour)),
-            Style::kNormal}});
+            Style::kDim}});
     }
   out.push_back({});
-  for (const auto& l : Wrap("Per unit: HELD and COMPUTE in % of that unit (a MIG instance is its "
-                            "own 100 %); the totals above in % of one GPU. Enter or Escape: back "
-                            "to the list.",
-                            w))
+  for (const auto& l :
+       Wrap("Per container: held and compute in % of its unit (a MIG instance is its "
+            "own 100 %); the totals above in % of one GPU. Enter or Escape: back "
+            "to the list.",
+            w))
     out.push_back({{"  " + l, Style::kDim}});
   return out;
 }

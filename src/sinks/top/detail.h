@@ -13,7 +13,8 @@ namespace gpumeter::top {
 
 // `width`: the screen's columns (0: 100).
 std::vector<Line> FindingDetail(const FindingNow& finding, int width);
+// `by` and `filter` as GroupRows made the row: the containers listed are the ones it adds up.
 std::vector<Line> GroupDetail(const FrameData& frame, const GroupRow& row, const std::string& by,
-                              int width);
+                              const Filter& filter, int width);
 
 }  // namespace gpumeter::top

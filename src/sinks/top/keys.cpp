@@ -37,15 +37,16 @@ bool Selecting(const Interaction& s) {
 
 // Up/Down and the page keys: `lines` down (negative: up).
 void Move(Interaction& s, int lines) {
-  if (Selecting(s))
+  if (Selecting(s)) {
     s.view.selected = std::max(0, std::max(0, s.view.selected) + lines);
-  else
+    s.view.selected_id.clear();  // the place now names the row, until the next frame
+  } else
     s.scroll = std::max(0, s.scroll + lines);
 }
 
 void SwitchView(Interaction& s, View v) {
   s.view.view = v, s.scroll = 0;
-  s.view.selected = 0, s.view.detail = false;
+  s.view.selected = 0, s.view.selected_id.clear(), s.view.detail = false;
 }
 
 View NextView(View v) {

@@ -78,11 +78,11 @@ Line StatusLine(const FrameData* f, const ViewState& v, const FetchStatus& st) {
 std::vector<Line> UnitsView(const FrameData& f, const ViewState& v) {
   std::vector<Line> out;
   for (const auto* u : FilteredUnits(f, v.filter)) {
-    out.push_back(
-        {{fmt::format("{:<14}", u->label), Style::kTitle},
-         {fmt::format("{}  {}  {}  node {}", u->key.model,
-                      domain::ToStringOr(u->key.mode, "mode ?"), u->key.uuid, u->key.node),
-          Style::kNormal}});
+    out.push_back({{fmt::format("{:<14}", TerminalCell(u->label)), Style::kTitle},
+                   {fmt::format("{}  {}  {}  node {}", TerminalCell(u->key.model),
+                                domain::ToStringOr(u->key.mode, "mode ?"),
+                                TerminalCell(u->key.uuid), TerminalCell(u->key.node)),
+                    Style::kNormal}});
     out.push_back(
         {{fmt::format("  busy {}  memory {} / {}  power {}  cost/h {}", Percent(u->busy_ratio),
                       Gib(u->memory_used_bytes), Gib(u->memory_total_bytes), Watts(u->power_watts),
@@ -146,7 +146,7 @@ std::vector<Line> PodsView(const FrameData& f, const ViewState& v) {
               Gib(r.memory_bytes), Watts(r.power_watts), Money(r.cost_per_hour)),
           selected ? Style::kSelected : Style::kNormal},
          {fmt::format("{:>6}", Percent(r.waste_gpus)), wasteful ? Style::kWarn : Style::kNormal},
-         {"  " + units, Style::kDim}});
+         {"  " + TerminalCell(units), Style::kDim}});
   }
   if (out.size() == 1) out.push_back({{"  no container matches", Style::kDim}});
   out.push_back(
@@ -168,27 +168,44 @@ std::vector<Line> FindingsView(const FrameData& f, const ViewState& v) {
     const Style severity = selected                   ? Style::kSelected
                            : x.severity == "critical" ? Style::kAlert
                                                       : Style::kWarn;
-    out.push_back({{fmt::format("{:<2}{:<9} ", selected ? ">" : "", x.severity), severity},
-                   {fmt::format("{:<24} {:<40} {:<9} {}", x.kind, Fit(x.who, 40),
-                                UtcClock(static_cast<int64_t>(x.first_seen_unix_s)), x.evidence),
+    out.push_back({{fmt::format("{:<2}{:<9} ", selected ? ">" : "", Fit(x.severity, 9)), severity},
+                   {fmt::format("{:<24} {:<40} {:<9} {}", Fit(x.kind, 24), Fit(x.who, 40),
+                                UtcClock(static_cast<int64_t>(x.first_seen_unix_s)),
+                                TerminalCell(x.evidence)),
                     Style::kNormal}});
   }
   if (out.size() == 1) out.push_back({{"  no open finding", Style::kDim}});
   return out;
 }
 
-// The selected row in detail; the list when nothing is selected (the row went away).
+std::string RowId(const GroupRow& r) {
+  std::string id;
+  for (const auto& k : r.key) id += k + '\x1f';
+  return id;
+}
+std::string RowId(const FindingNow& x) {
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", x.kind, x.node, x.who, x.unit,
+                     x.first_seen_unix_s);
+}
+
+// The selected row in detail (by what it is, else by its place); the list without one.
 std::vector<Line> DetailView(const FrameData& f, const ViewState& v) {
+  const auto pick = [&](const auto& rows) -> decltype(&rows[0]) {
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (v.selected_id.empty() ? static_cast<int>(i) == v.selected
+                                : RowId(rows[i]) == v.selected_id)
+        return &rows[i];
+    return nullptr;
+  };
   if (v.view == View::kPods) {
     const auto rows = GroupRows(f, v.by, v.sort, v.filter);
-    if (v.selected >= 0 && v.selected < static_cast<int>(rows.size()))
-      return GroupDetail(f, rows[static_cast<size_t>(v.selected)], v.by, v.width);
+    if (const auto* r = pick(rows)) return GroupDetail(f, *r, v.by, v.filter, v.width);
     return PodsView(f, v);
   }
-  if (v.view == View::kFindings && f.findings) {
+  if (v.view == View::kFindings) {
+    if (!f.findings) return FindingsView(f, v);
     const auto found = SortedFindings(f, v.filter);
-    if (v.selected >= 0 && v.selected < static_cast<int>(found.size()))
-      return FindingDetail(found[static_cast<size_t>(v.selected)], v.width);
+    if (const auto* x = pick(found)) return FindingDetail(*x, v.width);
     return FindingsView(f, v);
   }
   return UnitsView(f, v);
@@ -230,7 +247,7 @@ std::vector<Line> HelpView() {
   const std::pair<const char*, const char*> keys[] = {
       {"u p f, Tab", "the units, pods or findings view"},
       {"/", "filter by part of a namespace, pod or container name (Enter applies, Escape cancels)"},
-      {"Escape", "clear the filter"},
+      {"Escape", "close the detail pane, else clear the filter"},
       {"s", "sort by compute, memory, cost or waste"},
       {"space", "pause: the frame stays, the status line goes on"},
       {"Up Down PgUp PgDn", "move the selected row (pods, findings); scroll the lines (units)"},
@@ -280,12 +297,31 @@ std::vector<Line> Layout(const FrameData* f, const ViewState& v, const FetchStat
   return out;
 }
 
-int SelectableRows(const FrameData* f, const ViewState& v) {
-  if (!f) return 0;
-  if (v.view == View::kPods) return static_cast<int>(GroupRows(*f, v.by, v.sort, v.filter).size());
+std::vector<std::string> RowIds(const FrameData* f, const ViewState& v) {
+  std::vector<std::string> ids;
+  if (!f) return ids;
+  if (v.view == View::kPods)
+    for (const auto& r : GroupRows(*f, v.by, v.sort, v.filter)) ids.push_back(RowId(r));
   if (v.view == View::kFindings && f->findings)
-    return static_cast<int>(SortedFindings(*f, v.filter).size());
-  return 0;
+    for (const auto& x : SortedFindings(*f, v.filter)) ids.push_back(RowId(x));
+  return ids;
+}
+
+void Reanchor(ViewState& v, const FrameData* f) {
+  const auto ids = RowIds(f, v);
+  if (ids.empty()) {
+    v.selected = 0, v.selected_id.clear(), v.detail = false;
+    return;
+  }
+  if (!v.selected_id.empty()) {
+    const auto it = std::find(ids.begin(), ids.end(), v.selected_id);
+    if (it != ids.end())
+      v.selected = static_cast<int>(it - ids.begin());
+    else
+      v.detail = false;  // its row went away: the list again, near where it was
+  }
+  v.selected = std::clamp(v.selected, 0, static_cast<int>(ids.size()) - 1);
+  v.selected_id = ids[static_cast<size_t>(v.selected)];
 }
 
 int FollowSelection(const std::vector<Line>& lines, int scroll, int rows) {

@@ -35,8 +35,10 @@ struct ViewState {
   int width = 0;             // the terminal's columns: the fixed lines fit it (0: unlimited)
   std::optional<std::string> editing;
   // The pods and findings views of the interactive screen: the selected row (-1: none, as in
-  // --once) and whether its detail pane is shown in place of the list.
+  // --once), which row it is (RowIds; "" once a key moved the selection), and whether its
+  // detail pane is shown in place of the list.
   int selected = -1;
+  std::string selected_id;
   bool detail = false;
 };
 
@@ -50,9 +52,12 @@ struct FetchStatus {
 
 // `frame`: null before the first good fetch.
 std::vector<Line> Layout(const FrameData* frame, const ViewState& view, const FetchStatus& status);
-// The rows the view can select (pods or findings as filtered; 0 in the units view or before a
-// frame): the screen keeps `selected` below it.
-int SelectableRows(const FrameData* frame, const ViewState& view);
+// The rows the view can select, in order, each named by what it is (a pods row by its key, a
+// finding by kind, node, who, unit and first seen): none in the units view or before a frame.
+std::vector<std::string> RowIds(const FrameData* frame, const ViewState& view);
+// Once per frame, before Layout: the selection follows its row when the rows re-sort or others
+// come and go; a row that went away closes its detail pane, and the selection stays in range.
+void Reanchor(ViewState& view, const FrameData* frame);
 // The first line to show so that the selected row's line (kSelected) is on a screen of `rows`
 // lines, whose first two (title, status) do not scroll; `scroll` when nothing is selected.
 int FollowSelection(const std::vector<Line>& lines, int scroll, int rows);

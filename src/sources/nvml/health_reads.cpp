@@ -64,10 +64,13 @@ void NvmlGpuSource::ReadRetiredPages(nvmlDevice_t h, gpu::DeviceSample& dev) {
   for (const auto cause : {NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR,
                            NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS}) {
     unsigned int count = 0;
-    nvmlReturn_t rc =
+    const nvmlReturn_t rc =
         Call(name, [&] { return api.nvmlDeviceGetRetiredPages(h, cause, &count, nullptr); });
     if (rc == NVML_ERROR_NOT_SUPPORTED) return;
-    if (rc == NVML_ERROR_INSUFFICIENT_SIZE && count == 0) rc = NVML_ERROR_UNKNOWN;  // no count
+    if (rc == NVML_ERROR_INSUFFICIENT_SIZE && count == 0) {  // "more than none", yet no count
+      dev.errors.push_back({name, rc, "INSUFFICIENT_SIZE without a page count"});
+      return;
+    }
     if (rc != NVML_ERROR_INSUFFICIENT_SIZE && !Check(dev, name, rc)) return;
     (cause == NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR ? pages.double_bit
                                                               : pages.single_bit) = count;

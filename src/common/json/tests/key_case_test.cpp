@@ -43,6 +43,17 @@ TEST(KeyCase, DocumentsAtAnyDepthExceptDataKeyedObjects) {
       << "without the exemption the labels would be respelled: the exemption is what keeps them";
 }
 
+TEST(KeyCase, DeepNestingIsAnErrorNotAStackOverflow) {
+  std::string deep(1000, '[');
+  deep += std::string(1000, ']');
+  const auto r = ToSnakeCase(json::parse(deep));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("nested deeper than 64"), std::string::npos);
+  std::string ok(60, '[');
+  ok += std::string(60, ']');
+  EXPECT_TRUE(ToCamelCase(json::parse(ok)));
+}
+
 TEST(KeyCase, KeysThatWouldMeetAreRefusedByName) {
   const auto both =
       ToCamelCase(json::parse(R"({"ok": 1, "inner": {"gpu_uuid": 1, "gpuUuid": 2}})"));

@@ -179,6 +179,33 @@ TEST_P(Nvtop, EverySymbolItNeedsAndItsLoopsEnd) {
 
 INSTANTIATE_TEST_SUITE_P(EveryProfile, Nvtop, ::testing::Values("r580", "r535_43", "r470", "r418"));
 
+// nvitop (nvidia-ml-py) starts with nvmlInitWithFlags, without a fallback, and finds devices by
+// UUID; it reads the CUDA version and the management power limit.
+TEST(Monitoring, NvitopsEntryPoints) {
+  Lib lib("r580", testing::ScenarioPath("node-8gpu"), 60);
+  ASSERT_EQ(lib.Fn<nvmlReturn_t (*)(U)>("nvmlInitWithFlags")(0), NVML_SUCCESS);
+  int cuda = 0;
+  ASSERT_EQ(lib.Fn<nvmlReturn_t (*)(int*)>("nvmlSystemGetCudaDriverVersion")(&cuda), NVML_SUCCESS);
+  EXPECT_EQ(cuda, 13000) << "the scenario's driver.cuda_version";
+  using ByUuid = nvmlReturn_t (*)(const char*, nvmlDevice_t*);
+  nvmlDevice_t d = nullptr;
+  ASSERT_EQ(
+      lib.Fn<ByUuid>("nvmlDeviceGetHandleByUUID")("GPU-7e1d0003-aa10-4c2b-9e3f-5b6a7c8d9e03", &d),
+      NVML_SUCCESS);
+  EXPECT_EQ(d, lib.Device(3));
+  nvmlDevice_t mig = nullptr;
+  ASSERT_EQ(
+      lib.Fn<ByUuid>("nvmlDeviceGetHandleByUUID")("MIG-7e1d00ff-bb20-5c3d-8f4e-6c7d8e9f0a02", &mig),
+      NVML_SUCCESS);
+  char uuid[96] = {};
+  ASSERT_EQ(lib.Fn<nvmlReturn_t (*)(nvmlDevice_t, char*, U)>("nvmlDeviceGetUUID")(mig, uuid, 96),
+            NVML_SUCCESS);
+  EXPECT_STREQ(uuid, "MIG-7e1d00ff-bb20-5c3d-8f4e-6c7d8e9f0a02");
+  EXPECT_EQ(lib.Fn<ByUuid>("nvmlDeviceGetHandleByUUID")("GPU-none", &d), NVML_ERROR_NOT_FOUND);
+  EXPECT_EQ(lib.Get("nvmlDeviceGetPowerManagementLimit", lib.Device(0)), 700000u);
+  (void)lib.Fn<nvmlReturn_t (*)()>("nvmlShutdown")();  // the second init's
+}
+
 // The legacy PCI entry points write only the 36 bytes every layout shares: a 52-byte struct of
 // drivers before 415.13 is not overrun, and the shared part equals _v3's.
 TEST(Monitoring, OlderPciCallsWriteTheSharedPrefixOnly) {

@@ -468,6 +468,10 @@ TEST(Loader, PageRetireEvents) {
               HasSubstr("rows"));
   EXPECT_THAT(ErrorOf(faults + "{kind: page-retire, gpu: 0, cause: double-bit, pages: 1}\n"),
               HasSubstr("at_s"));
+  EXPECT_THAT(
+      ErrorOf(faults + "{kind: page-retire, gpu: 0, at_s: 1, cause: single-bit, pages: 40}\n"
+                       "  - {kind: page-retire, gpu: 0, at_s: 2, cause: single-bit, pages: 30}\n"),
+      HasSubstr("faults[1].pages: more than 64 single-bit pages retired on GPU 0 in all"));
   auto s = ParseScenario(faults +
                              "{kind: page-retire, gpu: 0, at_s: 2, cause: single-bit, pages: 3}\n"
                              "  - {kind: page-retire, gpu: 0, at_s: 4, to_s: 7, cause: double-bit, "

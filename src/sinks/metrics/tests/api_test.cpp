@@ -5,6 +5,7 @@
 #include <locale>
 #include <sstream>
 
+#include "common/json/key_case.h"
 #include "sinks/metrics/exposition.h"
 #include "sinks/metrics/json_api.h"
 
@@ -133,6 +134,18 @@ TEST(JsonApi, UnitsLedgerProcessesSources) {
   EXPECT_EQ(sources[0]["up"], false);
   EXPECT_TRUE(sources[0]["last_success_age_seconds"].is_null());
   EXPECT_EQ(sources[1]["last_success_age_seconds"], 10.0);
+}
+
+// /api/v2's spelling of the ledger (what the server serves): camelCase keys, and a pod's label
+// keys as the pod has them (kDataKeyedMembers; without it `cost_center` would be respelled).
+TEST(JsonApi, V2KeepsThePodsLabelKeys) {
+  auto s = State();
+  s.pod_labels[{"ns", "p"}] = {{"cost_center", "cv-42"}, {"team", "vision"}};
+  const auto v2 = json_case::ToCamelCase(LedgerJson(s), kDataKeyedMembers);
+  ASSERT_TRUE(v2) << v2.error().message;
+  EXPECT_TRUE(v2->contains("podLabels"));
+  EXPECT_EQ((*v2)["podLabels"][0]["labels"]["cost_center"], "cv-42");
+  EXPECT_TRUE((*v2)["units"][0]["owners"][0].contains("computeSeconds"));
 }
 
 }  // namespace

@@ -94,14 +94,17 @@ TEST(TopDetail, APodsRowShowsItsContainersOnEachUnitAndThePodsLabels) {
       EXPECT_EQ(l.front().text.rfind("> ml/train", 0), 0u) << l.front().text;
     }
   EXPECT_TRUE(marked);
-  EXPECT_EQ(SelectableRows(&f, v), 2);
+  EXPECT_EQ(RowIds(&f, v).size(), 2u);
   v.detail = true;
   const auto text = Text(Layout(&f, v, {}));
   EXPECT_NE(text.find("pod  ml/train"), std::string::npos) << text;
   // Held: half of GPU0 and 3/7 of a GPU: 92.9 % of one GPU; each unit's line in % of the unit.
   EXPECT_NE(text.find("held            92.9% of one GPU"), std::string::npos) << text;
-  EXPECT_NE(text.find("GPU0         ml/train/c"), std::string::npos) << text;
-  EXPECT_NE(text.find("GPU1 3g.71gb ml/train/c"), std::string::npos) << text;
+  EXPECT_NE(text.find("    GPU0: ml/train/c\n      held 50.0%  compute 60.0%"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    GPU1 3g.71gb: ml/train/c\n      held 100.0%  compute 50.0%"),
+            std::string::npos)
+      << text;
   EXPECT_EQ(text.find("web/infer"), std::string::npos) << "another pod's container: " << text;
   EXPECT_NE(text.find("cost-center=cv-42, team=vision"), std::string::npos) << text;
   EXPECT_NE(text.find("1.500"), std::string::npos) << text;
@@ -150,6 +153,50 @@ TEST(TopDetail, AFindingShowsItsWholeEvidenceWithinTheScreen) {
   for (const char c : words)
     if (c != ' ') got += c;
   EXPECT_EQ(got, expected) << "every character of the evidence, in order";
+}
+
+// The selection is a row, not a place: re-sorted by a new frame, it stays on its row; when its
+// row goes, the pane closes and the selection stays in range; none to select, no pane.
+TEST(TopDetail, TheSelectionFollowsItsRowAcrossFrames) {
+  auto f = Frame();
+  ViewState v;
+  v.view = View::kPods, v.by = "pod", v.selected = 1;
+  Reanchor(v, &f);
+  ASSERT_EQ(v.selected, 1);
+  const std::string infer = v.selected_id;
+  v.detail = true;
+  f.units[0].owners[1].compute_ratio = 0.99;  // web/infer now sorts first
+  Reanchor(v, &f);
+  EXPECT_EQ(v.selected, 0);
+  EXPECT_EQ(v.selected_id, infer);
+  EXPECT_NE(Text(Layout(&f, v, {})).find("pod  web/infer"), std::string::npos);
+  f.units[0].owners.erase(f.units[0].owners.begin() + 1);  // web/infer ended
+  Reanchor(v, &f);
+  EXPECT_FALSE(v.detail) << "its row went away";
+  EXPECT_EQ(v.selected, 0);
+  EXPECT_NE(v.selected_id, infer);
+  Interaction keys{v, 0, false};
+  ApplyKey(keys, {Key::kDown}, 10);
+  EXPECT_TRUE(keys.view.selected_id.empty()) << "a key names the row by its place";
+  v.view = View::kFindings;
+  f.findings.reset();
+  v.detail = true;
+  Reanchor(v, &f);
+  EXPECT_FALSE(v.detail);
+  EXPECT_NE(Text(Layout(&f, v, {})).find("findings: not available"), std::string::npos);
+}
+
+// The pane lists the containers the row adds up: the filter that made the row applies.
+TEST(TopDetail, APodsRowsDetailKeepsItsFilter) {
+  auto f = Frame();
+  f.units[0].owners.push_back(Member("ml", "eval", 0.0, 0.05));
+  ViewState v;
+  v.view = View::kPods, v.by = "namespace", v.filter.text = "train", v.selected = 0;
+  v.detail = true;
+  const auto text = Text(Layout(&f, v, {}));
+  EXPECT_NE(text.find("namespace  ml"), std::string::npos) << text;
+  EXPECT_NE(text.find("ml/train/c"), std::string::npos) << text;
+  EXPECT_EQ(text.find("ml/eval"), std::string::npos) << "outside the filter: " << text;
 }
 
 TEST(TopDetail, TheScreenFollowsTheSelectedRow) {

@@ -181,6 +181,29 @@ TEST(RetiredPagesFailure, AFailedCountIsUnknownAndRecordedAFailedPendingReadLeav
   EXPECT_EQ(e.errors.front().call, "nvmlDeviceGetRetiredPagesPendingStatus");
 }
 
+// INSUFFICIENT_SIZE without a count (the fault returns the code, writing nothing) is unknown,
+// recorded with its own code; a GPU lost at the pending read is lost, and its pages unknown.
+TEST(RetiredPagesFailure, NoCountIsUnknownAndALostGpuKeepsNothing) {
+  {
+    testing::FakeNvml f("r580",
+                        V100Scenario("  - {kind: call-error, call: nvmlDeviceGetRetiredPages, "
+                                     "gpu: 0, code: 7}\n"),
+                        16);
+    const auto d = f.Sample().devices.at(0);
+    EXPECT_FALSE(d.health.retired_pages);
+    ASSERT_FALSE(d.errors.empty());
+    EXPECT_EQ(d.errors.front().call, "nvmlDeviceGetRetiredPages");
+    EXPECT_EQ(d.errors.front().code, NVML_ERROR_INSUFFICIENT_SIZE);
+  }
+  testing::FakeNvml f("r580",
+                      V100Scenario("  - {kind: call-error, call: "
+                                   "nvmlDeviceGetRetiredPagesPendingStatus, gpu: 0, code: 15}\n"),
+                      16);
+  const auto d = f.Sample().devices.at(0);
+  EXPECT_TRUE(d.lost);
+  EXPECT_FALSE(d.health.retired_pages);
+}
+
 // A failed health call is recorded and leaves that part unknown, never 0.
 TEST(HealthFailure, AFailedEccReadIsUnknownAndRecorded) {
   std::ifstream in(testing::ScenarioPath("timeslice-h100"));
@@ -271,18 +294,25 @@ TEST_P(Xids, AFailingWaitIsReportedAndTheEventsComeAfter) {
       10, nullptr, /*watch_xid=*/true);
   auto& f = *fake;
   ASSERT_TRUE(f.Sample().xid_watch_ok.value_or(false));
-  f.SetTime(12);
+  // Into the failures before the XID: a wait begun at 10 s may still be running, and it would
+  // deliver an event that came during it. Once a wait has failed, the next ones fail too.
+  f.SetTime(11);
   gpu::GpuSnapshot down;
   for (int i = 0; i < 200; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     down = f.Sample();
-    EXPECT_TRUE(down.devices.at(0).health.xid_events.empty()) << "no event while the waits fail";
     if (!down.xid_watch_ok.value_or(true)) break;
   }
   ASSERT_TRUE(down.xid_watch_ok.has_value());
   EXPECT_FALSE(*down.xid_watch_ok) << "the failing wait shows";
   EXPECT_NE(down.xid_watch_error.find("nvmlEventSetWait failed (999)"), std::string::npos)
       << down.xid_watch_error;
+  f.SetTime(12);  // the XID comes while every wait fails
+  for (int i = 0; i < 20; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(f.Sample().devices.at(0).health.xid_events.empty())
+        << "no event while the waits fail";
+  }
   f.SetTime(15);
   std::vector<gpu::XidEvent> got;
   bool up = false;
