@@ -120,8 +120,9 @@ kill "$pid"; wait "$pid" 2>/dev/null || true
 # naming the pods on the GPU in the audit, in top's findings view, and --fail-on critical.
 start_demo health "$src/tests/scenarios/guard/health.yaml" --speedup 20
 # 10: the ECC rise, the failed remap, two slowdowns (once held 60 s: 3 s here), two pending
-# remaps, two of each XID, the pending page retirement and the retired pages at the limit.
-wait_for_findings "$url" 12
+# remaps, two of each XID, the pending page retirement, the retired pages at the limit and the
+# lost GPU.
+wait_for_findings "$url" 13
 "$bin" audit --agent "$url" >"$work/health.txt" || fail "audit of the health node"
 for want in 'critical +ecc-uncorrectable +vision/train-0/trainer +GPU-9a000000' \
             'critical +row-remap-failed +- +GPU-9a000003' \
@@ -134,7 +135,8 @@ for want in 'critical +ecc-uncorrectable +vision/train-0/trainer +GPU-9a000000' 
             'info +xid-application +search/embed-0/server +GPU-9a000001' \
             'info +xid-application +search/rerank-0/server +GPU-9a000001' \
             'warning +retired-pages-pending +research/nb-0/jupyter +GPU-9a000004' \
-            'critical +retired-pages-limit +research/nb-0/jupyter +GPU-9a000004'; do
+            'critical +retired-pages-limit +research/nb-0/jupyter +GPU-9a000004' \
+            'critical +gpu-lost +batch/etl-0/worker +GPU-9a000005'; do
   grep -qE -- "$want" "$work/health.txt" || { cat "$work/health.txt"; fail "health audit lacks: $want"; }
 done
 grep -q 'runs slower than set: its clocks are held down (hw_thermal;' "$work/health.txt" || { cat "$work/health.txt"; fail "slowdown evidence names the reason"; }
@@ -156,12 +158,13 @@ for want in 'gpumeter_gpu_ecc_errors_total{node="gpu-node-health",gpu="0",gpu_uu
             'gpumeter_gpu_retired_pages{node="gpu-node-health",gpu="4",gpu_uuid="GPU-9a000004-0000-4000-8000-000000000004",cause="single_bit_ecc"} 62' \
             'gpumeter_gpu_retired_pages{node="gpu-node-health",gpu="4",gpu_uuid="GPU-9a000004-0000-4000-8000-000000000004",cause="double_bit_ecc"} 1' \
             'gpumeter_gpu_retired_pages_pending{node="gpu-node-health",gpu="4",gpu_uuid="GPU-9a000004-0000-4000-8000-000000000004"} 1' \
+            'gpumeter_gpu_lost{node="gpu-node-health",gpu="5",gpu_uuid="GPU-9a000005-0000-4000-8000-000000000005"} 1' \
             'gpumeter_xid_watch_up{node="gpu-node-health"} 1'; do
   grep -qF -- "$want" "$work/health.prom" || { grep -E 'ecc|remap|clock_event|findings_opened' "$work/health.prom"; fail "health series: $want"; }
 done
 "$bin" top --agent "$url" --view findings --once >"$work/health-top.txt" || fail "top --once on the health node"
 for want in ecc-uncorrectable row-remap-failed clocks-slowdown row-remap-pending xid xid-application \
-            retired-pages-pending retired-pages-limit; do
+            retired-pages-pending retired-pages-limit gpu-lost; do
   grep -q -- "$want" "$work/health-top.txt" || { cat "$work/health-top.txt"; fail "top's findings view lacks $want"; }
 done
 kill "$pid"; wait "$pid" 2>/dev/null || true

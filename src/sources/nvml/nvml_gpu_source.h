@@ -155,6 +155,7 @@ class NvmlGpuSource final : public gpu::GpuSource {
   uint64_t xid_passes_since_try_ = 0;
   std::string xid_unavailable_;
   std::vector<ReceivedXid> xid_unmatched_;  // events of GPUs the last pass did not list
+  std::vector<nvmlDevice_t> xid_handles_;   // the GPUs the watcher registered
 };
 
 }  // namespace gpumeter::nvml

@@ -2,7 +2,9 @@
 // handles are the pass's), and started again every kXidRetryPasses while it could not be; each
 // pass takes what it received since into the device it names. An event whose GPU this pass did
 // not list (its handle call failed: a GPU falling off the bus does that) waits for a pass that
-// lists it, so the XID sent as it fell is not lost.
+// lists it, so the XID sent as it fell is not lost. A GPU that fell off the bus fails every wait on
+// the set it is in: the watcher is then started again on the GPUs still there, with what the old
+// one received kept, so the others' XIDs are seen again (those that came in between are not).
 #include "sources/nvml/nvml_gpu_source.h"
 
 namespace gpumeter::nvml {
@@ -11,10 +13,19 @@ constexpr uint64_t kXidRetryPasses = 60;
 }  // namespace
 
 void NvmlGpuSource::TakeXids(const std::vector<nvmlDevice_t>& handles, gpu::GpuSnapshot& snap) {
-  if (!xid_ && !handles.empty() && (!xid_tried_ || ++xid_passes_since_try_ >= kXidRetryPasses)) {
+  std::vector<nvmlDevice_t> present;  // the GPUs of this pass that are not lost
+  for (size_t i = 0; i < handles.size(); ++i)
+    if (!snap.devices[i].lost) present.push_back(handles[i]);
+  if (xid_ && xid_->LastFailure() == NVML_ERROR_GPU_IS_LOST && present != xid_handles_) {
+    for (auto& x : xid_->Take()) xid_unmatched_.push_back(x);
+    xid_.reset();  // joins its thread and frees the set
+    xid_tried_ = false;
+  }
+  if (!xid_ && !present.empty() && (!xid_tried_ || ++xid_passes_since_try_ >= kXidRetryPasses)) {
     xid_tried_ = true;
     xid_passes_since_try_ = 0;
-    xid_ = XidWatcher::Start(lib_->api(), handles, options_.xid_wait, options_.wall_clock_us,
+    xid_handles_ = present;
+    xid_ = XidWatcher::Start(lib_->api(), present, options_.xid_wait, options_.wall_clock_us,
                              &xid_unavailable_);
   }
   if (!xid_tried_) return;

@@ -68,6 +68,7 @@ void XidWatcher::Run() {
     std::unique_lock lock(mu_);
     if (rc == NVML_SUCCESS) {
       error_.clear();
+      last_failure_ = NVML_SUCCESS;
       if (!(data.eventType & nvmlEventTypeXidCriticalError)) continue;
       if (pending_.size() >= kMaxPending) {
         ++dropped_;
@@ -81,9 +82,11 @@ void XidWatcher::Run() {
       pending_.push_back(x);
     } else if (rc == NVML_ERROR_TIMEOUT) {
       error_.clear();
+      last_failure_ = NVML_SUCCESS;
     } else {
       // A GPU off the bus, a driver fault: say so, and do not spin on it.
       error_ = "nvmlEventSetWait failed (" + std::to_string(rc) + ")";
+      last_failure_ = rc;
       if (cv_.wait_for(lock, timeout_, [this] { return stop_; })) return;
     }
   }
@@ -104,6 +107,11 @@ uint64_t XidWatcher::dropped() const {
 std::string XidWatcher::Error() const {
   std::lock_guard lock(mu_);
   return error_;
+}
+
+nvmlReturn_t XidWatcher::LastFailure() const {
+  std::lock_guard lock(mu_);
+  return last_failure_;
 }
 
 }  // namespace gpumeter::nvml

@@ -48,6 +48,9 @@ class XidWatcher {
   uint64_t dropped() const;
   // Empty while waiting works; else why it does not (the last failed wait's code).
   std::string Error() const;
+  // The last wait's failure; NVML_SUCCESS while waiting works. GPU_IS_LOST: a GPU of the set fell
+  // off the bus, and every wait on the set fails from then on.
+  nvmlReturn_t LastFailure() const;
   static constexpr size_t kMaxPending = 4096;
 
  private:
@@ -65,6 +68,7 @@ class XidWatcher {
   std::vector<ReceivedXid> pending_;
   uint64_t dropped_ = 0;
   std::string error_;
+  nvmlReturn_t last_failure_ = NVML_SUCCESS;
   std::thread thread_;
 };
 

@@ -273,6 +273,40 @@ TEST_P(Xids, EachEventComesOnceWithTheDeviceItNames) {
 
 INSTANTIATE_TEST_SUITE_P(Profiles, Xids, ::testing::Values("r580", "r418"));
 
+// A GPU that falls off the bus fails every wait on the event set it is in: the source starts the
+// watcher again on the GPUs still there, so an XID on another GPU afterwards is seen.
+TEST(XidsAfterALostGpu, TheOtherGpusAreWatchedAgain) {
+  std::ifstream in(testing::ScenarioPath("node-8gpu"));  // GPU 7 falls off the bus at 240 s
+  std::stringstream text;
+  text << in.rdbuf();
+  testing::FakeNvml f("r580",
+                      testing::WriteTempScenario(
+                          text.str() + "  - {kind: xid, gpu: 0, at_s: 250, xid: 48}\n", "lost-xid"),
+                      230, nullptr, /*watch_xid=*/true);
+  ASSERT_TRUE(f.Sample().xid_watch_ok.value_or(false));
+  f.SetTime(241);
+  bool lost_seen = false;
+  for (int i = 0; i < 100 && !lost_seen; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto snap = f.Sample();
+    lost_seen = snap.devices.size() == 8 && snap.devices[7].lost;
+  }
+  ASSERT_TRUE(lost_seen);
+  f.SetTime(251);
+  std::vector<gpu::XidEvent> got;
+  bool up = false;
+  for (int i = 0; i < 200 && (got.empty() || !up); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto snap = f.Sample();
+    const auto& x = snap.devices.at(0).health.xid_events;
+    got.insert(got.end(), x.begin(), x.end());
+    up = snap.xid_watch_ok.value_or(false);
+  }
+  ASSERT_EQ(got.size(), 1u) << "GPU 0's XID after GPU 7 was lost";
+  EXPECT_EQ(got[0].xid, 48u);
+  EXPECT_TRUE(up) << "waiting works again on the GPUs still there";
+}
+
 // A wait that fails on the watcher's thread (a driver fault from 11 s to 14 s, and from 20 s): the
 // source says
 // the watch is down and why, loses no event (the XID at 12 s comes once the waits answer again),
