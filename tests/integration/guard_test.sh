@@ -119,9 +119,8 @@ kill "$pid"; wait "$pid" 2>/dev/null || true
 # 4. GPU health (tests/scenarios/guard/health.yaml): each fault's series on /metrics, its finding
 # naming the pods on the GPU in the audit, in top's findings view, and --fail-on critical.
 start_demo health "$src/tests/scenarios/guard/health.yaml" --speedup 20
-# 10: the ECC rise, the failed remap, two slowdowns (once held 60 s: 3 s here), two pending
-# remaps, two of each XID, the pending page retirement, the retired pages at the limit and the
-# lost GPU.
+# 13: the lost GPU, the ECC rise, the failed remap, two slowdowns (once held 60 s: 3 s here), two pending
+# remaps, two of each XID, the pending page retirement and the retired pages at the limit.
 wait_for_findings "$url" 13
 "$bin" audit --agent "$url" >"$work/health.txt" || fail "audit of the health node"
 for want in 'critical +ecc-uncorrectable +vision/train-0/trainer +GPU-9a000000' \

@@ -142,7 +142,7 @@ void AddDeviceMetrics(std::vector<MetricDef>& v) {
       {Metric::kMigSmActive, "gpumeter_mig_sm_active_ratio", G, "ratio",
        "GPM SM activity of a MIG GPU instance, 0-1.", kMig},
       {Metric::kProcessMemory, "gpumeter_process_memory_used_bytes", G, "bytes",
-       "GPU memory used by a process (NVML usedGpuMemory); owner is container, system or "
+       "GPU memory used by a process (NVML usedGpuMemory); owner_kind is container, system or "
        "unattributed.",
        kProcess},
       {Metric::kProcessSm, "gpumeter_process_sm_ratio", G, "ratio",

@@ -149,6 +149,7 @@ class NvmlGpuSource final : public gpu::GpuSource {
   std::map<std::string, Drained> drained_;
   std::vector<std::pair<std::string, nvmlDevice_t>> drain_targets_;  // from the last Sample()
   // Started on the first Sample() that found GPUs (xid_events.cpp); stopped before the session.
+  bool RestartXidWatch(const std::vector<nvmlDevice_t>& present);
   void TakeXids(const std::vector<nvmlDevice_t>& handles, gpu::GpuSnapshot& snap);
   std::unique_ptr<XidWatcher> xid_;
   bool xid_tried_ = false;

@@ -44,14 +44,18 @@ XidWatcher::XidWatcher(const NvmlApi& api, nvmlEventSet_t set, std::chrono::mill
                        std::function<uint64_t()> wall_clock_us)
     : api_(api), set_(set), timeout_(timeout), wall_clock_us_(std::move(wall_clock_us)) {}
 
-XidWatcher::~XidWatcher() {
+void XidWatcher::Stop() {
   {
     std::lock_guard lock(mu_);
     stop_ = true;
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();  // the wait in flight returns within its timeout
-  api_.nvmlEventSetFree(set_);             // only once nothing waits on it
+}
+
+XidWatcher::~XidWatcher() {
+  Stop();
+  api_.nvmlEventSetFree(set_);  // only once nothing waits on it
 }
 
 void XidWatcher::Run() {

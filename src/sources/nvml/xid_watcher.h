@@ -38,7 +38,10 @@ class XidWatcher {
                                            std::chrono::milliseconds timeout,
                                            std::function<uint64_t()> wall_clock_us,
                                            std::string* why);
-  ~XidWatcher();
+  ~XidWatcher();  // Stop, then the set is freed
+  // Ends the waits and joins the thread (within one wait): nothing is received after it returns,
+  // and Take still hands over what was. Idempotent.
+  void Stop();
   XidWatcher(const XidWatcher&) = delete;
   XidWatcher& operator=(const XidWatcher&) = delete;
 

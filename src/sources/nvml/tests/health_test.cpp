@@ -307,6 +307,56 @@ TEST(XidsAfterALostGpu, TheOtherGpusAreWatchedAgain) {
   EXPECT_TRUE(up) << "waiting works again on the GPUs still there";
 }
 
+// The XID a GPU sends as it falls, received before the watcher is started again, is kept and
+// delivered with the lost GPU.
+TEST(XidsAfterALostGpu, TheEventBeforeTheFallIsKept) {
+  std::ifstream in(testing::ScenarioPath("node-8gpu"));
+  std::stringstream text;
+  text << in.rdbuf();
+  testing::FakeNvml f(
+      "r580",
+      testing::WriteTempScenario(text.str() + "  - {kind: xid, gpu: 7, at_s: 239.5, xid: 79}\n",
+                                 "fall-xid"),
+      230, nullptr, /*watch_xid=*/true);
+  ASSERT_TRUE(f.Sample().xid_watch_ok.value_or(false));
+  f.SetTime(239.7);  // the watcher receives XID 79; no pass takes it yet
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  f.SetTime(241);
+  std::vector<gpu::XidEvent> got;
+  for (int i = 0; i < 100 && got.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto snap = f.Sample();
+    if (snap.devices.size() == 8) {
+      const auto& x = snap.devices[7].health.xid_events;
+      got.insert(got.end(), x.begin(), x.end());
+    }
+  }
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].xid, 79u);
+}
+
+// With every GPU lost there is nothing to watch: the watch is reported down, not dropped.
+TEST(XidsAfterALostGpu, EveryGpuLostIsAWatchDown) {
+  std::ifstream in(testing::ScenarioPath("timeslice-h100"));
+  std::stringstream text;
+  text << in.rdbuf();
+  testing::FakeNvml f(
+      "r580",
+      testing::WriteTempScenario(
+          text.str() + "\nfaults:\n  - {kind: gpu-lost, gpu: 0, from_s: 12}\n", "all-lost"),
+      10, nullptr, /*watch_xid=*/true);
+  ASSERT_TRUE(f.Sample().xid_watch_ok.value_or(false));
+  f.SetTime(13);
+  gpu::GpuSnapshot snap;
+  for (int i = 0; i < 100; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    snap = f.Sample();
+    if (!snap.xid_watch_ok.value_or(true)) break;
+  }
+  ASSERT_TRUE(snap.xid_watch_ok.has_value()) << "gpumeter_xid_watch_up must stay, at 0";
+  EXPECT_FALSE(*snap.xid_watch_ok);
+}
+
 // A wait that fails on the watcher's thread (a driver fault from 11 s to 14 s, and from 20 s): the
 // source says
 // the watch is down and why, loses no event (the XID at 12 s comes once the waits answer again),
