@@ -30,12 +30,6 @@ std::vector<std::string> Wrap(const std::string& text, size_t width) {
   return out;
 }
 
-// A name in at most `width` columns, escaped: "..".
-std::string Cell(const std::string& text, size_t width) {
-  const std::string s = TerminalCell(text);
-  return s.size() <= width ? s : s.substr(0, width - 2) + "..";
-}
-
 Line Field(const std::string& name, const std::string& value) {
   return {{fmt::format("    {:<16}", name), Style::kDim}, {value, Style::kNormal}};
 }
@@ -51,11 +45,11 @@ std::vector<Line> FindingDetail(const FindingNow& x, int width) {
   const size_t w = TextWidth(width);
   std::vector<Line> out{
       {{"  Finding  ", Style::kHeading},
-       {Cell(x.severity, 10), x.severity == "critical" ? Style::kAlert : Style::kWarn},
-       {"  " + Cell(x.kind, 30), Style::kHeading}},
-      Field("who", x.who.empty() ? "-" : Cell(x.who, w - 16)),
-      Field("node", Cell(x.node, w - 16)),
-      Field("unit", x.unit.empty() ? "-" : Cell(x.unit, w - 16)),
+       {Fit(x.severity, 10), x.severity == "critical" ? Style::kAlert : Style::kWarn},
+       {"  " + Fit(x.kind, 30), Style::kHeading}},
+      Field("who", x.who.empty() ? "-" : Fit(x.who, w - 16)),
+      Field("node", Fit(x.node, w - 16)),
+      Field("unit", x.unit.empty() ? "-" : Fit(x.unit, w - 16)),
       Field("first seen", UtcClock(static_cast<int64_t>(x.first_seen_unix_s))),
       {},
       {{"  Evidence", Style::kHeading}}};
@@ -73,7 +67,7 @@ std::vector<Line> GroupDetail(const FrameData& f, const GroupRow& r, const std::
   std::string name;
   for (const auto& k : r.key) name += (name.empty() ? "" : "/") + k;
   std::vector<Line> out{
-      {{"  " + Cell(by, 20) + "  ", Style::kHeading}, {Cell(name, w - 22), Style::kHeading}},
+      {{"  " + Fit(by, 20) + "  ", Style::kHeading}, {Fit(name, w - 22), Style::kHeading}},
       Field("held", Percent(r.held_gpus) + " of one GPU"),
       Field("compute", ComputePercent(r.compute_gpus, r.compute_bound_gpus, r.compute_unknown) +
                            " of one GPU"),
@@ -82,7 +76,7 @@ std::vector<Line> GroupDetail(const FrameData& f, const GroupRow& r, const std::
                 " of one GPU"),
       Field("memory", Gib(r.memory_bytes)),
       Field("power", Watts(r.power_watts)),
-      Field("cost per hour", Money(r.cost_per_hour) + " " + Cell(f.currency, 8)),
+      Field("cost per hour", Money(r.cost_per_hour) + " " + Fit(f.currency, 8)),
       Field("waste", Percent(r.waste_gpus) + " of one GPU (held - used)")};
   // The pods' labels, where the row is of pods or containers.
   if (r.key.size() >= 2)

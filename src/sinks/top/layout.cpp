@@ -20,12 +20,6 @@ std::string OwnerName(const domain::Owner& o) {
                                          : std::string(domain::ToString(o.kind));
 }
 
-// Every name reaches the screen through here: control and bidi characters escaped first.
-std::string Fit(const std::string& text, size_t width) {
-  const std::string s = TerminalCell(text);
-  return s.size() <= width ? s : s.substr(0, width - 2) + "..";
-}
-
 Line Title(const ViewState& v) {
   Line l{{"gpumeter top  ", Style::kTitle}};
   for (View x : {View::kUnits, View::kPods, View::kFindings}) {
@@ -212,6 +206,11 @@ std::vector<Line> DetailView(const FrameData& f, const ViewState& v) {
 }
 
 }  // namespace
+
+std::string Fit(const std::string& text, size_t width) {
+  const std::string s = TerminalCell(text);
+  return s.size() <= width ? s : s.substr(0, width - 2) + "..";
+}
 
 std::string Percent(Amount r) { return r ? fmt::format("{:.1f}%", 100 * *r) : "?"; }
 std::string ComputePercent(Amount r, Amount bound, bool unknown) {

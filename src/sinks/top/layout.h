@@ -64,6 +64,9 @@ int FollowSelection(const std::vector<Line>& lines, int scroll, int rows);
 // The lines as text, without styles, one per line.
 std::string PlainText(const std::vector<Line>& lines);
 
+// Every name reaches the screen through here: control and bidi characters escaped (TerminalCell),
+// then cut to `width` columns with "..".
+std::string Fit(const std::string& text, size_t width);
 // Shared by the views: "63.0%", "10.00 GiB", "212 W", "3.50", a bar of `width`; `?` if unknown.
 std::string Percent(Amount ratio);
 // The help `?` shows: every key, and the unit of every column in each view.
