@@ -203,20 +203,26 @@ grep -q '% of one GPU' "$work/narrow.txt" || fail "the help does not state the p
 tmux -L "$sock" send-keys -t narrow q  # closes the help, does not quit
 wait_narrow 'NAMESPACE/POD/CONTAINER'
 # The detail pane (issue 35): Down selects the second row, Enter opens it; Escape goes back.
+# Each check waits for its own line: a capture can come while a frame is half drawn.
 tmux -L "$sock" send-keys -t narrow Down Enter
 wait_narrow 'held +[0-9.]+% of one GPU'
-grep -qE '^    GPU[0-9]+: [a-z0-9-]+/' "$work/narrow.txt" || fail "the pods row's detail lists no container on a unit"
+wait_narrow '^    GPU[0-9]+: [a-z0-9-]+/'  # a container of the row, on its unit
 tmux -L "$sock" send-keys -t narrow Escape
 wait_narrow 'NAMESPACE/POD/CONTAINER'
-grep -q '^> ' "$work/narrow.txt" || fail "no row is marked selected"
+wait_narrow '^> '  # the selected row is marked
 # A finding in full: the list cuts its evidence at the edge; the pane shows its last word.
 tmux -L "$sock" send-keys -t narrow f Enter
 wait_narrow '^  Evidence'
-grep -q 'Finding  critical' "$work/narrow.txt" || fail "the first finding is not a critical one"
+wait_narrow 'Finding  critical'  # critical findings first
 curl -sf "$url/api/v1/findings" | jq -r '.findings[] | select(.severity == "critical") | .evidence | split(" ") | .[-1]' >"$work/last-words.txt"
 [ -s "$work/last-words.txt" ] || fail "the demo has no critical finding"
 found=0
-while read -r w; do grep -qF -- "$w" "$work/narrow.txt" && found=1; done <"$work/last-words.txt"
+for _ in $(seq 1 50); do
+  tmux -L "$sock" capture-pane -p -t narrow >"$work/narrow.txt"
+  while read -r w; do grep -qF -- "$w" "$work/narrow.txt" && found=1; done <"$work/last-words.txt"
+  [ "$found" = 1 ] && break
+  sleep 0.1
+done
 [ "$found" = 1 ] || { cat "$work/narrow.txt"; fail "the finding's evidence is cut in the detail pane"; }
 tmux -L "$sock" send-keys -t narrow Enter
 wait_narrow 'SEVERITY +KIND'
