@@ -73,6 +73,9 @@ const char* ToString(Rule rule) {
       return "unit not busy (DCGM GR engine activity)";
     case Rule::kEvenSplitNoSamples:
       return "even split between tenants (no per-process samples)";
+    case Rule::kEnergyProfiledByPower:
+      return "GPU energy inside a DCGM collection by an activity profile from board power "
+             "(estimate)";
   }
   return "";
 }
@@ -81,6 +84,8 @@ bool IsMemoryRemainder(Rule rule) {
   return rule == Rule::kDeviceUsedMinusProcesses ||
          rule == Rule::kDeviceUsedMinusProcessesNoReservation;
 }
+
+bool IsEnergyEstimate(Rule rule) { return rule == Rule::kEnergyProfiledByPower; }
 
 bool IsComputeEstimate(Rule rule) {
   return rule == Rule::kMpsThreadPercentage || rule == Rule::kProcessSmSamplesExtrapolated ||

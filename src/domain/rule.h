@@ -50,6 +50,9 @@ enum class Rule : uint8_t {
   // Compute from DCGM's GR engine activity (MIG instances and GPUs NVML gives no activity for).
   kUnitNotBusyDcgm,
   kEvenSplitNoSamples,  // tenants of a unit, nothing per process: an even split (an estimate)
+  // A DCGM-fed unit's energy inside a collection at the power its activity profile drew (an
+  // estimate, with Row::energy_bound_joules; core/attribution/collection_profile.h).
+  kEnergyProfiledByPower,
 };
 
 // The wording shown in /api/v1 and tables ("" for kNone). A static string.
@@ -60,5 +63,8 @@ bool IsMemoryRemainder(Rule rule);
 // A compute split estimated without per-process samples for the whole interval (MPS thread
 // share, an even split, or samples of part of it standing for all).
 bool IsComputeEstimate(Rule rule);
+// An energy split estimated where the power drawn in each row's time is not measured (a DCGM
+// collection's activity profile from board power): Row::energy_bound_joules bounds it.
+bool IsEnergyEstimate(Rule rule);
 
 }  // namespace gpumeter::domain

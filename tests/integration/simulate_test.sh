@@ -94,13 +94,20 @@ matrix() {
 # DCGM-fed intervals are held until their collection (issue 31 cases 1 and 2): an A30 whose worker
 # stops at 137.3 s with its process alive, a trainer starting just after an idle collection, a
 # third tenant changing between collections. Compute meets the targets at steps 1, 5 and 15 s on
-# every seed (the matrix: first pass only); energy at 1 s. At 15 s energy is 4.5-7.5 % off:
-# changes inside a collection are spread over it evenly (docs/attribution.md, open).
-matrix dcgm-a30-windows 1 \
-  '(.modes[] | select(.mode == "mig (dcgm)") | .containers == 3 and .computeUnknownSeconds == 0
-    and .computeErrorPp.mean <= 2 and .computeErrorPp.worst <= 5)
-   and ($step != 1 or (.verdict == "met" and .modes[0].energyError.mean <= 0.05))' \
-  '.modes[0] | "compute \(.computeErrorPp.mean*100|round/100) pp, energy \(.energyError.mean*1000|round/10) %"'
+# every seed (the matrix: first pass only). Energy inside a collection is an estimate (issue 31
+# item 6): each container's, per collection, follows an activity profile from the board's power
+# samples and carries a bound, which holds the truth in >= 95 % of container-intervals at every
+# step and seed (before: spread evenly, 4.5-7.5 % off at 15 s, unflagged; idle power unknown on
+# one seed at 15 s: 13-33 % off). Its mean width is printed.
+dcgm_check='.verdict == "met" and (.modes[] | select(.mode == "mig (dcgm)") | .containers == 3
+    and .computeUnknownSeconds == 0 and .computeErrorPp.mean <= 2 and .computeErrorPp.worst <= 5
+    and .energyBoundIntervals > 0 and .energyWithinBoundFraction >= 0.95)
+   and all(.containers[]; .energyEstimate)'
+dcgm_summary='.modes[0] | "compute \(.computeErrorPp.mean*100|round/100) pp, energy within its bound \(.energyWithinBoundFraction*100|round) %, bound +/-\(.energyBoundMeanWidthPct|round) %"'
+matrix dcgm-a30-windows 1 "$dcgm_check" "$dcgm_summary"
+# The same with a tenant bursting for 13-35 s at a time, shorter than a collection: spread evenly
+# its energy was 26-33 % off, unflagged; now an estimate, 15-22 % off, within its bound.
+matrix dcgm-a30-bursts 1 "$dcgm_check" "$dcgm_summary"
 
 # A PID taken over by another tenant's process inside one interval (issue 31 case 6): each of the
 # two is booked its own memory and its own SM samples (split at the new one's /proc start time).

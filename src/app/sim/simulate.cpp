@@ -286,6 +286,17 @@ std::string Pair(double mean, double worst, const char* fmt_each) {
          fmt::format(fmt::runtime(fmt_each), worst);
 }
 
+// An estimated energy split's line under its mode: how often the truth lay within the bound, and
+// how wide the bound was.
+void PrintEnergyBound(const GroupScore& g) {
+  if (!g.energy_bound_n) return;
+  fmt::print(
+      "{:<13} energy estimated inside collections: truth within the bound in {:.1f}% of {} "
+      "container-intervals, bound mean +/-{:.1f}% of the energy\n",
+      "", 100.0 * g.energy_bound_within / g.energy_bound_n, g.energy_bound_n,
+      g.energy_bound_mean_width_pct);
+}
+
 // The run's line, the per-mode error table, conservation, memory bound and the verdict.
 void PrintTable(const SimulateOptions& o, const scenario::Scenario& s, const Measured& m,
                 double end) {
@@ -343,6 +354,7 @@ void PrintTable(const SimulateOptions& o, const scenario::Scenario& s, const Mea
                g.memory_busy_unknown_s > 0 ? fmt::format("; unknown {:.0f} container-s (no signal)",
                                                          g.memory_busy_unknown_s)
                                            : std::string());
+    PrintEnergyBound(g);
   }
   fmt::print(
       "conservation: worst |sum of rows / capacity - 1| = {:.1e} (memory, compute, energy, memory "
@@ -393,7 +405,13 @@ nlohmann::json ModeJson(const std::string& mode, const GroupScore& g) {
        g.traffic_bound_n ? json(static_cast<double>(g.traffic_bound_within) / g.traffic_bound_n)
                          : json(nullptr)},
       {"memory_traffic_bound_mean_width_pp",
-       g.traffic_bound_n ? json(g.traffic_bound_mean_width_pp) : json(nullptr)}};
+       g.traffic_bound_n ? json(g.traffic_bound_mean_width_pp) : json(nullptr)},
+      {"energy_bound_intervals", g.energy_bound_n},
+      {"energy_within_bound_fraction",
+       g.energy_bound_n ? json(static_cast<double>(g.energy_bound_within) / g.energy_bound_n)
+                        : json(nullptr)},
+      {"energy_bound_mean_width_pct",
+       g.energy_bound_n ? json(g.energy_bound_mean_width_pct) : json(nullptr)}};
 }
 
 // One container's scores in PrintJson's document; `span` the run's seconds.
@@ -417,6 +435,12 @@ nlohmann::json ContainerJson(const ContainerScore& c, double span) {
       {"compute_bound_pp", c.bound_n ? json(c.bound_s / span * 100) : json(nullptr)},
       {"within_bound_fraction",
        c.bound_n ? json(static_cast<double>(c.bound_within) / c.bound_n) : json(nullptr)},
+      {"energy_estimate", c.energy_estimate},
+      {"energy_within_bound_fraction",
+       c.energy_bound_n ? json(static_cast<double>(c.energy_bound_within) / c.energy_bound_n)
+                        : json(nullptr)},
+      {"energy_bound_mean_width_pct",
+       c.energy_bound_n ? json(c.energy_bound_width_pct_sum / c.energy_bound_n) : json(nullptr)},
       {"compute_seconds", {{"measured", c.est.compute_s}, {"true", c.truth.compute_s}}},
       {"memory_traffic_error_pp",
        std::abs(c.est.memory_busy_s - c.truth.memory_busy_s) / span * 100},

@@ -65,6 +65,12 @@ struct ContainerScore {
   double memory_busy_unknown_s = 0;
   int traffic_bound_n = 0, traffic_bound_within = 0;
   double traffic_bound_width_pp_sum = 0;
+  // Energy split estimated (domain::IsEnergyEstimate: a DCGM collection's activity profile):
+  // such a container's energy is judged per interval against Row::energy_bound_joules instead of
+  // the energy target; Σ bound / truth × 100 over those intervals for the mean width.
+  bool energy_estimate = false;
+  int energy_bound_n = 0, energy_bound_within = 0;
+  double energy_bound_width_pct_sum = 0;
 };
 
 // Per scoring group (mode), over its containers.
@@ -86,6 +92,10 @@ struct GroupScore {
   double traffic_mean = 0, traffic_worst = 0, memory_busy_unknown_s = 0;
   int traffic_bound_n = 0, traffic_bound_within = 0;
   double traffic_bound_mean_width_pp = 0;
+  // Energy estimates: container-intervals judged against their bound, those within it, and the
+  // mean bound in % of the true energy; their containers are left out of energy_mean/worst.
+  int energy_bound_n = 0, energy_bound_within = 0;
+  double energy_bound_mean_width_pct = 0;
 };
 
 struct ScoreReport {
@@ -119,10 +129,12 @@ class Scorer {
   ContainerScore& At(const std::string& unit, const std::string& container);
   // Each container's true compute and memory-busy seconds over the interval (when known).
   struct TrueSeconds {
-    std::map<std::string, double> compute, memory_busy;
+    std::map<std::string, double> compute, memory_busy, energy;
   };
   TrueSeconds AddTruth(const std::string& unit, double from_s, double to_s, bool compute_known,
                        bool energy_known, bool traffic_known);
+  // Judges an estimated energy row of one interval against its bound (`truths`: AddTruth's).
+  void JudgeEnergyBound(const attribution::Row& r, ContainerScore& sc, const TrueSeconds& truths);
   // Scores the memory traffic of an interval's rows against `truth` (AddTruth's).
   void ScoreTraffic(const attribution::UnitLedger& l, double from_s, double to_s,
                     const std::map<std::string, double>& truth);

@@ -232,8 +232,9 @@ std::optional<Accountant::Means> Accountant::Resolve(const HeldInterval& h,
   return means;
 }
 
-std::vector<UnitObservation> Accountant::ObserveHeld(const HeldInterval& h, const Means& means,
-                                                     std::optional<double> watts) const {
+std::vector<UnitObservation> Accountant::ObserveHeld(
+    const HeldInterval& h, const Means& means, std::optional<double> watts,
+    const std::vector<UnitProfile>* profile) const {
   gpu::DeviceSample d = h.device;
   if (d.mig_enabled) {
     for (size_t i = 0; i < d.mig_instances.size() && i < means.activity.size(); ++i) {
@@ -267,7 +268,22 @@ std::vector<UnitObservation> Accountant::ObserveHeld(const HeldInterval& h, cons
     return it == h.holders.end() ? std::vector<Holding>{} : it->second;
   };
   ctx.idle_power_watts = observe_.idle_power_watts;
-  return Observe(previous ? &*previous : nullptr, d, h.seconds, ctx);
+  auto units = Observe(previous ? &*previous : nullptr, d, h.seconds, ctx);
+  if (profile) {
+    // The units come in the device's order (MIG instances, then free slices); the profile's too.
+    for (size_t i = 0; i < profile->size() && i < units.size(); ++i) {
+      const UnitProfile& p = (*profile)[i];
+      UnitObservation& u = units[i];
+      if (!u.energy_joules) continue;
+      u.energy_joules = p.energy_joules;
+      u.energy_rule = Rule::kEnergyProfiledByPower;
+      const double idle_s = h.seconds - p.busy_seconds;
+      if (p.busy_seconds > 0) u.busy_time_watts = p.busy_energy_joules / p.busy_seconds;
+      if (idle_s > 0) u.idle_time_watts = (p.energy_joules - p.busy_energy_joules) / idle_s;
+      u.energy_bound_joules = p.busy_energy_bound_joules;
+    }
+  }
+  return units;
 }
 
 namespace {
@@ -312,11 +328,18 @@ std::vector<UnitLedger> Accountant::Release(const PastActivityOf& activity, bool
       if (!m) break;
       known.push_back(std::move(*m));
     }
-    // Intervals with the same activity lie in one collection, which tells only their mean: the
-    // GPU's energy over them is spread at their mean power, so the split by that mean activity
-    // charges each instance what the collection says it drew (not more where power peaked in an
-    // interval whose own activity is unknown). Only where the counter gave every interval's.
-    for (size_t i = 0; i < known.size();) {
+    // Where the board's power tells how activity moved inside the collections, each interval is
+    // booked at its own profile and energy (collection_profile.h).
+    const auto profile = Profile(queue, known, activity);
+    for (size_t i = 0; i < profile.size(); ++i)
+      book(ObserveHeld(queue[i], profile[i].means, std::nullopt, &profile[i].units),
+           queue[i].seconds, std::max(0.0, last_s_ - queue[i].to_s));
+    // Else intervals with the same activity lie in one collection, which tells only their mean:
+    // the GPU's energy over them is spread at their mean power, so the split by that mean
+    // activity charges each instance what the collection says it drew (not more where power
+    // peaked in an interval whose own activity is unknown). Only where the counter gave every
+    // interval's.
+    for (size_t i = profile.size(); i < known.size();) {
       size_t j = i;
       double joules = 0, seconds = 0;
       bool counted = true;

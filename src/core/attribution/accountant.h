@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/attribution/attribute.h"
+#include "core/attribution/collection_profile.h"
 #include "core/attribution/idle_power.h"
 #include "core/attribution/observe.h"
 #include "domain/gpu_types.h"
@@ -126,9 +127,22 @@ class Accountant {
   };
   std::optional<Means> Resolve(const HeldInterval& h, const PastActivityOf& activity,
                                bool force) const;
-  // Observes a held interval with `means` filled in, its energy at `watts` when given.
+  // Observes a held interval with `means` filled in, its energy at `watts` when given; with
+  // `profile` (per unit, as Means), each unit's energy and the power of its busy and idle time
+  // from ProfileCollections instead.
   std::vector<UnitObservation> ObserveHeld(const HeldInterval& h, const Means& means,
-                                           std::optional<double> watts) const;
+                                           std::optional<double> watts,
+                                           const std::vector<UnitProfile>* profile = nullptr) const;
+  // The activity profile of a GPU's released intervals `known` (the front of `queue`) inside
+  // their collections, from the board's power (accountant_profile.cpp): per interval, the
+  // units' mean activity and energies. Empty where it cannot be told (no idle power, an interval
+  // without a counted energy, a unit's activity or size unknown): those spread power evenly.
+  struct HeldProfile {
+    Means means;
+    std::vector<UnitProfile> units;
+  };
+  std::vector<HeldProfile> Profile(const std::deque<HeldInterval>& queue,
+                                   const std::vector<Means>& known, const PastActivityOf& activity);
 
   ObserveContext ctx_;  // as given
   ObserveContext
@@ -140,7 +154,10 @@ class Accountant {
   std::map<std::string, IdlePowerSeen> seen_;             // by GPU model name
   std::map<std::string, std::deque<HeldInterval>> held_;  // by GPU UUID, oldest first
   std::set<std::string> held_now_;                        // GPUs the latest Step held
-  double last_s_ = 0;                                     // timestamp of the latest snapshot (s)
+  // The activity of each unit of a GPU's last released interval (by GPU UUID): which units
+  // changed between collections (Profile).
+  std::map<std::string, std::vector<double>> last_released_;
+  double last_s_ = 0;  // timestamp of the latest snapshot (s)
 };
 
 }  // namespace gpumeter::attribution

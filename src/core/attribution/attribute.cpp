@@ -380,6 +380,21 @@ void PlaceIdleEnergy(const UnitObservation& u, double seconds, UnitLedger& out) 
   }
 }
 
+// The unit's bound on its busy time's energy: the busy rows share it by compute (their energy is
+// split by it), idle holds all of it (what the busy rows did not draw, idle did).
+void PlaceEnergyBound(const UnitObservation& u, UnitLedger& out) {
+  if (u.energy_bound_joules <= 0) return;
+  double busy = 0;
+  for (const auto& r : out.rows)
+    if (r.owner.kind != OwnerKind::kIdle) busy += r.compute_seconds;
+  for (auto& r : out.rows) {
+    if (r.compute_seconds <= 0) continue;
+    r.energy_bound_joules = r.owner.kind == OwnerKind::kIdle ? u.energy_bound_joules
+                            : busy > 0 ? u.energy_bound_joules * r.compute_seconds / busy
+                                       : 0;
+  }
+}
+
 // Energy follows each row's time at the power drawn in it, where the driver's power samples say:
 // a row's weight is its compute-seconds × the mean power while its processes ran (an owner's
 // processes weighted by their activity), idle's × idle time's power, and any other row's (no
@@ -402,14 +417,15 @@ void WeighEnergyByPower(const UnitObservation& u, double seconds, UnitLedger& ou
       sw += *p.sm_fraction * *p.busy_watts;
       sum += *p.sm_fraction;
     }
-  if (by_owner.empty() && !u.idle_time_watts) return;
+  if (by_owner.empty() && !u.idle_time_watts && !u.busy_time_watts) return;
   const double mean = *out.energy_joules / seconds;
+  const double busy_mean = u.busy_time_watts.value_or(mean);
   std::vector<double> weight(out.rows.size(), 0);
   double total = 0;
   for (size_t i = 0; i < out.rows.size(); ++i) {
     const Row& r = out.rows[i];
     if (r.compute_seconds <= 0) continue;
-    double watts = mean;
+    double watts = r.owner.kind == OwnerKind::kIdle ? mean : busy_mean;
     if (r.owner.kind == OwnerKind::kIdle && u.idle_time_watts) {
       watts = *u.idle_time_watts;
     } else if (const auto it = by_owner.find(&r.owner); it != by_owner.end()) {
@@ -422,6 +438,7 @@ void WeighEnergyByPower(const UnitObservation& u, double seconds, UnitLedger& ou
   for (size_t i = 0; i < out.rows.size(); ++i)
     if (out.rows[i].compute_seconds > 0)
       out.rows[i].energy_joules = *out.energy_joules * weight[i] / total;
+  PlaceEnergyBound(u, out);
 }
 
 // The observation the compute split reads, with the memory signal in place of the SM one: memory
@@ -523,6 +540,7 @@ void MergeInto(UnitLedger& into, const UnitLedger& later) {
       r.memory_busy_seconds += a->memory_busy_seconds;
       r.memory_busy_unknown_seconds += a->memory_busy_unknown_seconds;
       r.memory_busy_bound_seconds += a->memory_busy_bound_seconds;
+      r.energy_bound_joules += a->energy_bound_joules;
       rows.push_back(std::move(r));
       ++a, ++b;
     }

@@ -86,6 +86,14 @@ struct UnitObservation {
   // nobody was busy, watts: idle time's power, as ProcessObservation::busy_watts is busy time's.
   // With them, energy follows each row's time at the power drawn in it (docs/attribution.md).
   std::optional<double> idle_time_watts;
+  // Mean power of the unit's busy time, watts, where it is known for the unit but not per
+  // process (a DCGM-fed unit's activity profile inside a collection, collection_profile.h): the
+  // power of every row with time but idle's when no process has its own busy_watts.
+  std::optional<double> busy_time_watts;
+  // Where the unit's energy split between busy and idle time is an estimate (energy_rule
+  // kEnergyProfiledByPower), the truth of its busy time's energy lies within ± this, joules:
+  // shared by the busy rows by compute, and idle's as the complement (Row::energy_bound_joules).
+  double energy_bound_joules = 0;
   // Set when the unit gave no readings this interval (e.g. GPU lost): the rule of its
   // unattributed memory and compute rows.
   Rule unknown_reason = Rule::kNone;
@@ -115,6 +123,10 @@ struct Row {
   double memory_busy_seconds = 0;
   double memory_busy_unknown_seconds = 0;
   double memory_busy_bound_seconds = 0;
+  // Where energy_joules is an estimate (domain::IsEnergyEstimate of energy_rule, or of a rule it
+  // was merged with), the truth lies within energy_joules ± this. Joules; summed as
+  // compute_bound_seconds is. 0 where energy follows measured time and power.
+  double energy_bound_joules = 0;
   // Which rule produced each figure (the unit's sharing mode is in UnitLedger).
   Rule memory_rule = Rule::kNone;
   Rule compute_rule = Rule::kNone;

@@ -296,6 +296,7 @@ void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledger
       t.requested_share_seconds += r.requested_share_seconds;
       t.compute_unknown_seconds += r.compute_unknown_seconds;
       t.compute_bound_seconds += r.compute_bound_seconds;
+      t.energy_bound_joules += r.energy_bound_joules;
       t.memory_busy_seconds += r.memory_busy_seconds;
       t.memory_busy_unknown_seconds += r.memory_busy_unknown_seconds;
       t.memory_busy_bound_seconds += r.memory_busy_bound_seconds;

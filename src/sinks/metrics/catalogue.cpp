@@ -342,6 +342,12 @@ void AddOwnerMetrics(std::vector<MetricDef>& v) {
        "even split, extrapolation over lost samples), its error bound: the truth "
        "lies within compute ± this (docs/attribution.md, Bounds). Exported once it is above 0.",
        kOwner},
+      {Metric::kEnergyBoundJoules, "gpumeter_energy_bound_joules_total", C, "joules",
+       "Where some of gpumeter_energy_joules_total is an estimated split (a DCGM-fed unit's "
+       "energy inside a collection, placed by an activity profile from board power), its error "
+       "bound: the truth lies within energy ± this (docs/attribution.md, DCGM activity). "
+       "Exported once it is above 0.",
+       kOwner},
       {Metric::kMemoryBusySeconds, "gpumeter_memory_busy_seconds_total", C, "seconds",
        "Memory traffic, a second measure of use beside compute: seconds of the unit's memory kept "
        "busy, by owner (the owners of a unit add up to gpumeter_unit_seconds_total, idle's being "

@@ -71,6 +71,7 @@ enum class Metric {
   kComputeRatio,
   kComputeUnknownSeconds,
   kComputeBoundSeconds,
+  kEnergyBoundJoules,
   kMemoryBusySeconds,
   kMemoryBusyUnknownSeconds,
   kMemoryBusyBoundSeconds,

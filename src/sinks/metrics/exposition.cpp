@@ -336,6 +336,7 @@ void OwnerRow(Families& f, const node::NodeState& state, const TotalsRow& row,
   if (t.memory_busy_bound_seconds > 0)
     f.Add(Metric::kMemoryBusyBoundSeconds, l, t.memory_busy_bound_seconds);
   f.Add(Metric::kEnergyJoules, l, t.energy_joules);
+  if (t.energy_bound_joules > 0) f.Add(Metric::kEnergyBoundJoules, l, t.energy_bound_joules);
   f.Add(Metric::kRequestedShareSeconds, l, t.requested_share_seconds);
   if (t.priced) {
     f.Add(Metric::kCost, l, t.cost);

@@ -12,6 +12,33 @@
 #include "sources/nvml/nvml_gpu_source.h"
 
 namespace gpumeter::nvml {
+namespace {
+
+// Drained power samples before the pass's own, sorted, one per stamp.
+void MergePower(std::vector<gpu::PowerSample> drained, std::vector<gpu::PowerSample>& into) {
+  drained.insert(drained.end(), into.begin(), into.end());
+  std::sort(drained.begin(), drained.end(),
+            [](const gpu::PowerSample& a, const gpu::PowerSample& b) {
+              return a.timestamp_us < b.timestamp_us;
+            });
+  drained.erase(std::unique(drained.begin(), drained.end(),
+                            [](const gpu::PowerSample& a, const gpu::PowerSample& b) {
+                              return a.timestamp_us == b.timestamp_us;
+                            }),
+                drained.end());
+  into = std::move(drained);
+}
+
+// One entry per failing call: a call that fails at every drain and at the pass is one failure of
+// the pass (gpumeter_nvml_call_failed has a series per call and code).
+void MergeErrors(const std::vector<gpu::CallError>& drained, std::vector<gpu::CallError>& into) {
+  for (const auto& e : drained)
+    if (std::none_of(into.begin(), into.end(),
+                     [&](const gpu::CallError& x) { return x.call == e.call && x.code == e.code; }))
+      into.push_back(e);
+}
+
+}  // namespace
 
 void NvmlGpuSource::Drain() {
   const uint64_t now_us = options_.wall_clock_us();
@@ -22,6 +49,12 @@ void NvmlGpuSource::Drain() {
     if (d.util.size() + d.power.size() >= kMaxDriverListEntries) continue;
     gpu::DeviceSample scratch;
     scratch.uuid = uuid;
+    if (power_only_targets_.count(uuid)) {
+      ReadPowerSamples(h, scratch);
+      d.power.insert(d.power.end(), scratch.power_samples.begin(), scratch.power_samples.end());
+      d.errors.insert(d.errors.end(), scratch.errors.begin(), scratch.errors.end());
+      continue;
+    }
     const bool closed = ReadProcessUtilization(h, scratch, now_us);
     if (closed && scratch.process_utilization_supported) {
       ReadPowerSamples(h, scratch);
@@ -38,12 +71,7 @@ void NvmlGpuSource::TakeDrained(gpu::DeviceSample& dev, bool window_closed) {
   const auto it = drained_.find(dev.uuid);
   if (it == drained_.end()) return;
   Drained& d = it->second;
-  // One entry per failing call: a call that fails at every drain and at the pass is one failure
-  // of the pass (gpumeter_nvml_call_failed has a series per call and code).
-  for (const auto& e : d.errors)
-    if (std::none_of(dev.errors.begin(), dev.errors.end(),
-                     [&](const gpu::CallError& x) { return x.call == e.call && x.code == e.code; }))
-      dev.errors.push_back(e);
+  MergeErrors(d.errors, dev.errors);
   d.errors.clear();
   if (!window_closed) return;  // the window stays open: its drained samples wait with it
   if (!dev.process_utilization_supported || !d.window_start_us) {
@@ -58,17 +86,16 @@ void NvmlGpuSource::TakeDrained(gpu::DeviceSample& dev, bool window_closed) {
   dev.process_util_uncovered_us += d.uncovered_us;
   // Each read of power asks from its window's start, so a sample past one window's end comes
   // again in the next: one per stamp.
-  std::vector<gpu::PowerSample> power = std::move(d.power);
-  power.insert(power.end(), dev.power_samples.begin(), dev.power_samples.end());
-  std::sort(power.begin(), power.end(), [](const gpu::PowerSample& a, const gpu::PowerSample& b) {
-    return a.timestamp_us < b.timestamp_us;
-  });
-  power.erase(std::unique(power.begin(), power.end(),
-                          [](const gpu::PowerSample& a, const gpu::PowerSample& b) {
-                            return a.timestamp_us == b.timestamp_us;
-                          }),
-              power.end());
-  dev.power_samples = std::move(power);
+  MergePower(std::move(d.power), dev.power_samples);
+  drained_.erase(it);
+}
+
+void NvmlGpuSource::TakeDrainedPower(gpu::DeviceSample& dev) {
+  const auto it = drained_.find(dev.uuid);
+  if (it == drained_.end()) return;
+  Drained& d = it->second;
+  MergeErrors(d.errors, dev.errors);
+  MergePower(std::move(d.power), dev.power_samples);
   drained_.erase(it);
 }
 

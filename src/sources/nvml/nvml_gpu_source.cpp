@@ -114,6 +114,7 @@ Expected<gpu::GpuSnapshot> NvmlGpuSource::Sample() {
     return MakeError(ErrorCode::kUnavailable,
                      "nvmlDeviceGetCount failed: " + lib_->ErrorString(rc));
   drain_targets_.clear();
+  power_only_targets_.clear();
   std::vector<nvmlDevice_t> handles;  // of snap.devices, in order
   for (unsigned int i = 0; i < count; ++i) {
     nvmlDevice_t h = nullptr;
@@ -210,6 +211,7 @@ void NvmlGpuSource::SampleDevice(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_
     // NVML documents per-process utilization as unsupported on MIG GPUs; GPM per instance instead.
     dev.process_utilization_supported = false;
     ReadMigInstances(h, dev);
+    ReadMigPower(h, dev);
   } else {
     const bool window_closed = ReadProcessUtilization(h, dev, now_us);
     ReadPowerSamples(h, dev);
@@ -221,6 +223,19 @@ void NvmlGpuSource::SampleDevice(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_
     const auto gpm = GpmActivity(dev.uuid, h, std::nullopt, dev);
     dev.sm_active_ratio = gpm.sm;
     dev.dram_bw_ratio = gpm.dram_bw;
+  }
+}
+
+// Board power is sampled on a MIG-enabled GPU too: it tells when, inside a DCGM collection, the
+// instances were busy (core/attribution/collection_profile.h). Drained between passes once the
+// driver has given samples (not where they are not supported).
+void NvmlGpuSource::ReadMigPower(nvmlDevice_t h, gpu::DeviceSample& dev) {
+  ReadPowerSamples(h, dev);
+  TakeDrainedPower(dev);
+  if (const auto it = power_last_seen_us_.find(dev.uuid);
+      !dev.lost && it != power_last_seen_us_.end() && it->second > 0) {
+    drain_targets_.emplace_back(dev.uuid, h);
+    power_only_targets_.insert(dev.uuid);
   }
 }
 

@@ -148,6 +148,12 @@ class NvmlGpuSource final : public gpu::GpuSource {
   };
   std::map<std::string, Drained> drained_;
   std::vector<std::pair<std::string, nvmlDevice_t>> drain_targets_;  // from the last Sample()
+  std::set<std::string> power_only_targets_;  // of those, MIG-enabled GPUs: power samples only
+  // Puts the power samples drained since the last pass before the pass's own (MIG-enabled GPUs,
+  // which have no per-process window).
+  void TakeDrainedPower(gpu::DeviceSample& dev);
+  // A MIG-enabled GPU's board power samples, with those drained since the last pass.
+  void ReadMigPower(nvmlDevice_t h, gpu::DeviceSample& dev);
   // Started on the first Sample() that found GPUs (xid_events.cpp); stopped before the session.
   bool RestartXidWatch(const std::vector<nvmlDevice_t>& present);
   void TakeXids(const std::vector<nvmlDevice_t>& handles, gpu::GpuSnapshot& snap);

@@ -1,12 +1,13 @@
 // Intervals of a GPU whose activity comes from DCGM are held until the collection that covers
 // them is seen, then booked with the owners of their own time, the collection's mean and the
-// GPU's energy spread evenly over the collection; what is still pending when the source goes
-// away, or at a stop, is booked unknown.
+// GPU's energy placed by the board's power inside the collection (an estimate, bounded); what is
+// still pending when the source goes away, or at a stop, is booked unknown.
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "core/attribution/accountant.h"
+#include "domain/rule.h"
 
 namespace gpumeter::attribution {
 namespace {
@@ -124,20 +125,33 @@ TEST(HeldIntervals, TheOwnersAreThoseOfTheIntervalsOwnTime) {
   EXPECT_NEAR(RowOf(m0, C("someone-else"))->compute_seconds, 6, 1e-9);
 }
 
-TEST(HeldIntervals, EnergyOfOneCollectionIsSpreadAtItsMeanPower) {
+TEST(HeldIntervals, EnergyInsideOneCollectionFollowsTheBoardsPower) {
   Fixture f;
   f.acc.Prime(A30(0, 0));
   // 100 W then 300 W over two 10 s halves of one collection whose means are 0.6 and 0: the
-  // collection says how the instance's busy time compares, not which half it fell in.
+  // collection says how the instances' busy time compares; the power says which half it fell in.
   (void)f.acc.Step(A30(10, 1000), 10);
   (void)f.acc.Step(A30(20, 4000), 10);
   f.known_until = 20;
   const auto out = f.acc.Release(f.Activity());
-  const auto* m0 = Unit(out, "MIG-0");
-  ASSERT_NE(m0, nullptr);
-  // At an even 200 W: idle 40 W × 20 s by slices (400 J each), the rest (3200 J) to instance 1.
-  EXPECT_NEAR(*m0->energy_joules, 400 + 3200, 1e-6);
-  EXPECT_NEAR(RowOf(m0, C("a"))->energy_joules, 0.6 * 3600, 1e-6);
+  double energy = 0, busy = 0, bound = 0, compute = 0;
+  for (const auto& l : out) {
+    if (l.uuid != "MIG-0") continue;
+    energy += *l.energy_joules;
+    const auto* a = RowOf(&l, C("a"));
+    ASSERT_NE(a, nullptr);
+    busy += a->energy_joules, bound += a->energy_bound_joules, compute += a->compute_seconds;
+    EXPECT_TRUE(domain::IsEnergyEstimate(a->energy_rule));
+  }
+  // Idle 40 W × 20 s by slices (400 J each), the rest (3200 J) to instance 0, the only one busy.
+  EXPECT_NEAR(energy, 400 + 3200, 1e-6);
+  EXPECT_NEAR(compute, 0.6 * 20, 1e-6) << "the collection's busy time, unchanged";
+  // Its activity follows the power above idle (60 W, then 260 W): 22.5 % then 97.5 % (mean 60 %);
+  // busy energy 0.225 × (200 + 600) + 0.975 × (200 + 2600) = 2910 J. Spread evenly it was
+  // 0.6 × 3600 = 2160 J, which the power rules out: the bound is the idle power's error only.
+  EXPECT_NEAR(busy, 2910, 1e-3);
+  EXPECT_GT(bound, 0);
+  EXPECT_LT(bound, 2910 - 2160);
 }
 
 TEST(HeldIntervals, PendingWhenTheSourceGoesAwayOrAtAStopIsUnknownNotZero) {
