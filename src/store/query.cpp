@@ -45,8 +45,8 @@ std::string UnrecordedTrafficSql(int level) {
 namespace {
 
 // The usage rows of a store of `version` at `level`: columns a version lacks read as what it
-// knew (version 1 has no compute_unknown_seconds, 1-2 no compute_bound_seconds: 0; 1-4 no memory
-// traffic: unknown, UnrecordedTraffic).
+// knew (version 1 has no compute_unknown_seconds, 1-2 no compute_bound_seconds, 1-5 no
+// energy_bound_joules: 0; 1-4 no memory traffic: unknown, UnrecordedTraffic).
 std::string UsageRowsSql(int64_t version, int level) {
   const char* table = level == 0 ? "usage_minutes" : "usage_hours";
   const char* key = level == 0 ? "minute" : "hour";
@@ -59,8 +59,9 @@ std::string UsageRowsSql(int64_t version, int level) {
          ", unit_id, owner_id, memory_byte_seconds, compute_seconds, energy_joules, "
          "requested_share_seconds, " +
          (version >= 2 ? "compute_unknown_seconds" : "0") + ", " +
-         (version >= 3 ? "compute_bound_seconds" : "0") + ", " + traffic + " FROM " + table +
-         " WHERE " + key + " >= ? AND " + key + " < ?";
+         (version >= 3 ? "compute_bound_seconds" : "0") + ", " + traffic + ", " +
+         (version >= 6 ? "energy_bound_joules" : "0") + " FROM " + table + " WHERE " + key +
+         " >= ? AND " + key + " < ?";
 }
 
 // What a query reads: minutes [m0, a) and [b, m1) outside the whole hours [h0, h1) read from the
@@ -94,7 +95,7 @@ Expected<QueryPlan> PlanQuery(sqlite3* db, const FailFn& fail, int64_t rolled, i
 }
 
 // Range scans in primary-key order, summed here: no temporary B-tree over a month of rows.
-constexpr int kUsageColumns = 9;  // after the key, unit and owner ids
+constexpr int kUsageColumns = 10;  // after the key, unit and owner ids
 struct Sums {
   double v[kUsageColumns] = {};  // units use the first 4
 };
@@ -206,7 +207,7 @@ Expected<std::map<int64_t, std::vector<UnitRecord>>> Assemble(
           return MakeError(ErrorCode::kInternal,
                            "store " + path + ": usage of unknown owner id " + std::to_string(oid));
         r.owners.push_back({owner->second, o.v[0], o.v[1], o.v[2], o.v[3], o.v[4], o.v[5], o.v[6],
-                            o.v[7], o.v[8]});
+                            o.v[7], o.v[8], o.v[9]});
       }
     result[key.first].push_back(std::move(r));
   }

@@ -20,9 +20,9 @@
 namespace gpumeter::store {
 namespace {
 
-constexpr int kSchemaVersion = 5;
+constexpr int kSchemaVersion = 6;
 // Read-only readers take these too (1: no unknown compute; 1-2: no estimate bounds; 1-4: no
-// memory traffic).
+// memory traffic; 1-5: no energy bounds).
 constexpr int kOldestReadable = 1;
 
 // Migrations, in order: migration i takes a database from user_version i to i + 1.
@@ -96,15 +96,23 @@ INSERT INTO usage_hours(hour, unit_id, owner_id, memory_byte_seconds, compute_se
   AND pod = '' AND container = ''), 0, 0, 0, 0, seconds FROM unit_hours WHERE 1
   ON CONFLICT DO UPDATE SET memory_busy_seconds = excluded.memory_busy_seconds;
 )sql",
+    // 6: the ± of estimated energy splits (issue 31.6: a DCGM-fed unit's energy inside a
+    // collection). Older rows recorded none: their energy reads as exact, which is what they
+    // claimed.
+    R"sql(
+ALTER TABLE usage_minutes ADD COLUMN energy_bound_joules REAL NOT NULL DEFAULT 0;
+ALTER TABLE usage_hours ADD COLUMN energy_bound_joules REAL NOT NULL DEFAULT 0;
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
-// The memory-traffic columns of an upsert's conflict clause (schema 5).
+// The memory-traffic (schema 5) and energy-bound (6) columns of an upsert's conflict clause.
 #define GPUMETER_TRAFFIC_SUMS                                                                      \
   ", memory_busy_seconds = memory_busy_seconds + excluded.memory_busy_seconds, "                   \
   "memory_busy_unknown_seconds = memory_busy_unknown_seconds + "                                   \
   "excluded.memory_busy_unknown_seconds, memory_busy_bound_seconds = memory_busy_bound_seconds + " \
-  "excluded.memory_busy_bound_seconds"
+  "excluded.memory_busy_bound_seconds, energy_bound_joules = energy_bound_joules + "               \
+  "excluded.energy_bound_joules"
 
 constexpr const char* kUnitUpsert[] = {
     "INSERT INTO unit_minutes VALUES(?1,?2,?3,?4,?5,?6) ON CONFLICT DO UPDATE SET seconds = "
@@ -120,7 +128,7 @@ constexpr const char* kUnitUpsert[] = {
     "energy_joules = energy_joules + excluded.energy_joules, energy_unknown_seconds = "
     "energy_unknown_seconds + excluded.energy_unknown_seconds"};
 constexpr const char* kUsageUpsert[] = {
-    "INSERT INTO usage_minutes VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12) ON CONFLICT DO "
+    "INSERT INTO usage_minutes VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13) ON CONFLICT DO "
     "UPDATE SET "
     "memory_byte_seconds = memory_byte_seconds + excluded.memory_byte_seconds, compute_seconds = "
     "compute_seconds + excluded.compute_seconds, "
@@ -128,7 +136,7 @@ constexpr const char* kUsageUpsert[] = {
     "requested_share_seconds + excluded.requested_share_seconds, compute_unknown_seconds = "
     "compute_unknown_seconds + excluded.compute_unknown_seconds, compute_bound_seconds = "
     "compute_bound_seconds + excluded.compute_bound_seconds" GPUMETER_TRAFFIC_SUMS,
-    "INSERT INTO usage_hours VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12) ON CONFLICT DO "
+    "INSERT INTO usage_hours VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13) ON CONFLICT DO "
     "UPDATE SET "
     "memory_byte_seconds = memory_byte_seconds + excluded.memory_byte_seconds, compute_seconds = "
     "compute_seconds + excluded.compute_seconds, "
@@ -259,8 +267,8 @@ Expected<void> Store::RollUpBefore(int64_t hour) {
       "INSERT INTO usage_hours SELECT minute / 60, unit_id, owner_id, SUM(memory_byte_seconds), "
       "SUM(compute_seconds), SUM(energy_joules), "
       "SUM(requested_share_seconds), SUM(compute_unknown_seconds), SUM(compute_bound_seconds), "
-      "SUM(memory_busy_seconds), SUM(memory_busy_unknown_seconds), SUM(memory_busy_bound_seconds) "
-      "FROM usage_minutes "
+      "SUM(memory_busy_seconds), SUM(memory_busy_unknown_seconds), SUM(memory_busy_bound_seconds), "
+      "SUM(energy_bound_joules) FROM usage_minutes "
       "WHERE minute >= ?1 AND minute < ?2 GROUP BY minute / 60, unit_id, owner_id "
       "ON CONFLICT DO UPDATE SET memory_byte_seconds = memory_byte_seconds + "
       "excluded.memory_byte_seconds, "
@@ -404,7 +412,8 @@ Expected<void> Store::Write(const IntervalRecord& rec) {
               !os.Bind(6, o.energy_joules) || !os.Bind(7, o.requested_share_seconds) ||
               !os.Bind(8, o.compute_unknown_seconds) || !os.Bind(9, o.compute_bound_seconds) ||
               !os.Bind(10, o.memory_busy_seconds) || !os.Bind(11, o.memory_busy_unknown_seconds) ||
-              !os.Bind(12, o.memory_busy_bound_seconds) || os.Step() != SQLITE_DONE || !os.Reset())
+              !os.Bind(12, o.memory_busy_bound_seconds) || !os.Bind(13, o.energy_bound_joules) ||
+              os.Step() != SQLITE_DONE || !os.Reset())
             return tl::unexpected(Fail("writing usage on unit " + u.unit.uuid));
         }
       }

@@ -60,7 +60,7 @@ store::IntervalRecord ToIntervalRecord(const node::NodeState& state,
                           row.energy_joules, row.requested_share_seconds,
                           row.compute_unknown_seconds, row.compute_bound_seconds,
                           row.memory_busy_seconds, row.memory_busy_unknown_seconds,
-                          row.memory_busy_bound_seconds});
+                          row.memory_busy_bound_seconds, row.energy_bound_joules});
       if (row.owner.kind == domain::OwnerKind::kContainer)
         if (auto it = state.pod_labels.find({row.owner.ns, row.owner.pod});
             it != state.pod_labels.end())

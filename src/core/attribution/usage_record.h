@@ -36,6 +36,9 @@ struct OwnerAmounts {
   double compute_bound_seconds = 0;
   // Memory traffic (attribution::Row::memory_busy_seconds), its unknown time and its ±: as compute.
   double memory_busy_seconds = 0, memory_busy_unknown_seconds = 0, memory_busy_bound_seconds = 0;
+  // The ± of energy_joules where its split was estimated (attribution::Row): the truth lies within
+  // energy_joules ± energy_bound_joules. 0: measured, or recorded before bounds were stored.
+  double energy_bound_joules = 0;
 };
 
 // One unit over one interval, or summed over a window.

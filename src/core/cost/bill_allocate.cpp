@@ -30,6 +30,7 @@ void AddOwner(attribution::OwnerAmounts& to, const attribution::OwnerAmounts& o,
   to.memory_busy_seconds += part * o.memory_busy_seconds;
   to.memory_busy_unknown_seconds += part * o.memory_busy_unknown_seconds;
   to.memory_busy_bound_seconds += part * o.memory_busy_bound_seconds;
+  to.energy_bound_joules += part * o.energy_bound_joules;
 }
 
 // One record per unit for the hours of [start, end) the agent recorded on the node.
@@ -109,6 +110,7 @@ void AddTotals(GroupTotals& to, const GroupTotals& g) {
   to.memory_busy_bound_hours += g.memory_busy_bound_hours;
   to.memory_gib_hours += g.memory_gib_hours;
   to.energy_kwh += g.energy_kwh;
+  to.energy_bound_kwh += g.energy_bound_kwh;
   to.cost += g.cost;
   to.idle_cost += g.idle_cost;
 }

@@ -133,6 +133,7 @@ Chargeback AssembleChargeback(const std::vector<CostedRecord>& units, const Labe
       }
       g.memory_gib_hours += o.memory_byte_seconds / kGiB / 3600;
       g.energy_kwh += o.energy_joules / 3.6e6;
+      g.energy_bound_kwh += o.energy_bound_joules / 3.6e6;
     }
     unknown.Book(&GroupTotals::compute_unknown_hours, out.total, u.unit.fraction);
     traffic_unknown.Book(&GroupTotals::memory_busy_unknown_hours, out.total, u.unit.fraction);

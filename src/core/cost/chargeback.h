@@ -42,6 +42,10 @@ struct GroupTotals {
   double memory_busy_hours = 0, memory_busy_unknown_hours = 0, memory_busy_bound_hours = 0;
   double memory_gib_hours = 0;
   double energy_kwh = 0;
+  // Σ energy-bound-joules / 3.6e6 (OwnerAmounts::energy_bound_joules): where some of energy_kwh
+  // was an estimated split, the truth lies within energy_kwh ± this. The report's total has none:
+  // its energy is the units' own, measured (the busy rows' and idle's bounds cancel).
+  double energy_bound_kwh = 0;
   double cost = 0, idle_cost = 0;
   // Compute used over GPU time held; nullopt when nothing was held or some compute is unknown
   // (then efficiency_bounds() says where it lies).

@@ -44,6 +44,7 @@ void AddTo(GroupRow& row, const UnitNow& u, const OwnerNow& o) {
   row.held_gpus = Plus(row.held_gpus, Times(o.held_share, fraction));
   row.compute_gpus = Plus(row.compute_gpus, Times(o.compute_ratio, fraction));
   row.compute_bound_gpus = Plus(row.compute_bound_gpus, Times(o.compute_bound_ratio, fraction));
+  row.power_bound_watts = Plus(row.power_bound_watts, o.power_bound_watts);
   row.compute_unknown = row.compute_unknown || o.compute_unknown;
   row.memory_busy_gpus = Plus(row.memory_busy_gpus, Times(o.memory_busy_ratio, fraction));
   row.memory_busy_bound_gpus =
@@ -169,7 +170,7 @@ std::vector<GroupRow> GroupRows(const FrameData& f, const std::string& by, SortK
         r.key = key;
         r.held_gpus = r.compute_gpus = r.compute_bound_gpus = 0.0;
         r.memory_busy_gpus = r.memory_busy_bound_gpus = 0.0;
-        r.memory_bytes = r.power_watts = r.cost_per_hour = 0.0;
+        r.memory_bytes = r.power_watts = r.power_bound_watts = r.cost_per_hour = 0.0;
       }
       AddTo(it->second, u, o);
     }

@@ -39,6 +39,9 @@ struct OwnerNow {
   Amount memory_busy_ratio = std::nullopt;
   Amount memory_busy_bound_ratio = 0.0;
   bool memory_busy_unknown = false;
+  // The ± of power_watts where its energy is an estimated split (a DCGM-fed unit inside a
+  // collection); 0: measured, or a source before energy bounds.
+  Amount power_bound_watts = 0.0;
   bool operator==(const OwnerNow&) const = default;
 };
 
@@ -91,6 +94,7 @@ struct GroupRow {
   Amount memory_busy_gpus, memory_busy_bound_gpus;
   bool memory_busy_unknown = false;
   Amount memory_bytes, power_watts, cost_per_hour;
+  Amount power_bound_watts;        // Σ its members' ±, as compute's
   Amount waste_gpus;               // held − compute: what is held and not used
   std::vector<std::string> units;  // labels of the units it touches
 };

@@ -61,6 +61,14 @@ std::optional<double> OwnerPower(const attribution::UnitLedger* l, const domain:
   return std::nullopt;
 }
 
+std::optional<double> OwnerPowerBound(const attribution::UnitLedger* l,
+                                      const domain::Owner& owner) {
+  if (!l || !l->energy_joules || l->seconds <= 0) return std::nullopt;
+  for (const auto& r : l->rows)
+    if (r.owner == owner) return r.energy_bound_joules / l->seconds;
+  return std::nullopt;
+}
+
 }  // namespace
 
 json UnitsJson(const node::NodeState& s) {
@@ -148,6 +156,9 @@ json LedgerJson(const node::NodeState& s) {
           current ? json(o.last_memory_busy_bound_ratio) : json(nullptr);
       row["memory_busy_unknown"] = current && o.last_memory_busy_unknown;
       row["power_watts"] = current ? Optional(OwnerPower(current_ledger, key.second)) : nullptr;
+      // Its ± where the energy split was estimated (0: measured).
+      row["power_bound_watts"] =
+          current ? Optional(OwnerPowerBound(current_ledger, key.second)) : nullptr;
       owners.push_back(std::move(row));
     }
     units.push_back({{"uuid", uuid},

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -145,6 +146,12 @@ std::string FormatMemoryBusy(const cost::GroupTotals& g) {
   return out;
 }
 
+std::string FormatEnergy(const cost::GroupTotals& g) {
+  if (g.energy_bound_kwh > 0)
+    return fmt::format("{:.3f} ± {:.3f}", g.energy_kwh, g.energy_bound_kwh);
+  return fmt::format("{:.3f}", g.energy_kwh);
+}
+
 std::string MemoryTrafficNote(const cost::GroupTotals& total) {
   std::string out;
   if (total.memory_busy_unknown_hours > 0)
@@ -173,19 +180,24 @@ std::string RenderTable(const cost::Chargeback& c, const Window& w) {
   const bool unknown = c.total.compute_unknown_hours > 0;
   // Where some compute is an estimated split, a column gives its ± (the truth lies within).
   const bool bound = c.total.compute_bound_hours > 0;
-  out += fmt::format("{:<{}} {:>10} {:>10} {}{}{:>10} {:>12} {:>9} {:>11} {:>12} {:>11} {:>7}\n",
+  // And where some energy is an estimated split (DCGM-fed units inside a collection), its ±.
+  const bool energy_bound = std::any_of(c.groups.begin(), c.groups.end(),
+                                        [](const auto& g) { return g.energy_bound_kwh > 0; });
+  out += fmt::format("{:<{}} {:>10} {:>10} {}{}{:>10} {:>12} {:>9} {}{:>11} {:>12} {:>11} {:>7}\n",
                      dims, width, "GPU-h held", "compute-h", bound ? "  ± est-h " : "",
-                     unknown ? " unknown-h " : "", "membusy-h", "mem GiB-h", "kWh", "effic.",
-                     "cost", "idle cost", "share");
+                     unknown ? " unknown-h " : "", "membusy-h", "mem GiB-h", "kWh",
+                     energy_bound ? "± est-kWh " : "", "effic.", "cost", "idle cost", "share");
   auto line = [&](const cost::GroupTotals& g, const std::string& name) {
     const double share = c.total.cost > 0 ? g.cost / c.total.cost : 0;
     out += fmt::format(
-        "{:<{}} {:>10.3f} {:>10.3f} {}{}{:>10.3f} {:>12.2f} {:>9.3f} {:>11} {:>12.4f} {:>11.4f} "
+        "{:<{}} {:>10.3f} {:>10.3f} {}{}{:>10.3f} {:>12.2f} {:>9.3f} {}{:>11} {:>12.4f} {:>11.4f} "
         "{:>6.1f}%\n",
         name, width, g.gpu_hours_held, g.compute_hours,
         bound ? fmt::format(" ±{:<7.3f} ", g.compute_bound_hours) : "",
         unknown ? fmt::format("{:>10.3f} ", g.compute_unknown_hours) : "", g.memory_busy_hours,
-        g.memory_gib_hours, g.energy_kwh, FormatEfficiency(g), g.cost, g.idle_cost, 100 * share);
+        g.memory_gib_hours, g.energy_kwh,
+        energy_bound ? fmt::format("±{:<8.3f} ", g.energy_bound_kwh) : "", FormatEfficiency(g),
+        g.cost, g.idle_cost, 100 * share);
   };
   for (const auto& g : c.groups) line(g, Joined(g.key));
   line(c.total, "TOTAL");
@@ -207,6 +219,11 @@ std::string RenderTable(const cost::Chargeback& c, const Window& w) {
         "lies within compute-h ± est-h (docs/attribution.md, Bounds)\n",
         c.total.compute_bound_hours);
   out += MemoryTrafficNote(c.total);
+  if (energy_bound)
+    out +=
+        "estimated: ± est-kWh of kWh is energy inside DCGM collections, placed by an activity "
+        "profile from board power: the truth lies within kWh ± est-kWh (docs/attribution.md, DCGM "
+        "activity); the total is measured\n";
   return out;
 }
 
@@ -216,19 +233,19 @@ std::string RenderCsv(const cost::Chargeback& c) {
   out +=
       "gpu_hours_held,compute_hours,memory_gib_hours,energy_kwh,efficiency,cost,idle_cost,share,"
       "currency,policy,compute_unknown_hours,efficiency_min,efficiency_max,compute_bound_hours,"
-      "memory_busy_hours,memory_busy_unknown_hours,memory_busy_bound_hours\n";
+      "memory_busy_hours,memory_busy_unknown_hours,memory_busy_bound_hours,energy_bound_kwh\n";
   auto line = [&](const cost::GroupTotals& g, bool total) {
     for (size_t i = 0; i < c.dimensions.size(); ++i)
       out += CsvField(total ? (i == 0 ? "TOTAL" : "") : g.key[i]) + ",";
     const auto eff = g.efficiency();
     const auto bounds = g.efficiency_bounds();
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", g.gpu_hours_held, g.compute_hours,
-        g.memory_gib_hours, g.energy_kwh, eff ? fmt::format("{}", *eff) : "", g.cost, g.idle_cost,
-        c.total.cost > 0 ? g.cost / c.total.cost : 0.0, c.currency, CsvField(c.policy),
-        g.compute_unknown_hours, bounds ? fmt::format("{}", bounds->first) : "",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", g.gpu_hours_held,
+        g.compute_hours, g.memory_gib_hours, g.energy_kwh, eff ? fmt::format("{}", *eff) : "",
+        g.cost, g.idle_cost, c.total.cost > 0 ? g.cost / c.total.cost : 0.0, c.currency,
+        CsvField(c.policy), g.compute_unknown_hours, bounds ? fmt::format("{}", bounds->first) : "",
         bounds ? fmt::format("{}", bounds->second) : "", g.compute_bound_hours, g.memory_busy_hours,
-        g.memory_busy_unknown_hours, g.memory_busy_bound_hours);
+        g.memory_busy_unknown_hours, g.memory_busy_bound_hours, g.energy_bound_kwh);
   };
   for (const auto& g : c.groups) line(g, false);
   line(c.total, true);
@@ -262,6 +279,7 @@ std::string RenderJson(const cost::Chargeback& c, const Window& w) {
         {"efficiencyBounds", bounds ? json::array({bounds->first, bounds->second}) : json(nullptr)},
         {"memoryGiBHours", g.memory_gib_hours},
         {"energyKWh", g.energy_kwh},
+        {"energyBoundKWh", g.energy_bound_kwh},
         {"efficiency", eff ? json(*eff) : json(nullptr)},
         {"cost", g.cost},
         {"idleCost", g.idle_cost},

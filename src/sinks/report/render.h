@@ -23,6 +23,8 @@ struct Window {
 std::string FormatEfficiency(const cost::GroupTotals& g);
 // A group's memory traffic for people: "1.250", "1.250 ± 0.300", "1.250 + 0.500 unknown".
 std::string FormatMemoryBusy(const cost::GroupTotals& g);
+// A group's energy for people: "12.345", or "12.345 ± 1.200" where some of it was estimated.
+std::string FormatEnergy(const cost::GroupTotals& g);
 // The table's note on memory traffic that is unknown or estimated ("" when neither).
 std::string MemoryTrafficNote(const cost::GroupTotals& total);
 

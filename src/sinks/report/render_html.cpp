@@ -237,13 +237,13 @@ std::string GroupsTable(const cost::Chargeback& c) {
   auto row = [&](const cost::GroupTotals& g, const std::string& name, const char* cls) {
     h += fmt::format(
         "<tr "
-        "class=\"{}\"><td>{}</td><td>{:.3f}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.3f}</"
+        "class=\"{}\"><td>{}</td><td>{:.3f}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</"
         "td><td>{}</td><td>{:.4f}</td><td>{:.4f}</td><td>{:.1f}%</td></tr>",
         cls, Esc(name), g.gpu_hours_held,
         g.compute_bound_hours > 0
             ? fmt::format("{:.3f} ± {:.3f}", g.compute_hours, g.compute_bound_hours)
             : fmt::format("{:.3f}", g.compute_hours),
-        FormatMemoryBusy(g), g.memory_gib_hours, g.energy_kwh, FormatEfficiency(g), g.cost,
+        FormatMemoryBusy(g), g.memory_gib_hours, FormatEnergy(g), FormatEfficiency(g), g.cost,
         g.idle_cost, c.total.cost > 0 ? 100 * g.cost / c.total.cost : 0.0);
   };
   for (const auto& g : c.groups) row(g, Name(g), "");

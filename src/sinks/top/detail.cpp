@@ -75,7 +75,7 @@ std::vector<Line> GroupDetail(const FrameData& f, const GroupRow& r, const std::
             ComputePercent(r.memory_busy_gpus, r.memory_busy_bound_gpus, r.memory_busy_unknown) +
                 " of one GPU"),
       Field("memory", Gib(r.memory_bytes)),
-      Field("power", Watts(r.power_watts)),
+      Field("power", Watts(r.power_watts, r.power_bound_watts)),
       Field("cost per hour", Money(r.cost_per_hour) + " " + Fit(f.currency, 8)),
       Field("waste", Percent(r.waste_gpus) + " of one GPU (held - used)")};
   // The pods' labels, where the row is of pods or containers.
@@ -101,7 +101,8 @@ std::vector<Line> GroupDetail(const FrameData& f, const GroupRow& r, const std::
           {{fmt::format("      held {}  compute {}  memory {}  power {}  cost/h {}",
                         Percent(o.held_share),
                         ComputePercent(o.compute_ratio, o.compute_bound_ratio, o.compute_unknown),
-                        Gib(o.memory_bytes), Watts(o.power_watts), Money(o.cost_per_hour)),
+                        Gib(o.memory_bytes), Watts(o.power_watts, o.power_bound_watts),
+                        Money(o.cost_per_hour)),
             Style::kDim}});
     }
   out.push_back({});

@@ -48,6 +48,7 @@ json OwnerJson(const OwnerNow& o) {
           {"memory_busy_unknown", o.memory_busy_unknown},
           {"memory_bytes", J(o.memory_bytes)},
           {"power_watts", J(o.power_watts)},
+          {"power_bound_watts", J(o.power_bound_watts)},
           {"cost_per_hour", J(o.cost_per_hour)}};
 }
 
@@ -95,6 +96,10 @@ Expected<OwnerNow> OwnerFrom(const json& j) {
       return MakeError(ErrorCode::kInvalidInput, "frame: memory_busy_unknown is not true or false");
     o.memory_busy_unknown = u->get<bool>();
   }
+  // Absent in frames written before energy bounds: they claimed none.
+  if (j.contains("power_bound_watts"))
+    if (auto r = ReadAmounts(j, {{"power_bound_watts", &o.power_bound_watts}}); !r)
+      return tl::unexpected(r.error());
   return o;
 }
 
@@ -128,6 +133,7 @@ json RowsJson(const std::vector<GroupRow>& rows) {
                    {"compute_unknown", r.compute_unknown},
                    {"memory_bytes", J(r.memory_bytes)},
                    {"power_watts", J(r.power_watts)},
+                   {"power_bound_watts", J(r.power_bound_watts)},
                    {"cost_per_hour", J(r.cost_per_hour)},
                    {"waste_gpus", J(r.waste_gpus)},
                    {"units", r.units}});

@@ -96,7 +96,8 @@ std::vector<Line> UnitsView(const FrameData& f, const ViewState& v) {
                         ComputePercent(o.compute_ratio, o.compute_bound_ratio, o.compute_unknown),
                         ComputePercent(o.memory_busy_ratio, o.memory_busy_bound_ratio,
                                        o.memory_busy_unknown),
-                        Gib(o.memory_bytes), Watts(o.power_watts), Money(o.cost_per_hour)),
+                        Gib(o.memory_bytes), Watts(o.power_watts, o.power_bound_watts),
+                        Money(o.cost_per_hour)),
             special ? Style::kIdle : Style::kNormal}});
     }
     const auto s = SumOwners(*u);
@@ -137,7 +138,8 @@ std::vector<Line> PodsView(const FrameData& f, const ViewState& v) {
               Fit(name, 44), Percent(r.held_gpus),
               ComputePercent(r.compute_gpus, r.compute_bound_gpus, r.compute_unknown),
               ComputePercent(r.memory_busy_gpus, r.memory_busy_bound_gpus, r.memory_busy_unknown),
-              Gib(r.memory_bytes), Watts(r.power_watts), Money(r.cost_per_hour)),
+              Gib(r.memory_bytes), Watts(r.power_watts, r.power_bound_watts),
+              Money(r.cost_per_hour)),
           selected ? Style::kSelected : Style::kNormal},
          {fmt::format("{:>6}", Percent(r.waste_gpus)), wasteful ? Style::kWarn : Style::kNormal},
          {"  " + TerminalCell(units), Style::kDim}});
@@ -225,6 +227,11 @@ std::string Gib(Amount b) {
   return b ? fmt::format("{:.2f} GiB", *b / (1024.0 * 1024 * 1024)) : "?";
 }
 std::string Watts(Amount w) { return w ? fmt::format("{:.0f} W", *w) : "?"; }
+std::string Watts(Amount w, Amount bound) {
+  // An estimated energy split (a DCGM collection's profile): the truth within ±, in whole watts.
+  if (w && bound && *bound >= 0.5) return fmt::format("{:.0f}+-{:.0f}W", *w, *bound);
+  return Watts(w);
+}
 std::string Money(Amount a) { return a ? fmt::format("{:.3f}", *a) : "?"; }
 
 std::string Bar(Amount r, int width) {
@@ -266,6 +273,7 @@ std::vector<Line> HelpView() {
       "peak bandwidth (GPM, DCGM) the owner used (docs/attribution.md, definitions of use)",
       "COMPUTE 30+-25%: an estimated split, the truth within 25 points; >=12.0%: some of it was "
       "not measured, so 12 % is a lower bound; ?: unknown (never shown as 0)",
+      "POWER 350+-40W: energy estimated inside DCGM collections, the truth within 40 W",
       "findings: critical first, then warning and info, newest first within each",
       "detail of a pods row: its totals in % of one GPU, each container in % of its unit"};
   out.push_back({});

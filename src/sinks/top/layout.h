@@ -76,6 +76,8 @@ std::vector<Line> HelpView();
 std::string ComputePercent(Amount ratio, Amount bound, bool unknown);
 std::string Gib(Amount bytes);
 std::string Watts(Amount watts);
+// Watts with the ± of an estimated energy split ("350+-40W"); as Watts(watts) where there is none.
+std::string Watts(Amount watts, Amount bound);
 std::string Money(Amount amount);
 std::string Bar(Amount ratio, int width);
 std::string UtcClock(int64_t unix_s);

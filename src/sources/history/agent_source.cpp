@@ -116,8 +116,9 @@ Expected<std::optional<OwnerNow>> ParseOwner(const json& r, const std::string& a
        power = Number(r, "power_watts", 0, 1e6, at),
        bound = Number(r, "compute_bound_ratio", 0, kRatioMax, at),
        traffic = Number(r, "memory_busy_ratio", 0, kRatioMax, at),
-       traffic_bound = Number(r, "memory_busy_bound_ratio", 0, kRatioMax, at);
-  for (const auto* n : {&memory, &compute, &power, &bound, &traffic, &traffic_bound})
+       traffic_bound = Number(r, "memory_busy_bound_ratio", 0, kRatioMax, at),
+       power_bound = Number(r, "power_bound_watts", 0, 1e6, at);
+  for (const auto* n : {&memory, &compute, &power, &bound, &traffic, &traffic_bound, &power_bound})
     if (!*n) return tl::unexpected(n->error());
   if (!*memory && !*compute) return std::optional<OwnerNow>();  // not in the latest interval
   o.memory_bytes = *memory, o.compute_ratio = *compute, o.power_watts = *power;
@@ -126,6 +127,8 @@ Expected<std::optional<OwnerNow>> ParseOwner(const json& r, const std::string& a
   // Agents before memory traffic send none: unknown, not none.
   o.memory_busy_ratio = *traffic;
   o.memory_busy_bound_ratio = traffic_bound->value_or(0.0);
+  // Agents before energy bounds send none: their energy claimed no ±.
+  o.power_bound_watts = power_bound->value_or(0.0);
   if (const auto u = r.find("memory_busy_unknown"); u != r.end() && !u->is_null()) {
     if (!u->is_boolean())
       return tl::unexpected(Bad(at, "memory_busy_unknown is not true or false"));

@@ -43,6 +43,7 @@ UnitNow UnitFromRecord(const attribution::UnitRecord& r) {
     o.memory_busy_unknown = a.memory_busy_unknown_seconds > 0;
     o.memory_bytes = Rate(a.memory_byte_seconds, s);
     if (energy_known) o.power_watts = Rate(a.energy_joules, s);
+    if (energy_known) o.power_bound_watts = Rate(a.energy_bound_joules, s);
     o.held_share = Rate(a.requested_share_seconds, s);
     if (a.owner.kind != domain::OwnerKind::kIdle)
       busy = Plus(busy, o.compute_ratio), used = Plus(used, o.memory_bytes);

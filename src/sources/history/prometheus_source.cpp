@@ -171,7 +171,9 @@ Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& ow
       {"gpumeter_memory_busy_unknown_seconds_total",
        &attribution::OwnerAmounts::memory_busy_unknown_seconds},
       {"gpumeter_memory_busy_bound_seconds_total",
-       &attribution::OwnerAmounts::memory_busy_bound_seconds}};
+       &attribution::OwnerAmounts::memory_busy_bound_seconds},
+      // Exported once above 0, and not by agents before energy bounds: none reads as exact.
+      {"gpumeter_energy_bound_joules_total", &attribution::OwnerAmounts::energy_bound_joules}};
   auto growth =
       Growths(api, part, owner_counters, "node, unit, namespace, pod, container, owner_kind");
   for (size_t i = 0; i < growth.size(); ++i) {
@@ -229,6 +231,7 @@ void CapToSegment(double segment_seconds, Units& units, Owners& owners) {
       o.requested_share_seconds *= f, o.compute_unknown_seconds *= f;
       o.compute_bound_seconds *= f, o.memory_busy_seconds *= f;
       o.memory_busy_unknown_seconds *= f, o.memory_busy_bound_seconds *= f;
+      o.energy_bound_joules *= f;
     }
 }
 
@@ -250,6 +253,7 @@ void Add(Units seg_units, Owners seg_owners, Units& units, Owners& owners) {
     o.memory_busy_seconds += s.memory_busy_seconds;
     o.memory_busy_unknown_seconds += s.memory_busy_unknown_seconds;
     o.memory_busy_bound_seconds += s.memory_busy_bound_seconds;
+    o.energy_bound_joules += s.energy_bound_joules;
   }
 }
 

@@ -42,7 +42,7 @@ double Scalar(const std::string& path, const char* sql) {
   return v;
 }
 
-constexpr int64_t kLatest = 5;  // the schema version this build writes
+constexpr int64_t kLatest = 6;  // the schema version this build writes
 
 int64_t UserVersion(const std::string& path) {
   return static_cast<int64_t>(Scalar(path, "PRAGMA user_version"));
@@ -52,6 +52,7 @@ struct Totals {
   double memory = 0, compute = 0, energy = 0, requested = 0, unknown = 0, bound = 0, seconds = 0;
   double traffic = 0, traffic_unknown = 0, traffic_bound = 0;  // memory_busy_* seconds
   double container_traffic = 0;
+  double energy_bound = 0;
   size_t owners = 0;
 };
 
@@ -75,6 +76,7 @@ Totals Sum(const Store& s) {
         t.container_traffic += o.memory_busy_seconds;
       t.traffic_unknown += o.memory_busy_unknown_seconds;
       t.traffic_bound += o.memory_busy_bound_seconds;
+      t.energy_bound += o.energy_bound_joules;
       ++t.owners;
     }
   }
@@ -99,6 +101,7 @@ void ExpectSame(const Totals& a, const Totals& b) {
   EXPECT_DOUBLE_EQ(a.traffic, b.traffic);
   EXPECT_DOUBLE_EQ(a.traffic_unknown, b.traffic_unknown);
   EXPECT_DOUBLE_EQ(a.traffic_bound, b.traffic_bound);
+  EXPECT_DOUBLE_EQ(a.energy_bound, b.energy_bound);
   EXPECT_EQ(a.owners, b.owners);
 }
 
@@ -251,7 +254,7 @@ TEST(StoreMigration, HoursRolledUpAfterTheMigrationKeepUnknownComputeAndBounds) 
               1.0};
     u.seconds = 60;
     u.owners.push_back(
-        {{domain::OwnerKind::kContainer, "ml", "p", "c"}, 0, 12, 0, 60, 24, 5, 7, 2, 1.5});
+        {{domain::OwnerKind::kContainer, "ml", "p", "c"}, 0, 12, 0, 60, 24, 5, 7, 2, 1.5, 40});
     rec.units.push_back(u);
     ASSERT_TRUE((*s)->Write(rec));
   }
@@ -269,6 +272,7 @@ TEST(StoreMigration, HoursRolledUpAfterTheMigrationKeepUnknownComputeAndBounds) 
   EXPECT_DOUBLE_EQ(owners[0].memory_busy_seconds, 21.0);
   EXPECT_DOUBLE_EQ(owners[0].memory_busy_unknown_seconds, 6.0);
   EXPECT_DOUBLE_EQ(owners[0].memory_busy_bound_seconds, 4.5);
+  EXPECT_DOUBLE_EQ(owners[0].energy_bound_joules, 120.0);
 }
 
 // Version 4 recorded no memory traffic: its rows read as unknown over their unit's time (never as
@@ -322,6 +326,57 @@ TEST(StoreMigration, Version4ReadsItsMemoryTrafficAsUnknownAndKeepsItsNodes) {
   EXPECT_DOUBLE_EQ(after.traffic_unknown, before.traffic_unknown);
   rw->reset();
   EXPECT_DOUBLE_EQ(ReadOnlySum(path).container_traffic, 2.5);
+}
+
+// Version 5 recorded no energy bounds: its energy reads as exact (what it claimed), before and
+// after the migration, and nothing else it recorded changes; a row written after it keeps its ±.
+TEST(StoreMigration, Version5ReadsItsEnergyAsExactAndKeepsEverythingElse) {
+  testing::TempDir dir("gpumeter-migration");
+  const auto path = (dir.path() / "usage.db").string();
+  Restore("schema-v5.sql", path);
+  ASSERT_EQ(UserVersion(path), 5);
+  const Totals before = ReadOnlySum(path);
+  EXPECT_GT(before.energy, 0.0);
+  EXPECT_GT(before.bound, 0.0);    // the notebooks' compute bounds it did record
+  EXPECT_GT(before.traffic, 0.0);  // and memory traffic
+  EXPECT_EQ(before.energy_bound, 0.0);
+  // Worked out with SQLite alone, so the store's own reading is not checked against itself.
+  EXPECT_NEAR(before.energy, Scalar(path, "SELECT SUM(energy_joules) FROM usage_minutes"),
+              1e-9 * before.energy);
+
+  auto rw = Store::Open(path);
+  ASSERT_TRUE(rw) << rw.error().message;
+  EXPECT_EQ(UserVersion(path), kLatest);
+  ExpectSame(Sum(**rw), before);
+  auto span = (*rw)->Span();
+  ASSERT_TRUE(span && *span);
+  IntervalRecord rec;
+  rec.end_unix_s = (*span)->second + 2 * 3600;
+  UnitRecord u;
+  u.unit = {"gpu-node-a30", "MIG-y", "GPU-y", "NVIDIA A30", "1g.6gb", domain::SharingMode::kMig,
+            1.0 / 4};
+  u.seconds = 30;
+  u.energy_joules = 900;
+  u.owners.push_back({{domain::OwnerKind::kContainer, "batch", "etl-2", "run"},
+                      0,
+                      12,
+                      700,
+                      30,
+                      0,
+                      0,
+                      0,
+                      0,
+                      0,
+                      150});
+  u.owners.push_back({{domain::OwnerKind::kIdle, "", "", ""}, 0, 18, 200, 0, 0, 0, 0, 0, 0, 150});
+  rec.units.push_back(u);
+  ASSERT_TRUE((*rw)->Write(rec));
+  const Totals after = Sum(**rw);
+  EXPECT_DOUBLE_EQ(after.energy_bound, 300);
+  EXPECT_NEAR(after.energy, before.energy + 900, 1e-9 * after.energy);
+  rw->reset();
+  EXPECT_DOUBLE_EQ(ReadOnlySum(path).energy_bound, 300);
+  EXPECT_DOUBLE_EQ(Scalar(path, "SELECT SUM(energy_bound_joules) FROM usage_minutes"), 300);
 }
 
 }  // namespace

@@ -136,6 +136,38 @@ TEST(JsonApi, UnitsLedgerProcessesSources) {
   EXPECT_EQ(sources[1]["last_success_age_seconds"], 10.0);
 }
 
+// An estimated energy split: its ± in the running total (joules) and over the latest interval
+// (watts, beside power_watts); a measured one's is 0.
+TEST(JsonApi, EnergyBoundsBesideTheEnergy) {
+  auto s = State();
+  auto& u = s.unit_totals["GPU-x"];
+  u.energy_joules = 400, u.energy_unknown_seconds = 0, u.last_interval = s.intervals;
+  auto& t = s.totals[{"GPU-x", Owner{OwnerKind::kContainer, "ns", "p", "c"}}];
+  t.energy_joules = 300, t.energy_bound_joules = 60;
+  attribution::UnitLedger l;
+  l.uuid = "GPU-x";
+  l.seconds = 4;
+  l.energy_joules = 400;
+  attribution::Row r;
+  r.owner = Owner{OwnerKind::kContainer, "ns", "p", "c"};
+  r.compute_seconds = 1.5, r.energy_joules = 300, r.energy_bound_joules = 60;
+  l.rows.push_back(r);
+  s.last_interval = {l};
+  const auto ledger = LedgerJson(s);
+  bool seen = false;
+  for (const auto& o : ledger["units"][0]["owners"]) {
+    if (o.value("pod", "") == "p") {
+      seen = true;
+      EXPECT_EQ(o["energy_bound_joules"], 60.0);
+      EXPECT_EQ(o["power_watts"], 75.0);
+      EXPECT_EQ(o["power_bound_watts"], 15.0);
+    } else {
+      EXPECT_EQ(o["energy_bound_joules"], 0.0) << o.dump();
+    }
+  }
+  EXPECT_TRUE(seen);
+}
+
 // /api/v2's spelling of the ledger (what the server serves): camelCase keys, and a pod's label
 // keys as the pod has them (kDataKeyedMembers; without it `cost_center` would be respelled).
 TEST(JsonApi, V2KeepsThePodsLabelKeys) {

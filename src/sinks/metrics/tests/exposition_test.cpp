@@ -263,6 +263,15 @@ TEST(Attribution, CostAndGpuEquivalentSeries) {
   EXPECT_THAT(text, HasSubstr("gpumeter_memory_gpus{" + unit + "namespace=\"ns\",pod=\"lazy\""));
 }
 
+// How many series of `metric` the exposition text has.
+size_t SeriesOf(const std::string& text, const std::string& metric) {
+  size_t series = 0;
+  for (size_t at = text.find(metric + "{"); at != std::string::npos;
+       at = text.find(metric + "{", at + 1))
+    ++series;
+  return series;
+}
+
 // An estimated split's bound: a series once it is above 0, never a row of zeros elsewhere.
 TEST(Attribution, ComputeBoundOnlyWhereSomethingWasEstimated) {
   auto s = State();
@@ -278,11 +287,23 @@ TEST(Attribution, ComputeBoundOnlyWhereSomethingWasEstimated) {
                               "gpu_uuid=\"GPU-x\",model=\"Test GPU\",mig_profile=\"\","
                               "namespace=\"ns\",pod=\"lazy\",container=\"c\","
                               "owner_kind=\"container\"} 4.5\n"));
-  size_t series = 0;
-  for (size_t at = text.find("gpumeter_compute_bound_seconds_total{"); at != std::string::npos;
-       at = text.find("gpumeter_compute_bound_seconds_total{", at + 1))
-    ++series;
-  EXPECT_EQ(series, 1u);
+  EXPECT_EQ(SeriesOf(text, "gpumeter_compute_bound_seconds_total"), 1u);
+}
+
+// An estimated energy split's bound, as compute's: a series once it is above 0, none elsewhere.
+TEST(Attribution, EnergyBoundOnlyWhereSomethingWasEstimated) {
+  auto s = State();
+  const auto at = std::chrono::steady_clock::time_point{} + std::chrono::seconds(103);
+  EXPECT_THAT(RenderText(BuildFamilies(Health(), s, {}, at)),
+              Not(HasSubstr("gpumeter_energy_bound_joules_total{")));
+  s.totals.at({"GPU-x", Owner{OwnerKind::kContainer, "ns", "lazy", "c"}}).energy_bound_joules = 120;
+  const auto text = RenderText(BuildFamilies(Health(), s, {}, at));
+  EXPECT_THAT(text, HasSubstr("# TYPE gpumeter_energy_bound_joules_total counter\n"));
+  EXPECT_THAT(text, HasSubstr("gpumeter_energy_bound_joules_total{node=\"n1\",unit=\"GPU-x\","
+                              "gpu_uuid=\"GPU-x\",model=\"Test GPU\",mig_profile=\"\","
+                              "namespace=\"ns\",pod=\"lazy\",container=\"c\","
+                              "owner_kind=\"container\"} 120\n"));
+  EXPECT_EQ(SeriesOf(text, "gpumeter_energy_bound_joules_total"), 1u);
 }
 
 // The Node object's facts: one info series to join at query time; none before it was read.

@@ -134,7 +134,7 @@ TEST(Chargeback, FormatsCarryTheSameTotals) {
             "namespace,label:team,gpu_hours_held,compute_hours,memory_gib_hours,energy_kwh,"
             "efficiency,cost,idle_cost,share,currency,policy,compute_unknown_hours,efficiency_min,"
             "efficiency_max,compute_bound_hours,memory_busy_hours,memory_busy_unknown_hours,"
-            "memory_busy_bound_hours");
+            "memory_busy_bound_hours,energy_bound_kwh");
   EXPECT_NE(csv.find("\nTOTAL,,"), std::string::npos);
 
   const auto table = RenderTable(c, w);
@@ -335,7 +335,7 @@ TEST(Chargeback, UnknownComputeIsARangeNeverZeroEfficiency) {
     std::stringstream row(csv.substr(at + 1, csv.find('\n', at + 1) - at - 1));
     for (std::string f; std::getline(row, f, ',');) fields.push_back(f);
   }
-  ASSERT_EQ(fields.size(), 18u);
+  ASSERT_EQ(fields.size(), 19u);  // one column per header field
   EXPECT_EQ(fields[14], "0") << "no estimate, no bound";
   EXPECT_EQ(fields[5], "") << "efficiency";
   EXPECT_NEAR(std::stod(fields[11]), 2 * 3.0 / 7, 1e-9);
@@ -473,6 +473,43 @@ TEST(Chargeback, EstimatedSplitsCarryTheirBoundInEveryFormat) {
                             {cost::Basis::kMemory, 0.5, cost::IdleRule::kShare}, {"pod"}),
       {0, 7200});
   EXPECT_EQ(exact.find("±"), std::string::npos) << exact;
+}
+
+// Energy estimated inside DCGM collections carries its ± into every format; the total, the
+// units' measured energy, has none (the busy rows' and idle's bounds cancel).
+TEST(Chargeback, EstimatedEnergyCarriesItsBoundInEveryFormat) {
+  auto usage = Usage();
+  usage[0].owners[0].energy_bound_joules = 1.8e6;  // search/a: ±0.5 kWh
+  const auto pricing =
+      *cost::Pricing::Parse("gpu_models: {H100: 4.0, H200: 7.0}\ndefaults: false\n", "p.yaml");
+  const auto cb = cost::BuildChargeback(
+      usage, {}, pricing, {cost::Basis::kMemory, 0.5, cost::IdleRule::kShare}, {"pod"});
+  const auto* a = Group(cb, {"search/a"});
+  const auto* c = Group(cb, {"search/c"});
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(c, nullptr);
+  EXPECT_NEAR(a->energy_bound_kwh, 0.5, 1e-12);
+  EXPECT_EQ(c->energy_bound_kwh, 0.0);
+  EXPECT_EQ(cb.total.energy_bound_kwh, 0.0);
+
+  const auto table = RenderTable(cb, {0, 7200});
+  EXPECT_NE(table.find("± est-kWh"), std::string::npos) << table;
+  EXPECT_NE(table.find("±0.500"), std::string::npos) << table;
+  EXPECT_NE(table.find("energy inside DCGM collections"), std::string::npos) << table;
+  const auto json = nlohmann::json::parse(RenderJson(cb, {0, 7200}));
+  for (const auto& j : json["groups"])
+    if (j["group"]["pod"] == "search/a") {
+      EXPECT_NEAR(j["energyBoundKWh"].get<double>(), 0.5, 1e-12);
+    }
+  EXPECT_EQ(CsvCell(RenderCsv(cb), "search/a", "energy_bound_kwh"), "0.5");
+  EXPECT_NE(RenderHtml(cb, {0, 7200}, report::OverTime{})
+                .find(fmt::format("{:.3f} ± 0.500", a->energy_kwh)),
+            std::string::npos);
+  const auto exact = RenderTable(
+      cost::BuildChargeback(Usage(), {}, pricing,
+                            {cost::Basis::kMemory, 0.5, cost::IdleRule::kShare}, {"pod"}),
+      {0, 7200});
+  EXPECT_EQ(exact.find("est-kWh"), std::string::npos) << exact;
 }
 
 // Two tenants of a time-sliced GPU whose split went unmeasured for half an hour: each one's use

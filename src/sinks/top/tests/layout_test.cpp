@@ -47,6 +47,11 @@ TEST(TopLayout, AnEstimateShowsItsBoundAndALowerBoundSaysSo) {
   EXPECT_EQ(ComputePercent(0.12, 0.3, true), ">=12.0%") << "unknown outranks a bound";
   EXPECT_EQ(ComputePercent(std::nullopt, 0.3, false), "?");
   EXPECT_EQ(ComputePercent(0.5, std::nullopt, false), "50.0%");
+  // Power whose energy split was estimated: the truth within ± (under half a watt: none shown).
+  EXPECT_EQ(Watts(350.0, 40.0), "350+-40W");
+  EXPECT_EQ(Watts(350.0, 0.2), "350 W");
+  EXPECT_EQ(Watts(350.0, std::nullopt), "350 W");
+  EXPECT_EQ(Watts(std::nullopt, 40.0), "?");
 }
 
 // At 80 columns the two fixed lines (they do not scroll sideways) fit whole: the key list gives

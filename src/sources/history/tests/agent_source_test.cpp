@@ -99,6 +99,34 @@ TEST(TopAgentSource, BoundsAndUnknownComputeReachTheFrame) {
   EXPECT_NE(bad.error().message.find("compute_bound_ratio"), std::string::npos);
 }
 
+// The ± of an owner's power where its energy was estimated (a DCGM collection's profile) reaches
+// the frame and the pods' rows; an agent before energy bounds sends none: measured, as it claimed.
+TEST(TopAgentSource, EnergyBoundsReachTheFrame) {
+  auto l = Ledger();
+  l["units"][0]["owners"][0]["power_bound_watts"] = 40.0;
+  auto f = FrameFromAgentJson(Units(), l, Findings(), "agent x", 100);
+  ASSERT_TRUE(f) << f.error().message;
+  EXPECT_EQ(*f->units[0].owners[0].power_bound_watts, 40.0);
+  const auto& o = f->units[0].owners[0];
+  double bound = 0;  // over the pods' rows: the owner's row carries it, no other any
+  for (const auto& r : GroupRows(*f, "container", SortKey::kCompute, {})) {
+    ASSERT_TRUE(r.power_bound_watts.has_value());
+    if (r.key == std::vector<std::string>{o.owner.ns, o.owner.pod, o.owner.container}) {
+      EXPECT_EQ(*r.power_bound_watts, 40.0);
+    }
+    bound += *r.power_bound_watts;
+  }
+  EXPECT_EQ(bound, 40.0);
+  f = FrameFromAgentJson(Units(), Ledger(), Findings(), "agent x", 100);
+  ASSERT_TRUE(f) << f.error().message;
+  EXPECT_EQ(*f->units[0].owners[0].power_bound_watts, 0.0);
+  l = Ledger();
+  l["units"][0]["owners"][0]["power_bound_watts"] = -3;
+  const auto bad = FrameFromAgentJson(Units(), l, Findings(), "agent x", 100);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("power_bound_watts"), std::string::npos);
+}
+
 TEST(TopAgentSource, RefusesRepliesOfTheWrongShape) {
   auto expect_refused = [](const json& units, const json& ledger, const std::string& why) {
     auto f = FrameFromAgentJson(units, ledger, Findings(), "agent x", 100);

@@ -36,6 +36,19 @@ TEST(TopPrometheusFrame, RatesOverTheUnitsSeconds) {
   EXPECT_DOUBLE_EQ(*u.memory_used_bytes, 30e9);
   EXPECT_DOUBLE_EQ(*u.owners[0].held_share, 0.5);
   EXPECT_DOUBLE_EQ(*u.owners[0].power_watts, 200);
+  EXPECT_DOUBLE_EQ(*u.owners[0].power_bound_watts, 0) << "no energy bound series: measured";
+}
+
+// gpumeter_energy_bound_joules_total over the window: the ± of the owner's power.
+TEST(TopPrometheusFrame, AnEnergyBoundIsThePowersPlusMinus) {
+  auto usage = Usage();
+  usage.units[0].owners[0].energy_bound_joules = 40.0 * 60;
+  const auto f = FrameFromUsage(usage, "prometheus x", 1000, 60);
+  ASSERT_EQ(f.units.size(), 1u);
+  EXPECT_DOUBLE_EQ(*f.units[0].owners[0].power_bound_watts, 40);
+  usage.units[0].energy_joules = 0;  // energy unknown: so is its ±
+  EXPECT_FALSE(
+      FrameFromUsage(usage, "prometheus x", 1000, 60).units[0].owners[0].power_watts.has_value());
 }
 
 TEST(TopPrometheusFrame, NonFiniteIsUnknownAndNoEnergyIsUnknownPower) {
