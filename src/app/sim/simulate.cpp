@@ -118,6 +118,36 @@ void CloseFakeNvml(Harness& h) {
   dlclose(h.control);
 }
 
+// Each pass's window and busy values: a held (DCGM-fed) unit's ledger comes passes later and is
+// scored over the time it covers, against the naive values of those passes.
+struct PassBusy {
+  double from_s, to_s;
+  std::map<std::string, double> busy;
+};
+
+// A ledger booked late (held for its DCGM collection), scored over the time it covers: the naive
+// value is those passes' busy, and where its ends are not sample instants (a held interval split
+// at a collection's end) memory is judged by the samples of the passes it touches.
+void ScoreLate(const attribution::UnitLedger& l, double to_s, const std::deque<PassBusy>& passes,
+               Scorer& scorer) {
+  const double end = to_s - l.late_seconds, begin = end - l.seconds;
+  double covered = 0, weighted = 0;
+  std::vector<std::pair<double, double>> sampled;
+  bool on_samples_from = false, on_samples_to = false;
+  for (const auto& p : passes) {
+    const double overlap = std::min(end, p.to_s) - std::max(begin, p.from_s);
+    if (overlap > 0) sampled.emplace_back(p.from_s, p.to_s);
+    if (const auto b = p.busy.find(l.uuid); b != p.busy.end() && overlap > 0)
+      covered += overlap, weighted += b->second * overlap;
+    on_samples_from = on_samples_from || std::abs(p.from_s - begin) < 1e-6;
+    on_samples_to = on_samples_to || std::abs(p.to_s - end) < 1e-6;
+  }
+  if (on_samples_from && on_samples_to) sampled.clear();
+  std::map<std::string, double> naive;
+  if (covered > 0) naive[l.uuid] = weighted / covered;
+  scorer.AddInterval(begin, end, {l}, naive, sampled);
+}
+
 // What the run measured: the scores, the intervals, the lost GPU-intervals.
 struct Measured {
   ScoreReport report;
@@ -202,12 +232,6 @@ Measured Measure(const SimulateOptions& o, const scenario::Scenario& s, double t
   options.accountant.idle_power_watts = idle_power;
   node::NodePipeline pipeline(sources, options);
   Scorer scorer(s, o.step_s);
-  // Each pass's window and busy values: a held (DCGM-fed) unit's ledger comes passes later and is
-  // scored over the time it covers, against the naive values of those passes.
-  struct PassBusy {
-    double from_s, to_s;
-    std::map<std::string, double> busy;
-  };
   std::deque<PassBusy> passes;  // the last 10 minutes': more than anything is ever held
   auto score = [&](double to_s, double len, const std::vector<attribution::UnitLedger>& ledgers,
                    const std::map<std::string, double>& busy) {
@@ -217,16 +241,7 @@ Measured Measure(const SimulateOptions& o, const scenario::Scenario& s, double t
         on_time.push_back(l);
         continue;
       }
-      const double end = to_s - l.late_seconds, begin = end - l.seconds;
-      double covered = 0, weighted = 0;
-      for (const auto& p : passes)
-        if (const auto b = p.busy.find(l.uuid); b != p.busy.end()) {
-          const double overlap = std::min(end, p.to_s) - std::max(begin, p.from_s);
-          if (overlap > 0) covered += overlap, weighted += b->second * overlap;
-        }
-      std::map<std::string, double> naive;
-      if (covered > 0) naive[l.uuid] = weighted / covered;
-      scorer.AddInterval(begin, end, {l}, naive);
+      ScoreLate(l, to_s, passes, scorer);
     }
     if (!on_time.empty()) scorer.AddInterval(to_s - len, to_s, on_time, busy);
   };

@@ -174,15 +174,13 @@ ContainerScore& Scorer::At(const std::string& unit, const std::string& container
 // a bursty server's compute at a 1 s step, charged to the agent); memory grows linearly, exact
 // but where a cap is reached inside a piece. And the memory the two sample instants cannot show.
 Scorer::TrueSeconds Scorer::AddTruth(const std::string& unit, double from_s, double to_s,
-                                     bool compute_known, bool energy_known, bool traffic_known) {
+                                     bool compute_known, bool energy_known, bool traffic_known,
+                                     const std::vector<std::pair<double, double>>& sampled) {
   TrueSeconds out;
   auto& compute = out.compute;
   const auto ref = s_.FindUnit(unit);
   if (!ref.gpu) return out;
-  const double n = std::max(1.0, std::ceil((to_s - from_s) / (step_s_ / 100)));
-  std::vector<double> cuts = scenario::UnitChangeTimes(s_, unit, from_s, to_s);
-  for (double i = 1; i < n; ++i) cuts.push_back(from_s + i * (to_s - from_s) / n);
-  std::sort(cuts.begin(), cuts.end());
+  const auto cuts = Cuts(unit, from_s, to_s);
   std::map<std::string, double> exact_memory;
   for (size_t i = 0; i + 1 < cuts.size(); ++i) {
     const double h = cuts[i + 1] - cuts[i];
@@ -208,14 +206,51 @@ Scorer::TrueSeconds Scorer::AddTruth(const std::string& unit, double from_s, dou
   std::set<std::string> keys;
   for (const auto& m : {exact_memory, at_from, at_to})
     for (const auto& [k, v] : m) keys.insert(k);
+  // A ledger whose ends are not sample instants (a held interval split at a collection's end)
+  // is judged by what the samples of every pass it touches cannot see (a pass it shares with
+  // its neighbour counts for both: conservative).
+  const bool sampled_here = sampled.empty();
+  std::map<std::string, double> around;
+  for (const auto& [a, b] : sampled)
+    for (const auto& [k, v] : MemoryBounds(unit, a, b)) around[k] += v;
   for (const auto& k : keys) {
     auto& sc = At(unit, k);
     sc.scored = true;
     const double exact = exact_memory.count(k) ? exact_memory[k] : 0.0;
     const double trapezoid = (at_from[k] + at_to[k]) / 2 * (to_s - from_s);
     sc.truth.memory_byte_s += exact;
-    sc.memory_bound_byte_s += std::abs(trapezoid - exact);
+    const auto a = around.find(k);
+    sc.memory_bound_byte_s += sampled_here        ? std::abs(trapezoid - exact)
+                              : a == around.end() ? 0.0
+                                                  : a->second;
   }
+  return out;
+}
+
+std::vector<double> Scorer::Cuts(const std::string& unit, double from_s, double to_s) const {
+  const double n = std::max(1.0, std::ceil((to_s - from_s) / (step_s_ / 100)));
+  std::vector<double> cuts = scenario::UnitChangeTimes(s_, unit, from_s, to_s);
+  for (double i = 1; i < n; ++i) cuts.push_back(from_s + i * (to_s - from_s) / n);
+  std::sort(cuts.begin(), cuts.end());
+  return cuts;
+}
+
+std::map<std::string, double> Scorer::MemoryBounds(const std::string& unit, double from_s,
+                                                   double to_s) const {
+  const auto cuts = Cuts(unit, from_s, to_s);
+  std::map<std::string, double> exact;
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    const double h = cuts[i + 1] - cuts[i];
+    if (h <= 0) continue;
+    for (const auto& pt : scenario::UnitAt(s_, unit, cuts[i] + h / 2).processes)
+      if (pt.process->container)
+        exact[pt.process->container->Key()] += static_cast<double>(pt.memory_bytes) * h;
+  }
+  auto at_from = MemoryByContainer(s_, unit, from_s), at_to = MemoryByContainer(s_, unit, to_s);
+  std::map<std::string, double> out;
+  for (const auto& m : {exact, at_from, at_to})
+    for (const auto& [k, v] : m)
+      out[k] = std::abs((at_from[k] + at_to[k]) / 2 * (to_s - from_s) - exact[k]);
   return out;
 }
 
@@ -237,30 +272,23 @@ void Scorer::ScoreTraffic(const attribution::UnitLedger& l, double from_s, doubl
 }
 
 // An estimated energy split's own claim, per interval (as compute's): the truth within energy ±
-// bound. The bound is on the energy of the busy time booked; where the booked time itself is off
-// (a collection seen up to a poll late, which the compute targets judge), the truth is taken at
-// that time, at the row's own power per busy second.
+// bound.
 void Scorer::JudgeEnergyBound(const attribution::Row& r, ContainerScore& sc,
                               const TrueSeconds& truths) {
   const auto t = truths.energy.find(Key(r.owner));
   const double true_j = t == truths.energy.end() ? 0.0 : t->second;
-  const auto tc = truths.compute.find(Key(r.owner));
-  const double true_s = tc == truths.compute.end() ? 0.0 : tc->second;
-  const double at_booked_time =
-      r.compute_seconds > 0
-          ? true_j + (r.compute_seconds - true_s) * r.energy_joules / r.compute_seconds
-          : true_j;
   sc.energy_estimate = true;
   ++sc.energy_bound_n;
-  sc.energy_bound_within += std::abs(r.energy_joules - at_booked_time) <=
-                            r.energy_bound_joules + 1e-9 * std::max(1.0, true_j);
+  sc.energy_bound_within +=
+      std::abs(r.energy_joules - true_j) <= r.energy_bound_joules + 1e-9 * std::max(1.0, true_j);
   sc.energy_bound_width_pct_sum +=
       r.energy_bound_joules / std::max({true_j, r.energy_joules, 1e-9}) * 100;
 }
 
 void Scorer::AddInterval(double from_s, double to_s,
                          const std::vector<attribution::UnitLedger>& ledgers,
-                         const std::map<std::string, double>& busy) {
+                         const std::map<std::string, double>& busy,
+                         const std::vector<std::pair<double, double>>& sampled) {
   const double len = to_s - from_s;
   for (const auto& l : ledgers) {
     // Conservation: the rows add up to the unit's capacity over the interval.
@@ -292,7 +320,8 @@ void Scorer::AddInterval(double from_s, double to_s,
     const bool energy_known =
         compute_known && l.energy_joules.has_value() && hidden == Hidden::kNothing;
     const bool traffic_known = !TrafficUnknown(l);
-    const auto truths = AddTruth(l.uuid, from_s, to_s, compute_known, energy_known, traffic_known);
+    const auto truths =
+        AddTruth(l.uuid, from_s, to_s, compute_known, energy_known, traffic_known, sampled);
     const auto& truth = truths.compute;
     if (traffic_known) ScoreTraffic(l, from_s, to_s, truths.memory_busy);
     const auto b = busy.find(l.uuid);

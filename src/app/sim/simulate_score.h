@@ -116,8 +116,12 @@ class Scorer {
 
   // One interval [from_s, to_s] the pipeline accounted, with its ledgers; `busy` is each unit's
   // busy fraction as NVML reported it (for the naive labelling).
+  // `sampled`: the passes [from, to] touching [from_s, to_s] where its ends are not sample
+  // instants (a held interval split at a DCGM collection's end), empty otherwise: memory is then
+  // judged by what those passes' samples cannot see.
   void AddInterval(double from_s, double to_s, const std::vector<attribution::UnitLedger>& ledgers,
-                   const std::map<std::string, double>& busy);
+                   const std::map<std::string, double>& busy,
+                   const std::vector<std::pair<double, double>>& sampled = {});
 
   // The scores over [from_s, to_s] against the targets of docs/attribution.md.
   ScoreReport Finish(double from_s, double to_s) const;
@@ -132,7 +136,14 @@ class Scorer {
     std::map<std::string, double> compute, memory_busy, energy;
   };
   TrueSeconds AddTruth(const std::string& unit, double from_s, double to_s, bool compute_known,
-                       bool energy_known, bool traffic_known);
+                       bool energy_known, bool traffic_known,
+                       const std::vector<std::pair<double, double>>& sampled);
+  // The truth's pieces over [from_s, to_s]: where busy or a share changes, and no longer than
+  // 1/100 of a step (AddTruth).
+  std::vector<double> Cuts(const std::string& unit, double from_s, double to_s) const;
+  // Per container on `unit`, |the trapezoid of its memory at from_s and to_s − its integral|.
+  std::map<std::string, double> MemoryBounds(const std::string& unit, double from_s,
+                                             double to_s) const;
   // Judges an estimated energy row of one interval against its bound (`truths`: AddTruth's).
   void JudgeEnergyBound(const attribution::Row& r, ContainerScore& sc, const TrueSeconds& truths);
   // Scores the memory traffic of an interval's rows against `truth` (AddTruth's).

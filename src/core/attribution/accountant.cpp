@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include "domain/power_trace.h"
+
 namespace gpumeter::attribution {
 
 Accountant::Accountant(ObserveContext ctx, AccountantOptions options)
@@ -246,8 +248,14 @@ std::vector<UnitObservation> Accountant::ObserveHeld(
     d.dcgm_dram_active = means.memory.front();
   }
   std::optional<gpu::DeviceSample> previous = h.previous;
-  if (watts && previous && previous->energy_joules)  // the counter as if power had been even
+  if (watts && previous && previous->energy_joules) {  // the counter as if power had been even
     d.energy_joules = *previous->energy_joules + *watts * h.seconds;
+  } else if (h.split) {  // the part's own energy; without it, not the whole interval's counter
+    if (h.joules && previous && previous->energy_joules)
+      d.energy_joules = *previous->energy_joules + *h.joules;
+    else
+      d.energy_joules.reset();
+  }
   // The context of the time the interval was held, but today's idle power (the fit only learns).
   ObserveContext ctx;
   ctx.owner = [&h](uint32_t pid) -> std::optional<Owner> {
@@ -281,6 +289,14 @@ std::vector<UnitObservation> Accountant::ObserveHeld(
       if (p.busy_seconds > 0) u.busy_time_watts = p.busy_energy_joules / p.busy_seconds;
       if (idle_s > 0) u.idle_time_watts = (p.energy_joules - p.busy_energy_joules) / idle_s;
       u.energy_bound_joules = p.busy_energy_bound_joules;
+    }
+    // The slices in no instance (the unit after them) keep what the instances did not take: the
+    // profile's idle power for them, so the GPU's energy adds up whatever idle power it took.
+    if (d.mig_enabled && units.size() == profile->size() + 1 && units.back().energy_joules) {
+      double taken = 0;
+      for (size_t i = 0; i < profile->size(); ++i) taken += units[i].energy_joules.value_or(0);
+      if (const auto gpu = GpuEnergyJoules(previous ? &*previous : nullptr, d, h.seconds, nullptr))
+        units.back().energy_joules = std::max(0.0, *gpu - taken);
     }
   }
   return units;
@@ -322,6 +338,7 @@ std::vector<UnitLedger> Accountant::Release(const PastActivityOf& activity, bool
   for (auto it = held_.begin(); it != held_.end();) {
     auto& queue = it->second;
     const bool force = all || !held_now_.count(it->first);
+    if (!force) SplitAtCoverage(queue, activity);
     std::vector<Means> known;  // of the front intervals whose activity is known (or forced)
     for (const auto& h : queue) {
       auto m = Resolve(h, activity, force || queue.size() - known.size() > kMaxHeld);
@@ -344,12 +361,10 @@ std::vector<UnitLedger> Accountant::Release(const PastActivityOf& activity, bool
       double joules = 0, seconds = 0;
       bool counted = true;
       for (; j < known.size() && SameMeans(known[j].activity, known[i].activity); ++j) {
-        const auto& h = queue[j];
         Rule rule = Rule::kNone;
-        const auto e =
-            GpuEnergyJoules(h.previous ? &*h.previous : nullptr, h.device, h.seconds, &rule);
+        const auto e = HeldEnergy(queue[j], &rule);
         counted = counted && e && rule == Rule::kEnergyCounterDelta;
-        joules += e.value_or(0), seconds += h.seconds;
+        joules += e.value_or(0), seconds += queue[j].seconds;
       }
       const auto watts =
           counted && seconds > 0 ? std::optional<double>(joules / seconds) : std::nullopt;
@@ -361,6 +376,65 @@ std::vector<UnitLedger> Accountant::Release(const PastActivityOf& activity, bool
     it = queue.empty() ? held_.erase(it) : std::next(it);
   }
   return merged;
+}
+
+std::optional<double> Accountant::HeldEnergy(const HeldInterval& h, Rule* rule) {
+  if (h.split) {
+    if (h.joules) {
+      if (rule) *rule = Rule::kEnergyCounterDelta;
+      return h.joules;
+    }
+    // No counter: the mean of the power readings over the part's own seconds, if any.
+    gpu::DeviceSample d = h.device;
+    d.energy_joules.reset();
+    std::optional<gpu::DeviceSample> previous = h.previous;
+    if (previous) previous->energy_joules.reset();
+    return GpuEnergyJoules(previous ? &*previous : nullptr, d, h.seconds, rule);
+  }
+  return GpuEnergyJoules(h.previous ? &*h.previous : nullptr, h.device, h.seconds, rule);
+}
+
+void Accountant::SplitAtCoverage(std::deque<HeldInterval>& queue, const PastActivityOf& activity) {
+  constexpr double kShortestPartS = 1e-3;  // a split finer than this is float noise
+  for (size_t q = 0; q < queue.size(); ++q) {
+    HeldInterval& h = queue[q];
+    std::vector<std::optional<uint32_t>> units;
+    if (h.device.mig_enabled) {
+      for (const auto& m : h.device.mig_instances) units.push_back(m.gpu_instance_id);
+    } else {
+      units.push_back(std::nullopt);
+    }
+    bool pending = false;
+    double until = h.to_s;
+    for (const auto& gi : units) {
+      const auto a = activity(h.device.uuid, gi, h.from_s, h.to_s);
+      if (!a.pending) continue;
+      if (!a.covered_until_s) return;  // cannot be told where: wait whole
+      pending = true;
+      until = std::min(until, *a.covered_until_s);
+    }
+    if (!pending) continue;  // told already: the next one may be the first pending
+    if (until <= h.from_s + kShortestPartS || until >= h.to_s - kShortestPartS) return;
+    const double part = (until - h.from_s) / (h.to_s - h.from_s);
+    HeldInterval later = h;
+    Rule rule = Rule::kNone;
+    const auto energy = HeldEnergy(h, &rule);
+    const bool counted = energy && rule == Rule::kEnergyCounterDelta;
+    const double share =
+        domain::EnergyShareBy(h.previous ? domain::MergePowerSamples(h.previous->power_samples,
+                                                                     h.device.power_samples)
+                                         : h.device.power_samples,
+                              h.from_s, h.to_s, until)
+            .value_or(part);
+    later.split = h.split = true;
+    later.joules = counted ? std::optional<double>(*energy * (1 - share)) : std::nullopt;
+    h.joules = counted ? std::optional<double>(*energy * share) : std::nullopt;
+    later.from_s = h.to_s = until;
+    later.seconds = h.seconds * (1 - part);
+    h.seconds *= part;
+    queue.insert(queue.begin() + static_cast<std::ptrdiff_t>(q) + 1, std::move(later));
+    return;
+  }
 }
 
 std::set<std::string> Accountant::HeldUnits() const {

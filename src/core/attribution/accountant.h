@@ -27,6 +27,10 @@ struct AccountantOptions {
   // Idle power by GPU UUID or model name (as NVML names it), where the operator knows it; else
   // it is fitted (IdlePowerFit).
   std::map<std::string, double> idle_power_watts;
+  // How late the DCGM source sees a collection at most (its poll period, DcgmSourceOptions):
+  // the collections' edges on the agent's clock are this uncertain, and the bounds of energy
+  // estimated inside them say so (collection_profile.h).
+  double dcgm_seen_within_s = 2;
 };
 
 // The activity of one unit of a held GPU over a past interval (Accountant::Release): pending
@@ -37,6 +41,9 @@ struct PastActivity {
   // The unit's memory traffic over the same interval where the source has it (DCGM DRAM_ACTIVE),
   // [0, 1]; unknown otherwise. It never holds an interval back: activity does.
   std::optional<double> memory = std::nullopt;
+  // While pending: how far the source can tell the unit's activity now (the end of its last
+  // collection seen), so an interval across it can be split there (Accountant::Release).
+  std::optional<double> covered_until_s = std::nullopt;
 };
 // (GPU UUID, MIG GPU instance ID or none for the whole GPU, from_s, to_s) -> its activity over
 // (from_s, to_s], on the clock of the snapshots' timestamps.
@@ -116,7 +123,18 @@ class Accountant {
     std::map<uint32_t, EarlierProcess> earlier;           // reused PIDs
     std::map<std::string, std::vector<Holding>> holders;  // by unit UUID
     SharingMode sharing = SharingMode::kExclusive;
+    // Where the interval was split at a collection's end (SplitAtCoverage): the part's energy
+    // (unknown without the counter); else the counter's delta between `previous` and `device`.
+    bool split = false;
+    std::optional<double> joules;
   };
+  // The interval's energy and the rule that gave it (HeldInterval::joules, or the counter's).
+  static std::optional<double> HeldEnergy(const HeldInterval& h, Rule* rule);
+  // Splits the first interval of `queue` still pending at the end of the last collection seen of
+  // every unit, where that end lies inside it: the part before is booked with that collection,
+  // the rest waits for the next, so a collection is booked whole at any step. Energy is split by
+  // the board's power samples where they cover the interval, else by time.
+  static void SplitAtCoverage(std::deque<HeldInterval>& queue, const PastActivityOf& activity);
   HeldInterval Hold(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
                     double seconds) const;
   // The activity of each unit of a held interval (MIG instances in order, or the whole GPU), and
@@ -135,8 +153,9 @@ class Accountant {
                                            const std::vector<UnitProfile>* profile = nullptr) const;
   // The activity profile of a GPU's released intervals `known` (the front of `queue`) inside
   // their collections, from the board's power (accountant_profile.cpp): per interval, the
-  // units' mean activity and energies. Empty where it cannot be told (no idle power, an interval
-  // without a counted energy, a unit's activity or size unknown): those spread power evenly.
+  // units' mean activity and energies. Empty where it cannot be told (an interval without a
+  // counted energy, a unit's activity or size unknown, the instances changed): those spread
+  // power evenly.
   struct HeldProfile {
     Means means;
     std::vector<UnitProfile> units;

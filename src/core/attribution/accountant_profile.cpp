@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/attribution/accountant.h"
+#include "domain/power_trace.h"
 
 namespace gpumeter::attribution {
 namespace {
@@ -12,39 +13,6 @@ namespace {
 // A unit's floor weight: one that looked steady across collections still takes a little of a
 // change no other unit can (its neighbours at 0 or 1).
 constexpr double kWeightFloor = 1e-4;
-
-struct Span {
-  double from_s, to_s;
-};
-
-// The driver periods of the interval's power samples, end to end over (from_s, to_s], when they
-// cover it (no gap wider than 1.5 periods, none at either end); else none. The period is the
-// median spacing of the stamps.
-std::vector<std::pair<Span, double>> PowerPieces(const std::vector<gpu::PowerSample>& samples,
-                                                 double from_s, double to_s) {
-  std::vector<std::pair<double, double>> in;  // (stamp s, watts) up to a period past to_s
-  for (const auto& p : samples) in.emplace_back(static_cast<double>(p.timestamp_us) / 1e6, p.watts);
-  if (in.size() < 3) return {};
-  std::vector<double> gaps;
-  for (size_t k = 1; k < in.size(); ++k) gaps.push_back(in[k].first - in[k - 1].first);
-  std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2),
-                   gaps.end());
-  const double period = gaps[gaps.size() / 2];
-  if (!(period > 0) || period * 3 > to_s - from_s) return {};
-  std::vector<std::pair<Span, double>> out;
-  double at = from_s;
-  for (const auto& [stamp, watts] : in) {
-    if (stamp <= from_s) continue;
-    if (stamp - period * 1.5 > at) return {};  // a gap, or the first stamp too late
-    const double end = std::min(stamp, to_s);
-    if (end > at) out.push_back({{at, end}, watts});
-    at = end;
-    if (at >= to_s) break;
-  }
-  if (to_s - at > period * 1.5) return {};  // the last stamp too early
-  if (!out.empty()) out.back().first.to_s = to_s;
-  return out;
-}
 
 // The units and their shares of the GPU: MIG instances by slices, or the whole GPU; false where a
 // size is unknown.
@@ -80,6 +48,57 @@ void SetIdleAndWeights(ProfileInput& in, std::optional<double> idle, std::vector
   }
 }
 
+// The same MIG instances (by UUID, in order), or both whole GPUs.
+bool SameInstances(const gpu::DeviceSample& a, const gpu::DeviceSample& b) {
+  if (a.mig_enabled != b.mig_enabled || a.mig_instances.size() != b.mig_instances.size())
+    return false;
+  for (size_t i = 0; i < a.mig_instances.size(); ++i)
+    if (a.mig_instances[i].uuid != b.mig_instances[i].uuid ||
+        a.mig_instances[i].slices != b.mig_instances[i].slices)
+      return false;
+  return true;
+}
+
+// One held interval, as ProfileCollections needs it.
+struct IntervalPower {
+  const gpu::DeviceSample* previous;  // the sample before it, or null
+  const gpu::DeviceSample* device;
+  double from_s, to_s;  // on the snapshots' clock
+  double seconds;       // the interval's length as accounted
+  double joules;        // the energy counter's delta over it
+};
+
+// The interval's pieces: the driver periods of its power samples where they cover it (those read
+// with the sample before it too: a period stamped between that snapshot and its read came with
+// it), each at its power scaled so they add up to the counter's energy and its seconds to the
+// interval's, with the collections' means over each; else the interval as one piece.
+void AddPieces(const IntervalPower& iv, const std::vector<double>& prior,
+               const std::vector<std::optional<uint32_t>>& gi, const PastActivityOf& activity,
+               ProfileInput& in) {
+  const auto periods = domain::PowerPeriods(
+      iv.previous ? domain::MergePowerSamples(iv.previous->power_samples, iv.device->power_samples)
+                  : iv.device->power_samples,
+      iv.from_s, iv.to_s);
+  double sampled = 0;
+  for (const auto& p : periods) sampled += p.watts * (p.to_s - p.from_s);
+  if (periods.empty() || sampled <= 0) {
+    in.pieces.push_back({iv.seconds, iv.joules / iv.seconds, false, prior});
+    return;
+  }
+  // The counter is the interval's energy and the accounted seconds its length (the snapshots'
+  // clock may run apart from the one that timed the interval); the samples give the shape.
+  const double stretch = iv.seconds / (iv.to_s - iv.from_s);
+  const double scale = iv.joules / (sampled * stretch);
+  for (const auto& period : periods) {
+    ProfilePiece p{(period.to_s - period.from_s) * stretch, period.watts * scale, true, prior};
+    for (size_t i = 0; i < gi.size() && i < p.prior.size(); ++i) {
+      const auto a = activity(iv.device->uuid, gi[i], period.from_s, period.to_s);
+      if (!a.pending && a.mean) p.prior[i] = std::clamp(*a.mean, 0.0, 1.0);
+    }
+    in.pieces.push_back(std::move(p));
+  }
+}
+
 }  // namespace
 
 std::vector<Accountant::HeldProfile> Accountant::Profile(const std::deque<HeldInterval>& queue,
@@ -87,51 +106,42 @@ std::vector<Accountant::HeldProfile> Accountant::Profile(const std::deque<HeldIn
                                                          const PastActivityOf& activity) {
   if (known.empty()) return {};
   const gpu::DeviceSample& first = queue.front().device;
-  const auto idle = IdleWatts(first.uuid);
+  // What changed between collections is judged against the last interval released, whether or
+  // not this release can be profiled.
+  const auto last = last_released_.find(first.uuid);
+  std::vector<double> before;
+  if (last != last_released_.end()) before = last->second;
+  std::vector<double> latest;
+  for (const auto& a : known.back().activity)
+    latest.push_back(std::clamp(a.value_or(0.0), 0.0, 1.0));
+  last_released_[first.uuid] = latest;
   std::vector<double> share;
   std::vector<std::optional<uint32_t>> gi;
   if (!Units(first, share, gi)) return {};
   ProfileInput in;
   in.share = share;
+  in.seen_within_s = options_.dcgm_seen_within_s;
   std::vector<size_t> first_piece;  // per interval: its first piece
   for (size_t q = 0; q < known.size(); ++q) {
     const HeldInterval& h = queue[q];
     // The same units throughout, every activity known, the energy counted.
-    if (h.device.mig_instances.size() != first.mig_instances.size() ||
-        known[q].activity.size() != share.size())
-      return {};
+    if (!SameInstances(h.device, first) || known[q].activity.size() != share.size()) return {};
     std::vector<double> prior;
     for (const auto& a : known[q].activity) {
       if (!a) return {};
       prior.push_back(std::clamp(*a, 0.0, 1.0));
     }
     Rule rule = Rule::kNone;
-    const auto energy =
-        GpuEnergyJoules(h.previous ? &*h.previous : nullptr, h.device, h.seconds, &rule);
+    const auto energy = HeldEnergy(h, &rule);
     if (!energy || rule != Rule::kEnergyCounterDelta || h.seconds <= 0) return {};
     first_piece.push_back(in.pieces.size());
-    auto spans = PowerPieces(h.device.power_samples, h.from_s, h.to_s);
-    double sampled = 0;
-    for (const auto& [span, watts] : spans) sampled += watts * (span.to_s - span.from_s);
-    if (spans.empty() || sampled <= 0) {
-      in.pieces.push_back({h.seconds, *energy / h.seconds, false, prior});
-      continue;
-    }
-    // The counter is the interval's energy; the samples give its shape.
-    const double scale = *energy / sampled;
-    for (const auto& [span, watts] : spans) {
-      ProfilePiece p{span.to_s - span.from_s, watts * scale, true, prior};
-      for (size_t i = 0; i < share.size(); ++i) {
-        const auto a = activity(h.device.uuid, gi[i], span.from_s, span.to_s);
-        if (!a.pending && a.mean) p.prior[i] = std::clamp(*a.mean, 0.0, 1.0);
-      }
-      in.pieces.push_back(std::move(p));
-    }
+    AddPieces(
+        {h.previous ? &*h.previous : nullptr, &h.device, h.from_s, h.to_s, h.seconds, *energy},
+        prior, gi, activity, in);
   }
-  const auto last = last_released_.find(first.uuid);
-  SetIdleAndWeights(in, idle,
-                    last == last_released_.end() ? in.pieces.front().prior : last->second);
-  last_released_[first.uuid] = in.pieces.back().prior;
+  SetIdleAndWeights(in, IdleWatts(first.uuid),
+                    before.size() == share.size() ? before : in.pieces.front().prior);
+  in.before = before.size() == share.size() ? before : std::vector<double>{};
   const auto result = ProfileCollections(in);
   if (result.units.size() != in.pieces.size()) return {};
   std::vector<HeldProfile> out(known.size());

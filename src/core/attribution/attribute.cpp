@@ -541,6 +541,8 @@ void MergeInto(UnitLedger& into, const UnitLedger& later) {
       r.memory_busy_unknown_seconds += a->memory_busy_unknown_seconds;
       r.memory_busy_bound_seconds += a->memory_busy_bound_seconds;
       r.energy_bound_joules += a->energy_bound_joules;
+      // An estimate merged with a measurement is still one (its bound is in the sum).
+      if (domain::IsEnergyEstimate(a->energy_rule)) r.energy_rule = a->energy_rule;
       rows.push_back(std::move(r));
       ++a, ++b;
     }

@@ -128,6 +128,21 @@ std::pair<double, double> SquareRange(const ProfileInput& in, size_t b, size_t e
   return {least, std::max(least, most)};
 }
 
+// What a collection's edges may move: each is up to seen_within_s late on the pieces' clock, so
+// that much of the neighbour's activity (its change across the edge; where the neighbour is not
+// known yet, anything) is booked on this side, at up to the unit's full power per second.
+double EdgeMargin(const ProfileInput& in, size_t b, size_t e, size_t i, double extra_watts) {
+  if (in.seen_within_s <= 0) return 0;
+  const double x = in.pieces[b].prior[i];
+  const double unknown = std::max(x, 1 - x);
+  const double before = b > 0                  ? std::abs(x - in.pieces[b - 1].prior[i])
+                        : in.before.size() > i ? std::abs(x - in.before[i])
+                                               : unknown;
+  const double after = e < in.pieces.size() ? std::abs(x - in.pieces[e].prior[i]) : unknown;
+  const double full_power = in.share[i] * (std::max(0.0, in.idle_watts) + extra_watts);
+  return in.seen_within_s * full_power * (before + after);
+}
+
 // Each unit's energy and busy energy in each piece of [b, e): the piece's idle energy by share,
 // the rest by activity × share (the rule of SplitMigEnergy); busy energy is activity × that.
 void PieceEnergy(const ProfileInput& in, size_t b, size_t e, const std::vector<double>& target,
@@ -173,7 +188,8 @@ void PieceEnergy(const ProfileInput& in, size_t b, size_t e, const std::vector<d
         std::max({1.0, 0.02 * (seconds > 0 ? energy_sum / seconds : 0.0), in.idle_watts_error});
     const double bound = in.share[i] * kappa * std::max({most - square, square - least, 0.0}) +
                          std::abs(est - model) +
-                         in.share[i] * idle_error * (want + square / std::max(s, kTiny));
+                         in.share[i] * idle_error * (want + square / std::max(s, kTiny)) +
+                         EdgeMargin(in, b, e, i, kappa + idle_error);
     // Spread over the pieces by their busy energy (by seconds where there is none).
     for (size_t k = b; k < e; ++k) {
       const double part =

@@ -37,6 +37,12 @@ struct ProfileInput {
   // How far off idle_watts may be, watts: at least max(1 W, 2 % of the mean power), what the fit
   // guarantees (IdlePowerFit); more where idle power is not known and is taken from the power.
   double idle_watts_error = 0;
+  // Per unit: its activity over the piece before the first one (the last released); empty when
+  // not known. With seen_within_s, how late a collection's edge may be on the pieces' clock (the
+  // source's poll): activity across an edge may be booked on its other side, and the bound says
+  // so (at most seen_within_s × the change in activity across it, at full power).
+  std::vector<double> before;
+  double seen_within_s = 0;
 };
 
 // One unit over a run of pieces.

@@ -414,8 +414,8 @@ attribution::PastActivityOf NodePipeline::DcgmActivity() const {
   return [this](const std::string& gpu, std::optional<uint32_t> gi, double from_s, double to_s) {
     const auto c = dcgm_aligner_.Mean({gpu, gi}, from_s, to_s);
     const auto traffic = dcgm_aligner_.Mean({gpu, gi, true}, from_s, to_s);
-    return attribution::PastActivity{c.pending, c.mean,
-                                     traffic.pending ? std::nullopt : traffic.mean};
+    return attribution::PastActivity{
+        c.pending, c.mean, traffic.pending ? std::nullopt : traffic.mean, c.covered_until_s};
   };
 }
 

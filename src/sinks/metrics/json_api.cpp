@@ -136,7 +136,8 @@ json LedgerJson(const node::NodeState& s) {
           {"memory_busy_bound_seconds", o.memory_busy_bound_seconds},
           {"energy_joules",
            t.energy_unknown_seconds < t.seconds ? json(o.energy_joules) : json(nullptr)},
-          {"energy_bound_joules", o.energy_bound_joules},
+          {"energy_bound_joules",
+           t.energy_unknown_seconds < t.seconds ? json(o.energy_bound_joules) : json(nullptr)},
           {"requested_share_seconds", o.requested_share_seconds},
           {"rules",
            {{"memory", o.memory_rule}, {"compute", o.compute_rule}, {"energy", o.energy_rule}}}};

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "domain/power_trace.h"
+
 namespace gpumeter::dcgm {
 namespace {
 // Collections kept per unit: the accountant asks only back to its oldest held interval (at most
@@ -50,7 +52,8 @@ Coverage DcgmAligner::Mean(const DcgmKey& key, double from_s, double to_s) const
   const Unit& u = it->second;
   if (from_s < u.start_s - kEpsilonS) return {};  // before the history: never filled in
   const double last = u.collections.empty() ? u.start_s : u.collections.back().first;
-  if (to_s > last + kEpsilonS) return {.pending = true, .mean = std::nullopt};
+  if (to_s > last + kEpsilonS)
+    return {.pending = true, .mean = std::nullopt, .covered_until_s = last};
   double busy = 0, begin = u.start_s;
   for (const auto& [end, mean] : u.collections) {
     const double overlap = std::min(to_s, end) - std::max(from_s, begin);
@@ -67,16 +70,21 @@ std::optional<gpu::ActivityWindow> DcgmAligner::Window(const gpu::DeviceSample& 
                                                        double now_s) {
   auto [it, fresh] = gpus_.try_emplace(d.uuid);
   GpuWindow& g = it->second;
-  // The energy counter at the collection's time, from the passes on either side of it (linear:
-  // the passes may be a 15 s step apart, the collection is seen within the source's poll).
+  // The energy counter at the collection's time, from the passes on either side of it (the
+  // passes may be a 15 s step apart, the collection is seen within the source's poll): by the
+  // board's power samples between them where they cover the pass, else linearly.
   std::optional<double> at_collection;
   if (d.energy_joules && g.pass_energy && *d.energy_joules >= *g.pass_energy && now_s > g.pass_s) {
     const double c = std::clamp(collection_s, g.pass_s, now_s);
-    at_collection =
-        *g.pass_energy + (*d.energy_joules - *g.pass_energy) * (c - g.pass_s) / (now_s - g.pass_s);
+    const double share =
+        domain::EnergyShareBy(domain::MergePowerSamples(g.pass_samples, d.power_samples), g.pass_s,
+                              now_s, c)
+            .value_or((c - g.pass_s) / (now_s - g.pass_s));
+    at_collection = *g.pass_energy + (*d.energy_joules - *g.pass_energy) * share;
   }
   g.pass_s = now_s;
   g.pass_energy = d.energy_joules;
+  g.pass_samples = d.power_samples;
   if (!activity) {  // some unit has no fresh series: no window across the gap
     g.collection_s = 0;
     g.energy_joules.reset();

@@ -13,7 +13,8 @@
 //
 // On the pass that sees a new collection of every unit of a GPU, Apply also sets the GPU's
 // dcgm_window: the collection's mean activity and the board's mean power since the previous one
-// (the energy counter interpolated at both collections' times between the passes around them),
+// (the energy counter at both collections' times, placed between the passes around them by the
+// board's power samples where they cover the pass, else linearly),
 // so the idle-power fit gets pairs measured over nearly the same window at any step.
 //
 // A unit whose series is stale, or missing for longer than 90 s (a failed read empties the
@@ -27,6 +28,7 @@
 #include <map>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "domain/gpu_types.h"
 #include "sources/dcgm/dcgm_source.h"
@@ -37,6 +39,9 @@ namespace gpumeter::dcgm {
 struct Coverage {
   bool pending = false;        // the interval reaches past the last collection seen
   std::optional<double> mean;  // [0, 1]; unset (and not pending): unknown
+  // While pending: the end of the last collection seen (the unit's history start before any),
+  // up to which an interval could be told now.
+  std::optional<double> covered_until_s = std::nullopt;
 };
 
 class DcgmAligner {
@@ -65,6 +70,8 @@ class DcgmAligner {
     std::optional<double> energy_joules;  // the energy counter then (interpolated)
     double pass_s = 0;                    // the latest pass, and its energy counter
     std::optional<double> pass_energy;
+    // Its power samples: one stamped between that snapshot and its read came with it.
+    std::vector<gpu::PowerSample> pass_samples;
   };
   // The GPU's DCGM collection window ending at this pass, when it saw a new one (see
   // DeviceSample::dcgm_window); `activity` of the new collection, slice-weighted.

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "domain/power_trace.h"
 #include "sources/nvml/nvml_gpu_source.h"
 
 namespace gpumeter::nvml {
@@ -16,17 +17,7 @@ namespace {
 
 // Drained power samples before the pass's own, sorted, one per stamp.
 void MergePower(std::vector<gpu::PowerSample> drained, std::vector<gpu::PowerSample>& into) {
-  drained.insert(drained.end(), into.begin(), into.end());
-  std::sort(drained.begin(), drained.end(),
-            [](const gpu::PowerSample& a, const gpu::PowerSample& b) {
-              return a.timestamp_us < b.timestamp_us;
-            });
-  drained.erase(std::unique(drained.begin(), drained.end(),
-                            [](const gpu::PowerSample& a, const gpu::PowerSample& b) {
-                              return a.timestamp_us == b.timestamp_us;
-                            }),
-                drained.end());
-  into = std::move(drained);
+  into = domain::MergePowerSamples(std::move(drained), into);
 }
 
 // One entry per failing call: a call that fails at every drain and at the pass is one failure of

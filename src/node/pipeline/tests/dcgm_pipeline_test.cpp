@@ -70,7 +70,8 @@ TEST(DcgmPipeline, DcgmActivityFeedsTheMigInstance) {
   EXPECT_EQ(IdleRow(*s), nullptr);
   EXPECT_EQ(s->intervals, 1u);
   // The exporter's next collection (its power field changed) is seen at 101.5: it covers
-  // (100, 101.5] at 0.4, so the next pass books (100, 101], one second late; (101, 102] waits.
+  // (100, 101.5] at 0.4, so the next pass books (100, 101.5], half a second late, the pass
+  // (101, 102] split at the collection's end; (101.5, 102] waits for the next one.
   ASSERT_TRUE(source.Ingest(std::string("DCGM_FI_PROF_GR_ENGINE_ACTIVE{UUID=\"") + kGpu +
                                 "\",GPU_I_ID=\"2\"} 0.4\nDCGM_FI_DEV_POWER_USAGE{UUID=\"" + kGpu +
                                 "\"} 151\n",
@@ -81,24 +82,24 @@ TEST(DcgmPipeline, DcgmActivityFeedsTheMigInstance) {
   ASSERT_TRUE(idle);
   for (const auto& l : s->last_interval)
     if (l.uuid == kMig) {
-      EXPECT_DOUBLE_EQ(l.seconds, 1);
-      EXPECT_DOUBLE_EQ(l.late_seconds, 1);
+      EXPECT_DOUBLE_EQ(l.seconds, 1.5);
+      EXPECT_DOUBLE_EQ(l.late_seconds, 0.5);
     }
   // Still current while held: its figures stand for now.
   EXPECT_EQ(s->unit_totals.at(kMig).last_interval, s->intervals);
-  EXPECT_NEAR(idle->compute_seconds, 0.6, 1e-9);
+  EXPECT_NEAR(idle->compute_seconds, 0.6 * 1.5, 1e-9);
   EXPECT_EQ(idle->compute_rule, domain::Rule::kUnitNotBusyDcgm);
-  EXPECT_NEAR(Unattributed(*s), 0.4, 1e-9);  // its process has no known owner here
+  EXPECT_NEAR(Unattributed(*s), 0.4 * 1.5, 1e-9);  // its process has no known owner here
   bool listed = false;
   for (const auto& st : s->sources) listed = listed || (st.name == "dcgm" && st.up);
   EXPECT_TRUE(listed);
-  // At a stop, (101, 102] is still held: booked with its activity unknown, not dropped, not 0.
+  // At a stop, (101.5, 102] is still held: booked with its activity unknown, not dropped, not 0.
   const auto before = s->intervals;
   pipeline.Finish();
   s = pipeline.Latest();
   EXPECT_EQ(s->intervals, before + 1);
   EXPECT_EQ(IdleRow(*s) ? IdleRow(*s)->compute_seconds : 0.0, 0.0);
-  EXPECT_NEAR(Unattributed(*s), 1.0, 1e-9);
+  EXPECT_NEAR(Unattributed(*s), 0.5, 1e-9);
   pipeline.Finish();  // nothing left: no further interval
   EXPECT_EQ(pipeline.Latest()->intervals, before + 1);
 

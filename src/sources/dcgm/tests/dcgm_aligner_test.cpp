@@ -34,6 +34,9 @@ TEST(DcgmAligner, AnIntervalPastTheLastCollectionIsPendingNotExtrapolated) {
   const auto c = a.Mean(kKey, 85, 95);
   EXPECT_TRUE(c.pending);
   EXPECT_FALSE(c.mean);
+  ASSERT_TRUE(c.covered_until_s) << "how far it could be told now: to the last collection";
+  EXPECT_DOUBLE_EQ(*c.covered_until_s, 90);
+  EXPECT_FALSE(a.Mean(kKey, 80, 90).covered_until_s) << "told: nothing to say";
   const auto b = Collected(120);
   EXPECT_DOUBLE_EQ(*b.Mean(kKey, 85, 95).mean, 0.2);  // the collection at 120 tells it
 }
@@ -142,6 +145,42 @@ TEST(DcgmAligner, ANewCollectionGivesTheIdlePowerFitAWindow) {
   EXPECT_DOUBLE_EQ(w->seconds, 30);
   d.mig_instances[1].sm_active_ratio = 0.3;  // GPM: the fit has its own pairs
   EXPECT_FALSE(pass(90, 90, 1.0, 0.25, 9000));
+}
+
+// At a coarse step the collection falls between two passes: the energy counter at its time is
+// placed by the board's power samples between them, not linearly.
+TEST(DcgmAligner, TheCounterAtACollectionFollowsThePowerBetweenPasses) {
+  gpu::DeviceSample d;
+  d.uuid = "GPU-m";
+  d.mig_enabled = true;
+  d.mig_total_slices = 7;
+  d.mig_instances.resize(1);
+  d.mig_instances[0].gpu_instance_id = 1;
+  d.mig_instances[0].slices = 7;
+  DcgmAligner a;
+  auto pass = [&](double now, double seen, double v, double energy, double edge) {
+    DcgmReading r;
+    r.series[{"GPU-m", 1}] = {v, seen, false};
+    gpu::GpuSnapshot snap;
+    snap.devices = {d};
+    snap.devices[0].energy_joules = energy;
+    // Samples every 0.5 s since the pass before: 100 W up to `edge`, 400 W after.
+    for (double t = now - 14.5; t <= now + 1e-9; t += 0.5)
+      snap.devices[0].power_samples.push_back(
+          {static_cast<uint64_t>(t * 1e6), t <= edge + 1e-9 ? 100.0 : 400.0});
+    a.Apply(r, now, snap);
+    return snap.devices[0].dcgm_window;
+  };
+  // Passes every 15 s; collections at 30 (seen at 20: its first, no window) and 60 (seen at 50).
+  EXPECT_FALSE(pass(15, 15, 0.5, 1000, 100));
+  EXPECT_FALSE(pass(30, 20, 0.5, 2500, 100));  // 15-30 at 100 W: the counter at 20 is 1500
+  EXPECT_FALSE(pass(45, 20, 0.5, 4000, 100));
+  // 45-60: 100 W to 50, then 400 W: 500 + 4000 J. At 50 the counter is 4500 (linear: 5500, which
+  // would say 133 W over the collection).
+  const auto w = pass(60, 50, 0.8, 8500, 50);
+  ASSERT_TRUE(w);
+  EXPECT_NEAR(w->watts, (4500.0 - 1500) / 30, 1e-9);
+  EXPECT_DOUBLE_EQ(w->seconds, 30);
 }
 
 }  // namespace
