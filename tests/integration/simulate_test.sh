@@ -176,15 +176,17 @@ done
 
 # A MIG instance time-sliced by two notebooks (issue 31 case 4; an H100, GPM per instance, nothing
 # per process): the split is an estimate, judged interval by interval against its bound, which
-# must hold the truth in >= 95 % of them; its mean width is printed. The trainer alone on its
+# must hold the truth in >= 95 % of them; its mean width is printed. So is the energy that follows
+# it (its bound: the compute's at the unit's most per busy second). The trainer alone on its
 # instance is exact. A saturated instance read as unknown before (GPM's 100.00000000000001 %).
 matrix mig-h100-shared-notebooks 15 \
   '.verdict == "met" and .conservationWorst < 1e-9
    and (.modes[] | select(.mode == "mig") | .containers == 1 and .computeErrorPp.worst <= 2)
    and (.modes[] | select(.mode == "mig/estimate") | .containers == 2 and .computeUnknownSeconds == 0
-        and .withinBoundFraction >= 0.95 and .boundMeanWidthPp > 0 and .boundIntervals > 0)
+        and .withinBoundFraction >= 0.95 and .boundMeanWidthPp > 0 and .boundIntervals > 0
+        and .energyBoundIntervals > 0 and .energyWithinBoundFraction >= 0.95)
    and all(.containers[] | select(.estimate); .withinBoundFraction >= 0.95 and .computeBoundPp > 0)' \
-  '.modes[] | select(.mode == "mig/estimate") | "estimate \(.computeErrorPp.mean*100|round/100) pp, within its bound \(.withinBoundFraction*100|round) %, bound mean +/-\(.boundMeanWidthPp*10|round/10) pp"'
+  '.modes[] | select(.mode == "mig/estimate") | "estimate \(.computeErrorPp.mean*100|round/100) pp, within its bound \(.withinBoundFraction*100|round) %, bound mean +/-\(.boundMeanWidthPp*10|round/10) pp; energy within its bound \(.energyWithinBoundFraction*100|round) %, +/-\(.energyBoundMeanWidthPct|round) %"'
 
 # Memory traffic, a second measure of use (issue 31 item 8), scored like compute: a memory-bound
 # server beside a compute-bound trainer on a time-sliced H100 (per-process memUtil), a decoder

@@ -344,7 +344,12 @@ void Scorer::AddInterval(double from_s, double to_s,
         sc.bound_width_pp_sum += r.compute_bound_seconds / len * 100;
       }
       if (energy_known) sc.energy_est.energy_j += r.energy_joules;
-      if (energy_known && domain::IsEnergyEstimate(r.energy_rule)) JudgeEnergyBound(r, sc, truths);
+      // An estimated energy split, or the energy of an estimated compute split (it follows the
+      // row's time): judged against its bound.
+      if (energy_known &&
+          (domain::IsEnergyEstimate(r.energy_rule) ||
+           (domain::IsComputeEstimate(r.compute_rule) && r.energy_bound_joules > 0)))
+        JudgeEnergyBound(r, sc, truths);
       if (l.energy_joules && hidden == Hidden::kNothing)
         sc.energy_any_activity_j += r.energy_joules;
       if (r.requested_share_seconds > 0 && b != busy.end() && compute_known)

@@ -395,6 +395,22 @@ void PlaceEnergyBound(const UnitObservation& u, UnitLedger& out) {
   }
 }
 
+// Where a row's compute is an estimated split (its compute_bound_seconds), so is its energy, which
+// follows its time: the truth within ± the compute's bound at the most a busy second of the unit
+// can have drawn. Power is close to linear in activity (idle_power.h), so that is at most the
+// unit's energy over its busy seconds (its idle power over them is more than over the idle
+// time's share it then had).
+void BoundEnergyOfEstimatedSplits(UnitLedger& out) {
+  if (!out.energy_joules) return;
+  double busy_s = 0;
+  for (const auto& r : out.rows)
+    if (r.owner.kind != OwnerKind::kIdle) busy_s += r.compute_seconds;
+  const double per_second = *out.energy_joules / std::max(busy_s, 1e-9 * out.seconds);
+  for (auto& r : out.rows)
+    if (r.owner.kind != OwnerKind::kIdle && r.compute_bound_seconds > 0)
+      r.energy_bound_joules += r.compute_bound_seconds * per_second;
+}
+
 // Energy follows each row's time at the power drawn in it, where the driver's power samples say:
 // a row's weight is its compute-seconds × the mean power while its processes ran (an owner's
 // processes weighted by their activity), idle's × idle time's power, and any other row's (no
@@ -502,6 +518,7 @@ UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
   out.rows = acc.Take(out.energy_joules, seconds, unit.energy_rule);
   PlaceIdleEnergy(unit, seconds, out);
   WeighEnergyByPower(unit, seconds, out);
+  BoundEnergyOfEstimatedSplits(out);
   const UnitObservation view = MemoryTrafficView(unit);  // the accumulator points at its owners
   Accumulator traffic(0, kResidue * seconds);
   AttributeCompute(view, seconds, traffic);

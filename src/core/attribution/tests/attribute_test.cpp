@@ -274,6 +274,31 @@ TEST(AttributeBounds, ASplitByAProxyIsBoundedByTheBusyTimeEachMayHaveRun) {
   EXPECT_EQ(Bound(l, "b"), 0.0);
 }
 
+TEST(AttributeBounds, TheEnergyOfAnEstimatedSplitIsBoundedToo) {
+  // The two notebooks of the 3g instance again, 600 J over its 10 s (busy 6 s): each one's energy
+  // follows its estimated 3 s, so it is off by what its time may be off (± 3 s) at the most a busy
+  // second can have drawn: all 600 J over the 6 busy s (idle power included) = 100 W.
+  UnitObservation u = MakeUnit("MIG-1", SharingMode::kMig, 40 * kGiB, 40 * kGiB, {}, 0.6,
+                               {{1, kA, 10 * kGiB, {}, {}}, {2, kB, 30 * kGiB, {}, {}}});
+  u.energy_joules = 600;
+  u.energy_rule = Rule::kMigIdleBySize;
+  auto l = AttributeUnit(u, 10);
+  const Row* a = Find(l, OwnerKind::kContainer, "a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_DOUBLE_EQ(a->energy_joules, 180);  // its 3 s of 10 at the mean
+  EXPECT_DOUBLE_EQ(a->energy_bound_joules, 3 * 100.0);
+  EXPECT_EQ(Find(l, OwnerKind::kIdle)->energy_bound_joules, 0.0) << "idle time is measured";
+  // Alone, its time and so its energy are measured: no bound.
+  u.processes.pop_back();
+  l = AttributeUnit(u, 10);
+  EXPECT_EQ(Find(l, OwnerKind::kContainer, "a")->energy_bound_joules, 0.0);
+  // Energy unknown: no bound claimed on it either.
+  u.energy_joules.reset();
+  u.processes.push_back({2, kB, 30 * kGiB, {}, {}});
+  l = AttributeUnit(u, 10);
+  EXPECT_EQ(Find(l, OwnerKind::kContainer, "a")->energy_bound_joules, 0.0);
+}
+
 TEST(AttributeBounds, EveryPossibleTruthOfASplitLiesWithinItsBound) {
   // Any way the busy time could have been shared among the tenants (sampled on a grid, corners
   // included): each tenant's estimate is within its bound of it. MPS thread shares put the
