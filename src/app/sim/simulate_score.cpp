@@ -54,6 +54,24 @@ bool TrafficUnknown(const attribution::UnitLedger& l) {
 
 std::string Key(const domain::Owner& o) { return o.ns + "/" + o.pod + "/" + o.container; }
 
+// How far the rows are from adding up to the unit's capacity over the interval (memory, compute,
+// memory traffic, energy), relative.
+double ConservationError(const attribution::UnitLedger& l) {
+  double mem = 0, cpu = 0, energy = 0, traffic = 0;
+  for (const auto& r : l.rows) {
+    mem += r.memory_byte_seconds, cpu += r.compute_seconds, energy += r.energy_joules;
+    traffic += r.memory_busy_seconds;
+  }
+  double worst = 0;
+  if (l.memory_capacity_byte_seconds > 0)
+    worst = std::max(worst, std::abs(mem / l.memory_capacity_byte_seconds - 1));
+  if (l.seconds > 0) worst = std::max(worst, std::abs(cpu / l.seconds - 1));
+  if (l.seconds > 0) worst = std::max(worst, std::abs(traffic / l.seconds - 1));
+  if (l.energy_joules && *l.energy_joules > 0)
+    worst = std::max(worst, std::abs(energy / *l.energy_joules - 1));
+  return worst;
+}
+
 void Judge(const std::string& group, const GroupScore& g, ScoreReport& r) {
   auto miss = [&](const std::string& why) { r.misses.push_back(group + ": " + why); };
   if (g.compute_unknown_s > 0)
@@ -207,12 +225,15 @@ Scorer::TrueSeconds Scorer::AddTruth(const std::string& unit, double from_s, dou
   for (const auto& m : {exact_memory, at_from, at_to})
     for (const auto& [k, v] : m) keys.insert(k);
   // A ledger whose ends are not sample instants (a held interval split at a collection's end)
-  // is judged by what the samples of every pass it touches cannot see (a pass it shares with
-  // its neighbour counts for both: conservative).
+  // holds, of each pass it touches, a part at the two samples' mean: off by at most the
+  // memory's range over that pass × the part's length.
   const bool sampled_here = sampled.empty();
   std::map<std::string, double> around;
-  for (const auto& [a, b] : sampled)
-    for (const auto& [k, v] : MemoryBounds(unit, a, b)) around[k] += v;
+  for (const auto& [a, b] : sampled) {
+    const double overlap = std::min(to_s, b) - std::max(from_s, a);
+    if (overlap > 0)
+      for (const auto& [k, v] : MemoryRanges(unit, a, b)) around[k] += v * overlap;
+  }
   for (const auto& k : keys) {
     auto& sc = At(unit, k);
     sc.scored = true;
@@ -235,22 +256,28 @@ std::vector<double> Scorer::Cuts(const std::string& unit, double from_s, double 
   return cuts;
 }
 
-std::map<std::string, double> Scorer::MemoryBounds(const std::string& unit, double from_s,
+std::map<std::string, double> Scorer::MemoryRanges(const std::string& unit, double from_s,
                                                    double to_s) const {
+  std::map<std::string, std::pair<double, double>> range;  // (least, most)
+  auto add = [&range](const std::map<std::string, double>& at) {
+    for (const auto& [k, v] : at) {
+      auto [it, fresh] = range.try_emplace(k, v, v);
+      it->second.first = std::min(it->second.first, v),
+      it->second.second = std::max(it->second.second, v);
+    }
+  };
   const auto cuts = Cuts(unit, from_s, to_s);
-  std::map<std::string, double> exact;
-  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
-    const double h = cuts[i + 1] - cuts[i];
-    if (h <= 0) continue;
-    for (const auto& pt : scenario::UnitAt(s_, unit, cuts[i] + h / 2).processes)
-      if (pt.process->container)
-        exact[pt.process->container->Key()] += static_cast<double>(pt.memory_bytes) * h;
+  std::set<std::string> there;
+  for (size_t i = 0; i + 1 < cuts.size(); ++i)
+    for (const auto& pt : scenario::UnitAt(s_, unit, (cuts[i] + cuts[i + 1]) / 2).processes)
+      if (pt.process->container) there.insert(pt.process->container->Key());
+  for (const double t : cuts) {
+    auto at = MemoryByContainer(s_, unit, t);
+    for (const auto& k : there) at.try_emplace(k, 0.0);  // not there then: none held
+    add(at);
   }
-  auto at_from = MemoryByContainer(s_, unit, from_s), at_to = MemoryByContainer(s_, unit, to_s);
   std::map<std::string, double> out;
-  for (const auto& m : {exact, at_from, at_to})
-    for (const auto& [k, v] : m)
-      out[k] = std::abs((at_from[k] + at_to[k]) / 2 * (to_s - from_s) - exact[k]);
+  for (const auto& [k, r] : range) out[k] = r.second - r.first;
   return out;
 }
 
@@ -291,19 +318,7 @@ void Scorer::AddInterval(double from_s, double to_s,
                          const std::vector<std::pair<double, double>>& sampled) {
   const double len = to_s - from_s;
   for (const auto& l : ledgers) {
-    // Conservation: the rows add up to the unit's capacity over the interval.
-    double mem = 0, cpu = 0, energy = 0, traffic = 0;
-    for (const auto& r : l.rows) {
-      mem += r.memory_byte_seconds, cpu += r.compute_seconds, energy += r.energy_joules;
-      traffic += r.memory_busy_seconds;
-    }
-    auto& worst = worst_conservation_;
-    if (l.memory_capacity_byte_seconds > 0)
-      worst = std::max(worst, std::abs(mem / l.memory_capacity_byte_seconds - 1));
-    if (l.seconds > 0) worst = std::max(worst, std::abs(cpu / l.seconds - 1));
-    if (l.seconds > 0) worst = std::max(worst, std::abs(traffic / l.seconds - 1));
-    if (l.energy_joules && *l.energy_joules > 0)
-      worst = std::max(worst, std::abs(energy / *l.energy_joules - 1));
+    worst_conservation_ = std::max(worst_conservation_, ConservationError(l));
 
     const Hidden hidden = FaultWindow(l.uuid, from_s, to_s);
     if (IsLost(l) || hidden == Hidden::kEverything) {

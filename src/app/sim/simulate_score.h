@@ -118,7 +118,7 @@ class Scorer {
   // busy fraction as NVML reported it (for the naive labelling).
   // `sampled`: the passes [from, to] touching [from_s, to_s] where its ends are not sample
   // instants (a held interval split at a DCGM collection's end), empty otherwise: memory is then
-  // judged by what those passes' samples cannot see.
+  // judged within each pass's memory range × the part of it the ledger holds.
   void AddInterval(double from_s, double to_s, const std::vector<attribution::UnitLedger>& ledgers,
                    const std::map<std::string, double>& busy,
                    const std::vector<std::pair<double, double>>& sampled = {});
@@ -141,8 +141,8 @@ class Scorer {
   // The truth's pieces over [from_s, to_s]: where busy or a share changes, and no longer than
   // 1/100 of a step (AddTruth).
   std::vector<double> Cuts(const std::string& unit, double from_s, double to_s) const;
-  // Per container on `unit`, |the trapezoid of its memory at from_s and to_s − its integral|.
-  std::map<std::string, double> MemoryBounds(const std::string& unit, double from_s,
+  // Per container on `unit`, its memory's range (most − least, bytes) over [from_s, to_s].
+  std::map<std::string, double> MemoryRanges(const std::string& unit, double from_s,
                                              double to_s) const;
   // Judges an estimated energy row of one interval against its bound (`truths`: AddTruth's).
   void JudgeEnergyBound(const attribution::Row& r, ContainerScore& sc, const TrueSeconds& truths);

@@ -295,8 +295,19 @@ std::vector<UnitObservation> Accountant::ObserveHeld(
     if (d.mig_enabled && units.size() == profile->size() + 1 && units.back().energy_joules) {
       double taken = 0;
       for (size_t i = 0; i < profile->size(); ++i) taken += units[i].energy_joules.value_or(0);
-      if (const auto gpu = GpuEnergyJoules(previous ? &*previous : nullptr, d, h.seconds, nullptr))
-        units.back().energy_joules = std::max(0.0, *gpu - taken);
+      if (const auto gpu =
+              GpuEnergyJoules(previous ? &*previous : nullptr, d, h.seconds, nullptr)) {
+        UnitObservation& free = units.back();
+        free.energy_joules = std::max(0.0, *gpu - taken);
+        // Idle power guessed (none fitted or configured): so is the free slices' share of it, the
+        // truth anywhere from none to twice the guess (collection_profile.h).
+        if (!IdleWatts(h.device.uuid)) {
+          free.energy_rule = Rule::kEnergyProfiledByPower;
+          free.energy_bound_joules = *free.energy_joules;
+        } else {
+          free.energy_rule = Rule::kMigFreeSlicesIdle;
+        }
+      }
     }
   }
   return units;
@@ -338,7 +349,8 @@ std::vector<UnitLedger> Accountant::Release(const PastActivityOf& activity, bool
   for (auto it = held_.begin(); it != held_.end();) {
     auto& queue = it->second;
     const bool force = all || !held_now_.count(it->first);
-    if (!force) SplitAtCoverage(queue, activity);
+    // Also at a stop: the part a collection covers is told, only the rest is unknown.
+    SplitAtCoverage(queue, activity);
     std::vector<Means> known;  // of the front intervals whose activity is known (or forced)
     for (const auto& h : queue) {
       auto m = Resolve(h, activity, force || queue.size() - known.size() > kMaxHeld);
@@ -432,6 +444,11 @@ void Accountant::SplitAtCoverage(std::deque<HeldInterval>& queue, const PastActi
     later.from_s = h.to_s = until;
     later.seconds = h.seconds * (1 - part);
     h.seconds *= part;
+    // Totals of the interval, not levels: each part has its share.
+    const uint64_t uncovered = h.device.process_util_uncovered_us;
+    h.device.process_util_uncovered_us =
+        static_cast<uint64_t>(std::llround(static_cast<double>(uncovered) * part));
+    later.device.process_util_uncovered_us = uncovered - h.device.process_util_uncovered_us;
     queue.insert(queue.begin() + static_cast<std::ptrdiff_t>(q) + 1, std::move(later));
     return;
   }

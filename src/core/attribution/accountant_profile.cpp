@@ -111,10 +111,14 @@ std::vector<Accountant::HeldProfile> Accountant::Profile(const std::deque<HeldIn
   const auto last = last_released_.find(first.uuid);
   std::vector<double> before;
   if (last != last_released_.end()) before = last->second;
+  // Only what was told: an unknown activity is no neighbour to compare with (forgotten instead).
   std::vector<double> latest;
   for (const auto& a : known.back().activity)
-    latest.push_back(std::clamp(a.value_or(0.0), 0.0, 1.0));
-  last_released_[first.uuid] = latest;
+    if (a) latest.push_back(std::clamp(*a, 0.0, 1.0));
+  if (latest.size() == known.back().activity.size())
+    last_released_[first.uuid] = latest;
+  else
+    last_released_.erase(first.uuid);
   std::vector<double> share;
   std::vector<std::optional<uint32_t>> gi;
   if (!Units(first, share, gi)) return {};

@@ -406,9 +406,10 @@ void BoundEnergyOfEstimatedSplits(UnitLedger& out) {
   for (const auto& r : out.rows)
     if (r.owner.kind != OwnerKind::kIdle) busy_s += r.compute_seconds;
   const double per_second = *out.energy_joules / std::max(busy_s, 1e-9 * out.seconds);
+  // No row's energy can be off by more than the unit's.
   for (auto& r : out.rows)
     if (r.owner.kind != OwnerKind::kIdle && r.compute_bound_seconds > 0)
-      r.energy_bound_joules += r.compute_bound_seconds * per_second;
+      r.energy_bound_joules += std::min(r.compute_bound_seconds * per_second, *out.energy_joules);
 }
 
 // Energy follows each row's time at the power drawn in it, where the driver's power samples say:
@@ -454,7 +455,6 @@ void WeighEnergyByPower(const UnitObservation& u, double seconds, UnitLedger& ou
   for (size_t i = 0; i < out.rows.size(); ++i)
     if (out.rows[i].compute_seconds > 0)
       out.rows[i].energy_joules = *out.energy_joules * weight[i] / total;
-  PlaceEnergyBound(u, out);
 }
 
 // The observation the compute split reads, with the memory signal in place of the SM one: memory
@@ -518,6 +518,7 @@ UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
   out.rows = acc.Take(out.energy_joules, seconds, unit.energy_rule);
   PlaceIdleEnergy(unit, seconds, out);
   WeighEnergyByPower(unit, seconds, out);
+  if (out.energy_joules) PlaceEnergyBound(unit, out);
   BoundEnergyOfEstimatedSplits(out);
   const UnitObservation view = MemoryTrafficView(unit);  // the accumulator points at its owners
   Accumulator traffic(0, kResidue * seconds);

@@ -206,6 +206,12 @@ TEST(HeldIntervals, FreeSlicesKeepTheRestOfTheEnergy) {
   const auto* free = Unit(out, "GPU-a30");
   ASSERT_NE(free, nullptr) << "the free slice's unit";
   EXPECT_GT(*free->energy_joules, 0) << "its share of the idle power the profile took";
+  // That idle power was a guess (none fitted or configured): so is the free slice's energy, the
+  // truth anywhere from none to twice it.
+  const auto* idle = RowOf(free, Owner{domain::OwnerKind::kIdle, "", "", ""});
+  ASSERT_NE(idle, nullptr);
+  EXPECT_TRUE(domain::IsEnergyEstimate(idle->energy_rule));
+  EXPECT_NEAR(idle->energy_bound_joules, *free->energy_joules, 1e-9);
 }
 
 TEST(HeldIntervals, TheOwnersAreThoseOfTheIntervalsOwnTime) {
