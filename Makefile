@@ -13,7 +13,7 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 DEMO_ARGS ?= --speedup 10
 
-.PHONY: setup setup-build build build-demo demo test fuzz soak fleet-bench bill-bench image image-test image-push image-push-test format clean
+.PHONY: setup setup-build build build-demo demo test bench-gate bench-baseline fuzz soak fleet-bench bill-bench image image-test image-push image-push-test format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -37,6 +37,17 @@ demo: build-demo
 CTEST_ARGS ?=
 test: build
 	cd $(BUILD) && ctest -j2 --output-on-failure $(CTEST_ARGS)
+
+# The hot path's regression gate (CI's first pass, after the tests): the gated benchmarks, medians
+# of 5, as ratios to a reference workload run beside them, against bench/baseline.json; fails on a
+# ratio over 1.5x the baseline's. A slower hot path that is intended moves the baseline, with the
+# reason kept in its history: make bench-baseline REASON="...", then commit bench/baseline.json.
+bench-gate:
+	@python3 bench/gate.py check $(BUILD)/bench/gpumeter_bench bench/baseline.json
+
+bench-baseline:
+	@cmake --build $(BUILD) -j2 --target gpumeter_bench
+	@python3 bench/gate.py update $(BUILD)/bench/gpumeter_bench bench/baseline.json --reason "$(REASON)"
 
 # Each fuzzer for FUZZ_SECONDS (default 5 min) from a copy of its seed corpus; CI runs 10 s each.
 FUZZ_SECONDS ?= 300

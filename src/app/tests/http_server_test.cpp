@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "app/agent/runtime.h"
+#include "domain/node_snapshot_json.h"
 #include "sinks/metrics/http_server.h"
 #include "support/fake_nvml.h"
 
@@ -16,21 +17,32 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(HttpServer, ServesMetricsHealthAndReadiness) {
+// The timeslice-h100 scenario sampled every 50 ms into a pipeline, as the runtime wires them.
+struct SampledNode {
+  SampledNode() : pipeline({nullptr, nullptr, nullptr}, Options()) {}
+  static node::PipelineOptions Options() {
+    node::PipelineOptions po;
+    po.node = "n1";
+    return po;
+  }
   sampler::CallWatch watch;
-  testing::FakeNvml fake("r580", testing::ScenarioPath("timeslice-h100"), 5, &watch);
-  ASSERT_TRUE(fake.ok());
-  node::PipelineOptions po;
-  po.node = "n1";
-  node::NodePipeline pipeline({nullptr, nullptr, nullptr}, po);
-  sampler::Sampler s(
-      fake.source(), watch,
+  testing::FakeNvml fake{"r580", testing::ScenarioPath("timeslice-h100"), 5, &watch};
+  node::NodePipeline pipeline;
+  sampler::Sampler sampler{
+      fake.source(),
+      watch,
       {std::chrono::milliseconds(50),
        std::chrono::milliseconds(2000),
        {},
-       [&](std::shared_ptr<const gpu::SampleResult> r) { pipeline.OnPass(std::move(r)); }});
-  app::SamplingView view(s, pipeline);
-  HttpServer server(view, {});
+       [this](std::shared_ptr<const gpu::SampleResult> r) { pipeline.OnPass(std::move(r)); }}};
+  app::SamplingView view{sampler, pipeline};
+};
+
+TEST(HttpServer, ServesMetricsHealthAndReadiness) {
+  SampledNode n;
+  ASSERT_TRUE(n.fake.ok());
+  auto& s = n.sampler;
+  HttpServer server(n.view, {});
   ASSERT_TRUE(server.Start("127.0.0.1:0"));
   ASSERT_THAT(server.url(), HasSubstr("http://127.0.0.1:"));
   httplib::Client client(server.url());
@@ -55,6 +67,38 @@ TEST(HttpServer, ServesMetricsHealthAndReadiness) {
   EXPECT_THAT(m->body, HasSubstr("gpumeter_source_up{node=\"n1\",source=\"nvml\"} 1\n"));
   server.Stop();
   s.Stop();
+}
+
+// The latest pass as the core saw it, written by the agent and read back by the snapshot's reader.
+TEST(HttpServer, ServesTheLatestPassAsASnapshotThatReadsBack) {
+  SampledNode n;
+  ASSERT_TRUE(n.fake.ok());
+  HttpServer server(n.view, {});
+  ASSERT_TRUE(server.Start("127.0.0.1:0"));
+  httplib::Client client(server.url());
+  auto none = client.Get("/api/v2/snapshot");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 503) << "no pass yet: nothing to show, not an empty node";
+  n.sampler.Start();
+  ASSERT_TRUE(n.sampler.WaitForPass(2, std::chrono::seconds(10)));
+  n.sampler.Stop();
+  auto got = client.Get("/api/v2/snapshot");
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->status, 200);
+  EXPECT_EQ(got->get_header_value("Content-Type"), "application/json");
+  const auto snap = domain::ReadNodeSnapshot(got->body);
+  ASSERT_TRUE(snap) << snap.error().message;
+  const auto published = n.pipeline.Latest()->snapshot;
+  ASSERT_NE(published, nullptr);
+  EXPECT_EQ(snap->sequence, published->sequence);
+  EXPECT_TRUE(snap->ok);
+  ASSERT_EQ(snap->gpus.devices.size(), 1u);
+  EXPECT_EQ(snap->gpus.devices[0].uuid, "GPU-8c5e0f6a-7d3b-4a9e-b1c2-3d4e5f6a7b01");
+  EXPECT_EQ(snap->processes.size(), published->processes.size());
+  EXPECT_FALSE(snap->processes.empty()) << "the scenario runs processes on its GPU";
+  EXPECT_EQ(domain::WriteNodeSnapshot(*snap), domain::WriteNodeSnapshot(*published));
+  EXPECT_EQ(client.Get("/api/v1/snapshot")->status, 404) << "the snapshot is new: v2 only";
+  server.Stop();
 }
 
 TEST(HttpServer, FiftyConcurrentScrapersDoNotHoldUpSampling) {

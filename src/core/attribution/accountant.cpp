@@ -8,32 +8,7 @@
 
 namespace gpumeter::attribution {
 
-Accountant::Accountant(ObserveContext ctx, AccountantOptions options)
-    : ctx_(std::move(ctx)), observe_(ctx_), options_(std::move(options)) {
-  observe_.owner = [this](uint32_t pid) { return OwnerOf(pid); };
-  observe_.earlier = [this](uint32_t pid) { return EarlierOf(pid); };
-  observe_.idle_power_watts = [this](const std::string& uuid) { return IdleWatts(uuid); };
-}
-
-const Accountant::ProcessEntry* Accountant::Find(const OwnerTable& table, uint32_t pid) {
-  auto it = std::lower_bound(table.begin(), table.end(), pid,
-                             [](const auto& e, uint32_t p) { return e.pid < p; });
-  return it != table.end() && it->pid == pid ? &*it : nullptr;
-}
-
-std::optional<Owner> Accountant::OwnerOf(uint32_t pid) const {
-  for (const OwnerTable* table : {&owners_now_, &owners_before_})
-    if (const auto* e = Find(*table, pid)) return e->owner;
-  return std::nullopt;
-}
-
-std::optional<EarlierProcess> Accountant::EarlierOf(uint32_t pid) const {
-  const auto* now = Find(owners_now_, pid);
-  const auto* before = Find(owners_before_, pid);
-  if (!now || !before || !now->start || !before->start || now->start->ticks == before->start->ticks)
-    return std::nullopt;
-  return EarlierProcess{before->owner, now->start->unix_us};
-}
+Accountant::Accountant(AccountantOptions options) : options_(std::move(options)) {}
 
 namespace {
 
@@ -92,49 +67,29 @@ bool RanNothing(const gpu::DeviceSample& d) {
                      [](const gpu::MigInstanceSample& m) { return m.processes.empty(); });
 }
 
-template <typename F>
-void ForEachPid(const gpu::GpuSnapshot& snap, F f) {
-  for (const auto& d : snap.devices) {
-    for (const auto& p : d.processes) f(p.pid);
-    for (const auto& m : d.mig_instances)
-      for (const auto& p : m.processes) f(p.pid);
-  }
-}
 }  // namespace
 
-void Accountant::ResolveOwners(const gpu::GpuSnapshot& snapshot) {
-  std::swap(owners_before_, owners_now_);
-  owners_now_.clear();
-  ForEachPid(snapshot, [&](uint32_t pid) {
-    owners_now_.push_back({pid, std::nullopt, std::nullopt});
-  });
-  std::sort(owners_now_.begin(), owners_now_.end(),
-            [](const auto& a, const auto& b) { return a.pid < b.pid; });
-  owners_now_.erase(std::unique(owners_now_.begin(), owners_now_.end(),
-                                [](const auto& a, const auto& b) { return a.pid == b.pid; }),
-                    owners_now_.end());
-  for (auto& e : owners_now_) {
-    if (ctx_.owner) e.owner = ctx_.owner(e.pid);
-    if (ctx_.process_start) e.start = ctx_.process_start(e.pid);
-  }
-}
-
-void Accountant::Prime(gpu::GpuSnapshot snapshot) {
-  last_s_ = static_cast<double>(snapshot.timestamp_us) / 1e6;
-  ResolveOwners(snapshot);
-  owners_before_.clear();
-  for (auto& d : snapshot.devices) {
+void Accountant::Prime(std::shared_ptr<const domain::NodeSnapshot> snapshot) {
+  last_s_ = static_cast<double>(snapshot->gpus.timestamp_us) / 1e6;
+  before_.reset();
+  now_ = std::move(snapshot);
+  for (const auto& d : now_->gpus.devices) {
     if (d.uuid.empty() || d.lost) continue;
     auto& st = gpus_[d.uuid];
-    st.last = std::move(d);
+    st.from = now_;
+    st.last = &d;
     st.last_is_previous = true;
   }
 }
 
-std::vector<UnitLedger> Accountant::Step(gpu::GpuSnapshot snapshot, double seconds) {
+std::vector<UnitLedger> Accountant::Step(std::shared_ptr<const domain::NodeSnapshot> next,
+                                         double seconds) {
   std::vector<UnitLedger> out;
   if (seconds <= 0) return out;
-  ResolveOwners(snapshot);
+  before_ = std::move(now_);
+  now_ = std::move(next);
+  const gpu::GpuSnapshot& snapshot = now_->gpus;
+  const IntervalFacts facts(now_, before_);
   const double from_s = last_s_;
   // A failed pass (no devices, no time) changes neither the clock nor which GPUs are held: what
   // is held waits for its collection as before, and the next good interval starts at the last.
@@ -147,27 +102,27 @@ std::vector<UnitLedger> Accountant::Step(gpu::GpuSnapshot snapshot, double secon
     for (const auto& u : units) out.push_back(AttributeUnit(u, seconds));
   };
   std::set<std::string> seen;
-  for (auto& d : snapshot.devices) {
+  for (const auto& d : snapshot.devices) {
     if (d.uuid.empty()) continue;  // never identified: nothing to account against
     seen.insert(d.uuid);
     auto& st = gpus_[d.uuid];
     if (d.lost) {
-      if (st.last) account(ObserveUnavailable(*st.last, Rule::kGpuLost, observe_));
+      if (st.last) account(ObserveUnavailable(*st.last, Rule::kGpuLost, facts));
       st.last_is_previous = false;
       continue;
     }
-    const gpu::DeviceSample* prev = st.last && st.last_is_previous ? &*st.last : nullptr;
+    const gpu::DeviceSample* prev = st.last_is_previous ? st.last : nullptr;
     if (d.dcgm_held) {
       auto& queue = held_[d.uuid];
-      queue.push_back(Hold(prev, d, seconds));
+      queue.push_back(Hold(prev, d, seconds, facts));
       queue.back().from_s = from_s, queue.back().to_s = last_s_;
       held_now_.insert(d.uuid);
     } else {
-      account(Observe(prev, d, seconds, observe_));
+      account(Observe(prev, d, seconds, facts, IdleWatts(d.uuid)));
     }
     if (prev && !d.name.empty()) {
       const auto energy = GpuEnergyJoules(prev, d, seconds, nullptr);
-      const bool mps = ctx_.sharing && ctx_.sharing(d.uuid) == SharingMode::kMps;
+      const bool mps = now_->ModeOf(d.uuid) == SharingMode::kMps;
       const auto activity = FitActivity(d, mps);
       auto& fit = fits_.try_emplace(d.name, options_.idle_power_half_life_s).first->second;
       if (energy && activity) fit.Add(*activity, *energy / seconds, seconds);
@@ -176,41 +131,26 @@ std::vector<UnitLedger> Accountant::Step(gpu::GpuSnapshot snapshot, double secon
         seen_.try_emplace(d.name, options_.idle_power_half_life_s)
             .first->second.Add(*energy / seconds, seconds);
     }
-    st.last = std::move(d);
+    st.from = now_;
+    st.last = &d;
     st.last_is_previous = true;
   }
   for (auto& [uuid, st] : gpus_) {
     if (seen.count(uuid) || !st.last) continue;
-    account(ObserveUnavailable(*st.last, Rule::kGpuMissing, observe_));
+    account(ObserveUnavailable(*st.last, Rule::kGpuMissing, facts));
     st.last_is_previous = false;
   }
   return out;
 }
 
 Accountant::HeldInterval Accountant::Hold(const gpu::DeviceSample* previous,
-                                          const gpu::DeviceSample& d, double seconds) const {
+                                          const gpu::DeviceSample& d, double seconds,
+                                          const IntervalFacts& facts) {
   HeldInterval h;
   if (previous) h.previous = *previous;
   h.device = d;
   h.seconds = seconds;
-  auto pid = [&](uint32_t p) {
-    h.owners[p] = OwnerOf(p);
-    if (const auto e = EarlierOf(p)) h.earlier[p] = *e;
-    if (ctx_.mps_thread_fraction)
-      if (const auto f = ctx_.mps_thread_fraction(p)) h.mps_thread_fraction[p] = *f;
-  };
-  auto unit = [&](const std::string& uuid) {
-    if (ctx_.holders) h.holders[uuid] = ctx_.holders(uuid);
-  };
-  for (const auto* s : {previous, &d}) {
-    if (!s) continue;
-    for (const auto& p : s->processes) pid(p.pid);
-    for (const auto& m : s->mig_instances)
-      for (const auto& p : m.processes) pid(p.pid);
-  }
-  unit(d.uuid);  // the whole GPU, or a MIG GPU's slices in no instance
-  for (const auto& m : d.mig_instances) unit(m.uuid);
-  if (ctx_.sharing) h.sharing = ctx_.sharing(d.uuid);
+  h.facts = facts;
   return h;
 }
 
@@ -256,27 +196,9 @@ std::vector<UnitObservation> Accountant::ObserveHeld(
     else
       d.energy_joules.reset();
   }
-  // The context of the time the interval was held, but today's idle power (the fit only learns).
-  ObserveContext ctx;
-  ctx.owner = [&h](uint32_t pid) -> std::optional<Owner> {
-    const auto it = h.owners.find(pid);
-    return it == h.owners.end() ? std::nullopt : it->second;
-  };
-  ctx.earlier = [&h](uint32_t pid) -> std::optional<EarlierProcess> {
-    const auto it = h.earlier.find(pid);
-    return it == h.earlier.end() ? std::nullopt : std::optional<EarlierProcess>(it->second);
-  };
-  ctx.sharing = [&h](const std::string&) { return h.sharing; };
-  ctx.mps_thread_fraction = [&h](uint32_t pid) -> std::optional<double> {
-    const auto it = h.mps_thread_fraction.find(pid);
-    return it == h.mps_thread_fraction.end() ? std::nullopt : std::optional<double>(it->second);
-  };
-  ctx.holders = [&h](const std::string& uuid) {
-    const auto it = h.holders.find(uuid);
-    return it == h.holders.end() ? std::vector<Holding>{} : it->second;
-  };
-  ctx.idle_power_watts = observe_.idle_power_watts;
-  auto units = Observe(previous ? &*previous : nullptr, d, h.seconds, ctx);
+  // The owners, modes and holders of the time the interval was held, but today's idle power (the
+  // fit only learns).
+  auto units = Observe(previous ? &*previous : nullptr, d, h.seconds, h.facts, IdleWatts(d.uuid));
   if (profile) {
     // The units come in the device's order (MIG instances, then free slices); the profile's too.
     for (size_t i = 0; i < profile->size() && i < units.size(); ++i) {

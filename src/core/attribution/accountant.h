@@ -9,6 +9,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -52,20 +53,24 @@ using PastActivityOf = std::function<PastActivity(
 
 class Accountant {
  public:
-  explicit Accountant(ObserveContext ctx, AccountantOptions options = {});
-  Accountant(const Accountant&) = delete;  // its context refers back to it
+  explicit Accountant(AccountantOptions options = {});
+  Accountant(const Accountant&) = delete;  // one history of the node: never two copies of it
   Accountant& operator=(const Accountant&) = delete;
 
-  // Records a sample as the start of the first interval; produces no ledger.
-  void Prime(gpu::GpuSnapshot snapshot);
+  // Records a pass as the start of the first interval; produces no ledger. The snapshot is shared
+  // and never changed: the accountant keeps it while it needs its samples and owners.
+  void Prime(std::shared_ptr<const domain::NodeSnapshot> snapshot);
 
-  // Ledgers for the interval of `seconds` (> 0) that ends with `snapshot`, one per unit. A GPU
+  // Ledgers for the interval of `seconds` (> 0) that ends with `snapshot` (non-null; a failed
+  // pass is one with no GPU), one per unit: the owners of its processes, its units' modes and
+  // holders are the snapshot's (IntervalFacts over it and the one before). A GPU
   // that is lost, or missing from the snapshot, gets ledgers with its whole capacity
   // unattributed (from its last good sample); its next good sample starts a fresh interval.
   // A GPU first seen here has no previous sample: memory from this reading only, no energy.
   // A GPU marked dcgm_held gets no ledger here: its interval is held (with the owners, holders
   // and modes of now) until Release can tell its activity.
-  std::vector<UnitLedger> Step(gpu::GpuSnapshot snapshot, double seconds);
+  std::vector<UnitLedger> Step(std::shared_ptr<const domain::NodeSnapshot> snapshot,
+                               double seconds);
 
   // Ledgers of the held intervals whose activity `activity` now tells, oldest first, merged per
   // unit (late_seconds says how far back they end; a run of intervals with known energy and one
@@ -89,40 +94,18 @@ class Accountant {
 
  private:
   struct GpuState {
-    std::optional<gpu::DeviceSample> last;  // last good sample
-    bool last_is_previous = false;          // false after a gap: no deltas across it
+    // The last good sample, in the snapshot that holds it (kept alive here).
+    std::shared_ptr<const domain::NodeSnapshot> from;
+    const gpu::DeviceSample* last = nullptr;
+    bool last_is_previous = false;  // false after a gap: no deltas across it
   };
-
-  // Owners are resolved when a process is seen: one seen only in the previous sample (it exited
-  // during the interval) keeps the owner it had then, as its PID may now name nothing or another.
-  std::optional<Owner> OwnerOf(uint32_t pid) const;
-  // Resolves the owner of every PID in `snapshot` into owners_now_ (the old table becomes
-  // owners_before_).
-  void ResolveOwners(const gpu::GpuSnapshot& snapshot);
-
-  // PID → owner, sorted by PID: rebuilt every interval, so a vector whose storage is reused.
-  // The process holding each PID of one pass: its owner and start (Unix µs), sorted by PID.
-  struct ProcessEntry {
-    uint32_t pid = 0;
-    std::optional<Owner> owner;
-    std::optional<ProcessStart> start;
-  };
-  using OwnerTable = std::vector<ProcessEntry>;
-  // The earlier process of a PID that another took over between the last two passes (both
-  // starts known, and different); nullopt otherwise.
-  std::optional<EarlierProcess> EarlierOf(uint32_t pid) const;
-  static const ProcessEntry* Find(const OwnerTable& table, uint32_t pid);
 
   // An interval of a GPU whose activity is not known yet, with what Observe will need then.
   struct HeldInterval {
     std::optional<gpu::DeviceSample> previous;
     gpu::DeviceSample device;
     double seconds = 0, from_s = 0, to_s = 0;
-    std::map<uint32_t, std::optional<Owner>> owners;
-    std::map<uint32_t, double> mps_thread_fraction;
-    std::map<uint32_t, EarlierProcess> earlier;           // reused PIDs
-    std::map<std::string, std::vector<Holding>> holders;  // by unit UUID
-    SharingMode sharing = SharingMode::kExclusive;
+    IntervalFacts facts;  // owners, modes and holders as they were then
     // Where the interval was split at a collection's end (SplitAtCoverage): the part's energy
     // (unknown without the counter); else the counter's delta between `previous` and `device`.
     bool split = false;
@@ -135,8 +118,8 @@ class Accountant {
   // the rest waits for the next, so a collection is booked whole at any step. Energy is split by
   // the board's power samples where they cover the interval, else by time.
   static void SplitAtCoverage(std::deque<HeldInterval>& queue, const PastActivityOf& activity);
-  HeldInterval Hold(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
-                    double seconds) const;
+  static HeldInterval Hold(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
+                           double seconds, const IntervalFacts& facts);
   // The activity of each unit of a held interval (MIG instances in order, or the whole GPU), and
   // its memory traffic; nullopt while some unit's is pending and not `force`d (pending then reads
   // unknown).
@@ -163,11 +146,9 @@ class Accountant {
   std::vector<HeldProfile> Profile(const std::deque<HeldInterval>& queue,
                                    const std::vector<Means>& known, const PastActivityOf& activity);
 
-  ObserveContext ctx_;  // as given
-  ObserveContext
-      observe_;  // what Observe gets: owner through OwnerOf, idle power through IdleWatts
   AccountantOptions options_;
-  OwnerTable owners_now_, owners_before_;
+  // The snapshots of the last two passes: the interval Step accounts lies between them.
+  std::shared_ptr<const domain::NodeSnapshot> now_, before_;
   std::map<std::string, GpuState> gpus_;                  // by GPU UUID
   std::map<std::string, IdlePowerFit> fits_;              // by GPU model name
   std::map<std::string, IdlePowerSeen> seen_;             // by GPU model name

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "domain/memory_signal.h"
+#include "domain/node_snapshot.h"
 #include "domain/owner.h"
 #include "domain/rule.h"
 #include "domain/sharing_mode.h"
@@ -27,10 +28,7 @@ using domain::ToString;
 
 // A container's allocation of a unit: the share of it the kubelet gave the container
 // (exclusive 1, time-slicing/MPS 1/replicas, a MIG instance 1).
-struct Holding {
-  Owner owner;
-  double share = 1;
-};
+using Holding = domain::Holding;
 
 struct ProcessObservation {
   uint32_t pid = 0;

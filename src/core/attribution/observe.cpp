@@ -201,10 +201,6 @@ double SplitMigEnergy(const gpu::DeviceSample& d, std::optional<double> energy,
   return idle > 0 ? idle * (capacity - size_sum) / capacity : 0.0;
 }
 
-std::vector<Holding> HoldersOf(const ObserveContext& ctx, const std::string& uuid) {
-  return ctx.holders ? ctx.holders(uuid) : std::vector<Holding>{};
-}
-
 // The unit of a MIG GPU's slices that are in no instance: named by the GPU's UUID, holding the
 // memory no instance has; nullopt when every slice is in an instance or the counts are unknown.
 std::optional<UnitObservation> FreeSlicesUnit(const gpu::DeviceSample& d) {
@@ -265,7 +261,7 @@ std::optional<double> MigGpuActivity(const gpu::DeviceSample& d) {
 }
 
 std::vector<UnitObservation> ObserveUnavailable(const gpu::DeviceSample& last, Rule reason,
-                                                const ObserveContext& ctx) {
+                                                const IntervalFacts& ctx) {
   std::vector<UnitObservation> out;
   auto unit = [&](const std::string& uuid, SharingMode mode,
                   const std::optional<gpu::MemoryInfo>& memory) {
@@ -273,19 +269,19 @@ std::vector<UnitObservation> ObserveUnavailable(const gpu::DeviceSample& last, R
     u.uuid = uuid;
     u.mode = mode;
     u.memory_total_bytes = memory ? memory->total_bytes : 0;
-    u.holders = HoldersOf(ctx, uuid);
+    u.holders = ctx.HoldersOf(uuid);
     u.unknown_reason = reason;
     out.push_back(std::move(u));
   };
   if (last.mig_enabled) {
     for (const auto& m : last.mig_instances) unit(m.uuid, SharingMode::kMig, m.memory);
     if (auto free = FreeSlicesUnit(last)) {  // its capacity is unknown-in-use too, not dropped
-      free->holders = HoldersOf(ctx, free->uuid);
+      free->holders = ctx.HoldersOf(free->uuid);
       free->unknown_reason = reason;
       out.push_back(std::move(*free));
     }
   } else {
-    unit(last.uuid, ctx.sharing ? ctx.sharing(last.uuid) : SharingMode::kExclusive, last.memory);
+    unit(last.uuid, ctx.ModeOf(last.uuid), last.memory);
   }
   return out;
 }
@@ -294,13 +290,12 @@ namespace {
 
 // The processes of one unit over the interval, from its process list now and (when the unit was
 // there at the start) before: memory is the mean of both ends, SM share and owner by PID. A PID
-// that another process took over within the interval (ctx.earlier) is two processes: the earlier
-// one seen at the start only, the later one at the end only, and the PID's SM samples split at
-// the later one's start (unknown for both when that start is unknown). `device` (null for a MIG
-// instance) holds the samples.
-// A reused PID's samples between its earlier process `old` and the one holding it now `o`, split
-// at the later one's start where known; else both idle when the PID had no sample, and unknown
-// when it did (whose samples were whose cannot be told).
+// that another process took over within the interval (IntervalFacts::EarlierOf) is two processes:
+// the earlier one seen at the start only, the later one at the end only, and the PID's SM samples
+// split at the later one's start (unknown for both when that start is unknown). `device` (null for
+// a MIG instance) holds the samples. A reused PID's samples between its earlier process `old` and
+// the one holding it now `o`, split at the later one's start where known; else both idle when the
+// PID had no sample, and unknown when it did (whose samples were whose cannot be told).
 void SplitReusedPid(uint32_t pid, const gpu::DeviceSample* device,
                     std::optional<uint64_t> successor_start_us, const SmShareTable& shares,
                     const SmShareTable& memory_shares, ProcessObservation& old,
@@ -322,7 +317,7 @@ std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProce
                                                  const SmShareTable& shares,
                                                  const SmShareTable& memory_shares,
                                                  const gpu::DeviceSample* device,
-                                                 const ObserveContext& ctx) {
+                                                 const IntervalFacts& ctx) {
   // One entry per PID seen at either end (a vector: this runs for every process every second).
   struct Seen {
     uint32_t pid;
@@ -353,9 +348,10 @@ std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProce
     }
     ProcessObservation o;
     o.pid = m.pid;
-    o.owner = ctx.owner ? ctx.owner(m.pid) : std::nullopt;
-    if (ctx.mps_thread_fraction) o.mps_thread_fraction = ctx.mps_thread_fraction(m.pid);
-    const auto earlier = before && m.at_start && ctx.earlier ? ctx.earlier(m.pid) : std::nullopt;
+    auto facts = ctx.ProcessOf(m.pid);
+    o.owner = std::move(facts.owner);
+    o.mps_thread_fraction = facts.mps_thread_fraction;
+    const auto earlier = before && m.at_start ? std::move(facts.earlier) : std::nullopt;
     // Seen at the start only, its PID now another process's (here or on another GPU): the owner
     // is the earlier process's, not the one holding the PID now.
     if (earlier && !m.at_end) {
@@ -393,7 +389,8 @@ std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProce
 // energy is split between them.
 std::vector<UnitObservation> ObserveMig(const gpu::DeviceSample* previous,
                                         const gpu::DeviceSample& d, double seconds,
-                                        const ObserveContext& ctx) {
+                                        const IntervalFacts& ctx,
+                                        std::optional<double> idle_watts) {
   std::vector<UnitObservation> out;
   for (const auto& m : d.mig_instances) {
     UnitObservation u;
@@ -417,12 +414,11 @@ std::vector<UnitObservation> ObserveMig(const gpu::DeviceSample* previous,
       u.memory_busy_fraction = m.dcgm_dram_active;
       u.memory_signal = MemorySignal::kDcgmDramActive;
     }
-    u.holders = HoldersOf(ctx, m.uuid);
+    u.holders = ctx.HoldersOf(m.uuid);
     out.push_back(std::move(u));
   }
   const auto energy = GpuEnergyJoules(previous, d, seconds, nullptr);
-  const double free_idle = SplitMigEnergy(
-      d, energy, ctx.idle_power_watts ? ctx.idle_power_watts(d.uuid) : std::nullopt, seconds, out);
+  const double free_idle = SplitMigEnergy(d, energy, idle_watts, seconds, out);
   // Slices in no instance are idle and keep their share of idle power, so the GPU's energy and
   // cost add up.
   if (auto free = FreeSlicesUnit(d)) {
@@ -517,10 +513,10 @@ void SetMemorySignal(const gpu::DeviceSample& d, UnitObservation& u) {
 
 // A GPU without MIG: one unit, in the sharing mode the context gives it.
 UnitObservation ObserveWholeGpu(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
-                                double seconds, const ObserveContext& ctx) {
+                                double seconds, const IntervalFacts& ctx) {
   UnitObservation u;
   u.uuid = d.uuid;
-  u.mode = ctx.sharing ? ctx.sharing(d.uuid) : SharingMode::kExclusive;
+  u.mode = ctx.ModeOf(d.uuid);
   SetMemory(u, d.memory, previous ? &previous->memory : nullptr);
   u.busy_fraction = BusyFraction(d);
   u.busy_from_dcgm = !d.sm_active_ratio && !d.utilization_gpu_percent && d.dcgm_gr_active;
@@ -545,18 +541,19 @@ UnitObservation ObserveWholeGpu(const gpu::DeviceSample* previous, const gpu::De
     for (auto& p : u.processes) p.memory_busy_extrapolated = p.memory_busy_fraction.has_value();
   u.energy_joules = GpuEnergyJoules(previous, d, seconds, &u.energy_rule);
   SetPowerWeights(d, u);
-  u.holders = HoldersOf(ctx, d.uuid);
+  u.holders = ctx.HoldersOf(d.uuid);
   return u;
 }
 
 }  // namespace
 
 std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
-                                     double seconds, const ObserveContext& ctx) {
+                                     double seconds, const IntervalFacts& ctx,
+                                     std::optional<double> idle_watts) {
   std::vector<UnitObservation> out;
   if (d.lost || d.uuid.empty()) return out;
   if (previous && (previous->uuid != d.uuid || previous->lost)) previous = nullptr;
-  if (d.mig_enabled) return ObserveMig(previous, d, seconds, ctx);
+  if (d.mig_enabled) return ObserveMig(previous, d, seconds, ctx, idle_watts);
   out.push_back(ObserveWholeGpu(previous, d, seconds, ctx));
   return out;
 }

@@ -5,13 +5,14 @@
 // measured (DeviceSample::process_util_period_us).
 #pragma once
 
-#include <functional>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "core/attribution/attribute.h"
 #include "domain/gpu_types.h"
+#include "domain/node_snapshot.h"
 
 namespace gpumeter::attribution {
 
@@ -24,30 +25,39 @@ struct EarlierProcess {
   std::optional<uint64_t> successor_start_us;
 };
 
-// A process's start: its identity beside its PID, and when it was.
-struct ProcessStart {
-  uint64_t ticks = 0;               // /proc/<pid>/stat field 22: clock ticks since boot
-  std::optional<uint64_t> unix_us;  // the same on the wall clock; nullopt: boot time unknown
-};
+using ProcessStart = domain::ProcessStart;
 
-struct ObserveContext {
-  // Owner of a host PID: the process holding it at the interval's end, or for a PID seen at the
-  // start only, the one that held it then; nullopt when unknown (counted as unattributed).
-  std::function<std::optional<Owner>(uint32_t pid)> owner;
-  // Sharing mode of a physical GPU (exclusive, time-slicing or MPS; MIG is read from NVML).
-  std::function<SharingMode(const std::string& gpu_uuid)> sharing;
-  // MPS active-thread fraction of a PID, from its CUDA_MPS_ACTIVE_THREAD_PERCENTAGE.
-  std::function<std::optional<double>(uint32_t pid)> mps_thread_fraction;
-  // The containers allocated to a unit (GPU or MIG UUID) and the share each holds.
-  std::function<std::vector<Holding>(const std::string& unit_uuid)> holders;
-  // Idle power of a physical GPU in watts (IdlePowerFit, or configured); unknown: nullopt.
-  std::function<std::optional<double>(const std::string& gpu_uuid)> idle_power_watts;
-  // When the process holding a PID now started; nullopt when unknown. The Accountant compares it
-  // between passes to tell a reused PID's two processes apart (it sets `earlier`).
-  std::function<std::optional<ProcessStart>(uint32_t pid)> process_start;
+// What the node said about the processes and units of one interval: the snapshot of the pass
+// that ends it and of the one that starts it. Owners come from the end, or for a PID seen at the
+// start only (it exited within the interval), from the start, as its PID may now name nothing or
+// another process; a PID whose start time differs between the two was reused (EarlierOf). Units'
+// modes and holders, and MPS thread shares, are the end's. Holds the snapshots (shared, never
+// changed), so it can be kept with an interval held for DCGM. Cheap to copy; thread-compatible.
+class IntervalFacts {
+ public:
+  IntervalFacts() = default;  // nothing known: owners unknown, units exclusive and unheld
+  IntervalFacts(std::shared_ptr<const domain::NodeSnapshot> end,
+                std::shared_ptr<const domain::NodeSnapshot> start);
+
+  std::optional<Owner> OwnerOf(uint32_t pid) const;  // nullopt: unattributed
+  std::optional<double> MpsThreadFraction(uint32_t pid) const;
   // Set when the process holding a PID at the interval's start is not the one holding it at the
-  // end; nullopt when it is the same one, or not known to differ. Unset: never reused.
-  std::function<std::optional<EarlierProcess>(uint32_t pid)> earlier;
+  // end (both starts known, and different); nullopt otherwise.
+  std::optional<EarlierProcess> EarlierOf(uint32_t pid) const;
+  // The three above in one lookup of each snapshot (what Observe needs of every process).
+  struct Process {
+    std::optional<Owner> owner;
+    std::optional<double> mps_thread_fraction;
+    std::optional<EarlierProcess> earlier;
+  };
+  Process ProcessOf(uint32_t pid) const;
+  SharingMode ModeOf(const std::string& unit_uuid) const;  // exclusive where not listed
+  std::vector<Holding> HoldersOf(const std::string& unit_uuid) const;
+
+  const domain::NodeSnapshot* end() const { return end_.get(); }
+
+ private:
+  std::shared_ptr<const domain::NodeSnapshot> end_, start_;
 };
 
 // Observations for the interval that ends with `device`. With the `previous` sample of the same
@@ -60,15 +70,17 @@ struct ObserveContext {
 // activity × size; without an idle-power estimate all of it by activity × size; without activity
 // but with idle power, idle power by slices (the instance's idle_energy_joules, which goes to its
 // holders) and the rest by size (unattributed within the instance); with neither, by size alone.
-// Each instance's observation names the rule.
+// Each instance's observation names the rule. `idle_watts`: the GPU's idle power (IdlePowerFit,
+// or configured); unknown: nullopt.
 std::vector<UnitObservation> Observe(const gpu::DeviceSample* previous,
                                      const gpu::DeviceSample& device, double seconds,
-                                     const ObserveContext& ctx);
+                                     const IntervalFacts& facts,
+                                     std::optional<double> idle_watts = std::nullopt);
 
 // Units of a GPU that gave no readings this interval (lost, or missing from the sample), named
 // from its `last_good` sample: capacity known, everything else unknown, with `reason` as rule.
 std::vector<UnitObservation> ObserveUnavailable(const gpu::DeviceSample& last_good, Rule reason,
-                                                const ObserveContext& ctx);
+                                                const IntervalFacts& facts);
 
 // The GPU's energy over the interval and the rule that gave it (see Observe); unknown: nullopt.
 std::optional<double> GpuEnergyJoules(const gpu::DeviceSample* previous,

@@ -32,7 +32,7 @@ guard::PassView BuildGuardView(const GuardViewInputs& in) {
   const auto& state = *in.state;
   v.node = state.node;
   v.now = in.now;
-  v.allocations_known = in.allocations_known;
+  v.allocations_known = in.snapshot->allocations_known;
   v.pods_known = in.pods != nullptr;
   if (in.evidence) {
     const auto label = in.evidence->node_labels.find("nvidia.com/gpu.sharing-strategy");
@@ -46,7 +46,7 @@ guard::PassView BuildGuardView(const GuardViewInputs& in) {
   std::map<std::string, const std::vector<gpu::GpuProcess>*> processes;
   std::set<std::string> lost;  // GPUs off the bus in this pass's sample
   std::map<std::string, const gpu::GpuHealth*> health;
-  for (const auto& d : in.snapshot->devices) {
+  for (const auto& d : in.snapshot->gpus.devices) {
     v.gpu_uuid_by_index[d.index] = d.uuid;
     if (d.lost) lost.insert(d.uuid);
     health[d.uuid] = &d.health;
@@ -83,9 +83,7 @@ guard::PassView BuildGuardView(const GuardViewInputs& in) {
         pv.pid = p.pid;
         pv.owner = OwnerOf(state.owners, p.pid);
         pv.memory_bytes = p.used_memory_bytes;
-        if (in.procs)
-          if (const auto f = in.procs->find(p.pid); f != in.procs->end())
-            pv.comm = f->second.comm, pv.env = f->second.gpu_env;
+        if (const auto* f = in.snapshot->Process(p.pid)) pv.comm = f->comm, pv.env = f->gpu_env;
         if (pv.owner.kind == OwnerKind::kContainer && in.pods && !v.requests_gpu.count(pv.owner))
           if (const auto* pod = in.pods->ByName(pv.owner.ns, pv.owner.pod))
             for (const auto& c : pod->containers) {

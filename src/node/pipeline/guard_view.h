@@ -1,6 +1,6 @@
 // Builds the guardrails' view of one pass (guard::PassView) from what the pipeline already holds:
-// the published units, owners and ledgers, the NVML sample, the GPU variables and command names
-// read from /proc, and the pods. Pure.
+// the published units, owners and ledgers, and the pass's snapshot (the NVML sample, the GPU
+// variables and command names read from /proc), and the pods. Pure.
 #pragma once
 
 #include <cstdint>
@@ -12,25 +12,20 @@
 #include <vector>
 
 #include "core/guard/guard.h"
+#include "domain/node_snapshot.h"
 #include "node/state/node_state.h"
 #include "sources/k8s/pods.h"
 #include "sources/k8s/sharing.h"
 
 namespace gpumeter::node {
 
-// What /proc said about a GPU process this pass.
-struct ProcFacts {
-  std::string comm;
-  std::optional<std::map<std::string, std::string>> gpu_env;  // nullopt: unreadable
-};
-
 struct GuardViewInputs {
   const NodeState* state = nullptr;  // units, owners and last_interval of this pass
-  const gpu::GpuSnapshot* snapshot = nullptr;
-  const std::map<uint32_t, ProcFacts>* procs = nullptr;
+  // This pass: its GPUs, its processes' command names and GPU variables, whether the kubelet
+  // answered.
+  const domain::NodeSnapshot* snapshot = nullptr;
   const k8s::PodStore* pods = nullptr;  // null: no pod source snapshot yet
   const k8s::SharingEvidence* evidence = nullptr;
-  bool allocations_known = false;
   // Containers with a device the allocation could not place (k8s::AllocationResult::unplaced).
   const std::set<std::tuple<std::string, std::string, std::string>>* unplaced = nullptr;
   double now = 0;  // Unix seconds

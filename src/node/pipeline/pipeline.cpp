@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace gpumeter::node {
 namespace {
@@ -11,33 +10,6 @@ namespace {
 using domain::Owner;
 using domain::OwnerKind;
 using domain::SharingMode;
-
-// A process's owner as the attribution core takes it: unknown (unattributed) has none.
-std::optional<Owner> ToOwner(const domain::ProcessOwner& o) {
-  if (o.kind == OwnerKind::kUnattributed) return std::nullopt;
-  return o.AsOwner();
-}
-
-// Every PID the sample lists, on whole GPUs and MIG instances.
-std::set<uint32_t> Pids(const gpu::GpuSnapshot& snap) {
-  std::set<uint32_t> pids;
-  for (const auto& d : snap.devices) {
-    for (const auto& p : d.processes) pids.insert(p.pid);
-    for (const auto& m : d.mig_instances)
-      for (const auto& p : m.processes) pids.insert(p.pid);
-  }
-  return pids;
-}
-
-// CUDA_MPS_ACTIVE_THREAD_PERCENTAGE as a fraction; nullopt when absent or not a number in (0, 100].
-std::optional<double> MpsFraction(const std::map<std::string, std::string>& env) {
-  const auto it = env.find("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
-  if (it == env.end()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(it->second.c_str(), &end);
-  if (end == it->second.c_str() || *end != '\0' || !(v > 0) || v > 100) return std::nullopt;
-  return v / 100;
-}
 
 // The profile in a MIG device's NVML name ("NVIDIA A100-SXM4-40GB MIG 1g.5gb" -> "1g.5gb"); the
 // whole name when it has no " MIG " part.
@@ -51,33 +23,8 @@ std::string MigProfileOfName(const std::string& name) {
 NodePipeline::NodePipeline(PipelineSources sources, PipelineOptions options)
     : sources_(sources),
       options_(std::move(options)),
-      proc_(options_.proc_root),
-      accountant_(
-          attribution::ObserveContext{
-              [this](uint32_t pid) -> std::optional<Owner> {
-                const auto it = owners_.find(pid);
-                return it == owners_.end() ? std::nullopt : ToOwner(it->second);
-              },
-              [this](const std::string& uuid) {
-                const auto it = modes_.find(uuid);
-                return it == modes_.end() ? SharingMode::kExclusive : it->second;
-              },
-              [this](uint32_t pid) -> std::optional<double> {
-                const auto it = mps_fraction_.find(pid);
-                return it == mps_fraction_.end() ? std::nullopt : std::optional<double>(it->second);
-              },
-              [this](const std::string& unit) {
-                const auto it = holders_.find(unit);
-                return it == holders_.end() ? std::vector<attribution::Holding>{} : it->second;
-              },
-              {},
-              [this](uint32_t pid) -> std::optional<attribution::ProcessStart> {
-                const auto it = starts_.find(pid);
-                return it == starts_.end() ? std::nullopt
-                                           : std::optional<attribution::ProcessStart>(it->second);
-              },
-              {}},
-          options_.accountant),
+      assembler_(sources_, options_.proc_root, options_.evidence),
+      accountant_(options_.accountant),
       guard_(options_.guard, options_.pricing),
       cost_{options_.pricing, options_.cost_policy,
             options_.pricing ? options_.pricing->InstanceTypeOf(options_.node) : std::string(),
@@ -96,115 +43,10 @@ std::shared_ptr<const NodeState> NodePipeline::Latest() const {
   return latest_;
 }
 
-void NodePipeline::RefreshAllocations(const gpu::GpuSnapshot& snap,
-                                      std::chrono::steady_clock::time_point now) {
-  std::shared_ptr<const kubelet::PodResourcesSource::Allocations> allocations;
-  if (sources_.kubelet) {
-    sources_.kubelet->Poll(now);
-    allocations = sources_.kubelet->allocations();
-  }
-  // A kubelet that stopped answering leaves its last list: containers started since are missing.
-  allocations_known_ = allocations != nullptr && sources_.kubelet->status().up;
-  // The inputs, by value: a kubelet that answers every pass with the same list changes nothing.
-  AllocationInputs in;
-  // The kubelet may go on listing a pod that has finished (Succeeded or Failed) with its devices;
-  // such a pod holds nothing.
-  size_t finished = 0;
-  if (allocations)
-    for (const auto& a : *allocations) {
-      if (const auto* pod = pods_.ByName(a.ns, a.pod); pod && pod->Terminated()) {
-        finished += !a.devices.empty() || !a.claim_devices.empty();
-        continue;
-      }
-      in.live.push_back(a);
-    }
-  for (const auto& d : snap.devices) {
-    in.devices[d.uuid] = d.mig_enabled;
-    for (const auto& m : d.mig_instances) {
-      in.mig_parent[m.uuid] = d.uuid;
-      in.legacy_mig["MIG-" + d.uuid + "/" + std::to_string(m.gpu_instance_id) + "/" +
-                    std::to_string(m.compute_instance_id)] = m.uuid;
-    }
-  }
-  if (node_facts_) in.node_labels = node_facts_->gpu_labels;
-  if (sources_.slices) sources_.slices->Poll(now);
-  if (const auto slices = sources_.slices ? sources_.slices->Current() : nullptr)
-    in.dra = slices->devices();
-  if (built_ && in == inputs_) return;
-  if (finished > 0 && finished != finished_logged_)
-    spdlog::info(
-        "{} container(s) of finished pods are still listed by the kubelet with devices: they hold "
-        "nothing",
-        finished);
-  finished_logged_ = finished;
-
-  auto evidence = options_.evidence;
-  evidence.dra_devices = in.dra;
-  // GPU Feature Discovery's labels from the Node object; a --node-label flag wins.
-  for (const auto& [k, v] : in.node_labels) evidence.node_labels.emplace(k, v);
-  for (const auto& [mig, gpu] : in.mig_parent) evidence.mig_parent[mig] = gpu;
-  for (const auto& [legacy, mig] : in.legacy_mig) evidence.legacy_mig[legacy] = mig;
-  auto result = k8s::BuildAllocations(in.live, evidence);
-  evidence_ = evidence;
-  // Log problems when they change, not every time the inputs do.
-  if (result.problems != allocation_.problems)
-    for (const auto& p : result.problems) spdlog::warn("allocation: {}", p);
-  allocation_ = std::move(result);
-  inputs_ = std::move(in);
-  built_ = true;
-  holders_.clear();
-  modes_.clear();
-  for (const auto& u : allocation_.units) {
-    modes_[u.unit_uuid] = u.mode;
-    for (const auto& h : u.holders) holders_[u.unit_uuid].push_back({h.AsOwner(), h.share});
-  }
-  // A GPU that nobody holds still has a mode: MIG from NVML, else what the operator configured.
-  for (const auto& [uuid, mig] : inputs_.devices) {
-    if (mig) modes_.emplace(uuid, SharingMode::kMig);
-    if (const auto it = options_.evidence.configured.find(uuid);
-        it != options_.evidence.configured.end())
-      modes_.emplace(uuid, it->second.mode);
-  }
-}
-
-bool NodePipeline::UpdatePods() {
-  const auto pods = sources_.pods ? sources_.pods->Current() : nullptr;
-  if (!pods || pods == pods_seen_) return false;
-  pods_ = *pods;  // the resolver reads pods_; its cache of resolved processes stays valid
-  pods_seen_ = pods;
-  return true;
-}
-
-void NodePipeline::ResolveOwners(const gpu::GpuSnapshot& snap) {
-  const auto pids = Pids(snap);
-  owners_.clear();
-  mps_fraction_.clear();
-  proc_facts_.clear();
-  starts_.clear();
-  for (const uint32_t pid : pids) {
-    ++proc_attempts_;
-    // Identify is cached by (PID, start time): this read is the one Resolve then reuses.
-    const auto id = proc_.Identify(pid);
-    // A malformed /proc file or an unreadable root is a failure of the source; a process that
-    // exited between NVML and /proc is not.
-    if (!id && id.error().code != ErrorCode::kNotFound) {
-      ++proc_failures_;
-      proc_last_error_ = id.error().message;
-    }
-    if (id && id->gpu_env)
-      if (const auto f = MpsFraction(*id->gpu_env)) mps_fraction_[pid] = *f;
-    if (id) {
-      proc_facts_[pid] = {id->comm, id->gpu_env};
-      starts_[pid] = {id->start_ticks, proc_.StartUnixUs(id->start_ticks)};
-    }
-    owners_[pid] = resolver_.Resolve(pid);
-  }
-  resolver_.Retain(pids);
-}
-
-std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap) const {
+std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap,
+                                          const domain::NodeSnapshot& snapshot) const {
   std::map<std::string, const k8s::UnitAllocation*> alloc;
-  for (const auto& u : allocation_.units) alloc[u.unit_uuid] = &u;
+  for (const auto& u : assembler_.allocation().units) alloc[u.unit_uuid] = &u;
   std::vector<UnitInfo> out;
   auto add = [&](UnitInfo u) {
     if (const auto it = alloc.find(u.uuid); it != alloc.end()) {
@@ -256,8 +98,7 @@ std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap) const {
     }
     UnitInfo u;
     u.uuid = d.uuid, u.gpu_uuid = d.uuid, u.gpu_index = d.index, u.model = d.name;
-    const auto it = modes_.find(d.uuid);
-    u.mode = it == modes_.end() ? SharingMode::kExclusive : it->second;
+    u.mode = snapshot.ModeOf(d.uuid);
     if (d.memory) u.memory_total_bytes = u.gpu_memory_total_bytes = d.memory->total_bytes;
     add(std::move(u));
   }
@@ -334,45 +175,15 @@ void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledger
              : std::next(it);
 }
 
-domain::SourceStatus NodePipeline::ProcStatus() const {
-  domain::SourceStatus s;
-  s.name = "proc";
-  s.detail = options_.proc_root.string();
-  std::error_code ec;
-  s.up = std::filesystem::is_directory(options_.proc_root, ec);
-  s.attempts = proc_attempts_;
-  s.failures = proc_failures_;
-  s.last_error =
-      s.up ? proc_last_error_ : options_.proc_root.string() + ": not a readable directory";
-  return s;
-}
-
-// A failed pass lists no process; the owner caches are kept for the next good one.
-void NodePipeline::UpdateOwners(const gpu::SampleResult& pass) {
-  if (pass.ok) {
-    ResolveOwners(pass.snapshot);
-  } else {
-    owners_.clear();
-    mps_fraction_.clear();
-    starts_.clear();
-  }
-}
-
 // The first good pass primes the accountant; each later one with time elapsed is an interval,
 // accounted into next's last interval and running totals.
-void NodePipeline::AccountInterval(const gpu::SampleResult& pass, NodeState& next) {
+void NodePipeline::AccountInterval(const gpu::SampleResult& pass,
+                                   std::shared_ptr<const domain::NodeSnapshot> snapshot,
+                                   NodeState& next) {
   next.last_interval.clear();
-  // With a DCGM source, a copy of the snapshot carries its activity for this interval.
-  std::optional<gpu::GpuSnapshot> with_dcgm;
-  if (sources_.dcgm && pass.ok) {
-    with_dcgm = pass.snapshot;
-    dcgm_aligner_.Apply(*sources_.dcgm->Latest(),
-                        static_cast<double>(pass.snapshot.timestamp_us) / 1e6, *with_dcgm);
-  }
-  const gpu::GpuSnapshot& snapshot = with_dcgm ? *with_dcgm : pass.snapshot;
   if (!primed_) {
     if (pass.ok) {
-      accountant_.Prime(snapshot);
+      accountant_.Prime(std::move(snapshot));
       primed_ = true;
       last_taken_ = pass.taken;
     }
@@ -383,8 +194,8 @@ void NodePipeline::AccountInterval(const gpu::SampleResult& pass, NodeState& nex
   last_taken_ = pass.taken;
   if (seconds > 0) {
     // A failed pass is an interval in which every GPU answered nothing: it is accounted as such.
-    next.last_interval = accountant_.Step(pass.ok ? snapshot : gpu::GpuSnapshot{}, seconds);
-    AddReleased(accountant_.Release(DcgmActivity()), next.last_interval);
+    next.last_interval = accountant_.Step(std::move(snapshot), seconds);
+    AddReleased(accountant_.Release(assembler_.DcgmActivity()), next.last_interval);
     ++next.intervals;
     Accumulate(next.last_interval, seconds, next);
   }
@@ -410,19 +221,10 @@ void NodePipeline::AddReleased(std::vector<attribution::UnitLedger> released,
   }
 }
 
-attribution::PastActivityOf NodePipeline::DcgmActivity() const {
-  return [this](const std::string& gpu, std::optional<uint32_t> gi, double from_s, double to_s) {
-    const auto c = dcgm_aligner_.Mean({gpu, gi}, from_s, to_s);
-    const auto traffic = dcgm_aligner_.Mean({gpu, gi, true}, from_s, to_s);
-    return attribution::PastActivity{
-        c.pending, c.mean, traffic.pending ? std::nullopt : traffic.mean, c.covered_until_s};
-  };
-}
-
 void NodePipeline::Finish() {
   const auto prev = Latest();
   auto next = std::make_shared<NodeState>(*prev);
-  next->last_interval = accountant_.Release(DcgmActivity(), /*all=*/true);
+  next->last_interval = accountant_.Release(assembler_.DcgmActivity(), /*all=*/true);
   if (next->last_interval.empty()) return;
   ++next->intervals;
   Accumulate(next->last_interval, 0, *next);
@@ -443,7 +245,7 @@ NodePipeline::PodLabels(const NodeState& prev, const NodeState& next) const {
     const auto& o = key.second;
     if (o.kind != OwnerKind::kContainer) continue;
     const std::pair<std::string, std::string> name{o.ns, o.pod};
-    if (const auto* pod = pods_.ByName(o.ns, o.pod))
+    if (const auto* pod = assembler_.pods() ? assembler_.pods()->ByName(o.ns, o.pod) : nullptr)
       labels[name] = pod->labels;
     else if (const auto it = prev.pod_labels.find(name); it != prev.pod_labels.end())
       labels[name] = it->second;
@@ -451,26 +253,9 @@ NodePipeline::PodLabels(const NodeState& prev, const NodeState& next) const {
   return labels;
 }
 
-// kubelet, pods, ResourceSlices (when configured) and proc, in that order.
-std::vector<domain::SourceStatus> NodePipeline::SourceStatuses() const {
-  std::vector<domain::SourceStatus> out;
-  out.push_back(sources_.kubelet
-                    ? static_cast<const domain::SourceStatus&>(sources_.kubelet->status())
-                    : domain::SourceStatus::NotConfigured("kubelet"));
-  out.push_back(sources_.pods ? sources_.pods->Status()
-                              : domain::SourceStatus::NotConfigured("pods"));
-  if (sources_.slices) out.push_back(sources_.slices->Status());
-  if (sources_.dcgm) out.push_back(sources_.dcgm->Status());
-  if (sources_.node) out.push_back(sources_.node->Status());
-  out.push_back(ProcStatus());
-  return out;
-}
-
-void NodePipeline::UpdateNodeFacts(std::chrono::steady_clock::time_point now, NodeState& next) {
+void NodePipeline::UpdateNodeFacts(NodeState& next) {
   if (!sources_.node) return;
-  sources_.node->Poll(now);
-  node_facts_ = sources_.node->Current();
-  next.node_facts = node_facts_;
+  next.node_facts = assembler_.node_facts();
   // A pricing file's node map wins over the Node's label.
   if (next.node_facts && options_.pricing &&
       options_.pricing->InstanceTypeOf(options_.node).empty()) {
@@ -495,16 +280,15 @@ void NodePipeline::CountXids(const gpu::GpuSnapshot& snap, NodeState& next) {
 }
 
 // Findings only from a good pass (a failed one shows no process, which proves nothing).
-void NodePipeline::UpdateFindings(const gpu::SampleResult& pass, NodeState& next) {
+void NodePipeline::UpdateFindings(const gpu::SampleResult& pass,
+                                  const domain::NodeSnapshot& snapshot, NodeState& next) {
   if (!pass.ok) return;
   GuardViewInputs gi;
   gi.state = &next;
-  gi.snapshot = &pass.snapshot;
-  gi.procs = &proc_facts_;
-  gi.pods = pods_seen_ ? &pods_ : nullptr;
-  gi.evidence = built_ ? &evidence_ : &options_.evidence;
-  gi.allocations_known = allocations_known_;
-  gi.unplaced = &allocation_.unplaced;
+  gi.snapshot = &snapshot;
+  gi.pods = assembler_.pods();
+  gi.evidence = &assembler_.evidence();
+  gi.unplaced = &assembler_.allocation().unplaced;
   gi.now = std::chrono::duration<double>(pass.wall.time_since_epoch()).count();
   guard_.Update(BuildGuardView(gi));
   next.findings = guard_.Open();
@@ -522,18 +306,20 @@ void NodePipeline::OnPass(std::shared_ptr<const gpu::SampleResult> pass) {
   if (pass->ok) next->last_good = pass;
   if (pass->ok) CountXids(pass->snapshot, *next);
 
-  if (sources_.pods) sources_.pods->Poll(pass->taken);
-  UpdatePods();
-  UpdateNodeFacts(pass->taken, *next);
-  RefreshAllocations(snap, pass->taken);
-  UpdateOwners(*pass);
+  const auto snapshot = assembler_.Assemble(*pass, snap);
+  UpdateNodeFacts(*next);
   // The units as of this pass: the interval is priced by them (a unit created in it has one).
-  next->units = Units(snap);
-  AccountInterval(*pass, *next);
-  if (pass->ok) next->owners = owners_;
+  next->units = Units(snap, *snapshot);
+  next->snapshot = snapshot;
+  AccountInterval(*pass, snapshot, *next);
+  if (pass->ok) {
+    next->owners.clear();
+    for (const auto& p : snapshot->processes)
+      next->owners.emplace_hint(next->owners.end(), p.pid, p.owner);
+  }
   next->pod_labels = PodLabels(*prev, *next);
-  next->allocation_problems = allocation_.problems;
-  next->sources = SourceStatuses();
+  next->allocation_problems = assembler_.allocation().problems;
+  next->sources = assembler_.SourceStatuses();
   if (options_.rightsizing) next->rightsizing = options_.rightsizing();
   if (options_.store_health) {
     next->store = options_.store_health();
@@ -541,7 +327,7 @@ void NodePipeline::OnPass(std::shared_ptr<const gpu::SampleResult> pass) {
     if (next->store && !next->store->status.name.empty())
       next->sources.push_back(next->store->status);
   }
-  UpdateFindings(*pass, *next);
+  UpdateFindings(*pass, *snapshot, *next);
 
   std::lock_guard lock(mu_);
   latest_ = std::move(next);

@@ -1,10 +1,9 @@
-// The node pipeline: after each sampling pass, on the sampling thread, it refreshes the
-// allocations (kubelet PodResources) and pods (API server or file), resolves the owner of every
-// GPU process from /proc, decides each unit's sharing mode and holders, runs the Accountant over
-// the interval, adds the ledgers to the running totals and publishes a new NodeState.
-// A source that fails leaves its last good data in place and is reported in NodeState::sources;
-// what cannot be placed goes to `unattributed`. Sources are borrowed and must outlive the pipeline.
-// OnPass is called from one thread; Latest() from any.
+// The node pipeline, after each sampling pass on the sampling thread: assemble the pass's
+// NodeSnapshot from every source (SnapshotAssembler), account the interval it ends (Accountant),
+// add the ledgers to the running totals, raise the guardrails' findings, and publish a new
+// NodeState. A source that fails leaves its last good data in place and is reported in
+// NodeState::sources; what cannot be placed goes to `unattributed`. Sources are borrowed and must
+// outlive the pipeline. OnPass is called from one thread; Latest() from any.
 #pragma once
 
 #include <chrono>
@@ -21,19 +20,12 @@
 #include "core/attribution/accountant.h"
 #include "core/cost/pricing.h"
 #include "core/guard/guard.h"
+#include "domain/node_snapshot.h"
 #include "domain/sample.h"
+#include "node/pipeline/assembler.h"
 #include "node/pipeline/guard_view.h"
 #include "node/pipeline/interval_cost.h"
 #include "node/state/node_state.h"
-#include "sources/dcgm/dcgm_aligner.h"
-#include "sources/dcgm/dcgm_source.h"
-#include "sources/k8s/owner_resolver.h"
-#include "sources/k8s/proc_reader.h"
-#include "sources/k8s/sharing.h"
-#include "sources/kube_api/node_source.h"
-#include "sources/kube_api/pod_source.h"
-#include "sources/kube_api/resource_slice_source.h"
-#include "sources/kubelet/pod_resources_source.h"
 
 namespace gpumeter::node {
 
@@ -62,17 +54,6 @@ struct PipelineOptions {
   std::function<std::optional<StoreHealth>()> store_health;
 };
 
-struct PipelineSources {
-  kubelet::PodResourcesSource* kubelet = nullptr;  // null: not configured (everything unattributed)
-  kube_api::PodSource* pods = nullptr;             // null: not configured (no names for containers)
-  kube_api::SliceSource* slices = nullptr;         // null: no DRA devices (claim devices unplaced)
-  // null: no DCGM activity (MIG instances of pre-Hopper GPUs have unknown activity). Read with
-  // Latest() only: its reads run on its own thread (or the caller's, in simulate).
-  const dcgm::DcgmSource* dcgm = nullptr;
-  // null: no Node object (no instance type, no GFD labels but the --node-label flags).
-  kube_api::NodeSource* node = nullptr;
-};
-
 class NodePipeline {
  public:
   NodePipeline(PipelineSources sources, PipelineOptions options);
@@ -94,68 +75,31 @@ class NodePipeline {
   }
 
  private:
-  bool UpdatePods();  // takes the pod source's latest snapshot; true if it changed
-  void RefreshAllocations(const gpu::GpuSnapshot& snap, std::chrono::steady_clock::time_point now);
-  void ResolveOwners(const gpu::GpuSnapshot& snap);
   // `step`: the pass's interval (s), for the forget horizon; 0 forgets nothing.
   void Accumulate(const std::vector<attribution::UnitLedger>& ledgers, double step,
                   NodeState& next) const;
-  attribution::PastActivityOf DcgmActivity() const;
   static void AddReleased(std::vector<attribution::UnitLedger> released,
                           std::vector<attribution::UnitLedger>& ledgers);
-  std::vector<UnitInfo> Units(const gpu::GpuSnapshot& snap) const;
-  domain::SourceStatus ProcStatus() const;
+  std::vector<UnitInfo> Units(const gpu::GpuSnapshot& snap,
+                              const domain::NodeSnapshot& snapshot) const;
   // The steps of OnPass, in its order.
-  void UpdateOwners(const gpu::SampleResult& pass);
-  void AccountInterval(const gpu::SampleResult& pass, NodeState& next);
+  void AccountInterval(const gpu::SampleResult& pass,
+                       std::shared_ptr<const domain::NodeSnapshot> snapshot, NodeState& next);
   std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> PodLabels(
       const NodeState& prev, const NodeState& next) const;
-  std::vector<domain::SourceStatus> SourceStatuses() const;
   // Adds the pass's XID events to NodeState::xids.
   static void CountXids(const gpu::GpuSnapshot& snap, NodeState& next);
-  void UpdateFindings(const gpu::SampleResult& pass, NodeState& next);
+  void UpdateFindings(const gpu::SampleResult& pass, const domain::NodeSnapshot& snapshot,
+                      NodeState& next);
   // The Node object's facts into next and into what prices the coming interval.
-  void UpdateNodeFacts(std::chrono::steady_clock::time_point now, NodeState& next);
+  void UpdateNodeFacts(NodeState& next);
 
   PipelineSources sources_;
   PipelineOptions options_;
-  k8s::ProcReader proc_;
-  k8s::PodStore pods_;  // a copy of the pod source's latest snapshot
-  std::shared_ptr<const k8s::PodStore> pods_seen_;
-  k8s::OwnerResolver resolver_{proc_, pods_};
+  SnapshotAssembler assembler_;
   attribution::Accountant accountant_;
-  dcgm::DcgmAligner dcgm_aligner_;  // the exporter's interval means -> each pass's busy fraction
-
-  // Inputs of the last BuildAllocations, by value, to rebuild only when they change.
-  struct AllocationInputs {
-    std::vector<k8s::ContainerAllocation> live;  // the kubelet's list without finished pods
-    std::map<std::string, bool> devices;         // GPU UUID -> MIG enabled
-    std::map<std::string, std::string> mig_parent, legacy_mig;
-    std::map<k8s::DraKey, k8s::DraDevice> dra;
-    std::map<std::string, std::string> node_labels;  // the Node's nvidia.com/ labels
-    bool operator==(const AllocationInputs&) const = default;
-  };
-  AllocationInputs inputs_;
-  // The operator's evidence with the Node's GFD labels merged (flags win), as the last
-  // allocations were built from it: the guard reads the same.
-  k8s::SharingEvidence evidence_;
-  std::shared_ptr<const k8s::NodeFacts> node_facts_;  // this pass's, read once
-  bool built_ = false;
-  size_t finished_logged_ = 0;
-  k8s::AllocationResult allocation_;
-  std::map<std::string, std::vector<attribution::Holding>> holders_;  // by unit UUID
-  std::map<std::string, domain::SharingMode> modes_;                  // by unit UUID
-
-  // This pass's owners and MPS thread fractions, by PID (read by the Accountant's callbacks).
-  std::map<uint32_t, domain::ProcessOwner> owners_;
-  std::map<uint32_t, double> mps_fraction_;
-  std::map<uint32_t, attribution::ProcessStart> starts_;  // of this pass's processes
-  std::map<uint32_t, ProcFacts> proc_facts_;
-  bool allocations_known_ = false;
   guard::Guard guard_;
   CostSettings cost_;
-  uint64_t proc_attempts_ = 0, proc_failures_ = 0;
-  std::string proc_last_error_;
 
   std::optional<std::chrono::steady_clock::time_point> last_taken_;
   bool primed_ = false;

@@ -16,6 +16,7 @@
 #include "core/attribution/attribute.h"
 #include "core/cost/pricing.h"
 #include "core/guard/findings.h"
+#include "domain/node_snapshot.h"
 #include "domain/sample.h"
 #include "domain/source_status.h"
 #include "sources/k8s/node_facts.h"
@@ -128,6 +129,8 @@ struct NodeState {
   uint64_t intervals = 0;  // accounted intervals (passes after the first)
   // The latest sampling pass (also when it failed) and the latest good one.
   std::shared_ptr<const gpu::SampleResult> latest, last_good;
+  // What the node looked like at the latest pass, as accounted (null before the first pass).
+  std::shared_ptr<const domain::NodeSnapshot> snapshot;
   std::map<uint32_t, domain::ProcessOwner> owners;  // every PID of last_good
   std::vector<UnitInfo> units;                      // every unit of last_good, by GPU index
   std::vector<std::string> allocation_problems;     // device IDs that could not be placed

@@ -11,6 +11,7 @@
 #include "common/json/key_case.h"
 #include "common/openssl_handles.h"
 #include "common/secret_file.h"
+#include "domain/node_snapshot_json.h"
 #include "sinks/metrics/json_api.h"
 #include "sinks/metrics/readiness.h"
 
@@ -119,6 +120,13 @@ HttpAnswer HttpServer::Handle(const HttpRequest& req) const {
     const auto r = CheckReadiness(view_.Health(), *view_.State(), options_.stale_after, now);
     return {r.ready ? 200u : 503u, r.why + "\n", "text/plain", {}};
   }
+  // The latest pass as the core saw it, in the snapshot's own versioned form (a bug report's
+  // "what did the node look like"; domain/node_snapshot_json.h reads it back).
+  if (req.path == "/api/v2/snapshot") {
+    const auto state = view_.State();
+    if (!state->snapshot) return {503, "no sampling pass yet\n", "text/plain", {}};
+    return Body(req, domain::WriteNodeSnapshot(*state->snapshot) + "\n", "application/json");
+  }
   // /api/v2 is /api/v1 in camelCase; v1 answers as it did, marked deprecated (RFC 9745: the
   // header's value is the date it was, 2026-12-07, as a structured-field date).
   const bool v1 = req.path.rfind("/api/v1/", 0) == 0, v2 = req.path.rfind("/api/v2/", 0) == 0;
@@ -134,8 +142,8 @@ HttpAnswer HttpServer::Handle(const HttpRequest& req) const {
     };
   if (!json)
     return {404,
-            "not found: /metrics, /api/v2/{units,ledger,processes,findings,sources} (/api/v1: "
-            "the same in snake_case, deprecated), /healthz, /readyz\n",
+            "not found: /metrics, /api/v2/{units,ledger,processes,findings,sources,snapshot} "
+            "(/api/v1: the same but snapshot in snake_case, deprecated), /healthz, /readyz\n",
             "text/plain",
             {}};
   nlohmann::json doc = json(*view_.State());

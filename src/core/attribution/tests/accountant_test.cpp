@@ -3,9 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include "core/attribution/tests/node_spec.h"
 
 namespace gpumeter::attribution {
 namespace {
+
+using test_support::FedAccountant;
+using test_support::NodeSpec;
 
 Owner C(const std::string& pod) { return Owner{OwnerKind::kContainer, "ns", pod, "c"}; }
 
@@ -62,8 +66,8 @@ gpu::GpuSnapshot Snap(std::vector<gpu::DeviceSample> ds) {
   return s;
 }
 
-ObserveContext Ctx() {
-  ObserveContext ctx;
+NodeSpec Ctx() {
+  NodeSpec ctx;
   ctx.owner = [](uint32_t pid) -> std::optional<Owner> { return C("p" + std::to_string(pid)); };
   return ctx;
 }
@@ -71,7 +75,7 @@ ObserveContext Ctx() {
 TEST(Accountant, MigEnergyIdleBySizeAndTheRestByActivityWhenIdleIsKnown) {
   AccountantOptions opt;
   opt.idle_power_watts["NVIDIA H200"] = 90;  // configured by model
-  Accountant acc(Ctx(), opt);
+  FedAccountant acc(Ctx(), opt);
   acc.Prime(Snap({MigGpu(0, 0.7, 0.25, 0.05)}));
   const auto ls = acc.Step(Snap({MigGpu(10, 0.7, 0.25, 0.05)}), 10);
   // Instance i: idle × slices/7 + (max − idle) × activity × slices/7, × 10 s.
@@ -99,7 +103,7 @@ TEST(Accountant, MigEnergyIdleBySizeAndTheRestByActivityWhenIdleIsKnown) {
 }
 
 TEST(Accountant, ALostMigGpuKeepsEveryUnitIncludingItsFreeSlices) {
-  Accountant acc(Ctx());
+  FedAccountant acc(Ctx());
   acc.Prime(Snap({MigGpu(0, 0.5, 0.5, 0.5)}));
   gpu::DeviceSample lost;
   lost.uuid = "GPU-m";
@@ -117,7 +121,7 @@ TEST(Accountant, ALostMigGpuKeepsEveryUnitIncludingItsFreeSlices) {
 }
 
 TEST(Accountant, IdlePowerIsFittedFromTheGpusOwnHistory) {
-  Accountant acc(Ctx());
+  FedAccountant acc(Ctx());
   double t = 0, e0 = 0;
   auto at = [&](double a0) {
     auto d = MigGpu(0, a0, 0.25, 0.05);
@@ -141,7 +145,7 @@ TEST(Accountant, IdlePowerIsFittedFromTheGpusOwnHistory) {
 // idle-power fit takes its activity from the per-process samples where they cover the interval.
 // Here utilization.gpu reads 0 or 100 whatever the GPU did; the samples hold the truth.
 TEST(Accountant, TheIdlePowerFitTakesAGpuWithoutGpmsActivityFromItsSamples) {
-  Accountant acc(Ctx());
+  FedAccountant acc(Ctx());
   double e = 1e6;
   uint64_t now_us = 1'000'000'000;
   auto at = [&](int i) {
@@ -173,7 +177,7 @@ TEST(Accountant, TheIdlePowerFitTakesAGpuWithoutGpmsActivityFromItsSamples) {
 }
 
 TEST(Accountant, WithoutIdlePowerEnergyFollowsActivityAndSaysSo) {
-  Accountant acc(Ctx());
+  FedAccountant acc(Ctx());
   acc.Prime(Snap({MigGpu(0, 0.5, 0.5, 0.0)}));
   const auto ls = acc.Step(Snap({MigGpu(1, 0.5, 0.5, 0.0)}), 1);
   const double e = 90 + 610 * (0.5 * 5 / 7.0);
@@ -186,7 +190,7 @@ TEST(Accountant, WithoutIdlePowerEnergyFollowsActivityAndSaysSo) {
 }
 
 TEST(Accountant, UnknownInstanceActivitySplitsBySize) {
-  Accountant acc(Ctx());
+  FedAccountant acc(Ctx());
   acc.Prime(Snap({MigGpu(0, 0.5, 0.5, 0.5)}));
   auto d = MigGpu(1, 0.5, 0.5, 0.5);
   d.mig_instances[1].sm_active_ratio.reset();
@@ -207,13 +211,13 @@ TEST(Accountant, UnknownInstanceActivitySplitsBySize) {
 TEST(Accountant, MigWithoutActivityGivesIdlePowerBySlicesToTheHolders) {
   AccountantOptions opt;
   opt.idle_power_watts["NVIDIA H200"] = 90;
-  ObserveContext ctx = Ctx();
+  NodeSpec ctx = Ctx();
   ctx.holders = [](const std::string& unit) -> std::vector<Holding> {
     if (unit == "MIG-0") return {{C("reserve"), 1.0}};            // held, whatever runs on it
     if (unit == "MIG-2") return {{C("a"), 0.5}, {C("b"), 0.25}};  // a quarter held by nobody
     return {};                                                    // MIG-1: nobody holds it
   };
-  Accountant acc(ctx, opt);
+  FedAccountant acc(ctx, opt);
   auto blind = [](double t) {
     auto d = MigGpu(t, 0.6, 0.3, 0.9);  // the board's power follows this activity...
     for (auto& m : d.mig_instances) m.sm_active_ratio.reset();  // ...which nobody can read
@@ -260,11 +264,11 @@ TEST(Accountant, MigWithoutActivityGivesIdlePowerBySlicesToTheHolders) {
 TEST(Accountant, AnInstanceWithKnownActivityKeepsEnergyFollowingTime) {
   AccountantOptions opt;
   opt.idle_power_watts["NVIDIA H200"] = 90;
-  ObserveContext ctx = Ctx();
+  NodeSpec ctx = Ctx();
   ctx.holders = [](const std::string& unit) -> std::vector<Holding> {
     return {{C("h-" + unit), 1.0}};
   };
-  Accountant acc(ctx, opt);
+  FedAccountant acc(ctx, opt);
   auto partly = [](double t) {
     auto d = MigGpu(t, 0.6, 0.3, 0.9);
     d.mig_instances[1].sm_active_ratio.reset();  // only the 2g's activity is unknown
@@ -284,7 +288,7 @@ TEST(Accountant, AnInstanceWithKnownActivityKeepsEnergyFollowingTime) {
 // Without configuration or activity to fit against, idle power comes from the board's power
 // while nothing ran on the GPU, and says so.
 TEST(Accountant, IdlePowerFromTheBoardWhileNothingRan) {
-  Accountant acc(Ctx());
+  FedAccountant acc(Ctx());
   auto empty = [](double t) {
     auto d = MigGpu(t, 0, 0, 0);  // power = idle (90 W)
     for (auto& m : d.mig_instances) m.sm_active_ratio.reset(), m.processes.clear();
@@ -306,7 +310,7 @@ TEST(Accountant, IdlePowerFromTheBoardWhileNothingRan) {
   // Configuration wins over what was seen.
   AccountantOptions opt;
   opt.idle_power_watts["GPU-m"] = 75;
-  Accountant configured(Ctx(), opt);
+  FedAccountant configured(Ctx(), opt);
   configured.Prime(Snap({empty(0)}));
   EXPECT_EQ(configured.IdlePowerOf("GPU-m")->source, Accountant::IdleSource::kConfigured);
 }
@@ -324,11 +328,11 @@ gpu::DeviceSample Whole(const std::string& uuid, bool lost = false) {
 }
 
 TEST(Accountant, ALostGpuIsAccountedAsUnattributedFromItsLastGoodSample) {
-  ObserveContext ctx = Ctx();
+  NodeSpec ctx = Ctx();
   ctx.holders = [](const std::string& unit) {
     return std::vector<Holding>{{C("holder-" + unit), 1.0}};
   };
-  Accountant acc(ctx);
+  FedAccountant acc(ctx);
   acc.Prime(Snap({Whole("GPU-a"), Whole("GPU-b")}));
   auto ls = acc.Step(Snap({Whole("GPU-a"), Whole("GPU-b", true)}), 2);
   const auto* b = Unit(ls, "GPU-b");
@@ -362,11 +366,11 @@ TEST(Accountant, ALostGpuIsAccountedAsUnattributedFromItsLastGoodSample) {
 }
 
 TEST(Accountant, RequestedShareIsHeldWhetherUsedOrNot) {
-  ObserveContext ctx = Ctx();
+  NodeSpec ctx = Ctx();
   ctx.holders = [](const std::string&) {
     return std::vector<Holding>{{C("p7"), 0.25}, {C("idle-holder"), 0.25}, {C("too-much"), 3.0}};
   };
-  Accountant acc(ctx);
+  FedAccountant acc(ctx);
   acc.Prime(Snap({Whole("GPU-a")}));
   const auto ls = acc.Step(Snap({Whole("GPU-a")}), 4);
   const auto& l = ls.at(0);
@@ -383,12 +387,12 @@ TEST(Accountant, RequestedShareIsHeldWhetherUsedOrNot) {
 TEST(Accountant, AProcessThatExitedKeepsTheOwnerItHadWhenSeen) {
   // The owner lookup knows only live PIDs: PID 7 is gone by the second sample.
   bool alive = true;
-  ObserveContext ctx;
+  NodeSpec ctx;
   ctx.owner = [&](uint32_t pid) -> std::optional<Owner> {
     if (pid == 7 && alive) return C("p7");
     return std::nullopt;
   };
-  Accountant acc(ctx);
+  FedAccountant acc(ctx);
   acc.Prime(Snap({Whole("GPU-a")}));
   alive = false;
   auto gone = Whole("GPU-a");
@@ -403,7 +407,7 @@ TEST(Accountant, AProcessThatExitedKeepsTheOwnerItHadWhenSeen) {
 TEST(Accountant, APidTakenOverBetweenPassesIsBookedToBothOwners) {
   // PID 7 names another container's process from the second pass on (a new start time).
   int pass = 0;
-  ObserveContext ctx;
+  NodeSpec ctx;
   ctx.owner = [&](uint32_t pid) -> std::optional<Owner> {
     if (pid != 7) return std::nullopt;
     return pass == 0 ? C("old") : C("new");
@@ -411,7 +415,7 @@ TEST(Accountant, APidTakenOverBetweenPassesIsBookedToBothOwners) {
   ctx.process_start = [&](uint32_t) -> std::optional<ProcessStart> {
     return pass == 0 ? ProcessStart{100, 1'000'000} : ProcessStart{250, 2'500'000};
   };
-  Accountant acc(ctx);
+  FedAccountant acc(ctx);
   acc.Prime(Snap({Whole("GPU-a")}));
   pass = 1;
   auto ls = acc.Step(Snap({Whole("GPU-a")}), 2);

@@ -5,14 +5,18 @@
 
 #include "core/attribution/attribute.h"
 #include "core/attribution/observe.h"
+#include "core/attribution/tests/node_spec.h"
 
 namespace gpumeter::attribution {
 namespace {
 
+using test_support::FedAccountant;
+using test_support::NodeSpec;
+
 Owner C(const std::string& pod) { return Owner{OwnerKind::kContainer, "ns", pod, "c"}; }
 
-ObserveContext Ctx() {
-  ObserveContext ctx;
+NodeSpec Ctx() {
+  NodeSpec ctx;
   ctx.owner = [](uint32_t pid) -> std::optional<Owner> { return C("p" + std::to_string(pid)); };
   return ctx;
 }

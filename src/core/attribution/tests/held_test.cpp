@@ -9,10 +9,14 @@
 #include <memory>
 
 #include "core/attribution/accountant.h"
+#include "core/attribution/tests/node_spec.h"
 #include "domain/rule.h"
 
 namespace gpumeter::attribution {
 namespace {
+
+using test_support::FedAccountant;
+using test_support::NodeSpec;
 
 Owner C(const std::string& pod) { return Owner{OwnerKind::kContainer, "ns", pod, "c"}; }
 const Owner kIdle{OwnerKind::kIdle, {}, {}, {}};
@@ -58,19 +62,19 @@ gpu::GpuSnapshot A30(double t, double joules, bool held = true) {
 
 struct Fixture {
   std::map<uint32_t, Owner> owners{{100, C("a")}, {101, C("b")}};
-  Accountant acc{
-      ObserveContext{[this](uint32_t pid) -> std::optional<Owner> {
-                       const auto it = owners.find(pid);
-                       return it == owners.end() ? std::nullopt : std::optional<Owner>(it->second);
-                     },
-                     {},
-                     {},
-                     [](const std::string& unit) {
-                       return std::vector<Holding>{{unit == "MIG-0" ? C("a") : C("b"), 1}};
-                     },
-                     {},
-                     {},
-                     {}},
+  FedAccountant acc{
+      NodeSpec{[this](uint32_t pid) -> std::optional<Owner> {
+                 const auto it = owners.find(pid);
+                 return it == owners.end() ? std::nullopt : std::optional<Owner>(it->second);
+               },
+               {},
+               {},
+               [](const std::string& unit) {
+                 return std::vector<Holding>{{unit == "MIG-0" ? C("a") : C("b"), 1}};
+               },
+               {},
+               {},
+               {}},
       AccountantOptions{.idle_power_half_life_s = 3600, .idle_power_watts = {{"NVIDIA A30", 40}}}};
   // Collections: instance 1 at 0.6 then 0.2 (ending at 20 and 40), instance 2 idle; 0 unknown
   // until a collection ends after the interval.
@@ -113,21 +117,20 @@ TEST(HeldIntervals, NothingIsBookedUntilTheCollectionThenExactlyItsMean) {
 }
 
 // The fixture's accountant with other options (its owners and holders).
-std::unique_ptr<Accountant> AccountantOf(Fixture& f, AccountantOptions options) {
-  return std::make_unique<Accountant>(
-      ObserveContext{[&f](uint32_t pid) -> std::optional<Owner> {
-                       const auto it = f.owners.find(pid);
-                       return it == f.owners.end() ? std::nullopt
-                                                   : std::optional<Owner>(it->second);
-                     },
-                     {},
-                     {},
-                     [](const std::string& unit) {
-                       return std::vector<Holding>{{unit == "MIG-0" ? C("a") : C("b"), 1}};
-                     },
-                     {},
-                     {},
-                     {}},
+std::unique_ptr<FedAccountant> AccountantOf(Fixture& f, AccountantOptions options) {
+  return std::make_unique<FedAccountant>(
+      NodeSpec{[&f](uint32_t pid) -> std::optional<Owner> {
+                 const auto it = f.owners.find(pid);
+                 return it == f.owners.end() ? std::nullopt : std::optional<Owner>(it->second);
+               },
+               {},
+               {},
+               [](const std::string& unit) {
+                 return std::vector<Holding>{{unit == "MIG-0" ? C("a") : C("b"), 1}};
+               },
+               {},
+               {},
+               {}},
       std::move(options));
 }
 

@@ -6,9 +6,13 @@
 #include <string>
 
 #include "core/attribution/attribute.h"
+#include "core/attribution/tests/node_spec.h"
 
 namespace gpumeter::attribution {
 namespace {
+
+using test_support::FedAccountant;
+using test_support::NodeSpec;
 
 gpu::DeviceSample Device() {
   gpu::DeviceSample d;
@@ -43,7 +47,7 @@ TEST(Observe, SamplesOverTheWindowOutweighOnePeriodsUtilization) {
   auto d = Device();
   d.utilization_gpu_percent = 100;
   d.process_util.push_back({9, 1'250'000, 30, 0});
-  ObserveContext ctx;
+  NodeSpec ctx;
   ctx.owner = [](uint32_t pid) -> std::optional<Owner> {
     return Owner{OwnerKind::kContainer, "ns", std::to_string(pid), "c"};
   };
@@ -87,7 +91,7 @@ TEST(Observe, MemoryIsTheMeanOfBothEnds) {
   before.processes = {{1, gpu::ProcessType::kCompute, 20, {}, {}},
                       {3, gpu::ProcessType::kCompute, 8, {}, {}}};
   before.memory->used_bytes = 28;
-  ObserveContext ctx;
+  NodeSpec ctx;
   ctx.owner = [](uint32_t pid) -> std::optional<Owner> {
     return Owner{OwnerKind::kContainer, "ns", std::to_string(pid), "c"};
   };
@@ -110,7 +114,7 @@ TEST(Observe, AReusedPidIsTwoProcessesSplitAtTheNewOnesStart) {
   auto before = Device();
   before.processes = {{1, gpu::ProcessType::kCompute, 20, {}, {}},
                       {2, gpu::ProcessType::kCompute, 10, {}, {}}};
-  ObserveContext ctx;
+  NodeSpec ctx;
   const Owner old_owner{OwnerKind::kContainer, "batch", "job-0", "w"};
   const Owner new_owner{OwnerKind::kContainer, "nb", "jupyter", "k"};
   ctx.owner = [&](uint32_t pid) -> std::optional<Owner> {
@@ -158,7 +162,7 @@ TEST(Observe, AReusedPidIsTwoProcessesSplitAtTheNewOnesStart) {
 TEST(Observe, AReusedPidKeepsTheEarlierOwnerWhereverTheNewOneRuns) {
   const Owner old_owner{OwnerKind::kContainer, "batch", "job-0", "w"};
   const Owner new_owner{OwnerKind::kContainer, "nb", "jupyter", "k"};
-  ObserveContext ctx;
+  NodeSpec ctx;
   ctx.owner = [&](uint32_t pid) -> std::optional<Owner> {
     return pid == 1 ? new_owner : Owner{OwnerKind::kContainer, "ns", "two", "c"};
   };

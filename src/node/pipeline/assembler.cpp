@@ -1,0 +1,199 @@
+#include "node/pipeline/assembler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace gpumeter::node {
+namespace {
+
+using domain::SharingMode;
+
+// CUDA_MPS_ACTIVE_THREAD_PERCENTAGE as a fraction; nullopt when absent or not a number in (0, 100].
+std::optional<double> MpsFraction(const std::map<std::string, std::string>& env) {
+  const auto it = env.find("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+  if (it == env.end()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(it->second.c_str(), &end);
+  if (end == it->second.c_str() || *end != '\0' || !(v > 0) || v > 100) return std::nullopt;
+  return v / 100;
+}
+
+}  // namespace
+
+SnapshotAssembler::SnapshotAssembler(PipelineSources sources, std::filesystem::path proc_root,
+                                     k8s::SharingEvidence evidence)
+    : sources_(sources),
+      proc_root_(std::move(proc_root)),
+      configured_(std::move(evidence)),
+      proc_(proc_root_) {}
+
+std::shared_ptr<const domain::NodeSnapshot> SnapshotAssembler::Assemble(
+    const gpu::SampleResult& pass, const gpu::GpuSnapshot& devices) {
+  if (sources_.pods) sources_.pods->Poll(pass.taken);
+  UpdatePods();
+  if (sources_.node) {
+    sources_.node->Poll(pass.taken);
+    node_facts_ = sources_.node->Current();
+  }
+  RefreshAllocations(devices, pass.taken);
+  auto s = std::make_shared<domain::NodeSnapshot>();
+  s->sequence = pass.sequence;
+  s->ok = pass.ok;
+  s->error = pass.error;
+  s->allocations_known = allocations_known_;
+  s->units = units_;
+  if (!pass.ok) return s;  // a failed pass lists no process; the owner caches wait for a good one
+  s->gpus = pass.snapshot;
+  if (sources_.dcgm)
+    dcgm_aligner_.Apply(*sources_.dcgm->Latest(), static_cast<double>(s->gpus.timestamp_us) / 1e6,
+                        s->gpus);
+  s->processes = ReadProcesses(s->gpus);
+  return s;
+}
+
+void SnapshotAssembler::RefreshAllocations(const gpu::GpuSnapshot& snap,
+                                           std::chrono::steady_clock::time_point now) {
+  std::shared_ptr<const kubelet::PodResourcesSource::Allocations> allocations;
+  if (sources_.kubelet) {
+    sources_.kubelet->Poll(now);
+    allocations = sources_.kubelet->allocations();
+  }
+  // A kubelet that stopped answering leaves its last list: containers started since are missing.
+  allocations_known_ = allocations != nullptr && sources_.kubelet->status().up;
+  // The inputs, by value: a kubelet that answers every pass with the same list changes nothing.
+  AllocationInputs in;
+  // The kubelet may go on listing a pod that has finished (Succeeded or Failed) with its devices;
+  // such a pod holds nothing.
+  size_t finished = 0;
+  if (allocations)
+    for (const auto& a : *allocations) {
+      if (const auto* pod = pods_.ByName(a.ns, a.pod); pod && pod->Terminated()) {
+        finished += !a.devices.empty() || !a.claim_devices.empty();
+        continue;
+      }
+      in.live.push_back(a);
+    }
+  for (const auto& d : snap.devices) {
+    in.devices[d.uuid] = d.mig_enabled;
+    for (const auto& m : d.mig_instances) {
+      in.mig_parent[m.uuid] = d.uuid;
+      in.legacy_mig["MIG-" + d.uuid + "/" + std::to_string(m.gpu_instance_id) + "/" +
+                    std::to_string(m.compute_instance_id)] = m.uuid;
+    }
+  }
+  if (node_facts_) in.node_labels = node_facts_->gpu_labels;
+  if (sources_.slices) sources_.slices->Poll(now);
+  if (const auto slices = sources_.slices ? sources_.slices->Current() : nullptr)
+    in.dra = slices->devices();
+  if (built_ && in == inputs_) return;
+  if (finished > 0 && finished != finished_logged_)
+    spdlog::info(
+        "{} container(s) of finished pods are still listed by the kubelet with devices: they hold "
+        "nothing",
+        finished);
+  finished_logged_ = finished;
+
+  auto evidence = configured_;
+  evidence.dra_devices = in.dra;
+  // GPU Feature Discovery's labels from the Node object; a --node-label flag wins.
+  for (const auto& [k, v] : in.node_labels) evidence.node_labels.emplace(k, v);
+  for (const auto& [mig, gpu] : in.mig_parent) evidence.mig_parent[mig] = gpu;
+  for (const auto& [legacy, mig] : in.legacy_mig) evidence.legacy_mig[legacy] = mig;
+  auto result = k8s::BuildAllocations(in.live, evidence);
+  evidence_ = evidence;
+  // Log problems when they change, not every time the inputs do.
+  if (result.problems != allocation_.problems)
+    for (const auto& p : result.problems) spdlog::warn("allocation: {}", p);
+  allocation_ = std::move(result);
+  inputs_ = std::move(in);
+  built_ = true;
+  std::map<std::string, domain::UnitFact> units;
+  for (const auto& u : allocation_.units) {
+    auto& f = units[u.unit_uuid];
+    f.uuid = u.unit_uuid, f.mode = u.mode;
+    for (const auto& h : u.holders) f.holders.push_back({h.AsOwner(), h.share});
+  }
+  // A GPU that nobody holds still has a mode: MIG from NVML, else what the operator configured.
+  for (const auto& [uuid, mig] : inputs_.devices) {
+    if (mig) units.try_emplace(uuid, domain::UnitFact{uuid, SharingMode::kMig, {}});
+    if (const auto it = configured_.configured.find(uuid); it != configured_.configured.end())
+      units.try_emplace(uuid, domain::UnitFact{uuid, it->second.mode, {}});
+  }
+  units_.clear();
+  for (auto& [uuid, f] : units) units_.push_back(std::move(f));
+}
+
+void SnapshotAssembler::UpdatePods() {
+  const auto pods = sources_.pods ? sources_.pods->Current() : nullptr;
+  if (!pods || pods == pods_seen_) return;
+  pods_ = *pods;  // the resolver reads pods_; its cache of resolved processes stays valid
+  pods_seen_ = pods;
+}
+
+std::vector<domain::ProcessFact> SnapshotAssembler::ReadProcesses(const gpu::GpuSnapshot& gpus) {
+  const auto pids = domain::SamplePids(gpus);
+  std::vector<domain::ProcessFact> out;
+  out.reserve(pids.size());
+  for (const uint32_t pid : pids) {
+    ++proc_attempts_;
+    domain::ProcessFact f;
+    f.pid = pid;
+    // Identify is cached by (PID, start time): this read is the one Resolve then reuses.
+    const auto id = proc_.Identify(pid);
+    // A malformed /proc file or an unreadable root is a failure of the source; a process that
+    // exited between NVML and /proc is not.
+    if (!id && id.error().code != ErrorCode::kNotFound) {
+      ++proc_failures_;
+      proc_last_error_ = id.error().message;
+    }
+    if (id) {
+      if (id->gpu_env) f.mps_thread_fraction = MpsFraction(*id->gpu_env);
+      f.comm = id->comm;
+      f.gpu_env = id->gpu_env;
+      f.start = domain::ProcessStart{id->start_ticks, proc_.StartUnixUs(id->start_ticks)};
+    }
+    f.owner = resolver_.Resolve(pid);
+    out.push_back(std::move(f));
+  }
+  resolver_.Retain(std::set<uint32_t>(pids.begin(), pids.end()));
+  return out;
+}
+
+domain::SourceStatus SnapshotAssembler::ProcStatus() const {
+  domain::SourceStatus s;
+  s.name = "proc";
+  s.detail = proc_root_.string();
+  std::error_code ec;
+  s.up = std::filesystem::is_directory(proc_root_, ec);
+  s.attempts = proc_attempts_;
+  s.failures = proc_failures_;
+  s.last_error = s.up ? proc_last_error_ : proc_root_.string() + ": not a readable directory";
+  return s;
+}
+
+std::vector<domain::SourceStatus> SnapshotAssembler::SourceStatuses() const {
+  std::vector<domain::SourceStatus> out;
+  out.push_back(sources_.kubelet
+                    ? static_cast<const domain::SourceStatus&>(sources_.kubelet->status())
+                    : domain::SourceStatus::NotConfigured("kubelet"));
+  out.push_back(sources_.pods ? sources_.pods->Status()
+                              : domain::SourceStatus::NotConfigured("pods"));
+  if (sources_.slices) out.push_back(sources_.slices->Status());
+  if (sources_.dcgm) out.push_back(sources_.dcgm->Status());
+  if (sources_.node) out.push_back(sources_.node->Status());
+  out.push_back(ProcStatus());
+  return out;
+}
+
+attribution::PastActivityOf SnapshotAssembler::DcgmActivity() const {
+  return [this](const std::string& gpu, std::optional<uint32_t> gi, double from_s, double to_s) {
+    const auto c = dcgm_aligner_.Mean({gpu, gi}, from_s, to_s);
+    const auto traffic = dcgm_aligner_.Mean({gpu, gi, true}, from_s, to_s);
+    return attribution::PastActivity{
+        c.pending, c.mean, traffic.pending ? std::nullopt : traffic.mean, c.covered_until_s};
+  };
+}
+
+}  // namespace gpumeter::node
