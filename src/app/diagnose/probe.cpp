@@ -114,7 +114,8 @@ int RunProbe(const ProbeOptions& o) {
   }
   out["samples"] = samples;
   const auto camel = json_case::ToCamelCase(out);  // as all of gpumeter's JSON
-  fmt::print("{}\n", (camel ? *camel : out).dump(2));
+  // The driver's names and messages may not be UTF-8: U+FFFD rather than an exception.
+  fmt::print("{}\n", (camel ? *camel : out).dump(2, ' ', false, json::error_handler_t::replace));
   return 0;
 }
 

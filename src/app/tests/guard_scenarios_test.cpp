@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "app/tests/scenario_pipeline.h"
+#include "common/text_cell.h"
 #include "core/guard/finding_json.h"
 #include "sinks/metrics/exposition.h"
 #include "sinks/metrics/json_api.h"
@@ -137,6 +138,21 @@ TEST(GuardScenarios, AHostProcessOutsideAnyPod) {
   EXPECT_EQ(r.seen, (Seen{{"host-process", "gpu-burn", kG0}}))
       << "the MPS server (nvidia-cuda-mps in /proc) is expected";
   EXPECT_NE(r.metrics.find("process=\"gpu-burn\""), std::string::npos);
+}
+
+// Command names that are not UTF-8 (hostile-names.yaml): the two that read the same once made
+// valid are one finding, the name the kernel cut inside a character another; /metrics is valid
+// UTF-8, and the findings themselves are (the API's strict dump in RunScenario would throw).
+TEST(GuardScenarios, HostProcessNamesThatAreNotUtf8) {
+  const auto r = RunScenario("hostile-names");
+  ASSERT_TRUE(r.state);
+  const std::string fffd = "\xef\xbf\xbd";
+  EXPECT_EQ(r.seen, (Seen{{"host-process", fffd + fffd + "gpu-burn", kG0},
+                          {"host-process", "tensor-worker-" + fffd, kG0}}));
+  EXPECT_EQ(ValidUtf8(r.metrics, r.metrics.size()), r.metrics) << "/metrics is not UTF-8";
+  EXPECT_NE(r.metrics.find("process=\"" + fffd + fffd + "gpu-burn\"} "), std::string::npos);
+  EXPECT_NE(r.metrics.find("process=\"tensor-worker-" + fffd + "\"} "), std::string::npos);
+  EXPECT_NE(r.api.find("tensor-worker-" + fffd), std::string::npos) << r.api;
 }
 
 TEST(GuardScenarios, AnIdleAllocationWithItsCost) {

@@ -108,7 +108,8 @@ Expected<std::string> OnceFrame(const TopOptions& o, Setup& s) {
   if (o.format == "json") {
     auto j = top::FrameOutputJson(*frame, s.view.by, s.view.sort, s.view.filter);
     if (!j) return tl::unexpected(j.error());
-    return j->dump(2) + "\n";
+    // Names read from outside (a file, a pricing table) may not be UTF-8: U+FFFD, not a throw.
+    return j->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
   top::FetchStatus status;
   status.now_unix_s = now, status.interval_s = o.interval.count();

@@ -9,6 +9,8 @@
 #include <functional>
 #include <string_view>
 
+#include "common/text_cell.h"
+
 namespace gpumeter::guard {
 namespace {
 
@@ -178,15 +180,18 @@ void CheckHostProcesses(const PassView& pass, const GuardConfig& config, const R
   for (const auto& u : pass.units)
     for (const auto& p : u.processes) {
       if (IsExpected(config, p.comm) || p.owner.kind != OwnerKind::kSystem) continue;
+      // The name as /metrics shows it (valid UTF-8): two names that read the same there are one
+      // finding, not two series with one label set, which a scraper would refuse.
+      const std::string comm = ValidUtf8(p.comm);
       auto f = NewFinding(pass, &u, nullptr);
       f.evidence = fmt::format(
           "pid {}{} runs outside any pod on {} ({}){}; {}", p.pid,
-          p.comm.empty() ? "" : " (" + p.comm + ")", u.uuid, u.model,
+          comm.empty() ? "" : " (" + comm + ")", u.uuid, u.model,
           p.memory_bytes
               ? fmt::format(" holding {:.1f} GiB", static_cast<double>(*p.memory_bytes) / kGiB)
               : "",
           Holders(u));
-      f.process = p.comm.empty() ? std::to_string(p.pid) : p.comm;
+      f.process = comm.empty() ? std::to_string(p.pid) : comm;
       const auto extra = f.process;
       raise(Kind::kHostProcess, extra, std::move(f));
     }

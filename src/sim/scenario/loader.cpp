@@ -1,12 +1,14 @@
 #include "sim/scenario/loader.h"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <system_error>
 
 #include "common/bounded_file.h"
 #include "common/yaml/reader.h"
@@ -275,13 +277,34 @@ DeviceUsage ParseUsage(const Field& f) {
   return u;
 }
 
+// `name_hex`: a name as bytes, two hex digits each. YAML text is Unicode ("\xff" in a quoted
+// string is U+00FF, two bytes in UTF-8), and a command name is whatever bytes a process set.
+std::string HexName(const Field& f) {
+  const std::string hex = f.Str();
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    unsigned byte = 0;
+    const auto [end, ec] = std::from_chars(hex.data() + i, hex.data() + i + 2, byte, 16);
+    // Not hex, or 00: a command name is a C string.
+    if (ec != std::errc() || end != hex.data() + i + 2 || byte == 0) break;
+    out += static_cast<char>(byte);
+  }
+  if (hex.empty() || out.size() * 2 != hex.size())
+    f.Fail("expected pairs of hex digits, none 00, got '" + hex + "'");
+  return out;
+}
+
 Process ParseProcess(const Field& f) {
-  f.ExpectMap({"pid", "name", "container", "env", "list", "start_s", "end_s", "usage"});
+  f.ExpectMap({"pid", "name", "name_hex", "container", "env", "list", "start_s", "end_s", "usage"});
   Process p;
   const uint64_t pid = f.Child("pid").UInt();
   if (pid == 0 || pid > 4194304) f.Child("pid").Fail("must be between 1 and 4194304 (pid_max)");
   p.pid = static_cast<uint32_t>(pid);
   p.name = f.Str("name", "process");
+  if (const auto hex = f.Optional("name_hex")) {
+    if (f.Has("name")) hex->Fail("give either name or name_hex, not both");
+    p.name = HexName(*hex);
+  }
   if (auto c = f.Optional("container")) {
     const auto s = c->Str();
     const auto a = s.find('/');

@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "common/text_cell.h"
 #include "core/rightsize/workload.h"
 #include "domain/pod_label.h"
 #include "sinks/metrics/catalogue.h"
@@ -34,7 +35,8 @@ void AppendEscaped(std::string& out, std::string_view v) {
 
 // Collects series per catalogue entry. Label values are given in the catalogue's label order
 // (then the pod-label names, for gpumeter_pod_labels_info); each label set is rendered once,
-// escaped, and may be shared by families with the same label names.
+// escaped, and may be shared by families with the same label names. Every label value, whatever
+// it came from (pods, /proc, the driver, the Node object), is written by AppendValue().
 class Families {
  public:
   explicit Families(std::vector<std::string> pod_labels) : pod_labels_(std::move(pod_labels)) {
@@ -57,16 +59,12 @@ class Families {
     for (size_t i = 0; i < values.size(); ++i) {
       if (i) out += ',';
       out += def.labels[i];
-      out += "=\"";
-      AppendEscaped(out, values[i]);
-      out += '"';
+      AppendValue(out, values[i]);
     }
     for (size_t i = 0; i < extra.size(); ++i) {
       out += ',';
       out += pod_labels_[i];
-      out += "=\"";
-      AppendEscaped(out, extra[i]);
-      out += '"';
+      AppendValue(out, extra[i]);
     }
     set_.label_sets.push_back(std::move(out));
     built_for_.push_back(id);
@@ -85,10 +83,22 @@ class Families {
   SeriesSet Take() { return std::move(set_); }
 
  private:
+  // `="value"`: valid UTF-8 of at most kMaxLabelValueBytes (common/text_cell.h), escaped.
+  // Prometheus and promtool refuse a whole page over one invalid byte (a command name the kernel
+  // cut inside a character, bytes a process set as its name), and with it every series of the node.
+  void AppendValue(std::string& out, std::string_view v) {
+    clean_.clear();
+    AppendValidUtf8(clean_, v);
+    out += "=\"";
+    AppendEscaped(out, clean_);
+    out += '"';
+  }
+
   std::vector<std::string> pod_labels_;
   std::vector<size_t> schema_;  // by Metric
   SeriesSet set_;
   std::vector<Metric> built_for_;
+  std::string clean_;  // AppendValue()'s buffer, reused: no allocation per label value
 };
 
 void Sources(Families& f, const gpu::SamplerHealth& health, const node::NodeState& state,

@@ -1,10 +1,12 @@
 // Builds the /metrics series from the latest NodeState and the sampler's health, and renders them
 // as text 0.0.4 or OpenMetrics 1.0. Pure: no I/O and no driver calls; series of processes that
 // are gone disappear by construction. Unknown values (NVML did not give them) produce no series
-// rather than a 0. Every series goes through the catalogue (catalogue.h). Label sets are escaped
-// once and shared by the families of an owner row, and the text is written straight into one
-// string: 20,000 series render in a few milliseconds (bench/sampling_bench.cpp). Thread-safe
-// (reads immutable values only).
+// rather than a 0. Every series goes through the catalogue (catalogue.h). Every label value is
+// made valid UTF-8 of at most 1024 bytes (common/text_cell.h: ValidUtf8) before it is escaped,
+// whatever its source, so no name from a pod, /proc or the driver can make a scraper refuse the
+// page. Label sets are escaped once and shared by the families of an owner row, and the text is
+// written straight into one string: 20,000 series render in a few milliseconds
+// (bench/sampling_bench.cpp). Thread-safe (reads immutable values only).
 #pragma once
 
 #include <array>
@@ -37,8 +39,8 @@ struct ExpositionOptions {
   std::chrono::milliseconds stale_after{0};
 };
 
-// The series of one scrape, by family in catalogue order. Label sets are rendered and escaped
-// (`name="value",…`, without braces) and may be shared between families.
+// The series of one scrape, by family in catalogue order. Label sets are rendered, made valid UTF-8
+// and escaped (`name="value",…`, without braces) and may be shared between families.
 struct SeriesSet {
   struct Sample {
     uint32_t labels;  // index into label_sets

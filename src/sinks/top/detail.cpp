@@ -20,8 +20,9 @@ std::vector<std::string> Wrap(const std::string& text, size_t width) {
   while (words >> word) {
     while (word.size() > width) {
       if (!line.empty()) out.push_back(line), line.clear();
-      out.push_back(word.substr(0, width));
-      word.erase(0, width);
+      // Cut between characters (every width here is 8 or more: a piece is never empty).
+      out.push_back(ValidUtf8(word, width));
+      word.erase(0, out.back().size());
     }
     if (!line.empty() && line.size() + 1 + word.size() > width) out.push_back(line), line.clear();
     line += (line.empty() ? "" : " ") + word;

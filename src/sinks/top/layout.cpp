@@ -211,7 +211,8 @@ std::vector<Line> DetailView(const FrameData& f, const ViewState& v) {
 
 std::string Fit(const std::string& text, size_t width) {
   const std::string s = TerminalCell(text);
-  return s.size() <= width ? s : s.substr(0, width - 2) + "..";
+  // Cut between characters: half of one is invalid UTF-8 on the screen.
+  return s.size() <= width ? s : ValidUtf8(s, width - 2) + "..";
 }
 
 std::string Percent(Amount r) { return r ? fmt::format("{:.1f}%", 100 * *r) : "?"; }

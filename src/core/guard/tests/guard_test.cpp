@@ -180,6 +180,23 @@ TEST(Guard, HostProcessesOutsideAnyPodExceptTheExpectedOnes) {
   EXPECT_EQ(open[0].process, "dcgmproftester12");
 }
 
+// A command name that is not UTF-8 (bytes a process set as its name, or one the kernel cut inside
+// a character) reads as /metrics shows it, U+FFFD for each bad sequence; two names that read the
+// same there are one finding, not two series with one label set.
+TEST(Guard, AHostProcessNameThatIsNotUtf8ReadsAsMetricsShowIt) {
+  const std::string fffd = "\xef\xbf\xbd", bytes = "\xff\xfe", overlong = "\xc0\xaf";
+  auto p = Pass({Unit("GPU-0", SharingMode::kExclusive, {},
+                      {Proc(9, kSystem, std::nullopt, bytes + "burn"),
+                       Proc(8, kSystem, std::nullopt, overlong + "burn")})});
+  Guard g(GuardConfig{}, nullptr);
+  g.Update(p);
+  const auto open = g.Open();
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open[0].process, fffd + fffd + "burn");
+  EXPECT_TRUE(Has(open[0].evidence, "(" + fffd + fffd + "burn) runs outside any pod on GPU-0"))
+      << open[0].evidence;
+}
+
 TEST(Guard, AnIdleAllocationOpensAfterTheWindowWithItsCost) {
   auto pricing = cost::Pricing::Parse("currency: EUR\ngpu_models:\n  H100: 2.5\n", "prices.yaml");
   ASSERT_TRUE(pricing) << pricing.error().message;

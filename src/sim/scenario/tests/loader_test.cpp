@@ -157,6 +157,21 @@ TEST(Loader, ProcessInUnknownContainer) {
               HasSubstr("no container 'ns/p/nope'"));
 }
 
+// name_hex: a command name YAML cannot carry (not UTF-8), byte for byte; refused when it is not
+// pairs of hex digits, holds a NUL, or comes with a name.
+TEST(Loader, ANameInHexIsTakenByteForByte) {
+  const std::string pid = "  - pid: 100\n";
+  auto s = ParseScenario(Replace(kMinimal, pid, pid + "    name_hex: fffE41c3\n"), "test.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->processes[0].name, "\xff\xfe\x41\xc3");
+  for (const std::string bad : {"fff", "zz", "0041", "41 42", "\"\""})
+    EXPECT_THAT(ErrorOf(Replace(kMinimal, pid, pid + "    name_hex: " + bad + "\n")),
+                HasSubstr("processes[0].name_hex: expected pairs of hex digits"))
+        << bad;
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, pid, pid + "    name: x\n    name_hex: 41\n")),
+              HasSubstr("give either name or name_hex"));
+}
+
 TEST(Loader, BadContainerReference) {
   EXPECT_THAT(ErrorOf(Replace(kMinimal, "container: ns/p/c", "container: just-a-name")),
               HasSubstr("expected 'namespace/pod/container'"));

@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include "common/json/key_case.h"
+#include "common/text_cell.h"
 #include "sinks/metrics/exposition.h"
+#include "sinks/metrics/http_server.h"
 #include "sinks/metrics/json_api.h"
 
 namespace gpumeter::metrics {
@@ -180,6 +182,54 @@ TEST(JsonApi, V2KeepsThePodsLabelKeys) {
   EXPECT_TRUE((*v2)["units"][0]["owners"][0].contains("computeSeconds"));
 }
 
+// A fixed state, as the routes read it.
+class FixedView : public node::StateView {
+ public:
+  explicit FixedView(node::NodeState s)
+      : state_(std::make_shared<const node::NodeState>(std::move(s))) {}
+  std::shared_ptr<const node::NodeState> State() const override { return state_; }
+  gpu::SamplerHealth Health() const override { return {}; }
+
+ private:
+  std::shared_ptr<const node::NodeState> state_;
+};
+
+// Text that is not UTF-8 in every endpoint's data (a command name, a cgroup path, a cut error, a
+// pod label's key and value): each answers 200 with JSON that parses (nlohmann's parser refuses
+// invalid UTF-8), U+FFFD where the bad bytes were, as on /metrics.
+TEST(JsonApi, TextThatIsNotUtf8IsReplacedNotAnError) {
+  const std::string fffd = "\xef\xbf\xbd";
+  auto s = State();
+  guard::Finding f;
+  f.kind = guard::Kind::kHostProcess, f.node = "n1", f.unit_uuid = f.gpu_uuid = "GPU-x";
+  f.process = std::string("\xff\xfe") + "burn";
+  f.evidence = "pid 9 (" + f.process + ") runs outside any pod";
+  s.findings.push_back(f);
+  s.owners[8] = {OwnerKind::kSystem, "", "", "", "host process (cgroup /system.slice/\xc0\xaf)"};
+  s.sources[0].last_error = "cut \xe2\x82";
+  s.pod_labels[{"ns", "p"}] = {{"te\xffm", "vi\xed\xa0\x80sion"}};
+  FixedView view(std::move(s));
+  HttpServer server(view, {});
+  const auto get = [&](const std::string& path) {
+    return server.Handle({"GET", path, [](const char*) { return std::string(); }});
+  };
+  for (const std::string version : {"v1", "v2"})
+    for (const std::string resource : {"units", "ledger", "processes", "findings", "sources"}) {
+      const std::string path = "/api/" + version + "/" + resource;
+      const auto a = get(path);
+      EXPECT_EQ(a.status, 200u) << path << ": " << a.body;
+      EXPECT_FALSE(nlohmann::json::parse(a.body, nullptr, false).is_discarded()) << path;
+    }
+  const auto findings = nlohmann::json::parse(get("/api/v2/findings").body, nullptr, false);
+  ASSERT_FALSE(findings.is_discarded());
+  EXPECT_EQ(findings["findings"][0]["process"], fffd + fffd + "burn");
+  EXPECT_EQ(findings["findings"][0]["process"], ValidUtf8(f.process)) << "as /metrics shows it";
+  const auto ledger = nlohmann::json::parse(get("/api/v2/ledger").body, nullptr, false);
+  ASSERT_FALSE(ledger.is_discarded());
+  EXPECT_EQ(ledger["podLabels"][0]["labels"]["te" + fffd + "m"],
+            "vi" + fffd + fffd + fffd + "sion");
+}
+
 }  // namespace
 }  // namespace gpumeter::metrics
 
@@ -222,7 +272,8 @@ TEST(JsonApi, NvmlUpIsTheSameInMetricsAndSources) {
 
 TEST(OpenMetrics, LocaleProofAndHugeEscapedLabelValues) {
   auto s = State();
-  // A 64 KiB pod label with quotes, backslashes and newlines, copied through --pod-label.
+  // A 64 KiB pod label with quotes, backslashes and newlines, copied through --pod-label: cut to
+  // kMaxLabelValueBytes (of the value, before escaping), escaped.
   std::string huge(64 * 1024, 'x');
   huge[10] = '"', huge[20] = '\\', huge[30] = '\n';
   s.pod_labels[{"ns", "p"}] = {{"team", huge}};
@@ -239,7 +290,7 @@ TEST(OpenMetrics, LocaleProofAndHugeEscapedLabelValues) {
   EXPECT_THAT(om, HasSubstr("} 1.5\n")) << "no decimal comma";
   for (const auto* out : {&om, &text}) {
     std::string escaped = huge.substr(0, 10) + "\\\"" + huge.substr(11, 9) + "\\\\" +
-                          huge.substr(21, 9) + "\\n" + huge.substr(31);
+                          huge.substr(21, 9) + "\\n" + huge.substr(31, kMaxLabelValueBytes - 31);
     EXPECT_THAT(*out, HasSubstr("label_team=\"" + escaped + "\"}"));
     // Every line is one sample or one comment: the newline inside the value is escaped.
     std::istringstream lines(*out);

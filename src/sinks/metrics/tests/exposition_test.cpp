@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/text_cell.h"
 #include "domain/pod_label.h"
 #include "sinks/metrics/http_server.h"
 
@@ -399,6 +400,49 @@ TEST(Attribution, SeriesCapKeepsTheActiveContainersAndEveryNonContainerRow) {
   EXPECT_THAT(text, Not(HasSubstr("pod=\"lazy\"")));
   EXPECT_THAT(text, HasSubstr("owner_kind=\"idle\"} 6\n"));
   EXPECT_THAT(text, HasSubstr("owner_kind=\"system\"} 2000\n"));
+}
+
+// Names that are not UTF-8 (a host process's command name, the driver's name for a GPU, a pod's
+// label) reach /metrics as valid UTF-8, U+FFFD for each bad sequence, in both formats: Prometheus
+// and promtool refuse a whole page over one invalid byte, and with it every series of the node.
+TEST(SnapshotMetrics, LabelValuesThatAreNotUtf8AreMadeValid) {
+  const std::string fffd = "\xef\xbf\xbd";
+  auto s = State();
+  guard::Finding f;
+  f.kind = guard::Kind::kHostProcess, f.severity = guard::Severity::kWarning;
+  f.node = "n1", f.unit_uuid = f.gpu_uuid = "GPU-x", f.first_seen = 1000;
+  f.process = std::string("\xff\xfe") + "burn";
+  s.findings.push_back(f);
+  auto pass = std::make_shared<gpu::SampleResult>(*Pass());
+  pass->snapshot.devices[0].name = "Tesla \xf4\x90\x80\x80";  // above U+10FFFF
+  s.latest = s.last_good = pass;
+  s.pod_labels[{"ns", "lazy"}]["team"] = "vi\xed\xa0\x80sion";  // a surrogate
+  ExpositionOptions o;
+  o.pod_label_keys = {"team"};
+  const auto families = BuildFamilies(
+      Health(), s, o, std::chrono::steady_clock::time_point{} + std::chrono::seconds(103));
+  for (const auto& text : {RenderText(families), RenderOpenMetrics(families)}) {
+    // ValidUtf8 gives its input back exactly when it is valid UTF-8.
+    EXPECT_EQ(ValidUtf8(text, text.size()), text) << "not UTF-8";
+    EXPECT_THAT(text, HasSubstr("gpumeter_finding_first_seen_timestamp_seconds{node=\"n1\","
+                                "kind=\"host-process\",severity=\"warning\",namespace=\"\","
+                                "pod=\"\",container=\"\",unit=\"GPU-x\",gpu_uuid=\"GPU-x\","
+                                "process=\"" +
+                                fffd + fffd + "burn\"} 1000\n"));
+    EXPECT_THAT(text, HasSubstr("model=\"Tesla " + fffd + fffd + fffd + fffd + "\""));
+    EXPECT_THAT(text, HasSubstr("label_team=\"vi" + fffd + fffd + fffd + "sion\"}"));
+  }
+}
+
+// A label value is cut at kMaxLabelValueBytes, before a character that would pass it.
+TEST(SnapshotMetrics, LongLabelValuesAreCutAtACharacter) {
+  auto s = State();
+  s.pod_labels[{"ns", "lazy"}]["team"] = std::string(kMaxLabelValueBytes - 1, 'x') + "\xc3\xa9";
+  ExpositionOptions o;
+  o.pod_label_keys = {"team"};
+  const auto text = RenderText(BuildFamilies(
+      Health(), s, o, std::chrono::steady_clock::time_point{} + std::chrono::seconds(103)));
+  EXPECT_THAT(text, HasSubstr("label_team=\"" + std::string(kMaxLabelValueBytes - 1, 'x') + "\"}"));
 }
 
 TEST(ParseListen, AcceptsAndRejects) {

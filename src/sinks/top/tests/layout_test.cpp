@@ -169,5 +169,14 @@ TEST(TopLayout, MemoryTrafficIsAColumnOfItsOwnInBothViews) {
   EXPECT_NE(text.find(">=30.0%"), std::string::npos) << text;
 }
 
+// A name cut to its column ends between characters: half of one is invalid UTF-8 on the screen.
+TEST(TopLayout, ANameIsCutBetweenCharacters) {
+  const std::string e = "\xc3\xa9";                    // é, 2 bytes
+  EXPECT_EQ(Fit(e + e + e + e + e, 7), e + e + "..");  // 5 bytes of room hold 2 of them
+  EXPECT_EQ(Fit("abcdefghij", 6), "abcd..");
+  EXPECT_EQ(Fit(e + e, 4), e + e);
+  EXPECT_EQ(Fit("\xff", 4), "\\xff") << "escaped first";
+}
+
 }  // namespace
 }  // namespace gpumeter::top
