@@ -1,10 +1,13 @@
 #include "common/yaml/reader.h"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <sstream>
 #include <vector>
 
 namespace gpumeter::yaml {
@@ -154,7 +157,8 @@ namespace {
 
 // yaml-cpp keeps every entry of a mapping, duplicates included, and lookups see the first: a file
 // that says one thing twice is refused rather than read by guessing which it meant. Walked with a
-// stack of its own, so a deeply nested document cannot exhaust the call stack.
+// stack of its own, so a deeply nested document cannot exhaust the call stack; Screen has refused
+// aliases, so no node is shared and each is visited once.
 std::optional<std::string> DuplicateKey(const YAML::Node& root, const std::string& label,
                                         KeyWord word) {
   std::vector<std::pair<YAML::Node, std::string>> todo{{root, ""}};
@@ -198,22 +202,89 @@ std::optional<std::string> ControlCharacter(std::string_view text, const std::st
   return std::nullopt;
 }
 
+// "line N, column M: " where yaml-cpp knows the place, else "".
+std::string Where(const YAML::Mark& mark) {
+  if (mark.is_null()) return "";
+  return "line " + std::to_string(mark.line + 1) + ", column " + std::to_string(mark.column + 1) +
+         ": ";
+}
+
+// Why Screen stopped reading, and where.
+struct Refused {
+  YAML::Mark mark;
+  std::string what;
+};
+
+// Reads the document's events before any node is built and stops at the first alias or at a
+// collection nested too deep: building or walking the nodes of a small document with nested
+// aliases ("billion laughs") costs time exponential in its size. yaml-cpp numbers anchors 1, 2, …
+// in the order it announces them (OnAnchor), which is how an alias's number gets its name back.
+class Screen final : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    const std::string name =
+        anchor >= 1 && anchor <= anchors_.size() ? " (*" + anchors_[anchor - 1] + ")" : "";
+    throw Refused{mark, "YAML aliases are not accepted" + name + "; write the value out"};
+  }
+  void OnAnchor(const YAML::Mark&, const std::string& name) override { anchors_.push_back(name); }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    Enter(mark);
+  }
+  void OnSequenceEnd() override { --depth_; }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    Enter(mark);
+  }
+  void OnMapEnd() override { --depth_; }
+
+ private:
+  void Enter(const YAML::Mark& mark) {
+    if (++depth_ > kMaxDepth)
+      throw Refused{mark, "nested deeper than " + std::to_string(kMaxDepth) + " levels (refused)"};
+  }
+
+  size_t depth_ = 0;
+  std::vector<std::string> anchors_;  // by anchor number - 1
+};
+
+// The document's root, or why it is refused: not YAML, or not a document Screen lets through.
+Expected<YAML::Node> Build(std::string_view text, const std::string& label) {
+  try {
+    {
+      std::istringstream in{std::string(text)};
+      YAML::Parser parser(in);
+      Screen screen;
+      parser.HandleNextDocument(screen);  // the first document only, as YAML::Load reads
+    }
+    // yaml-cpp builds nodes only through Load, so an accepted document is parsed a second time.
+    return YAML::Load(std::string(text));
+  } catch (const Refused& r) {
+    return MakeError(ErrorCode::kInvalidInput, label + ": " + Where(r.mark) + r.what);
+  } catch (const YAML::Exception& e) {
+    return MakeError(ErrorCode::kInvalidInput, label + ": not YAML: " + Where(e.mark) + e.msg);
+  }
+}
+
 }  // namespace
 
 Expected<Field> Load(std::string_view text, const std::string& label, KeyWord word) {
-  if (auto bad = ControlCharacter(text, label)) return MakeError(ErrorCode::kInvalidInput, *bad);
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    std::string where;
-    if (!e.mark.is_null())
-      where = "line " + std::to_string(e.mark.line + 1) + ", column " +
-              std::to_string(e.mark.column + 1) + ": ";
-    return MakeError(ErrorCode::kInvalidInput, label + ": not YAML: " + where + e.msg);
+  if (text.size() > kMaxDocumentBytes) {
+    const std::string what = std::to_string(text.size()) + " bytes, more than the " +
+                             std::to_string(kMaxDocumentBytes >> 20) +
+                             " MiB a YAML document may have (refused)";
+    return MakeError(ErrorCode::kInvalidInput, label + ": " + what);
   }
-  if (auto dup = DuplicateKey(root, label, word)) return MakeError(ErrorCode::kInvalidInput, *dup);
-  return Field(std::move(root), label, word);
+  if (auto bad = ControlCharacter(text, label)) return MakeError(ErrorCode::kInvalidInput, *bad);
+  auto root = Build(text, label);
+  if (!root) return tl::unexpected(root.error());
+  if (auto dup = DuplicateKey(*root, label, word)) return MakeError(ErrorCode::kInvalidInput, *dup);
+  return Field(std::move(*root), label, word);
 }
 
 }  // namespace gpumeter::yaml

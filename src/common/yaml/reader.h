@@ -13,6 +13,20 @@
 // A document with a duplicate key in any mapping, or with a control character (NUL, …), is
 // refused by Load with the path and both lines: no format guesses which of two values was meant.
 //
+// Load is the only place gpumeter parses YAML (nothing else under src/ calls YAML::Load), so every
+// YAML input is held to these limits, each refused with the label and, but for size, the line:
+// - No aliases ("*name", so no merge key "<<: *name"): a few hundred bytes of nested aliases (a
+//   "billion laughs") stand for billions of nodes, and none of the formats needs them, so they are
+//   refused rather than counted ("pricing.yaml: line 12, column 9: YAML aliases are not accepted
+//   (*base); write the value out"). An anchor ("&name") that nothing refers to is harmless.
+// - At most kMaxDocumentBytes, whoever read the text (the file readers have caps of their own).
+// - Collections nested at most kMaxDepth deep (a top-level mapping is depth 1; the formats need
+//   under 10).
+// These are checked on the parser's events before any node is built, so a refused document costs
+// one pass over its bytes; an accepted one is then parsed again into nodes. yaml-cpp's scanner
+// reads a flow collection ("[…]", "{…}") to its end before the parser sees it (it might be a
+// mapping's key), so there the size cap is what bounds memory (a token is about 100 bytes).
+//
 // Ownership and threads: a Field holds a reference to its whole document (yaml-cpp nodes share it)
 // and may outlive the Expected it came from. Fields are read-only; use one document's Fields from
 // one thread at a time (yaml-cpp promises no more).
@@ -138,6 +152,10 @@ class Field {
   std::string path_;
   std::shared_ptr<const Document> doc_;
 };
+
+// The limits Load holds every document to (above).
+inline constexpr size_t kMaxDocumentBytes = 16u << 20;
+inline constexpr size_t kMaxDepth = 64;
 
 // Parses `text`; a syntax error is "LABEL: not YAML: line N, column M: what". An empty document is
 // a null root (IsNull()).

@@ -9,6 +9,8 @@
 #include <fstream>
 
 #include "support/paths.h"
+#include "support/temp_dir.h"
+#include "support/yaml_bombs.h"
 
 namespace gpumeter::scenario {
 namespace {
@@ -114,6 +116,23 @@ TEST(Loader, MalformedYamlGivesFileAndLine) {
   const auto msg = ErrorOf("name: t\ngpus: [\n  {index: 0,\n");
   EXPECT_THAT(msg, HasSubstr("test.yaml"));
   EXPECT_THAT(msg, HasSubstr("line"));
+}
+
+// `--scenario FILE` of simulate and demo: a small file that stands for a huge one is an error
+// naming the file, not a hang.
+TEST(Loader, AliasesAndDeepNestingAreRefusedNamingTheFile) {
+  testing::TempDir dir("gpumeter-scenario-bomb");
+  const std::string path = (dir.path() / "lol.yaml").string();
+  std::ofstream(path) << testing::BillionLaughs();
+  const auto laughs = LoadScenarioFile(path);
+  ASSERT_FALSE(laughs);
+  EXPECT_EQ(laughs.error().code, ErrorCode::kInvalidInput);
+  EXPECT_EQ(laughs.error().message,
+            path + ": line 2, column 8: YAML aliases are not accepted (*a); write the value out");
+  EXPECT_THAT(ErrorOf(Replace(kMinimal, "processes:", "x: &x 1\ny: *x\nprocesses:")),
+              HasSubstr("test.yaml: line 17, column 4: YAML aliases are not accepted (*x)"));
+  EXPECT_THAT(ErrorOf("name: t\ngpus: " + testing::NestedLists(100)),
+              HasSubstr("test.yaml: line 2, column 70: nested deeper than 64 levels"));
 }
 
 TEST(Loader, EmptyDocument) { EXPECT_THAT(ErrorOf(""), HasSubstr("empty")); }

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/yaml_bombs.h"
+
 namespace gpumeter::k8s {
 namespace {
 
@@ -152,6 +154,21 @@ TEST(DevicePluginConfig, RefusesWhatThePluginRefuses) {
   ASSERT_TRUE(ts);
   EXPECT_EQ(ts->mode, domain::SharingMode::kTimeSlicing);
   EXPECT_EQ(ts->replicas_by_resource.at("nvidia.com/gpu"), 4u);
+}
+
+// The agent reads this file at start: a billion laughs must be an error naming it, not a hang.
+TEST(DevicePluginConfig, AliasesAreRefusedNotExpanded) {
+  const auto bomb = ParseDevicePluginConfig(testing::BillionLaughs());
+  ASSERT_FALSE(bomb);
+  EXPECT_EQ(bomb.error().message,
+            "device plugin config: line 2, column 8: YAML aliases are not accepted (*a); write "
+            "the value out");
+  const auto shared = ParseDevicePluginConfig(
+      "sharing:\n  timeSlicing:\n    resources: &r [{name: nvidia.com/gpu, replicas: 4}]\n"
+      "  mps:\n    resources: *r\n");
+  ASSERT_FALSE(shared);
+  EXPECT_THAT(shared.error().message,
+              HasSubstr("device plugin config: line 5, column 16: YAML aliases are not accepted"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "support/temp_dir.h"
+#include "support/yaml_bombs.h"
 
 namespace gpumeter::kube_api {
 namespace {
@@ -78,6 +79,8 @@ TEST(Kubeconfig, CurrentContextAndANamedOne) {
 
 TEST(Kubeconfig, ErrorsNameTheFileAndKey) {
   EXPECT_THAT(ParseKubeconfig("a: [", "/", "cfg").error().message, HasSubstr("cfg: not YAML"));
+  EXPECT_THAT(ParseKubeconfig(testing::BillionLaughs(), "/", "cfg").error().message,
+              HasSubstr("cfg: line 2, column 8: YAML aliases are not accepted"));
   EXPECT_THAT(ParseKubeconfig(kKubeconfig, "/", "cfg", "nope").error().message,
               HasSubstr("cfg: contexts: no context named 'nope'"));
   EXPECT_THAT(
