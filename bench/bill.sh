@@ -35,4 +35,4 @@ measure() {  # name file
 }
 measure csv "$work/bill.csv"
 measure gzip "$work/bill.csv.gz"
-jq -r '.bill | "lines \(.total.lines), GPU nodes \(.nodes | length), unmatched VMs \(.unmatchedVms | length), adds up: \(.allocation.addsUp)"' "$work/report.json"
+jq -r '.bill | "lines \(.total.lines), GPU nodes \(.nodes | length), unmatched VMs \(.unmatchedVmsSummary.vms), adds up: \(.allocation.addsUp)"' "$work/report.json"

@@ -1,5 +1,8 @@
 // `gpumeter report`: its flags, into app::ReportOptions (src/app/usage/report.h).
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <cstdint>
+#include <string>
 
 #include "app/usage/report.h"
 #include "cli/commands.h"
@@ -47,6 +50,23 @@ void AddReportCommand(CLI::App& app, app::ReportOptions& o) {
                   "price for its instance type: aws-scad (0.9), datadog (0.95), grafana (0.7) or a "
                   "share in (0, 1]")
       ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--bill-unmatched",
+         [&o](const std::string& text) {
+           if (text == "all") {
+             o.bill_unmatched = SIZE_MAX;
+             return;
+           }
+           size_t n = 0;
+           const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+           if (ec != std::errc() || end != text.data() + text.size())
+             throw CLI::ValidationError("--bill-unmatched",
+                                        "'" + text + "': a number of VMs, or 'all'");
+           o.bill_unmatched = n;
+         },
+         "With --bill: how many VMs that match no node to list, the costliest first (the rest "
+         "as their count and sum), or 'all'")
+      ->default_str("20 in a table or html, 100 in json");
   cmd->add_option("--format", o.format, "table, csv, json, focus or html")
       ->check(CLI::IsMember({"table", "csv", "json", "focus", "html"}))
       ->capture_default_str();

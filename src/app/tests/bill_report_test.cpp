@@ -103,7 +103,8 @@ void ExpectConserved(ReportOptions o, double node_lines) {
       EXPECT_NEAR(groups + a["noAgent"].get<double>() + a["nonGpu"].get<double>(), node_lines,
                   0.005)
           << name;
-      double categories = r["bill"]["outsideWindow"]["effectiveCost"];
+      double categories = r["bill"]["outsideWindow"]["effectiveCost"].get<double>() +
+                          r["bill"]["refused"]["effectiveCost"].get<double>();
       for (const auto& [k, v] : r["bill"]["byCategory"].items())
         categories += v["effectiveCost"].get<double>();
       EXPECT_NEAR(categories, r["bill"]["total"]["effectiveCost"].get<double>(), 1e-9) << name;
@@ -121,28 +122,31 @@ std::string GzipCopy(const std::string& from, const std::string& to) {
   return to;
 }
 
+// The store of the AWS fixture's nodes, 10:00 to 14:00 (the comments of the test below).
+void WriteAwsUsage(const std::string& path) {
+  auto s = store::Store::Open(path);
+  ASSERT_TRUE(s) << s.error().message;
+  const Node a{"ip-10-0-1-5", "aws:///us-east-1a/i-0a1b2c3d4e5f60718", "", 4};
+  for (int h : {10, 11, 13}) {  // 12: the agent was down
+    WriteHour(**s, a, h, "GPU-a0", "vision", "train-0", 0.8);
+    WriteHour(**s, a, h, "GPU-a1", "vision", "train-0", 0.8);
+    WriteHour(**s, a, h, "GPU-a2", "research", "notebook-ana", 0.1);
+    WriteHour(**s, a, h, "GPU-a3", "", "", 0);
+  }
+  // Replaced at 12:00 by another VM that took the same name (and so the same node name).
+  const Node b1{"ip-10-0-2-7", "aws:///us-east-1b/i-0aaaaaaaaaaaaaaa1", "", 1};
+  const Node b2{"ip-10-0-2-7", "aws:///us-east-1b/i-0aaaaaaaaaaaaaaa2", "", 1};
+  for (int h : {10, 11}) WriteHour(**s, b1, h, "GPU-b0", "serving", "infer-0", 0.5);
+  for (int h : {12, 13}) WriteHour(**s, b2, h, "GPU-b1", "serving", "infer-0", 0.5);
+  // A node the agent saw that the bill does not name.
+  WriteHour(**s, {"ip-10-0-3-3", "aws:///us-east-1a/i-0ccccccccccccccc3", "", 1}, 10, "GPU-c0", "",
+            "", 0);
+}
+
 TEST(BillReport, AwsSpotSavingsPlanAndReservedNodesReconcileToTheCent) {
   testing::TempDir dir("gpumeter-bill-report");
   const auto path = (dir.path() / "usage.db").string();
-  {
-    auto s = store::Store::Open(path);
-    ASSERT_TRUE(s) << s.error().message;
-    const Node a{"ip-10-0-1-5", "aws:///us-east-1a/i-0a1b2c3d4e5f60718", "", 4};
-    for (int h : {10, 11, 13}) {  // 12: the agent was down
-      WriteHour(**s, a, h, "GPU-a0", "vision", "train-0", 0.8);
-      WriteHour(**s, a, h, "GPU-a1", "vision", "train-0", 0.8);
-      WriteHour(**s, a, h, "GPU-a2", "research", "notebook-ana", 0.1);
-      WriteHour(**s, a, h, "GPU-a3", "", "", 0);
-    }
-    // Replaced at 12:00 by another VM that took the same name (and so the same node name).
-    const Node b1{"ip-10-0-2-7", "aws:///us-east-1b/i-0aaaaaaaaaaaaaaa1", "", 1};
-    const Node b2{"ip-10-0-2-7", "aws:///us-east-1b/i-0aaaaaaaaaaaaaaa2", "", 1};
-    for (int h : {10, 11}) WriteHour(**s, b1, h, "GPU-b0", "serving", "infer-0", 0.5);
-    for (int h : {12, 13}) WriteHour(**s, b2, h, "GPU-b1", "serving", "infer-0", 0.5);
-    // A node the agent saw that the bill does not name.
-    WriteHour(**s, {"ip-10-0-3-3", "aws:///us-east-1a/i-0ccccccccccccccc3", "", 1}, 10, "GPU-c0",
-              "", "", 0);
-  }
+  WriteAwsUsage(path);
   const auto bill = GzipCopy(Fixture("aws-focus-1.0.csv"), (dir.path() / "aws.csv.gz").string());
   const ReportOptions o = Options(path, 10, 14, {bill}, "aws-scad");
   const json r = Report(o);
@@ -225,6 +229,58 @@ TEST(BillReport, AwsSpotSavingsPlanAndReservedNodesReconcileToTheCent) {
                         "ip-10-0-3-3: seen by the agent (1.000 GPU-h) and billed by no line",
                         "i-0fffffffffffffff0"})
     EXPECT_NE(text->find(s), std::string::npos) << s << " in:\n" << *text;
+}
+
+TEST(BillReport, ALineEndingIn9999IsRefusedAndMovesNoCost) {
+  // The AWS fixture, and the same with one more line: node A's 11:00 hour again, its end made
+  // 9999-12-31. Refused with its file and line; the containers' share and every bucket of the
+  // bill without it are as they were, and its 4.00 is named refused, not "no agent".
+  testing::TempDir dir("gpumeter-bill-report");
+  const auto path = (dir.path() / "usage.db").string();
+  WriteAwsUsage(path);
+  std::ifstream in(Fixture("aws-focus-1.0.csv"));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  const std::string period = "2026-11-03T12:00:00Z,2026-11-03T11:00:00Z";  // End, Start
+  const size_t at = s.find(period);
+  ASSERT_NE(at, std::string::npos);
+  const size_t begin = s.rfind('\n', at) + 1;
+  std::string line = s.substr(begin, s.find('\n', at) + 1 - begin);
+  line.replace(line.find(period), 20, "9999-12-31T00:00:00Z");
+  ASSERT_EQ(s.back(), '\n');
+  const auto bad = (dir.path() / "with9999.csv").string();
+  std::ofstream(bad) << s + line;  // its line 21: the header and 19 lines before it
+  const json without = Report(Options(path, 10, 14, {Fixture("aws-focus-1.0.csv")}, "aws-scad"));
+  const ReportOptions o = Options(path, 10, 14, {bad}, "aws-scad");
+  const json with = Report(o);
+  ASSERT_TRUE(with.contains("bill"));
+  const json& b = with["bill"];
+  EXPECT_EQ(b["refused"]["lines"], 1);
+  EXPECT_NEAR(b["refused"]["effectiveCost"].get<double>(), 4.00, 1e-9);
+  ASSERT_EQ(b["refused"]["described"].size(), 1u);
+  EXPECT_NE(b["refused"]["described"][0].get<std::string>().find(
+                "with9999.csv:21: column ChargePeriodEnd: 9999-12-31T00:00:00Z is 2912135 days "
+                "after ChargePeriodStart 2026-11-03T11:00:00Z"),
+            std::string::npos)
+      << b["refused"]["described"][0];
+  EXPECT_NEAR(b["allocation"]["containers"].get<double>(), 8.64, 1e-9);
+  for (const char* part : {"containers", "idle", "noAgent", "nonGpu", "sum"})
+    EXPECT_EQ(b["allocation"][part], without["bill"]["allocation"][part]) << part;
+  EXPECT_EQ(ByGroup(with), ByGroup(without));
+  EXPECT_EQ(b["gpuNodeLines"], without["bill"]["gpuNodeLines"]);
+  EXPECT_EQ(b["outsideWindow"], without["bill"]["outsideWindow"]);
+  EXPECT_EQ(b["byCategory"], without["bill"]["byCategory"]);
+  EXPECT_NEAR(b["total"]["effectiveCost"].get<double>(), 28.134 + 4.00, 1e-9);
+  EXPECT_EQ(b["total"]["lines"], 20);
+  ExpectConserved(o, 25.00);
+  ReportOptions table = o;
+  table.format = "table";
+  auto t = RenderReport(table, At(48));
+  ASSERT_TRUE(t) << t.error().message;
+  for (const char* want : {"refused (charge period over 5 years)", "Refused lines (1, 4.00)",
+                           "with9999.csv:21: column ChargePeriodEnd"})
+    EXPECT_NE(t->find(want), std::string::npos) << want << " in:\n" << *t;
 }
 
 TEST(BillReport, AnAzureScaleSetsDailyLineIsSharedByItsNodes) {

@@ -1,7 +1,8 @@
 #include "app/usage/bill_report.h"
 
-#include <algorithm>
+#include <spdlog/spdlog.h>
 
+#include "common/text_cell.h"
 #include "core/cost/bill_allocate.h"
 #include "sinks/report/render_bill.h"
 #include "sources/bill/focus_reader.h"
@@ -35,17 +36,27 @@ Nodes BillNodes(const std::vector<store::NodeRecord>& records, const cost::Prici
   return out;
 }
 
-// The hours a read must cover: the window, and every billed period of a matched node.
-std::pair<int64_t, int64_t> UsageSpan(const cost::BillLedger& l, const report::Window& w) {
-  int64_t from = w.from_unix_s, to = w.to_unix_s;
-  // A matched line's period reaches at most a month past the window (a monthly charge): a
-  // corrupt end (2099) does not make the read of usage endless.
-  const int64_t limit = w.to_unix_s + 31 * 86400;
-  for (const auto* c : l.NodeCharges()) {
-    from = std::min(from, c->start);
-    to = std::max(to, std::min(c->end, limit));
-  }
+// The hours a read must cover: the window's, on whole hours (the ledger clips every charge to
+// the window, so no line's period reaches past it).
+std::pair<int64_t, int64_t> UsageSpan(const report::Window& w) {
+  const int64_t from = w.from_unix_s, to = w.to_unix_s;
   return {from - ((from % 3600) + 3600) % 3600, (to + 3599) / 3600 * 3600};
+}
+
+// How many unmatched VMs a format lists when --bill-unmatched is not given: a screenful in a
+// table or a page, more in JSON (read by programs), never all of an account's millions.
+size_t VmsListed(const BillReportRequest& bill) {
+  if (bill.unmatched) return *bill.unmatched;
+  return bill.format == "json" ? 100 : 20;
+}
+
+void WarnRefused(const cost::BillLedger& l) {
+  if (l.refused.lines == 0) return;
+  spdlog::warn(
+      "{} bill line(s) refused, {:.2f} {} split to nobody (the report's bill section lists "
+      "them): {}",
+      l.refused.lines, l.refused.effective, TerminalCell(l.currency),
+      TerminalCell(l.refused_lines.front()));
 }
 
 }  // namespace
@@ -89,7 +100,8 @@ Expected<std::string> RenderBillReport(const BillReportRequest& bill, const Bill
     });
     if (!read) return tl::unexpected(read.error());
   }
-  const auto [from, to] = UsageSpan(ledger, w);
+  WarnRefused(ledger);
+  const auto [from, to] = UsageSpan(w);
   cost::Labels labels;
   auto hourly = usage.Hourly(from, to, labels);
   if (!hourly) return tl::unexpected(hourly.error());
@@ -101,7 +113,7 @@ Expected<std::string> RenderBillReport(const BillReportRequest& bill, const Bill
     return report::RenderBillFocus(billed, split(cost::BillAmount::kBilled),
                                    split(cost::BillAmount::kList), w, labels);
   if (bill.format == "csv") return report::RenderCsv(billed.chargeback);  // the groups
-  const report::BillSource source{bill.files, bill.split};
+  const report::BillSource source{bill.files, bill.split, VmsListed(bill)};
   if (bill.format == "html") return report::RenderBillHtml(billed, ledger, source, w);
   return bill.format == "json" ? report::RenderBillJson(billed, ledger, source, w)
                                : report::RenderBillTable(billed, ledger, source, w);

@@ -5,8 +5,10 @@
 // (core/cost/bill_allocate.h), then renders the chargeback with its reconciliation.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +27,10 @@ struct BillReportRequest {
   // The GPU share of a node's cost where the pricing file has no node price for its instance
   // type: a preset (aws-scad, datadog, grafana) or a share in (0, 1].
   std::string split = "aws-scad";
-  std::string format = "table";  // table | json | csv (the groups) | focus
+  std::string format = "table";  // table | json | csv (the groups) | focus | html
+  // Unmatched VMs listed, the costliest first (the rest as a count and a sum): nullopt, the
+  // format's default (20 in a table or a page, 100 in JSON); SIZE_MAX, all (--bill-unmatched).
+  std::optional<size_t> unmatched;
 };
 
 // Where a bill's report reads the nodes' identities and their usage hour by hour.

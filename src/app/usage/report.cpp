@@ -189,10 +189,11 @@ Expected<std::string> RenderHtmlReport(const ReportOptions& o, const Request& r,
 
 // --bill: the nodes and their hours from the store or from Prometheus.
 Expected<std::string> RenderBilled(const ReportOptions& o, const Request& r, report::Window w) {
-  const BillReportRequest bill{o.bill_files, o.bill_split, o.format};
+  const BillReportRequest bill{o.bill_files, o.bill_split, o.format, o.bill_unmatched};
   if (r.store) {
-    // The store's span starts and ends mid-hour; a bill's lines start on the hour and count
-    // where their start falls: the default window takes the whole hours the data touches.
+    // The store's span starts and ends mid-hour; a bill's lines start on the hour and count by
+    // their part in the window: the default window takes the whole hours the data touches, and
+    // so their lines whole.
     if (!o.from_s && !o.window) {
       w.from_unix_s -= w.from_unix_s % 3600;
       w.to_unix_s = (w.to_unix_s + 3599) / 3600 * 3600;

@@ -35,6 +35,9 @@ struct ReportOptions {
   // --bill FILE…: price from these FOCUS exports instead (bill_report.h); a store source only.
   std::vector<std::string> bill_files;
   std::string bill_split = "aws-scad";  // --bill-split
+  // --bill-unmatched N|all: unmatched VMs listed (nullopt: 20 in a table or a page, 100 in JSON;
+  // SIZE_MAX: all).
+  std::optional<size_t> bill_unmatched;
 };
 
 // 0 ok, 1 the source failed, 2 bad input (each with a message naming it).

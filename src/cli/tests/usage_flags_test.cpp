@@ -3,8 +3,10 @@
 // read; a bad value is refused naming the flag and the text, before anything is read.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/commands.h"
@@ -49,6 +51,26 @@ TEST(UsageFlags, ReportOptionsArriveTyped) {
   EXPECT_FALSE(all.window.has_value());
   EXPECT_TRUE(all.window_all);  // said outright: the report refuses it beside --from
   EXPECT_EQ(all.from_s, 1'796'083'200);
+}
+
+TEST(UsageFlags, BillUnmatchedIsACountOrAll) {
+  for (const auto& [text, want] :
+       std::vector<std::pair<std::string, size_t>>{{"all", SIZE_MAX}, {"0", 0}, {"500", 500}}) {
+    CLI::App app;
+    app::ReportOptions o;
+    AddReportCommand(app, o);
+    ASSERT_EQ(Parse(app, {"report", "--source", "sqlite:/x.db", "--bill-unmatched", text}), "")
+        << text;
+    EXPECT_EQ(o.bill_unmatched, want) << text;
+  }
+  CLI::App app;
+  app::ReportOptions o;
+  AddReportCommand(app, o);
+  EXPECT_FALSE(o.bill_unmatched.has_value());  // the format's default
+  const std::string error =
+      Parse(app, {"report", "--source", "sqlite:/x.db", "--bill-unmatched", "most"});
+  EXPECT_NE(error.find("--bill-unmatched"), std::string::npos) << error;
+  EXPECT_NE(error.find("'most'"), std::string::npos) << error;
 }
 
 TEST(UsageFlags, RightsizeAndTopDurationsArriveTyped) {

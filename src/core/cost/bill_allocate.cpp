@@ -1,7 +1,10 @@
 #include "core/cost/bill_allocate.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <deque>
+#include <iterator>
+#include <limits>
 #include <set>
 
 namespace gpumeter::cost {
@@ -244,21 +247,45 @@ std::vector<double> Shares(const NodeCharge& charge, const std::vector<BillNode>
   return out;
 }
 
+// Per node, the spans [first hour, end) its charges cover: as spans, not hours, so that memory
+// follows the charges, not how long they are.
+using Spans = std::vector<std::pair<int64_t, int64_t>>;
+using BilledSpans = std::map<std::string, Spans>;
+
+// Sorted, and overlapping or touching spans joined.
+void MergeSpans(Spans& spans) {
+  std::sort(spans.begin(), spans.end());
+  Spans out;
+  for (const auto& s : spans) {
+    if (!out.empty() && s.first <= out.back().second)
+      out.back().second = std::max(out.back().second, s.second);
+    else
+      out.push_back(s);
+  }
+  spans = std::move(out);
+}
+
+bool Covers(const Spans& merged, int64_t hour) {
+  auto it = std::upper_bound(merged.begin(), merged.end(),
+                             std::pair{hour, std::numeric_limits<int64_t>::max()});
+  return it != merged.begin() && hour < std::prev(it)->second;
+}
+
 // What the agent saw in [from, to) that no line billed: whole nodes, and hours of billed ones.
-void ListUnbilled(const NodeHours& index,
-                  const std::map<std::string, std::set<int64_t>>& billed_hours, int64_t from,
-                  int64_t to, BillReconciliation& rec, Work& work) {
+void ListUnbilled(const NodeHours& index, BilledSpans& billed_spans, int64_t from, int64_t to,
+                  BillReconciliation& rec, Work& work) {
+  for (auto& [name, spans] : billed_spans) MergeSpans(spans);
   for (const auto& [name, hours] : index) {
-    const auto billed = billed_hours.find(name);
+    const auto billed = billed_spans.find(name);
     double gpu_hours = 0;
     int64_t unbilled = 0;
     for (const auto& [hour, records] : hours) {
-      if (hour < from || hour >= to) continue;  // the ledger's rule: hours starting in it
-      if (billed != billed_hours.end() && billed->second.count(hour)) continue;
+      if (hour < from || hour >= to) continue;  // the window's hours: those starting in it
+      if (billed != billed_spans.end() && Covers(billed->second, hour)) continue;
       ++unbilled;
       for (const auto* r : records) gpu_hours += r->unit.fraction * r->seconds / 3600;
     }
-    if (billed == billed_hours.end()) {
+    if (billed == billed_spans.end()) {
       if (unbilled > 0) rec.nodes_without_lines.emplace_back(name, gpu_hours);
     } else if (auto it = work.nodes.find(name); it != work.nodes.end()) {
       it->second.hours_seen_unbilled = unbilled;
@@ -284,7 +311,7 @@ BilledChargeback AllocateBill(const BillLedger& ledger,
   };
   const auto& nodes = ledger.matcher().nodes();
   Work work;
-  std::map<std::string, std::set<int64_t>> billed_hours;
+  BilledSpans billed_spans;
   for (const NodeCharge* c : ledger.NodeCharges()) {
     const NodeCharge& charge = *c;
     const double amount = which == BillAmount::kBilled ? charge.amounts.billed
@@ -295,8 +322,7 @@ BilledChargeback AllocateBill(const BillLedger& ledger,
     std::vector<std::vector<UnitRecord>> records;
     for (const size_t n : charge.nodes) {
       records.push_back(SumPeriod(hours_of(nodes[n].name), charge.start, charge.end));
-      for (int64_t h = HourOf(charge.start); h < charge.end; h += 3600)
-        billed_hours[nodes[n].name].insert(h);
+      billed_spans[nodes[n].name].emplace_back(HourOf(charge.start), charge.end);
     }
     std::vector<double> weights = Shares(charge, nodes, splits, records);
     // Rows of one node name (a VM recreated under it, a label that changed) share its usage:
@@ -315,7 +341,7 @@ BilledChargeback AllocateBill(const BillLedger& ledger,
     Merge(AssembleChargeback(period.costed, labels, policy, dims, ledger.currency), work.sums, rec);
   }
   out.chargeback = Finish(std::move(work.sums), policy, dims, ledger.currency);
-  ListUnbilled(index, billed_hours, ledger.from(), ledger.to(), rec, work);
+  ListUnbilled(index, billed_spans, ledger.from(), ledger.to(), rec, work);
   for (auto& [name, node] : work.nodes) rec.nodes.push_back(std::move(node));
   return out;
 }

@@ -7,7 +7,8 @@
 // The node's GPU time is gpus × (e − s); each unit the agent recorded in the period gets
 // P × its fraction × its seconds / that GPU time, and what no unit covers is "no agent" (hours
 // the node was billed and the agent did not see). A scale set's line (Azure) goes to its nodes
-// by the GPU time the agent saw on each. Conservation, to rounding:
+// by the GPU time the agent saw on each. The ledger clips each charge to the report's window,
+// so the hours walked are the window's, however long a line's period. Conservation, to rounding:
 //   Σ node charges = containers + idle + system + unattributed + no_agent + non_gpu.
 // Pure.
 #pragma once
@@ -62,9 +63,9 @@ struct BilledChargeback {
 // is the same; only the amounts differ.
 enum class BillAmount { kEffective, kBilled, kList };
 
-// `hourly`: usage per hour start (Unix s), covering the charges' periods. `splits`: one per
-// node of ledger.matcher(). The reconciliation's node_lines are the lines' amounts whatever
-// `which`; its other sums are of `which`.
+// `hourly`: usage per hour start (Unix s), covering the charges' periods (the window's hours).
+// `splits`: one per node of ledger.matcher(). The reconciliation's node_lines are the lines'
+// amounts whatever `which`; its other sums are of `which`.
 BilledChargeback AllocateBill(const BillLedger& ledger,
                               const std::map<int64_t, std::vector<attribution::UnitRecord>>& hourly,
                               const std::vector<NodeCostSplit>& splits, const Labels& labels,

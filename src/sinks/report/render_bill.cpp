@@ -1,12 +1,14 @@
 #include "sinks/report/render_bill.h"
 
 #include "common/html.h"
+#include "common/text_cell.h"
 #include "sinks/report/render_html.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -16,16 +18,55 @@ namespace {
 using nlohmann::json;
 using ReportAmounts = FocusAmounts;
 
-// The unmatched VMs shown in the table, by cost; JSON lists them all.
-constexpr size_t kVmsShown = 20;
+using Vm = std::pair<const std::string, cost::BillAmounts>;
 
-std::vector<std::pair<std::string, cost::BillAmounts>> VmsByCost(const cost::BillLedger& l) {
-  std::vector<std::pair<std::string, cost::BillAmounts>> vms(l.unmatched_vms.begin(),
-                                                             l.unmatched_vms.end());
-  std::stable_sort(vms.begin(), vms.end(), [](const auto& a, const auto& b) {
-    return std::abs(a.second.effective) > std::abs(b.second.effective);
-  });
-  return vms;
+// The unmatched VMs listed: the `listed` costliest (by |EffectiveCost|, then by ResourceId), and
+// what the others come to. Pointers, and a partial sort: millions of VMs are neither copied nor
+// sorted whole.
+struct Vms {
+  std::vector<const Vm*> listed;
+  cost::BillAmounts rest;
+  size_t rest_count = 0;
+};
+Vms VmsByCost(const cost::BillLedger& l, size_t listed) {
+  std::vector<const Vm*> all;
+  all.reserve(l.unmatched_vms.size());
+  for (const auto& vm : l.unmatched_vms) all.push_back(&vm);
+  const size_t k = std::min(listed, all.size());
+  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end(),
+                    [](const Vm* a, const Vm* b) {
+                      const double x = std::abs(a->second.effective),
+                                   y = std::abs(b->second.effective);
+                      return x != y ? x > y : a->first < b->first;
+                    });
+  Vms out;
+  out.listed.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k));
+  for (size_t i = k; i < all.size(); ++i) out.rest.Add(all[i]->second);
+  out.rest_count = all.size() - k;
+  return out;
+}
+
+// The heading's note on which lines count, shared by the table and the page.
+std::string CountRule(const cost::BillLedger& l) {
+  std::string s = "a line counts by the part of its charge period in the window";
+  if (l.lines_crossing > 0)
+    s += fmt::format(" ({} line(s) cross its edges: the rest of each is outside it)",
+                     l.lines_crossing);
+  return s;
+}
+
+// The refused lines, described (at most kRefusedDescribed), for a terminal.
+std::string RefusedText(const cost::BillLedger& l) {
+  if (l.refused.lines == 0) return "";
+  std::string out = fmt::format(
+      "Refused lines ({}, {:.2f}): a charge period no bill has, so their cost is split to nobody "
+      "and counted in no bucket above:\n",
+      l.refused.lines, l.refused.effective);
+  for (const auto& why : l.refused_lines) out += "  " + TerminalCell(why) + "\n";
+  const auto described = static_cast<int64_t>(l.refused_lines.size());
+  if (l.refused.lines > described)
+    out += fmt::format("  and {} more\n", l.refused.lines - described);
+  return out;
 }
 
 bool AddsUp(const cost::BillReconciliation& r) {
@@ -49,7 +90,9 @@ struct LedgerRow {
   cost::BillAmounts amounts;
 };
 std::vector<LedgerRow> LedgerRows(const cost::BillLedger& l) {
-  std::vector<LedgerRow> rows{{0, "all lines", l.all}, {1, "outside the window", l.outside_window}};
+  std::vector<LedgerRow> rows{{0, "all lines", l.all}};
+  if (l.refused.lines > 0) rows.push_back({1, "refused (charge period over 5 years)", l.refused});
+  rows.push_back({1, "outside the window", l.outside_window});
   for (const auto& [category, a] : l.by_category) {
     rows.push_back({1, category, a});
     if (category != "Usage") continue;
@@ -79,21 +122,21 @@ void Disagreements(std::string& out, const cost::BillReconciliation& r) {
     if (n.periods_unseen > 0)
       lines +=
           fmt::format("  {}: billed for {} charge period(s) in which the agent recorded nothing\n",
-                      n.name, n.periods_unseen);
+                      TerminalCell(n.name), n.periods_unseen);
     if (n.hours_seen_unbilled > 0)
       lines += fmt::format("  {}: seen by the agent in {} hour(s) that no bill line covers\n",
-                           n.name, n.hours_seen_unbilled);
+                           TerminalCell(n.name), n.hours_seen_unbilled);
     // Billed GPU time no agent recorded: whole periods (above), or GPUs and hours within seen
     // periods (the agent started late, a GPU it never saw).
     if (n.no_agent > 0.005)
-      lines += fmt::format("  {}: {:.2f} of its GPU cost is GPU time no agent recorded\n", n.name,
-                           n.no_agent);
+      lines += fmt::format("  {}: {:.2f} of its GPU cost is GPU time no agent recorded\n",
+                           TerminalCell(n.name), n.no_agent);
   }
   for (const auto& [name, gpu_hours] : r.nodes_without_lines)
     lines += fmt::format(
         "  {}: seen by the agent ({:.3f} GPU-h) and billed by no line (no provider ID recorded, "
         "or another account's bill)\n",
-        name, gpu_hours);
+        TerminalCell(name), gpu_hours);
   out += lines.empty() ? "The bill and the usage agree: every billed GPU-hour was seen, and every "
                          "seen one billed.\n"
                        : "Where the bill and the usage disagree:\n" + lines;
@@ -206,9 +249,8 @@ std::string RenderBillHtml(const cost::BilledChargeback& b, const cost::BillLedg
   const std::string cur = HtmlEscape(l.currency);
   std::string h = fmt::format(
       "<h2>From the bill</h2><p class=\"note\">{} file(s), {} lines; EffectiveCost in {} "
-      "(commitments amortized); a line counts in the window that holds its "
-      "ChargePeriodStart.</p><table><tr><th>Lines</th><th>{}</th><th>lines</th></tr>",
-      source.files.size(), l.all.lines, cur, cur);
+      "(commitments amortized); {}.</p><table><tr><th>Lines</th><th>{}</th><th>lines</th></tr>",
+      source.files.size(), l.all.lines, cur, HtmlEscape(CountRule(l)), cur);
   auto row = [&](const std::string& what, const cost::BillAmounts& a, bool total = false) {
     h += fmt::format("<tr{}><td>{}</td><td>{:.2f}</td><td>{}</td></tr>",
                      total ? " class=\"total\"" : "", HtmlEscape(what), a.effective, a.lines);
@@ -227,17 +269,22 @@ std::string RenderBillHtml(const cost::BilledChargeback& b, const cost::BillLedg
       AddsUp(r) ? " (the lines' total)" : " (DOES NOT ADD UP: a bug, please report it)", r.Sum());
   std::string text;
   Disagreements(text, r);
+  text += RefusedText(l);
   std::string escaped = HtmlEscape(text), lines;
   for (const char ch : escaped) lines += ch == '\n' ? std::string("<br>") : std::string(1, ch);
   h += "<p class=\"note\">" + lines + "</p>";
-  const auto vms = VmsByCost(l);
-  if (!vms.empty()) {
-    h += fmt::format(
-        "<h2>VMs in the bill that match no node{}</h2><table>",
-        vms.size() > kVmsShown ? fmt::format(" ({} of {})", kVmsShown, vms.size()) : "");
-    for (size_t i = 0; i < vms.size() && i < kVmsShown; ++i)
-      h += fmt::format("<tr><td>{}</td><td>{:.2f}</td></tr>", HtmlEscape(vms[i].first),
-                       vms[i].second.effective);
+  if (!l.unmatched_vms.empty()) {
+    const Vms vms = VmsByCost(l, source.vms_listed);
+    h += fmt::format("<h2>VMs in the bill that match no node{}</h2><table>",
+                     vms.rest_count > 0 ? fmt::format(" ({} of {}, the costliest)",
+                                                      vms.listed.size(), l.unmatched_vms.size())
+                                        : "");
+    for (const Vm* vm : vms.listed)
+      h += fmt::format("<tr><td>{}</td><td>{:.2f}</td></tr>", HtmlEscape(vm->first),
+                       vm->second.effective);
+    if (vms.rest_count > 0)
+      h += fmt::format("<tr><td>and {} more</td><td>{:.2f}</td></tr>", vms.rest_count,
+                       vms.rest.effective);
     h += "</table>";
   }
   const std::string note =
@@ -246,15 +293,37 @@ std::string RenderBillHtml(const cost::BilledChargeback& b, const cost::BillLedg
   return RenderHtml(b.chargeback, w, {}, h, note);
 }
 
+namespace {
+
+// The VMs matching no node, for a terminal: the listed ones, then the others as one line.
+std::string TableVms(const cost::BillLedger& l, size_t listed) {
+  if (l.unmatched_vms.empty()) return "";
+  const Vms vms = VmsByCost(l, listed);
+  std::string out = fmt::format(
+      "VMs in the bill that match no node{}:\n",
+      vms.rest_count > 0 ? fmt::format(" ({} of {}, the costliest; --bill-unmatched all lists "
+                                       "every one)",
+                                       vms.listed.size(), l.unmatched_vms.size())
+                         : "");
+  for (const Vm* vm : vms.listed)
+    out += fmt::format("  {:<64} {:>12.2f}\n", TerminalCell(vm->first), vm->second.effective);
+  if (vms.rest_count > 0)
+    out += fmt::format("  {:<64} {:>12.2f}\n", fmt::format("and {} more", vms.rest_count),
+                       vms.rest.effective);
+  return out;
+}
+
+}  // namespace
+
 std::string RenderBillTable(const cost::BilledChargeback& b, const cost::BillLedger& l,
                             const BillSource& source, const Window& w) {
   std::string out = RenderTable(b.chargeback, w);
   const auto& r = b.reconciliation;
-  const std::string cur = l.currency.empty() ? "" : " " + l.currency;
+  const std::string cur = l.currency.empty() ? "" : " " + TerminalCell(l.currency);
   out += fmt::format(
-      "\nFrom the bill: {} file(s), {} lines; EffectiveCost in {} (commitments "
-      "amortized); a line counts in the window that holds its ChargePeriodStart\n",
-      source.files.size(), l.all.lines, l.currency.empty() ? "-" : l.currency);
+      "\nFrom the bill: {} file(s), {} lines; EffectiveCost in {} (commitments amortized); {}\n",
+      source.files.size(), l.all.lines, l.currency.empty() ? "-" : TerminalCell(l.currency),
+      CountRule(l));
   auto row = [&](int indent, const std::string& what, const cost::BillAmounts& a,
                  const std::string& note = "") {
     out += fmt::format("{:{}}{:<{}} {:>14.2f}  {:>7} lines{}\n", "", indent, what, 50 - indent,
@@ -274,21 +343,34 @@ std::string RenderBillTable(const cost::BilledChargeback& b, const cost::BillLed
       out += fmt::format(
           "  {:<28} {:>8} {:>7} {:>12.2f} {:>12.2f} {:>10.2f}  GPU {:.0f}% of {} "
           "GPU(s) ({})\n",
-          n.name, n.periods, n.periods_unseen, n.effective, n.no_agent, n.non_gpu,
+          TerminalCell(n.name), n.periods, n.periods_unseen, n.effective, n.no_agent, n.non_gpu,
           100 * n.split.gpu_share, n.split.gpus ? std::to_string(*n.split.gpus) : "those seen",
-          n.split.source);
+          TerminalCell(n.split.source));
   }
   Disagreements(out, r);
-  const auto vms = VmsByCost(l);
-  if (!vms.empty()) {
-    out += fmt::format(
-        "VMs in the bill that match no node{}:\n",
-        vms.size() > kVmsShown ? fmt::format(" ({} of {})", kVmsShown, vms.size()) : "");
-    for (size_t i = 0; i < vms.size() && i < kVmsShown; ++i)
-      out += fmt::format("  {:<64} {:>12.2f}\n", vms[i].first, vms[i].second.effective);
-  }
+  out += RefusedText(l);
+  out += TableVms(l, source.vms_listed);
   return out;
 }
+
+namespace {
+
+// The unmatched VMs as JSON: the listed ones, and a summary of all (the others' count and sum).
+std::pair<json, json> JsonVms(const cost::BillLedger& l, size_t listed) {
+  const Vms vms = VmsByCost(l, listed);
+  json list = json::array();
+  for (const Vm* vm : vms.listed) {
+    json v = Amounts(vm->second);
+    v["resourceId"] = vm->first;
+    list.push_back(std::move(v));
+  }
+  json summary = {{"vms", l.unmatched_vms.size()},
+                  {"listed", vms.listed.size()},
+                  {"notListed", Amounts(vms.rest)}};
+  return {std::move(list), std::move(summary)};
+}
+
+}  // namespace
 
 std::string RenderBillJson(const cost::BilledChargeback& b, const cost::BillLedger& l,
                            const BillSource& source, const Window& w) {
@@ -296,12 +378,9 @@ std::string RenderBillJson(const cost::BilledChargeback& b, const cost::BillLedg
   const auto& r = b.reconciliation;
   json categories = json::object();
   for (const auto& [category, a] : l.by_category) categories[category] = Amounts(a);
-  json vms = json::array();
-  for (const auto& [id, a] : VmsByCost(l)) {
-    json v = Amounts(a);
-    v["resourceId"] = id;
-    vms.push_back(v);
-  }
+  auto [vms, vms_summary] = JsonVms(l, source.vms_listed);
+  json refused = Amounts(l.refused);
+  refused["described"] = l.refused_lines;
   json nodes = json::array();
   for (const auto& n : r.nodes)
     nodes.push_back({{"node", n.name},
@@ -321,11 +400,14 @@ std::string RenderBillJson(const cost::BilledChargeback& b, const cost::BillLedg
                {"defaultSplit", source.split},
                {"currency", l.currency},
                {"total", Amounts(l.all)},
+               {"refused", std::move(refused)},
                {"outsideWindow", Amounts(l.outside_window)},
+               {"linesCrossingWindow", l.lines_crossing},
                {"byCategory", categories},
                {"gpuNodeLines", Amounts(l.nodes)},
                {"unusedCommitments", Amounts(l.unused_commitments)},
-               {"unmatchedVms", vms},
+               {"unmatchedVms", std::move(vms)},
+               {"unmatchedVmsSummary", std::move(vms_summary)},
                {"otherUsage", Amounts(l.other_usage)},
                {"allocation",
                 {{"containers", r.containers},

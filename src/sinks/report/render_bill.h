@@ -2,10 +2,14 @@
 // shows it, then the reconciliation — how the bill's lines add up (outside the window, each
 // charge category, the GPU nodes' lines, unused commitments, VMs matching no node, other usage),
 // where the GPU nodes' cost went (containers + idle + system + unattributed + hours with no agent
-// + the non-GPU part = their lines' total), and where the bill and the usage disagree. Table or
-// JSON. Pure: strings out. Amounts are in the bill's currency (EffectiveCost unless named).
+// + the non-GPU part = their lines' total), where the bill and the usage disagree, the lines
+// refused (charge periods no bill has) and the VMs matching no node (the costliest listed, the
+// rest summed). Text from the bill or the store is escaped for a terminal in the table
+// (TerminalCell), for HTML in the page. Pure: strings out. Amounts are in the bill's currency
+// (EffectiveCost unless named).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -17,6 +21,9 @@ namespace gpumeter::report {
 struct BillSource {
   std::vector<std::string> files;
   std::string split;  // the default GPU share given (--bill-split), for the reader
+  // Unmatched VMs listed, the costliest first; the rest are one line of their count and sum
+  // (an account's millions of VMs would be gigabytes of JSON). SIZE_MAX: all of them.
+  size_t vms_listed = 20;
 };
 
 std::string RenderBillTable(const cost::BilledChargeback& b, const cost::BillLedger& ledger,

@@ -9,6 +9,8 @@
 #include <set>
 #include <string_view>
 
+#include "common/excerpt.h"
+#include "common/text_cell.h"
 #include "sources/bill/csv_records.h"
 
 namespace gpumeter::bill {
@@ -117,8 +119,13 @@ const std::set<std::string_view>& FocusColumns() {
   return names;
 }
 
+// A value from the file as a message quotes it: at most kShown characters, every byte that is not
+// printable ASCII escaped (an escape sequence, a NUL, invalid UTF-8 never reach a terminal).
+constexpr size_t kShown = 64;
+std::string Shown(std::string_view value) { return Excerpt(value, kShown); }
+
 Error Bad(const std::string& where, std::string_view column, const std::string& what) {
-  return Error{ErrorCode::kInvalidInput, where + ": column " + std::string(column) + ": " + what};
+  return Error{ErrorCode::kInvalidInput, where + ": column " + Shown(column) + ": " + what};
 }
 
 bool Digits(std::string_view s, size_t at, size_t n, int& out) {
@@ -178,17 +185,17 @@ std::optional<double> ParseAmount(std::string_view s) {
 struct Header {
   std::array<int, kColCount> at{};  // field index of each column, -1 when absent
   size_t fields = 0;
-  std::vector<std::string> names;  // every column, in order (for messages)
+  std::vector<std::string> names;  // every column, in order, as messages show it (Shown)
 };
 
-Expected<Header> ReadHeader(const std::string& path, int64_t line,
+// `shown_path`: the path as messages show it.
+Expected<Header> ReadHeader(const std::string& shown_path, int64_t line,
                             const std::vector<std::string>& names) {
   Header h;
   h.at.fill(-1);
   h.fields = names.size();
-  h.names = names;
   std::map<std::string_view, size_t> seen;
-  const std::string where = path + ":" + std::to_string(line);
+  const std::string where = shown_path + ":" + std::to_string(line);
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string_view name = names[i];
     if (!seen.emplace(name, i).second)
@@ -204,6 +211,9 @@ Expected<Header> ReadHeader(const std::string& path, int64_t line,
       if (name == kColNames[static_cast<size_t>(c)])
         h.at[static_cast<size_t>(c)] = static_cast<int>(i);
   }
+  // Kept for messages only, each name cut short: the header is never held twice whole.
+  h.names.reserve(names.size());
+  for (const auto& name : names) h.names.push_back(Shown(name));
   for (int c = 0; c < kRequired; ++c)
     if (h.at[static_cast<size_t>(c)] < 0)
       return tl::unexpected(Bad(where, kColNames[static_cast<size_t>(c)],
@@ -212,9 +222,10 @@ Expected<Header> ReadHeader(const std::string& path, int64_t line,
 }
 
 // One data line into a Charge; `currency` is the file's (or the earlier files') currency.
-Expected<domain::Charge> ReadLine(const std::string& path, int64_t line, const Header& h,
-                                  const std::vector<std::string>& f, std::string& currency) {
-  const std::string where = path + ":" + std::to_string(line);
+Expected<domain::Charge> ReadLine(const std::string& path, const std::string& shown_path,
+                                  int64_t line, const Header& h, const std::vector<std::string>& f,
+                                  std::string& currency) {
+  const std::string where = shown_path + ":" + std::to_string(line);
   if (f.size() != h.fields)
     return MakeError(
         ErrorCode::kInvalidInput,
@@ -236,22 +247,22 @@ Expected<domain::Charge> ReadLine(const std::string& path, int64_t line, const H
     const auto t = ParseUtc(get(c));
     if (!t)
       return tl::unexpected(Bad(where, name(c),
-                                "'" + get(c) +
+                                "'" + Shown(get(c)) +
                                     "' is not a UTC time "
                                     "(2024-06-01T00:00:00Z)"));
     (c == kPeriodStart ? ch.period_start : ch.period_end) = *t;
   }
   if (ch.period_end <= ch.period_start)
-    return tl::unexpected(Bad(
-        where, name(kPeriodEnd),
-        "'" + get(kPeriodEnd) + "' is not after ChargePeriodStart '" + get(kPeriodStart) + "'"));
+    return tl::unexpected(Bad(where, name(kPeriodEnd),
+                              "'" + Shown(get(kPeriodEnd)) + "' is not after ChargePeriodStart '" +
+                                  Shown(get(kPeriodStart)) + "'"));
   ch.category = get(kCategory);
   static const std::set<std::string> kCategories = {"Usage", "Purchase", "Tax", "Credit",
                                                     "Adjustment"};
   if (!kCategories.count(ch.category))
     return tl::unexpected(
         Bad(where, name(kCategory),
-            "'" + ch.category + "' is not Usage, Purchase, Tax, Credit or Adjustment"));
+            "'" + Shown(ch.category) + "' is not Usage, Purchase, Tax, Credit or Adjustment"));
   for (Col c : {kEffective, kBilled, kList}) {
     const std::string& text = get(c);
     if (c == kList && text.empty()) continue;  // null where the provider has no list price
@@ -259,7 +270,7 @@ Expected<domain::Charge> ReadLine(const std::string& path, int64_t line, const H
     if (!v)
       return tl::unexpected(Bad(where, name(c),
                                 text.empty() ? "empty (FOCUS requires a value)"
-                                             : "'" + text +
+                                             : "'" + Shown(text) +
                                                    "' is not an amount "
                                                    "within ±1e12"));
     if (c == kEffective) ch.effective_cost = *v;
@@ -270,7 +281,7 @@ Expected<domain::Charge> ReadLine(const std::string& path, int64_t line, const H
   if (ch.currency.size() != 3 ||
       ch.currency.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") != std::string::npos)
     return tl::unexpected(
-        Bad(where, name(kCurrency), "'" + ch.currency + "' is not an ISO 4217 code (USD)"));
+        Bad(where, name(kCurrency), "'" + Shown(ch.currency) + "' is not an ISO 4217 code (USD)"));
   if (currency.empty()) currency = ch.currency;
   if (ch.currency != currency)
     return tl::unexpected(Bad(where, name(kCurrency),
@@ -294,22 +305,23 @@ Expected<FocusFileSummary> ReadFocusFile(const std::string& path, const std::str
                                          const ChargeFn& on_charge) {
   FocusFileSummary summary;
   summary.currency = currency;
+  const std::string shown = TerminalCell(path);
   std::optional<Header> header;
   auto read =
       ReadCsvRecords(path, [&](int64_t line, const std::vector<std::string>& f) -> Expected<void> {
         if (!header) {
-          auto h = ReadHeader(path, line, f);
+          auto h = ReadHeader(shown, line, f);
           if (!h) return tl::unexpected(h.error());
-          header = *h;
+          header = std::move(*h);
           return {};
         }
-        auto charge = ReadLine(path, line, *header, f, summary.currency);
+        auto charge = ReadLine(path, shown, line, *header, f, summary.currency);
         if (!charge) return tl::unexpected(charge.error());
         ++summary.lines;
         return on_charge(*charge);
       });
   if (!read) return tl::unexpected(read.error());
-  if (!header) return MakeError(ErrorCode::kInvalidInput, path + ": empty (no FOCUS header line)");
+  if (!header) return MakeError(ErrorCode::kInvalidInput, shown + ": empty (no FOCUS header line)");
   return summary;
 }
 

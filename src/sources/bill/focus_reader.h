@@ -8,7 +8,10 @@
 // 1.0–1.3 column or a custom `x_` one (a legacy CUR file, or a column name mistyped, is refused);
 // each line must have the header's field count; times are ISO 8601 UTC with the end after the
 // start; costs are decimal numbers within ±1e12; ChargeCategory is one FOCUS names; one currency
-// throughout. Every error names the file, the line and the column. Stateless; thread-compatible.
+// throughout. Every error names the file, the line and the column, and quotes a value from the
+// file only as an excerpt (64 characters) with every byte that is not printable ASCII escaped: a
+// hostile export cannot write to the terminal through a message. The header is held under the
+// record cap of csv_records.h like any record. Stateless; thread-compatible.
 #pragma once
 
 #include <cstdint>

@@ -95,6 +95,86 @@ TEST(BillLedger, EveryLineLandsInOneBucketAndTheBucketsAddUp) {
   EXPECT_EQ(charges[1]->start, kT0 + 3600);
 }
 
+TEST(BillLedger, ALinePeriodNoBillHasIsRefusedNamedAndSplitToNobody) {
+  // The same bill with one more line of node n1 that ends in 9999: refused, with its file and
+  // line, its cost in the refused bucket, and nothing else moved.
+  BillLedger with = Ledger();
+  auto corrupt = Line("Usage", kI1, kT0 + 3600, 253402214400, 10, 10);  // 9999-12-31T00:00:00Z
+  corrupt.file = "b.csv";
+  corrupt.line = 7;
+  with.Add(corrupt);
+  // The limit itself is taken (five years of a commitment's fee); a second more is refused.
+  with.Add(Line("Purchase", "sp-1", kT0, kT0 + kMaxChargePeriodS, 0, 5));
+  with.Add(Line("Purchase", "sp-2", kT0, kT0 + kMaxChargePeriodS + 1, 0, 6));
+  EXPECT_EQ(with.refused.lines, 2);
+  EXPECT_DOUBLE_EQ(with.refused.effective, 10);
+  EXPECT_DOUBLE_EQ(with.refused.billed, 16);
+  ASSERT_EQ(with.refused_lines.size(), 2u);
+  EXPECT_EQ(with.refused_lines[0],
+            "b.csv:7: column ChargePeriodEnd: 9999-12-31T00:00:00Z is 2912135 days after "
+            "ChargePeriodStart 2026-11-03T11:00:00Z, longer than any commitment's term (1827 "
+            "days)");
+  const BillLedger without = Ledger();
+  EXPECT_DOUBLE_EQ(with.all.effective, without.all.effective + 10);
+  EXPECT_DOUBLE_EQ(with.nodes.effective, without.nodes.effective);
+  EXPECT_EQ(with.NodeCharges().size(), without.NodeCharges().size());
+  double buckets = with.refused.effective + with.outside_window.effective;
+  int64_t lines = with.refused.lines + with.outside_window.lines;
+  for (const auto& [category, a] : with.by_category) buckets += a.effective, lines += a.lines;
+  EXPECT_DOUBLE_EQ(buckets, with.all.effective);
+  EXPECT_EQ(lines, with.all.lines);
+  Policy p;
+  p.basis = Basis::kCompute;
+  const std::vector<NodeCostSplit> splits(2, {0.9, 2, "test"});
+  const auto a = AllocateBill(with, Usage(), splits, {}, p, {"pod"}).reconciliation;
+  const auto b = AllocateBill(without, Usage(), splits, {}, p, {"pod"}).reconciliation;
+  EXPECT_EQ(a.containers, b.containers);
+  EXPECT_EQ(a.idle, b.idle);
+  EXPECT_EQ(a.no_agent, b.no_agent);
+  EXPECT_NEAR(a.containers, 6.75, 1e-12);  // hour 0's GPU part, as in the test above
+}
+
+TEST(BillLedger, ACommitmentOverYearsCountsTheHoursInTheWindowExactly) {
+  // Three years (1095 days) from two hours before the window, 26280 in all: 1 an hour, so the
+  // window's 4 hours take 4 and the rest, 26276, is outside it. A purchase over the same term too.
+  const int64_t start = kT0 - 7200, end = start + 1095 * 86400;
+  auto ledger = [&](int64_t from, int64_t to) {
+    BillLedger l(NodeMatcher({{"n1", std::string("aws:///us-east-1a/") + kI1, ""}}), from, to);
+    auto usage = Line("Usage", kI1, start, end, 26280, 26280);
+    usage.list_cost = 52560;
+    l.Add(usage);
+    l.Add(Line("Purchase", "arn:aws:savingsplans::1:savingsplan/sp-1", start, end, 0, 26280));
+    return l;
+  };
+  const BillLedger l = ledger(kT0, kT0 + 4 * 3600);
+  EXPECT_EQ(l.nodes.effective, 4);
+  EXPECT_EQ(l.nodes.billed, 4);
+  EXPECT_EQ(l.nodes.list, 8);
+  EXPECT_EQ(l.by_category.at("Purchase").billed, 4);
+  EXPECT_EQ(l.outside_window.effective, 26276);
+  EXPECT_EQ(l.outside_window.billed, 26276 * 2);
+  EXPECT_EQ(l.lines_crossing, 2);
+  EXPECT_EQ(l.outside_window.lines, 0);  // each line counts once, in the window
+  EXPECT_EQ(l.by_category.at("Usage").lines + l.by_category.at("Purchase").lines, l.all.lines);
+  EXPECT_EQ(l.refused.lines, 0);
+  const auto charges = l.NodeCharges();
+  ASSERT_EQ(charges.size(), 1u);
+  EXPECT_EQ(charges[0]->start, kT0);  // clipped: the hours walked are the window's
+  EXPECT_EQ(charges[0]->end, kT0 + 4 * 3600);
+  std::map<int64_t, std::vector<UnitRecord>> usage;
+  for (int h = 0; h < 4; ++h) usage[kT0 + h * 3600] = {Gpu("n1", "GPU-A", 3600, {{C("a"), 3600}})};
+  Policy p;
+  p.basis = Basis::kCompute;
+  const auto b = AllocateBill(l, usage, {{1.0, 1, "test"}}, {}, p, {"pod"});
+  EXPECT_NEAR(b.reconciliation.containers, 4, 1e-12);
+  EXPECT_NEAR(b.reconciliation.no_agent, 0, 1e-12);
+  EXPECT_EQ(b.reconciliation.nodes.at(0).periods, 1);
+  // Two windows back to back take the same 4 between them.
+  EXPECT_EQ(
+      ledger(kT0, kT0 + 7200).nodes.effective + ledger(kT0 + 7200, kT0 + 4 * 3600).nodes.effective,
+      4);
+}
+
 TEST(AllocateBill, EachBilledHourGoesToTheGpusTheAgentSawAndTheRestIsNamed) {
   const BillLedger l = Ledger();
   Policy p;

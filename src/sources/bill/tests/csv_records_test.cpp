@@ -82,16 +82,58 @@ TEST(CsvRecords, MalformedQuotingNamesTheFileAndLine) {
 TEST(CsvRecords, AFieldOrARecordPastItsCapIsRefusedNotAllocated) {
   testing::TempFiles files;
   const auto big = ReadAll(
-      files.Plain("big.csv", "A\n\"" + std::string(kMaxCsvFieldBytes + 4096, 'x') + "\"\n"));
+      files.Plain("big.csv", "A\n\"" + std::string(kMaxCsvRecordBytes + 4096, 'x') + "\"\n"));
   ASSERT_TRUE(big.error);
-  EXPECT_NE(big.error->message.find("big.csv:2: a field longer than"), std::string::npos)
+  EXPECT_NE(big.error->message.find("big.csv:2: a record longer than 8388608 bytes"),
+            std::string::npos)
       << big.error->message;
+  // Nine fields of 1 MiB, each within the cap, the record not: refused at the field that passes
+  // it, gzip or not, with a message of a line, not of the record.
+  std::string fields;
+  for (int i = 0; i < 9; ++i) fields += (i ? "," : "") + std::string(size_t{1} << 20, 'y');
+  const std::string text = "A,B\n1,2\n" + fields + "\n3,4\n";
+  for (const auto& path : {files.Plain("wide.csv", text), files.Gzip("wide.csv.gz", text)}) {
+    const auto r = ReadAll(path);
+    ASSERT_TRUE(r.error) << path;
+    EXPECT_NE(r.error->message.find(":3: a record longer than 8388608 bytes"), std::string::npos)
+        << r.error->message;
+    EXPECT_LT(r.error->message.size(), 200 + path.size());
+    EXPECT_EQ(r.records.size(), 2u);  // the records before it, not the one after
+  }
   std::string wide = "A\n";
   for (size_t i = 0; i <= kMaxCsvFields; ++i) wide += "1,";
-  const auto many = ReadAll(files.Plain("wide.csv", wide + "\n"));
+  const auto many = ReadAll(files.Plain("many.csv", wide + "\n"));
   ASSERT_TRUE(many.error);
-  EXPECT_NE(many.error->message.find("wide.csv:2: more than"), std::string::npos)
+  EXPECT_NE(many.error->message.find("many.csv:2: more than"), std::string::npos)
       << many.error->message;
+}
+
+TEST(CsvRecords, ALoneCrEndsALineAsLfAndCrlfDo) {
+  testing::TempFiles files;
+  // CR only (classic Mac tools), with a blank line and a quoted line break.
+  const auto cr = ReadAll(files.Plain("cr.csv", "A,B\r1,2\r\r3,\"x\ry\"\r4,5\r"));
+  ASSERT_FALSE(cr.error) << cr.error->message;
+  ASSERT_EQ(cr.records.size(), 4u);
+  EXPECT_EQ(cr.records[1].first, 2);
+  EXPECT_EQ(cr.records[2].first, 4);
+  EXPECT_EQ(cr.records[2].second, (Fields{"3", "x\ry"}));
+  EXPECT_EQ(cr.records[3].first, 6);  // the quoted CR counted
+  const auto bad = ReadAll(files.Plain("crbad.csv", "A,B\r1,2\r3,ab\"c\r"));
+  ASSERT_TRUE(bad.error);
+  EXPECT_NE(bad.error->message.find("crbad.csv:3: malformed CSV"), std::string::npos)
+      << bad.error->message;
+  // CRLF, with a CR and its LF split between two reads of the file (the reader's 256 KiB): one
+  // line end, not two. The header's 5 bytes put a line's CR at byte 262143.
+  std::string text = "ABC\r\n";
+  for (int i = 0; i < 100000; ++i) text += "x\r\n";
+  ASSERT_EQ(text[262143], '\r');
+  for (const auto& path : {files.Plain("crlf.csv", text), files.Gzip("crlf.csv.gz", text)}) {
+    const auto r = ReadAll(path);
+    ASSERT_FALSE(r.error) << r.error->message;
+    ASSERT_EQ(r.records.size(), 100001u);
+    for (size_t i = 0; i < r.records.size(); ++i)
+      ASSERT_EQ(r.records[i].first, static_cast<int64_t>(i + 1)) << path;
+  }
 }
 
 TEST(CsvRecords, NotARegularFileOrMissingIsAnErrorNamingIt) {

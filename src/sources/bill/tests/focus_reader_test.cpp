@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sources/bill/csv_records.h"
 #include "sources/bill/tests/bill_test_files.h"
 
 namespace gpumeter::bill {
@@ -113,6 +114,65 @@ TEST(FocusReader, EveryMalformedLineNamesTheFileTheLineAndTheColumn) {
     EXPECT_NE(r.error->message.find(c.expected), std::string::npos)
         << "expected '" << c.expected << "' in: " << r.error->message;
   }
+}
+
+// No byte of a message may be one a terminal acts on, nor one that is not UTF-8: control
+// characters, and the bytes 0xf5-0xff (our own text is ASCII and "–", "±").
+void ExpectEscaped(const std::string& message) {
+  for (const char ch : message) {
+    const auto b = static_cast<unsigned char>(ch);
+    EXPECT_FALSE(b < 0x20 || b == 0x7f || b >= 0xf5) << "byte " << int{b} << " in: " << message;
+  }
+}
+
+TEST(FocusReader, AHostileHeaderOrValueIsQuotedShortAndEscaped) {
+  testing::TempFiles files;
+  // A column named with an escape sequence (a terminal title and a screen clear), a NUL,
+  // invalid UTF-8 and a megabyte more.
+  const std::string hostile = std::string("x\x1b]0;pwned\x07\x1b[2J") + std::string(1, '\0') +
+                              "\xff\xfe\xc3" + std::string(1 << 20, 'z');
+  const auto header = Read(
+      files.Plain("h.csv", "ChargePeriodStart,ChargePeriodEnd," + hostile + ",ChargeCategory\n"));
+  ASSERT_TRUE(header.error);
+  const std::string& m = header.error->message;
+  EXPECT_NE(m.find("h.csv:1: column x\\x1b]0;pwned\\x07\\x1b[2J\\x00\\xff\\xfe\\xc3zzz"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("... (1048595 bytes): not a FOCUS 1.0–1.3 column"), std::string::npos) << m;
+  EXPECT_LT(m.size(), 400u);  // of a 1 MiB column name
+  ExpectEscaped(m);
+  // A value of a data line, and a column of a header that is too big to be read at all.
+  const auto value = Read(files.Plain(
+      "v.csv", std::string(kHeader) + Line("2026-11-03T10:00:00Z", "2026-11-03T11:00:00Z", "1",
+                                           "USD", "\x1b[31mUsage\xc0\x80")));
+  ASSERT_TRUE(value.error);
+  EXPECT_NE(value.error->message.find(
+                "v.csv:2: column ChargeCategory: '\\x1b[31mUsage\\xc0\\x80' is not Usage"),
+            std::string::npos)
+      << value.error->message;
+  ExpectEscaped(value.error->message);
+  const auto huge = Read(files.Plain(
+      "huge.csv", "ChargePeriodStart,x_" + std::string(kMaxCsvRecordBytes, 'q') + "\n"));
+  ASSERT_TRUE(huge.error);
+  EXPECT_NE(huge.error->message.find("huge.csv:1: a record longer than"), std::string::npos)
+      << huge.error->message;
+  EXPECT_LT(huge.error->message.size(), 300u);
+}
+
+TEST(FocusReader, ACrOnlyFileNamesTheLineOfAnError) {
+  testing::TempFiles files;
+  std::string text = std::string(kHeader) +
+                     Line("2026-11-03T10:00:00Z", "2026-11-03T11:00:00Z", "1") +
+                     Line("2026-11-03T11:00:00Z", "2026-11-03T12:00:00Z", "2") +
+                     Line("2026-11-03T12:00:00Z", "2026-11-03T13:00:00Z", "oops");
+  for (auto& ch : text)
+    if (ch == '\n') ch = '\r';
+  const auto r = Read(files.Plain("cr.csv", text));
+  ASSERT_TRUE(r.error);
+  EXPECT_NE(r.error->message.find("cr.csv:4: column EffectiveCost: 'oops'"), std::string::npos)
+      << r.error->message;
+  ASSERT_EQ(r.charges.size(), 2u);
+  EXPECT_EQ(r.charges[1].line, 3);
 }
 
 TEST(FocusReader, ASecondFileMustBeInTheFirstsCurrency) {
