@@ -13,7 +13,7 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 DEMO_ARGS ?= --speedup 10
 
-.PHONY: setup setup-build build build-demo demo test bench-gate bench-baseline fuzz soak fleet-bench bill-bench image image-test image-push image-push-test format clean
+.PHONY: setup setup-build build build-demo demo test bench-gate bench-baseline fuzz soak fleet-bench bill-bench dcgm-bench image image-test image-push image-push-test format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -82,6 +82,13 @@ bill-bench: setup
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGPUMETER_BUILD_TESTS=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j2 --target gpumeter gpumeter_bill_synth
 	@BUILD=$(BUILD) bash bench/bill.sh
+
+# dcgm-exporter page benchmark (not in CI; under a minute): the peak RSS above idle of the DCGM
+# source and `audit` reading a 16 and a 64 MiB page, a fresh process each (docs/deploy.md).
+dcgm-bench: setup
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGPUMETER_BUILD_TESTS=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j2 --target gpumeter_dcgm_page_bench
+	@BUILD=$(BUILD) bash bench/dcgm_page.sh
 
 image:
 	@bash scripts/image.sh

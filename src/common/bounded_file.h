@@ -3,7 +3,9 @@
 // block the caller or feed it forever) and at most `max_bytes` are read; more is an error. Files
 // under /proc report size 0, so the cap is enforced while reading, not from fstat. Errors name the
 // path: kNotFound when it does not exist (a process that exited), kInvalidInput when it is not a
-// regular file or too large, kUnavailable for other read errors. Thread-safe; no state.
+// regular file or too large, kUnavailable for other read errors. ReadBoundedFileChunks hands the
+// file over as it is read, so that a reader that keeps only part of it (a dcgm-exporter page)
+// holds no more than that. Thread-safe; no state.
 #pragma once
 
 #include <fcntl.h>
@@ -12,13 +14,17 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "common/error.h"
 
 namespace gpumeter {
 
-inline Expected<std::string> ReadBoundedFile(const std::string& path, size_t max_bytes) {
+// As ReadBoundedFile, `on_chunk` getting each piece read (within the cap) instead of a string.
+inline Expected<void> ReadBoundedFileChunks(const std::string& path, size_t max_bytes,
+                                            const std::function<void(std::string_view)>& on_chunk) {
   struct Fd {
     int fd;
     ~Fd() {
@@ -34,21 +40,30 @@ inline Expected<std::string> ReadBoundedFile(const std::string& path, size_t max
     return MakeError(ErrorCode::kUnavailable, path + ": " + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
     return MakeError(ErrorCode::kInvalidInput, path + ": not a regular file (refused)");
-  std::string out;
+  size_t total = 0;
   char buf[8192];
   for (;;) {
     const ssize_t n = ::read(f.fd, buf, sizeof buf);
-    if (n == 0) return out;
+    if (n == 0) return {};
     if (n < 0) {
       if (errno == EINTR) continue;
       return MakeError(errno == ESRCH ? ErrorCode::kNotFound : ErrorCode::kUnavailable,
                        path + ": " + std::strerror(errno));
     }
-    if (out.size() + static_cast<size_t>(n) > max_bytes)
+    if (total + static_cast<size_t>(n) > max_bytes)
       return MakeError(ErrorCode::kInvalidInput,
                        path + ": larger than " + std::to_string(max_bytes) + " bytes (refused)");
-    out.append(buf, static_cast<size_t>(n));
+    total += static_cast<size_t>(n);
+    on_chunk(std::string_view(buf, static_cast<size_t>(n)));
   }
+}
+
+inline Expected<std::string> ReadBoundedFile(const std::string& path, size_t max_bytes) {
+  std::string out;
+  auto read =
+      ReadBoundedFileChunks(path, max_bytes, [&out](std::string_view chunk) { out += chunk; });
+  if (!read) return tl::unexpected(read.error());
+  return out;
 }
 
 }  // namespace gpumeter

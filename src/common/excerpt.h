@@ -1,7 +1,8 @@
 // Quoting untrusted text in error messages and tables: at most `max_chars` printable characters,
 // every other byte (control characters, NUL, non-ASCII) written as \xNN, and a mark saying how
 // much was cut. A reply's body or a label value can then never break a terminal, a log line or a
-// table, however hostile. Pure; thread-safe.
+// table, however hostile. `whole_size`, when larger than the text, says the text is the start of
+// that many bytes (a reply's body not kept whole): the mark then counts them. Pure; thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +12,7 @@
 
 namespace gpumeter {
 
-inline std::string Excerpt(std::string_view text, size_t max_chars = 200) {
+inline std::string Excerpt(std::string_view text, size_t max_chars = 200, size_t whole_size = 0) {
   std::string out;
   size_t used = 0, i = 0;
   for (; i < text.size() && used < max_chars; ++i) {
@@ -26,7 +27,8 @@ inline std::string Excerpt(std::string_view text, size_t max_chars = 200) {
       used += 4;
     }
   }
-  if (i < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  const size_t total = whole_size > text.size() ? whole_size : text.size();
+  if (i < total) out += "... (" + std::to_string(total) + " bytes)";
   return out;
 }
 

@@ -9,6 +9,7 @@
 
 #include <map>
 #include <optional>
+#include <string_view>
 
 #include "app/config_files.h"
 #include "common/bounded_file.h"
@@ -198,41 +199,49 @@ struct Inputs {
   std::optional<AgentView> agent;
 };
 
-// The page from a URL (through the one HTTP client) or a file, within the same cap.
-Expected<std::string> ReadPage(const AuditOptions& o) {
+// The page from a URL (through the one HTTP client) or a file, within the same cap, audited as it
+// arrives: the audit keeps per GPU and metric, not the page. An error of the page itself (a
+// malformed line) comes once the page is read to its end, so that a cap, the deadline or the
+// connection is the error, as when the page was read whole.
+Expected<audit::DcgmAudit> AuditPage(const AuditOptions& o) {
+  audit::DcgmPageAuditor auditor(o.threshold);
+  const auto feed = [&auditor](std::string_view chunk) {
+    (void)auditor.Feed(chunk);  // the error comes again from Finish
+  };
   if (!IsUrl(o.dcgm_metrics)) {
-    auto text = ReadBoundedFile(o.dcgm_metrics, o.max_reply_bytes);
-    if (!text)
-      return MakeError(text.error().code,
-                       "--dcgm-metrics: " + text.error().message +
-                           (text.error().message.find("larger than") != std::string::npos
+    auto read = ReadBoundedFileChunks(o.dcgm_metrics, o.max_reply_bytes, feed);
+    if (!read)
+      return MakeError(read.error().code,
+                       "--dcgm-metrics: " + read.error().message +
+                           (read.error().message.find("larger than") != std::string::npos
                                 ? " (raise the cap with --max-reply-mb)"
                                 : ""));
-    return text;
+  } else {
+    http::Endpoint e;
+    e.what = "--dcgm-metrics";
+    e.url = o.dcgm_metrics;
+    e.accept_gzip = o.gzip;
+    e.default_path = "/metrics";
+    e.cap_hint = "--max-reply-mb";
+    e.deadline_hint = "--timeout";
+    auto client = http::Client::Open(std::move(e), Limits(o));
+    if (!client) return tl::unexpected(client.error());
+    if (auto got = client->GetOkChunked("", feed); !got) return tl::unexpected(got.error());
   }
-  http::Endpoint e;
-  e.what = "--dcgm-metrics";
-  e.url = o.dcgm_metrics;
-  e.accept_gzip = o.gzip;
-  e.default_path = "/metrics";
-  e.cap_hint = "--max-reply-mb";
-  e.deadline_hint = "--timeout";
-  auto client = http::Client::Open(std::move(e), Limits(o));
-  if (!client) return tl::unexpected(client.error());
-  return client->GetOk("");
+  auto audited = auditor.Finish();
+  if (!audited)
+    return MakeError(ErrorCode::kInvalidInput,
+                     "--dcgm-metrics " + o.dcgm_metrics + ": " + audited.error().message);
+  return audited;
 }
 
 // The dcgm-exporter page, then the agent; the first error stops it.
 Expected<Inputs> ReadInputs(const AuditOptions& o) {
   Inputs in;
   if (!o.dcgm_metrics.empty()) {
-    auto text = ReadPage(o);
-    if (!text) return tl::unexpected(text.error());
-    auto page = prom::ParsePromText(*text);
-    if (!page)
-      return MakeError(ErrorCode::kInvalidInput,
-                       "--dcgm-metrics " + o.dcgm_metrics + ": " + page.error().message);
-    in.dcgm = audit::AuditDcgmPage(*page, o.threshold);
+    auto audited = AuditPage(o);
+    if (!audited) return tl::unexpected(audited.error());
+    in.dcgm = std::move(*audited);
     // An empty page, an HTML error page that parses as nothing, another exporter's page: an
     // audit that finds nothing to check must not pass as "nothing inflated".
     if (in.dcgm->usable_samples == 0)

@@ -24,12 +24,12 @@ std::string InstanceList(const std::vector<std::pair<std::string, uint32_t>>& v)
 }
 
 // What the page says about NVML's GPUs and MIG instances.
-CheckResult Match(const std::string& url, const dcgm::DcgmPage& page, bool gpu_fields,
-                  const NvmlFindings& nvml) {
+CheckResult Match(const std::string& url, const dcgm::DcgmPage& page, const NvmlFindings& nvml) {
   size_t matched_gpus = 0;
   for (const auto& g : nvml.gpus) matched_gpus += page.gpu_fingerprint.count(g);
   std::string hosts;
   for (const auto& h : page.hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+  if (page.more_hosts) hosts += ", …";
   if (nvml.loaded && !nvml.gpus.empty() && matched_gpus == 0)
     return Dcgm(CheckStatus::kFail,
                 fmt::format("{}: none of this node's {} GPU(s) is on the page (its hosts: {})", url,
@@ -49,7 +49,7 @@ CheckResult Match(const std::string& url, const dcgm::DcgmPage& page, bool gpu_f
     return Dcgm(CheckStatus::kFail, detail + "; no activity for " + InstanceList(missing),
                 "the exporter lists GPU instances as DCGM sees them: restart it after a MIG "
                 "layout change (its entity list is read at start)");
-  if (!gpu_fields)
+  if (!page.gpu_fields)
     return Dcgm(CheckStatus::kWarn,
                 detail + "; no DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION or DCGM_FI_DEV_POWER_USAGE",
                 "keep one of them in the exporter's counters: the agent tells a new collection "
@@ -72,16 +72,15 @@ CheckResult CheckDcgm(const std::string& url, const NvmlFindings& nvml) {
   }
   dcgm::DcgmSourceOptions o;
   o.url = url;
-  auto text = dcgm::FetchDcgmPage(o);
-  if (!text)
-    return Dcgm(CheckStatus::kFail, text.error().message,
+  bool page_error = false;
+  const auto page = dcgm::FetchDcgmPage(o, &page_error);
+  if (!page && page_error)
+    return Dcgm(CheckStatus::kFail, page.error().message, "is this a dcgm-exporter /metrics page?");
+  if (!page)
+    return Dcgm(CheckStatus::kFail, page.error().message,
                 "is dcgm-exporter running on this node and published on that address? "
                 "(docs/deploy.md, DCGM activity)");
-  auto page = prom::ParsePromText(*text);
-  if (!page)
-    return Dcgm(CheckStatus::kFail, url + ": " + page.error().message,
-                "is this a dcgm-exporter /metrics page?");
-  const auto read = dcgm::ReadDcgmPage(*page);
+  const auto& read = *page;
   if (read.gr_active.empty())
     return Dcgm(CheckStatus::kFail,
                 fmt::format("{}: {} samples, no {}{}", url, read.samples, kFields,
@@ -90,11 +89,7 @@ CheckResult CheckDcgm(const std::string& url, const NvmlFindings& nvml) {
                                          : ""),
                 "enable DCGM_FI_PROF_GR_ENGINE_ACTIVE in the exporter's counters (it is in "
                 "default-counters.csv; profiling needs the SYS_ADMIN capability)");
-  bool gpu_fields = false;
-  for (const auto& s : page->samples)
-    gpu_fields = gpu_fields || s.name == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" ||
-                 s.name == "DCGM_FI_DEV_POWER_USAGE";
-  return Match(url, read, gpu_fields, nvml);
+  return Match(url, read, nvml);
 }
 
 }  // namespace gpumeter::app

@@ -6,8 +6,10 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cctype>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "common/excerpt.h"
@@ -215,16 +217,20 @@ std::string Client::Target(const std::string& path, const Pairs& params) const {
   return target;
 }
 
-Expected<Reply> Client::Get(const std::string& path, const Pairs& params,
-                            const std::string& what) const {
+std::string Client::Where(const std::string& target, const std::string& what) const {
+  return what.empty() ? endpoint_.what + " " + origin_ + target.substr(0, target.find('?')) : what;
+}
+
+Expected<Reply> Client::Fetch(const std::string& path, const Pairs& params, const std::string& what,
+                              const OnBody& on_body) const {
   const std::string target = Target(path, params);
-  const std::string where =
-      what.empty() ? endpoint_.what + " " + origin_ + target.substr(0, target.find('?')) : what;
+  const std::string where = Where(target, what);
   auto c = MakeHttplib(endpoint_, limits_, origin_);
   if (!c) return tl::unexpected(c.error());
   if (!Begin(*shared_, c->get())) return MakeError(ErrorCode::kUnavailable, where + ": cancelled");
   const SigpipeBlocked no_sigpipe;
   Reply reply;
+  size_t received = 0;
   bool too_big = false;
   std::string unasked;
   const auto deadline = Clock::now() + limits_.deadline;
@@ -235,13 +241,15 @@ Expected<Reply> Client::Get(const std::string& path, const Pairs& params,
     auto r = (*c)->Get(
         target, RequestHeaders(endpoint_),
         [&](const httplib::Response& head) {
+          reply.status = head.status;
           const auto enc = head.get_header_value("Content-Encoding");
           if (Unasked(endpoint_, enc)) unasked = enc;
           return unasked.empty();
         },
         [&](const char* d, size_t n) {
-          if (reply.body.size() + n > limits_.max_bytes) return !(too_big = true);
-          reply.body.append(d, n);
+          if (n > limits_.max_bytes - received) return !(too_big = true);
+          received += n;
+          on_body(reply.status, d, n);
           return true;
         });
     fired = watch.fired();
@@ -275,25 +283,63 @@ Expected<Reply> Client::Get(const std::string& path, const Pairs& params,
   return reply;
 }
 
+Expected<Reply> Client::Get(const std::string& path, const Pairs& params,
+                            const std::string& what) const {
+  std::string body;
+  auto reply =
+      Fetch(path, params, what, [&body](int, const char* d, std::size_t n) { body.append(d, n); });
+  if (reply) reply->body = std::move(body);
+  return reply;
+}
+
+namespace {
+
+// GetOk's error for a status other than 200: the body's start, quoted, of `body_size` bytes.
+Error NotOk(const std::string& where, int status, std::string_view body_start, size_t body_size) {
+  return Error{ErrorCode::kUnavailable,
+               where + ": HTTP " + std::to_string(status) +
+                   (body_size == 0 ? "" : ": " + Excerpt(body_start, 200, body_size))};
+}
+
+}  // namespace
+
 Expected<std::string> Client::GetOk(const std::string& path, const Pairs& params,
                                     const std::string& what) const {
   auto r = Get(path, params, what);
   if (!r) return tl::unexpected(r.error());
-  if (r->status != 200) {
-    const std::string target = Target(path, params);
-    const std::string where =
-        what.empty() ? endpoint_.what + " " + origin_ + target.substr(0, target.find('?')) : what;
-    return MakeError(ErrorCode::kUnavailable, where + ": HTTP " + std::to_string(r->status) +
-                                                  (r->body.empty() ? "" : ": " + Excerpt(r->body)));
-  }
+  if (r->status != 200)
+    return tl::unexpected(
+        NotOk(Where(Target(path, params), what), r->status, r->body, r->body.size()));
   return std::move(r->body);
+}
+
+Expected<void> Client::GetOkChunked(const std::string& path,
+                                    const std::function<void(std::string_view)>& on_chunk,
+                                    const Pairs& params, const std::string& what) const {
+  // A refusal's body is quoted, not handed over: its first 200 bytes are all Excerpt prints.
+  constexpr size_t kQuoted = 200;
+  std::string refused;
+  size_t refused_size = 0;
+  auto reply = Fetch(path, params, what, [&](int status, const char* d, std::size_t n) {
+    if (status == 200) {
+      on_chunk(std::string_view(d, n));
+      return;
+    }
+    refused_size += n;
+    refused.append(d, std::min(n, kQuoted - std::min(kQuoted, refused.size())));
+  });
+  if (!reply) return tl::unexpected(reply.error());
+  if (reply->status != 200)
+    return tl::unexpected(
+        NotOk(Where(Target(path, params), what), reply->status, refused, refused_size));
+  return {};
 }
 
 Expected<StreamEnd> Client::Stream(
     const std::string& path, const std::function<bool(int)>& on_status,
     const std::function<bool(const char*, std::size_t)>& on_data) const {
   const std::string target = Target(path, {});
-  const std::string where = endpoint_.what + " " + origin_ + target.substr(0, target.find('?'));
+  const std::string where = Where(target, "");
   auto c = MakeHttplib(endpoint_, limits_, origin_);
   if (!c) return tl::unexpected(c.error());
   StreamEnd end;

@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -88,6 +89,13 @@ class Client {
   // As Get, and a status other than 200 is an error: "WHAT: HTTP 503: <the body's start>".
   Expected<std::string> GetOk(const std::string& path, const Pairs& params = {},
                               const std::string& what = "") const;
+  // As GetOk, with the body handed to `on_chunk` piece by piece as it arrives (unpacked, where
+  // gzip was asked for) instead of kept: memory does not grow with the body, the caller keeps
+  // what it needs. The cap counts the bytes handed over, the deadline is the whole request's;
+  // the body of a status other than 200 is not handed over (its start is GetOk's error).
+  Expected<void> GetOkChunked(const std::string& path,
+                              const std::function<void(std::string_view)>& on_chunk,
+                              const Pairs& params = {}, const std::string& what = "") const;
   // A streamed GET (a watch): `on_status` sees the status line once (false: stop; the body of a
   // refused request is not streamed), `on_data` each piece of the body (false: stop). The cap
   // is the caller's (it knows what a unit of the stream is). Transport failures are errors; the
@@ -109,6 +117,13 @@ class Client {
  private:
   Client(Endpoint endpoint, Limits limits);
   std::string Target(const std::string& path, const Pairs& params) const;
+  // "WHAT ORIGIN/PATH", or `what` when given: how errors name a request.
+  std::string Where(const std::string& target, const std::string& what) const;
+  // The request behind Get and GetOkChunked: the body, within the cap, goes to `on_body` with
+  // the reply's status; the Reply has no body.
+  using OnBody = std::function<void(int status, const char* data, std::size_t size)>;
+  Expected<Reply> Fetch(const std::string& path, const Pairs& params, const std::string& what,
+                        const OnBody& on_body) const;
 
   Endpoint endpoint_;
   Limits limits_;

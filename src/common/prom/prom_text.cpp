@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <utility>
+
+#include "common/excerpt.h"
 
 namespace gpumeter::prom {
 namespace {
@@ -124,41 +127,109 @@ Expected<PromSample> Sample(Line& line, size_t number) {
 
 }  // namespace
 
+PromStream::PromStream(Handlers handlers, size_t max_line_bytes)
+    : handlers_(std::move(handlers)), max_line_bytes_(max_line_bytes) {}
+
+Expected<void> PromStream::Failed(Error e) {
+  error_ = std::move(e);
+  partial_ = std::string();  // nothing more is parsed: give the line's memory back
+  return tl::unexpected(*error_);
+}
+
+// The line being read, `more` of it in this piece, is over the cap: named by its number and start.
+Error PromStream::TooLong(std::string_view more) const {
+  std::string start = partial_.substr(0, 60);
+  start += more.substr(0, 60 - start.size());
+  return Error{ErrorCode::kInvalidInput, "line " + std::to_string(number_ + 1) + ": longer than " +
+                                             std::to_string(max_line_bytes_) +
+                                             " bytes (refused): " + Excerpt(start, 60) + "..."};
+}
+
+Expected<void> PromStream::Feed(std::string_view chunk) {
+  while (!error_ && !ended_ && !chunk.empty()) {
+    const size_t nl = chunk.find('\n');
+    const std::string_view piece = chunk.substr(0, nl);
+    if (piece.size() > max_line_bytes_ - std::min(partial_.size(), max_line_bytes_))
+      return Failed(TooLong(piece));
+    if (nl == std::string_view::npos) {
+      partial_ += piece;
+      break;
+    }
+    chunk.remove_prefix(nl + 1);
+    Expected<void> parsed;
+    if (partial_.empty()) {
+      parsed = ParseLine(piece);  // whole in this piece: parsed where it lies
+    } else {
+      partial_ += piece;
+      parsed = ParseLine(partial_);
+      partial_.clear();
+    }
+    if (!parsed) return Failed(parsed.error());
+  }
+  if (error_) return tl::unexpected(*error_);
+  return {};
+}
+
+Expected<void> PromStream::Finish() {
+  if (!error_ && !ended_ && !partial_.empty()) {
+    auto parsed = ParseLine(partial_);
+    if (!parsed) return Failed(parsed.error());
+  }
+  ended_ = true;
+  partial_ = std::string();
+  if (error_) return tl::unexpected(*error_);
+  return {};
+}
+
+Expected<void> PromStream::CheckRepeat(const PromSample& s) {
+  if (handlers_.check_repeats && !handlers_.check_repeats(s.name)) return {};
+  std::string id = s.name;
+  for (const auto& [k, v] : s.labels) id += '\0' + k + '=' + v;
+  if (auto [it, fresh] = series_line_.emplace(std::move(id), s.line); !fresh)
+    return MakeError(ErrorCode::kInvalidInput, "line " + std::to_string(s.line) + ": series " +
+                                                   s.name + " repeats the one on line " +
+                                                   std::to_string(it->second) +
+                                                   " with the same labels");
+  return {};
+}
+
+Expected<void> PromStream::ParseLine(std::string_view raw) {
+  const size_t number = ++number_;
+  if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+  Line line(raw, number);
+  line.SkipSpaces();
+  if (line.Done()) return {};
+  if (line.Peek() == '#') {
+    const std::string_view rest = line.Rest();
+    if (rest == "# EOF") ended_ = true;
+    if (rest == "# TYPE" || rest.substr(0, 7) == "# TYPE ") {
+      Line t(rest.substr(std::min<size_t>(7, rest.size())), number);
+      std::string name = t.Name(false);
+      const auto type = t.Word();
+      if (name.empty() || type.empty()) return t.Fail("malformed # TYPE line");
+      if (handlers_.type) handlers_.type(std::move(name), std::string(type));
+    }
+    return {};  // HELP and other comments
+  }
+  auto s = Sample(line, number);
+  if (!s) return tl::unexpected(s.error());
+  if (auto fresh = CheckRepeat(*s); !fresh) return fresh;
+  return handlers_.sample(std::move(*s));
+}
+
 Expected<PromPage> ParsePromText(std::string_view text) {
   PromPage page;
-  size_t number = 0;
-  // A series written twice on one page is a broken exporter: summing it would count it twice.
-  std::map<std::string, size_t> series_line;
-  while (!text.empty()) {
-    const size_t nl = text.find('\n');
-    std::string_view raw = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    ++number;
-    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
-    Line line(raw, number);
-    line.SkipSpaces();
-    if (line.Done()) continue;
-    if (line.Peek() == '#') {
-      const std::string_view rest = line.Rest();
-      if (rest == "# EOF") break;
-      if (rest == "# TYPE" || rest.substr(0, 7) == "# TYPE ") {
-        Line t(rest.substr(std::min<size_t>(7, rest.size())), number);
-        const std::string name = t.Name(false);
-        const auto type = t.Word();
-        if (name.empty() || type.empty()) return t.Fail("malformed # TYPE line");
-        page.types[name] = std::string(type);
-      }
-      continue;  // HELP and other comments
-    }
-    auto s = Sample(line, number);
-    if (!s) return tl::unexpected(s.error());
-    std::string id = s->name;
-    for (const auto& [k, v] : s->labels) id += '\0' + k + '=' + v;
-    if (auto [it, fresh] = series_line.emplace(std::move(id), number); !fresh)
-      return line.Fail("series " + s->name + " repeats the one on line " +
-                       std::to_string(it->second) + " with the same labels");
-    page.samples.push_back(std::move(*s));
-  }
+  PromStream stream(
+      {.sample = [&page](PromSample&& s) -> Expected<void> {
+         page.samples.push_back(std::move(s));
+         return {};
+       },
+       .type = [&page](std::string name,
+                       std::string type) { page.types[std::move(name)] = std::move(type); },
+       .check_repeats = nullptr},
+      std::numeric_limits<size_t>::max());
+  if (auto fed = stream.Feed(text); !fed) return tl::unexpected(fed.error());
+  if (auto end = stream.Finish(); !end) return tl::unexpected(end.error());
   return page;
 }
 

@@ -21,6 +21,10 @@ TEST(Excerpt, PrintableKeptOtherBytesEscapedLongTextCut) {
   EXPECT_EQ(Excerpt("plain text"), "plain text");
   EXPECT_EQ(Excerpt(std::string("a\nb\0c\xff", 6)), "a\\x0ab\\x00c\\xff");
   EXPECT_EQ(Excerpt(std::string(300, 'x'), 10), "xxxxxxxxxx... (300 bytes)");
+  // The start of a longer text (a reply not kept whole): the mark counts the whole.
+  EXPECT_EQ(Excerpt("abc", 10, 5000), "abc... (5000 bytes)");
+  EXPECT_EQ(Excerpt(std::string(300, 'x'), 10, 5000), "xxxxxxxxxx... (5000 bytes)");
+  EXPECT_EQ(Excerpt("abc", 10, 3), "abc");
 }
 
 TEST(TextCell, ControlAndBidiCharactersAreEscapedOtherUtf8Kept) {
@@ -128,6 +132,34 @@ TEST(BoundedFile, RegularFilesOnlyAndCapped) {
   const auto missing = ReadBoundedFile((dir / "none").string(), 1024);
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+  std::filesystem::remove_all(dir);
+}
+
+// Handed over in pieces as it is read, never whole; the cap is ReadBoundedFile's, counted before
+// a piece is handed over.
+TEST(BoundedFile, ChunksAddUpToTheFileWithinTheCap) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("gpumeter-bounded-chunks-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string text;
+  for (int i = 0; i < 5000; ++i) text += "line " + std::to_string(i) + "\n";
+  std::ofstream(dir / "page") << text;
+  std::string got;
+  size_t pieces = 0;
+  const auto read =
+      ReadBoundedFileChunks((dir / "page").string(), text.size(), [&](std::string_view chunk) {
+        got += chunk;
+        ++pieces;
+      });
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(got, text);
+  EXPECT_GT(pieces, 1u);
+  size_t handed = 0;
+  const auto big = ReadBoundedFileChunks((dir / "page").string(), 10000,
+                                         [&](std::string_view chunk) { handed += chunk.size(); });
+  ASSERT_FALSE(big);
+  EXPECT_NE(big.error().message.find("larger than 10000 bytes (refused)"), std::string::npos);
+  EXPECT_LE(handed, 10000u);
   std::filesystem::remove_all(dir);
 }
 

@@ -3,9 +3,7 @@
 #include <cmath>
 
 #include <algorithm>
-#include <map>
-#include <set>
-#include <tuple>
+#include <utility>
 
 namespace gpumeter::audit {
 namespace {
@@ -28,48 +26,56 @@ bool IsAdditiveDcgmMetric(const std::string& n) {
   return false;
 }
 
-DcgmAudit AuditDcgmPage(const PromPage& page, double threshold) {
-  DcgmAudit out;
-  out.samples = page.samples.size();
-  using GpuKey = std::tuple<std::string, std::string, std::string,
-                            std::string>;  // host, uuid, gpu, MIG instance
-  struct Acc {
-    std::string model;
-    std::set<std::string> pods;
-    std::map<std::string, MetricInflation> metrics;
-    std::map<std::string, double> copies_max;  // metric → the largest per-pod value
-  };
-  std::map<GpuKey, Acc> gpus;
-  bool vgpu = false, device_beside_pods = false;
-  std::map<std::pair<GpuKey, std::string>, bool> device_seen;
-  for (const auto& s : page.samples) {
-    if (!IsAdditiveDcgmMetric(s.name)) continue;
-    // NaN, ±Inf or a negative amount is not usage: the sample is unknown, not part of a sum.
-    if (!std::isfinite(s.value) || s.value < 0) {
-      if (out.invalid_lines.size() < 5) out.invalid_lines.push_back(s.line);
-      ++out.invalid_samples;
-      continue;
-    }
-    ++out.usable_samples;
-    const GpuKey key{First(s.labels, {"Hostname", "hostname"}), First(s.labels, {"UUID", "uuid"}),
-                     First(s.labels, {"gpu"}), First(s.labels, {"GPU_I_ID"})};
-    auto& g = gpus[key];
-    if (g.model.empty()) g.model = First(s.labels, {"modelName"});
-    auto& m = g.metrics[s.name];
-    m.metric = s.name;
-    const std::string pod = First(s.labels, {"pod", "pod_name"});
-    if (pod.empty()) {
-      m.device_series = true;
-      m.device_value = std::max(m.device_value, s.value);
-      continue;
-    }
-    vgpu = vgpu || !First(s.labels, {"vgpu"}).empty();
-    g.pods.insert(First(s.labels, {"namespace", "pod_namespace"}) + "/" + pod);
-    ++m.pod_series;
-    m.pods_sum += s.value;
-    g.copies_max[s.name] = std::max(g.copies_max[s.name], s.value);
+DcgmPageAuditor::DcgmPageAuditor(double threshold, size_t max_line_bytes)
+    : threshold_(threshold),
+      stream_({.sample = [this](PromSample&& s) -> Expected<void> {
+                 Add(s);
+                 return {};
+               },
+               .type = nullptr,
+               .check_repeats = IsAdditiveDcgmMetric},
+              max_line_bytes) {}
+
+Expected<void> DcgmPageAuditor::Feed(std::string_view chunk) { return stream_.Feed(chunk); }
+
+Expected<DcgmAudit> DcgmPageAuditor::Finish() {
+  if (auto end = stream_.Finish(); !end) return tl::unexpected(end.error());
+  return Summary();
+}
+
+void DcgmPageAuditor::Add(const PromSample& s) {
+  ++out_.samples;
+  if (!IsAdditiveDcgmMetric(s.name)) return;
+  // NaN, ±Inf or a negative amount is not usage: the sample is unknown, not part of a sum.
+  if (!std::isfinite(s.value) || s.value < 0) {
+    if (out_.invalid_lines.size() < 5) out_.invalid_lines.push_back(s.line);
+    ++out_.invalid_samples;
+    return;
   }
-  for (auto& [key, g] : gpus) {
+  ++out_.usable_samples;
+  const GpuKey key{First(s.labels, {"Hostname", "hostname"}), First(s.labels, {"UUID", "uuid"}),
+                   First(s.labels, {"gpu"}), First(s.labels, {"GPU_I_ID"})};
+  auto& g = gpus_[key];
+  if (g.model.empty()) g.model = First(s.labels, {"modelName"});
+  auto& m = g.metrics[s.name];
+  m.metric = s.name;
+  const std::string pod = First(s.labels, {"pod", "pod_name"});
+  if (pod.empty()) {
+    m.device_series = true;
+    m.device_value = std::max(m.device_value, s.value);
+    return;
+  }
+  vgpu_ = vgpu_ || !First(s.labels, {"vgpu"}).empty();
+  g.pods.insert(First(s.labels, {"namespace", "pod_namespace"}) + "/" + pod);
+  ++m.pod_series;
+  m.pods_sum += s.value;
+  g.copies_max[s.name] = std::max(g.copies_max[s.name], s.value);
+}
+
+DcgmAudit DcgmPageAuditor::Summary() {
+  DcgmAudit out = std::move(out_);
+  bool device_beside_pods = false;
+  for (auto& [key, g] : gpus_) {
     GpuAudit a;
     std::tie(a.host, a.uuid, a.gpu, a.mig_instance) = key;
     a.model = g.model;
@@ -80,21 +86,28 @@ DcgmAudit AuditDcgmPage(const PromPage& page, double threshold) {
       if (!m.device_series) m.device_value = g.copies_max[name];
       m.factor = m.device_value > 0 ? m.pods_sum / m.device_value : 0;
       a.worst_factor = std::max(a.worst_factor, m.factor);
-      a.inflated = a.inflated || m.factor > threshold;
+      a.inflated = a.inflated || m.factor > threshold_;
       a.metrics.push_back(m);
     }
     if (a.metrics.empty()) continue;
     ++out.gpus_with_pods;
     out.gpus.push_back(std::move(a));
   }
+  gpus_.clear();
   std::stable_sort(out.gpus.begin(), out.gpus.end(), [](const GpuAudit& x, const GpuAudit& y) {
     return x.worst_factor > y.worst_factor;
   });
   out.mode =
-      vgpu ? "virtual GPUs (--kubernetes-virtual-gpus: a copy of each series per pod, vgpu label)"
+      vgpu_ ? "virtual GPUs (--kubernetes-virtual-gpus: a copy of each series per pod, vgpu label)"
       : device_beside_pods ? "per-process (per-pod series beside the device's)"
                            : "default (each GPU's series labelled with one pod)";
   return out;
+}
+
+DcgmAudit AuditDcgmPage(const PromPage& page, double threshold) {
+  DcgmPageAuditor auditor(threshold);
+  for (const auto& s : page.samples) auditor.Add(s);
+  return *auditor.Finish();  // nothing was fed: the stream cannot fail
 }
 
 }  // namespace gpumeter::audit

@@ -11,15 +11,10 @@ double SystemSeconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// Fields that change on every collection of a powered GPU (dcgm-exporter's default set has both):
-// without one, a GPU at constant activity would look stale.
-bool ChangesEveryCollection(const std::string& name) {
-  return name == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" || name == "DCGM_FI_DEV_POWER_USAGE";
-}
-
 }  // namespace
 
-Expected<std::string> FetchDcgmPage(const DcgmSourceOptions& o) {
+Expected<DcgmPage> FetchDcgmPage(const DcgmSourceOptions& o, bool* page_error) {
+  if (page_error) *page_error = false;
   http::Endpoint e;
   e.what = "--dcgm-metrics";
   e.url = o.url;
@@ -29,7 +24,20 @@ Expected<std::string> FetchDcgmPage(const DcgmSourceOptions& o) {
                                                   .deadline = o.deadline,
                                                   .max_bytes = o.max_reply_bytes});
   if (!client) return tl::unexpected(client.error());
-  return client->GetOk("");
+  DcgmPageReader reader;
+  // After a page error the reader drops the rest, and the reply goes on to its end: its cap or
+  // deadline, if it has one, is the error a whole-page read would have given.
+  auto got = client->GetOkChunked("", [&reader](std::string_view chunk) {
+    (void)reader.Feed(chunk);  // the error comes again from Finish
+  });
+  if (!got) return tl::unexpected(got.error());
+  auto page = reader.Finish();
+  if (!page) {
+    if (page_error) *page_error = true;
+    return MakeError(ErrorCode::kInvalidInput,
+                     "--dcgm-metrics " + o.url + ": " + page.error().message);
+  }
+  return page;
 }
 
 DcgmSource::DcgmSource(DcgmSourceOptions options)
@@ -43,17 +51,21 @@ DcgmSource::~DcgmSource() { Stop(); }
 
 Expected<void> DcgmSource::Refresh(double now_s) {
   const auto started = std::chrono::steady_clock::now();
-  auto text = FetchDcgmPage(options_);
-  if (!text) {
+  bool page_error = false;
+  auto page = FetchDcgmPage(options_, &page_error);
+  const auto took = [&started] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  if (!page) {
     std::lock_guard lock(mu_);
     tracker_.Attempt();
-    return Fail(text.error().message);
+    if (page_error) tracker_.SetDuration(took());  // it was read: how long that took counts
+    return Fail(page.error().message);
   }
-  auto read = Ingest(*text, now_s);
+  Publish(*page, now_s);
   std::lock_guard lock(mu_);
-  tracker_.SetDuration(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-  return read;
+  tracker_.SetDuration(took());
+  return {};
 }
 
 Expected<void> DcgmSource::Fail(const std::string& why) {
@@ -64,18 +76,22 @@ Expected<void> DcgmSource::Fail(const std::string& why) {
 }
 
 Expected<void> DcgmSource::Ingest(std::string_view text, double now_s) {
-  auto page = prom::ParsePromText(text);
+  auto page = ReadDcgmText(text);
   if (!page) {
     std::lock_guard lock(mu_);
     tracker_.Attempt();
     return Fail("--dcgm-metrics " + options_.url + ": " + page.error().message);
   }
-  const DcgmPage read = ReadDcgmPage(*page);
+  Publish(*page, now_s);
+  return {};
+}
+
+void DcgmSource::Publish(const DcgmPage& read, double now_s) {
   auto reading = std::make_shared<DcgmReading>();
   reading->hosts = read.hosts;
   reading->skipped = read.skipped;
   reading->skipped_why = read.skipped_why;
-  for (const auto& s : page->samples) reading->gpu_fields |= ChangesEveryCollection(s.name);
+  reading->gpu_fields = read.gpu_fields;
   for (const auto& [uuid, fp] : read.gpu_fingerprint) {
     reading->gpus.insert(uuid);
     auto [it, first] = fresh_.try_emplace(uuid, GpuFreshness{fp, now_s});
@@ -97,7 +113,6 @@ Expected<void> DcgmSource::Ingest(std::string_view text, double now_s) {
   latest_ = std::move(reading);
   if (tracker_.Succeeded(std::chrono::steady_clock::now()))
     spdlog::info("dcgm: {} is back", options_.url);
-  return {};
 }
 
 std::shared_ptr<const DcgmReading> DcgmSource::Latest() const {

@@ -4,10 +4,12 @@
 // or stale, the activity is unknown (absent), never 0, and the agent's readiness is unaffected.
 //
 // A read has an overall deadline (not only per socket read) and a size cap, so a slow or hostile
-// server costs at most the deadline. The agent reads on a thread of its own (Start); `simulate`
-// calls Refresh itself with its simulated clock. Freshness: dcgm-exporter gives no timestamps, so
-// a collection is told by its GPU's series changing (the energy counter in the default field set
-// grows on every collection); a GPU whose series have not changed for `max_age_s` is stale.
+// server costs at most the deadline; the page is parsed as it arrives and only what the reading
+// needs is kept (dcgm_page.h), so a large page costs no more memory than a small one. The agent
+// reads on a thread of its own (Start); `simulate` calls Refresh itself with its simulated clock.
+// Freshness: dcgm-exporter gives no timestamps, so a collection is told by its GPU's series
+// changing (the energy counter in the default field set grows on every collection); a GPU whose
+// series have not changed for `max_age_s` is stale.
 //
 // Thread-safety: Refresh, Ingest, Start and Stop from one thread; Latest and Status from any.
 #pragma once
@@ -85,7 +87,8 @@ class DcgmSource {
     uint64_t fingerprint = 0;
     double changed_s = 0;
   };
-  Expected<void> Fail(const std::string& why);  // with mu_ held
+  Expected<void> Fail(const std::string& why);       // with mu_ held
+  void Publish(const DcgmPage& read, double now_s);  // a page read at `now_s`: freshness, publish
 
   DcgmSourceOptions options_;
   std::map<std::string, GpuFreshness> fresh_;  // by GPU UUID; Refresh's thread only
@@ -95,8 +98,10 @@ class DcgmSource {
   StoppableWorker worker_;  // last: it stops before the rest is destroyed
 };
 
-// GET the page with the source's limits; errors name the URL and what went wrong. Exposed for
-// doctor.
-Expected<std::string> FetchDcgmPage(const DcgmSourceOptions& options);
+// GET the page with the source's limits, read as it arrives; errors name the URL and what went
+// wrong. An error of the page itself (a malformed line, another source's page) comes only once
+// the reply is complete, as it did when a page was read whole: a cap, the deadline or the
+// connection come first. `page_error`, if given, says which it was. Exposed for doctor.
+Expected<DcgmPage> FetchDcgmPage(const DcgmSourceOptions& options, bool* page_error = nullptr);
 
 }  // namespace gpumeter::dcgm

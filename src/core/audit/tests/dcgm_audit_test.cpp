@@ -26,10 +26,41 @@ std::string Pod(const std::string& ns, const std::string& pod, int vgpu = -1) {
          (vgpu >= 0 ? ",vgpu=\"" + std::to_string(vgpu) + "\"" : "");
 }
 
-DcgmAudit Audit(const std::string& text) {
+// The page parsed whole (every series checked for repeats), then audited.
+DcgmAudit Whole(const std::string& text) {
   auto page = ParsePromText(text);
   EXPECT_TRUE(page) << page.error().message;
   return page ? AuditDcgmPage(*page) : DcgmAudit{};
+}
+
+// Fed in two pieces, cut at `at`.
+Expected<DcgmAudit> Split(const std::string& text, size_t at,
+                          size_t max_line = prom::kMaxLineBytes) {
+  DcgmPageAuditor auditor(1.01, max_line);
+  (void)auditor.Feed(std::string_view(text).substr(0, at));
+  (void)auditor.Feed(std::string_view(text).substr(at));
+  return auditor.Finish();
+}
+
+// The page as `audit` reads it, streamed; checked against the whole-page audit.
+DcgmAudit Audit(const std::string& text) {
+  auto streamed = Split(text, text.size() / 2);
+  EXPECT_TRUE(streamed) << streamed.error().message;
+  if (!streamed) return DcgmAudit{};
+  EXPECT_EQ(*streamed, Whole(text));
+  return *streamed;
+}
+
+// GPU 0 time-sliced by three pods, every series copied at the full device value; GPU 1 alone.
+std::string VirtualGpuPage() {
+  std::string page = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n";
+  for (int i = 0; i < 3; ++i) {
+    page += Series("DCGM_FI_DEV_GPU_UTIL", "0", Pod("ml", "p" + std::to_string(i), i), 90);
+    page += Series("DCGM_FI_DEV_FB_USED", "0", Pod("ml", "p" + std::to_string(i), i), 60000);
+    page += Series("DCGM_FI_DEV_POWER_USAGE", "0", Pod("ml", "p" + std::to_string(i), i), 500);
+    page += Series("DCGM_FI_DEV_GPU_TEMP", "0", Pod("ml", "p" + std::to_string(i), i), 60);
+  }
+  return page + Series("DCGM_FI_DEV_GPU_UTIL", "1", "", 10);
 }
 
 const MetricInflation* Metric(const GpuAudit& g, const std::string& name) {
@@ -39,16 +70,7 @@ const MetricInflation* Metric(const GpuAudit& g, const std::string& name) {
 }
 
 TEST(DcgmAudit, VirtualGpuModeCopiesTheDeviceIntoEveryPod) {
-  // GPU 0 time-sliced by three pods: every series copied at the full device value.
-  std::string page = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n";
-  for (int i = 0; i < 3; ++i) {
-    page += Series("DCGM_FI_DEV_GPU_UTIL", "0", Pod("ml", "p" + std::to_string(i), i), 90);
-    page += Series("DCGM_FI_DEV_FB_USED", "0", Pod("ml", "p" + std::to_string(i), i), 60000);
-    page += Series("DCGM_FI_DEV_POWER_USAGE", "0", Pod("ml", "p" + std::to_string(i), i), 500);
-    page += Series("DCGM_FI_DEV_GPU_TEMP", "0", Pod("ml", "p" + std::to_string(i), i), 60);
-  }
-  page += Series("DCGM_FI_DEV_GPU_UTIL", "1", "", 10);  // an unshared GPU with no pod
-  const auto a = Audit(page);
+  const auto a = Audit(VirtualGpuPage());
   EXPECT_NE(a.mode.find("virtual GPUs"), std::string::npos) << a.mode;
   ASSERT_EQ(a.gpus.size(), 1u);
   const auto& g = a.gpus[0];
@@ -146,6 +168,51 @@ TEST(DcgmAudit, NonFiniteAndNegativeValuesAreUnknownNotSummed) {
       EXPECT_TRUE(std::isfinite(m.factor)) << m.metric;
       EXPECT_GE(m.pods_sum, 0) << m.metric;
     }
+}
+
+// Cut at every byte (inside a line, a label value, a UTF-8 sequence), the audit is the whole
+// page's.
+TEST(DcgmPageAuditor, EveryChunkBoundaryAuditsAsTheWholePage) {
+  const std::string text =
+      VirtualGpuPage() +
+      Series("DCGM_FI_DEV_FB_USED", "2", Pod("\xc3\xa9quipe", "caf\xc3\xa9"), 5) +
+      Series("DCGM_FI_DEV_FB_USED", "2", Pod("ml", "\xf0\x9f\x9a\x80"), 7);
+  const auto whole = Whole(text);
+  ASSERT_EQ(whole.gpus.size(), 2u);
+  for (size_t k = 1; k < text.size(); ++k) {
+    const auto a = Split(text, k);
+    ASSERT_TRUE(a) << k << ": " << a.error().message;
+    ASSERT_EQ(*a, whole) << "cut at " << k;
+  }
+}
+
+// Other families and non-additive ones are counted as samples and dropped; a repeat among them
+// costs nothing, a repeated additive series is refused (it would be summed twice).
+TEST(DcgmPageAuditor, OnlyAdditiveSeriesAreKeptAndCheckedForRepeats) {
+  std::string others;
+  for (int i = 0; i < 500; ++i)
+    others += "kube_pod_info{namespace=\"ml\",pod=\"p" + std::to_string(i) + "\"} 1\n";
+  others += "up 1\nup 1\n" + Series("DCGM_FI_DEV_GPU_TEMP", "0", "", 50) +
+            Series("DCGM_FI_DEV_GPU_TEMP", "0", "", 50);
+  auto streamed = Split(others + VirtualGpuPage(), 1000);
+  ASSERT_TRUE(streamed) << streamed.error().message;
+  auto expected = Whole(VirtualGpuPage());
+  EXPECT_EQ(streamed->samples, expected.samples + 504);
+  expected.samples = streamed->samples;
+  EXPECT_EQ(*streamed, expected);
+  const std::string line = Series("DCGM_FI_DEV_FB_USED", "0", Pod("a", "p1"), 100);
+  const auto twice = Split(line + "up 1\n" + line, 10);
+  ASSERT_FALSE(twice);
+  EXPECT_EQ(twice.error().message,
+            "line 3: series DCGM_FI_DEV_FB_USED repeats the one on line 1 with the same labels");
+}
+
+TEST(DcgmPageAuditor, ALineOverTheCapIsAnError) {
+  const std::string text = VirtualGpuPage() + "x{a=\"" + std::string(500, 'a') + "\"} 1\n";
+  const auto a = Split(text, 100, 400);
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().message.find("line 15: longer than 400 bytes (refused): x{a=\"aaa"), 0u)
+      << a.error().message;
 }
 
 }  // namespace

@@ -19,9 +19,9 @@ scenario::Scenario MigA100() {
 }
 
 dcgm::DcgmPage Read(const scenario::Scenario& s, double t) {
-  auto page = prom::ParsePromText(DcgmExporterPage(s, t));
+  auto page = dcgm::ReadDcgmText(DcgmExporterPage(s, t));
   EXPECT_TRUE(page) << (page ? "" : page.error().message);
-  return page ? dcgm::ReadDcgmPage(*page) : dcgm::DcgmPage{};
+  return page ? *page : dcgm::DcgmPage{};
 }
 
 TEST(DcgmExporterPage, TheLastCollectionsMeanPerGpuInstance) {

@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <thread>
 
+#include "support/loopback_server.h"
 #include "support/trickle_server.h"
 
 namespace gpumeter::dcgm {
@@ -198,6 +201,70 @@ TEST(DcgmSource, TheThreadReadsUntilStopped) {
   EXPECT_GE(attempts, 3u);
   std::this_thread::sleep_for(std::chrono::milliseconds(120));
   EXPECT_EQ(source.Status().attempts, attempts);
+}
+
+// A server that sends `page` in HTTP chunks of `piece` bytes.
+std::unique_ptr<testing::LoopbackServer> ChunkedExporter(const std::string& page, size_t piece) {
+  return std::make_unique<testing::LoopbackServer>([page, piece](httplib::Server& s) {
+    s.Get("/metrics", [page, piece](const httplib::Request&, httplib::Response& r) {
+      r.set_chunked_content_provider("text/plain", [page, piece](size_t at, httplib::DataSink& k) {
+        if (at >= page.size()) {
+          k.done();
+          return true;
+        }
+        return k.write(page.data() + at, std::min(piece, page.size() - at));
+      });
+    });
+  });
+}
+
+// Read as it arrives, in pieces that cut lines, labels and numbers: the reading is the one of the
+// same page handed over whole.
+TEST(DcgmSource, APageInSmallPiecesReadsAsThePageWhole) {
+  std::string page = Page(0.25, 1000);
+  for (int i = 0; i < 50; ++i)
+    page += "node_cpu_seconds_total{cpu=\"" + std::to_string(i) + "\"} " + std::to_string(i) + "\n";
+  page += "DCGM_FI_PROF_DRAM_ACTIVE{UUID=\"GPU-a\",GPU_I_ID=\"1\",hostname=\"n\"} 0.5\n";
+  const auto server = ChunkedExporter(page, 7);
+  DcgmSource streamed(Options(server->url() + "/metrics"));
+  ASSERT_TRUE(streamed.Refresh(100));
+  DcgmSource whole(Options("http://127.0.0.1:1/metrics"));
+  ASSERT_TRUE(whole.Ingest(page, 100));
+  const auto a = streamed.Latest();
+  const auto b = whole.Latest();
+  ASSERT_EQ(a->series.size(), 2u);
+  ASSERT_EQ(a->series.size(), b->series.size());
+  for (const auto& [key, s] : b->series) {
+    ASSERT_EQ(a->series.count(key), 1u);
+    EXPECT_EQ(a->series.at(key).value, s.value);
+    EXPECT_EQ(a->series.at(key).seen_s, s.seen_s);
+  }
+  EXPECT_EQ(a->hosts, b->hosts);
+  EXPECT_EQ(a->gpus, b->gpus);
+  EXPECT_TRUE(a->gpu_fields);
+}
+
+// A malformed page over the cap is the cap's error, as when a page was read whole first.
+TEST(DcgmSource, ThePagesCapComesBeforeItsFirstBadLine) {
+  const auto server = ChunkedExporter("broken{\n" + std::string(8192, '#') + "\n", 512);
+  auto o = Options(server->url() + "/metrics");
+  o.max_reply_bytes = 4096;
+  DcgmSource source(o);
+  const auto r = source.Refresh(0);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("larger than 4096"), std::string::npos) << r.error().message;
+}
+
+// A page with no line end (a wrong URL serving a binary) is refused at the line cap, named.
+TEST(DcgmSource, ALineOverTheLineCapIsRefusedNamingIt) {
+  const auto server = ChunkedExporter(Page(0.5, 1) + std::string(200000, 'x'), 4096);
+  DcgmSource source(Options(server->url() + "/metrics"));
+  const auto r = source.Refresh(0);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("/metrics: line 3: longer than 65536 bytes (refused): xxx"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_TRUE(source.Latest()->series.empty());
 }
 
 }  // namespace
