@@ -2,6 +2,7 @@
 
 #include "store/identity.h"
 #include "store/query.h"
+#include "store/schema.h"
 #include "store/stmt.h"
 
 #include <fcntl.h>
@@ -18,134 +19,6 @@
 #include <filesystem>
 
 namespace gpumeter::store {
-namespace {
-
-constexpr int kSchemaVersion = 6;
-// Read-only readers take these too (1: no unknown compute; 1-2: no estimate bounds; 1-4: no
-// memory traffic; 1-5: no energy bounds).
-constexpr int kOldestReadable = 1;
-
-// Migrations, in order: migration i takes a database from user_version i to i + 1.
-const char* const kMigrations[] = {
-    R"sql(
-CREATE TABLE units(id INTEGER PRIMARY KEY, node TEXT NOT NULL, uuid TEXT NOT NULL, gpu_uuid TEXT NOT NULL,
-  model TEXT NOT NULL, mig_profile TEXT NOT NULL, mode TEXT NOT NULL, fraction REAL NOT NULL,
-  UNIQUE(node, uuid, gpu_uuid, model, mig_profile, mode, fraction));
-CREATE TABLE owners(id INTEGER PRIMARY KEY, kind TEXT NOT NULL, namespace TEXT NOT NULL, pod TEXT NOT NULL,
-  container TEXT NOT NULL, UNIQUE(kind, namespace, pod, container));
-CREATE TABLE unit_minutes(minute INTEGER NOT NULL, unit_id INTEGER NOT NULL, seconds REAL NOT NULL,
-  memory_capacity_byte_seconds REAL NOT NULL, energy_joules REAL NOT NULL, energy_unknown_seconds REAL NOT NULL,
-  PRIMARY KEY(minute, unit_id)) WITHOUT ROWID;
-CREATE TABLE usage_minutes(minute INTEGER NOT NULL, unit_id INTEGER NOT NULL, owner_id INTEGER NOT NULL,
-  memory_byte_seconds REAL NOT NULL, compute_seconds REAL NOT NULL, energy_joules REAL NOT NULL,
-  requested_share_seconds REAL NOT NULL, PRIMARY KEY(minute, unit_id, owner_id)) WITHOUT ROWID;
-CREATE TABLE unit_hours(hour INTEGER NOT NULL, unit_id INTEGER NOT NULL, seconds REAL NOT NULL,
-  memory_capacity_byte_seconds REAL NOT NULL, energy_joules REAL NOT NULL, energy_unknown_seconds REAL NOT NULL,
-  PRIMARY KEY(hour, unit_id)) WITHOUT ROWID;
-CREATE TABLE usage_hours(hour INTEGER NOT NULL, unit_id INTEGER NOT NULL, owner_id INTEGER NOT NULL,
-  memory_byte_seconds REAL NOT NULL, compute_seconds REAL NOT NULL, energy_joules REAL NOT NULL,
-  requested_share_seconds REAL NOT NULL, PRIMARY KEY(hour, unit_id, owner_id)) WITHOUT ROWID;
-CREATE TABLE pod_labels(namespace TEXT NOT NULL, pod TEXT NOT NULL, labels TEXT NOT NULL,
-  PRIMARY KEY(namespace, pod)) WITHOUT ROWID;
-CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-INSERT INTO meta VALUES('rolled_up_to_hour', 0);
-)sql",
-    // 2: compute whose owner could not be told (issue 31.7): unknown, not 0. Older rows had none
-    // recorded, so 0 is what they knew.
-    R"sql(
-ALTER TABLE usage_minutes ADD COLUMN compute_unknown_seconds REAL NOT NULL DEFAULT 0;
-ALTER TABLE usage_hours ADD COLUMN compute_unknown_seconds REAL NOT NULL DEFAULT 0;
-)sql",
-    // 3: the ± of estimated compute splits (issue 31.3). Older rows recorded none: their
-    // estimates read as exact, which is what they claimed.
-    R"sql(
-ALTER TABLE usage_minutes ADD COLUMN compute_bound_seconds REAL NOT NULL DEFAULT 0;
-ALTER TABLE usage_hours ADD COLUMN compute_bound_seconds REAL NOT NULL DEFAULT 0;
-)sql",
-    // 4: each node's cloud identity, to match a cloud bill to it (issue 34); a VM recreated
-    // under its name (GKE keeps the provider ID, not the numeric id) is another row. Older stores
-    // did not record it: their nodes are listed as without one.
-    R"sql(
-CREATE TABLE nodes(name TEXT NOT NULL, provider_id TEXT NOT NULL, instance_id TEXT NOT NULL,
-  instance_type TEXT NOT NULL, region TEXT NOT NULL, zone TEXT NOT NULL, capacity_type TEXT NOT NULL,
-  gpu_count INTEGER, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,
-  PRIMARY KEY(name, provider_id, instance_id)) WITHOUT ROWID;
-)sql",
-    // 5: memory traffic, a second measure of use (issue 31.8), with its unknown and bound. Older
-    // rows did not measure it: unknown over their unit's time (query.cpp, UnrecordedTraffic), not
-    // 0, for every owner but idle and unattributed; and unattributed holds that time, so a unit's
-    // traffic adds up to its seconds (as a unit with no signal is booked).
-    R"sql(
-ALTER TABLE usage_minutes ADD COLUMN memory_busy_seconds REAL NOT NULL DEFAULT 0;
-ALTER TABLE usage_minutes ADD COLUMN memory_busy_unknown_seconds REAL NOT NULL DEFAULT 0;
-ALTER TABLE usage_minutes ADD COLUMN memory_busy_bound_seconds REAL NOT NULL DEFAULT 0;
-ALTER TABLE usage_hours ADD COLUMN memory_busy_seconds REAL NOT NULL DEFAULT 0;
-ALTER TABLE usage_hours ADD COLUMN memory_busy_unknown_seconds REAL NOT NULL DEFAULT 0;
-ALTER TABLE usage_hours ADD COLUMN memory_busy_bound_seconds REAL NOT NULL DEFAULT 0;
-UPDATE usage_minutes SET memory_busy_unknown_seconds = @MINUTES@;
-UPDATE usage_hours SET memory_busy_unknown_seconds = @HOURS@;
-INSERT OR IGNORE INTO owners(kind, namespace, pod, container) VALUES('unattributed', '', '', '');
-INSERT INTO usage_minutes(minute, unit_id, owner_id, memory_byte_seconds, compute_seconds,
-  energy_joules, requested_share_seconds, memory_busy_seconds)
-  SELECT minute, unit_id, (SELECT id FROM owners WHERE kind = 'unattributed' AND namespace = ''
-  AND pod = '' AND container = ''), 0, 0, 0, 0, seconds FROM unit_minutes WHERE 1
-  ON CONFLICT DO UPDATE SET memory_busy_seconds = excluded.memory_busy_seconds;
-INSERT INTO usage_hours(hour, unit_id, owner_id, memory_byte_seconds, compute_seconds,
-  energy_joules, requested_share_seconds, memory_busy_seconds)
-  SELECT hour, unit_id, (SELECT id FROM owners WHERE kind = 'unattributed' AND namespace = ''
-  AND pod = '' AND container = ''), 0, 0, 0, 0, seconds FROM unit_hours WHERE 1
-  ON CONFLICT DO UPDATE SET memory_busy_seconds = excluded.memory_busy_seconds;
-)sql",
-    // 6: the ± of estimated energy splits (issue 31.6: a DCGM-fed unit's energy inside a
-    // collection). Older rows recorded none: their energy reads as exact, which is what they
-    // claimed.
-    R"sql(
-ALTER TABLE usage_minutes ADD COLUMN energy_bound_joules REAL NOT NULL DEFAULT 0;
-ALTER TABLE usage_hours ADD COLUMN energy_bound_joules REAL NOT NULL DEFAULT 0;
-)sql",
-};
-static_assert(std::size(kMigrations) == kSchemaVersion);
-
-// The memory-traffic (schema 5) and energy-bound (6) columns of an upsert's conflict clause.
-#define GPUMETER_TRAFFIC_SUMS                                                                      \
-  ", memory_busy_seconds = memory_busy_seconds + excluded.memory_busy_seconds, "                   \
-  "memory_busy_unknown_seconds = memory_busy_unknown_seconds + "                                   \
-  "excluded.memory_busy_unknown_seconds, memory_busy_bound_seconds = memory_busy_bound_seconds + " \
-  "excluded.memory_busy_bound_seconds, energy_bound_joules = energy_bound_joules + "               \
-  "excluded.energy_bound_joules"
-
-constexpr const char* kUnitUpsert[] = {
-    "INSERT INTO unit_minutes VALUES(?1,?2,?3,?4,?5,?6) ON CONFLICT DO UPDATE SET seconds = "
-    "seconds + excluded.seconds, "
-    "memory_capacity_byte_seconds = memory_capacity_byte_seconds + "
-    "excluded.memory_capacity_byte_seconds, "
-    "energy_joules = energy_joules + excluded.energy_joules, energy_unknown_seconds = "
-    "energy_unknown_seconds + excluded.energy_unknown_seconds",
-    "INSERT INTO unit_hours VALUES(?1,?2,?3,?4,?5,?6) ON CONFLICT DO UPDATE SET seconds = seconds "
-    "+ excluded.seconds, "
-    "memory_capacity_byte_seconds = memory_capacity_byte_seconds + "
-    "excluded.memory_capacity_byte_seconds, "
-    "energy_joules = energy_joules + excluded.energy_joules, energy_unknown_seconds = "
-    "energy_unknown_seconds + excluded.energy_unknown_seconds"};
-constexpr const char* kUsageUpsert[] = {
-    "INSERT INTO usage_minutes VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13) ON CONFLICT DO "
-    "UPDATE SET "
-    "memory_byte_seconds = memory_byte_seconds + excluded.memory_byte_seconds, compute_seconds = "
-    "compute_seconds + excluded.compute_seconds, "
-    "energy_joules = energy_joules + excluded.energy_joules, requested_share_seconds = "
-    "requested_share_seconds + excluded.requested_share_seconds, compute_unknown_seconds = "
-    "compute_unknown_seconds + excluded.compute_unknown_seconds, compute_bound_seconds = "
-    "compute_bound_seconds + excluded.compute_bound_seconds" GPUMETER_TRAFFIC_SUMS,
-    "INSERT INTO usage_hours VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13) ON CONFLICT DO "
-    "UPDATE SET "
-    "memory_byte_seconds = memory_byte_seconds + excluded.memory_byte_seconds, compute_seconds = "
-    "compute_seconds + excluded.compute_seconds, "
-    "energy_joules = energy_joules + excluded.energy_joules, requested_share_seconds = "
-    "requested_share_seconds + excluded.requested_share_seconds, compute_unknown_seconds = "
-    "compute_unknown_seconds + excluded.compute_unknown_seconds, compute_bound_seconds = "
-    "compute_bound_seconds + excluded.compute_bound_seconds" GPUMETER_TRAFFIC_SUMS};
-
-}  // namespace
 
 // Per level (0 minutes, 1 hours): the unit and usage upserts.
 struct Store::Statements {
@@ -254,32 +127,7 @@ Expected<int64_t> Store::ReadRolledUpTo() const {
 Expected<void> Store::RollUpBefore(int64_t hour) {
   if (hour <= rolled_up_to_hour_) return {};
   const int64_t from = rolled_up_to_hour_ * 60, to = hour * 60;
-  const char* sql[] = {
-      "INSERT INTO unit_hours SELECT minute / 60, unit_id, SUM(seconds), "
-      "SUM(memory_capacity_byte_seconds), SUM(energy_joules), "
-      "SUM(energy_unknown_seconds) FROM unit_minutes WHERE minute >= ?1 AND minute < ?2 GROUP BY "
-      "minute / 60, unit_id "
-      "ON CONFLICT DO UPDATE SET seconds = seconds + excluded.seconds, "
-      "memory_capacity_byte_seconds = memory_capacity_byte_seconds + "
-      "excluded.memory_capacity_byte_seconds, "
-      "energy_joules = energy_joules + excluded.energy_joules, energy_unknown_seconds = "
-      "energy_unknown_seconds + excluded.energy_unknown_seconds",
-      "INSERT INTO usage_hours SELECT minute / 60, unit_id, owner_id, SUM(memory_byte_seconds), "
-      "SUM(compute_seconds), SUM(energy_joules), "
-      "SUM(requested_share_seconds), SUM(compute_unknown_seconds), SUM(compute_bound_seconds), "
-      "SUM(memory_busy_seconds), SUM(memory_busy_unknown_seconds), SUM(memory_busy_bound_seconds), "
-      "SUM(energy_bound_joules) FROM usage_minutes "
-      "WHERE minute >= ?1 AND minute < ?2 GROUP BY minute / 60, unit_id, owner_id "
-      "ON CONFLICT DO UPDATE SET memory_byte_seconds = memory_byte_seconds + "
-      "excluded.memory_byte_seconds, "
-      "compute_seconds = compute_seconds + excluded.compute_seconds, energy_joules = energy_joules "
-      "+ excluded.energy_joules, "
-      "requested_share_seconds = requested_share_seconds + excluded.requested_share_seconds, "
-      "compute_unknown_seconds = compute_unknown_seconds + excluded.compute_unknown_seconds, "
-      "compute_bound_seconds = compute_bound_seconds + "
-      "excluded.compute_bound_seconds" GPUMETER_TRAFFIC_SUMS,
-      "UPDATE meta SET value = ?2 / 60 WHERE key = 'rolled_up_to_hour' AND ?1 = ?1"};
-  for (const char* q : sql) {
+  for (const char* q : kRollUp) {
     Stmt st(db_, q);
     if (!st.ok() || !st.Bind(1, from) || !st.Bind(2, to) || st.Step() != SQLITE_DONE)
       return tl::unexpected(Fail("rolling up hours"));
@@ -385,6 +233,7 @@ Expected<void> Store::Write(const IntervalRecord& rec) {
     unit_ids_.clear(), owner_ids_.clear();  // re-read as needed
   auto body = [&]() -> Expected<void> {
     const int64_t minute = FloorDiv(rec.end_unix_s, 60), hour = FloorDiv(minute, 60);
+    const int64_t suspect = rec.clock_suspect ? 1 : 0;
     // Under the write lock: another writer of this file may have rolled hours up meanwhile.
     auto mark = ReadRolledUpTo();
     if (!mark) return tl::unexpected(mark.error());
@@ -402,7 +251,8 @@ Expected<void> Store::Write(const IntervalRecord& rec) {
         if (!uid) return tl::unexpected(uid.error());
         if (!us.Bind(1, bucket) || !us.Bind(2, *uid) || !us.Bind(3, u.seconds) ||
             !us.Bind(4, u.memory_capacity_byte_seconds) || !us.Bind(5, u.energy_joules) ||
-            !us.Bind(6, u.energy_unknown_seconds) || us.Step() != SQLITE_DONE || !us.Reset())
+            !us.Bind(6, u.energy_unknown_seconds) || !us.Bind(7, suspect) ||
+            us.Step() != SQLITE_DONE || !us.Reset())
           return tl::unexpected(Fail("writing unit " + u.unit.uuid));
         for (const auto& o : u.owners) {
           auto oid = OwnerId(o.owner);
@@ -413,7 +263,7 @@ Expected<void> Store::Write(const IntervalRecord& rec) {
               !os.Bind(8, o.compute_unknown_seconds) || !os.Bind(9, o.compute_bound_seconds) ||
               !os.Bind(10, o.memory_busy_seconds) || !os.Bind(11, o.memory_busy_unknown_seconds) ||
               !os.Bind(12, o.memory_busy_bound_seconds) || !os.Bind(13, o.energy_bound_joules) ||
-              os.Step() != SQLITE_DONE || !os.Reset())
+              !os.Bind(14, suspect) || os.Step() != SQLITE_DONE || !os.Reset())
             return tl::unexpected(Fail("writing usage on unit " + u.unit.uuid));
         }
       }
@@ -445,34 +295,6 @@ Expected<void> Store::Write(const IntervalRecord& rec) {
     for (const auto& o : new_owners_) owner_ids_.erase(o);
     rolled_up_to_hour_ = rolled_before;
   }
-  return r;
-}
-
-Expected<void> Store::Prune(int64_t now_unix_s) {
-  // Minutes go only once their hour is rolled up, a whole hour at a time (so a window's partial
-  // first hour is either all in minutes or all in the hourly row), and never after their hour.
-  const int64_t hour_cut = FloorDiv(now_unix_s, 3600) - int64_t{options_.hour_retention_days} * 24;
-  const int64_t minute_cut =
-      std::max(hour_cut, std::min(FloorDiv(FloorDiv(now_unix_s, 60) -
-                                               int64_t{options_.minute_retention_days} * 24 * 60,
-                                           60),
-                                  rolled_up_to_hour_)) *
-      60;
-  if (auto r = Exec("BEGIN IMMEDIATE"); !r) return r;
-  auto body = [&]() -> Expected<void> {
-    for (const auto& [sql, cut] :
-         {std::pair{"DELETE FROM unit_minutes WHERE minute < ?", minute_cut},
-          std::pair{"DELETE FROM usage_minutes WHERE minute < ?", minute_cut},
-          std::pair{"DELETE FROM unit_hours WHERE hour < ?", hour_cut},
-          std::pair{"DELETE FROM usage_hours WHERE hour < ?", hour_cut}}) {
-      Stmt d(db_, sql);
-      if (!d.ok() || !d.Bind(1, cut) || d.Step() != SQLITE_DONE)
-        return tl::unexpected(Fail("pruning"));
-    }
-    return Exec("COMMIT");
-  };
-  auto r = body();
-  if (!r) (void)Exec("ROLLBACK");
   return r;
 }
 

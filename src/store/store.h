@@ -44,6 +44,18 @@ struct IntervalRecord {
   // (name, provider ID, instance id) with the first and last interval it was seen in. Its seen
   // times are end_unix_s; the record's own are ignored.
   std::optional<NodeRecord> node = std::nullopt;
+  // Written while the writer suspects its wall clock stepped (UsageRecorder): the rows are
+  // marked (clock_suspect), so they can be told apart or deleted once the clock is known.
+  bool clock_suspect = false;
+};
+
+// A wall-clock step the writer saw between two intervals: the end of the newest interval before
+// it, the step (wall time moved less monotonic time moved, s), and the stepped end of the
+// interval that showed it.
+struct ClockStep {
+  int64_t newest_before_unix_s = 0;
+  int64_t step_s = 0;
+  int64_t seen_unix_s = 0;
 };
 
 struct StoreOptions {
@@ -69,8 +81,15 @@ class Store final : public history::UsageHistorySource {
 
   // Adds one interval in one transaction (nothing of it on error).
   Expected<void> Write(const IntervalRecord& record);
-  // Deletes rows past retention, relative to `now_unix_s`.
+  // Deletes rows past retention, relative to `now_unix_s`, except those within retention of a
+  // recorded clock step's newest earlier interval (each table's own retention, in whole hours).
   Expected<void> Prune(int64_t now_unix_s);
+  // Records a wall-clock step, so that no later Prune deletes the rows within retention of
+  // `step.newest_before_unix_s`, whatever the clock says then (kept in the file: a restarted
+  // agent keeps to it). Once per newest interval: a second step of the same window is ignored.
+  Expected<void> RecordClockStep(const ClockStep& step);
+  // The clock steps recorded, oldest window first (none before schema 7).
+  Expected<std::vector<ClockStep>> ClockSteps() const;
   // Frees the pages the owner's connection holds in its cache (up to StoreOptions::cache_kib):
   // called once a minute by the agent, so the cache holds what a minute's writes touch instead
   // of filling up to its bound as the file grows (issue 17). Best effort: an error is returned.

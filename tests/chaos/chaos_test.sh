@@ -60,7 +60,9 @@ fi
 echo "ok: pipelined requests: $answered answered$( [ "$answered" -lt 2 ] && echo ', Connection: close advertised')"
 
 # --- 500 idle and 20 dribbling connections on each port, renewed as the server closes them:
-# the probes still answer within 1 s, every time, for 8 s.
+# the probes still answer, every time, for 8 s. Within 10 s: a bound that holds on a loaded
+# 2-core machine, so what fails it is a starved or hung probe listener, not a slow one. How fast
+# they answer under this load is a figure, not a pass/fail: bench/chaos_latency.sh.
 port_of() { sed 's|.*:\([0-9]*\)$|\1|' <<<"$1"; }
 hold() {  # PORT SECONDS: keeps 500 idle connections open, reopening them every 2 s
   local port=$1 until=$((SECONDS + $2))
@@ -96,12 +98,13 @@ probes=0 slow=0
 for _ in $(seq 1 40); do
   for path in healthz readyz; do
     probes=$((probes + 1))
-    curl -fsS --max-time 1 "$probe/$path" >/dev/null 2>&1 || slow=$((slow + 1))
+    # The first failure ends the loop: 80 probes of 10 s each would outlast the test's timeout.
+    curl -fsS --max-time 10 "$probe/$path" >/dev/null 2>&1 || { slow=$((slow + 1)); break 2; }
   done
   sleep 0.2
 done
-echo "probes under 1000 idle and 40 dribbling connections: $((probes - slow)) of $probes answered within 1 s"
-[ "$slow" -eq 0 ] || fail "$slow of $probes probes failed or took over 1 s"
+echo "probes under 1000 idle and 40 dribbling connections: $((probes - slow)) of $probes answered within 10 s"
+[ "$slow" -eq 0 ] || fail "$slow of $probes probes failed or took over 10 s"
 wait "$scraper"
 worst=$(sort -g "$work/scrapes.txt" | tail -1)
 ! grep -q failed "$work/scrapes.txt" || fail "scrapes failed under the flood: $(tr '\n' ' ' <"$work/scrapes.txt")"

@@ -79,6 +79,9 @@ class NodeRuntime {
     pipeline_->Finish();
     return pipeline_->Latest();
   }
+  // After FinishAccounting and the store's flush: the store's health published again for the
+  // last scrapes (NodePipeline::RefreshStoreHealth).
+  void PublishStoreHealth() { pipeline_->RefreshStoreHealth(); }
 
  private:
   NodeRuntime() = default;

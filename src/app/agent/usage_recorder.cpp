@@ -5,6 +5,8 @@
 #include <charconv>
 #include <thread>
 
+#include "common/rfc3339.h"
+
 namespace gpumeter::app {
 namespace {
 
@@ -79,11 +81,14 @@ void UsageRecorder::Record(const node::NodeState& state) {
       known_[u.uuid] = u;  // a lost GPU's empty description must not replace its last good one
   auto rec = ToIntervalRecord(state, known_);
   if (rec.units.empty()) return;
+  const auto now = clock_();
+  WatchClock(rec, now);
   pending_.push_back(std::move(rec));
-  if (auto e = keeper_.Ensure(clock_()); e && *e == StoreKeeper::Event::kReopened) {
+  if (auto e = keeper_.Ensure(now); e && *e == StoreKeeper::Event::kReopened) {
     // The intervals since the last check may have gone to the deleted file: again, oldest first.
     for (auto it = recent_.rbegin(); it != recent_.rend(); ++it) pending_.push_front(*it);
     recent_.clear();
+    step_recorded_ = false;  // and the clock step, to the new file
   }
   // Past the bound, the oldest are given up: memory stays bounded in a long outage.
   while (pending_.size() > 1 &&
@@ -108,6 +113,13 @@ void UsageRecorder::WritePending() {
     return;
   }
   const int64_t keep_recent_s = 7;  // the keeper's 5 s check, and a margin
+  if (step_ && !step_recorded_) {   // before the rows written after it, and before any prune
+    if (auto r = store->RecordClockStep(*step_); r)
+      step_recorded_ = true;
+    else if (!failing_)
+      spdlog::warn("{} (tried again with the next interval; pruning stays suspended meanwhile)",
+                   r.error().message);
+  }
   while (!pending_.empty()) {
     const auto& rec = pending_.front();
     if (auto r = store->Write(rec); !r) {
@@ -128,7 +140,8 @@ void UsageRecorder::WritePending() {
     while (!recent_.empty() && recent_.front().end_unix_s < end - keep_recent_s)
       recent_.pop_front();
     pending_.pop_front();
-    if (end - last_prune_s_ >= 3600) {  // retention, hourly
+    // Retention, hourly; never on a clock suspected of a step, nor before the store knows of it.
+    if (end - last_prune_s_ >= 3600 && !guard_.suspect() && (!step_ || step_recorded_)) {
       if (auto p = store->Prune(end); !p) spdlog::warn("{}", p.error().message);
       last_prune_s_ = end;
     }
@@ -146,6 +159,31 @@ void UsageRecorder::WritePending() {
   failing_ = false;
 }
 
+void UsageRecorder::WatchClock(store::IntervalRecord& rec, Clock::time_point now) {
+  const auto v = guard_.Observe(rec.end_unix_s, now);
+  rec.clock_suspect = v.suspect;
+  if (v.step) {
+    ++health_.clock_steps;
+    const int64_t before = guard_.newest_before_step().value_or(rec.end_unix_s);
+    step_ = store::ClockStep{before, v.step_s, rec.end_unix_s};
+    step_recorded_ = false;
+    last_release_s_ = 0;  // due again, whichever way the clock went
+    spdlog::warn(
+        "the wall clock stepped by {} s between two intervals (this one ends at {}, the newest "
+        "before the step at {}): pruning of store {} is suspended, and the rows written are "
+        "marked clock_suspect, until the wall clock has moved with the monotonic clock for an "
+        "hour; the rows within retention of {} are kept from then on",
+        v.step_s, Rfc3339(rec.end_unix_s), Rfc3339(before), keeper_.path(), Rfc3339(before));
+  }
+  if (v.settled) {
+    last_prune_s_ = 0;  // due at the next write, on the settled clock
+    spdlog::info(
+        "the wall clock has moved with the monotonic clock for an hour: pruning of store {} "
+        "resumes, keeping the rows within retention of {}",
+        keeper_.path(), Rfc3339(step_ ? step_->newest_before_unix_s : rec.end_unix_s));
+  }
+}
+
 size_t UsageRecorder::Flush(std::chrono::milliseconds within) {
   const auto until = Clock::now() + within;
   while (!pending_.empty() && Clock::now() < until) {
@@ -161,6 +199,7 @@ size_t UsageRecorder::Flush(std::chrono::milliseconds within) {
         keeper_.path(), lost, pending_.front().end_unix_s, pending_.back().end_unix_s,
         within.count(), health_.last_error);
     health_.dropped += lost;
+    health_.lost_at_stop += lost;
     pending_.clear();
   }
   health_.pending = 0;

@@ -7,8 +7,13 @@
 // store is reached through its StoreKeeper: not open yet (retried), or opened again after its
 // file was deleted or replaced, in which case the intervals written in the last check period are
 // written again (they may have gone to the deleted file). Flush() bounds what a stop waits for
-// and logs and counts what it could not write. Not thread-safe: called on the sampling thread
-// (Health() too, by the pipeline), Flush() once sampling has stopped.
+// and logs and counts what it could not write. A wall-clock step of more than a day between two
+// intervals (ClockStepGuard: the samples' times against the monotonic clock) is logged and
+// counted, suspends the hourly pruning until the clocks have moved together for an hour, marks
+// the rows written meanwhile, and is recorded in the store, whose pruning then keeps the rows
+// within retention of the newest interval before the step (docs/pricing.md, "Clock steps"). Not
+// thread-safe: called on the sampling thread (Health() too, by the pipeline), Flush() once
+// sampling has stopped.
 #pragma once
 
 #include <chrono>
@@ -16,8 +21,10 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
+#include "app/agent/clock_step_guard.h"
 #include "app/agent/store_keeper.h"
 #include "node/state/node_state.h"
 #include "store/store.h"
@@ -33,7 +40,7 @@ store::IntervalRecord ToIntervalRecord(const node::NodeState& state,
 class UsageRecorder {
  public:
   // `max_pending_s`: how much usage (seconds of intervals, by their end times) is kept while the
-  // store refuses writes.
+  // store refuses writes. `clock`: the monotonic clock (the wall clock is the samples' times).
   using Clock = std::chrono::steady_clock;
   explicit UsageRecorder(StoreKeeper& keeper, int64_t max_pending_s = 3600,
                          std::function<Clock::time_point()> clock = Clock::now)
@@ -41,11 +48,14 @@ class UsageRecorder {
   // Records the state's interval unless it was recorded already, after any still pending.
   void Record(const node::NodeState& state);
   // At a stop: writes what is pending until `within` has passed; what is still pending then is
-  // logged (how many intervals, which times, why) and counted as dropped. Returns that count.
+  // logged as an error (how many intervals, which times, why) and counted as dropped and as lost
+  // at the stop. Returns that count.
   size_t Flush(std::chrono::milliseconds within);
 
   uint64_t written() const { return health_.written; }
   uint64_t failed() const { return health_.write_failures; }
+  // Whether a wall-clock step is suspected now (pruning suspended, rows marked).
+  bool clock_suspect() const { return guard_.suspect(); }
   node::StoreHealth Health() const {
     auto h = health_;
     h.status = keeper_.Status();
@@ -54,6 +64,9 @@ class UsageRecorder {
 
  private:
   void WritePending();
+  // Compares the record's wall time with the monotonic `now`, marks it under a suspected step,
+  // and logs and counts a step.
+  void WatchClock(store::IntervalRecord& rec, Clock::time_point now);
 
   StoreKeeper& keeper_;
   int64_t max_pending_s_;
@@ -69,6 +82,10 @@ class UsageRecorder {
   bool failing_ = false;
   int64_t last_prune_s_ = 0;
   int64_t last_release_s_ = 0;
+  ClockStepGuard guard_;
+  // The latest clock step, and whether the store open now has it recorded.
+  std::optional<store::ClockStep> step_;
+  bool step_recorded_ = false;
 };
 
 }  // namespace gpumeter::app

@@ -237,6 +237,7 @@ TEST(UsageRecorder, AFlushAtStopIsBoundedAndCountsWhatItCouldNotWrite) {
   EXPECT_EQ(recorder.Flush(std::chrono::milliseconds(600)), 5u);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
   EXPECT_EQ(recorder.Health().dropped, 5u);
+  EXPECT_EQ(recorder.Health().lost_at_stop, 5u);
   EXPECT_EQ(recorder.Health().pending, 0u);
   ASSERT_EQ(sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(other);

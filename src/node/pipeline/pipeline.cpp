@@ -237,6 +237,23 @@ void NodePipeline::Finish() {
   latest_ = std::move(next);
 }
 
+void NodePipeline::RefreshStoreHealth() {
+  if (!options_.store_health) return;
+  auto next = std::make_shared<NodeState>(*Latest());
+  next->store = options_.store_health();
+  if (next->store && !next->store->status.name.empty()) {
+    const auto& status = next->store->status;
+    const auto it = std::find_if(next->sources.begin(), next->sources.end(),
+                                 [&](const auto& s) { return s.name == status.name; });
+    if (it != next->sources.end())
+      *it = status;
+    else
+      next->sources.push_back(status);  // stopped before its first pass
+  }
+  std::lock_guard lock(mu_);
+  latest_ = std::move(next);
+}
+
 // The labels of every pod with container totals: from the pod source, else as last known.
 std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>>
 NodePipeline::PodLabels(const NodeState& prev, const NodeState& next) const {

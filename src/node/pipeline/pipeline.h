@@ -65,6 +65,9 @@ class NodePipeline {
   // At a stop, after the last pass: books the intervals still held for DCGM activity (at most a
   // collection's worth), their activity unknown, as one more interval. Same thread as OnPass.
   void Finish();
+  // At a stop, after the store's writer flushed (same thread as Finish): publishes its health
+  // again, so the last scrapes see what the stop could not write.
+  void RefreshStoreHealth();
 
   // The latest published state; never null (an empty state before the first pass).
   std::shared_ptr<const NodeState> Latest() const;

@@ -110,7 +110,9 @@ struct RightsizingRow {
 struct StoreHealth {
   uint64_t written = 0;               // intervals written
   uint64_t write_failures = 0;        // write attempts that failed
-  uint64_t dropped = 0;               // intervals given up: pending past the bound
+  uint64_t dropped = 0;               // intervals given up: pending past the bound, or at a stop
+  uint64_t lost_at_stop = 0;          // of those, the ones a stop could not write in time
+  uint64_t clock_steps = 0;           // wall-clock steps of more than a day between intervals
   size_t pending = 0;                 // intervals waiting to be written
   double oldest_pending_seconds = 0;  // age of the oldest pending one (0: none)
   std::string last_error;             // of the latest failure

@@ -66,6 +66,13 @@ void AddSourceMetrics(std::vector<MetricDef>& v) {
        "(or TLS handshake) did not arrive within the header deadline (5 s) however slowly they "
        "trickled: slow or hostile clients, never a scrape that finished its request.",
        {"node"}},
+  };
+  v.insert(v.end(), std::begin(defs), std::end(defs));
+}
+
+// Self-observability of the usage store's writer, and the allocations that could not be placed.
+void AddStoreMetrics(std::vector<MetricDef>& v) {
+  const MetricDef defs[] = {
       {Metric::kStoreWriteFailures,
        "gpumeter_store_write_failures_total",
        C,
@@ -91,6 +98,23 @@ void AddSourceMetrics(std::vector<MetricDef>& v) {
        "",
        "Intervals given up after waiting longer than the bound (--store-pending-max, 1 h): their "
        "usage is missing from reports.",
+       {"node"}},
+      {Metric::kStoreLostAtStop,
+       "gpumeter_store_lost_at_stop_intervals_total",
+       C,
+       "",
+       "Intervals still waiting for the usage store at a stop (SIGTERM) that could not be written "
+       "within its 2 s: logged as an error, also counted as dropped, served for the last scrapes "
+       "of --shutdown-grace.",
+       {"node"}},
+      {Metric::kClockSteps,
+       "gpumeter_clock_steps_total",
+       C,
+       "",
+       "Wall-clock steps of more than a day between two intervals (the samples' times against "
+       "the monotonic clock): each suspends the store's pruning and marks the rows written until "
+       "the clocks have moved together for an hour; the store then keeps the rows within "
+       "retention of the newest interval before the step.",
        {"node"}},
       {Metric::kAllocationProblems,
        "gpumeter_allocation_problems",
@@ -474,6 +498,7 @@ void AddRightsizeMetrics(std::vector<MetricDef>& v) {
 std::vector<MetricDef> Build() {
   std::vector<MetricDef> v;
   AddSourceMetrics(v);
+  AddStoreMetrics(v);
   AddDeviceMetrics(v);
   AddHealthMetrics(v);
   AddUnitMetrics(v);

@@ -23,6 +23,8 @@ enum class Metric {
   kStorePending,
   kStoreOldestPending,
   kStoreDropped,
+  kStoreLostAtStop,
+  kClockSteps,
   kAllocationProblems,
   // Raw device readings (NVML), per GPU, MIG instance and process.
   kGpuInfo,

@@ -130,6 +130,8 @@ void Sources(Families& f, const gpu::SamplerHealth& health, const node::NodeStat
     f.Add(Metric::kStorePending, {state.node}, static_cast<double>(state.store->pending));
     f.Add(Metric::kStoreOldestPending, {state.node}, state.store->oldest_pending_seconds);
     f.Add(Metric::kStoreDropped, {state.node}, static_cast<double>(state.store->dropped));
+    f.Add(Metric::kStoreLostAtStop, {state.node}, static_cast<double>(state.store->lost_at_stop));
+    f.Add(Metric::kClockSteps, {state.node}, static_cast<double>(state.store->clock_steps));
   }
   f.Add(Metric::kAllocationProblems, {state.node},
         static_cast<double>(state.allocation_problems.size()));

@@ -12,6 +12,7 @@
 #include "common/openssl_handles.h"
 #include "common/secret_file.h"
 #include "domain/node_snapshot_json.h"
+#include "sinks/metrics/accept_encoding.h"
 #include "sinks/metrics/json_api.h"
 #include "sinks/metrics/readiness.h"
 
@@ -61,10 +62,11 @@ std::string Gzip(const std::string& body) {
   return out;
 }
 
-// The body, gzipped when the client accepts it and it is worth it.
+// The body, gzipped when the client accepts it (by its weights: "gzip;q=0" refuses it) and it
+// is worth it.
 HttpAnswer Body(const HttpRequest& req, std::string body, const char* type) {
   HttpAnswer a{200, std::move(body), type, {}};
-  if (a.body.size() >= 1024 && req.header("Accept-Encoding").find("gzip") != std::string::npos) {
+  if (a.body.size() >= 1024 && AcceptsGzip(req.header("Accept-Encoding"))) {
     if (auto gz = Gzip(a.body); !gz.empty()) {
       a.body = std::move(gz);
       a.headers.emplace_back("Content-Encoding", "gzip");

@@ -2,44 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include <set>
-#include <vector>
+#include "common/json/strict_parse.h"
 
 namespace gpumeter::k8s {
 namespace {
 
 using nlohmann::json;
-
-// nlohmann keeps the last of two equal keys; a Node with two values for one label is malformed,
-// not a choice to make silently.
-Expected<json> ParseRefusingDuplicates(std::string_view body) {
-  std::vector<std::set<std::string>> keys;
-  std::string duplicate;
-  bool too_deep = false;
-  // A Node is a few levels deep; a reply nested thousands deep would cost memory, not meaning:
-  // deeper values are dropped as they are parsed, and the document refused.
-  constexpr int kMaxDepth = 32;
-  const json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (depth > kMaxDepth) {
-      too_deep = true;
-      return false;
-    }
-    if (event == json::parse_event_t::object_start) keys.emplace_back();
-    if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-    if (event == json::parse_event_t::key && !keys.empty() &&
-        !keys.back().insert(parsed.get<std::string>()).second && duplicate.empty())
-      duplicate = parsed.get<std::string>();
-    return true;
-  };
-  json doc = json::parse(body, check, false);
-  if (doc.is_discarded()) return MakeError(ErrorCode::kInvalidInput, "Node: not valid JSON");
-  if (too_deep)
-    return MakeError(ErrorCode::kInvalidInput,
-                     "Node: nested deeper than " + std::to_string(kMaxDepth) + " levels");
-  if (!duplicate.empty())
-    return MakeError(ErrorCode::kInvalidInput, "Node: duplicate key '" + duplicate + "'");
-  return doc;
-}
 
 std::string Label(const std::map<std::string, std::string>& labels,
                   std::initializer_list<const char*> keys) {
@@ -72,7 +40,8 @@ std::string CloudOf(const std::string& provider_id) {
 }  // namespace
 
 Expected<void> NodeFacts::ApplyList(std::string_view body) {
-  auto doc = ParseRefusingDuplicates(body);
+  // A Node is a few levels deep; two values for one label are malformed, not a choice to make.
+  auto doc = json_strict::Parse(body, "Node", 32);
   if (!doc) return tl::unexpected(doc.error());
   const auto kind = doc->is_object() ? doc->find("kind") : doc->end();
   if (!doc->is_object() || kind == doc->end() || !kind->is_string() || *kind != "Node")

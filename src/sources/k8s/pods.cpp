@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/excerpt.h"
+#include "common/json/strict_parse.h"
 
 namespace gpumeter::k8s {
 namespace {
@@ -125,18 +125,10 @@ Expected<PodInfo> FromJson(const json& j) {
   return pod;
 }
 
+// Duplicate keys refused (a pod with two uids, or two values for one label, is malformed, not a
+// choice to make); 64 levels is far deeper than any pod, managedFields included.
 Expected<json> ParseJson(std::string_view text, const char* what) {
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {
-    // nlohmann's text says where and why (a number too large, a bad escape); drop its prefix.
-    std::string why = e.what();
-    if (const auto close = why.find("] ");
-        why.rfind("[json.exception", 0) == 0 && close != std::string::npos)
-      why = why.substr(close + 2);
-    return MakeError(ErrorCode::kInvalidInput,
-                     std::string(what) + ": not valid JSON: " + Excerpt(why, 200));
-  }
+  return json_strict::Parse(text, what, 64);
 }
 
 std::string PodName(const json& j) {

@@ -42,7 +42,7 @@ double Scalar(const std::string& path, const char* sql) {
   return v;
 }
 
-constexpr int64_t kLatest = 6;  // the schema version this build writes
+constexpr int64_t kLatest = 7;  // the schema version this build writes
 
 int64_t UserVersion(const std::string& path) {
   return static_cast<int64_t>(Scalar(path, "PRAGMA user_version"));
@@ -377,6 +377,43 @@ TEST(StoreMigration, Version5ReadsItsEnergyAsExactAndKeepsEverythingElse) {
   rw->reset();
   EXPECT_DOUBLE_EQ(ReadOnlySum(path).energy_bound, 300);
   EXPECT_DOUBLE_EQ(Scalar(path, "SELECT SUM(energy_bound_joules) FROM usage_minutes"), 300);
+}
+
+// Version 6 looked for no clock step: its rows read as unmarked after the migration, nothing it
+// recorded changes, and a later prune keeps to a clock step recorded after it.
+TEST(StoreMigration, Version6GainsClockStepsWithItsRowsUnmarked) {
+  testing::TempDir dir("gpumeter-migration");
+  const auto path = (dir.path() / "usage.db").string();
+  Restore("schema-v6.sql", path);
+  ASSERT_EQ(UserVersion(path), 6);
+  const Totals before = ReadOnlySum(path);
+  EXPECT_GT(before.energy_bound, 0.0);  // the DCGM-fed instances' energy bounds it did record
+  EXPECT_GT(before.bound, 0.0);
+  {
+    auto ro = Store::OpenReadOnly(path);
+    ASSERT_TRUE(ro) << ro.error().message;
+    auto steps = (*ro)->ClockSteps();
+    ASSERT_TRUE(steps) << steps.error().message;
+    EXPECT_TRUE(steps->empty()) << "a version 6 reader reads no clock step";
+  }
+
+  auto rw = Store::Open(path);
+  ASSERT_TRUE(rw) << rw.error().message;
+  EXPECT_EQ(UserVersion(path), kLatest);
+  ExpectSame(Sum(**rw), before);
+  for (const char* table : {"unit_minutes", "usage_minutes", "unit_hours", "usage_hours"})
+    EXPECT_EQ(
+        Scalar(
+            path,
+            (std::string("SELECT COUNT(*) FROM ") + table + " WHERE clock_suspect <> 0").c_str()),
+        0)
+        << table;
+  auto span = (*rw)->Span();
+  ASSERT_TRUE(span && *span);
+  const int64_t last = (*span)->second - 60;
+  ASSERT_TRUE((*rw)->RecordClockStep({last, 500 * 86400, last + 500 * 86400}));
+  ASSERT_TRUE((*rw)->Prune(last + 500 * 86400));
+  ExpectSame(Sum(**rw), before);  // all of it within retention of its last interval
 }
 
 }  // namespace

@@ -390,14 +390,17 @@ TEST(Store, NewStoresCarryTheIdAndEarlierOnesAreRecognisedByTheirSchema) {
   }
   EXPECT_EQ(Pragma(path, "application_id"), kApplicationId);
   // As an earlier gpumeter left it: no application_id, and the tables of its time (version 3,
-  // before the nodes table, the memory-traffic and energy-bound columns; the id was stamped from
-  // then on).
+  // before the nodes table, the memory-traffic and energy-bound columns and the clock-step
+  // marks; the id was stamped from then on).
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  std::string v3 = "PRAGMA application_id=0; DROP TABLE nodes; PRAGMA user_version=3;";
+  std::string v3 =
+      "PRAGMA application_id=0; DROP TABLE nodes; DROP TABLE clock_steps; PRAGMA user_version=3;";
+  for (const char* table : {"unit_minutes", "unit_hours"})
+    v3 += std::string("ALTER TABLE ") + table + " DROP COLUMN clock_suspect;";
   for (const char* table : {"usage_minutes", "usage_hours"})
     for (const char* column : {"memory_busy_seconds", "memory_busy_unknown_seconds",
-                               "memory_busy_bound_seconds", "energy_bound_joules"})
+                               "memory_busy_bound_seconds", "energy_bound_joules", "clock_suspect"})
       v3 += std::string("ALTER TABLE ") + table + " DROP COLUMN " + column + ";";
   ASSERT_EQ(sqlite3_exec(db, v3.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);

@@ -384,6 +384,48 @@ TEST(SnapshotMetrics, ConnectionsCutAtTheHeaderDeadlineAreCounted) {
   EXPECT_THAT(Render(), HasSubstr("gpumeter_http_connections_cut_total{node=\"n1\"} 0\n"));
 }
 
+// The store's writer: intervals a stop could not write and wall-clock steps, where it is kept.
+TEST(SnapshotMetrics, StoreLossesAtAStopAndClockStepsAreCounted) {
+  auto state = State();
+  EXPECT_THAT(Render(), Not(HasSubstr("gpumeter_clock_steps_total"))) << "no store, no series";
+  node::StoreHealth store;
+  store.dropped = 3, store.lost_at_stop = 2, store.clock_steps = 1;
+  state.store = store;
+  const auto text = RenderText(BuildFamilies(
+      Health(), state, {}, std::chrono::steady_clock::time_point{} + std::chrono::seconds(103)));
+  EXPECT_THAT(text, HasSubstr("gpumeter_store_dropped_intervals_total{node=\"n1\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr("gpumeter_store_lost_at_stop_intervals_total{node=\"n1\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE gpumeter_clock_steps_total counter\n"));
+  EXPECT_THAT(text, HasSubstr("gpumeter_clock_steps_total{node=\"n1\"} 1\n"));
+}
+
+// /metrics through the server's handler: gzipped when asked for, not when refused by weight.
+TEST(SnapshotMetrics, GzipOnlyWhereAcceptEncodingGivesItAWeight) {
+  struct View : node::StateView {
+    std::shared_ptr<const node::NodeState> State() const override {
+      return std::make_shared<const node::NodeState>(metrics::State());
+    }
+    gpu::SamplerHealth Health() const override { return metrics::Health(); }
+  } view;
+  HttpServer server(view, {});
+  const auto get = [&](std::string accept) {
+    return server.Handle({"GET", "/metrics", [accept](const char* name) {
+                            return std::string(name) == "Accept-Encoding" ? accept : "";
+                          }});
+  };
+  const auto encoding = [](const HttpAnswer& a) {
+    for (const auto& [k, v] : a.headers)
+      if (k == "Content-Encoding") return v;
+    return std::string();
+  };
+  ASSERT_GE(get("").body.size(), 1024u) << "large enough to be worth compressing";
+  EXPECT_EQ(encoding(get("gzip")), "gzip");
+  EXPECT_EQ(encoding(get("deflate, gzip;q=0.8")), "gzip");
+  EXPECT_EQ(encoding(get("gzip;q=0")), "");
+  EXPECT_EQ(encoding(get("*;q=0")), "");
+  EXPECT_EQ(encoding(get("")), "");
+}
+
 TEST(Attribution, NoPodLabelsSeriesWithoutPodLabelKeys) {
   EXPECT_THAT(Render(ExpositionOptions{}), Not(HasSubstr("gpumeter_pod_labels_info{")));
 }

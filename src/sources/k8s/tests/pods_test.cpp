@@ -114,6 +114,11 @@ TEST(PodStore, MalformedInputIsRefusedAndTheLastGoodSetKept) {
                std::string(400, '9') + "}}]}",
            "PodList: not valid JSON: number overflow parsing '1999"},
           {R"({"kind":"PodList"})", "PodList: no items array"},
+          // Two values for one field: malformed, not the last one silently.
+          {R"({"items":[{"metadata":{"name":"a","namespace":"n","uid":"u","uid":"v"}}]})",
+           "PodList: duplicate key 'uid'"},
+          {R"({"items":[{"metadata":{"name":"a","namespace":"n","uid":"u","labels":{"team":"a","team":"b"}}}]})",
+           "PodList: duplicate key 'team'"},
           {R"({"items":[{"metadata":{"name":"a","namespace":"n","uid":"u"}},{"metadata":{"name":"b","namespace":"n"}}]})",
            "PodList items[1] (n/b): metadata.uid: missing"},
           {R"({"items":[{"metadata":{"name":"a","namespace":"n","uid":"u","labels":{"team":7}}}]})",
@@ -134,6 +139,7 @@ TEST(PodStore, MalformedInputIsRefusedAndTheLastGoodSetKept) {
         std::string(R"({"type":"RENAMED","object":{}})"),
         std::string(R"({"type":"ERROR","object":{"code":500,"message":"etcd down"}})"),
         std::string(R"({"type":"ERROR","object":{"code":"410","message":7}})"),
+        std::string(R"({"type":"DELETED","type":"ADDED","object":{}})"),
         std::string(
             R"({"type":"ADDED","object":{"metadata":{"name":1,"namespace":[],"uid":"u"}}})")}) {
     EXPECT_FALSE(store.ApplyWatchLine(line)) << line;
