@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 
+#include "common/json/strict_parse.h"
 #include "domain/node_snapshot_json.h"
 #include "domain/node_snapshot_keys.h"
 
@@ -350,36 +351,9 @@ UnitFact Unit(Obj o) {
 
 namespace {
 
-// nlohmann keeps the last of two equal keys; a snapshot with two is corrupt, not a choice to make.
 // The format is at most this deep (snapshot, gpus, devices, a device, its instances, an instance,
 // its processes, a process): a deeper document is refused as it is parsed.
 constexpr int kMaxDepth = 12;
-
-Expected<json> Parse(std::string_view text) {
-  std::vector<std::set<std::string>> keys;
-  std::string duplicate;
-  bool too_deep = false;
-  const json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (depth > kMaxDepth) {
-      too_deep = true;
-      return false;
-    }
-    if (event == json::parse_event_t::object_start) keys.emplace_back();
-    if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-    if (event == json::parse_event_t::key && !keys.empty() &&
-        !keys.back().insert(parsed.get<std::string>()).second && duplicate.empty())
-      duplicate = parsed.get<std::string>();
-    return true;
-  };
-  json doc = json::parse(text, check, false);
-  if (doc.is_discarded()) return MakeError(ErrorCode::kInvalidInput, "snapshot: not valid JSON");
-  if (too_deep)
-    return MakeError(ErrorCode::kInvalidInput,
-                     "snapshot: nested deeper than " + std::to_string(kMaxDepth) + " levels");
-  if (!duplicate.empty())
-    return MakeError(ErrorCode::kInvalidInput, "snapshot: duplicate key '" + duplicate + "'");
-  return doc;
-}
 
 NodeSnapshot Snapshot(Obj o) {
   if (o.Str("format") != snapshot_keys::kFormat)
@@ -411,7 +385,8 @@ NodeSnapshot Snapshot(Obj o) {
 }  // namespace
 
 Expected<NodeSnapshot> ReadNodeSnapshot(std::string_view text) {
-  auto doc = Parse(text);
+  // Two equal keys in one object are a corrupt snapshot, not a choice to make.
+  auto doc = json_strict::Parse(text, "snapshot", kMaxDepth);
   if (!doc) return tl::unexpected(doc.error());
   try {
     return Snapshot(Obj(*doc, ""));

@@ -83,6 +83,12 @@ for v in v1 v2; do
     valid_json "$work/$v-$ep.json" || fail "/api/$v/$ep is not UTF-8 JSON"
   done
 done
+# The pass's snapshot carries the raw command names: written with U+FFFD, valid UTF-8 JSON.
+code=$(curl -sS -o "$work/v2-snapshot.json" -w '%{http_code}' "$url/api/v2/snapshot") || fail "GET /api/v2/snapshot"
+[ "$code" = 200 ] || fail "/api/v2/snapshot answered $code"
+valid_json "$work/v2-snapshot.json" || fail "/api/v2/snapshot is not UTF-8 JSON"
+jq -e "[.processes[].comm] | map(select(test(\"gpu-burn\"))) | length == 2" "$work/v2-snapshot.json" >/dev/null ||
+  fail "the snapshot lacks the host processes' names"
 jq -e "[.findings[].process] | sort == $want" "$work/v2-findings.json" >/dev/null || fail "findings' process in /api/v2/findings"
 grep -qF "$fffd" "$work/v2-processes.json" || fail "the host processes' cgroup paths in /api/v2/processes lost their U+FFFD"
 "$bin" top --agent "$url" --view findings --once >"$work/top.txt" || fail "top --once"

@@ -143,12 +143,17 @@ void WriteAwsUsage(const std::string& path) {
             "", 0);
 }
 
-TEST(BillReport, AwsSpotSavingsPlanAndReservedNodesReconcileToTheCent) {
-  testing::TempDir dir("gpumeter-bill-report");
+// The AWS day's usage in `dir` and the options of a report over 10:00-14:00 with its bill.
+ReportOptions AwsReport(const testing::TempDir& dir) {
   const auto path = (dir.path() / "usage.db").string();
   WriteAwsUsage(path);
   const auto bill = GzipCopy(Fixture("aws-focus-1.0.csv"), (dir.path() / "aws.csv.gz").string());
-  const ReportOptions o = Options(path, 10, 14, {bill}, "aws-scad");
+  return Options(path, 10, 14, {bill}, "aws-scad");
+}
+
+TEST(BillReport, AwsSpotSavingsPlanAndReservedNodesReconcileToTheCent) {
+  testing::TempDir dir("gpumeter-bill-report");
+  const ReportOptions o = AwsReport(dir);
   const json r = Report(o);
   ASSERT_TRUE(r.contains("bill"));
   const json& b = r["bill"];
@@ -190,10 +195,16 @@ TEST(BillReport, AwsSpotSavingsPlanAndReservedNodesReconcileToTheCent) {
   EXPECT_EQ(b["nodesWithoutLines"][0]["node"], "ip-10-0-3-3");
   EXPECT_EQ(r["currency"], "USD");
   ExpectConserved(o, 25.00);
+}
 
-  // FOCUS out of FOCUS in, read back as a bill: each amount column of the rows sums to that
-  // column of the GPU nodes' lines (BilledCost 16.00: the savings plan and the reservation bill
-  // node B's hours at 0; ListCost 4 × 4.6016 + 4 × 0.9776).
+// FOCUS out of FOCUS in, read back as a bill: each amount column of the rows sums to that column
+// of the GPU nodes' lines (BilledCost 16.00: the savings plan and the reservation bill node B's
+// hours at 0; ListCost 4 × 4.6016 + 4 × 0.9776); the table says where the bill's lines went.
+TEST(BillReport, AwsDaysFocusRowsReadBackAsTheBillsGpuNodeLines) {
+  testing::TempDir dir("gpumeter-bill-report");
+  const ReportOptions o = AwsReport(dir);
+  const json r = Report(o);
+  const json& b = r["bill"];
   ReportOptions focus = o;
   focus.format = "focus";
   auto rows = RenderReport(focus, At(48));

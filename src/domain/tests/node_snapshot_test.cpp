@@ -212,8 +212,10 @@ TEST(NodeSnapshot, RefusesDuplicateKeysDeepNestingAndNonJson) {
   EXPECT_EQ(ReadNodeSnapshot(dup).error().message, "snapshot: duplicate key 'sequence'");
   EXPECT_EQ(ReadNodeSnapshot(std::string(100, '[') + std::string(100, ']')).error().message,
             "snapshot: nested deeper than 12 levels");
-  EXPECT_EQ(ReadNodeSnapshot(text.substr(0, text.size() / 2)).error().message,
-            "snapshot: not valid JSON");
+  EXPECT_EQ(ReadNodeSnapshot(text.substr(0, text.size() / 2))
+                .error()
+                .message.rfind("snapshot: not valid JSON", 0),
+            0u);
   EXPECT_EQ(ReadNodeSnapshot("[]").error().message, "snapshot: not an object");
 }
 

@@ -130,7 +130,7 @@ TEST(Loader, AliasesAndDeepNestingAreRefusedNamingTheFile) {
   EXPECT_EQ(laughs.error().message,
             path + ": line 2, column 8: YAML aliases are not accepted (*a); write the value out");
   EXPECT_THAT(ErrorOf(Replace(kMinimal, "processes:", "x: &x 1\ny: *x\nprocesses:")),
-              HasSubstr("test.yaml: line 17, column 4: YAML aliases are not accepted (*x)"));
+              HasSubstr("test.yaml: line 16, column 4: YAML aliases are not accepted (*x)"));
   EXPECT_THAT(ErrorOf("name: t\ngpus: " + testing::NestedLists(100)),
               HasSubstr("test.yaml: line 2, column 70: nested deeper than 64 levels"));
 }
