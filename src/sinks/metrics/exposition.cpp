@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iterator>
 #include <set>
@@ -20,17 +21,37 @@ namespace {
 
 using domain::OwnerKind;
 
-void AppendEscaped(std::string& out, std::string_view v) {
-  for (const char c : v) {
-    if (c == '\\')
-      out += "\\\\";
-    else if (c == '"')
-      out += "\\\"";
-    else if (c == '\n')
-      out += "\\n";
-    else
-      out += c;
+// What each byte of a label value needs: nothing, an escape (\\, " and newline), or, above 0x7f,
+// a check that the value is valid UTF-8. One table lookup a byte: every label value of every
+// scrape comes through here.
+enum class ByteClass : uint8_t { kPlain, kEscape, kHigh };
+constexpr std::array<ByteClass, 256> kByteClass = [] {
+  std::array<ByteClass, 256> t{};
+  for (size_t b = 0x80; b < 256; ++b) t[b] = ByteClass::kHigh;
+  t['\\'] = t['"'] = t['\n'] = ByteClass::kEscape;
+  return t;
+}();
+
+// Appends `v` escaped, copying the runs between escapes whole. With `ascii_only`, returns false
+// having appended nothing when `v` holds a byte above 0x7f, so that the caller can make it valid
+// UTF-8 first.
+bool AppendEscaped(std::string& out, std::string_view v, bool ascii_only = false) {
+  const size_t start = out.size();
+  size_t run = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const ByteClass k = kByteClass[static_cast<unsigned char>(v[i])];
+    if (k == ByteClass::kPlain) continue;
+    if (k == ByteClass::kHigh) {
+      if (!ascii_only) continue;
+      out.resize(start);
+      return false;
+    }
+    out.append(v.data() + run, i - run);
+    out += v[i] == '\n' ? "\\n" : v[i] == '"' ? "\\\"" : "\\\\";
+    run = i + 1;
   }
+  out.append(v.data() + run, v.size() - run);
+  return true;
 }
 
 // Collects series per catalogue entry. Label values are given in the catalogue's label order
@@ -87,10 +108,13 @@ class Families {
   // Prometheus and promtool refuse a whole page over one invalid byte (a command name the kernel
   // cut inside a character, bytes a process set as its name), and with it every series of the node.
   void AppendValue(std::string& out, std::string_view v) {
-    clean_.clear();
-    AppendValidUtf8(clean_, v);
     out += "=\"";
-    AppendEscaped(out, clean_);
+    // ASCII within the cap is valid as it is: escaped in one pass, with no copy (the common case).
+    if (v.size() > kMaxLabelValueBytes || !AppendEscaped(out, v, /*ascii_only=*/true)) {
+      clean_.clear();
+      AppendValidUtf8(clean_, v);
+      AppendEscaped(out, clean_);
+    }
     out += '"';
   }
 

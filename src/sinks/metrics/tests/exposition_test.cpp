@@ -476,6 +476,21 @@ TEST(SnapshotMetrics, LabelValuesThatAreNotUtf8AreMadeValid) {
   }
 }
 
+// Escapes apply on both paths: a plain ASCII value, and one made valid UTF-8 first (the newline,
+// quote and backslash among non-ASCII bytes).
+TEST(SnapshotMetrics, LabelValuesAreEscapedWhetherAsciiOrNot) {
+  auto s = State();
+  s.pod_labels[{"ns", "lazy"}]["team"] = "a\nb\"c\\d";
+  s.pod_labels[{"ns", "lazy"}]["site"] = "\xc3\xbc\n\"\\\xff";
+  ExpositionOptions o;
+  o.pod_label_keys = {"site", "team"};
+  const auto text = RenderText(BuildFamilies(
+      Health(), s, o, std::chrono::steady_clock::time_point{} + std::chrono::seconds(103)));
+  EXPECT_THAT(
+      text,
+      HasSubstr("label_site=\"\xc3\xbc\\n\\\"\\\\\xef\xbf\xbd\",label_team=\"a\\nb\\\"c\\\\d\"}"));
+}
+
 // A label value is cut at kMaxLabelValueBytes, before a character that would pass it.
 TEST(SnapshotMetrics, LongLabelValuesAreCutAtACharacter) {
   auto s = State();
