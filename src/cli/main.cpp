@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   cli::AddTopCommand(cli, top);
   cli.add_subcommand("metrics-doc",
                      "Print the metric catalogue as the Markdown table in docs/metrics.md");
-  // One error style (issue 35): a command that runs and ends says "gpumeter: error: …" on stderr
+  // One error style: a command that runs and ends says "gpumeter: error: …" on stderr
   // for a bad flag as for a failure; the agent and the demo run for long and log with timestamps.
   if (const auto unknown = cli::UnknownWord(cli, std::vector<std::string>(argv + 1, argv + argc))) {
     std::fprintf(stderr, "gpumeter: error: %s\n", unknown->c_str());

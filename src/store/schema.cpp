@@ -29,19 +29,19 @@ CREATE TABLE pod_labels(namespace TEXT NOT NULL, pod TEXT NOT NULL, labels TEXT 
 CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 INSERT INTO meta VALUES('rolled_up_to_hour', 0);
 )sql",
-    // 2: compute whose owner could not be told (issue 31.7): unknown, not 0. Older rows had none
+    // 2: compute whose owner could not be told: unknown, not 0. Older rows had none
     // recorded, so 0 is what they knew.
     R"sql(
 ALTER TABLE usage_minutes ADD COLUMN compute_unknown_seconds REAL NOT NULL DEFAULT 0;
 ALTER TABLE usage_hours ADD COLUMN compute_unknown_seconds REAL NOT NULL DEFAULT 0;
 )sql",
-    // 3: the ± of estimated compute splits (issue 31.3). Older rows recorded none: their
+    // 3: the ± of estimated compute splits. Older rows recorded none: their
     // estimates read as exact, which is what they claimed.
     R"sql(
 ALTER TABLE usage_minutes ADD COLUMN compute_bound_seconds REAL NOT NULL DEFAULT 0;
 ALTER TABLE usage_hours ADD COLUMN compute_bound_seconds REAL NOT NULL DEFAULT 0;
 )sql",
-    // 4: each node's cloud identity, to match a cloud bill to it (issue 34); a VM recreated
+    // 4: each node's cloud identity, to match a cloud bill to it; a VM recreated
     // under its name (GKE keeps the provider ID, not the numeric id) is another row. Older stores
     // did not record it: their nodes are listed as without one.
     R"sql(
@@ -50,7 +50,7 @@ CREATE TABLE nodes(name TEXT NOT NULL, provider_id TEXT NOT NULL, instance_id TE
   gpu_count INTEGER, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,
   PRIMARY KEY(name, provider_id, instance_id)) WITHOUT ROWID;
 )sql",
-    // 5: memory traffic, a second measure of use (issue 31.8), with its unknown and bound. Older
+    // 5: memory traffic, a second measure of use, with its unknown and bound. Older
     // rows did not measure it: unknown over their unit's time (query.cpp, UnrecordedTraffic), not
     // 0, for every owner but idle and unattributed; and unattributed holds that time, so a unit's
     // traffic adds up to its seconds (as a unit with no signal is booked).
@@ -75,9 +75,8 @@ INSERT INTO usage_hours(hour, unit_id, owner_id, memory_byte_seconds, compute_se
   AND pod = '' AND container = ''), 0, 0, 0, 0, seconds FROM unit_hours WHERE 1
   ON CONFLICT DO UPDATE SET memory_busy_seconds = excluded.memory_busy_seconds;
 )sql",
-    // 6: the ± of estimated energy splits (issue 31.6: a DCGM-fed unit's energy inside a
-    // collection). Older rows recorded none: their energy reads as exact, which is what they
-    // claimed.
+    // 6: the ± of estimated energy splits (a DCGM-fed unit's energy inside a collection). Older
+    // rows recorded none: their energy reads as exact, which is what they claimed.
     R"sql(
 ALTER TABLE usage_minutes ADD COLUMN energy_bound_joules REAL NOT NULL DEFAULT 0;
 ALTER TABLE usage_hours ADD COLUMN energy_bound_joules REAL NOT NULL DEFAULT 0;

@@ -63,8 +63,9 @@ struct StoreOptions {
   int hour_retention_days = 400;
   // SQLite's page cache per connection of the agent's (the writer and the history reader), KiB.
   // A cache grows as it reads pages until this bound; SQLite's default (2 MiB each) read as a
-  // slow climb in the agent's memory over days (issue 17). Inserts touch the last pages of a few
-  // B-trees and history reads scan in key order: neither needs more. Reports keep the default.
+  // slow climb in the agent's memory over days (measured by bench/soak.sh). Inserts touch the last
+  // pages of a few B-trees and history reads scan in key order: neither needs more. Reports keep
+  // the default.
   int cache_kib = 512;
 };
 
@@ -92,7 +93,7 @@ class Store final : public history::UsageHistorySource {
   Expected<std::vector<ClockStep>> ClockSteps() const;
   // Frees the pages the owner's connection holds in its cache (up to StoreOptions::cache_kib):
   // called once a minute by the agent, so the cache holds what a minute's writes touch instead
-  // of filling up to its bound as the file grows (issue 17). Best effort: an error is returned.
+  // of filling up to its bound as the file grows. Best effort: an error is returned.
   Expected<void> ReleaseMemory();
 
   // Usage per unit summed over [from, to) (Unix seconds, taken to whole minutes): whole hours

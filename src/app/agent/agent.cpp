@@ -254,7 +254,7 @@ void ServeUntilSignal(NodeRuntime& rt, const sigset_t& signals, Seconds grace,
 }  // namespace
 
 int RunAgent(const AgentOptions& o) {
-  if (!TuneAllocator()) spdlog::warn("malloc settings refused: memory may creep (issue 17)");
+  if (!TuneAllocator()) spdlog::warn("malloc settings refused: memory may creep");
   // Hundreds of connections a port may be open at once (a scraper fleet, or a hostile client):
   // the distribution's default of 1024 descriptors must not be what refuses the next scrape.
   if (const auto files = metrics::RaiseOpenFileLimit(); files < 4096)

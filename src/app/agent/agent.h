@@ -46,7 +46,7 @@ struct AgentOptions {
   std::vector<std::string> idle_power;   // MODEL_OR_UUID=WATTS
   std::vector<std::string> pod_labels;
   size_t max_series = 20000;
-  // --process-series: export gpumeter_process_* (a pid label each: opt-in, issue 35).
+  // --process-series: export gpumeter_process_* (a pid label each, unbounded: opt-in).
   bool process_series = false;
   Seconds interval{1};
   Seconds call_deadline{2};

@@ -37,7 +37,7 @@ void ReturnFreeHeap() {
 
 bool TuneAllocator() {
 #ifdef __GLIBC__
-  // Measured in bench/soak.sh (issue 17): the ~16 arenas glibc made (one per thread, up to 8 per
+  // Measured in bench/soak.sh: the ~16 arenas glibc made (one per thread, up to 8 per
   // core: 16 HTTP workers, the sampler, the rightsizer, gRPC's) each kept a free top of up to
   // trim_threshold + top_pad, which malloc_trim does not release in a thread's arena, and the
   // dynamic thresholds had raised trim_threshold to ~300 KB after the first large scrape buffer was

@@ -101,7 +101,7 @@ void Judge(const std::string& group, const GroupScore& g, ScoreReport& r) {
          std::to_string(g.energy_bound_n) + " container-intervals (needs >= 95 %)");
   if (g.estimate) return;
   // Energy follows activity: with DCGM's 30 s means (and idle power fitted from them, which needs
-  // a few collections to converge) the target is 5 % (issue 18), else 3 %.
+  // a few collections to converge) the target is 5 %, else 3 %.
   const bool dcgm = group.find("(dcgm)") != std::string::npos;
   const double energy_target = dcgm ? 0.05 : 0.03;
   if (g.energy_n > 0 && g.energy_mean > energy_target)

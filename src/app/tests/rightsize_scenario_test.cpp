@@ -174,8 +174,8 @@ TEST_F(RightsizeDemo, BadInputNamesItself) {
   }
 }
 
-// The command never answers "nothing to resize" when it read no workload at all (issue 30: the
-// fleet benchmark's Prometheus gave 0 rows, exit 0): it says what it found and fails. --to reads
+// The command never answers "nothing to resize" when it read no workload at all (a fleet
+// benchmark's Prometheus once gave 0 rows, exit 0): it says what it found and fails. --to reads
 // the history up to a past time, as report's does.
 TEST_F(RightsizeDemo, AReadWithNoWorkloadIsAnErrorThatSaysWhy) {
   auto o = options_;
@@ -224,7 +224,7 @@ TEST_F(RightsizeDemo, TheAgentExportsTheLatestRunAsMetrics) {
   state.rightsizing = rows;
   const auto text =
       metrics::RenderText(metrics::BuildFamilies({}, state, {}, std::chrono::steady_clock::now()));
-  // Label values are codes from a bounded vocabulary, not prose (issue 35, metrics hygiene).
+  // Label values are codes from a bounded vocabulary, not prose: the series stay few and stable.
   EXPECT_NE(text.find("gpumeter_rightsize_recommended_gpu_ratio{node=\"gpu-node-dgx-07\",namespace="
                       "\"llm\",workload=\"Pod/summarizer-0\","
                       "container=\"vllm\",action=\"mig\",current=\"mig-3g.40gb\",recommended="

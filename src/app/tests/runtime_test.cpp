@@ -1,7 +1,8 @@
-// The agent's allocator settings (issue 17, runtime.cpp): accepted by the C library, and a buffer
-// the size of a scrape's exposition (~100 KB) is its own mapping, so freeing it gives it back to
-// the kernel instead of leaving it as free space at the top of an arena that malloc_trim does not
-// release; and ReturnFreeHeap hands back the pages of freed chunks below the top at once.
+// The agent's allocator settings (runtime.cpp, measured in bench/soak.sh): accepted by the C
+// library, and a buffer the size of a scrape's exposition (~100 KB) is its own mapping, so freeing
+// it gives it back to the kernel instead of leaving it as free space at the top of an arena that
+// malloc_trim does not release; and ReturnFreeHeap hands back the pages of freed chunks below the
+// top at once.
 #include "app/agent/runtime.h"
 
 #include <gtest/gtest.h>

@@ -170,7 +170,7 @@ double SecondsIn(const std::string& path, const std::string& uuid) {
 
 // rm of the store (and -wal, -shm) while the agent writes: noticed at the next check (5 s),
 // logged, the file opened again at its path, and the intervals since the last check written
-// again, so the new file holds every interval (issue 30: all usage was gone after SIGTERM).
+// again, so the new file holds every interval (once, all usage was gone after SIGTERM).
 TEST(UsageRecorder, ADeletedStoreIsOpenedAgainAndLosesNothing) {
   testing::TempDir dir("gpumeter-recorder");
   const auto path = (dir.path() / "usage.db").string();
@@ -193,7 +193,7 @@ TEST(UsageRecorder, ADeletedStoreIsOpenedAgainAndLosesNothing) {
 }
 
 // A store that cannot be opened at start (its directory does not exist yet) is retried with
-// backoff; usage waits in memory and is written once it opens (issue 30: no store for good).
+// backoff; usage waits in memory and is written once it opens (a failed open was once final).
 TEST(UsageRecorder, AStoreThatCannotBeOpenedAtStartIsRetried) {
   testing::TempDir dir("gpumeter-recorder");
   const auto path = (dir.path() / "later" / "usage.db").string();

@@ -175,7 +175,7 @@ double SplitMigEnergy(const gpu::DeviceSample& d, std::optional<double> energy,
   const double capacity = slices_known && d.mig_total_slices && *d.mig_total_slices >= size_sum
                               ? static_cast<double>(*d.mig_total_slices)
                               : size_sum;
-  // Without activity, idle power is still set aside by slices (issue 18): what holding an
+  // Without activity, idle power is still set aside by slices: what holding an
   // instance costs is known even when nobody's use of it is; only the rest is unattributed.
   const bool idle_by_slices_only = !activity_known && slices_known && idle_watts;
   const double idle = (activity_known || idle_by_slices_only) && idle_watts

@@ -454,7 +454,7 @@ void Rightsizing(Families& f, const node::NodeState& state) {
   if (!state.rightsizing) return;
   for (const auto& r : *state.rightsizing) {
     const std::string replicas = std::to_string(r.replicas);
-    // Codes, not prose, as label values: a bounded vocabulary (issue 35, metrics hygiene).
+    // Codes, not prose, as label values: a bounded vocabulary keeps the series few and stable.
     std::vector<std::string_view> values{state.node,         r.ns,     r.workload,
                                          r.container,        r.action, r.current_code,
                                          r.recommended_code, replicas};

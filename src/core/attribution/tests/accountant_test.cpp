@@ -207,7 +207,7 @@ TEST(Accountant, UnknownInstanceActivitySplitsBySize) {
 
 // MIG without any activity source (an A100: no GPM, no DCGM), idle power known: the idle power
 // is split by slices over the whole GPU, each instance's part goes to its holders by held share
-// (to idle for the share nobody holds), and only the rest stays unattributed (issue 18).
+// (to idle for the share nobody holds), and only the rest stays unattributed.
 TEST(Accountant, MigWithoutActivityGivesIdlePowerBySlicesToTheHolders) {
   AccountantOptions opt;
   opt.idle_power_watts["NVIDIA H200"] = 90;

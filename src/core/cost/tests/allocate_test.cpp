@@ -85,7 +85,7 @@ TEST(Allocate, IdleWithNobodyToPlaceItOnStaysIdle) {
   }
 }
 
-// A container that holds a whole unit and uses none of it (issue 18: it paid 0, and its unit's
+// A container that holds a whole unit and uses none of it (it once paid 0, and its unit's
 // cost landed on __idle__). Under share and owner it pays the unit: it blocked it for everyone
 // else; under separate the idle row keeps it, as that rule says; under request it used what it
 // held. Beside it, a unit held by two idle pods 3:1 splits by held share.

@@ -241,7 +241,7 @@ TEST(Recommend, ABusyGpuIsKeptAndAShortHistoryTellsNothing) {
   const auto rshort = Recommend(short_h, Prices(), {});
   const auto& s = Of(rshort, "new");
   EXPECT_EQ(s.action, Action::kKeep);
-  // In plain words: how much it has, how much it needs, how much more (issue 35: it said
+  // In plain words: how much it has, how much it needs, how much more (it once said
   // "confidence 0.125 days (needs 1.000)").
   EXPECT_EQ(s.reason,
             "history too short to say: 180 minutes of use sampled; a recommendation needs 24 h "

@@ -241,7 +241,7 @@ struct CommaLocale : std::numpunct<char> {
 };
 
 // One definition of "NVML is up": a sampler whose last pass was good but finished longer ago
-// than stale_after is down in /metrics and in /api/v1/sources alike (issue 29: the API said up).
+// than stale_after is down in /metrics and in /api/v1/sources alike (the API once said up).
 TEST(JsonApi, NvmlUpIsTheSameInMetricsAndSources) {
   using std::chrono::seconds;
   const auto t0 = std::chrono::steady_clock::time_point{} + seconds(1000);

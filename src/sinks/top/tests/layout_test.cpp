@@ -55,7 +55,7 @@ TEST(TopLayout, AnEstimateShowsItsBoundAndALowerBoundSaysSo) {
 }
 
 // At 80 columns the two fixed lines (they do not scroll sideways) fit whole: the key list gives
-// way to "? help  q quit", the status line leaves out its last parts whole (issue 35: it was cut
+// way to "? help  q quit", the status line leaves out its last parts whole (it was once cut
 // mid-word).
 TEST(TopLayout, TheFixedLinesFitANarrowTerminalInWholeWords) {
   auto f = OneUnit();

@@ -19,7 +19,7 @@ Expected<std::map<rightsize::WorkloadKey, rightsize::WorkloadHistory>> BuildHist
   rightsize::HistoryBuilder b(std::move(*workloads));
   // Not a day at a time from a store: a read holds its minutes, ~18 KB a minute on an 8-GPU node
   // with 20 containers (a run's heap peak: 0.90 MB over a 16-minute store, 1.90 MB over 71
-  // minutes; heaptrack, issue 17), so the agent's rightsizing peaked ~1 MB higher for each hour
+  // minutes; measured with heaptrack), so the agent's rightsizing peaked ~1 MB higher for each hour
   // the store held, ~26 MB once it held a day. Whole reads keep their edges off the hourly
   // rollups'. The source says how much a read covers (Prometheus: a day, as each read is queries).
   const int64_t step = source.HistoryReadSeconds();

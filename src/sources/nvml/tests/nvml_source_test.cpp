@@ -177,7 +177,7 @@ TEST(NvmlSource, PerProcessSamplesMatchDutyOnBothUtilizationApis) {
 
 // The fake driver keeps 64 periods of 1/6 s (10.7 s) of per-process samples, as a real driver
 // keeps a fixed ring. Polled every 2 s, nothing is lost; polled after 15 s, the window's first
-// 4.3 s are gone, and the source says so (issue 18: lost samples were silent). The ring first
+// 4.3 s are gone, and the source says so (lost samples were once silent). The ring first
 // fills at 10.7 s of activity: the first long poll after that learns its span (a ring still
 // growing is never taken for a lossy one), the next counts what it lost.
 // A per-process utilization read that fails is no sample, not an idle window: that pass says it
@@ -237,7 +237,7 @@ TEST(NvmlSource, SamplesTheDriverNoLongerHeldAreCountedAsUncovered) {
   EXPECT_EQ(f.Sample().devices[0].process_util_uncovered_us, 0u);
 }
 
-// Issue 31 case 5. A GPU idle since the agent's first read: each idle read starts the next
+// A GPU idle since the agent's first read: each idle read starts the next
 // window, so the first busy window is the last interval only. (It once reached back to the first
 // read, and the shares were divided over all that time: the busy time went unattributed.)
 TEST(NvmlSource, AnIdleGpusFirstBusyWindowStartsAtTheReadBefore) {
