@@ -1,5 +1,8 @@
 #include "core/attribution/observe.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace gpumeter::attribution {
 namespace {
 
@@ -13,31 +16,53 @@ std::optional<Owner> ToOwner(const domain::ProcessOwner& o) {
 
 IntervalFacts::IntervalFacts(std::shared_ptr<const domain::NodeSnapshot> end,
                              std::shared_ptr<const domain::NodeSnapshot> start)
-    : end_(std::move(end)), start_(std::move(start)) {}
+    : end_(std::move(end)), start_(std::move(start)) {
+  auto index = std::make_shared<Index>();
+  for (const auto& [s, pids] : {std::pair{end_.get(), &index->end}, {start_.get(), &index->start}})
+    if (s) {
+      pids->reserve(s->processes.size());
+      for (const auto& p : s->processes) pids->push_back(p.pid);
+    }
+  index_ = std::move(index);
+}
+
+const domain::ProcessFact* IntervalFacts::Find(const domain::NodeSnapshot* s,
+                                               const std::vector<uint32_t>& pids, uint32_t pid) {
+  const auto it = std::lower_bound(pids.begin(), pids.end(), pid);
+  if (!s || it == pids.end() || *it != pid) return nullptr;
+  return &s->processes[static_cast<size_t>(it - pids.begin())];
+}
+
+const domain::ProcessFact* IntervalFacts::AtEnd(uint32_t pid) const {
+  return index_ ? Find(end_.get(), index_->end, pid) : nullptr;
+}
+
+const domain::ProcessFact* IntervalFacts::AtStart(uint32_t pid) const {
+  return index_ ? Find(start_.get(), index_->start, pid) : nullptr;
+}
 
 std::optional<Owner> IntervalFacts::OwnerOf(uint32_t pid) const {
-  for (const auto* s : {end_.get(), start_.get()})
-    if (s)
-      if (const auto* p = s->Process(pid)) return ToOwner(p->owner);
+  if (const auto* p = AtEnd(pid)) return ToOwner(p->owner);
+  if (const auto* p = AtStart(pid)) return ToOwner(p->owner);
   return std::nullopt;
 }
 
 std::optional<double> IntervalFacts::MpsThreadFraction(uint32_t pid) const {
-  const auto* p = end_ ? end_->Process(pid) : nullptr;
+  const auto* p = AtEnd(pid);
   return p ? p->mps_thread_fraction : std::nullopt;
 }
 
 std::optional<EarlierProcess> IntervalFacts::EarlierOf(uint32_t pid) const {
-  const auto* now = end_ ? end_->Process(pid) : nullptr;
-  const auto* before = start_ ? start_->Process(pid) : nullptr;
+  const auto* now = AtEnd(pid);
+  const auto* before = AtStart(pid);
   if (!now || !before || !now->start || !before->start || now->start->ticks == before->start->ticks)
     return std::nullopt;
   return EarlierProcess{ToOwner(before->owner), now->start->unix_us};
 }
 
 IntervalFacts::Process IntervalFacts::ProcessOf(uint32_t pid) const {
-  const auto* now = end_ ? end_->Process(pid) : nullptr;
-  const auto* before = start_ ? start_->Process(pid) : nullptr;
+  const auto* now = AtEnd(pid);
+  const auto* before = AtStart(pid);
   Process out;
   if (now) {
     out.owner = ToOwner(now->owner);

@@ -50,31 +50,54 @@ double ShareOf(double pct, size_t all, double periods) {
   return over > 0 ? std::clamp(pct / 100.0 / over, 0.0, 1.0) : 0.0;  // no sample, no period: 0
 }
 
-SmShareTable Shares(const gpu::DeviceSample& d, Engine e) {
-  SmShareTable out;
-  if (!d.process_utilization_supported) return out;
-  const double periods = PeriodsOf(d, e);
-  // Σ percent and sample count per PID.
-  std::vector<std::pair<uint32_t, uint32_t>> samples;
-  samples.reserve(d.process_util.size());
-  for (const auto& s : d.process_util) samples.emplace_back(s.pid, PercentOf(s, e));
-  std::sort(samples.begin(), samples.end());
-  for (size_t i = 0; i < samples.size();) {
-    const uint32_t pid = samples[i].first;
-    double pct = 0;
-    size_t count = 0;
-    for (; i < samples.size() && samples[i].first == pid; ++i, ++count) pct += samples[i].second;
-    out.emplace_back(pid, ShareOf(pct, count, periods));
+// Σ percent of each engine and the sample count per PID, sorted by PID: one sort of the samples
+// serves both engines' shares.
+struct PidSums {
+  uint32_t pid = 0;
+  double sm = 0, memory = 0;
+  size_t count = 0;
+};
+std::vector<PidSums> SumByPid(const gpu::DeviceSample& d) {
+  std::vector<const gpu::ProcessUtilSample*> by_pid;
+  by_pid.reserve(d.process_util.size());
+  for (const auto& s : d.process_util) by_pid.push_back(&s);
+  std::sort(by_pid.begin(), by_pid.end(),
+            [](const auto* a, const auto* b) { return a->pid < b->pid; });
+  std::vector<PidSums> out;
+  for (const auto* s : by_pid) {
+    if (out.empty() || out.back().pid != s->pid) out.push_back({s->pid, 0, 0, 0});
+    out.back().sm += PercentOf(*s, Engine::kSm);
+    out.back().memory += PercentOf(*s, Engine::kMemory);
+    ++out.back().count;
   }
-  // Listed but no sample: idle in the window. Added after the sampled PIDs, then merged by PID
-  // (a stable sort keeps a sampled entry ahead of its zero, and unique keeps the first).
-  for (const auto& p : d.processes) out.emplace_back(p.pid, 0.0);
-  std::stable_sort(out.begin(), out.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  out.erase(std::unique(out.begin(), out.end(),
-                        [](const auto& a, const auto& b) { return a.first == b.first; }),
-            out.end());
   return out;
+}
+
+// One engine's shares from the sums, with every listed PID that had no sample at 0 (idle in the
+// window), merged by PID.
+SmShareTable SharesFrom(const gpu::DeviceSample& d, const std::vector<PidSums>& sums, Engine e) {
+  const double periods = PeriodsOf(d, e);
+  std::vector<uint32_t> listed;
+  listed.reserve(d.processes.size());
+  for (const auto& p : d.processes) listed.push_back(p.pid);
+  std::sort(listed.begin(), listed.end());
+  SmShareTable out;
+  out.reserve(sums.size() + listed.size());
+  size_t j = 0;
+  for (const auto& p : sums) {
+    for (; j < listed.size() && listed[j] <= p.pid; ++j)
+      if (listed[j] < p.pid && (out.empty() || out.back().first != listed[j]))
+        out.emplace_back(listed[j], 0.0);
+    out.emplace_back(p.pid, ShareOf(e == Engine::kSm ? p.sm : p.memory, p.count, periods));
+  }
+  for (; j < listed.size(); ++j)
+    if (out.empty() || out.back().first != listed[j]) out.emplace_back(listed[j], 0.0);
+  return out;
+}
+
+SmShareTable Shares(const gpu::DeviceSample& d, Engine e) {
+  if (!d.process_utilization_supported) return {};
+  return SharesFrom(d, SumByPid(d), e);
 }
 
 std::pair<std::optional<double>, std::optional<double>> ShareSplit(const gpu::DeviceSample& d,
@@ -112,6 +135,12 @@ std::optional<double> SamplesBusyFraction(const gpu::DeviceSample& d, bool mps) 
 }
 
 SmShareTable MemoryBusyShares(const gpu::DeviceSample& d) { return Shares(d, Engine::kMemory); }
+
+std::pair<SmShareTable, SmShareTable> SmAndMemoryBusyShares(const gpu::DeviceSample& d) {
+  if (!d.process_utilization_supported) return {};
+  const auto sums = SumByPid(d);
+  return {SharesFrom(d, sums, Engine::kSm), SharesFrom(d, sums, Engine::kMemory)};
+}
 
 std::pair<std::optional<double>, std::optional<double>> SmShareSplit(const gpu::DeviceSample& d,
                                                                      uint32_t pid, uint64_t at_us) {
@@ -529,8 +558,9 @@ UnitObservation ObserveWholeGpu(const gpu::DeviceSample* previous, const gpu::De
       u.busy_is_instant = false;
       u.busy_from_samples = true;
     }
+  const auto shares = SmAndMemoryBusyShares(d);
   u.processes = ObserveProcesses(d.processes, previous ? &previous->processes : nullptr,
-                                 SmShares(d), MemoryBusyShares(d), &d, ctx);
+                                 shares.first, shares.second, &d, ctx);
   SetMemorySignal(d, u);
   u.samples_uncovered_seconds = static_cast<double>(d.process_util_uncovered_us) / 1e6;
   if (d.process_util_period_us)

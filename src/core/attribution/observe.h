@@ -57,7 +57,18 @@ class IntervalFacts {
   const domain::NodeSnapshot* end() const { return end_.get(); }
 
  private:
+  // The PIDs of each snapshot's processes, in their order: a compact array to search. A
+  // ProcessFact is a few hundred bytes, and a search over them missed the cache at every step.
+  struct Index {
+    std::vector<uint32_t> end, start;
+  };
+  static const domain::ProcessFact* Find(const domain::NodeSnapshot* s,
+                                         const std::vector<uint32_t>& pids, uint32_t pid);
+  const domain::ProcessFact* AtEnd(uint32_t pid) const;
+  const domain::ProcessFact* AtStart(uint32_t pid) const;
+
   std::shared_ptr<const domain::NodeSnapshot> end_, start_;
+  std::shared_ptr<const Index> index_;  // null when default-constructed
 };
 
 // Observations for the interval that ends with `device`. With the `previous` sample of the same
@@ -108,6 +119,8 @@ SmShareTable SmShares(const gpu::DeviceSample& device);
 // buffer lost the window's start, the covered part's shares stand for all of it
 // (MemorySharesExtrapolated), whatever is known of the device's busy time.
 SmShareTable MemoryBusyShares(const gpu::DeviceSample& device);
+// Both tables from one pass over the samples (what Observe takes for a whole GPU).
+std::pair<SmShareTable, SmShareTable> SmAndMemoryBusyShares(const gpu::DeviceSample& device);
 bool MemorySharesExtrapolated(const gpu::DeviceSample& device);
 
 // True when SmShares stood the covered part of the window for all of it: the driver's buffer lost

@@ -80,6 +80,25 @@ TEST(Observe, SamplesOverTheWindowOutweighOnePeriodsUtilization) {
   EXPECT_FALSE(Observe(&lost, lost, 1.0, ctx)[0].busy_from_samples);
 }
 
+// One pass over the samples gives what the two tables give apart: sampled PIDs by their samples,
+// listed PIDs without a sample at 0 (once, though listed twice), in PID order.
+TEST(Observe, BothSharesAtOnceAreEachTableApart) {
+  auto d = Device();
+  for (auto& u : d.process_util) u.memory_percent = u.sm_percent / 2;
+  d.process_util.push_back({9, 1'250'000, 30, 20});                    // sampled, not listed
+  d.processes.push_back({5, gpu::ProcessType::kCompute, 1, {}, {}});   // listed, no sample
+  d.processes.push_back({5, gpu::ProcessType::kCompute, 1, {}, {}});   // listed twice
+  d.processes.push_back({12, gpu::ProcessType::kCompute, 1, {}, {}});  // after every sampled PID
+  const auto [sm, memory] = SmAndMemoryBusyShares(d);
+  EXPECT_EQ(sm, SmShares(d));
+  EXPECT_EQ(memory, MemoryBusyShares(d));
+  const SmShareTable want{{1, 0.5}, {2, 0.1}, {5, 0.0}, {9, 0.075}, {12, 0.0}};
+  EXPECT_EQ(sm, want);
+  EXPECT_DOUBLE_EQ(SmShareOf(memory, 1).value_or(-1), 0.25);
+  d.process_utilization_supported = false;
+  EXPECT_TRUE(SmAndMemoryBusyShares(d).first.empty());
+}
+
 TEST(Observe, NoPerProcessUtilizationGivesNoShares) {
   auto d = Device();
   d.process_utilization_supported = false;
