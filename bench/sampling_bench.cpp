@@ -1,6 +1,7 @@
 // Benchmarks of the foundation's hot paths, over the fake NVML with a pinned clock:
 //   - one sampling pass of the 8-GPU node (every NVML call the agent makes per interval);
 //   - one node-pipeline pass (pods, /proc owners, allocations, attribution) over a fixture /proc;
+//   - the /proc reads a drain makes for processes it meets between passes;
 //   - one /metrics render from the latest NodeState (what each scrape costs).
 // Run: build/bench/gpumeter_bench  (medians: --benchmark_repetitions=9
 // --benchmark_report_aggregates_only=true)
@@ -10,6 +11,7 @@
 #include <fstream>
 
 #include "node/pipeline/pipeline.h"
+#include "sources/k8s/process_source.h"
 #include "sim/node/scenario_fixture.h"
 #include "sim/scenario/loader.h"
 #include "sinks/metrics/exposition.h"
@@ -83,6 +85,30 @@ void BM_PipelinePass(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_PipelinePass)->Unit(benchmark::kMicrosecond);
+
+// What a drain costs the process source: every process of the 8-GPU node met between passes
+// for the first time, so each is read from the fixture /proc there and then (stat, cgroup,
+// environ, its owner among the pods). Per PID: items_per_second. A drain that meets only known
+// PIDs reads nothing.
+void BM_DrainIdentifyNewPids(benchmark::State& state) {
+  NodeFixture node;
+  std::vector<uint32_t> pids;
+  for (const auto& p : node.scen.processes) pids.push_back(p.pid);
+  node.pods->Poll(std::chrono::steady_clock::now());
+  const auto pods = node.pods->Current();
+  if (!pods) {
+    state.SkipWithError("the fixture's pods file did not load");
+    return;
+  }
+  gpumeter::k8s::ProcessSource source(node.dir / "proc", *pods);
+  for (auto _ : state) {
+    source.Met(pids);
+    source.Watch({});  // an empty pass: forgets them, so the next drain reads them afresh
+    source.Poll(std::chrono::steady_clock::now());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(pids.size()));
+}
+BENCHMARK(BM_DrainIdentifyNewPids)->Unit(benchmark::kMicrosecond);
 
 void BM_RenderMetrics(benchmark::State& state) {
   FakeNvml fake("r580", ScenarioPath("node-8gpu"), 100);

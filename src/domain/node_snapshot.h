@@ -34,7 +34,8 @@ struct Holding {
   bool operator==(const Holding&) const = default;
 };
 
-// One process the GPU sample lists (on a whole GPU or a MIG instance), as /proc told it.
+// One process the GPU sample lists (on a whole GPU or a MIG instance), or that the driver's
+// per-process samples named between two passes, as /proc told it.
 struct ProcessFact {
   uint32_t pid = 0;
   std::optional<ProcessStart> start;  // nullopt: /proc did not say (exited, unreadable)
@@ -45,6 +46,10 @@ struct ProcessFact {
   // The GPU-related environment keys the agent reads (NVIDIA_VISIBLE_DEVICES, CUDA_*); nullopt
   // where the environment could not be read. Never other keys.
   std::optional<std::map<std::string, std::string>> gpu_env;
+  // false: the pass's sample does not list it; a drain of the driver's per-process samples met it
+  // since the last pass and /proc identified it then (it may have exited since): its samples have
+  // an owner, though no memory reading does.
+  bool listed = true;
 };
 
 // A unit (GPU, MIG instance, or a MIG GPU's slices in no instance, under the GPU's UUID) with
@@ -61,7 +66,8 @@ struct NodeSnapshot {
   std::string error;      // when !ok
   // The GPU sample as accounted: every device, with DCGM activity aligned in where configured.
   gpu::GpuSnapshot gpus;
-  std::vector<ProcessFact> processes;  // sorted by PID, one each
+  // Sorted by PID, one each: those the sample lists, then (listed false) those only a drain met.
+  std::vector<ProcessFact> processes;
   std::vector<UnitFact> units;         // sorted by UUID, one each
   // The kubelet answered this pass: a container it did not list holds nothing (else the list may
   // be stale, and guardrails that need it hold back).

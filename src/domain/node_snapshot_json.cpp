@@ -160,6 +160,7 @@ json Process(const ProcessFact& p) {
   }
   Put(j, "mpsThreadFraction", p.mps_thread_fraction);
   if (p.gpu_env) j["gpuEnv"] = *p.gpu_env;
+  if (!p.listed) j["listed"] = false;  // absent: listed (every process of a version 1 snapshot)
   return j;
 }
 

@@ -1,5 +1,6 @@
 // The stable serialized form of a NodeSnapshot: one JSON document, camelCase keys, versioned
-// ("format": "gpumeter.node-snapshot", "version": 1). An absent key is an unknown value (never a
+// ("format": "gpumeter.node-snapshot", "version": 2; version 1, which could not say that a
+// process was met between passes only, still reads). An absent key is an unknown value (never a
 // 0); the reader refuses what it does not know rather than guessing: an unknown or duplicate key,
 // a value of the wrong type, a number out of its range (ratios in [0, 1], percents in [0, 100],
 // counts that fit their field), unsorted or repeated PIDs and unit UUIDs, another format or a newer
@@ -16,7 +17,7 @@
 
 namespace gpumeter::domain {
 
-inline constexpr int kNodeSnapshotVersion = 1;
+inline constexpr int kNodeSnapshotVersion = 2;
 
 // The snapshot as one line of JSON (no trailing newline).
 std::string WriteNodeSnapshot(const NodeSnapshot& snapshot);

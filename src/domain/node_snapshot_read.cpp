@@ -306,7 +306,7 @@ Owner OwnerOf(Obj& o) {
   return out;
 }
 
-ProcessFact Process(Obj o) {
+ProcessFact Process(Obj o, int version) {
   ProcessFact p;
   p.pid = o.UInt<uint32_t>("pid");
   Obj owner(o.Need("owner"), o.At("owner"));
@@ -323,6 +323,12 @@ ProcessFact Process(Obj o) {
     throw Bad{o.At("mpsThreadFraction") + ": must be above 0"};
   p.comm = o.Str("comm");
   if (auto env = o.Sub("gpuEnv")) p.gpu_env = env->Strings();
+  // Written only as false (met between passes, version 2 on): true is the absent key's meaning.
+  if (const auto listed = o.OptBool("listed")) {
+    if (version < 2) throw Bad{o.At("listed") + ": not in a version 1 snapshot"};
+    if (*listed) throw Bad{o.At("listed") + ": written only as false (absent means listed)"};
+    p.listed = false;
+  }
   o.Done();
   return p;
 }
@@ -368,7 +374,7 @@ NodeSnapshot Snapshot(Obj o) {
   s.error = o.Str("error");
   s.gpus = Gpus(Obj(o.Need("gpus"), "gpus"));
   o.Array("processes", [&](const json& j, const std::string& path) {
-    s.processes.push_back(Process(Obj(j, path)));
+    s.processes.push_back(Process(Obj(j, path), version));
     if (s.processes.size() > 1 && s.processes.end()[-2].pid >= s.processes.back().pid)
       throw Bad{path + ".pid: PIDs must be sorted and unique"};
   });

@@ -71,6 +71,11 @@ Expected<std::unique_ptr<NodeRuntime>> NodeRuntime::Start(RuntimeOptions o) {
   so.call_deadline = ToMilliseconds(o.call_deadline);
   so.drain_interval = ToMilliseconds(o.drain_interval);
   so.before_pass = std::move(o.before_pass);
+  so.on_drain = [pipeline, before = std::move(o.before_drain)](const std::vector<uint32_t>& pids) {
+    if (pids.empty()) return;
+    if (before) before();
+    pipeline->OnDrain(pids);
+  };
   so.on_pass = [pipeline, after = std::move(o.after_pass),
                 last_trim = std::chrono::steady_clock::now()](
                    std::shared_ptr<const gpu::SampleResult> r) mutable {

@@ -49,6 +49,9 @@ struct RuntimeOptions {
   metrics::ProbeOptions probe;  // its listen empty: no probe listener
   std::function<void()>
       before_pass;  // on the sampling thread (the demo refreshes its /proc fixture)
+  // Before the PIDs a drain met are identified in /proc, on the sampling thread (the demo: as
+  // before_pass).
+  std::function<void()> before_drain;
   // On the sampling thread, after each pass is published (the usage store records intervals).
   std::function<void(const node::NodeState&)> after_pass;
 };

@@ -247,6 +247,7 @@ int RunDemo(const DemoOptions& o, const std::string& argv0) {
     if (auto r = scen_node->RefreshProc(scenario_now()); !r)
       spdlog::warn("demo /proc fixture: {}", r.error().message);
   };
+  ro.before_drain = ro.before_pass;
   // Usage into the store, as the agent does with --store; the closing chargeback reads it back.
   const std::string store_path =
       o.store.empty() ? ((*node)->files().dir() / "usage.db").string() : o.store;

@@ -205,13 +205,19 @@ std::shared_ptr<gpu::SampleResult> Pass(Harness& h, ScenarioNode& node, uint64_t
 }
 
 // As the agent's sampler: between passes longer than the drain interval, the driver's buffers are
-// drained at that interval from the pass before, up to the next pass at `t`.
-void DrainUntil(const SimulateOptions& o, Harness& h, double t) {
+// drained at that interval from the pass before, up to the next pass at `t`, and the processes
+// each drain met are identified in the /proc tree of that moment.
+void DrainUntil(const SimulateOptions& o, Harness& h, ScenarioNode& node,
+                node::NodePipeline& pipeline, double t) {
   if (o.drain_s <= 0 || o.step_s <= o.drain_s) return;
   for (double d = h.now + o.drain_s; d < t - 1e-6; d += o.drain_s) {
     h.now = d;
     h.set_time(d);
-    h.source->Drain();
+    const auto met = h.source->Drain();
+    if (met.empty()) continue;
+    if (auto proc = node.RefreshProc(d); !proc)
+      spdlog::warn("simulated /proc at t={}: {}", d, proc.error().message);
+    pipeline.OnDrain(met);
   }
 }
 
@@ -250,7 +256,7 @@ Measured Measure(const SimulateOptions& o, const scenario::Scenario& s, double t
   const double start = h.now;
   for (const double t : SampleTimes(o, to)) {
     const double t_prev = h.now;
-    DrainUntil(o, h, t);
+    DrainUntil(o, h, node, pipeline, t);
     h.now = t;
     auto pass = Pass(h, node, ++sequence);
     if (!pass) continue;

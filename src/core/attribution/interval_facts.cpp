@@ -67,6 +67,7 @@ IntervalFacts::Process IntervalFacts::ProcessOf(uint32_t pid) const {
   if (now) {
     out.owner = ToOwner(now->owner);
     out.mps_thread_fraction = now->mps_thread_fraction;
+    out.met_between = !now->listed;
   } else if (before) {
     out.owner = ToOwner(before->owner);
   }

@@ -341,6 +341,30 @@ void SplitReusedPid(uint32_t pid, const gpu::DeviceSample* device,
     old.memory_busy_fraction = o.memory_busy_fraction = 0.0;
 }
 
+// PIDs the driver sampled in the window that neither pass listed: processes that ran between the
+// two. Each is booked to the owner /proc gave when a drain met it (IntervalFacts), else
+// unattributed; its memory was never read, so it is unknown, not 0. `listed` is sorted by PID.
+template <typename Listed>
+void AddUnlisted(const Listed& listed, const SmShareTable& shares,
+                 const SmShareTable& memory_shares, const IntervalFacts& ctx,
+                 std::vector<ProcessObservation>& out) {
+  size_t j = 0, k = 0;
+  for (const auto& [pid, share] : shares) {
+    while (j < listed.size() && listed[j].pid < pid) ++j;
+    if (j < listed.size() && listed[j].pid == pid) continue;
+    while (k < memory_shares.size() && memory_shares[k].first < pid) ++k;
+    const double memory =
+        k < memory_shares.size() && memory_shares[k].first == pid ? memory_shares[k].second : 0.0;
+    if (share <= 0 && memory <= 0) continue;
+    ProcessObservation o;
+    o.pid = pid;
+    o.owner = ctx.OwnerOf(pid);
+    o.sm_fraction = share;
+    o.memory_busy_fraction = memory;
+    out.push_back(std::move(o));
+  }
+}
+
 std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProcess>& procs,
                                                  const std::vector<gpu::GpuProcess>* before,
                                                  const SmShareTable& shares,
@@ -381,13 +405,15 @@ std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProce
     o.owner = std::move(facts.owner);
     o.mps_thread_fraction = facts.mps_thread_fraction;
     const auto earlier = before && m.at_start ? std::move(facts.earlier) : std::nullopt;
-    // Seen at the start only, its PID now another process's (here or on another GPU): the owner
-    // is the earlier process's, not the one holding the PID now.
-    if (earlier && !m.at_end) {
+    // Its PID now another process's: listed at the end, or met by a drain between the passes.
+    const bool successor = earlier && (m.at_end || facts.met_between);
+    // Seen at the start only, its PID now another process's elsewhere (here or on another GPU):
+    // the owner is the earlier process's, not the one holding the PID now.
+    if (earlier && !successor) {
       o.owner = earlier->owner;
       o.mps_thread_fraction.reset();
     }
-    if (!earlier || !m.at_end) {
+    if (!successor) {
       if (!m.unknown)
         o.memory_bytes = before ? Mean(m.before.value_or(0), m.now.value_or(0)) : m.now;
       o.sm_fraction = SmShareOf(shares, m.pid);
@@ -405,12 +431,14 @@ std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProce
     old.mps_thread_fraction.reset();  // the earlier process's environment is not known
     if (!m.unknown) {
       old.memory_bytes = Mean(m.before, uint64_t{0});
-      o.memory_bytes = Mean(uint64_t{0}, m.now);
+      // A successor met between passes only was never listed: its memory is not known.
+      if (m.at_end) o.memory_bytes = Mean(uint64_t{0}, m.now);
     }
     SplitReusedPid(m.pid, device, earlier->successor_start_us, shares, memory_shares, old, o);
     ps.push_back(std::move(old));
     ps.push_back(std::move(o));
   }
+  AddUnlisted(seen, shares, memory_shares, ctx, ps);
   return ps;
 }
 

@@ -49,6 +49,9 @@ class IntervalFacts {
     std::optional<Owner> owner;
     std::optional<double> mps_thread_fraction;
     std::optional<EarlierProcess> earlier;
+    // The end knows the PID only from a drain between the passes (ProcessFact::listed false):
+    // the process holding it at the end ran between them, unlisted.
+    bool met_between = false;
   };
   Process ProcessOf(uint32_t pid) const;
   SharingMode ModeOf(const std::string& unit_uuid) const;  // exclusive where not listed

@@ -74,7 +74,13 @@ NodeSnapshot Full() {
   ProcessFact c;
   c.pid = 4242;  // exited before /proc was read: nothing known
   c.owner.how = "exited";
-  s.processes = {a, b, c};
+  ProcessFact d2;  // lived between two passes: a drain met it, /proc identified it then
+  d2.pid = 5000;
+  d2.owner = {OwnerKind::kContainer, "ci", "job-7", "step", "cgroup pod UID"};
+  d2.start = ProcessStart{200000, 1'796'599'999'500'000ULL};
+  d2.comm = "pytest";
+  d2.listed = false;
+  s.processes = {a, b, c, d2};
   s.units.push_back(
       {"GPU-aaaa",
        SharingMode::kTimeSlicing,
@@ -120,7 +126,10 @@ TEST(NodeSnapshot, WritesAndReadsBackEveryField) {
   EXPECT_TRUE(back->gpus.devices[2].lost);
   ExpectSameDevice(s.gpus.devices[0], d);
   EXPECT_EQ(back->gpus.xid_watch_ok, false);
-  ASSERT_EQ(back->processes.size(), 3u);
+  ASSERT_EQ(back->processes.size(), 4u);
+  EXPECT_TRUE(back->processes[0].listed);
+  EXPECT_FALSE(back->processes[3].listed) << "met between passes only";
+  EXPECT_EQ(back->processes[3].owner.AsOwner(), Owner::Container("ci", "job-7", "step"));
   EXPECT_EQ(back->processes[0].start, (ProcessStart{123456, 1'796'500'000'000'000ULL}));
   EXPECT_EQ(back->processes[0].owner.AsOwner(), Owner::Container("ml", "train-0", "trainer"));
   EXPECT_EQ(back->processes[0].owner.how, "cgroup pod UID");
@@ -198,8 +207,12 @@ TEST(NodeSnapshot, RefusesWhatItDoesNotKnowNamingThePath) {
             "snapshot: units[2].uuid: units must be sorted by UUID and unique");
   EXPECT_EQ(ErrorAfter([](auto& j) { j["units"][0]["holders"][0]["share"] = 2; }),
             "snapshot: units[0].holders[0].share: 2 is outside [0.0, 1.0]");
-  EXPECT_EQ(ErrorAfter([](auto& j) { j["version"] = 2; }),
-            "snapshot: version: 2 (this build reads 1 to 1)");
+  EXPECT_EQ(ErrorAfter([](auto& j) { j["version"] = 3; }),
+            "snapshot: version: 3 (this build reads 1 to 2)");
+  EXPECT_EQ(ErrorAfter([](auto& j) { j["processes"][0]["listed"] = true; }),
+            "snapshot: processes[0].listed: written only as false (absent means listed)");
+  EXPECT_EQ(ErrorAfter([](auto& j) { j["version"] = 1, j["processes"][2]["listed"] = false; }),
+            "snapshot: processes[2].listed: not in a version 1 snapshot");
   EXPECT_EQ(ErrorAfter([](auto& j) { j["format"] = "gpumeter.trace"; }),
             "snapshot: format: not gpumeter.node-snapshot");
   EXPECT_EQ(ErrorAfter([](auto& j) { j["gpus"]["devices"][0]["processes"][0]["type"] = "mig"; }),

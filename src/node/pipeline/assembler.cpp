@@ -6,28 +6,14 @@
 #include <cstdlib>
 
 namespace gpumeter::node {
-namespace {
-
 using domain::SharingMode;
-
-// CUDA_MPS_ACTIVE_THREAD_PERCENTAGE as a fraction; nullopt when absent or not a number in (0, 100].
-std::optional<double> MpsFraction(const std::map<std::string, std::string>& env) {
-  const auto it = env.find("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
-  if (it == env.end()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(it->second.c_str(), &end);
-  if (end == it->second.c_str() || *end != '\0' || !(v > 0) || v > 100) return std::nullopt;
-  return v / 100;
-}
-
-}  // namespace
 
 SnapshotAssembler::SnapshotAssembler(PipelineSources sources, std::filesystem::path proc_root,
                                      k8s::SharingEvidence evidence)
     : sources_(sources),
       proc_root_(std::move(proc_root)),
       configured_(std::move(evidence)),
-      proc_(proc_root_) {}
+      processes_(proc_root_, pods_) {}
 
 std::shared_ptr<const domain::NodeSnapshot> SnapshotAssembler::Assemble(
     const gpu::SampleResult& pass, const gpu::GpuSnapshot& devices) {
@@ -49,7 +35,9 @@ std::shared_ptr<const domain::NodeSnapshot> SnapshotAssembler::Assemble(
   if (sources_.dcgm)
     dcgm_aligner_.Apply(*sources_.dcgm->Latest(), static_cast<double>(s->gpus.timestamp_us) / 1e6,
                         s->gpus);
-  s->processes = ReadProcesses(s->gpus);
+  processes_.Watch(domain::SamplePids(s->gpus));
+  processes_.Poll(pass.taken);
+  s->processes = *processes_.Current();
   return s;
 }
 
@@ -132,47 +120,6 @@ void SnapshotAssembler::UpdatePods() {
   pods_seen_ = pods;
 }
 
-std::vector<domain::ProcessFact> SnapshotAssembler::ReadProcesses(const gpu::GpuSnapshot& gpus) {
-  const auto pids = domain::SamplePids(gpus);
-  std::vector<domain::ProcessFact> out;
-  out.reserve(pids.size());
-  for (const uint32_t pid : pids) {
-    ++proc_attempts_;
-    domain::ProcessFact f;
-    f.pid = pid;
-    // Identify is cached by (PID, start time): this read is the one Resolve then reuses.
-    const auto id = proc_.Identify(pid);
-    // A malformed /proc file or an unreadable root is a failure of the source; a process that
-    // exited between NVML and /proc is not.
-    if (!id && id.error().code != ErrorCode::kNotFound) {
-      ++proc_failures_;
-      proc_last_error_ = id.error().message;
-    }
-    if (id) {
-      if (id->gpu_env) f.mps_thread_fraction = MpsFraction(*id->gpu_env);
-      f.comm = id->comm;
-      f.gpu_env = id->gpu_env;
-      f.start = domain::ProcessStart{id->start_ticks, proc_.StartUnixUs(id->start_ticks)};
-    }
-    f.owner = resolver_.Resolve(pid);
-    out.push_back(std::move(f));
-  }
-  resolver_.Retain(std::set<uint32_t>(pids.begin(), pids.end()));
-  return out;
-}
-
-domain::SourceStatus SnapshotAssembler::ProcStatus() const {
-  domain::SourceStatus s;
-  s.name = "proc";
-  s.detail = proc_root_.string();
-  std::error_code ec;
-  s.up = std::filesystem::is_directory(proc_root_, ec);
-  s.attempts = proc_attempts_;
-  s.failures = proc_failures_;
-  s.last_error = s.up ? proc_last_error_ : proc_root_.string() + ": not a readable directory";
-  return s;
-}
-
 std::vector<domain::SourceStatus> SnapshotAssembler::SourceStatuses() const {
   std::vector<domain::SourceStatus> out;
   out.push_back(sources_.kubelet
@@ -183,7 +130,7 @@ std::vector<domain::SourceStatus> SnapshotAssembler::SourceStatuses() const {
   if (sources_.slices) out.push_back(sources_.slices->Status());
   if (sources_.dcgm) out.push_back(sources_.dcgm->Status());
   if (sources_.node) out.push_back(sources_.node->Status());
-  out.push_back(ProcStatus());
+  out.push_back(processes_.Status());
   return out;
 }
 

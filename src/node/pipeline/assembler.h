@@ -21,8 +21,7 @@
 #include "domain/source_status.h"
 #include "sources/dcgm/dcgm_aligner.h"
 #include "sources/dcgm/dcgm_source.h"
-#include "sources/k8s/owner_resolver.h"
-#include "sources/k8s/proc_reader.h"
+#include "sources/k8s/process_source.h"
 #include "sources/k8s/sharing.h"
 #include "sources/kube_api/node_source.h"
 #include "sources/kube_api/pod_source.h"
@@ -63,6 +62,10 @@ class SnapshotAssembler {
   const k8s::SharingEvidence& evidence() const { return built_ ? evidence_ : configured_; }
   // kubelet, pods, ResourceSlices and DCGM (when configured), the Node, and proc, in that order.
   std::vector<domain::SourceStatus> SourceStatuses() const;
+  // Between passes: the PIDs a drain of the driver's per-process samples met (GpuSource::Drain),
+  // identified now where new, so the next snapshot knows processes that lived between passes.
+  void Drained(const std::vector<uint32_t>& pids) { processes_.Met(pids); }
+  const k8s::ProcessSource& processes() const { return processes_; }
   // The DCGM activity of a past interval (Accountant::Release), from the collections seen.
   attribution::PastActivityOf DcgmActivity() const;
 
@@ -70,16 +73,13 @@ class SnapshotAssembler {
   void UpdatePods();
   void RefreshAllocations(const gpu::GpuSnapshot& devices,
                           std::chrono::steady_clock::time_point now);
-  std::vector<domain::ProcessFact> ReadProcesses(const gpu::GpuSnapshot& gpus);
-  domain::SourceStatus ProcStatus() const;
 
   PipelineSources sources_;
   std::filesystem::path proc_root_;
   k8s::SharingEvidence configured_;
-  k8s::ProcReader proc_;
   k8s::PodStore pods_;  // a copy of the pod source's latest snapshot
   std::shared_ptr<const k8s::PodStore> pods_seen_;
-  k8s::OwnerResolver resolver_{proc_, pods_};
+  k8s::ProcessSource processes_;  // reads pods_
   dcgm::DcgmAligner dcgm_aligner_;  // the exporter's interval means -> each pass's busy fraction
   std::shared_ptr<const k8s::NodeFacts> node_facts_;
 
@@ -99,8 +99,6 @@ class SnapshotAssembler {
   k8s::AllocationResult allocation_;
   std::vector<domain::UnitFact> units_;  // from allocation_, sorted by UUID
   bool allocations_known_ = false;
-  uint64_t proc_attempts_ = 0, proc_failures_ = 0;
-  std::string proc_last_error_;
 };
 
 }  // namespace gpumeter::node

@@ -62,6 +62,9 @@ class NodePipeline {
 
   // Takes one sampling pass (good or failed). Call from the sampling thread, in order.
   void OnPass(std::shared_ptr<const gpu::SampleResult> pass);
+  // Between passes: the PIDs a drain of the driver's per-process samples met
+  // (GpuSource::Drain). Same thread as OnPass.
+  void OnDrain(const std::vector<uint32_t>& pids) { assembler_.Drained(pids); }
   // At a stop, after the last pass: books the intervals still held for DCGM activity (at most a
   // collection's worth), their activity unknown, as one more interval. Same thread as OnPass.
   void Finish();

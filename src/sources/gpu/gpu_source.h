@@ -2,6 +2,9 @@
 // tests drive it through the fake libnvidia-ml.so.1, never through a mock of this interface.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "common/error.h"
 #include "domain/gpu_types.h"
 
@@ -27,8 +30,9 @@ class GpuSource {
   // Between samples, when the interval is longer than the driver's sample buffers hold: reads
   // what they hold so far and keeps it for the next Sample(). Never fails (a failure is reported
   // with the next sample). Optional: sources without such buffers do nothing. Same thread as
-  // Sample().
-  virtual void Drain() {}
+  // Sample(). Returns the PIDs its per-process samples named (sorted, unique), so the process
+  // source can identify a process that lives between two passes while it still exists.
+  virtual std::vector<uint32_t> Drain() { return {}; }
   virtual const Capabilities& capabilities() const = 0;
 };
 

@@ -13,13 +13,20 @@ std::string Short(const std::string& id) { return id.substr(0, 12); }
 
 domain::ProcessOwner OwnerResolver::Resolve(uint32_t pid) {
   auto id = proc_.Identify(pid);
-  if (!id) {
-    if (id.error().code == ErrorCode::kNotFound)
-      return Unattributed("process exited before /proc was read");
-    return Unattributed(id.error().message);
-  }
-  if (auto it = resolved_.find({pid, id->start_ticks}); it != resolved_.end()) return it->second;
-  const auto& cg = id->cgroup;
+  if (!id) return Unidentified(id.error());
+  return Resolve(*id);
+}
+
+domain::ProcessOwner OwnerResolver::Unidentified(const Error& why) {
+  if (why.code == ErrorCode::kNotFound)
+    return Unattributed("process exited before /proc was read");
+  return Unattributed(why.message);
+}
+
+domain::ProcessOwner OwnerResolver::Resolve(const ProcessIdentity& id) {
+  const uint32_t pid = id.pid;
+  if (auto it = resolved_.find({pid, id.start_ticks}); it != resolved_.end()) return it->second;
+  const auto& cg = id.cgroup;
   if (!cg.pod_uid && !cg.container_id)
     return {domain::OwnerKind::kSystem, {}, {}, {}, "host process (cgroup " + cg.path + ")"};
 
@@ -46,7 +53,7 @@ domain::ProcessOwner OwnerResolver::Resolve(uint32_t pid) {
                              cg.pod_uid ? (cg.static_pod ? "cgroup static-pod hash + container ID"
                                                          : "cgroup pod UID + container ID")
                                         : "cgroup container ID (pod hidden by a cgroup namespace)"};
-  resolved_.emplace(std::pair{pid, id->start_ticks}, owner);
+  resolved_.emplace(std::pair{pid, id.start_ticks}, owner);
   return owner;
 }
 

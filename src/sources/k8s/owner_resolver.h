@@ -22,6 +22,10 @@ class OwnerResolver {
   OwnerResolver(ProcReader& proc, const PodStore& pods) : proc_(proc), pods_(pods) {}
 
   domain::ProcessOwner Resolve(uint32_t pid);
+  // The same for a process ProcReader already identified (no second read of its stat file).
+  domain::ProcessOwner Resolve(const ProcessIdentity& id);
+  // The owner of a process ProcReader could not identify: unattributed, saying why.
+  static domain::ProcessOwner Unidentified(const Error& why);
 
   // Forgets processes whose PID is not in `live` (and ProcReader's cache of them).
   void Retain(const std::set<uint32_t>& live);

@@ -31,7 +31,8 @@ void MergeErrors(const std::vector<gpu::CallError>& drained, std::vector<gpu::Ca
 
 }  // namespace
 
-void NvmlGpuSource::Drain() {
+std::vector<uint32_t> NvmlGpuSource::Drain() {
+  std::vector<uint32_t> met;
   const uint64_t now_us = options_.wall_clock_us();
   for (const auto& [uuid, h] : drain_targets_) {
     Drained& d = drained_[uuid];
@@ -52,10 +53,14 @@ void NvmlGpuSource::Drain() {
       if (!d.window_start_us) d.window_start_us = scratch.process_util_window_start_us;
       d.uncovered_us += scratch.process_util_uncovered_us;
       d.util.insert(d.util.end(), scratch.process_util.begin(), scratch.process_util.end());
+      for (const auto& u : scratch.process_util) met.push_back(u.pid);
       d.power.insert(d.power.end(), scratch.power_samples.begin(), scratch.power_samples.end());
     }
     d.errors.insert(d.errors.end(), scratch.errors.begin(), scratch.errors.end());
   }
+  std::sort(met.begin(), met.end());
+  met.erase(std::unique(met.begin(), met.end()), met.end());
+  return met;
 }
 
 void NvmlGpuSource::TakeDrained(gpu::DeviceSample& dev, bool window_closed) {

@@ -59,7 +59,7 @@ class NvmlGpuSource final : public gpu::GpuSource {
   // (~10 s measured on the fake's model; not documented); an interval longer than that loses its
   // oldest samples unless they were drained. A failed drain loses nothing: its window stays open
   // and its error is reported with the next pass. Same thread as Sample().
-  void Drain() override;
+  std::vector<uint32_t> Drain() override;
   const gpu::Capabilities& capabilities() const override { return caps_; }
 
  private:

@@ -98,7 +98,8 @@ bool Sampler::WaitDraining(std::chrono::steady_clock::time_point pass_begin,
     if (wake >= next) return false;
     lock.unlock();
     last = std::chrono::steady_clock::now();
-    source_.Drain();  // its calls are watched like a pass's
+    const auto met = source_.Drain();  // its calls are watched like a pass's
+    if (options_.on_drain) options_.on_drain(met);
     lock.lock();
     stalled_call_ = nullptr;  // a drain call that overran has returned
   }

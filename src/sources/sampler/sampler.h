@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "domain/sample.h"
 #include "sources/gpu/gpu_source.h"
@@ -47,6 +48,9 @@ struct SamplerOptions {
   // the next pass, never a reader.
   std::function<void()> before_pass;
   std::function<void(std::shared_ptr<const SampleResult>)> on_pass;
+  // After each drain, with the PIDs its per-process samples named (GpuSource::Drain), on the
+  // sampling thread: so the process source can identify them while they may still exist.
+  std::function<void(const std::vector<uint32_t>&)> on_drain;
   // Where `interval` is longer, the source's buffers are drained this often between passes
   // (GpuSource::Drain), so a long interval loses none of the driver's samples. 0: never.
   std::chrono::milliseconds drain_interval{0};

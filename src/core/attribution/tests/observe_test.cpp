@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "core/attribution/attribute.h"
 #include "core/attribution/tests/node_spec.h"
@@ -335,6 +338,92 @@ TEST(Observe, PowerSamplesGiveEachProcessTheWattsOfItsBusyPeriodsAndIdleItsOwn) 
   EXPECT_FALSE(unmatched.idle_time_watts);
   now.process_util_period_us.reset();
   EXPECT_FALSE(Observe(&before, now, 1.0, {})[0].idle_time_watts);
+}
+
+}  // namespace
+}  // namespace gpumeter::attribution
+
+namespace gpumeter::attribution {
+namespace {
+
+// The snapshot of a pass over `d` whose facts name every listed PID's pod after the PID, and
+// PIDs `met` as processes a drain identified between the passes (listed false).
+std::shared_ptr<const domain::NodeSnapshot> PassWith(const gpu::DeviceSample& d,
+                                                      std::vector<uint32_t> met) {
+  auto s = std::make_shared<domain::NodeSnapshot>();
+  s->ok = true;
+  s->gpus.devices = {d};
+  std::vector<uint32_t> pids = domain::SamplePids(s->gpus);
+  for (const uint32_t pid : met) pids.push_back(pid);
+  std::sort(pids.begin(), pids.end());
+  for (const uint32_t pid : pids) {
+    domain::ProcessFact f;
+    f.pid = pid;
+    f.owner = {OwnerKind::kContainer, "ns", std::to_string(pid), "c", "test"};
+    f.start = ProcessStart{pid, std::nullopt};
+    f.listed = std::find(met.begin(), met.end(), pid) == met.end();
+    s->processes.push_back(std::move(f));
+  }
+  s->units = {{d.uuid, SharingMode::kTimeSlicing, {}}};
+  return s;
+}
+
+std::map<std::string, double> ComputeByPod(const UnitObservation& u) {
+  std::map<std::string, double> out;
+  for (const auto& r : AttributeUnit(u, 1.0).rows)
+    out[r.owner.kind == OwnerKind::kContainer ? r.owner.pod : ToString(r.owner.kind)] +=
+        r.compute_seconds;
+  return out;
+}
+
+// PID 9 ran between two passes (samples, in neither process list). A drain met it and /proc named
+// its pod then: its samples are its pod's. Without that, its time is unattributed — never idle,
+// never another pod's.
+TEST(Observe, AProcessThatRanBetweenPassesIsBookedToThePodADrainFound) {
+  auto d = Device();
+  d.process_util.push_back({9, 1'250'000, 30, 20});
+  const auto start = PassWith(d, {});
+  const auto units = Observe(&d, d, 1.0, IntervalFacts(PassWith(d, {9}), start));
+  ASSERT_EQ(units.size(), 1u);
+  const ProcessObservation* nine = nullptr;
+  for (const auto& p : units[0].processes)
+    if (p.pid == 9) nine = &p;
+  ASSERT_NE(nine, nullptr);
+  EXPECT_EQ(nine->owner->pod, "9");
+  EXPECT_FALSE(nine->memory_bytes) << "never listed: its memory was never read";
+  EXPECT_DOUBLE_EQ(nine->sm_fraction.value_or(-1), 0.075);
+  EXPECT_DOUBLE_EQ(nine->memory_busy_fraction.value_or(-1), 0.05);
+  auto cpu = ComputeByPod(units[0]);
+  EXPECT_DOUBLE_EQ(cpu["9"], 0.075);
+  EXPECT_DOUBLE_EQ(cpu["1"], 0.5);
+  EXPECT_NEAR(cpu[ToString(OwnerKind::kUnattributed)], 0.0, 1e-12);
+
+  const auto unknown = Observe(&d, d, 1.0, IntervalFacts(PassWith(d, {}), start));
+  cpu = ComputeByPod(unknown[0]);
+  EXPECT_EQ(cpu.count("9"), 0u);
+  EXPECT_NEAR(cpu[ToString(OwnerKind::kUnattributed)], 0.075, 1e-12);
+}
+
+// PID 1 was listed at the start, exited, and a process of another pod took the PID between the
+// passes (a drain met it, started at 1.6 s): the samples before its start are the first
+// process's, the rest the second's, and the second's memory is unknown (never listed).
+TEST(Observe, APidReusedBetweenPassesSplitsAtTheStartTheDrainRead) {
+  auto before = Device();
+  auto now = Device();
+  now.processes = {{2, gpu::ProcessType::kCompute, 10, {}, {}}};
+  const auto start = PassWith(before, {});
+  auto end = std::make_shared<domain::NodeSnapshot>(*PassWith(now, {1}));
+  for (auto& f : end->processes)
+    if (f.pid == 1) f.owner.pod = "successor", f.start = ProcessStart{5000, 1'600'000};
+  const auto units = Observe(&before, now, 1.0, IntervalFacts(end, start));
+  std::map<std::string, const ProcessObservation*> ones;
+  for (const auto& p : units[0].processes)
+    if (p.pid == 1) ones[p.owner->pod] = &p;
+  ASSERT_EQ(ones.size(), 2u);
+  EXPECT_DOUBLE_EQ(ones["1"]->sm_fraction.value_or(-1), 0.25);
+  EXPECT_DOUBLE_EQ(ones["successor"]->sm_fraction.value_or(-1), 0.25);
+  EXPECT_EQ(ones["1"]->memory_bytes, 15u) << "seen with 30 at the start only: half the interval";
+  EXPECT_FALSE(ones["successor"]->memory_bytes);
 }
 
 }  // namespace
