@@ -30,8 +30,11 @@ class GpuSource {
   // Between samples, when the interval is longer than the driver's sample buffers hold: reads
   // what they hold so far and keeps it for the next Sample(). Never fails (a failure is reported
   // with the next sample). Optional: sources without such buffers do nothing. Same thread as
-  // Sample(). Returns the PIDs its per-process samples named (sorted, unique), so the process
-  // source can identify a process that lives between two passes while it still exists.
+  // Sample().
+  // Returns the PIDs met in the per-process utilization samples this drain read (sorted, unique;
+  // samples an earlier drain read are not read again), so the process source can identify a
+  // process that lives between two passes while it still exists. Empty for sources without such
+  // buffers.
   virtual std::vector<uint32_t> Drain() { return {}; }
   virtual const Capabilities& capabilities() const = 0;
 };

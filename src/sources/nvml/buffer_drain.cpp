@@ -5,11 +5,10 @@
 // every period at any sampling interval: each drain is a window of its own, read and checked for
 // loss exactly as a pass's, so the pass's window is the drains' windows and its own, end to end.
 #include <algorithm>
-#include <set>
-#include <string>
 #include <vector>
 
 #include "domain/power_trace.h"
+#include "sources/nvml/device_readers.h"
 #include "sources/nvml/nvml_gpu_source.h"
 
 namespace gpumeter::nvml {
@@ -31,47 +30,39 @@ void MergeErrors(const std::vector<gpu::CallError>& drained, std::vector<gpu::Ca
 
 }  // namespace
 
-std::vector<uint32_t> NvmlGpuSource::Drain() {
-  std::vector<uint32_t> met;
-  const uint64_t now_us = options_.wall_clock_us();
-  for (const auto& [uuid, h] : drain_targets_) {
-    Drained& d = drained_[uuid];
-    // A pass that has not taken the samples for this long (its reads keep failing): stop draining,
-    // so memory stays bounded; the next successful read finds the gap and reports it uncovered.
-    if (d.util.size() + d.power.size() >= kMaxDriverListEntries) continue;
-    gpu::DeviceSample scratch;
-    scratch.uuid = uuid;
-    if (power_only_targets_.count(uuid)) {
-      ReadPowerSamples(h, scratch);
-      d.power.insert(d.power.end(), scratch.power_samples.begin(), scratch.power_samples.end());
-      d.errors.insert(d.errors.end(), scratch.errors.begin(), scratch.errors.end());
-      continue;
-    }
-    const bool closed = ReadProcessUtilization(h, scratch, now_us);
-    if (closed && scratch.process_utilization_supported) {
-      ReadPowerSamples(h, scratch);
-      if (!d.window_start_us) d.window_start_us = scratch.process_util_window_start_us;
-      d.uncovered_us += scratch.process_util_uncovered_us;
-      d.util.insert(d.util.end(), scratch.process_util.begin(), scratch.process_util.end());
-      for (const auto& u : scratch.process_util) met.push_back(u.pid);
-      d.power.insert(d.power.end(), scratch.power_samples.begin(), scratch.power_samples.end());
-    }
+void DrainGpu(const DeviceRead& r, bool power_only, uint64_t now_us, uint64_t first_lookback_us,
+              std::vector<uint32_t>& pids) {
+  Drained& d = r.gpu.drained ? *r.gpu.drained : r.gpu.drained.emplace();
+  // A pass that has not taken the samples for this long (its reads keep failing): stop draining,
+  // so memory stays bounded; the next successful read finds the gap and reports it uncovered.
+  if (d.util.size() + d.power.size() >= kMaxDriverListEntries) return;
+  gpu::DeviceSample& scratch = r.dev;
+  if (power_only) {
+    ReadPowerSamples(r);
+    d.power.insert(d.power.end(), scratch.power_samples.begin(), scratch.power_samples.end());
     d.errors.insert(d.errors.end(), scratch.errors.begin(), scratch.errors.end());
+    return;
   }
-  std::sort(met.begin(), met.end());
-  met.erase(std::unique(met.begin(), met.end()), met.end());
-  return met;
+  const bool closed = ReadProcessUtilization(r, now_us, first_lookback_us);
+  if (closed && scratch.process_utilization_supported) {
+    ReadPowerSamples(r);
+    if (!d.window_start_us) d.window_start_us = scratch.process_util_window_start_us;
+    d.uncovered_us += scratch.process_util_uncovered_us;
+    d.util.insert(d.util.end(), scratch.process_util.begin(), scratch.process_util.end());
+    d.power.insert(d.power.end(), scratch.power_samples.begin(), scratch.power_samples.end());
+    for (const auto& u : scratch.process_util) pids.push_back(u.pid);
+  }
+  d.errors.insert(d.errors.end(), scratch.errors.begin(), scratch.errors.end());
 }
 
-void NvmlGpuSource::TakeDrained(gpu::DeviceSample& dev, bool window_closed) {
-  const auto it = drained_.find(dev.uuid);
-  if (it == drained_.end()) return;
-  Drained& d = it->second;
+void TakeDrained(GpuState& gpu, gpu::DeviceSample& dev, bool window_closed) {
+  if (!gpu.drained) return;
+  Drained& d = *gpu.drained;
   MergeErrors(d.errors, dev.errors);
   d.errors.clear();
   if (!window_closed) return;  // the window stays open: its drained samples wait with it
   if (!dev.process_utilization_supported || !d.window_start_us) {
-    drained_.erase(it);
+    gpu.drained.reset();
     return;
   }
   dev.process_util.insert(dev.process_util.begin(), d.util.begin(), d.util.end());
@@ -83,22 +74,28 @@ void NvmlGpuSource::TakeDrained(gpu::DeviceSample& dev, bool window_closed) {
   // Each read of power asks from its window's start, so a sample past one window's end comes
   // again in the next: one per stamp.
   MergePower(std::move(d.power), dev.power_samples);
-  drained_.erase(it);
+  gpu.drained.reset();
 }
 
-void NvmlGpuSource::TakeDrainedPower(gpu::DeviceSample& dev) {
-  const auto it = drained_.find(dev.uuid);
-  if (it == drained_.end()) return;
-  Drained& d = it->second;
-  MergeErrors(d.errors, dev.errors);
-  MergePower(std::move(d.power), dev.power_samples);
-  drained_.erase(it);
+void TakeDrainedPower(GpuState& gpu, gpu::DeviceSample& dev) {
+  if (!gpu.drained) return;
+  MergeErrors(gpu.drained->errors, dev.errors);
+  MergePower(std::move(gpu.drained->power), dev.power_samples);
+  gpu.drained.reset();
 }
 
-void NvmlGpuSource::DropDrainedOfUntargeted() {
-  std::set<std::string> targets;
-  for (const auto& t : drain_targets_) targets.insert(t.first);
-  std::erase_if(drained_, [&](const auto& kv) { return !targets.count(kv.first); });
+std::vector<uint32_t> NvmlGpuSource::Drain() {
+  const NvmlCalls nvml(*lib_, options_.observer);
+  const uint64_t now_us = options_.wall_clock_us();
+  std::vector<uint32_t> pids;
+  for (const DrainTarget& t : drain_targets_) {
+    gpu::DeviceSample scratch;
+    DrainGpu({nvml, t.h, *t.gpu, scratch}, t.power_only, now_us, options_.first_util_lookback_us,
+             pids);
+  }
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  return pids;
 }
 
 }  // namespace gpumeter::nvml

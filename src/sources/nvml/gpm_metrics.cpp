@@ -1,10 +1,9 @@
 // GPM metrics of a GPU or a MIG GPU instance between two passes: SM activity and DRAM bandwidth.
 #include <algorithm>
 #include <memory>
-#include <string>
 
+#include "sources/nvml/device_readers.h"
 #include "sources/nvml/gpm_sample.h"
-#include "sources/nvml/nvml_gpu_source.h"
 
 namespace gpumeter::nvml {
 namespace {
@@ -23,48 +22,38 @@ std::optional<double> Ratio(const nvmlGpmMetric_t& m) {
 
 }  // namespace
 
-NvmlGpuSource::GpmReading NvmlGpuSource::GpmActivity(const std::string& key, nvmlDevice_t h,
-                                                     std::optional<unsigned int> gi,
-                                                     gpu::DeviceSample& dev) {
-  if (!caps_.gpm) return {};
-  const NvmlApi& api = lib_->api();
-  auto sup = gpm_supported_.find(dev.uuid);
-  if (sup == gpm_supported_.end()) {
+GpmReading GpmActivity(const DeviceRead& r, std::optional<unsigned int> gi) {
+  if (!r.gpu.gpm_supported) {
     nvmlGpmSupport_t s{};
     s.version = 1;  // NVML_GPM_SUPPORT_VERSION is a plain 1, not size-encoded
-    const nvmlReturn_t rc =
-        Call("nvmlGpmQueryDeviceSupport", [&] { return api.nvmlGpmQueryDeviceSupport(h, &s); });
-    sup = gpm_supported_.emplace(dev.uuid, rc == NVML_SUCCESS && s.isSupportedDevice).first;
+    const nvmlReturn_t rc = r.Call<Sym::nvmlGpmQueryDeviceSupport>(r.h, &s);
+    r.gpu.gpm_supported = rc == NVML_SUCCESS && s.isSupportedDevice;
   }
-  if (!sup->second) return {};
+  if (!*r.gpu.gpm_supported) return {};
   nvmlGpmSample_t raw = nullptr;
-  if (!Check(dev, "nvmlGpmSampleAlloc",
-             Call("nvmlGpmSampleAlloc", [&] { return api.nvmlGpmSampleAlloc(&raw); })))
-    return {};
-  auto sample = std::make_unique<GpmSample>(api, raw);
-  const nvmlReturn_t rc =
-      gi ? Call("nvmlGpmMigSampleGet", [&] { return api.nvmlGpmMigSampleGet(h, *gi, raw); })
-         : Call("nvmlGpmSampleGet", [&] { return api.nvmlGpmSampleGet(h, raw); });
-  if (!Check(dev, gi ? "nvmlGpmMigSampleGet" : "nvmlGpmSampleGet", rc)) return {};
+  if (!r.Ok<Sym::nvmlGpmSampleAlloc>(&raw)) return {};
+  auto sample = std::make_unique<GpmSample>(r.api(), raw);
+  const bool got =
+      gi ? r.Ok<Sym::nvmlGpmMigSampleGet>(r.h, *gi, raw) : r.Ok<Sym::nvmlGpmSampleGet>(r.h, raw);
+  if (!got) return {};
   GpmReading result;
-  auto prev = gpm_prev_.find(key);
-  if (prev != gpm_prev_.end()) {
+  std::unique_ptr<GpmSample>& prev = gi ? r.gpu.gpm_prev_by_instance[*gi] : r.gpu.gpm_prev;
+  if (prev) {
     auto get = std::make_unique<nvmlGpmMetricsGet_t>();
     *get = {};
     get->version = 1;  // NVML_GPM_METRICS_GET_VERSION
     get->numMetrics = 2;
-    get->sample1 = prev->second->get();  // older first, as DCGM does
+    get->sample1 = prev->get();  // older first, as DCGM does
     get->sample2 = raw;
     get->metrics[0].metricId = NVML_GPM_METRIC_SM_UTIL;
     get->metrics[1].metricId = NVML_GPM_METRIC_DRAM_BW_UTIL;
-    if (Check(dev, "nvmlGpmMetricsGet",
-              Call("nvmlGpmMetricsGet", [&] { return api.nvmlGpmMetricsGet(get.get()); }))) {
+    if (r.Ok<Sym::nvmlGpmMetricsGet>(get.get())) {
       // Each metric answers for itself: a driver may serve SM_UTIL and not DRAM_BW_UTIL.
       result.sm = Ratio(get->metrics[0]);
       result.dram_bw = Ratio(get->metrics[1]);
     }
   }
-  gpm_prev_[key] = std::move(sample);
+  prev = std::move(sample);
   return result;
 }
 

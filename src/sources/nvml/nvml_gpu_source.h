@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,7 +17,6 @@
 
 #include "sources/gpu/gpu_source.h"
 #include "sources/nvml/nvml_library.h"
-#include "sources/nvml/xid_watcher.h"
 
 namespace gpumeter::nvml {
 
@@ -47,6 +47,13 @@ struct NvmlSourceOptions {
   std::chrono::milliseconds xid_wait{500};
 };
 
+// Private to the source: gpu_state.h, nvml_call.h, process_lists.h, xid_events.h.
+struct GpuState;
+struct DeviceRead;
+class NvmlCalls;
+class ProcessLists;
+class XidEvents;
+
 class NvmlGpuSource final : public gpu::GpuSource {
  public:
   static Expected<std::unique_ptr<NvmlGpuSource>> Create(NvmlSourceOptions options);
@@ -54,115 +61,48 @@ class NvmlGpuSource final : public gpu::GpuSource {
 
   Expected<gpu::GpuSnapshot> Sample() override;
   // Reads the per-process utilization and power samples of every GPU the last Sample() read them
-  // on (GPUs without MIG) since their last read, and keeps them for the next Sample(), which
-  // merges them into its window (buffer_drain.cpp). The driver keeps only so many sample periods
-  // (~10 s measured on the fake's model; not documented); an interval longer than that loses its
-  // oldest samples unless they were drained. A failed drain loses nothing: its window stays open
-  // and its error is reported with the next pass. Same thread as Sample().
+  // on (GPUs without MIG; board power only on MIG-enabled GPUs) since their last read, and keeps
+  // them for the next Sample(), which merges them into its window (buffer_drain.cpp). The driver
+  // keeps only so many sample periods (~10 s measured on the fake's model; not documented); an
+  // interval longer than that loses its oldest samples unless they were drained. A failed drain
+  // loses nothing: its window stays open and its error is reported with the next pass. Returns
+  // the PIDs of the per-process samples this drain read (sorted, unique). Same thread as Sample().
   std::vector<uint32_t> Drain() override;
   const gpu::Capabilities& capabilities() const override { return caps_; }
 
  private:
-  struct ProcessApi {
-    decltype(NvmlApi::nvmlDeviceGetComputeRunningProcesses_v3) compute = nullptr;
-    decltype(NvmlApi::nvmlDeviceGetMPSComputeRunningProcesses_v3) mps = nullptr;
-    size_t stride = 0;
+  // A GPU the last Sample() left to Drain(): its state (owned by gpus_) and handle.
+  struct DrainTarget {
+    GpuState* gpu;
+    nvmlDevice_t h;
+    bool power_only;  // MIG-enabled: board power samples only
   };
-  class GpmSample;  // RAII owner of an nvmlGpmSample_t
 
   NvmlGpuSource(NvmlSourceOptions options, std::unique_ptr<NvmlLibrary> lib,
                 std::unique_ptr<NvmlSession> session);
   void DetectCapabilities();
-
-  nvmlReturn_t Call(const char* name, const std::function<nvmlReturn_t()>& fn);
-  // Records a failed call on `dev` (NOT_SUPPORTED is a capability, not an error); true if ok.
-  bool Check(gpu::DeviceSample& dev, const char* call, nvmlReturn_t rc);
-
-  void SampleDevice(nvmlDevice_t handle, gpu::DeviceSample& dev, uint64_t now_us);
-  std::optional<gpu::MemoryInfo> ReadMemory(nvmlDevice_t h, gpu::DeviceSample& dev);
-  std::vector<gpu::GpuProcess> ReadProcesses(nvmlDevice_t h, gpu::DeviceSample& dev,
-                                             uint64_t total_bytes);
-  void ReadProcessList(nvmlDevice_t h, gpu::DeviceSample& dev, bool mps, uint64_t total_bytes,
-                       std::vector<gpu::GpuProcess>& out);
-  // Reads the per-process samples since the GPU's window start into `dev`; false when the read
-  // failed (the window stays open for the next read).
-  bool ReadProcessUtilization(nvmlDevice_t h, gpu::DeviceSample& dev, uint64_t now_us);
-  // Per-process utilization samples newer than `since_us` (0: the driver's whole buffer) into
-  // `out`, through whichever entry point the driver has; `name` is the call's.
-  nvmlReturn_t ReadUtilSamples(nvmlDevice_t h, uint64_t since_us,
-                               std::vector<gpu::ProcessUtilSample>& out, const char** name);
-  // Sets dev.process_util_uncovered_us (and learns the buffer's span) after a read.
-  void AccountUncovered(nvmlDevice_t h, gpu::DeviceSample& dev, const std::set<uint64_t>& stamps,
-                        uint64_t window_start_us, uint64_t now_us, uint64_t period_us,
-                        bool first_read);
-  // Board power samples from the per-process window's start into dev.power_samples
-  // (power_samples.cpp).
-  void ReadPowerSamples(nvmlDevice_t h, gpu::DeviceSample& dev);
-  // Merges what Drain() read since the last pass into `dev`, whose window it extends back to the
-  // first drained window's start; with `window_closed` false (this pass's read failed) only the
-  // drains' errors are taken and their samples stay pending with the open window.
-  void TakeDrained(gpu::DeviceSample& dev, bool window_closed);
+  // One device's reads; its state is looked up once its UUID is known.
+  void SampleDevice(const NvmlCalls& nvml, nvmlDevice_t h, gpu::DeviceSample& dev, uint64_t now_us);
+  // The per-process window and power (GPUs without MIG), or the instances and board power
+  // (MIG-enabled GPUs); each GPU whose buffers can be drained becomes a drain target.
+  void ReadWholeGpu(const DeviceRead& r, uint64_t now_us);
+  void ReadMigGpu(const DeviceRead& r);
+  GpuState& StateOf(const std::string& uuid);
   void DropDrainedOfUntargeted();  // pending samples of GPUs no longer drained are dropped
-  void ReadMigInstances(nvmlDevice_t h, gpu::DeviceSample& dev);
-  // Clocks-event reasons, ECC counters, remapped rows into dev.health (health_reads.cpp).
-  void ReadHealth(nvmlDevice_t h, gpu::DeviceSample& dev);
-  void ReadRetiredPages(nvmlDevice_t h, gpu::DeviceSample& dev);
-  // Compute slices of the GPU instance `gi_id`, from its profile; unknown if NVML cannot say.
-  std::optional<uint32_t> InstanceSlices(nvmlDevice_t h, unsigned int gi_id,
-                                         gpu::DeviceSample& dev);
-  // GPM ratios of a unit over the time since its last sample (key: the unit), [0, 1]: SM
-  // activity and the share of peak DRAM bandwidth; each unknown where the driver did not give it
-  // (gpm_metrics.cpp).
-  struct GpmReading {
-    std::optional<double> sm, dram_bw;
-  };
-  GpmReading GpmActivity(const std::string& key, nvmlDevice_t h, std::optional<unsigned int> gi,
-                         gpu::DeviceSample& dev);
 
   NvmlSourceOptions options_;
   std::unique_ptr<NvmlLibrary> lib_;
   std::unique_ptr<NvmlSession> session_;
   gpu::Capabilities caps_;
-  ProcessApi procs_;
-  std::map<std::string, uint64_t> last_seen_us_;  // per GPU UUID
-  std::map<std::string, uint64_t>
-      util_period_us_;  // driver's sample period per GPU UUID (0: unknown)
-  std::map<std::string, uint64_t> util_span_us_;        // the buffer's span seen, per GPU UUID
-  std::map<std::string, uint64_t> util_oldest_us_;      // its oldest stamp at the last whole read
-  std::map<std::string, uint64_t> power_last_seen_us_;  // newest power sample read, per GPU UUID
+  std::unique_ptr<ProcessLists> procs_;
   // UUID and name by index, from the last pass that could read them: a lost GPU is still the
   // same hardware, and its model prices the time its holders keep it.
   std::map<unsigned int, std::pair<std::string, std::string>> identity_by_index_;
-  std::map<std::string, bool> gpm_supported_;  // per GPU UUID
-  std::map<std::string, std::map<unsigned int, unsigned int>>
-      gi_profile_slices_;                                       // GPU UUID -> profile ID -> slices
-  std::map<std::string, uint32_t> mig_slices_;                  // MIG UUID -> compute slices
-  std::map<std::string, std::unique_ptr<GpmSample>> gpm_prev_;  // per unit key
-  // What Drain() read since the last pass that took it, per GPU UUID.
-  struct Drained {
-    std::optional<uint64_t> window_start_us;  // the first drained window's start
-    uint64_t uncovered_us = 0;                // Σ of the drained windows' uncovered parts
-    std::vector<gpu::ProcessUtilSample> util;
-    std::vector<gpu::PowerSample> power;
-    std::vector<gpu::CallError> errors;
-  };
-  std::map<std::string, Drained> drained_;
-  std::vector<std::pair<std::string, nvmlDevice_t>> drain_targets_;  // from the last Sample()
-  std::set<std::string> power_only_targets_;  // of those, MIG-enabled GPUs: power samples only
-  // Puts the power samples drained since the last pass before the pass's own (MIG-enabled GPUs,
-  // which have no per-process window).
-  void TakeDrainedPower(gpu::DeviceSample& dev);
-  // A MIG-enabled GPU's board power samples, with those drained since the last pass.
-  void ReadMigPower(nvmlDevice_t h, gpu::DeviceSample& dev);
-  // Started on the first Sample() that found GPUs (xid_events.cpp); stopped before the session.
-  bool RestartXidWatch(const std::vector<nvmlDevice_t>& present);
-  void TakeXids(const std::vector<nvmlDevice_t>& handles, gpu::GpuSnapshot& snap);
-  std::unique_ptr<XidWatcher> xid_;
-  bool xid_tried_ = false;
-  uint64_t xid_passes_since_try_ = 0;
-  std::string xid_unavailable_;
-  std::vector<ReceivedXid> xid_unmatched_;  // events of GPUs the last pass did not list
-  std::vector<nvmlDevice_t> xid_handles_;   // the GPUs the watcher registered
+  std::map<std::string, std::unique_ptr<GpuState>> gpus_;  // by GPU UUID
+  std::vector<DrainTarget> drain_targets_;                 // from the last Sample(), in order
+  // With watch_xid: its watcher starts on the first Sample() that finds GPUs (xid_events.cpp);
+  // destroyed before the session.
+  std::unique_ptr<XidEvents> xid_;
 };
 
 }  // namespace gpumeter::nvml

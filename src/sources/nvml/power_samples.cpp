@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "sources/nvml/device_readers.h"
 #include "sources/nvml/nvml_gpu_source.h"
 
 namespace gpumeter::nvml {
@@ -15,37 +16,34 @@ constexpr double kMaxPlausibleWatts = 5000;  // a board reading above this is no
 
 // A value of another type than the one power comes in, a zero or absurd reading, a stamp at or
 // before the window's start: not a sample (the driver's buffer can hand stale entries back).
-void NvmlGpuSource::ReadPowerSamples(nvmlDevice_t h, gpu::DeviceSample& dev) {
-  const NvmlApi& api = lib_->api();
-  if (!api.nvmlDeviceGetSamples) return;
-  const char* name = "nvmlDeviceGetSamples";
+void ReadPowerSamples(const DeviceRead& r) {
+  constexpr Sym kCall = Sym::nvmlDeviceGetSamples;
+  if (!r.nvml.Has<kCall>()) return;
+  gpu::DeviceSample& dev = r.dev;
   // The same window as the per-process samples where there is one, so both cover the same
   // periods (a sample read last pass but past that pass's window is needed again now).
-  auto& newest_read = power_last_seen_us_[dev.uuid];
-  const uint64_t last_seen = dev.process_utilization_supported && dev.process_util_window_start_us
-                                 ? dev.process_util_window_start_us
-                                 : newest_read;
+  uint64_t& newest_read = r.gpu.power_last_seen_us;
+  const unsigned long long last_seen =
+      dev.process_utilization_supported && dev.process_util_window_start_us
+          ? dev.process_util_window_start_us
+          : newest_read;
   nvmlValueType_t type{};
   unsigned int count = 0;
-  nvmlReturn_t rc = Call(name, [&] {
-    return api.nvmlDeviceGetSamples(h, NVML_TOTAL_POWER_SAMPLES, last_seen, &type, &count, nullptr);
-  });
+  nvmlSample_t* none = nullptr;
+  nvmlReturn_t rc = r.Call<kCall>(r.h, NVML_TOTAL_POWER_SAMPLES, last_seen, &type, &count, none);
   std::vector<nvmlSample_t> buf;
   for (int a = 0; (rc == NVML_SUCCESS || rc == NVML_ERROR_INSUFFICIENT_SIZE) && a < kMaxSizeRetries;
        ++a) {
     buf.assign(DriverListEntries(count, 8, 128), {});
     count = static_cast<unsigned int>(buf.size());
-    rc = Call(name, [&] {
-      return api.nvmlDeviceGetSamples(h, NVML_TOTAL_POWER_SAMPLES, last_seen, &type, &count,
-                                      buf.data());
-    });
+    rc = r.Call<kCall>(r.h, NVML_TOTAL_POWER_SAMPLES, last_seen, &type, &count, buf.data());
     if (rc != NVML_ERROR_INSUFFICIENT_SIZE) break;
   }
   if (rc == NVML_ERROR_NOT_FOUND) return;  // nothing newer than the last read
-  if (!Check(dev, name, rc)) return;
+  if (!r.Check<kCall>(rc)) return;
   if (type != NVML_VALUE_TYPE_UNSIGNED_INT) {
     // Power comes in milliwatts as unsigned ints; any other type is a reply of the wrong shape.
-    dev.errors.push_back({name, NVML_ERROR_UNKNOWN,
+    dev.errors.push_back({kNameOf<kCall>, NVML_ERROR_UNKNOWN,
                           "power samples of value type " + std::to_string(type) +
                               ", not unsigned int (milliwatts)"});
     return;

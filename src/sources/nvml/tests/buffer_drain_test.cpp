@@ -5,6 +5,8 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "sources/nvml/nvml_gpu_source.h"
 #include "support/fake_nvml.h"
@@ -169,6 +171,55 @@ TEST(BufferDrain, NothingToDrainBeforeAPassAndOnlyPowerOnMig) {
   }
   EXPECT_GT(mig, 0u);
   EXPECT_GT(whole, 0u);
+}
+
+// Two processes on one GPU: 6100 busy throughout, 6200 only until 12.5 s.
+std::string ShortLivedScenario() {
+  return R"(name: short-lived
+description: One process busy throughout, another only until 12.5 s.
+node: n
+duration_s: 60
+gpus:
+  - {index: 0, uuid: GPU-d0000001-0000-4000-8000-000000000001, model: NVIDIA H100 80GB HBM3, memory_mib: 81559, reserved_mib: 548, power: {idle_watts: 70, max_watts: 700}, gpm: true}
+pods:
+  - namespace: ns
+    name: p
+    uid: d0000000-0000-4000-8000-000000000001
+    qos: Guaranteed
+    containers:
+      - {name: c, id: "containerd://d000000000000000000000000000000000000000000000000000000000000001", devices: [GPU-d0000001-0000-4000-8000-000000000001], requests: {nvidia.com/gpu: "1"}}
+processes:
+  - pid: 6200
+    name: python
+    container: ns/p/c
+    usage:
+      - {unit: GPU-d0000001-0000-4000-8000-000000000001, memory_mib: 1000, sm: [{at_s: 0, pct: 40}, {at_s: 12.5, pct: 0}]}
+  - pid: 6100
+    name: python
+    container: ns/p/c
+    usage:
+      - {unit: GPU-d0000001-0000-4000-8000-000000000001, memory_mib: 1000, sm_pct: 30}
+)";
+}
+
+// Drain returns the PIDs of the per-process samples it read, sorted, each once: 6200's samples
+// were read by the drain at 13 s, so the drain at 16 s does not return it although the driver's
+// ring still holds them; the pass at 18 s still has them (drained, not lost).
+TEST(BufferDrain, DrainReturnsThePidsOfTheSamplesItRead) {
+  FakeNvml f("r580", testing::WriteTempScenario(ShortLivedScenario(), "short-lived"), 10);
+  EXPECT_TRUE(f.source().Drain().empty()) << "nothing to drain before a pass";
+  f.Sample();
+  f.SetTime(13);
+  EXPECT_EQ(f.source().Drain(), (std::vector<uint32_t>{6100, 6200}));
+  f.SetTime(16);
+  EXPECT_EQ(f.source().Drain(), (std::vector<uint32_t>{6100}));
+  f.SetTime(18);
+  const auto snap = f.Sample();
+  const auto& d = snap.devices.at(0);
+  EXPECT_GT(SamplesOf(d, 6200), 0u);
+  EXPECT_GT(SamplesOf(d, 6100), SamplesOf(d, 6200));
+  f.SetTime(21);
+  EXPECT_EQ(f.source().Drain(), (std::vector<uint32_t>{6100}));
 }
 
 }  // namespace
