@@ -158,7 +158,7 @@ void BM_RightsizeSixHours(benchmark::State& state) {
   const auto pricing = cost::Pricing::Defaults();
   size_t workloads = 0;
   for (auto _ : state) {
-    auto h = history::BuildHistories(**s, kT0, kT0 + 6 * 3600);
+    auto h = usage::BuildHistories(**s, kT0, kT0 + 6 * 3600);
     if (!h) {
       state.SkipWithError(h.error().message.c_str());
       break;

@@ -407,7 +407,7 @@ Expected<std::optional<std::pair<int64_t, int64_t>>> Store::HistorySpan() const 
   return (*reader)->Span();
 }
 
-Expected<history::PodLabelMap> Store::HistoryPodLabels() const {
+Expected<usage::PodLabelMap> Store::HistoryPodLabels() const {
   std::lock_guard lock(history_mu_);
   auto reader = HistoryReader();
   if (!reader) return tl::unexpected(reader.error());
@@ -426,5 +426,30 @@ void Store::HistoryDone() const {
   std::lock_guard lock(history_mu_);
   if (history_reader_) (void)history_reader_->ReleaseMemory();  // best effort: next run reads
 }
+
+Expected<usage::WindowUsage> Store::ReadWindow(int64_t from, int64_t to) const {
+  usage::WindowUsage out;
+  auto units = Usage(from, to);
+  if (!units) return tl::unexpected(units.error());
+  auto labels = PodLabels();
+  if (!labels) return tl::unexpected(labels.error());
+  out.units = std::move(*units);
+  out.labels = std::move(*labels);
+  return out;
+}
+
+Expected<usage::BucketUsage> Store::ReadBuckets(int64_t from, int64_t to, int64_t bucket_s) const {
+  usage::BucketUsage out;
+  auto buckets = BucketUsage(from, to, bucket_s);
+  if (!buckets) return tl::unexpected(buckets.error());
+  auto labels = PodLabels();
+  if (!labels) return tl::unexpected(labels.error());
+  out.buckets = std::move(*buckets);
+  out.labels = std::move(*labels);
+  return out;
+}
+
+// Every node the store recorded: a bill's matching keeps those of its lines' periods.
+Expected<std::vector<NodeRecord>> Store::ReadNodes(int64_t, int64_t) const { return Nodes(); }
 
 }  // namespace gpumeter::store

@@ -7,7 +7,7 @@
 // file is never left corrupt (WAL, synchronous=NORMAL). Versioned migrations
 // (PRAGMA user_version). A locked, full or corrupt database is an error that names the file.
 // Times are Unix seconds (UTC). Thread-compatible: one writer thread, or one reader; and besides,
-// its history::UsageHistorySource reads from one other thread (a connection of their own).
+// its usage::UsageHistorySource reads from one other thread (a connection of their own).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +22,7 @@
 #include "common/error.h"
 #include "core/attribution/attribute.h"
 #include "core/attribution/usage_record.h"
-#include "sources/history/usage/usage_history.h"
+#include "core/usage/usage_reader.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -69,7 +69,7 @@ struct StoreOptions {
   int cache_kib = 512;
 };
 
-class Store final : public history::UsageHistorySource {
+class Store final : public usage::UsageReader {
  public:
   // Opens (creating when missing) and migrates. Errors: not a database, corrupt, locked, written
   // by a newer gpumeter, unwritable directory; each names `path`.
@@ -125,7 +125,7 @@ class Store final : public history::UsageHistorySource {
   const std::string& path() const { return path_; }
 
  private:
-  // history::UsageHistorySource, used through that interface only: Span, PodLabels and
+  // usage::UsageHistorySource, used through that interface only: Span, PodLabels and
   // MinuteUsage as above, but on a read-only connection of their own (opened on first use, kept),
   // so that a thread other than the owner's (the agent's RightsizeRunner) may call them while the
   // owner writes: the owner's connection is for one thread at a time (SQLITE_OPEN_NOMUTEX), and in
@@ -133,10 +133,21 @@ class Store final : public history::UsageHistorySource {
   // themselves by history_mu_.
   std::string HistoryName() const override;
   Expected<std::optional<std::pair<int64_t, int64_t>>> HistorySpan() const override;
-  Expected<history::PodLabelMap> HistoryPodLabels() const override;
+  Expected<usage::PodLabelMap> HistoryPodLabels() const override;
   Expected<std::map<int64_t, std::vector<UnitRecord>>> HistoryMinutes(
       int64_t from_unix_s, int64_t to_unix_s) const override;
   void HistoryDone() const override;  // the history connection's page cache released
+  // The rest of usage::UsageReader, on the owner's connection (the owner's thread): Usage,
+  // BucketUsage and Nodes as above, each with PodLabels. The span is the whole store's, usage is
+  // booked to minutes, and reads over time are cheap.
+  bool SpanIsWhole() const override { return true; }
+  int64_t BookedSeconds() const override { return 60; }
+  bool ReadsOverTime() const override { return true; }
+  Expected<usage::WindowUsage> ReadWindow(int64_t from_unix_s, int64_t to_unix_s) const override;
+  Expected<usage::BucketUsage> ReadBuckets(int64_t from_unix_s, int64_t to_unix_s,
+                                           int64_t bucket_s) const override;
+  Expected<std::vector<NodeRecord>> ReadNodes(int64_t from_unix_s,
+                                              int64_t to_unix_s) const override;
   // The history connection, opened when missing (a failed open is retried next time). Call with
   // history_mu_ held.
   Expected<const Store*> HistoryReader() const;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fails when an include in src/ points against the pipeline's arrows (docs/architecture.md):
 #   common -> domain -> sources -> core -> node -> sinks -> app -> cli, with sim/ beside them;
-#   sources/history (readers of stored usage, in core's types) -> core; store -> sources/history.
+#   sources/history (readers of stored usage, in core's types) -> core; store -> core.
 # The build already refuses an include of a module a target does not link (cmake/modules.cmake);
 # this check also holds the arrows between layers that the link lists could let slip, and it
 # covers the tests. Usage: check_layers.sh SRC_DIR. Prints every offending line; exit 1 if any.
@@ -17,7 +17,7 @@ declare -A allowed=(
   [sources]="common domain"
   [sources/history]="common domain core"
   [core]="common domain"
-  [store]="common domain core sources/history"
+  [store]="common domain core"
   [node]="common domain sources core"
   [sinks]="common domain core node/state"
   [app]="common domain sources core store node sinks sim/scenario sim/node"

@@ -15,8 +15,8 @@ std::vector<node::RightsizingRow> ToRows(const std::vector<rightsize::Recommenda
   return out;
 }
 
-RightsizeRunner::RightsizeRunner(const history::UsageHistorySource& history,
-                                 RightsizeOptions options, std::chrono::milliseconds first,
+RightsizeRunner::RightsizeRunner(const usage::UsageHistorySource& history, RightsizeOptions options,
+                                 std::chrono::milliseconds first,
                                  std::chrono::milliseconds interval)
     : history_(history),
       options_(std::move(options)),

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "app/usage/rightsize.h"
+#include "core/usage/usage_reader.h"
 #include "node/state/node_state.h"
-#include "sources/history/usage/usage_history.h"
 
 namespace gpumeter::app {
 
@@ -27,7 +27,7 @@ class RightsizeRunner {
  public:
   // The first run is `first` after the start (the store needs some intervals), then every
   // `interval`. `options`: all but `source` (the history is read from `history`).
-  RightsizeRunner(const history::UsageHistorySource& history, RightsizeOptions options,
+  RightsizeRunner(const usage::UsageHistorySource& history, RightsizeOptions options,
                   std::chrono::milliseconds first, std::chrono::milliseconds interval);
   ~RightsizeRunner();
   RightsizeRunner(const RightsizeRunner&) = delete;
@@ -39,8 +39,8 @@ class RightsizeRunner {
  private:
   void Loop(std::chrono::milliseconds first, std::chrono::milliseconds interval);
 
-  const history::UsageHistorySource& history_;  // borrowed; read on thread_ only
-  RightsizeOptions options_;                    // read on thread_ only
+  const usage::UsageHistorySource& history_;  // borrowed; read on thread_ only
+  RightsizeOptions options_;                  // read on thread_ only
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

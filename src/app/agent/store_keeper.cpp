@@ -118,7 +118,7 @@ Error NotOpen(const std::string& path) {
 }
 
 // The store's history, through the interface it implements (its overrides are private).
-const history::UsageHistorySource& History(const store::Store& s) { return s; }
+const usage::UsageHistorySource& History(const store::Store& s) { return s; }
 
 }  // namespace
 
@@ -128,7 +128,7 @@ Expected<std::optional<std::pair<int64_t, int64_t>>> StoreKeeper::HistorySpan() 
   return History(*s).HistorySpan();
 }
 
-Expected<history::PodLabelMap> StoreKeeper::HistoryPodLabels() const {
+Expected<usage::PodLabelMap> StoreKeeper::HistoryPodLabels() const {
   const auto s = Current();
   if (!s) return tl::unexpected(NotOpen(options_.path));
   return History(*s).HistoryPodLabels();

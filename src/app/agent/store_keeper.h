@@ -20,13 +20,13 @@
 #include <mutex>
 #include <string>
 
+#include "core/usage/usage_reader.h"
 #include "domain/source_status.h"
-#include "sources/history/usage/usage_history.h"
 #include "store/store.h"
 
 namespace gpumeter::app {
 
-class StoreKeeper final : public history::UsageHistorySource {
+class StoreKeeper final : public usage::UsageHistorySource {
  public:
   using Clock = std::chrono::steady_clock;
   struct Options {
@@ -52,10 +52,10 @@ class StoreKeeper final : public history::UsageHistorySource {
   domain::SourceStatus Status() const;
   const std::string& path() const { return options_.path; }
 
-  // history::UsageHistorySource, read from the store open at the time of the call.
+  // usage::UsageHistorySource, read from the store open at the time of the call.
   std::string HistoryName() const override;
   Expected<std::optional<std::pair<int64_t, int64_t>>> HistorySpan() const override;
-  Expected<history::PodLabelMap> HistoryPodLabels() const override;
+  Expected<usage::PodLabelMap> HistoryPodLabels() const override;
   Expected<std::map<int64_t, std::vector<attribution::UnitRecord>>> HistoryMinutes(
       int64_t from_unix_s, int64_t to_unix_s) const override;
   void HistoryDone() const override;

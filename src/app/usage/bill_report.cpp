@@ -6,7 +6,6 @@
 #include "core/cost/bill_allocate.h"
 #include "sinks/report/render_bill.h"
 #include "sources/bill/focus_reader.h"
-#include "sources/history/prometheus_source.h"
 
 namespace gpumeter::app {
 namespace {
@@ -19,7 +18,7 @@ struct Nodes {
   std::vector<cost::NodeCostSplit> splits;
 };
 
-Nodes BillNodes(const std::vector<store::NodeRecord>& records, const cost::Pricing& pricing,
+Nodes BillNodes(const std::vector<attribution::NodeRecord>& records, const cost::Pricing& pricing,
                 double default_share, const std::string& split_flag) {
   Nodes out;
   for (const auto& r : records) {
@@ -61,35 +60,14 @@ void WarnRefused(const cost::BillLedger& l) {
 
 }  // namespace
 
-Expected<std::vector<store::NodeRecord>> StoreBillUsage::Nodes() const { return store_.Nodes(); }
-
-Expected<std::map<int64_t, std::vector<store::UnitRecord>>> StoreBillUsage::Hourly(
-    int64_t from, int64_t to, cost::Labels& labels) const {
-  auto hourly = store_.BucketUsage(from, to, 3600);
-  if (!hourly) return tl::unexpected(hourly.error());
-  auto pod_labels = store_.PodLabels();
-  if (!pod_labels) return tl::unexpected(pod_labels.error());
-  labels = std::move(*pod_labels);
-  return hourly;
-}
-
-Expected<std::vector<store::NodeRecord>> PrometheusBillUsage::Nodes() const {
-  return history::ReadNodeIdentities(api_, window_.to_unix_s,
-                                     window_.to_unix_s - window_.from_unix_s);
-}
-
-Expected<std::map<int64_t, std::vector<store::UnitRecord>>> PrometheusBillUsage::Hourly(
-    int64_t from, int64_t to, cost::Labels& labels) const {
-  return history::HourlyUsageFromPrometheus(api_, from, to, label_keys_, labels);
-}
-
-Expected<std::string> RenderBillReport(const BillReportRequest& bill, const BillUsage& usage,
+Expected<std::string> RenderBillReport(const BillReportRequest& bill,
+                                       const usage::UsageReader& reader,
                                        const cost::Pricing& pricing, const cost::Policy& policy,
                                        const std::vector<std::string>& dims,
                                        const report::Window& w) {
   const auto share = cost::ParseSplit(bill.split);
   if (!share) return tl::unexpected(Bad("--bill-split: " + share.error().message));
-  auto records = usage.Nodes();
+  auto records = reader.ReadNodes(w.from_unix_s, w.to_unix_s);
   if (!records) return tl::unexpected(records.error());
   Nodes nodes = BillNodes(*records, pricing, *share, bill.split);
   cost::BillLedger ledger(cost::NodeMatcher(std::move(nodes.nodes)), w.from_unix_s, w.to_unix_s);
@@ -102,11 +80,11 @@ Expected<std::string> RenderBillReport(const BillReportRequest& bill, const Bill
   }
   WarnRefused(ledger);
   const auto [from, to] = UsageSpan(w);
-  cost::Labels labels;
-  auto hourly = usage.Hourly(from, to, labels);
+  auto hourly = reader.ReadBuckets(from, to, 3600);
   if (!hourly) return tl::unexpected(hourly.error());
+  const cost::Labels& labels = hourly->labels;
   auto split = [&](cost::BillAmount which) {
-    return cost::AllocateBill(ledger, *hourly, nodes.splits, labels, policy, dims, which);
+    return cost::AllocateBill(ledger, hourly->buckets, nodes.splits, labels, policy, dims, which);
   };
   const auto billed = split(cost::BillAmount::kEffective);
   if (bill.format == "focus")

@@ -1,8 +1,8 @@
 // `gpumeter report --bill FILE…`: the chargeback priced from the cloud bill (FOCUS exports)
-// instead of a price table. Reads the nodes' identities (provider IDs) from the store or from
-// Prometheus to match the bill's lines, streams every file into a ledger for the report's window,
-// reads the usage hour by hour over the billed periods and allocates each node-period
-// (core/cost/bill_allocate.h), then renders the chargeback with its reconciliation.
+// instead of a price table. Reads the nodes' identities (provider IDs) through the usage reader
+// (a store or Prometheus) to match the bill's lines, streams every file into a ledger for the
+// report's window, reads the usage hour by hour over the billed periods and allocates each
+// node-period (core/cost/bill_allocate.h), then renders the chargeback with its reconciliation.
 #pragma once
 
 #include <cstddef>
@@ -16,9 +16,8 @@
 #include "core/cost/allocate.h"
 #include "core/cost/chargeback.h"
 #include "core/cost/pricing.h"
+#include "core/usage/usage_reader.h"
 #include "sinks/report/render.h"
-#include "sources/history/prometheus_api.h"
-#include "store/store.h"
 
 namespace gpumeter::app {
 
@@ -33,46 +32,10 @@ struct BillReportRequest {
   std::optional<size_t> unmatched;
 };
 
-// Where a bill's report reads the nodes' identities and their usage hour by hour.
-class BillUsage {
- public:
-  virtual ~BillUsage() = default;
-  virtual Expected<std::vector<store::NodeRecord>> Nodes() const = 0;
-  // Usage per hour start over [from, to) (both on the hour); the pods' labels into `labels`.
-  virtual Expected<std::map<int64_t, std::vector<store::UnitRecord>>> Hourly(
-      int64_t from_unix_s, int64_t to_unix_s, cost::Labels& labels) const = 0;
-};
-
-// From the store: its nodes table, its hourly rows and its pod labels. Borrows `store`.
-class StoreBillUsage final : public BillUsage {
- public:
-  explicit StoreBillUsage(const store::Store& store) : store_(store) {}
-  Expected<std::vector<store::NodeRecord>> Nodes() const override;
-  Expected<std::map<int64_t, std::vector<store::UnitRecord>>> Hourly(
-      int64_t from_unix_s, int64_t to_unix_s, cost::Labels& labels) const override;
-
- private:
-  const store::Store& store_;
-};
-
-// From Prometheus: gpumeter_node_info as of the window's end, and each hour's raw counters
-// (history::HourlyUsageFromPrometheus). Borrows `api`.
-class PrometheusBillUsage final : public BillUsage {
- public:
-  PrometheusBillUsage(const history::PrometheusApi& api, const report::Window& window,
-                      std::vector<std::string> label_keys)
-      : api_(api), window_(window), label_keys_(std::move(label_keys)) {}
-  Expected<std::vector<store::NodeRecord>> Nodes() const override;
-  Expected<std::map<int64_t, std::vector<store::UnitRecord>>> Hourly(
-      int64_t from_unix_s, int64_t to_unix_s, cost::Labels& labels) const override;
-
- private:
-  const history::PrometheusApi& api_;
-  report::Window window_;
-  std::vector<std::string> label_keys_;
-};
-
-Expected<std::string> RenderBillReport(const BillReportRequest& bill, const BillUsage& usage,
+// The bill's report over `window`: the nodes and their usage per hour read through `reader`
+// (borrowed for the call).
+Expected<std::string> RenderBillReport(const BillReportRequest& bill,
+                                       const usage::UsageReader& reader,
                                        const cost::Pricing& pricing, const cost::Policy& policy,
                                        const std::vector<std::string>& dims,
                                        const report::Window& window);

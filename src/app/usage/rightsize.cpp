@@ -9,14 +9,13 @@
 
 #include "app/config_files.h"
 #include "app/usage/output.h"
+#include "app/usage/usage_reader.h"
 #include "common/duration.h"
 #include "common/duration_format.h"
 #include "core/rightsize/history.h"
 #include "core/rightsize/render.h"
 #include "sinks/report/render.h"
 #include "sinks/report/window.h"
-#include "sources/history/prometheus_history.h"
-#include "store/store.h"
 
 namespace gpumeter::app {
 
@@ -43,7 +42,7 @@ Expected<Plan> PlanOf(const RightsizeOptions& o) {
 }
 
 Expected<std::vector<rightsize::Recommendation>> RightsizeWith(
-    const history::UsageHistorySource& history, const RightsizeOptions& o, const Plan& plan,
+    const usage::UsageHistorySource& history, const RightsizeOptions& o, const Plan& plan,
     rightsize::RecommendOptions* used) {
   auto span = history.HistorySpan();
   if (!span) return tl::unexpected(span.error());
@@ -55,7 +54,7 @@ Expected<std::vector<rightsize::Recommendation>> RightsizeWith(
                                         : ": empty (no interval recorded yet)"));
   const int64_t to = o.to_s ? std::min((*span)->second, *o.to_s) : (*span)->second;
   const int64_t from = std::max((*span)->first, to - plan.window_s);
-  auto histories = history::BuildHistories(history, from, to);
+  auto histories = usage::BuildHistories(history, from, to);
   if (!histories) return tl::unexpected(histories.error());
   const size_t read = histories->size();
   // --namespace, --node: the others are not resized and not packed with.
@@ -88,9 +87,9 @@ Expected<std::string> Render(const Expected<std::vector<rightsize::Recommendatio
 
 }  // namespace
 
-Expected<std::vector<rightsize::Recommendation>> Rightsize(
-    const history::UsageHistorySource& history, const RightsizeOptions& o,
-    rightsize::RecommendOptions* used) {
+Expected<std::vector<rightsize::Recommendation>> Rightsize(const usage::UsageHistorySource& history,
+                                                           const RightsizeOptions& o,
+                                                           rightsize::RecommendOptions* used) {
   auto plan = PlanOf(o);
   if (!plan) return tl::unexpected(plan.error());
   return RightsizeWith(history, o, *plan, used);
@@ -99,34 +98,32 @@ Expected<std::vector<rightsize::Recommendation>> Rightsize(
 Expected<std::vector<rightsize::Recommendation>> Rightsize(const RightsizeOptions& o,
                                                            rightsize::RecommendOptions* used) {
   if (!o.source) return tl::unexpected(Bad("--source: required (sqlite:PATH or prometheus:URL)"));
-  const bool from_store = o.source->kind == UsageSource::Kind::kStore;
-  if (!from_store && o.source->kind != UsageSource::Kind::kPrometheus)
+  if (o.source->kind != UsageSource::Kind::kStore &&
+      o.source->kind != UsageSource::Kind::kPrometheus)
     return tl::unexpected(
         Bad("--source " + ToString(*o.source) + ": rightsizing reads a store or Prometheus"));
   // The options before the source, as the command always did: bad input is said first.
   auto plan = PlanOf(o);
   if (!plan) return tl::unexpected(plan.error());
-  if (from_store) {
-    auto store = store::Store::OpenReadOnly(o.source->where);
-    if (!store) return tl::unexpected(store.error());
-    return RightsizeWith(**store, o, *plan, used);
-  }
-  auto api = OpenPrometheus(o.source->where, o.prometheus);
-  if (!api) return tl::unexpected(api.error());
   const int64_t now = o.to_s.value_or(std::chrono::duration_cast<std::chrono::seconds>(
                                           std::chrono::system_clock::now().time_since_epoch())
                                           .count());
-  // Without the recorded series every day is read per minute: a horizon of the whole window.
-  const int64_t minutes_back =
+  // Prometheus: without the recorded series every day is read per minute, a horizon of the whole
+  // window.
+  history::PrometheusReadOptions read;
+  read.scope = {o.node, o.ns};
+  read.now_unix_s = now;
+  read.lookback_s = plan->window_s;
+  read.minute_horizon_s =
       o.prometheus.recorded_series ? WholeSeconds(o.minute_history) : plan->window_s + 86400;
-  history::PrometheusHistory history(std::move(*api), {o.node, o.ns}, now, plan->window_s,
-                                     minutes_back);
-  auto rs = RightsizeWith(history, o, *plan, used);
-  if (used) used->read_from = history.Describe();
+  auto reader = OpenUsageReader(*o.source, o.prometheus, std::move(read));
+  if (!reader) return tl::unexpected(reader.error());
+  auto rs = RightsizeWith(**reader, o, *plan, used);
+  if (used) used->read_from = (*reader)->ReadFrom();  // Prometheus: which series; a store: ""
   return rs;
 }
 
-Expected<std::string> RenderRightsize(const history::UsageHistorySource& history,
+Expected<std::string> RenderRightsize(const usage::UsageHistorySource& history,
                                       const RightsizeOptions& o) {
   rightsize::RecommendOptions used;
   return Render(Rightsize(history, o, &used), used, o.format);

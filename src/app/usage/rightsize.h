@@ -3,7 +3,7 @@
 // (docs/rightsizing.md): reclaim, a smaller MIG profile, sharing a GPU, or keep — with the evidence
 // and the monthly savings at the configured prices. As a table or JSON. The command opens the store
 // its --source names; the agent, the demo and the HTML report hand over the store they have open,
-// as a history::UsageHistorySource. Each call reads on the calling thread.
+// as a usage::UsageHistorySource. Each call reads on the calling thread.
 #pragma once
 
 #include "app/usage/prometheus_flags.h"
@@ -16,7 +16,7 @@
 #include "common/duration.h"
 #include "common/error.h"
 #include "core/rightsize/recommend.h"
-#include "sources/history/usage/usage_history.h"
+#include "core/usage/usage_reader.h"
 
 namespace gpumeter::app {
 
@@ -48,9 +48,9 @@ int RunRightsize(const RightsizeOptions& options);
 // The recommendations from `history` (borrowed for the call), with the options but `source`: the
 // agent's RightsizeRunner, the demo's closing section, the HTML report.
 Expected<std::vector<rightsize::Recommendation>> Rightsize(
-    const history::UsageHistorySource& history, const RightsizeOptions& options,
+    const usage::UsageHistorySource& history, const RightsizeOptions& options,
     rightsize::RecommendOptions* used = nullptr);
-Expected<std::string> RenderRightsize(const history::UsageHistorySource& history,
+Expected<std::string> RenderRightsize(const usage::UsageHistorySource& history,
                                       const RightsizeOptions& options);
 // The same from the source `options.source` names: a store opened read-only for the call, or a
 // Prometheus (the command).

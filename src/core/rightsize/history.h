@@ -6,8 +6,8 @@
 // A minute in which most of a unit's time or memory could not be placed (the GPU was lost, a pass
 // failed) gives its holders no sample: unknown is not idle. The store is the persistence: histories
 // are rebuilt from its rows on every run (with a 24 h half-life, rows older than its 14 days of
-// minutes weigh under 1/16000). The builder is handed rows; it reads nothing (the readers are in
-// sources/history, usage_history.h). Units: bytes, fractions of a GPU, Unix seconds. Not
+// minutes weigh under 1/16000). The builder is handed rows; it reads nothing (its readers
+// implement core/usage/usage_reader.h). Units: bytes, fractions of a GPU, Unix seconds. Not
 // thread-safe.
 #pragma once
 
@@ -63,7 +63,7 @@ struct WorkloadHistory {
 
 class HistoryBuilder {
  public:
-  // `workloads`: each pod's workload (history::UsageHistorySource::HistoryPodWorkloads).
+  // `workloads`: each pod's workload (usage::UsageHistorySource::HistoryPodWorkloads).
   explicit HistoryBuilder(PodWorkloadMap workloads) : workload_of_(std::move(workloads)) {}
 
   // One bucket of rows (a minute, or an hour where only rollups remain), in time order.

@@ -262,7 +262,7 @@ Expected<std::optional<std::pair<int64_t, int64_t>>> PrometheusHistory::HistoryS
 // StatefulSet replaced by a Deployment of the pod's name): each pod gets the workload it had
 // last. Recorded hours say when (the rule's value: the last time in the hour); raw series of a pod
 // with more than one are timed by LastSeen. Raw (newer) beats recorded.
-Expected<history::PodWorkloadMap> PrometheusHistory::HistoryPodWorkloads() const {
+Expected<usage::PodWorkloadMap> PrometheusHistory::HistoryPodWorkloads() const {
   using Workload = std::pair<std::string, std::string>;  // kind, name
   const std::string by = "namespace, pod, workload_kind, workload";
   const std::string m = OwnerMatchers();
@@ -293,7 +293,7 @@ Expected<history::PodWorkloadMap> PrometheusHistory::HistoryPodWorkloads() const
                                  workload_of);
       !t)
     return tl::unexpected(t.error());
-  history::PodWorkloadMap out;
+  usage::PodWorkloadMap out;
   for (const auto* candidates : {&recorded, &raw})
     ForEachLatest(*candidates, [&](const auto& pod, const Workload& w) {
       out[pod] = {w.first, w.second};

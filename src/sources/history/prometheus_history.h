@@ -1,4 +1,4 @@
-// Rightsizing's usage histories (sources/history/usage/usage_history.h) from a Prometheus that
+// Rightsizing's usage histories (core/usage/usage_reader.h) from a Prometheus that
 // scrapes the agents, for a whole fleet or one node or namespace: the same per-minute usage records
 // a store gives, so rightsizing from either gives the same answer on the same data, and workloads
 // on whole GPUs of one model are packed across nodes.
@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/usage/usage_reader.h"
 #include "sources/history/prometheus_api.h"
-#include "sources/history/usage/usage_history.h"
 
 namespace gpumeter::history {
 
@@ -33,7 +33,7 @@ struct HistoryScope {
   std::string ns;    // only this namespace's containers (with each unit's idle and unattributed)
 };
 
-class PrometheusHistory final : public history::UsageHistorySource {
+class PrometheusHistory final : public usage::UsageHistorySource {
  public:
   // Reads data in [now - lookback, now]: the span is searched there (the rightsizing window).
   PrometheusHistory(PrometheusApi api, HistoryScope scope, int64_t now_unix_s, int64_t lookback_s,
@@ -43,8 +43,8 @@ class PrometheusHistory final : public history::UsageHistorySource {
   Expected<std::optional<std::pair<int64_t, int64_t>>> HistorySpan() const override;
   // None: Prometheus has the agents' pod label keys only; workloads come from
   // HistoryPodWorkloads.
-  Expected<history::PodLabelMap> HistoryPodLabels() const override { return {}; }
-  Expected<history::PodWorkloadMap> HistoryPodWorkloads() const override;
+  Expected<usage::PodLabelMap> HistoryPodLabels() const override { return {}; }
+  Expected<usage::PodWorkloadMap> HistoryPodWorkloads() const override;
   Expected<std::map<int64_t, std::vector<attribution::UnitRecord>>> HistoryMinutes(
       int64_t from_unix_s, int64_t to_unix_s) const override;
   // 6 hours, one range query per counter: a read holds its minutes (for 1,000 containers a day
@@ -55,6 +55,8 @@ class PrometheusHistory final : public history::UsageHistorySource {
   // What was read so far, for the output: "per-minute raw series for 48.0 h, recorded hourly
   // series for 288 h".
   std::string Describe() const;
+  // The client it reads through, for the other reads of the same Prometheus.
+  const PrometheusApi& api() const { return api_; }
 
  private:
   using Records = std::map<int64_t, std::vector<attribution::UnitRecord>>;

@@ -416,13 +416,13 @@ TEST(Store, NewStoresCarryTheIdAndEarlierOnesAreRecognisedByTheirSchema) {
 }
 
 TEST(Store, HistoryReadsGoOnBesideTheWriterOnAnotherThread) {
-  // The agent's rightsizing reads its store through history::UsageHistorySource on a thread of
+  // The agent's rightsizing reads its store through usage::UsageHistorySource on a thread of
   // its own while the sampling thread writes: whole intervals only, and no error.
   testing::TempDir dir("gpumeter-store");
   const auto path = (dir.path() / "usage.db").string();
   auto s = Store::Open(path);
   ASSERT_TRUE(s) << s.error().message;
-  const history::UsageHistorySource& history = **s;
+  const usage::UsageHistorySource& history = **s;
   EXPECT_EQ(history.HistoryName(), "store " + path);
   const auto none = history.HistorySpan();
   ASSERT_TRUE(none) << none.error().message;
@@ -538,7 +538,7 @@ TEST(Store, PageCachesAreReleasedOnRequestAndAfterHistories) {
   ASSERT_TRUE((*s)->ReleaseMemory());
   const auto released = sqlite3_memory_used();
   EXPECT_LT(released, filled - 100 * 1024) << "the owner's cache held over 100 KiB";
-  const history::UsageHistorySource& history = **s;
+  const usage::UsageHistorySource& history = **s;
   const auto rows = history.HistoryMinutes(t0, t0 + 600 * 60);
   ASSERT_TRUE(rows) << rows.error().message;
   EXPECT_EQ(rows->size(), 600u);

@@ -1,7 +1,7 @@
 // Histories read through UsageHistorySource (the store implements it): here a source in memory,
 // which rightsizing reads an hour at a time (a read's memory is its minutes'), with the workload
 // named from the pods' labels.
-#include "sources/history/usage/usage_history.h"
+#include "core/usage/usage_reader.h"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@ namespace {
 
 using domain::Owner;
 using domain::OwnerKind;
-using history::BuildHistories;
-using history::kHistoryReadS;
-using history::UsageHistorySource;
+using usage::BuildHistories;
+using usage::kHistoryReadS;
+using usage::UsageHistorySource;
 
 class MemorySource : public UsageHistorySource {
  public:

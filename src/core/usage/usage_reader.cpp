@@ -1,8 +1,8 @@
-#include "sources/history/usage/usage_history.h"
+#include "core/usage/usage_reader.h"
 
 #include <algorithm>
 
-namespace gpumeter::history {
+namespace gpumeter::usage {
 
 Expected<PodWorkloadMap> UsageHistorySource::HistoryPodWorkloads() const {
   auto labels = HistoryPodLabels();
@@ -38,4 +38,4 @@ Expected<std::map<rightsize::WorkloadKey, rightsize::WorkloadHistory>> BuildHist
   return b.Finish();
 }
 
-}  // namespace gpumeter::history
+}  // namespace gpumeter::usage
