@@ -5,8 +5,12 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "domain/metric_names.h"
+
 namespace gpumeter::metrics {
 namespace {
+
+namespace names = domain::metric_names;
 
 constexpr auto G = MetricType::kGauge;
 constexpr auto C = MetricType::kCounter;
@@ -252,27 +256,26 @@ void AddHealthMetrics(std::vector<MetricDef>& v) {
 void AddUnitMetrics(std::vector<MetricDef>& v) {
   const MetricDef defs[] = {
       {Metric::kUnitInfo,
-       "gpumeter_unit_info",
+       names::kUnitInfo,
        G,
        "",
        "A unit of allocation (a whole GPU or a MIG instance): its GPU, model, MIG profile, sharing "
        "mode, replicas and the evidence that decided the mode; value is always 1.",
        {"node", "unit", "gpu_uuid", "gpu", "model", "mig_profile", "sharing_mode", "replicas",
         "evidence"}},
-      {Metric::kUnitGpuFraction, "gpumeter_unit_gpu_share_ratio", G, "ratio",
+      {Metric::kUnitGpuFraction, names::kUnitGpuShare, G, "ratio",
        "The unit's share of its physical GPU, at which its cost is priced: 1 for a whole GPU, a "
        "MIG instance's compute slices over the GPU's.",
        kUnit},
-      {Metric::kUnitSeconds, "gpumeter_unit_seconds_total", C, "seconds",
+      {Metric::kUnitSeconds, names::kUnitSeconds, C, "seconds",
        "Time accounted on the unit: its compute capacity in compute-seconds (the owners' "
        "gpumeter_compute_seconds_total add up to it).",
        kUnit},
-      {Metric::kUnitMemoryCapacity, "gpumeter_unit_memory_capacity_byte_seconds_total", C,
-       "byte_seconds",
+      {Metric::kUnitMemoryCapacity, names::kUnitMemoryCapacity, C, "byte_seconds",
        "The unit's memory × time accounted (the owners' gpumeter_memory_byte_seconds_total add up "
        "to it).",
        kUnit},
-      {Metric::kUnitEnergy, "gpumeter_unit_energy_joules_total", C, "joules",
+      {Metric::kUnitEnergy, names::kUnitEnergy, C, "joules",
        "The unit's energy over the intervals in which it was known (the owners' "
        "gpumeter_energy_joules_total add up to it).",
        kUnit},
@@ -305,7 +308,7 @@ void AddUnitMetrics(std::vector<MetricDef>& v) {
 void AddCostMetrics(std::vector<MetricDef>& v) {
   const MetricDef defs[] = {
       {Metric::kNodeInfo,
-       "gpumeter_node_info",
+       names::kNodeInfo,
        G,
        "",
        "The node as its Node object describes it: instance type, region, zone, capacity type "
@@ -346,45 +349,44 @@ void AddCostMetrics(std::vector<MetricDef>& v) {
 // Attribution per unit and owner: integrated over time, and gauges of the last interval.
 void AddOwnerMetrics(std::vector<MetricDef>& v) {
   const MetricDef defs[] = {
-      {Metric::kMemoryByteSeconds, "gpumeter_memory_byte_seconds_total", C, "byte_seconds",
+      {Metric::kMemoryByteSeconds, names::kMemoryByteSeconds, C, "byte_seconds",
        "GPU memory held × time, by owner of the unit.", kOwner},
       {Metric::kMemoryBytes, "gpumeter_memory_bytes", G, "bytes",
        "GPU memory held, by owner of the unit: the mean over the last interval.", kOwner},
-      {Metric::kComputeSeconds, "gpumeter_compute_seconds_total", C, "seconds",
+      {Metric::kComputeSeconds, names::kComputeSeconds, C, "seconds",
        "The unit's time used, by owner: one compute-second per second of the whole unit.", kOwner},
       {Metric::kComputeRatio, "gpumeter_compute_ratio", G, "ratio",
        "Share of the unit's time used by the owner over the last interval, 0-1 (the owners of a "
        "unit add up to 1).",
        kOwner},
-      {Metric::kComputeUnknownSeconds, "gpumeter_compute_unknown_seconds_total", C, "seconds",
+      {Metric::kComputeUnknownSeconds, names::kComputeUnknownSeconds, C, "seconds",
        "Time in which the owner's compute is unknown (it ran on the unit while the unit's "
        "activity, or which process was busy, was unknown): gpumeter_compute_seconds_total is a "
        "lower bound, the sum of both an upper one. Exported once it is above 0.",
        kOwner},
-      {Metric::kComputeBoundSeconds, "gpumeter_compute_bound_seconds_total", C, "seconds",
+      {Metric::kComputeBoundSeconds, names::kComputeBoundSeconds, C, "seconds",
        "Where some of gpumeter_compute_seconds_total is an estimated split (MPS thread share, an "
        "even split, extrapolation over lost samples), its error bound: the truth "
        "lies within compute ± this (docs/attribution.md, Bounds). Exported once it is above 0.",
        kOwner},
-      {Metric::kEnergyBoundJoules, "gpumeter_energy_bound_joules_total", C, "joules",
+      {Metric::kEnergyBoundJoules, names::kEnergyBoundJoules, C, "joules",
        "Where some of gpumeter_energy_joules_total is an estimated split (a DCGM-fed unit's "
        "energy inside a collection, placed by an activity profile from board power), its error "
        "bound: the truth lies within energy ± this (docs/attribution.md, DCGM activity). "
        "Exported once it is above 0.",
        kOwner},
-      {Metric::kMemoryBusySeconds, "gpumeter_memory_busy_seconds_total", C, "seconds",
+      {Metric::kMemoryBusySeconds, names::kMemoryBusySeconds, C, "seconds",
        "Memory traffic, a second measure of use beside compute: seconds of the unit's memory kept "
        "busy, by owner (the owners of a unit add up to gpumeter_unit_seconds_total, idle's being "
        "the time nobody used it), split by the same rules as compute. Of the kind "
        "gpumeter_unit_memory_signal_seconds_total says.",
        kOwner},
-      {Metric::kMemoryBusyUnknownSeconds, "gpumeter_memory_busy_unknown_seconds_total", C,
-       "seconds",
+      {Metric::kMemoryBusyUnknownSeconds, names::kMemoryBusyUnknownSeconds, C, "seconds",
        "Time in which the owner's memory traffic is unknown (no signal: an A100 or A30 MIG "
        "instance without DCGM, a failed read), as gpumeter_compute_unknown_seconds_total. "
        "Exported once it is above 0.",
        kOwner},
-      {Metric::kMemoryBusyBoundSeconds, "gpumeter_memory_busy_bound_seconds_total", C, "seconds",
+      {Metric::kMemoryBusyBoundSeconds, names::kMemoryBusyBoundSeconds, C, "seconds",
        "Where some of gpumeter_memory_busy_seconds_total is an estimated split, its error bound, "
        "as gpumeter_compute_bound_seconds_total. Exported once it is above 0.",
        kOwner},
@@ -395,7 +397,7 @@ void AddOwnerMetrics(std::vector<MetricDef>& v) {
 // Energy, requests and cost per owner, and the pods' workloads and labels.
 void AddOwnerEnergyAndCostMetrics(std::vector<MetricDef>& v) {
   const MetricDef defs[] = {
-      {Metric::kEnergyJoules, "gpumeter_energy_joules_total", C, "joules",
+      {Metric::kEnergyJoules, names::kEnergyJoules, C, "joules",
        "The unit's energy, by owner (split by compute share; idle power by the policy in "
        "docs/attribution.md).",
        kOwner},
@@ -403,7 +405,7 @@ void AddOwnerEnergyAndCostMetrics(std::vector<MetricDef>& v) {
        "Share of the unit the kubelet allocated to the container (exclusive 1, time-slicing/MPS "
        "1/replicas, MIG instance 1).",
        kOwner},
-      {Metric::kRequestedShareSeconds, "gpumeter_requested_share_seconds_total", C, "seconds",
+      {Metric::kRequestedShareSeconds, names::kRequestedShareSeconds, C, "seconds",
        "Requested share × time: the unit-seconds the container held, used or not.", kOwner},
       {Metric::kCost, "gpumeter_cost_total", C, "",
        "The unit's cost by owner, in gpumeter_cost_info's currency: each interval's cost (price "
@@ -426,7 +428,7 @@ void AddOwnerEnergyAndCostMetrics(std::vector<MetricDef>& v) {
        "whole physical GPU. Absent where that memory is unknown.",
        kOwner},
       {Metric::kPodWorkloadInfo,
-       "gpumeter_pod_workload_info",
+       names::kPodWorkloadInfo,
        G,
        "",
        "The workload (controller) of each pod with a container in the attribution, as "
@@ -434,7 +436,7 @@ void AddOwnerEnergyAndCostMetrics(std::vector<MetricDef>& v) {
        "from Prometheus groups pods as it does from a store; value is always 1.",
        {"node", "namespace", "pod", "workload_kind", "workload"}},
       {Metric::kPodLabels,
-       "gpumeter_pod_labels_info",
+       names::kPodLabels,
        G,
        "",
        "The --pod-label labels of each pod with a container in the attribution, as label_KEY "
@@ -451,7 +453,7 @@ void AddOwnerEnergyAndCostMetrics(std::vector<MetricDef>& v) {
 // Guardrails (docs/guardrails.md): open findings and how many were opened.
 void AddFindingMetrics(std::vector<MetricDef>& v) {
   const MetricDef defs[] = {
-      {Metric::kFindingOpen, "gpumeter_finding_first_seen_timestamp_seconds", G, "seconds",
+      {Metric::kFindingOpen, names::kFindingOpen, G, "seconds",
        "One series per open guardrail finding (docs/guardrails.md): when it was first seen, in "
        "Unix seconds. The evidence is in /api/v2/findings.",
        kFinding},

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "domain/metric_names.h"
+
 namespace gpumeter::history {
 
 using top::Amount;
@@ -99,7 +101,7 @@ Expected<FrameData> FetchPrometheusFrame(const std::string& url, int64_t at_unix
   auto frame =
       FrameFromUsage(*usage, "prometheus " + url, at_unix_s, static_cast<double>(window_seconds));
   // The agents' open findings as they export them: one series each, valued its first sighting.
-  auto findings = api->Query("gpumeter_finding_first_seen_timestamp_seconds", at_unix_s);
+  auto findings = api->Query(domain::metric_names::kFindingOpen, at_unix_s);
   if (!findings) return tl::unexpected(findings.error());
   frame.findings = FindingsFromSamples(*findings);
   return frame;

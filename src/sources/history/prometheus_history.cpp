@@ -10,10 +10,13 @@
 #include <tuple>
 
 #include "common/all_at_once.h"
+#include "domain/metric_names.h"
 #include "sources/history/prometheus_source.h"
 
 namespace gpumeter::history {
 namespace {
+
+namespace names = domain::metric_names;
 
 using attribution::OwnerAmounts;
 using attribution::UnitKey;
@@ -27,14 +30,12 @@ struct UnitValues {
   double seconds = 0, memory_capacity_byte_seconds = 0;
 };
 const std::pair<const char*, double UnitValues::*> kUnitCounters[] = {
-    {"gpumeter_unit_seconds_total", &UnitValues::seconds},
-    {"gpumeter_unit_memory_capacity_byte_seconds_total",
-     &UnitValues::memory_capacity_byte_seconds}};
+    {names::kUnitSeconds, &UnitValues::seconds},
+    {names::kUnitMemoryCapacity, &UnitValues::memory_capacity_byte_seconds}};
 // In the order of Buckets::Take's fields.
 const char* const kOwnerCounters[] = {
-    "gpumeter_memory_byte_seconds_total",     "gpumeter_compute_seconds_total",
-    "gpumeter_requested_share_seconds_total", "gpumeter_compute_unknown_seconds_total",
-    "gpumeter_memory_busy_seconds_total",     "gpumeter_memory_busy_unknown_seconds_total"};
+    names::kMemoryByteSeconds,     names::kComputeSeconds,    names::kRequestedShareSeconds,
+    names::kComputeUnknownSeconds, names::kMemoryBusySeconds, names::kMemoryBusyUnknownSeconds};
 // gpumeter_memory_busy_seconds_total is exported for every row by agents that measure traffic: an
 // owner without a point of it at a time (an agent before it) has its traffic unknown then.
 constexpr size_t kTrafficField = 4;
@@ -246,8 +247,8 @@ Expected<std::optional<std::pair<int64_t, int64_t>>> PrometheusHistory::HistoryS
   const int64_t steps_from = now_ - (lookback_ / 3600 + 1) * 3600;
   // Each step looks over the hour before it, so no sample between steps is missed.
   auto raw = api_.QueryRange(
-      "count(last_over_time(gpumeter_unit_seconds_total" + UnitMatchers() + "[1h]))", steps_from,
-      now_, 3600);
+      "count(last_over_time(" + std::string(names::kUnitSeconds) + UnitMatchers() + "[1h]))",
+      steps_from, now_, 3600);
   if (!raw) return tl::unexpected(raw.error());
   std::optional<int64_t> first;
   for (const auto& s : *raw)
@@ -283,14 +284,13 @@ Expected<usage::PodWorkloadMap> PrometheusHistory::HistoryPodWorkloads() const {
   };
   PodCandidates<Workload> recorded, raw;
   const int64_t raw_range = std::min(lookback_, minute_horizon_);
-  if (auto r =
-          read(RecordedName("gpumeter_pod_workload_info"), lookback_, "max_over_time", recorded);
+  if (auto r = read(RecordedName(names::kPodWorkloadInfo), lookback_, "max_over_time", recorded);
       !r)
     return tl::unexpected(r.error());
-  if (auto r = read("gpumeter_pod_workload_info", raw_range, "last_over_time", raw); !r)
+  if (auto r = read(names::kPodWorkloadInfo, raw_range, "last_over_time", raw); !r)
     return tl::unexpected(r.error());
-  if (auto t = TimeAmbiguousPods(api_, "gpumeter_pod_workload_info", by, raw_range, now_, raw,
-                                 workload_of);
+  if (auto t =
+          TimeAmbiguousPods(api_, names::kPodWorkloadInfo, by, raw_range, now_, raw, workload_of);
       !t)
     return tl::unexpected(t.error());
   usage::PodWorkloadMap out;

@@ -11,11 +11,13 @@
 #include <tuple>
 
 #include "common/all_at_once.h"
+#include "domain/metric_names.h"
 #include "domain/pod_label.h"
 
 namespace gpumeter::history {
 
 using cost::Labels;
+namespace names = domain::metric_names;
 namespace {
 
 using Sample = PromSample;
@@ -131,10 +133,9 @@ Expected<void> ReadUnits(const PrometheusApi& api, const Part& part, Units& unit
 // Unit capacities over the segment, added to the units already known.
 Expected<void> ReadUnitCounters(const PrometheusApi& api, const Part& part, Units& units) {
   const std::pair<const char*, double attribution::UnitRecord::*> unit_counters[] = {
-      {"gpumeter_unit_seconds_total", &attribution::UnitRecord::seconds},
-      {"gpumeter_unit_memory_capacity_byte_seconds_total",
-       &attribution::UnitRecord::memory_capacity_byte_seconds},
-      {"gpumeter_unit_energy_joules_total", &attribution::UnitRecord::energy_joules}};
+      {names::kUnitSeconds, &attribution::UnitRecord::seconds},
+      {names::kUnitMemoryCapacity, &attribution::UnitRecord::memory_capacity_byte_seconds},
+      {names::kUnitEnergy, &attribution::UnitRecord::energy_joules}};
   auto growth = Growths(api, part, unit_counters, "node, unit");
   for (size_t i = 0; i < growth.size(); ++i) {
     if (!growth[i]) return tl::unexpected(growth[i].error());
@@ -156,24 +157,20 @@ using UnitIds = std::set<std::pair<std::string, std::string>>;  // (node, unit)
 Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& owners,
                           UnitIds& traffic_units) {
   const std::pair<const char*, double attribution::OwnerAmounts::*> owner_counters[] = {
-      {"gpumeter_memory_byte_seconds_total", &attribution::OwnerAmounts::memory_byte_seconds},
-      {"gpumeter_compute_seconds_total", &attribution::OwnerAmounts::compute_seconds},
-      {"gpumeter_energy_joules_total", &attribution::OwnerAmounts::energy_joules},
-      {"gpumeter_requested_share_seconds_total",
-       &attribution::OwnerAmounts::requested_share_seconds},
+      {names::kMemoryByteSeconds, &attribution::OwnerAmounts::memory_byte_seconds},
+      {names::kComputeSeconds, &attribution::OwnerAmounts::compute_seconds},
+      {names::kEnergyJoules, &attribution::OwnerAmounts::energy_joules},
+      {names::kRequestedShareSeconds, &attribution::OwnerAmounts::requested_share_seconds},
       // Exported only once above 0 (and not by agents before it): no series reads as none.
-      {"gpumeter_compute_unknown_seconds_total",
-       &attribution::OwnerAmounts::compute_unknown_seconds},
-      {"gpumeter_compute_bound_seconds_total", &attribution::OwnerAmounts::compute_bound_seconds},
-      {"gpumeter_memory_busy_seconds_total", &attribution::OwnerAmounts::memory_busy_seconds},
+      {names::kComputeUnknownSeconds, &attribution::OwnerAmounts::compute_unknown_seconds},
+      {names::kComputeBoundSeconds, &attribution::OwnerAmounts::compute_bound_seconds},
+      {names::kMemoryBusySeconds, &attribution::OwnerAmounts::memory_busy_seconds},
       // As unknown compute: exported once above 0, so no series reads as none. An agent before
       // memory traffic exports no series of it at all: HoldUnmeasuredTraffic.
-      {"gpumeter_memory_busy_unknown_seconds_total",
-       &attribution::OwnerAmounts::memory_busy_unknown_seconds},
-      {"gpumeter_memory_busy_bound_seconds_total",
-       &attribution::OwnerAmounts::memory_busy_bound_seconds},
+      {names::kMemoryBusyUnknownSeconds, &attribution::OwnerAmounts::memory_busy_unknown_seconds},
+      {names::kMemoryBusyBoundSeconds, &attribution::OwnerAmounts::memory_busy_bound_seconds},
       // Exported once above 0, and not by agents before energy bounds: none reads as exact.
-      {"gpumeter_energy_bound_joules_total", &attribution::OwnerAmounts::energy_bound_joules}};
+      {names::kEnergyBoundJoules, &attribution::OwnerAmounts::energy_bound_joules}};
   auto growth =
       Growths(api, part, owner_counters, "node, unit, namespace, pod, container, owner_kind");
   for (size_t i = 0; i < growth.size(); ++i) {
@@ -273,12 +270,11 @@ Expected<void> ReadLabels(const PrometheusApi& api, const Part& part,
     keys.emplace_back(key, name);
     by += ", " + name;
   }
-  auto r = api.Query(
-      part.seg.recorded
-          ? "max by (" + by + ") (max_over_time(" + RecordedName("gpumeter_pod_labels_info") +
-                part.Range() + "))"
-          : "group by (" + by + ") (last_over_time(gpumeter_pod_labels_info" + part.Range() + "))",
-      part.At());
+  auto r = api.Query(part.seg.recorded ? "max by (" + by + ") (max_over_time(" +
+                                             RecordedName(names::kPodLabels) + part.Range() + "))"
+                                       : "group by (" + by + ") (last_over_time(" +
+                                             names::kPodLabels + part.Range() + "))",
+                     part.At());
   if (!r) return tl::unexpected(r.error());
   auto values_of = [&](const Sample& s) {
     LabelSet values;
@@ -292,7 +288,7 @@ Expected<void> ReadLabels(const PrometheusApi& api, const Part& part,
     sets[{LabelValue(s, "namespace"), LabelValue(s, "pod")}][values_of(s)] =
         part.seg.recorded ? s.value : 0.0;
   if (!part.seg.recorded)
-    if (auto t = TimeAmbiguousPods(api, "gpumeter_pod_labels_info", by, part.seg.to - part.seg.from,
+    if (auto t = TimeAmbiguousPods(api, names::kPodLabels, by, part.seg.to - part.seg.from,
                                    part.At(), sets, values_of);
         !t)
       return t;
@@ -309,7 +305,7 @@ Expected<UnitIdentities> ReadUnitIdentities(const PrometheusApi& api, int64_t at
   auto info = api.Query(
       "max by (node, unit, gpu_uuid, model, mig_profile, sharing_mode) "
       "(last_over_time(" +
-          name("gpumeter_unit_info") + range + "))",
+          name(names::kUnitInfo) + range + "))",
       at);
   if (!info) return tl::unexpected(info.error());
   UnitIdentities out;
@@ -320,7 +316,7 @@ Expected<UnitIdentities> ReadUnitIdentities(const PrometheusApi& api, int64_t at
     const auto mode = domain::ParseSharingMode(text);
     if (!mode && !text.empty())
       return MakeError(ErrorCode::kInvalidInput,
-                       "prometheus " + api.url() + ": gpumeter_unit_info{node=\"" +
+                       "prometheus " + api.url() + ": " + names::kUnitInfo + "{node=\"" +
                            LabelValue(s, "node") + "\", unit=\"" + LabelValue(s, "unit") +
                            "\"} has sharing_mode \"" + text +
                            "\", not exclusive, time-slicing, mps or mig");
@@ -333,8 +329,7 @@ Expected<UnitIdentities> ReadUnitIdentities(const PrometheusApi& api, int64_t at
                                                            1.0};
   }
   auto fraction = api.Query(
-      "max by (node, unit) (last_over_time(" + name("gpumeter_unit_gpu_share_ratio") + range + "))",
-      at);
+      "max by (node, unit) (last_over_time(" + name(names::kUnitGpuShare) + range + "))", at);
   if (!fraction) return tl::unexpected(fraction.error());
   for (const auto& s : *fraction)
     if (auto it = out.find({LabelValue(s, "node"), LabelValue(s, "unit")}); it != out.end())
@@ -392,9 +387,8 @@ Expected<PrometheusUsage> UsageFromPrometheus(const PrometheusApi& api, int64_t 
     Add(std::move(seg_units), std::move(seg_owners), units, owners);
   }
   if (units.empty())
-    return MakeError(ErrorCode::kNotFound,
-                     "prometheus " + api.url() +
-                         ": no gpumeter_unit_info in the window (is it scraping the agents?)");
+    return MakeError(ErrorCode::kNotFound, "prometheus " + api.url() + ": no " + names::kUnitInfo +
+                                               " in the window (is it scraping the agents?)");
   for (auto& [k, o] : owners)
     if (auto it = units.find({std::get<0>(k), std::get<1>(k)}); it != units.end())
       it->second.owners.push_back(o);
@@ -407,8 +401,9 @@ Expected<std::vector<attribution::NodeRecord>> ReadNodeIdentities(const Promethe
                                                                   int64_t at, int64_t range_s) {
   auto info = api.Query(
       "max by (node, provider_id, instance_type, region, zone, capacity_type) "
-      "(last_over_time(gpumeter_node_info[" +
-          std::to_string(std::max<int64_t>(range_s, 60)) + "s]))",
+      "(last_over_time(" +
+          std::string(names::kNodeInfo) + "[" + std::to_string(std::max<int64_t>(range_s, 60)) +
+          "s]))",
       at);
   if (!info) return tl::unexpected(info.error());
   std::vector<attribution::NodeRecord> out;

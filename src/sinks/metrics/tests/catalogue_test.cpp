@@ -1,12 +1,18 @@
-// The catalogue follows Prometheus naming, and docs/metrics.md is generated from it.
+// The catalogue follows Prometheus naming, docs/metrics.md is generated from it, and every name
+// the readers query (domain/metric_names.h) or the bundled rules and dashboards use is in it.
 #include "sinks/metrics/catalogue.h"
 
 #include <gtest/gtest.h>
+
+#include <cctype>
 
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <string>
+
+#include "domain/metric_names.h"
 
 namespace gpumeter::metrics {
 namespace {
@@ -47,6 +53,68 @@ TEST(Catalogue, DocsMetricsMdIsGeneratedFromIt) {
   ASSERT_NE(e, std::string::npos);
   EXPECT_EQ(doc.substr(b + begin.size(), e - b - begin.size()), CatalogueMarkdown())
       << "docs/metrics.md is stale: regenerate the table with `gpumeter metrics-doc`";
+}
+
+std::set<std::string> CatalogueNames() {
+  std::set<std::string> names;
+  for (const auto& d : Catalogue()) names.insert(d.name);
+  return names;
+}
+
+TEST(Catalogue, HoldsEveryNameTheReadersQuery) {
+  const auto names = CatalogueNames();
+  for (const char* name : domain::metric_names::kAll) EXPECT_TRUE(names.contains(name)) << name;
+}
+
+std::string ReadSource(const std::string& path) {
+  std::ifstream in(std::string(GPUMETER_TEST_SOURCE_DIR) + "/" + path);
+  EXPECT_TRUE(in) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool NameChar(char c) {
+  return std::islower(static_cast<unsigned char>(c)) ||
+         std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+}
+
+// The series names in `text`: each gpumeter_… word that is not part of a recorded rule's
+// level:metric:operation name (no colon either side).
+std::set<std::string> SeriesNames(const std::string& text) {
+  std::set<std::string> out;
+  const std::string prefix = "gpumeter_";
+  for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at + 1)) {
+    const char before = at > 0 ? text[at - 1] : ' ';
+    if (NameChar(before) || std::isupper(static_cast<unsigned char>(before)) || before == ':')
+      continue;
+    size_t end = at + prefix.size();
+    while (end < text.size() && NameChar(text[end])) ++end;
+    if (end == at + prefix.size() || (end < text.size() && text[end] == ':')) continue;
+    out.insert(text.substr(at, end - at));
+  }
+  return out;
+}
+
+TEST(Catalogue, HoldsEveryNameTheBundledRulesAndDashboardsUse) {
+  const auto names = CatalogueNames();
+  for (const char* path : {"deploy/kubernetes/monitoring/prometheusrule.yaml",
+                           "deploy/kubernetes/monitoring/rules_test.yaml",
+                           "deploy/kubernetes/monitoring/gpumeter-dashboard.json",
+                           "deploy/helm/gpumeter/files/rules.yaml",
+                           "deploy/helm/gpumeter/files/gpumeter-dashboard.json"}) {
+    const auto used = SeriesNames(ReadSource(path));
+    EXPECT_FALSE(used.empty()) << path << ": no gpumeter series found (moved?)";
+    for (const auto& name : used)
+      EXPECT_TRUE(names.contains(name)) << path << " uses " << name << ", not in the catalogue";
+  }
+}
+
+TEST(Catalogue, SeriesNamesSkipRecordedRuleNames) {
+  EXPECT_EQ(
+      SeriesNames("sum(rate(gpumeter_cost_total[5m])) namespace:gpumeter_cost_per_hour:rate5m "
+                  "gpumeter:x:increase1h {__name__=~\"gpumeter_.*\"}"),
+      std::set<std::string>{"gpumeter_cost_total"});
 }
 
 }  // namespace
