@@ -1,4 +1,4 @@
-// Which signal gave a unit's memory traffic ("bandwidth") in an interval. They measure two
+// Which signal gave a unit's memory busy time ("bandwidth") in an interval. They measure two
 // different things, and no NVIDIA source converts one into the other (docs/attribution.md,
 // "Definitions of use"): the part of the time device memory was read or written (NVML's
 // per-process memUtil and utilization.memory), or the share of the memory's peak bandwidth used

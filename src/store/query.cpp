@@ -46,7 +46,7 @@ namespace {
 
 // The usage rows of a store of `version` at `level`: columns a version lacks read as what it
 // knew (version 1 has no compute_unknown_seconds, 1-2 no compute_bound_seconds, 1-5 no
-// energy_bound_joules: 0; 1-4 no memory traffic: unknown, UnrecordedTraffic).
+// energy_bound_joules: 0; 1-4 no memory busy time: unknown, UnrecordedTraffic).
 std::string UsageRowsSql(int64_t version, int level) {
   const char* table = level == 0 ? "usage_minutes" : "usage_hours";
   const char* key = level == 0 ? "minute" : "hour";

@@ -22,7 +22,7 @@ namespace gpumeter::store {
 // statement is still open.
 using FailFn = std::function<Error(const std::string&)>;
 
-// The memory traffic an owner row of a store before schema 5 did not record, as an SQL expression
+// The memory busy time an owner row of a store before schema 5 did not record, as an SQL expression
 // over a row of usage_minutes (level 0) or usage_hours (1): unknown for the time its unit was
 // accounted in that minute or hour, for every owner but idle and unattributed (as compute's
 // unknown is). Read-only readers select it; the migration to 5 writes it.
@@ -34,7 +34,7 @@ void HoldUnrecordedTraffic(UnitRecord& r);
 // The usage of [from_unix_s, to_unix_s) per `bucket_s` seconds (0: one bucket), keyed by each
 // bucket's start; `rolled_up_to_hour` is the store's meta row (hours before it are rolled up);
 // `schema_version` the file's (1 has no unknown compute, 1-2 no bounds: read as 0, what they knew;
-// 1-4 no memory traffic: unknown).
+// 1-4 no memory busy time: unknown).
 // An id with no row is an internal error naming the store at `path`. Borrows `db`.
 Expected<std::map<int64_t, std::vector<UnitRecord>>> ReadSums(
     sqlite3* db, const FailFn& fail, const std::string& path, int64_t schema_version,

@@ -50,7 +50,7 @@ CREATE TABLE nodes(name TEXT NOT NULL, provider_id TEXT NOT NULL, instance_id TE
   gpu_count INTEGER, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,
   PRIMARY KEY(name, provider_id, instance_id)) WITHOUT ROWID;
 )sql",
-    // 5: memory traffic, a second measure of use, with its unknown and bound. Older
+    // 5: memory busy time, a second measure of use, with its unknown and bound. Older
     // rows did not measure it: unknown over their unit's time (query.cpp, UnrecordedTraffic), not
     // 0, for every owner but idle and unattributed; and unattributed holds that time, so a unit's
     // traffic adds up to its seconds (as a unit with no signal is booked).
@@ -96,7 +96,7 @@ CREATE TABLE clock_steps(newest_before INTEGER PRIMARY KEY, step_s INTEGER NOT N
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
-// The memory-traffic (schema 5) and energy-bound (6) columns of an upsert's conflict clause.
+// The memory-busy-time (schema 5) and energy-bound (6) columns of an upsert's conflict clause.
 #define GPUMETER_TRAFFIC_SUMS                                                                      \
   ", memory_busy_seconds = memory_busy_seconds + excluded.memory_busy_seconds, "                   \
   "memory_busy_unknown_seconds = memory_busy_unknown_seconds + "                                   \

@@ -7,7 +7,7 @@ namespace gpumeter::store {
 
 constexpr int kSchemaVersion = 7;
 // Read-only readers take these too (1: no unknown compute; 1-2: no estimate bounds; 1-4: no
-// memory traffic; 1-5: no energy bounds; 1-6: no clock-step marks).
+// memory busy time; 1-5: no energy bounds; 1-6: no clock-step marks).
 constexpr int kOldestReadable = 1;
 
 // Migration i takes a database from user_version i to i + 1 (kSchemaVersion of them); "@MINUTES@"

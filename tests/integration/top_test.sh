@@ -63,12 +63,12 @@ while IFS= read -r line; do
        grep -qE "^  $container " "$work/once.txt" || fail "$container of the scenario is not shown" ;;
   esac
 done <"$work/scenario-containers"
-# Every unit's total row: 100 % of compute and of memory traffic; memory = the unit's total (to
+# Every unit's total row: 100 % of compute and of memory busy time; memory = the unit's total (to
 # the printed 0.01 GiB).
 awk '/^  busy/ { match($0, /\/ [0-9.]+ GiB/); total = substr($0, RSTART + 2, RLENGTH - 6) }
-     /^  = total/ {  # = total HELD COMPUTE MEMBW MEMORY GiB ...
+     /^  = total/ {  # = total HELD COMPUTE MEMBUSY MEMORY GiB ...
        n++; if ($4 != "100.0%") { print "compute adds up to " $4; bad = 1 }
-       if ($5 != "100.0%") { print "memory traffic adds up to " $5; bad = 1 }
+       if ($5 != "100.0%") { print "memory busy time adds up to " $5; bad = 1 }
        d = $6 - total; if (d < 0) d = -d; if (d > 0.015) { print "memory " $6 " of " total; bad = 1 } }
      END { if (n < 8) { print "only " n " units"; bad = 1 } exit bad }' "$work/once.txt" ||
   fail "a unit's rows do not add up to it"

@@ -55,7 +55,7 @@ bool TrafficUnknown(const attribution::UnitLedger& l) {
 std::string Key(const domain::Owner& o) { return o.ns + "/" + o.pod + "/" + o.container; }
 
 // How far the rows are from adding up to the unit's capacity over the interval (memory, compute,
-// memory traffic, energy), relative.
+// memory busy time, energy), relative.
 double ConservationError(const attribution::UnitLedger& l) {
   double mem = 0, cpu = 0, energy = 0, traffic = 0;
   for (const auto& r : l.rows) {
@@ -88,7 +88,7 @@ void Judge(const std::string& group, const GroupScore& g, ScoreReport& r) {
     if (g.cpu_mean > 2.0) miss("compute mean error > 2 pp");
     if (g.cpu_worst > 5.0) miss("compute worst error > 5 pp");
   }
-  // Memory traffic as compute: estimated intervals within their bound, the rest within the pp
+  // Memory busy time as compute: estimated intervals within their bound, the rest within the pp
   // targets (an estimate group's containers may still have measured traffic: per-process memUtil
   // beside an MPS thread split).
   if (g.traffic_bound_n > 0 && g.traffic_bound_within < 0.95 * g.traffic_bound_n)

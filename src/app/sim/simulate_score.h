@@ -37,7 +37,7 @@ namespace gpumeter::app {
 
 struct Amounts {
   double compute_s = 0, memory_byte_s = 0, energy_j = 0;
-  double memory_busy_s = 0;  // memory traffic: seconds of the unit's memory kept busy
+  double memory_busy_s = 0;  // memory busy time: seconds of the unit's memory kept busy
 };
 
 // One container on one unit, over the run.
@@ -60,7 +60,7 @@ struct ContainerScore {
   int bound_n = 0, bound_within = 0;
   double bound_s = 0;
   double bound_width_pp_sum = 0;  // Σ over them of bound / interval × 100
-  // Memory traffic (scored like compute over the intervals where the unit's was known): seconds
+  // Memory busy time (scored like compute over the intervals where the unit's was known): seconds
   // unknown outside faults, and estimated intervals judged against their bound as compute's are.
   double memory_busy_unknown_s = 0;
   int traffic_bound_n = 0, traffic_bound_within = 0;
@@ -87,7 +87,7 @@ struct GroupScore {
   // bound (± in pp of the interval) over them; nullopt-like 0s when none was judged.
   int bound_n = 0, bound_within = 0;
   double bound_mean_width_pp = 0;
-  // Memory traffic, in pp of the run as compute: mean and worst error per container, seconds
+  // Memory busy time, in pp of the run as compute: mean and worst error per container, seconds
   // unknown, and the estimated intervals judged against their bound.
   double traffic_mean = 0, traffic_worst = 0, memory_busy_unknown_s = 0;
   int traffic_bound_n = 0, traffic_bound_within = 0;
@@ -146,7 +146,7 @@ class Scorer {
                                              double to_s) const;
   // Judges an estimated energy row of one interval against its bound (`truths`: AddTruth's).
   void JudgeEnergyBound(const attribution::Row& r, ContainerScore& sc, const TrueSeconds& truths);
-  // Scores the memory traffic of an interval's rows against `truth` (AddTruth's).
+  // Scores the memory busy time of an interval's rows against `truth` (AddTruth's).
   void ScoreTraffic(const attribution::UnitLedger& l, double from_s, double to_s,
                     const std::map<std::string, double>& truth);
 

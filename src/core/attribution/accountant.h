@@ -39,7 +39,7 @@ struct AccountantOptions {
 struct PastActivity {
   bool pending = false;
   std::optional<double> mean;
-  // The unit's memory traffic over the same interval where the source has it (DCGM DRAM_ACTIVE),
+  // The unit's memory busy time over the same interval where the source has it (DCGM DRAM_ACTIVE),
   // [0, 1]; unknown otherwise. It never holds an interval back: activity does.
   std::optional<double> memory = std::nullopt;
   // While pending: how far the source can tell the unit's activity now (the end of its last
@@ -121,7 +121,7 @@ class Accountant {
   static HeldInterval Hold(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
                            double seconds, const IntervalFacts& facts);
   // The activity of each unit of a held interval (MIG instances in order, or the whole GPU), and
-  // its memory traffic; nullopt while some unit's is pending and not `force`d (pending then reads
+  // its memory busy time; nullopt while some unit's is pending and not `force`d (pending then reads
   // unknown).
   struct Means {
     std::vector<std::optional<double>> activity, memory;

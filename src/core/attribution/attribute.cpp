@@ -459,7 +459,7 @@ void WeighEnergyByPower(const UnitObservation& u, double seconds, UnitLedger& ou
 
 // The observation the compute split reads, with the memory signal in place of the SM one: memory
 // traffic is split by the same rules, so it is conserved, unknown and bounded as compute is
-// (docs/attribution.md, "Memory traffic").
+// (docs/attribution.md, "Memory busy time").
 UnitObservation MemoryTrafficView(const UnitObservation& u) {
   UnitObservation v;
   v.uuid = u.uuid;
@@ -488,7 +488,7 @@ UnitObservation MemoryTrafficView(const UnitObservation& u) {
   return v;
 }
 
-// Sets each row's memory-traffic figures from `traffic` (the compute figures of the split of
+// Sets each row's memory-busy-time figures from `traffic` (the compute figures of the split of
 // MemoryTrafficView), adding rows for owners only the traffic has; both sorted by owner.
 void SetMemoryTraffic(const std::vector<Row>& traffic, std::vector<Row>& rows) {
   for (const auto& t : traffic) {

@@ -62,7 +62,7 @@ struct UnitObservation {
   // listed or not), in place of utilization.gpu's one period (observe.cpp SamplesBusyFraction).
   bool busy_from_samples = false;
   std::vector<ProcessObservation> processes;
-  // Memory traffic of the unit over the interval, [0, 1], of the kind `memory_signal` says;
+  // Memory busy time of the unit over the interval, [0, 1], of the kind `memory_signal` says;
   // unknown (nullopt) where the processes' own memory-busy shares are the signal (their sum is
   // the unit's) or where there is none (memory_signal kNone).
   std::optional<double> memory_busy_fraction;
@@ -114,7 +114,7 @@ struct Row {
   // had leave open (docs/attribution.md, "Bounds"). 0 where compute is measured. Seconds; summed
   // over intervals and processes, so a sum's bound is the sum of the bounds.
   double compute_bound_seconds = 0;
-  // Memory traffic, a second measure of use (UnitLedger::memory_signal says which kind): seconds
+  // Memory busy time, a second measure of use (UnitLedger::memory_signal says which kind): seconds
   // of the unit's memory kept busy, split exactly as compute is (the same rules, conservation,
   // unknown and bound, from the memory signal instead of the SM one): the rows add up to the
   // unit's seconds, idle's being the time nobody used the memory.
@@ -153,7 +153,7 @@ struct UnitLedger {
 UnitLedger AttributeUnit(const UnitObservation& unit, double seconds);
 
 // Adds `later`, the same unit's ledger of the interval after `into`'s, into `into` (callers merge
-// only ledgers whose memory traffic came from one signal: its kinds do not add up): seconds,
+// only ledgers whose memory busy time came from one signal: its kinds do not add up): seconds,
 // capacity, energy (known only while both are), rows by owner (figures summed, rules the later
 // ones); late_seconds becomes later's. Conservation holds for the sum as for each.
 void MergeInto(UnitLedger& into, const UnitLedger& later);

@@ -420,7 +420,7 @@ std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProce
       o.memory_busy_fraction = SmShareOf(memory_shares, m.pid);
       // A PID with no sample while the driver gives them (one that exited, seen at the start
       // only) moved no memory in the window: 0, not unknown, which would make the unit's unknown
-      // (its processes' shares are its only memory-traffic figure).
+      // (its processes' shares are its only memory-busy-time figure).
       if (!o.memory_busy_fraction && device && device->process_utilization_supported)
         o.memory_busy_fraction = 0.0;
       ps.push_back(std::move(o));
@@ -548,10 +548,10 @@ void SetPowerWeights(const gpu::DeviceSample& d, UnitObservation& u) {
   if (idle > 0) u.idle_time_watts = idle_w / idle;
 }
 
-// The memory-traffic signal of a whole GPU: per-process memUtil where the driver gives per-process
-// samples (the processes' shares add up to the unit's), else GPM's DRAM bandwidth over the window,
-// else utilization.memory (one period). Per-process samples win over GPM although GPM covers the
-// window: the two measure different things, and only memUtil says whose traffic it was.
+// The memory-busy-time signal of a whole GPU: per-process memUtil where the driver gives
+// per-process samples (the processes' shares add up to the unit's), else GPM's DRAM bandwidth over
+// the window, else utilization.memory (one period). Per-process samples win over GPM although GPM
+// covers the window: the two measure different things, and only memUtil says whose traffic it was.
 void SetMemorySignal(const gpu::DeviceSample& d, UnitObservation& u) {
   if (d.process_utilization_supported) {
     u.memory_signal = MemorySignal::kProcessMemUtil;

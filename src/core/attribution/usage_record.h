@@ -34,7 +34,8 @@ struct OwnerAmounts {
   // The ± of compute_seconds where some of it was estimated (attribution::Row): the truth lies
   // within compute_seconds ± compute_bound_seconds. 0: measured.
   double compute_bound_seconds = 0;
-  // Memory traffic (attribution::Row::memory_busy_seconds), its unknown time and its ±: as compute.
+  // Memory busy time (attribution::Row::memory_busy_seconds), its unknown time and its ±: as
+  // compute.
   double memory_busy_seconds = 0, memory_busy_unknown_seconds = 0, memory_busy_bound_seconds = 0;
   // The ± of energy_joules where its split was estimated (attribution::Row): the truth lies within
   // energy_joules ± energy_bound_joules. 0: measured, or recorded before bounds were stored.

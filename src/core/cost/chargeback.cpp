@@ -78,7 +78,7 @@ Chargeback BuildChargeback(const std::vector<attribution::UnitRecord>& units, co
 
 namespace {
 
-// Time in which some tenants' use of one unit was unknown (compute, or memory traffic): each
+// Time in which some tenants' use of one unit was unknown (compute, or memory busy time): each
 // tenant's is the whole unknown time, so a group's (and the total's) is at most the unit's
 // unattributed time, which holds it.
 struct UnknownTime {
@@ -113,7 +113,7 @@ Chargeback AssembleChargeback(const std::vector<CostedRecord>& units, const Labe
     const attribution::UnitRecord& u = *record;
     UnitCost uc = unit_cost;
     // Usage into groups: container rows under their owner, the rest under theirs.
-    UnknownTime unknown, traffic_unknown;  // compute's and memory traffic's
+    UnknownTime unknown, traffic_unknown;  // compute's and memory busy time's
     for (const auto& o : u.owners) {
       auto& g = group(u.unit, o.owner);
       g.gpu_hours_held += o.requested_share_seconds * u.unit.fraction / 3600;

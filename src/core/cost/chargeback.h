@@ -37,7 +37,7 @@ struct GroupTotals {
   // Σ compute-bound-seconds × fraction / 3600 (OwnerAmounts::compute_bound_seconds): where some
   // of compute_hours was an estimated split, the truth lies within compute_hours ± this.
   double compute_bound_hours = 0;
-  // Memory traffic in GPU-equivalent hours (Σ memory-busy-seconds × fraction / 3600), with its
+  // Memory busy time in GPU-equivalent hours (Σ memory-busy-seconds × fraction / 3600), with its
   // unknown (as compute's: per unit at most the unit's unattributed traffic) and its ±.
   double memory_busy_hours = 0, memory_busy_unknown_hours = 0, memory_busy_bound_hours = 0;
   double memory_gib_hours = 0;

@@ -44,7 +44,7 @@ struct WorkloadHistory {
   DecayingHistogram compute{ComputeHistogramOptions()};      // per-minute use, fraction of a GPU
   double peak_memory_bytes = 0;                              // the highest per-minute mean seen
   double peak_compute = 0;  // the highest per-minute compute seen, fraction of a GPU
-  // Per-minute memory traffic, fraction of a GPU's (the unit's share × its fraction of the GPU):
+  // Per-minute memory busy time, fraction of a GPU's (the unit's share × its fraction of the GPU):
   // sampled only in minutes where it was measured (an older store, an A100 MIG instance: none).
   DecayingHistogram traffic{ComputeHistogramOptions()};
   uint64_t traffic_samples = 0;

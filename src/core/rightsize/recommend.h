@@ -1,13 +1,13 @@
 // Rightsizing recommendations from usage histories (docs/rightsizing.md). For each workload:
 //  - reclaim: it holds GPU capacity and used under `idle_below` of it through its history;
-//  - mig: a smaller MIG profile holds its memory, compute and memory-traffic targets (a whole GPU
+//  - mig: a smaller MIG profile holds its memory, compute and memory-busy-time targets (a whole GPU
 //  or a
 //    larger instance of a GPU with a profile table, mig_profiles.h);
 //  - share: workloads that each hold a whole GPU of one model fit together on fewer GPUs
 //    (time-slicing or MPS), their summed memory targets within the GPU's memory and compute
-//    targets (and memory traffic, where measured) within one GPU, where that costs less than moving
-//    each to MIG — across nodes where the histories cover several (read from Prometheus): the
-//    reason names the others' nodes;
+//    targets (and memory busy time, where measured) within one GPU, where that costs less than
+//    moving each to MIG — across nodes where the histories cover several (read from Prometheus):
+//    the reason names the others' nodes;
 //  - keep: the allocation fits, the history is too short, or nothing smaller is known.
 // Targets, VPA-style: memory = max(P95 of daily peaks, highest seen) × (1 + margin) — GPU memory
 // is a hard limit, so nothing below the highest seen is ever recommended; compute = P90 of the
@@ -60,7 +60,7 @@ struct Recommendation {
   std::optional<double> memory_p95_bytes, compute_p90;
   double memory_peak_bytes = 0, compute_peak = 0;
   double memory_target_bytes = 0, compute_target = 0;
-  // Memory traffic, fraction of a GPU's (docs/attribution.md): P90 per minute and its target (P90
+  // Memory busy time, fraction of a GPU's (docs/attribution.md): P90 per minute and its target (P90
   // × (1 + margin)); unknown where the history measured none. A MIG profile fits only where its
   // share of the GPU's memory bandwidth (its memory eighths) holds the target.
   std::optional<double> traffic_p90;

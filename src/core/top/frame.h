@@ -34,7 +34,7 @@ struct OwnerNow {
   Amount compute_bound_ratio = 0.0;
   // Some of its compute over the span was unknown: compute_ratio is a lower bound.
   bool compute_unknown = false;
-  // Memory traffic: its share of the unit's memory busy time (or bandwidth, by the unit's
+  // Memory busy time: its share of the unit's memory busy time (or bandwidth, by the unit's
   // signal), [0, 1], with its ± and whether some was unknown; unknown from sources before it.
   Amount memory_busy_ratio = std::nullopt;
   Amount memory_busy_bound_ratio = 0.0;
@@ -90,7 +90,7 @@ struct GroupRow {
   Amount compute_gpus;           // Σ compute ratio × fraction
   Amount compute_bound_gpus;     // Σ its members' ± × fraction (a sum's error ≤ Σ bounds)
   bool compute_unknown = false;  // some member's compute unknown: compute_gpus a lower bound
-  // Memory traffic in GPU-equivalents, as compute.
+  // Memory busy time in GPU-equivalents, as compute.
   Amount memory_busy_gpus, memory_busy_bound_gpus;
   bool memory_busy_unknown = false;
   Amount memory_bytes, power_watts, cost_per_hour;

@@ -203,7 +203,7 @@ void NodePipeline::AccountInterval(const gpu::SampleResult& pass,
 
 // Held intervals released this pass go before this pass's own ledger of the same unit (a GPU
 // that stopped being held), merged into it where both or neither know their energy and their
-// memory traffic came from one signal: one ledger per unit, as the readers of last_interval
+// memory busy time came from one signal: one ledger per unit, as the readers of last_interval
 // expect, but for that rare split.
 void NodePipeline::AddReleased(std::vector<attribution::UnitLedger> released,
                                std::vector<attribution::UnitLedger>& ledgers) {

@@ -67,7 +67,7 @@ struct OwnerTotals {
   std::string memory_rule, compute_rule, energy_rule;  // of its last row
   // attribution::Row::memory_busy_seconds and its unknown and bound, summed.
   double memory_busy_seconds = 0, memory_busy_unknown_seconds = 0, memory_busy_bound_seconds = 0;
-  // Its memory traffic's share of the unit over the last interval in which it had a row, [0, 1],
+  // Its memory busy time's share of the unit over the last interval in which it had a row, [0, 1],
   // its ±, and whether some of it was unknown then.
   double last_memory_busy_ratio = 0;
   double last_memory_busy_bound_ratio = 0;
@@ -86,7 +86,7 @@ struct UnitTotals {
   double cost = 0;
   double unpriced_seconds = 0;
   std::optional<cost::PriceQuote> price;
-  // Seconds by the signal that measured the unit's memory traffic (UnitLedger::memory_signal).
+  // Seconds by the signal that measured the unit's memory busy time (UnitLedger::memory_signal).
   std::map<domain::MemorySignal, double> memory_signal_seconds = {};
   domain::MemorySignal memory_signal = domain::MemorySignal::kNone;  // of its last ledger
 };

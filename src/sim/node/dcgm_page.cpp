@@ -35,7 +35,7 @@ void GpuSeries(const scenario::Scenario& s, const scenario::Gpu& g, double t_s, 
   auto mean = [&](const std::string& unit) {
     return scenario::UnitBusySeconds(s, unit, tc - period, tc) / period;
   };
-  // The memory's traffic over the collection (the scenario's `mem`), as DRAM_ACTIVE.
+  // The memory's busy time over the collection (the scenario's `mem`), as DRAM_ACTIVE.
   auto traffic = [&](const std::string& unit) {
     return scenario::UnitMemoryBusySeconds(s, unit, tc - period, tc) / period;
   };

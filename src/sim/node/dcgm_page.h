@@ -4,7 +4,7 @@
 // has run since before the scenario): DCGM_FI_PROF_GR_ENGINE_ACTIVE per MIG GPU instance (or
 // for the whole GPU without MIG) = the unit's mean busy fraction over the collection interval
 // just ended, capped by its compute instance's share of the GPU instance (compute_slices /
-// slices); DCGM_FI_PROF_DRAM_ACTIVE per unit likewise = its mean memory traffic (the scenario's
+// slices); DCGM_FI_PROF_DRAM_ACTIVE per unit likewise = its mean memory busy time (the scenario's
 // `mem`) over the collection; DCGM_FI_DEV_POWER_USAGE and DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (mJ)
 // at the collection. Labels as dcgm-exporter ≥ PR #655 writes them (`hostname`). Pure.
 #pragma once

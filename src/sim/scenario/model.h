@@ -112,7 +112,7 @@ struct DeviceUsage {
   double memory_growth_bytes_per_s = 0;
   std::optional<uint64_t> memory_max_bytes;
   std::vector<DutyPoint> duty;  // sorted by at_s; before the first point the duty is 0
-  // Memory traffic: the share of the unit's memory bandwidth (and of its memory-busy time, which
+  // Memory busy time: the share of the unit's memory bandwidth (and of its memory-busy time, which
   // the simulated driver reports as the same number) the process uses while it runs its SM duty,
   // as `duty`'s points. Unset: half its SM duty (what the fake reported before this was modelled).
   std::optional<std::vector<DutyPoint>> memory_duty;

@@ -3,10 +3,10 @@
 // scores attribution against them. Pure functions; t is seconds since the scenario starts.
 //
 // Model: a unit's busy fraction is min(1, Σ duty of its live processes). When the sum exceeds 1,
-// the scheduler (time-slicing or MPS) gives each process duty / Σ duty of the unit. Memory traffic
-// follows the time a process gets: its memory share is its memory duty scaled as its SM duty was,
-// and scaled again so that the unit's shares add up to at most 1 (the memory's whole bandwidth).
-// The simulated driver reports that one number both as memory-busy time (memUtil,
+// the scheduler (time-slicing or MPS) gives each process duty / Σ duty of the unit. Memory busy
+// time follows the time a process gets: its memory share is its memory duty scaled as its SM duty
+// was, and scaled again so that the unit's shares add up to at most 1 (the memory's whole
+// bandwidth). The simulated driver reports that one number both as memory-busy time (memUtil,
 // utilization.memory) and as a share of peak bandwidth (GPM DRAM_BW_UTIL): on real GPUs they
 // differ, and no source converts one into the other (docs/attribution.md, definitions of use).
 #pragma once

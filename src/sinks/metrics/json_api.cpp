@@ -168,7 +168,7 @@ json LedgerJson(const node::NodeState& s) {
                      {"energy_joules",
                       t.energy_unknown_seconds < t.seconds ? json(t.energy_joules) : json(nullptr)},
                      {"energy_unknown_seconds", t.energy_unknown_seconds},
-                     // The kind of memory traffic its rows' memory_busy figures are, last.
+                     // The kind of memory busy time its rows' memory_busy figures are, last.
                      {"memory_signal", t.memory_signal == domain::MemorySignal::kNone
                                            ? json(nullptr)
                                            : json(domain::ToString(t.memory_signal))},

@@ -163,7 +163,7 @@ std::string MemoryTrafficNote(const cost::GroupTotals& total) {
   if (total.memory_busy_bound_hours > 0)
     out += fmt::format(
         "estimated: ±{:.3f} GPU-h of membusy-h are splits made without per-process samples "
-        "(docs/attribution.md, Memory traffic)\n",
+        "(docs/attribution.md, Memory busy time)\n",
         total.memory_busy_bound_hours);
   return out;
 }

@@ -21,11 +21,11 @@ struct Window {
 // A group's efficiency for people: "41.2%", the range it lies in where some compute is unknown
 // ("38.0-45.5%"), or "-" when nothing was held.
 std::string FormatEfficiency(const cost::GroupTotals& g);
-// A group's memory traffic for people: "1.250", "1.250 ± 0.300", "1.250 + 0.500 unknown".
+// A group's memory busy time for people: "1.250", "1.250 ± 0.300", "1.250 + 0.500 unknown".
 std::string FormatMemoryBusy(const cost::GroupTotals& g);
 // A group's energy for people: "12.345", or "12.345 ± 1.200" where some of it was estimated.
 std::string FormatEnergy(const cost::GroupTotals& g);
-// The table's note on memory traffic that is unknown or estimated ("" when neither).
+// The table's note on memory busy time that is unknown or estimated ("" when neither).
 std::string MemoryTrafficNote(const cost::GroupTotals& total);
 
 std::string RenderTable(const cost::Chargeback& c, const Window& w);

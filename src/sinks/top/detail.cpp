@@ -72,7 +72,7 @@ std::vector<Line> GroupDetail(const FrameData& f, const GroupRow& r, const std::
       Field("held", Percent(r.held_gpus) + " of one GPU"),
       Field("compute", ComputePercent(r.compute_gpus, r.compute_bound_gpus, r.compute_unknown) +
                            " of one GPU"),
-      Field("memory traffic",
+      Field("memory busy",
             ComputePercent(r.memory_busy_gpus, r.memory_busy_bound_gpus, r.memory_busy_unknown) +
                 " of one GPU"),
       Field("memory", Gib(r.memory_bytes)),

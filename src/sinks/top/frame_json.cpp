@@ -85,7 +85,7 @@ Expected<OwnerNow> OwnerFrom(const json& j) {
       return MakeError(ErrorCode::kInvalidInput, "frame: compute_unknown is not true or false");
     o.compute_unknown = u->get<bool>();
   }
-  // Absent in frames written before memory traffic: unknown.
+  // Absent in frames written before memory busy time: unknown.
   if (auto r = ReadAmounts(j, {{"memory_busy_ratio", &o.memory_busy_ratio}}); !r)
     return tl::unexpected(r.error());
   if (j.contains("memory_busy_bound_ratio"))

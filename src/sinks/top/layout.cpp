@@ -83,7 +83,7 @@ std::vector<Line> UnitsView(const FrameData& f, const ViewState& v) {
                       Money(u->cost_per_hour)),
           Style::kNormal}});
     out.push_back({{fmt::format("  {:<42} {:>6} {:<12} {:>7} {:>8} {:>10} {:>8} {:>8}", "OWNER",
-                                "HELD", "COMPUTE", "", "MEMBW", "MEMORY", "POWER", "COST/H"),
+                                "HELD", "COMPUTE", "", "MEMBUSY", "MEMORY", "POWER", "COST/H"),
                     Style::kHeading}});
     for (const auto& o : u->owners) {
       const bool special = o.owner.kind != OwnerKind::kContainer;
@@ -110,8 +110,8 @@ std::vector<Line> UnitsView(const FrameData& f, const ViewState& v) {
   }
   if (out.empty()) out.push_back({{"  no unit matches", Style::kDim}});
   out.push_back(
-      {{"  busy, HELD, COMPUTE and MEMBW (memory traffic) in % of the unit (a MIG instance is "
-        "its own 100 %); a+-b: an estimated split; >=a: some unmeasured (? for help)",
+      {{"  busy, HELD, COMPUTE and MEMBUSY (memory busy time) in % of the unit (a MIG instance "
+        "is its own 100 %); a+-b: an estimated split; >=a: some unmeasured (? for help)",
         Style::kDim}});
   return out;
 }
@@ -121,7 +121,7 @@ std::vector<Line> PodsView(const FrameData& f, const ViewState& v) {
   out.push_back(
       {{fmt::format("  {:<44} {:>6} {:>8} {:>8} {:>10} {:>8} {:>8} {:>6}  {}",
                     Fit(v.by == "container" ? "NAMESPACE/POD/CONTAINER" : v.by, 44), "HELD",
-                    "COMPUTE", "MEMBW", "MEMORY", "POWER", "COST/H", "WASTE", "GPUS"),
+                    "COMPUTE", "MEMBUSY", "MEMORY", "POWER", "COST/H", "WASTE", "GPUS"),
         Style::kHeading}});
   std::string name;
   int i = 0;
@@ -146,8 +146,8 @@ std::vector<Line> PodsView(const FrameData& f, const ViewState& v) {
   }
   if (out.size() == 1) out.push_back({{"  no container matches", Style::kDim}});
   out.push_back(
-      {{"  HELD, COMPUTE, MEMBW (memory traffic) and WASTE (held - used) in % of one GPU; a+-b: "
-        "an estimated split, the truth within; >=a: some of it unmeasured (? for help)",
+      {{"  HELD, COMPUTE, MEMBUSY (memory busy time) and WASTE (held - used) in % of one GPU; "
+        "a+-b: an estimated split, the truth within; >=a: some of it unmeasured (? for help)",
         Style::kDim}});
   return out;
 }
@@ -266,12 +266,12 @@ std::vector<Line> HelpView() {
   for (const auto& [k, what] : keys)
     out.push_back({{fmt::format("    {:<20}", k), Style::kNormal}, {what, Style::kDim}});
   const char* columns[] = {
-      "units view: HELD, COMPUTE and MEMBW in % of the unit (a MIG instance is its own 100 %); "
+      "units view: HELD, COMPUTE and MEMBUSY in % of the unit (a MIG instance is its own 100 %); "
       "MEMORY GiB; POWER W; COST/H in the pricing's currency",
-      "pods view: HELD, COMPUTE, MEMBW and WASTE (held - used) in % of one GPU: a container on "
+      "pods view: HELD, COMPUTE, MEMBUSY and WASTE (held - used) in % of one GPU: a container on "
       "two whole GPUs holds 200 %",
-      "MEMBW: memory traffic, the share of the memory's busy time (per-process samples) or of its "
-      "peak bandwidth (GPM, DCGM) the owner used (docs/attribution.md, definitions of use)",
+      "MEMBUSY: memory busy time, the share of the memory's busy time (per-process samples) or of "
+      "its peak bandwidth (GPM, DCGM) the owner used (docs/attribution.md, definitions of use)",
       "COMPUTE 30+-25%: an estimated split, the truth within 25 points; >=12.0%: some of it was "
       "not measured, so 12 % is a lower bound; ?: unknown (never shown as 0)",
       "POWER 350+-40W: energy estimated inside DCGM collections, the truth within 40 W",

@@ -147,7 +147,7 @@ void DcgmAligner::Apply(const DcgmReading& reading, double now_s, gpu::GpuSnapsh
       held = record({d.uuid, std::nullopt}, 1.0, nvml);
       if (nvml) activity.reset();
     }
-    // Memory traffic rides along: kept per unit as activity is, never deciding what is held.
+    // Memory busy time rides along: kept per unit as activity is, never deciding what is held.
     if (d.mig_enabled)
       for (const auto& m : d.mig_instances) record_dram({d.uuid, m.gpu_instance_id, true});
     else

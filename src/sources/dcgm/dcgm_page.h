@@ -2,7 +2,7 @@
 // the graphics-engine activity of each GPU and MIG GPU instance, and a fingerprint of each GPU's
 // series that changes when the exporter collects again. Pure; plain values.
 //
-// And each one's memory traffic, DCGM_FI_PROF_DRAM_ACTIVE (DCGM_FI_PROF_DRAM_UTIL_RATIO in 4.x).
+// And each one's memory busy time, DCGM_FI_PROF_DRAM_ACTIVE (DCGM_FI_PROF_DRAM_UTIL_RATIO in 4.x).
 // The field is DCGM_FI_PROF_GR_ENGINE_ACTIVE, renamed DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO in DCGM
 // 4.6 (both are read; the new name wins where a page has both). A series is keyed by its `UUID`
 // label (`uuid` with the exporter's -o flag), the parent GPU on MIG, and `GPU_I_ID`: absent means
@@ -67,7 +67,7 @@ inline constexpr size_t kMaxHosts = 16;
 // The activity field under its two names: the DCGM ≥ 4.6 name first.
 inline constexpr const char* kGrEngineUtilRatio = "DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO";
 inline constexpr const char* kGrEngineActive = "DCGM_FI_PROF_GR_ENGINE_ACTIVE";
-// Memory traffic under its two names (nvml-health.md §7): DCGM 4.x's first.
+// Memory busy time under its two names (nvml-health.md §7): DCGM 4.x's first.
 inline constexpr const char* kDramUtilRatio = "DCGM_FI_PROF_DRAM_UTIL_RATIO";
 inline constexpr const char* kDramActive = "DCGM_FI_PROF_DRAM_ACTIVE";
 

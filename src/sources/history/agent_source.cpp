@@ -94,7 +94,7 @@ Expected<UnitNow> ParseUnit(const json& j, const std::string& node) {
       return tl::unexpected(Bad(at, "a holder lacks namespace, pod, container or share"));
     // No row in the ledger's latest interval means no use in it (the rows add up to the unit).
     u.owners.push_back({{domain::OwnerKind::kContainer, *ns, *pod, *c}, *share, 0.0, 0.0, 0.0, {}});
-    u.owners.back().memory_busy_ratio = 0.0;  // nor any memory traffic
+    u.owners.back().memory_busy_ratio = 0.0;  // nor any memory busy time
   }
   return u;
 }
@@ -124,7 +124,7 @@ Expected<std::optional<OwnerNow>> ParseOwner(const json& r, const std::string& a
   o.memory_bytes = *memory, o.compute_ratio = *compute, o.power_watts = *power;
   // Agents before bounds send none: their estimates claimed no ±.
   o.compute_bound_ratio = bound->value_or(0.0);
-  // Agents before memory traffic send none: unknown, not none.
+  // Agents before memory busy time send none: unknown, not none.
   o.memory_busy_ratio = *traffic;
   o.memory_busy_bound_ratio = traffic_bound->value_or(0.0);
   // Agents before energy bounds send none: their energy claimed no ±.

@@ -153,7 +153,7 @@ using Owners = std::map<OwnerKey, attribution::OwnerAmounts>;
 using UnitIds = std::set<std::pair<std::string, std::string>>;  // (node, unit)
 
 // Owners: one query per counter, joined on (node, unit, owner), added over the segments; the
-// units with a memory-traffic series into `traffic_units`.
+// units with a memory-busy-time series into `traffic_units`.
 Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& owners,
                           UnitIds& traffic_units) {
   const std::pair<const char*, double attribution::OwnerAmounts::*> owner_counters[] = {
@@ -166,7 +166,7 @@ Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& ow
       {names::kComputeBoundSeconds, &attribution::OwnerAmounts::compute_bound_seconds},
       {names::kMemoryBusySeconds, &attribution::OwnerAmounts::memory_busy_seconds},
       // As unknown compute: exported once above 0, so no series reads as none. An agent before
-      // memory traffic exports no series of it at all: HoldUnmeasuredTraffic.
+      // memory busy time exports no series of it at all: HoldUnmeasuredTraffic.
       {names::kMemoryBusyUnknownSeconds, &attribution::OwnerAmounts::memory_busy_unknown_seconds},
       {names::kMemoryBusyBoundSeconds, &attribution::OwnerAmounts::memory_busy_bound_seconds},
       // Exported once above 0, and not by agents before energy bounds: none reads as exact.

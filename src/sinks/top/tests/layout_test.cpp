@@ -128,7 +128,7 @@ TEST(TopLayout, UnitsViewTotalsAndStaleLine) {
 namespace gpumeter::top {
 namespace {
 
-// MEMBW beside COMPUTE in both views: a memory-bound container (25 % SM, 60 % traffic) and idle
+// MEMBUSY beside COMPUTE in both views: a memory-bound container (25 % SM, 60 % traffic) and idle
 // (40 %); the total adds up to 100 %; unknown traffic (an agent before it) is `?`, an estimate
 // a+-b, a lower bound >=a.
 TEST(TopLayout, MemoryTrafficIsAColumnOfItsOwnInBothViews) {
@@ -137,22 +137,22 @@ TEST(TopLayout, MemoryTrafficIsAColumnOfItsOwnInBothViews) {
   f.units[0].owners[1].memory_busy_ratio = 0.40;
   ViewState v;
   auto text = PlainText(Layout(&f, v, {}));
-  EXPECT_NE(text.find("MEMBW"), std::string::npos) << text;
+  EXPECT_NE(text.find("MEMBUSY"), std::string::npos) << text;
   const auto row = text.substr(text.find("ml/p/c"));
   const auto line = row.substr(0, row.find('\n'));
   EXPECT_NE(line.find("25.0%"), std::string::npos) << line;
   EXPECT_NE(line.find("60.0%"), std::string::npos) << line;
-  EXPECT_LT(line.find("25.0%"), line.find("60.0%")) << "COMPUTE, then MEMBW: " << line;
+  EXPECT_LT(line.find("25.0%"), line.find("60.0%")) << "COMPUTE, then MEMBUSY: " << line;
   const auto total = text.substr(text.find("= total"));
   const auto total_line = total.substr(0, total.find('\n'));
   size_t hundreds = 0;
   for (auto at = total_line.find("100.0%"); at != std::string::npos;
        at = total_line.find("100.0%", at + 1))
     ++hundreds;
-  EXPECT_EQ(hundreds, 3u) << "held, compute and memory traffic each 100 %: " << total_line;
+  EXPECT_EQ(hundreds, 3u) << "held, compute and memory busy time each 100 %: " << total_line;
   v.view = View::kPods;
   text = PlainText(Layout(&f, v, {}));
-  EXPECT_NE(text.find("MEMBW"), std::string::npos) << text;
+  EXPECT_NE(text.find("MEMBUSY"), std::string::npos) << text;
   const auto pod = text.substr(text.find("ml/p/c"));
   EXPECT_NE(pod.substr(0, pod.find('\n')).find("60.0%"), std::string::npos) << pod;
   f.units[0].owners[0].memory_busy_ratio = std::nullopt;
