@@ -11,10 +11,10 @@
 #include <fstream>
 
 #include "node/pipeline/pipeline.h"
-#include "sources/k8s/process_source.h"
 #include "sim/node/scenario_fixture.h"
 #include "sim/scenario/loader.h"
 #include "sinks/metrics/exposition.h"
+#include "sources/k8s/process_source.h"
 #include "support/fake_nvml.h"
 
 namespace {

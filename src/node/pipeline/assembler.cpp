@@ -33,7 +33,7 @@ std::shared_ptr<const domain::NodeSnapshot> SnapshotAssembler::Assemble(
   if (!pass.ok) return s;  // a failed pass lists no process; the owner caches wait for a good one
   s->gpus = pass.snapshot;
   if (sources_.dcgm)
-    dcgm_aligner_.Apply(*sources_.dcgm->Latest(), static_cast<double>(s->gpus.timestamp_us) / 1e6,
+    dcgm_aligner_.Apply(*sources_.dcgm->Current(), static_cast<double>(s->gpus.timestamp_us) / 1e6,
                         s->gpus);
   processes_.Watch(domain::SamplePids(s->gpus));
   processes_.Poll(pass.taken);
@@ -46,10 +46,10 @@ void SnapshotAssembler::RefreshAllocations(const gpu::GpuSnapshot& snap,
   std::shared_ptr<const kubelet::PodResourcesSource::Allocations> allocations;
   if (sources_.kubelet) {
     sources_.kubelet->Poll(now);
-    allocations = sources_.kubelet->allocations();
+    allocations = sources_.kubelet->Current();
   }
   // A kubelet that stopped answering leaves its last list: containers started since are missing.
-  allocations_known_ = allocations != nullptr && sources_.kubelet->status().up;
+  allocations_known_ = allocations != nullptr && sources_.kubelet->Status().up;
   // The inputs, by value: a kubelet that answers every pass with the same list changes nothing.
   AllocationInputs in;
   // The kubelet may go on listing a pod that has finished (Succeeded or Failed) with its devices;
@@ -122,9 +122,8 @@ void SnapshotAssembler::UpdatePods() {
 
 std::vector<domain::SourceStatus> SnapshotAssembler::SourceStatuses() const {
   std::vector<domain::SourceStatus> out;
-  out.push_back(sources_.kubelet
-                    ? static_cast<const domain::SourceStatus&>(sources_.kubelet->status())
-                    : domain::SourceStatus::NotConfigured("kubelet"));
+  out.push_back(sources_.kubelet ? sources_.kubelet->Status()
+                                 : domain::SourceStatus::NotConfigured("kubelet"));
   out.push_back(sources_.pods ? sources_.pods->Status()
                               : domain::SourceStatus::NotConfigured("pods"));
   if (sources_.slices) out.push_back(sources_.slices->Status());

@@ -79,7 +79,7 @@ class SnapshotAssembler {
   k8s::SharingEvidence configured_;
   k8s::PodStore pods_;  // a copy of the pod source's latest snapshot
   std::shared_ptr<const k8s::PodStore> pods_seen_;
-  k8s::ProcessSource processes_;  // reads pods_
+  k8s::ProcessSource processes_;    // reads pods_
   dcgm::DcgmAligner dcgm_aligner_;  // the exporter's interval means -> each pass's busy fraction
   std::shared_ptr<const k8s::NodeFacts> node_facts_;
 

@@ -115,7 +115,7 @@ void DcgmSource::Publish(const DcgmPage& read, double now_s) {
     spdlog::info("dcgm: {} is back", options_.url);
 }
 
-std::shared_ptr<const DcgmReading> DcgmSource::Latest() const {
+std::shared_ptr<const DcgmReading> DcgmSource::Current() const {
   std::lock_guard lock(mu_);
   return latest_;
 }

@@ -29,6 +29,7 @@
 #include "common/stoppable_worker.h"
 #include "domain/source_status.h"
 #include "sources/dcgm/dcgm_page.h"
+#include "sources/polled/polled_source.h"
 
 namespace gpumeter::dcgm {
 
@@ -60,7 +61,7 @@ struct DcgmReading {
   bool gpu_fields = false;  // the page has series that change every collection (energy, power)
 };
 
-class DcgmSource {
+class DcgmSource final : public sources::PolledSource<DcgmReading> {
  public:
   explicit DcgmSource(DcgmSourceOptions options);
   ~DcgmSource();  // stops the thread
@@ -77,9 +78,10 @@ class DcgmSource {
   void Start();
   void Stop();
 
+  // Poll does nothing: the source reads on its own thread (Start), or `simulate` calls Refresh.
   // The latest reading; never null (empty before the first good read).
-  std::shared_ptr<const DcgmReading> Latest() const;
-  domain::SourceStatus Status() const;
+  std::shared_ptr<const DcgmReading> Current() const override;
+  domain::SourceStatus Status() const override;
   const DcgmSourceOptions& options() const { return options_; }
 
  private:

@@ -61,8 +61,8 @@ class ProcessSource final : public sources::PolledSource<ProcessTable> {
   std::filesystem::path root_;
   ProcReader proc_;
   OwnerResolver resolver_;
-  std::vector<uint32_t> watched_;  // sorted, unique
-  std::vector<uint32_t> known_;    // listed at the last Poll, sorted
+  std::vector<uint32_t> watched_;                // sorted, unique
+  std::vector<uint32_t> known_;                  // listed at the last Poll, sorted
   std::map<uint32_t, domain::ProcessFact> met_;  // met since the last Poll, not known then
   std::shared_ptr<const ProcessTable> current_;
   Reads reads_;

@@ -18,16 +18,12 @@
 #include "sources/kube_api/kubeconfig.h"
 #include "sources/kube_api/periodic_get.h"
 #include "sources/kube_api/watched_file.h"
+#include "sources/polled/polled_source.h"
 
 namespace gpumeter::kube_api {
 
-class NodeSource {
- public:
-  virtual ~NodeSource() = default;
-  virtual void Poll(std::chrono::steady_clock::time_point /*now*/) {}
-  virtual std::shared_ptr<const k8s::NodeFacts> Current() const = 0;  // null before a good read
-  virtual domain::SourceStatus Status() const = 0;                    // name "node"
-};
+// Status's name: "node". Current: null before a good read.
+using NodeSource = sources::PolledSource<k8s::NodeFacts>;
 
 struct NodeSourceOptions {
   ApiServerConfig config;

@@ -12,19 +12,13 @@
 #include "domain/source_status.h"
 #include "sources/k8s/pods.h"
 #include "sources/kube_api/watched_file.h"
+#include "sources/polled/polled_source.h"
 
 namespace gpumeter::kube_api {
 
-class PodSource {
- public:
-  virtual ~PodSource() = default;
-  // Gives the source a chance to refresh (a file source re-reads a changed file; a watching
-  // source does its work on its own thread and returns at once).
-  virtual void Poll(std::chrono::steady_clock::time_point now) = 0;
-  // The last good pod set; null before the first success. Each update is a new object.
-  virtual std::shared_ptr<const k8s::PodStore> Current() const = 0;
-  virtual domain::SourceStatus Status() const = 0;
-};
+// Poll: a file source re-reads a changed file; a watching source does its work on its own thread
+// and returns at once. Current: the last good pod set, a new object at each update.
+using PodSource = sources::PolledSource<k8s::PodStore>;
 
 // Reads a PodList (as `kubectl get pods -o json` prints it) from a file, and again whenever its
 // modification time or size changes (watched_file.h). A file that is missing or malformed is an

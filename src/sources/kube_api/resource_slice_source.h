@@ -14,19 +14,13 @@
 #include "sources/kube_api/api_client.h"
 #include "sources/kube_api/kubeconfig.h"
 #include "sources/kube_api/periodic_get.h"
+#include "sources/polled/polled_source.h"
 
 namespace gpumeter::kube_api {
 
-class SliceSource {
- public:
-  virtual ~SliceSource() = default;
-  // Gives the source a chance to refresh (a file source re-reads a changed file; the API-server
-  // lister does its work on its own thread).
-  virtual void Poll(std::chrono::steady_clock::time_point /*now*/) {}
-  virtual std::shared_ptr<const k8s::ResourceSliceStore> Current()
-      const = 0;  // null before the first list
-  virtual domain::SourceStatus Status() const = 0;
-};
+// Poll: a file source re-reads a changed file; the API-server lister does its work on its own
+// thread. Current: null before the first list.
+using SliceSource = sources::PolledSource<k8s::ResourceSliceStore>;
 
 struct SliceSourceOptions {
   ApiServerConfig config;

@@ -12,7 +12,7 @@ PodResourcesSource::PodResourcesSource(std::unique_ptr<PodResourcesClient> clien
   static_cast<domain::SourceStatus&>(status_) = tracker_.status();
 }
 
-bool PodResourcesSource::Poll(Clock::time_point now) {
+bool PodResourcesSource::PollIfDue(Clock::time_point now) {
   if (now < next_attempt_) return false;
   const auto begin = Clock::now();
   auto list = client_->List();

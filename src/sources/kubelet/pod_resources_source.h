@@ -15,6 +15,7 @@
 
 #include "domain/source_status.h"
 #include "sources/kubelet/pod_resources.h"
+#include "sources/polled/polled_source.h"
 
 namespace gpumeter::kubelet {
 
@@ -23,7 +24,7 @@ struct BackoffOptions {
   std::chrono::milliseconds max{30000};
 };
 
-class PodResourcesSource {
+class PodResourcesSource final : public sources::PolledSource<std::vector<ContainerAllocation>> {
  public:
   using Clock = std::chrono::steady_clock;
   using Allocations = std::vector<ContainerAllocation>;
@@ -37,11 +38,14 @@ class PodResourcesSource {
                               BackoffOptions backoff = {});
 
   // Polls the kubelet unless a backoff is pending; true if it polled.
-  bool Poll(Clock::time_point now);
+  bool PollIfDue(Clock::time_point now);
+  void Poll(Clock::time_point now) override { PollIfDue(now); }
 
+  // With when the next poll may run.
   const Status& status() const { return status_; }
+  domain::SourceStatus Status() const override { return status_; }
   // The last good list; null before the first success.
-  std::shared_ptr<const Allocations> allocations() const { return allocations_; }
+  std::shared_ptr<const Allocations> Current() const override { return allocations_; }
 
  private:
   std::unique_ptr<PodResourcesClient> client_;

@@ -349,7 +349,7 @@ namespace {
 // The snapshot of a pass over `d` whose facts name every listed PID's pod after the PID, and
 // PIDs `met` as processes a drain identified between the passes (listed false).
 std::shared_ptr<const domain::NodeSnapshot> PassWith(const gpu::DeviceSample& d,
-                                                      std::vector<uint32_t> met) {
+                                                     std::vector<uint32_t> met) {
   auto s = std::make_shared<domain::NodeSnapshot>();
   s->ok = true;
   s->gpus.devices = {d};

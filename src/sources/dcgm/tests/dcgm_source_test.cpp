@@ -76,17 +76,17 @@ TEST(DcgmSource, ANewCollectionIsSeenWhenTheGpusSeriesChange) {
   exporter.SetPage(Page(0.5, 1000));
   DcgmSource source(Options(exporter.url()));
   ASSERT_TRUE(source.Refresh(100));
-  auto r = source.Latest();
+  auto r = source.Current();
   ASSERT_EQ(r->series.count(kInstance), 1u);
   EXPECT_DOUBLE_EQ(r->series.at(kInstance).value, 0.5);
   EXPECT_DOUBLE_EQ(r->series.at(kInstance).seen_s, 100);
   EXPECT_TRUE(r->gpu_fields);
   ASSERT_TRUE(source.Refresh(110));  // same collection: first seen at 100
-  EXPECT_DOUBLE_EQ(source.Latest()->series.at(kInstance).seen_s, 100);
+  EXPECT_DOUBLE_EQ(source.Current()->series.at(kInstance).seen_s, 100);
   exporter.SetPage(Page(0.5, 5000));  // the same activity, a new collection (energy grew)
   ASSERT_TRUE(source.Refresh(130));
-  EXPECT_DOUBLE_EQ(source.Latest()->series.at(kInstance).seen_s, 130);
-  EXPECT_FALSE(source.Latest()->series.at(kInstance).stale);
+  EXPECT_DOUBLE_EQ(source.Current()->series.at(kInstance).seen_s, 130);
+  EXPECT_FALSE(source.Current()->series.at(kInstance).stale);
   const auto st = source.Status();
   EXPECT_TRUE(st.up);
   EXPECT_EQ(st.name, "dcgm");
@@ -99,13 +99,13 @@ TEST(DcgmSource, ASeriesUnchangedForLongerThanMaxAgeIsStale) {
   DcgmSource source(Options(exporter.url()));
   ASSERT_TRUE(source.Refresh(0));
   ASSERT_TRUE(source.Refresh(90));
-  EXPECT_FALSE(source.Latest()->series.at(kInstance).stale);
+  EXPECT_FALSE(source.Current()->series.at(kInstance).stale);
   ASSERT_TRUE(source.Refresh(90.5));  // the exporter stopped collecting 90.5 s ago
-  EXPECT_TRUE(source.Latest()->series.at(kInstance).stale);
+  EXPECT_TRUE(source.Current()->series.at(kInstance).stale);
   EXPECT_TRUE(source.Status().up);  // the exporter answers: up, but its data is old
   exporter.SetPage(Page(0.7, 2000));
   ASSERT_TRUE(source.Refresh(95));
-  EXPECT_FALSE(source.Latest()->series.at(kInstance).stale);
+  EXPECT_FALSE(source.Current()->series.at(kInstance).stale);
 }
 
 TEST(DcgmSource, AMissingSeriesIsAbsentNotZero) {
@@ -113,8 +113,8 @@ TEST(DcgmSource, AMissingSeriesIsAbsentNotZero) {
   exporter.SetPage("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{UUID=\"GPU-a\"} 1\n");
   DcgmSource source(Options(exporter.url()));
   ASSERT_TRUE(source.Refresh(0));
-  EXPECT_TRUE(source.Latest()->series.empty());
-  EXPECT_EQ(source.Latest()->gpus, std::set<std::string>{"GPU-a"});
+  EXPECT_TRUE(source.Current()->series.empty());
+  EXPECT_EQ(source.Current()->gpus, std::set<std::string>{"GPU-a"});
 }
 
 TEST(DcgmSource, ConnectionRefusedIsDownAndForgetsTheLastValues) {
@@ -134,7 +134,7 @@ TEST(DcgmSource, ConnectionRefusedIsDownAndForgetsTheLastValues) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find(o.url), std::string::npos) << r.error().message;
   EXPECT_NE(r.error().message.find("unreachable"), std::string::npos) << r.error().message;
-  EXPECT_TRUE(source.Latest()->series.empty());
+  EXPECT_TRUE(source.Current()->series.empty());
   const auto st = source.Status();
   EXPECT_FALSE(st.up);
   EXPECT_EQ(st.failures, 1u);
@@ -150,7 +150,7 @@ TEST(DcgmSource, AServerThatNeverAnswersCostsAtMostTheDeadline) {
   const auto took = std::chrono::steady_clock::now() - t0;
   ASSERT_FALSE(r);
   EXPECT_LT(took, std::chrono::milliseconds(1500));
-  EXPECT_TRUE(source.Latest()->series.empty());
+  EXPECT_TRUE(source.Current()->series.empty());
   EXPECT_FALSE(source.Status().up);
 }
 
@@ -230,8 +230,8 @@ TEST(DcgmSource, APageInSmallPiecesReadsAsThePageWhole) {
   ASSERT_TRUE(streamed.Refresh(100));
   DcgmSource whole(Options("http://127.0.0.1:1/metrics"));
   ASSERT_TRUE(whole.Ingest(page, 100));
-  const auto a = streamed.Latest();
-  const auto b = whole.Latest();
+  const auto a = streamed.Current();
+  const auto b = whole.Current();
   ASSERT_EQ(a->series.size(), 2u);
   ASSERT_EQ(a->series.size(), b->series.size());
   for (const auto& [key, s] : b->series) {
@@ -264,7 +264,7 @@ TEST(DcgmSource, ALineOverTheLineCapIsRefusedNamingIt) {
   EXPECT_NE(r.error().message.find("/metrics: line 3: longer than 65536 bytes (refused): xxx"),
             std::string::npos)
       << r.error().message;
-  EXPECT_TRUE(source.Latest()->series.empty());
+  EXPECT_TRUE(source.Current()->series.empty());
 }
 
 }  // namespace

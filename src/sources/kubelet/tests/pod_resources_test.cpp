@@ -165,33 +165,33 @@ TEST_F(Kubelet, SourceKeepsTheLastGoodListAndBacksOff) {
       std::make_unique<PodResourcesClient>(Options()),
       BackoffOptions{std::chrono::milliseconds(1000), std::chrono::milliseconds(4000)});
   auto t = PodResourcesSource::Clock::time_point{} + std::chrono::hours(1);
-  ASSERT_TRUE(source.Poll(t));
+  ASSERT_TRUE(source.PollIfDue(t));
   ASSERT_TRUE(source.status().up);
-  const auto good = source.allocations();
+  const auto good = source.Current();
   ASSERT_TRUE(good);
   EXPECT_EQ(good->size(), 3u);
 
   fake_.SetFailure(std::pair{14, std::string("connection refused")});  // UNAVAILABLE
-  ASSERT_TRUE(source.Poll(t));
+  ASSERT_TRUE(source.PollIfDue(t));
   EXPECT_FALSE(source.status().up);
   EXPECT_EQ(source.status().consecutive_failures, 1);
   EXPECT_THAT(source.status().last_error, HasSubstr("connection refused"));
-  EXPECT_EQ(source.allocations(), good) << "the last good list is kept";
+  EXPECT_EQ(source.Current(), good) << "the last good list is kept";
   EXPECT_EQ(source.status().last_success, t);
   // Backoff: 1 s, then 2 s, then capped at 4 s; no poll before it is due.
-  EXPECT_FALSE(source.Poll(t + std::chrono::milliseconds(999)));
-  ASSERT_TRUE(source.Poll(t + std::chrono::milliseconds(1000)));
+  EXPECT_FALSE(source.PollIfDue(t + std::chrono::milliseconds(999)));
+  ASSERT_TRUE(source.PollIfDue(t + std::chrono::milliseconds(1000)));
   EXPECT_EQ(source.status().next_attempt, t + std::chrono::milliseconds(3000));
-  ASSERT_TRUE(source.Poll(t + std::chrono::milliseconds(3000)));
+  ASSERT_TRUE(source.PollIfDue(t + std::chrono::milliseconds(3000)));
   EXPECT_EQ(source.status().next_attempt, t + std::chrono::milliseconds(7000));
-  ASSERT_TRUE(source.Poll(t + std::chrono::milliseconds(7000)));
+  ASSERT_TRUE(source.PollIfDue(t + std::chrono::milliseconds(7000)));
   EXPECT_EQ(source.status().next_attempt, t + std::chrono::milliseconds(11000)) << "capped at 4 s";
 
   fake_.SetFailure(std::nullopt);
-  ASSERT_TRUE(source.Poll(t + std::chrono::milliseconds(11000)));
+  ASSERT_TRUE(source.PollIfDue(t + std::chrono::milliseconds(11000)));
   EXPECT_TRUE(source.status().up);
   EXPECT_EQ(source.status().consecutive_failures, 0);
-  EXPECT_NE(source.allocations(), good);
+  EXPECT_NE(source.Current(), good);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 
@@ -112,6 +113,31 @@ TEST(Sampler, DrainsTheSourceBetweenLongPasses) {
   const double undrained = util_reads_per_pass(milliseconds(400), milliseconds(0));
   EXPECT_GE(util_reads_per_pass(milliseconds(400), milliseconds(100)), undrained + 2);
   EXPECT_LE(util_reads_per_pass(milliseconds(100), milliseconds(400)), undrained + 0.5);
+}
+
+// Each drain hands what it met to on_drain, on the sampling thread, between the passes: with
+// passes 400 ms apart and drains every 100 ms, several per pass, none after Stop.
+TEST(Sampler, HandsEachDrainsPidsToOnDrain) {
+  CallWatch watch;
+  testing::FakeNvml fake("r580", testing::ScenarioPath("timeslice-h100"), 5, &watch);
+  ASSERT_TRUE(fake.ok());
+  std::atomic<int> drains{0};
+  std::atomic<bool> sorted{true};
+  SamplerOptions o{std::chrono::milliseconds(400), std::chrono::milliseconds(2000), {}, {}};
+  o.drain_interval = std::chrono::milliseconds(100);
+  o.on_drain = [&](const std::vector<uint32_t>& pids) {
+    ++drains;
+    if (!std::is_sorted(pids.begin(), pids.end())) sorted = false;
+  };
+  Sampler sampler(fake.source(), watch, o);
+  sampler.Start();
+  ASSERT_TRUE(sampler.WaitForPass(3, std::chrono::seconds(20)));
+  sampler.Stop();
+  const int seen = drains.load();
+  EXPECT_GE(seen, 4) << "about three drains fit between two passes";
+  EXPECT_TRUE(sorted);
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  EXPECT_EQ(drains.load(), seen) << "no drain after Stop";
 }
 
 }  // namespace
