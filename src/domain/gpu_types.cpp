@@ -1,6 +1,18 @@
 #include "domain/gpu_types.h"
 
+#include "common/enum_names.h"
+
 namespace gpumeter::gpu {
+namespace {
+
+constexpr EnumName<ComputeMode> kComputeModeNames[] = {
+    {ComputeMode::kDefault, "default"},
+    {ComputeMode::kExclusiveProcess, "exclusive-process"},
+    {ComputeMode::kProhibited, "prohibited"},
+    {ComputeMode::kUnknown, "unknown"}};
+static_assert(DistinctEnumNames(kComputeModeNames));
+
+}  // namespace
 
 const std::vector<ClockEventReason>& ClockEventReasons() {
   // The bits of nvmlClocksEventReason* / nvmlClocksThrottleReason* (docs/nvml.md, "Health").
@@ -13,18 +25,10 @@ const std::vector<ClockEventReason>& ClockEventReasons() {
   return reasons;
 }
 
-const char* ToString(ComputeMode mode) {
-  switch (mode) {
-    case ComputeMode::kDefault:
-      return "default";
-    case ComputeMode::kExclusiveProcess:
-      return "exclusive-process";
-    case ComputeMode::kProhibited:
-      return "prohibited";
-    case ComputeMode::kUnknown:
-      return "unknown";
-  }
-  return "unknown";
+const char* ToString(ComputeMode mode) { return EnumToString(kComputeModeNames, mode, "unknown"); }
+
+std::optional<ComputeMode> ParseComputeMode(std::string_view name) {
+  return EnumFromString(kComputeModeNames, name);
 }
 
 std::map<uint32_t, uint32_t> LatestSmPercent(const DeviceSample& device) {

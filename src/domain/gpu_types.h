@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpumeter::gpu {
@@ -183,6 +184,8 @@ struct GpuSnapshot {
 };
 
 const char* ToString(ComputeMode mode);
+// The inverse of ToString, exactly; nullopt for any other text.
+std::optional<ComputeMode> ParseComputeMode(std::string_view name);
 
 // The clocks-event reasons NVML names (GpuHealth::clock_event_reasons), as bit and label value
 // (gpu_idle, applications_clocks, sw_power_cap, hw_slowdown, sync_boost, sw_thermal, hw_thermal,

@@ -1,29 +1,24 @@
 #include "domain/memory_signal.h"
 
-namespace gpumeter::domain {
+#include "common/enum_names.h"
 
-const char* ToString(MemorySignal s) {
-  switch (s) {
-    case MemorySignal::kNone:
-      return "";
-    case MemorySignal::kProcessMemUtil:
-      return "nvml-process-memutil";
-    case MemorySignal::kDeviceMemoryUtil:
-      return "nvml-utilization-memory";
-    case MemorySignal::kGpmDramBandwidth:
-      return "gpm-dram-bw";
-    case MemorySignal::kDcgmDramActive:
-      return "dcgm-dram-active";
-  }
-  return "";
-}
+namespace gpumeter::domain {
+namespace {
+
+constexpr EnumName<MemorySignal> kNames[] = {
+    {MemorySignal::kNone, ""},
+    {MemorySignal::kProcessMemUtil, "nvml-process-memutil"},
+    {MemorySignal::kDeviceMemoryUtil, "nvml-utilization-memory"},
+    {MemorySignal::kGpmDramBandwidth, "gpm-dram-bw"},
+    {MemorySignal::kDcgmDramActive, "dcgm-dram-active"}};
+static_assert(DistinctEnumNames(kNames));
+
+}  // namespace
+
+const char* ToString(MemorySignal s) { return EnumToString(kNames, s, ""); }
 
 std::optional<MemorySignal> ParseMemorySignal(std::string_view name) {
-  for (auto s :
-       {MemorySignal::kNone, MemorySignal::kProcessMemUtil, MemorySignal::kDeviceMemoryUtil,
-        MemorySignal::kGpmDramBandwidth, MemorySignal::kDcgmDramActive})
-    if (name == ToString(s)) return s;
-  return std::nullopt;
+  return EnumFromString(kNames, name);
 }
 
 bool MeasuresTime(MemorySignal s) {

@@ -4,26 +4,26 @@
 #include <optional>
 #include <string_view>
 
+#include "common/enum_names.h"
 #include "domain/gpu_types.h"
 
 namespace gpumeter::domain::snapshot_keys {
 
 inline constexpr const char* kFormat = "gpumeter.node-snapshot";
 
+inline constexpr EnumName<gpu::ProcessType> kProcessTypeNames[] = {
+    {gpu::ProcessType::kCompute, "compute"}, {gpu::ProcessType::kMps, "mps"}};
+static_assert(DistinctEnumNames(kProcessTypeNames));
+
 inline const char* ProcessTypeName(gpu::ProcessType t) {
-  return t == gpu::ProcessType::kMps ? "mps" : "compute";
+  return EnumToString(kProcessTypeNames, t, "compute");
 }
 inline std::optional<gpu::ProcessType> ParseProcessType(std::string_view s) {
-  if (s == "compute") return gpu::ProcessType::kCompute;
-  if (s == "mps") return gpu::ProcessType::kMps;
-  return std::nullopt;
+  return EnumFromString(kProcessTypeNames, s);
 }
 // The inverse of gpu::ToString(ComputeMode).
 inline std::optional<gpu::ComputeMode> ParseComputeMode(std::string_view s) {
-  for (const auto m : {gpu::ComputeMode::kDefault, gpu::ComputeMode::kExclusiveProcess,
-                       gpu::ComputeMode::kProhibited, gpu::ComputeMode::kUnknown})
-    if (s == gpu::ToString(m)) return m;
-  return std::nullopt;
+  return gpu::ParseComputeMode(s);
 }
 
 }  // namespace gpumeter::domain::snapshot_keys

@@ -1,25 +1,22 @@
 #include "domain/owner.h"
 
-namespace gpumeter::domain {
+#include "common/enum_names.h"
 
-const char* ToString(OwnerKind kind) {
-  switch (kind) {
-    case OwnerKind::kContainer:
-      return "container";
-    case OwnerKind::kIdle:
-      return "idle";
-    case OwnerKind::kSystem:
-      return "system";
-    case OwnerKind::kUnattributed:
-      break;
-  }
-  return "unattributed";
-}
+namespace gpumeter::domain {
+namespace {
+
+constexpr EnumName<OwnerKind> kNames[] = {{OwnerKind::kContainer, "container"},
+                                          {OwnerKind::kIdle, "idle"},
+                                          {OwnerKind::kSystem, "system"},
+                                          {OwnerKind::kUnattributed, "unattributed"}};
+static_assert(DistinctEnumNames(kNames));
+
+}  // namespace
+
+const char* ToString(OwnerKind kind) { return EnumToString(kNames, kind, "unattributed"); }
 
 OwnerKind OwnerKindFromString(std::string_view text) {
-  for (auto k : {OwnerKind::kContainer, OwnerKind::kIdle, OwnerKind::kSystem})
-    if (text == ToString(k)) return k;
-  return OwnerKind::kUnattributed;
+  return EnumFromString(kNames, text).value_or(OwnerKind::kUnattributed);
 }
 
 }  // namespace gpumeter::domain

@@ -1,26 +1,22 @@
 #include "domain/sharing_mode.h"
 
-namespace gpumeter::domain {
+#include "common/enum_names.h"
 
-const char* ToString(SharingMode mode) {
-  switch (mode) {
-    case SharingMode::kExclusive:
-      return "exclusive";
-    case SharingMode::kTimeSlicing:
-      return "time-slicing";
-    case SharingMode::kMps:
-      return "mps";
-    case SharingMode::kMig:
-      return "mig";
-  }
-  return "unknown";
-}
+namespace gpumeter::domain {
+namespace {
+
+constexpr EnumName<SharingMode> kNames[] = {{SharingMode::kExclusive, "exclusive"},
+                                            {SharingMode::kTimeSlicing, "time-slicing"},
+                                            {SharingMode::kMps, "mps"},
+                                            {SharingMode::kMig, "mig"}};
+static_assert(DistinctEnumNames(kNames));
+
+}  // namespace
+
+const char* ToString(SharingMode mode) { return EnumToString(kNames, mode, "unknown"); }
 
 std::optional<SharingMode> ParseSharingMode(std::string_view text) {
-  for (const SharingMode m :
-       {SharingMode::kExclusive, SharingMode::kTimeSlicing, SharingMode::kMps, SharingMode::kMig})
-    if (text == ToString(m)) return m;
-  return std::nullopt;
+  return EnumFromString(kNames, text);
 }
 
 const char* ToStringOr(std::optional<SharingMode> mode, const char* unknown) {

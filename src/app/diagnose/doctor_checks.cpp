@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "app/config_files.h"
+#include "common/enum_names.h"
 #include "sources/k8s/owner_resolver.h"
 #include "sources/k8s/pods.h"
 #include "sources/k8s/proc_reader.h"
@@ -24,19 +25,17 @@
 namespace gpumeter::app {
 namespace fs = std::filesystem;
 
-const char* ToString(CheckStatus status) {
-  switch (status) {
-    case CheckStatus::kOk:
-      return "ok";
-    case CheckStatus::kWarn:
-      return "warn";
-    case CheckStatus::kFail:
-      return "fail";
-    case CheckStatus::kSkip:
-      break;
-  }
-  return "skip";
-}
+namespace {
+
+constexpr EnumName<CheckStatus> kStatusNames[] = {{CheckStatus::kOk, "ok"},
+                                                  {CheckStatus::kWarn, "warn"},
+                                                  {CheckStatus::kFail, "fail"},
+                                                  {CheckStatus::kSkip, "skip"}};
+static_assert(DistinctEnumNames(kStatusNames));
+
+}  // namespace
+
+const char* ToString(CheckStatus status) { return EnumToString(kStatusNames, status, "skip"); }
 
 namespace {
 

@@ -6,12 +6,20 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.h"
+
 namespace gpumeter::cost {
 
+namespace {
+
+constexpr EnumName<IdleRule> kIdleRuleNames[] = {
+    {IdleRule::kShare, "share"}, {IdleRule::kOwner, "owner"}, {IdleRule::kSeparate, "separate"}};
+static_assert(DistinctEnumNames(kIdleRuleNames));
+
+}  // namespace
+
 std::string Policy::Name() const {
-  const char* idle_name = idle == IdleRule::kShare   ? "share"
-                          : idle == IdleRule::kOwner ? "owner"
-                                                     : "separate";
+  const char* idle_name = EnumToString(kIdleRuleNames, idle, "separate");
   std::string b;
   switch (basis) {
     case Basis::kMemory:
@@ -51,9 +59,7 @@ Expected<Basis> ParseBasis(std::string_view text, double* alpha) {
 }
 
 Expected<IdleRule> ParseIdleRule(std::string_view text) {
-  if (text == "share") return IdleRule::kShare;
-  if (text == "owner") return IdleRule::kOwner;
-  if (text == "separate") return IdleRule::kSeparate;
+  if (const auto rule = EnumFromString(kIdleRuleNames, text)) return *rule;
   return MakeError(ErrorCode::kInvalidInput,
                    "idle rule '" + std::string(text) + "': expected share, owner or separate");
 }

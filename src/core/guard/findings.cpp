@@ -1,72 +1,57 @@
 #include "core/guard/findings.h"
 
+#include <iterator>
+
 #include "common/duration.h"
+#include "common/enum_names.h"
 #include "common/yaml/reader.h"
 
 namespace gpumeter::guard {
 
-const char* ToString(Kind kind) {
-  switch (kind) {
-    case Kind::kUnallocatedDevice:
-      return "unallocated-device";
-    case Kind::kNoGpuRequest:
-      return "no-gpu-request";
-    case Kind::kVisibleDevicesAll:
-      return "visible-devices-all";
-    case Kind::kVisibleDevicesOutside:
-      return "visible-devices-outside";
-    case Kind::kHostProcess:
-      return "host-process";
-    case Kind::kIdleAllocation:
-      return "idle-allocation";
-    case Kind::kOomRisk:
-      return "oom-risk";
-    case Kind::kMpsNoLimits:
-      return "mps-no-limits";
-    case Kind::kGpuLost:
-      return "gpu-lost";
-    case Kind::kEccUncorrectable:
-      return "ecc-uncorrectable";
-    case Kind::kRowRemapPending:
-      return "row-remap-pending";
-    case Kind::kRowRemapFailed:
-      return "row-remap-failed";
-    case Kind::kClocksSlowdown:
-      return "clocks-slowdown";
-    case Kind::kXid:
-      return "xid";
-    case Kind::kXidApplication:
-      return "xid-application";
-    case Kind::kRetiredPagesPending:
-      return "retired-pages-pending";
-    case Kind::kRetiredPagesLimit:
-      return "retired-pages-limit";
-  }
-  return "unknown";
-}
+namespace {
+
+constexpr EnumName<Kind> kKindNames[] = {{Kind::kUnallocatedDevice, "unallocated-device"},
+                                         {Kind::kNoGpuRequest, "no-gpu-request"},
+                                         {Kind::kVisibleDevicesAll, "visible-devices-all"},
+                                         {Kind::kVisibleDevicesOutside, "visible-devices-outside"},
+                                         {Kind::kHostProcess, "host-process"},
+                                         {Kind::kIdleAllocation, "idle-allocation"},
+                                         {Kind::kOomRisk, "oom-risk"},
+                                         {Kind::kMpsNoLimits, "mps-no-limits"},
+                                         {Kind::kGpuLost, "gpu-lost"},
+                                         {Kind::kEccUncorrectable, "ecc-uncorrectable"},
+                                         {Kind::kRowRemapPending, "row-remap-pending"},
+                                         {Kind::kRowRemapFailed, "row-remap-failed"},
+                                         {Kind::kClocksSlowdown, "clocks-slowdown"},
+                                         {Kind::kXid, "xid"},
+                                         {Kind::kXidApplication, "xid-application"},
+                                         {Kind::kRetiredPagesPending, "retired-pages-pending"},
+                                         {Kind::kRetiredPagesLimit, "retired-pages-limit"}};
+static_assert(DistinctEnumNames(kKindNames));
+static_assert(std::size(kKindNames) == kAllKinds.size(), "every kind has a name");
+
+}  // namespace
+
+const char* ToString(Kind kind) { return EnumToString(kKindNames, kind, "unknown"); }
 
 std::optional<Kind> KindFromString(std::string_view text) {
-  for (const Kind k : kAllKinds)
-    if (text == ToString(k)) return k;
-  return std::nullopt;
+  return EnumFromString(kKindNames, text);
 }
 
+namespace {
+
+constexpr EnumName<Severity> kSeverityNames[] = {
+    {Severity::kInfo, "info"}, {Severity::kWarning, "warning"}, {Severity::kCritical, "critical"}};
+static_assert(DistinctEnumNames(kSeverityNames));
+
+}  // namespace
+
 const char* ToString(Severity severity) {
-  switch (severity) {
-    case Severity::kInfo:
-      return "info";
-    case Severity::kWarning:
-      return "warning";
-    case Severity::kCritical:
-      return "critical";
-  }
-  return "unknown";
+  return EnumToString(kSeverityNames, severity, "unknown");
 }
 
 std::optional<Severity> SeverityFromString(std::string_view text) {
-  for (const Severity s : {Severity::kInfo, Severity::kWarning, Severity::kCritical})
-    if (text == ToString(s)) return s;
-  return std::nullopt;
+  return EnumFromString(kSeverityNames, text);
 }
 
 namespace {

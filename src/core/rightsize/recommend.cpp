@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "common/enum_names.h"
 #include "core/rightsize/mig_profiles.h"
 
 namespace gpumeter::rightsize {
@@ -312,19 +313,17 @@ std::vector<Recommendation> WithSavings(std::vector<Candidate> all, const cost::
 
 }  // namespace
 
-const char* ToString(Action a) {
-  switch (a) {
-    case Action::kReclaim:
-      return "reclaim";
-    case Action::kMig:
-      return "mig";
-    case Action::kShare:
-      return "share";
-    case Action::kKeep:
-      break;
-  }
-  return "keep";
-}
+namespace {
+
+constexpr EnumName<Action> kActionNames[] = {{Action::kReclaim, "reclaim"},
+                                             {Action::kMig, "mig"},
+                                             {Action::kShare, "share"},
+                                             {Action::kKeep, "keep"}};
+static_assert(DistinctEnumNames(kActionNames));
+
+}  // namespace
+
+const char* ToString(Action a) { return EnumToString(kActionNames, a, "keep"); }
 
 std::vector<Recommendation> Recommend(const std::map<WorkloadKey, WorkloadHistory>& histories,
                                       const cost::Pricing& pricing, const RecommendOptions& o) {

@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "common/enum_names.h"
+
 namespace gpumeter::top {
 namespace {
 
@@ -82,31 +84,27 @@ void PriceFrame(FrameData& frame, const cost::Pricing& pricing, const cost::Poli
   }
 }
 
-const char* ToString(View v) {
-  switch (v) {
-    case View::kPods:
-      return "pods";
-    case View::kFindings:
-      return "findings";
-    case View::kUnits:
-      break;
-  }
-  return "units";
-}
+namespace {
 
-const char* ToString(SortKey k) {
-  switch (k) {
-    case SortKey::kMemory:
-      return "memory";
-    case SortKey::kCost:
-      return "cost";
-    case SortKey::kWaste:
-      return "waste";
-    case SortKey::kCompute:
-      break;
-  }
-  return "compute";
-}
+constexpr EnumName<View> kViewNames[] = {
+    {View::kPods, "pods"}, {View::kFindings, "findings"}, {View::kUnits, "units"}};
+static_assert(DistinctEnumNames(kViewNames));
+
+}  // namespace
+
+const char* ToString(View v) { return EnumToString(kViewNames, v, "units"); }
+
+namespace {
+
+constexpr EnumName<SortKey> kSortKeyNames[] = {{SortKey::kMemory, "memory"},
+                                               {SortKey::kCost, "cost"},
+                                               {SortKey::kWaste, "waste"},
+                                               {SortKey::kCompute, "compute"}};
+static_assert(DistinctEnumNames(kSortKeyNames));
+
+}  // namespace
+
+const char* ToString(SortKey k) { return EnumToString(kSortKeyNames, k, "compute"); }
 
 SortKey NextSortKey(SortKey k) {
   switch (k) {
@@ -123,15 +121,13 @@ SortKey NextSortKey(SortKey k) {
 }
 
 Expected<View> ParseView(const std::string& text) {
-  for (View v : {View::kUnits, View::kPods, View::kFindings})
-    if (text == ToString(v)) return v;
+  if (const auto v = EnumFromString(kViewNames, text)) return *v;
   return MakeError(ErrorCode::kInvalidInput,
                    "view '" + text + "': expected units, pods or findings");
 }
 
 Expected<SortKey> ParseSortKey(const std::string& text) {
-  for (SortKey k : {SortKey::kCompute, SortKey::kMemory, SortKey::kCost, SortKey::kWaste})
-    if (text == ToString(k)) return k;
+  if (const auto k = EnumFromString(kSortKeyNames, text)) return *k;
   return MakeError(ErrorCode::kInvalidInput,
                    "sort '" + text + "': expected compute, memory, cost or waste");
 }

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "common/enum_names.h"
+
 namespace gpumeter::k8s {
 namespace {
 
@@ -88,35 +90,24 @@ QosClass QosOf(std::string_view c) {
   return QosClass::kUnknown;
 }
 
+constexpr EnumName<QosClass> kQosNames[] = {{QosClass::kGuaranteed, "Guaranteed"},
+                                            {QosClass::kBurstable, "Burstable"},
+                                            {QosClass::kBestEffort, "BestEffort"},
+                                            {QosClass::kUnknown, "unknown"}};
+static_assert(DistinctEnumNames(kQosNames));
+
+constexpr EnumName<ContainerRuntime> kRuntimeNames[] = {
+    {ContainerRuntime::kContainerd, "containerd"},
+    {ContainerRuntime::kCrio, "cri-o"},
+    {ContainerRuntime::kDocker, "docker"},
+    {ContainerRuntime::kUnknown, "unknown"}};
+static_assert(DistinctEnumNames(kRuntimeNames));
+
 }  // namespace
 
-const char* ToString(QosClass q) {
-  switch (q) {
-    case QosClass::kGuaranteed:
-      return "Guaranteed";
-    case QosClass::kBurstable:
-      return "Burstable";
-    case QosClass::kBestEffort:
-      return "BestEffort";
-    case QosClass::kUnknown:
-      break;
-  }
-  return "unknown";
-}
+const char* ToString(QosClass q) { return EnumToString(kQosNames, q, "unknown"); }
 
-const char* ToString(ContainerRuntime r) {
-  switch (r) {
-    case ContainerRuntime::kContainerd:
-      return "containerd";
-    case ContainerRuntime::kCrio:
-      return "cri-o";
-    case ContainerRuntime::kDocker:
-      return "docker";
-    case ContainerRuntime::kUnknown:
-      break;
-  }
-  return "unknown";
-}
+const char* ToString(ContainerRuntime r) { return EnumToString(kRuntimeNames, r, "unknown"); }
 
 CgroupIdentity ParseCgroupPath(std::string_view path) {
   CgroupIdentity out;
