@@ -12,16 +12,21 @@
 
 #include "core/attribution/attribute.h"
 #include "domain/sharing_mode.h"
+#include "domain/unit_kind.h"
 
 namespace gpumeter::attribution {
 
 // What a unit is, for pricing and grouping. A unit whose mode or size changes is a new key.
 struct UnitKey {
+  // mig_profile: the unit's label (domain/unit_kind.h): "" for a whole GPU, a MIG instance's
+  // profile, or "unpartitioned".
   std::string node, uuid, gpu_uuid, model, mig_profile;
   // nullopt: the reader was not told (a unit Prometheus has counters for but no info series).
   std::optional<domain::SharingMode> mode;
   double fraction = 1;  // of the physical GPU (MIG: its compute slices / the GPU's)
   auto operator<=>(const UnitKey&) const = default;
+  // A key is stored and read back as its label alone, so its kind is the label's.
+  domain::UnitKind Kind() const { return domain::UnitKindOfLabel(mig_profile); }
 };
 
 struct OwnerAmounts {

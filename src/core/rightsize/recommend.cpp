@@ -22,8 +22,7 @@ std::string Hours(double h) {
 }
 
 std::string Describe(const Held& u) {
-  if (!u.unit.mig_profile.empty() && u.unit.mig_profile != "unpartitioned")
-    return "MIG " + u.unit.mig_profile;
+  if (u.unit.Kind() == domain::UnitKind::kMigInstance) return "MIG " + u.unit.mig_profile;
   if (u.share >= 0.999) return "whole GPU";
   const auto n = std::lround(1 / u.share);
   return fmt::format("1/{} of {} GPU", n,
@@ -32,8 +31,7 @@ std::string Describe(const Held& u) {
 
 // The code of a held unit (Recommendation::current_code).
 std::string Code(const Held& u) {
-  if (!u.unit.mig_profile.empty() && u.unit.mig_profile != "unpartitioned")
-    return "mig-" + u.unit.mig_profile;
+  if (u.unit.Kind() == domain::UnitKind::kMigInstance) return "mig-" + u.unit.mig_profile;
   if (u.share >= 0.999) return "gpu";
   return fmt::format("{}-{}", u.unit.mode == domain::SharingMode::kMps ? "mps" : "time-slicing",
                      std::lround(1 / u.share));

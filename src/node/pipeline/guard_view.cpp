@@ -72,12 +72,11 @@ guard::PassView BuildGuardView(const GuardViewInputs& in) {
       uv.health = *it->second;
       uv.xids = it->second->xid_events;
     }
-    if (u.uuid != u.gpu_uuid && !u.mig_profile.empty() && u.mig_profile != "unpartitioned")
-      uv.gpu_instance_id = u.mig_gpu_instance;
+    if (u.kind == domain::UnitKind::kMigInstance) uv.gpu_instance_id = u.mig_gpu_instance;
     for (const auto& h : u.holders) uv.holders.push_back({h.AsOwner(), h.share});
     if (const auto it = ledgers.find(u.uuid); it != ledgers.end()) uv.ledger = it->second;
     if (const auto it = processes.find(u.uuid);
-        it != processes.end() && u.mig_profile != "unpartitioned")
+        it != processes.end() && u.kind != domain::UnitKind::kUnpartitioned)
       for (const auto& p : *it->second) {
         guard::ProcessView pv;
         pv.pid = p.pid;

@@ -64,8 +64,9 @@ std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap,
       for (const auto& m : d.mig_instances) {
         UnitInfo u;
         u.uuid = m.uuid, u.gpu_uuid = d.uuid, u.gpu_index = d.index, u.model = d.name;
-        u.mig_profile = MigProfileOfName(m.name), u.mig_gpu_instance = m.gpu_instance_id,
-        u.mode = SharingMode::kMig;
+        u.kind = domain::UnitKind::kMigInstance;
+        u.mig_profile = domain::MigProfileLabel(u.kind, MigProfileOfName(m.name));
+        u.mig_gpu_instance = m.gpu_instance_id, u.mode = SharingMode::kMig;
         if (m.memory) u.memory_total_bytes = m.memory->total_bytes;
         if (d.memory) u.gpu_memory_total_bytes = d.memory->total_bytes;
         if (m.slices && d.mig_total_slices && *d.mig_total_slices > 0)
@@ -87,7 +88,8 @@ std::vector<UnitInfo> NodePipeline::Units(const gpu::GpuSnapshot& snap,
       if (known && used < *d.mig_total_slices) {
         UnitInfo u;
         u.uuid = d.uuid, u.gpu_uuid = d.uuid, u.gpu_index = d.index, u.model = d.name;
-        u.mig_profile = "unpartitioned", u.mode = SharingMode::kMig;
+        u.kind = domain::UnitKind::kUnpartitioned, u.mode = SharingMode::kMig;
+        u.mig_profile = domain::MigProfileLabel(u.kind, "");
         if (d.memory) u.gpu_memory_total_bytes = d.memory->total_bytes;
         u.gpu_fraction = static_cast<double>(*d.mig_total_slices - used) / *d.mig_total_slices;
         u.evidence = std::to_string(*d.mig_total_slices - used) + " of " +

@@ -19,6 +19,7 @@
 #include "domain/node_snapshot.h"
 #include "domain/sample.h"
 #include "domain/source_status.h"
+#include "domain/unit_kind.h"
 #include "sources/k8s/node_facts.h"
 #include "sources/k8s/owner_resolver.h"
 #include "sources/k8s/sharing.h"
@@ -31,7 +32,8 @@ struct UnitInfo {
   std::string gpu_uuid;  // the physical GPU (itself for a whole GPU)
   uint32_t gpu_index = 0;
   std::string model;
-  std::string mig_profile;  // e.g. "3g.71gb"; empty for a whole GPU
+  domain::UnitKind kind = domain::UnitKind::kGpu;
+  std::string mig_profile;  // its label: domain::MigProfileLabel(kind, the instance's profile)
   uint32_t mig_gpu_instance = 0;
   domain::SharingMode mode = domain::SharingMode::kExclusive;
   uint32_t replicas = 1;

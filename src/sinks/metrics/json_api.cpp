@@ -28,7 +28,7 @@ UnitReading ReadingOf(const node::NodeState& s, const node::UnitInfo& u) {
       if (d.memory) r.memory_used_bytes = static_cast<double>(d.memory->used_bytes);
       return r;
     }
-    if (d.uuid == u.uuid && u.mig_profile == "unpartitioned") return {0.0, 0.0};
+    if (d.uuid == u.uuid && u.kind == domain::UnitKind::kUnpartitioned) return {0.0, 0.0};
     for (const auto& m : d.mig_instances)
       if (m.uuid == u.uuid) {
         r.busy_ratio = m.sm_active_ratio;

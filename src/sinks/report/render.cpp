@@ -67,9 +67,15 @@ nlohmann::json FocusTags(const cost::CostRow& r, bool container, const cost::Lab
 }
 
 std::string FocusResourceType(const attribution::UnitKey& unit) {
-  return unit.mig_profile.empty()              ? "GPU"
-         : unit.mig_profile == "unpartitioned" ? "MIG slices in no instance"
-                                               : "MIG instance";
+  switch (unit.Kind()) {
+    case domain::UnitKind::kGpu:
+      break;
+    case domain::UnitKind::kMigInstance:
+      return "MIG instance";
+    case domain::UnitKind::kUnpartitioned:
+      return "MIG slices in no instance";
+  }
+  return "GPU";
 }
 
 // One FOCUS line: the cost row `r` of the priced unit `u`.

@@ -7,6 +7,8 @@
 
 #include <set>
 
+#include "domain/unit_kind.h"
+
 namespace gpumeter::guard {
 namespace {
 
@@ -410,7 +412,7 @@ TEST(Guard, WhatTheAllocationCannotShowIsNotAViolation) {
   EXPECT_TRUE(Of(g.Open(), Kind::kNoGpuRequest).empty());
   // MIG with migStrategy none: the container holds the GPU, its process runs on an instance.
   UnitView gpu = Unit("GPU-0", SharingMode::kMig, {{kA, 1}}, {});
-  gpu.mig_profile = "unpartitioned";
+  gpu.mig_profile = domain::MigProfileLabel(domain::UnitKind::kUnpartitioned, "");
   UnitView mig = Unit("MIG-0", SharingMode::kMig, {}, {Proc(5, kA)});
   mig.gpu_uuid = "GPU-0";
   Guard g2(GuardConfig{}, nullptr);
