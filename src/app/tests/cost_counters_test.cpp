@@ -65,12 +65,13 @@ TEST(CostCounters, EqualTheChargebackUnderSeparateAndInTotalUnderEveryRule) {
       double worst = 0;
       std::string worst_ns;
       for (const auto& g : cb.groups) {
-        const auto it = counters.find(g.key[0]);
+        const std::string& ns = g.key[0].label();
+        const auto it = counters.find(ns);
         if (it == counters.end()) continue;  // idle, system, unattributed
         const double d = std::abs(it->second - g.cost) / cb.total.cost;
-        if (d > worst) worst = d, worst_ns = g.key[0];
+        if (d > worst) worst = d, worst_ns = ns;
         if (idle == cost::IdleRule::kSeparate) {
-          EXPECT_NEAR(it->second, g.cost, 1e-9 * cb.total.cost) << policy.Name() << " " << g.key[0];
+          EXPECT_NEAR(it->second, g.cost, 1e-9 * cb.total.cost) << policy.Name() << " " << ns;
         }
       }
       std::cout << "  " << policy.Name() << ": largest namespace difference " << worst * 100

@@ -92,7 +92,7 @@ struct Period {
 // The chargeback summed over charges as they are allocated, so that memory holds the groups and
 // units, not every unit-period of a month: per unit, its rows summed by owner.
 struct Sums {
-  std::map<std::vector<std::string>, GroupTotals> groups;
+  std::map<std::vector<GroupValue>, GroupTotals> groups;
   GroupTotals total;
   std::map<attribution::UnitKey, std::pair<UnitCost, std::map<domain::Owner, CostRow>>> units;
 };

@@ -8,14 +8,13 @@ namespace gpumeter::cost {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
-const char* const kIdleGroup = "__idle__";
-
-std::string Value(const std::string& dim, const attribution::UnitKey& unit, const domain::Owner& o,
-                  const Labels& labels) {
+GroupValue Value(const std::string& dim, const attribution::UnitKey& unit, const domain::Owner& o,
+                 const Labels& labels) {
   const bool container = o.kind == domain::OwnerKind::kContainer;
   if (dim == "node") return unit.node;
   if (dim == "gpu_model") return unit.model.empty() ? "(unknown)" : unit.model;
-  if (!container) return o.kind == domain::OwnerKind::kIdle ? kIdleGroup : domain::ToString(o.kind);
+  if (!container)
+    return o.kind == domain::OwnerKind::kIdle ? GroupValue::Idle() : domain::ToString(o.kind);
   if (dim == "namespace") return o.ns;
   if (dim == "pod") return o.ns + "/" + o.pod;
   if (dim == "container") return o.ns + "/" + o.pod + "/" + o.container;
@@ -101,9 +100,9 @@ Chargeback AssembleChargeback(const std::vector<CostedRecord>& units, const Labe
   out.dimensions = dims;
   out.policy = policy.Name();
   out.currency = currency;
-  std::map<std::vector<std::string>, GroupTotals> groups;
+  std::map<std::vector<GroupValue>, GroupTotals> groups;
   auto group = [&](const attribution::UnitKey& unit, const domain::Owner& o) -> GroupTotals& {
-    std::vector<std::string> key;
+    std::vector<GroupValue> key;
     for (const auto& d : dims) key.push_back(Value(d, unit, o, labels));
     auto& g = groups[key];
     g.key = key;

@@ -1,8 +1,8 @@
 // A chargeback over a window: every unit's cost (price × its fraction of the GPU × hours) split
 // between owners by a policy (cost/allocate.h), then summed into groups (namespace, pod,
 // container, label:KEY, gpu_model, node, or several). The groups add up to the total, which is
-// Σ unit cost; idle that no policy placed is its own group ("__idle__"). Units without a price
-// are counted in hours but not in cost, and listed. Pure.
+// Σ unit cost; idle that no policy placed is its own group (GroupValue::Idle). Units without a
+// price are counted in hours but not in cost, and listed. Pure.
 #pragma once
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/error.h"
@@ -25,10 +26,34 @@ using Labels = std::map<std::pair<std::string, std::string>,
 // "namespace,label:team" → {"namespace", "label:team"}; errors name the unknown dimension.
 Expected<std::vector<std::string>> ParseGroupBy(std::string_view text);
 
+// One dimension's value in a group's key: a name (a namespace, a pod, a label's value, a node, a
+// GPU model, "system", "unattributed", ...) or the idle that no policy placed, which is no one's
+// name. Outputs write the idle as "__idle__" (label()); code asks idle(). Ordered by label, as the
+// key's text sorts. A plain value.
+class GroupValue {
+ public:
+  GroupValue(std::string name) : label_(std::move(name)) {}  // NOLINT: a name is a value
+  GroupValue(const char* name) : label_(name) {}             // NOLINT: as above
+  static GroupValue Idle() {
+    GroupValue v{std::string(kIdleLabel)};
+    v.idle_ = true;
+    return v;
+  }
+  bool idle() const { return idle_; }
+  // The value as every output writes it: the name, or "__idle__".
+  const std::string& label() const { return label_; }
+  auto operator<=>(const GroupValue&) const = default;
+
+ private:
+  static constexpr std::string_view kIdleLabel = "__idle__";
+  std::string label_;
+  bool idle_ = false;
+};
+
 struct GroupTotals {
-  std::vector<std::string> key;  // one value per dimension
-  double gpu_hours_held = 0;     // Σ requested share × hours × fraction (GPU-equivalents)
-  double compute_hours = 0;      // Σ compute-seconds × fraction / 3600 (GPU-equivalents)
+  std::vector<GroupValue> key;  // one value per dimension
+  double gpu_hours_held = 0;    // Σ requested share × hours × fraction (GPU-equivalents)
+  double compute_hours = 0;     // Σ compute-seconds × fraction / 3600 (GPU-equivalents)
   // Per unit, Σ compute-unknown-seconds of the group's containers, at most the unit's
   // unattributed time, × fraction / 3600: time in which the group's use of a unit it ran on was
   // not measured (attribution::Row). compute_hours is a lower bound, the sum an upper one. The

@@ -24,9 +24,9 @@ std::string CsvField(const std::string& text) {
 }
 
 // A group's key for the terminal: no control or bidi character reaches it.
-std::string Joined(const std::vector<std::string>& key) {
+std::string Joined(const std::vector<cost::GroupValue>& key) {
   std::string s;
-  for (const auto& k : key) s += (s.empty() ? "" : " | ") + TerminalCell(k);
+  for (const auto& k : key) s += (s.empty() ? "" : " | ") + TerminalCell(k.label());
   return s;
 }
 
@@ -88,8 +88,8 @@ std::string FocusRow(const cost::Chargeback& c, const Window& w, const cost::Lab
   const double ratio = u.cost != 0 ? r.cost / u.cost : 0;
   json details = FocusDetails(c, u, r, ratio);
   json tags = FocusTags(r, container, labels);
-  const std::string alloc_id =
-      container ? r.owner.ns + "/" + r.owner.pod + "/" + r.owner.container : "__idle__";
+  const std::string alloc_id = container ? r.owner.ns + "/" + r.owner.pod + "/" + r.owner.container
+                                         : cost::GroupValue::Idle().label();
   const std::string billed = fmt::format("{}", a.billed);
   const std::string list_cost = fmt::format("{}", a.list);
   const std::string type = FocusResourceType(u.unit);
@@ -242,7 +242,7 @@ std::string RenderCsv(const cost::Chargeback& c) {
       "memory_busy_hours,memory_busy_unknown_hours,memory_busy_bound_hours,energy_bound_kwh\n";
   auto line = [&](const cost::GroupTotals& g, bool total) {
     for (size_t i = 0; i < c.dimensions.size(); ++i)
-      out += CsvField(total ? (i == 0 ? "TOTAL" : "") : g.key[i]) + ",";
+      out += CsvField(total ? (i == 0 ? "TOTAL" : "") : g.key[i].label()) + ",";
     const auto eff = g.efficiency();
     const auto bounds = g.efficiency_bounds();
     out += fmt::format(
@@ -295,7 +295,7 @@ std::string RenderJson(const cost::Chargeback& c, const Window& w) {
   for (const auto& g : c.groups) {
     json j = totals(g);
     json key = json::object();
-    for (size_t i = 0; i < c.dimensions.size(); ++i) key[c.dimensions[i]] = g.key[i];
+    for (size_t i = 0; i < c.dimensions.size(); ++i) key[c.dimensions[i]] = g.key[i].label();
     j["group"] = key;
     groups.push_back(j);
   }

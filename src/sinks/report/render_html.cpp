@@ -19,7 +19,7 @@ constexpr const char* kNobody = "(held by nobody)";
 
 std::string Name(const cost::GroupTotals& g) {
   std::string s;
-  for (const auto& k : g.key) s += (s.empty() ? "" : " / ") + (k == "__idle__" ? kNobody : k);
+  for (const auto& k : g.key) s += (s.empty() ? "" : " / ") + (k.idle() ? kNobody : k.label());
   return s;
 }
 

@@ -202,7 +202,7 @@ TEST(AllocateBill, EachBilledHourGoesToTheGpusTheAgentSawAndTheRestIsNamed) {
     EXPECT_EQ(r.nodes_without_lines[0].first, "n2");
     EXPECT_DOUBLE_EQ(r.nodes_without_lines[0].second, 1.0);
     std::map<std::string, double> by_pod;
-    for (const auto& g : b.chargeback.groups) by_pod[g.key[0]] = g.cost;
+    for (const auto& g : b.chargeback.groups) by_pod[g.key[0].label()] = g.cost;
     EXPECT_NEAR(by_pod.at("ml/a"), 2.25, 1e-12);
     EXPECT_NEAR(by_pod.at("ml/b"), 2.25, 1e-12);
     EXPECT_NEAR(by_pod.at("__idle__"), 2.25, 1e-12);
@@ -258,7 +258,7 @@ TEST(AllocateBill, AScaleSetsDailyLineIsSharedPerGpuByTheNodesKnownInThePeriod) 
   // 48 shared by three nodes of one GPU: 16 each, as if each ran the day. aks-1's agent saw half
   // of it, aks-3's none: what they did not see is no agent's, not a's or b's.
   std::map<std::string, double> by_pod;
-  for (const auto& g : b.chargeback.groups) by_pod[g.key[0]] = g.cost;
+  for (const auto& g : b.chargeback.groups) by_pod[g.key[0].label()] = g.cost;
   EXPECT_NEAR(by_pod.at("ml/a"), 16, 1e-9);
   EXPECT_NEAR(by_pod.at("ml/b"), 8, 1e-9);
   EXPECT_NEAR(b.reconciliation.no_agent, 8 + 16, 1e-9);
@@ -317,7 +317,7 @@ TEST(AllocateBill, APeriodOffTheHourTakesThePartsOfTheHoursItCovers) {
       {kT0 + 3600, {Gpu("n1", "GPU-A", 3600, {{C("b"), 3600}})}}};
   const auto b = AllocateBill(l, usage, {{1.0, 1, "test"}}, {}, p, {"pod"});
   std::map<std::string, double> by_pod;
-  for (const auto& g : b.chargeback.groups) by_pod[g.key[0]] = g.cost;
+  for (const auto& g : b.chargeback.groups) by_pod[g.key[0].label()] = g.cost;
   EXPECT_NEAR(by_pod.at("ml/a"), 5, 1e-9);  // half of 10:00's hour, half of 11:00's
   EXPECT_NEAR(by_pod.at("ml/b"), 5, 1e-9);
   EXPECT_NEAR(b.reconciliation.no_agent, 0, 1e-9);

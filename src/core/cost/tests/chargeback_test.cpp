@@ -27,7 +27,8 @@ TEST(Chargeback, HandComputedByNamespace) {
   ASSERT_NE(Group(c, {"search"}), nullptr);
   EXPECT_NEAR(Group(c, {"search"})->cost, 3 + 6, 1e-9);
   EXPECT_NEAR(Group(c, {"ads"})->cost, 1, 1e-9);
-  EXPECT_NEAR(Group(c, {"__idle__"})->cost, 4, 1e-9);
+  EXPECT_NEAR(Group(c, {GroupValue::Idle()})->cost, 4, 1e-9);
+  EXPECT_EQ(Group(c, {"__idle__"}), nullptr) << "idle is no name, though written as one";
   EXPECT_NEAR(c.total.cost, 14, 1e-9);
   // Hours held are GPU-equivalents: search 0.5 × 2 h + 1 × 2 h × 3/7.
   EXPECT_NEAR(Group(c, {"search"})->gpu_hours_held, 1 + 6.0 / 7, 1e-9);
@@ -152,9 +153,9 @@ TEST(Chargeback, OneUnknownTimeSharedByTenantsIsCountedOnce) {
   EXPECT_NEAR(by_pod.total.compute_unknown_hours, 0.5, 1e-12) << "not 1.0";
   for (const auto& g : by_pod.groups)
     if (g.key[0] == "search/a" || g.key[0] == "ads/b") {
-      EXPECT_NEAR(g.compute_unknown_hours, 0.5, 1e-12) << g.key[0];
+      EXPECT_NEAR(g.compute_unknown_hours, 0.5, 1e-12) << g.key[0].label();
       // Held 0.5 × 2 h = 1 GPU-h; used ≥ 1 h (a) or 0.4 h (b), and up to half an hour more.
-      ASSERT_TRUE(g.efficiency_bounds()) << g.key[0];
+      ASSERT_TRUE(g.efficiency_bounds()) << g.key[0].label();
       EXPECT_NEAR(g.efficiency_bounds()->second - g.efficiency_bounds()->first, 0.5, 1e-12);
     }
   for (const auto& g : by_pod.groups)

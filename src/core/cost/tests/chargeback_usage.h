@@ -55,7 +55,7 @@ inline Pricing FilePrices() {
   return *Pricing::Parse("gpu_models: {H100: 4.0, H200: 7.0}\ndefaults: false\n", "p.yaml");
 }
 
-inline const GroupTotals* Group(const Chargeback& c, const std::vector<std::string>& key) {
+inline const GroupTotals* Group(const Chargeback& c, const std::vector<GroupValue>& key) {
   for (const auto& g : c.groups)
     if (g.key == key) return &g;
   return nullptr;
