@@ -14,33 +14,12 @@
 namespace gpumeter::report {
 namespace {
 
-// Text from outside (names, label values) cannot start a formula (common/text_cell.h).
-std::string CsvField(const std::string& text) {
-  const std::string s = SpreadsheetCell(text);
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 // A group's key for the terminal: no control or bidi character reaches it.
 std::string Joined(const std::vector<cost::GroupValue>& key) {
   std::string s;
   for (const auto& k : key) s += (s.empty() ? "" : " | ") + TerminalCell(k.label());
   return s;
 }
-
-// The FOCUS columns, in the order FocusRow writes them.
-constexpr const char* kFocusHeader =
-    "BilledCost,EffectiveCost,ListCost,ContractedCost,BillingCurrency,BillingPeriodStart,"
-    "BillingPeriodEnd,ChargeCategory,"
-    "ChargeClass,ChargeFrequency,ChargeDescription,ChargePeriodStart,ChargePeriodEnd,"
-    "ConsumedQuantity,ConsumedUnit,"
-    "ProviderName,PublisherName,InvoiceIssuerName,ResourceId,ResourceName,ResourceType,"
-    "ServiceCategory,ServiceName,"
-    "AllocatedMethodId,AllocatedMethodDetails,AllocatedResourceId,AllocatedResourceName,"
-    "AllocatedTags,"
-    "x_GpuUuid,x_GpuModel,x_SharingMode,x_MigProfile\n";
 
 // AllocatedMethodDetails: the row's share of the unit, in GPU-hours, under the policy.
 nlohmann::json FocusDetails(const cost::Chargeback& c, const cost::UnitCost& u,
@@ -78,64 +57,39 @@ std::string FocusResourceType(const attribution::UnitKey& unit) {
   return "GPU";
 }
 
-// One FOCUS line: the cost row `r` of the priced unit `u`.
 }  // namespace
 
-std::string FocusRow(const cost::Chargeback& c, const Window& w, const cost::Labels& labels,
-                     const cost::UnitCost& u, const cost::CostRow& r, const FocusAmounts& a) {
-  using nlohmann::json;
+FocusRecord FocusRecordOf(const cost::Chargeback& c, const Window& w, const cost::Labels& labels,
+                          const cost::UnitCost& u, const cost::CostRow& r, const FocusAmounts& a) {
   const bool container = r.owner.kind == domain::OwnerKind::kContainer;
   const double ratio = u.cost != 0 ? r.cost / u.cost : 0;
-  json details = FocusDetails(c, u, r, ratio);
-  json tags = FocusTags(r, container, labels);
-  const std::string alloc_id = container ? r.owner.ns + "/" + r.owner.pod + "/" + r.owner.container
-                                         : cost::GroupValue::Idle().label();
-  const std::string billed = fmt::format("{}", a.billed);
-  const std::string list_cost = fmt::format("{}", a.list);
-  const std::string type = FocusResourceType(u.unit);
-  const std::string fields[] = {billed,
-                                fmt::format("{}", a.effective),
-                                list_cost,
-                                list_cost,
-                                c.currency,
-                                Rfc3339(w.from_unix_s),
-                                Rfc3339(w.to_unix_s),
-                                "Usage",
-                                "",
-                                "Usage-Based",
-                                fmt::format("{} on {} ({})", u.unit.model, u.unit.node,
-                                            domain::ToStringOr(u.unit.mode, "mode unknown")),
-                                Rfc3339(w.from_unix_s),
-                                Rfc3339(w.to_unix_s),
-                                fmt::format("{}", u.hours * u.unit.fraction * ratio),
-                                "GPU-Hours",
-                                "Kubernetes",
-                                "gpumeter",
-                                "gpumeter",
-                                u.unit.uuid,
-                                u.unit.node + "/" + u.unit.uuid,
-                                type,
-                                "AI and Machine Learning",
-                                "Kubernetes GPU",
-                                "gpumeter:" + c.policy,
-                                details.dump(),
-                                alloc_id,
-                                container ? r.owner.container : "idle",
-                                tags.dump(),
-                                u.unit.gpu_uuid,
-                                u.unit.model,
-                                domain::ToStringOr(u.unit.mode, ""),
-                                u.unit.mig_profile};
-  return FocusLine(fields);
+  FocusRecord f;
+  f.billed_cost = a.billed, f.effective_cost = a.effective;
+  f.list_cost = f.contracted_cost = a.list;
+  f.billing_currency = c.currency;
+  f.billing_period_start = f.charge_period_start = w.from_unix_s;
+  f.billing_period_end = f.charge_period_end = w.to_unix_s;
+  f.charge_description = fmt::format("{} on {} ({})", u.unit.model, u.unit.node,
+                                     domain::ToStringOr(u.unit.mode, "mode unknown"));
+  f.consumed_quantity = u.hours * u.unit.fraction * ratio;
+  f.consumed_unit = "GPU-Hours";
+  f.resource_id = u.unit.uuid;
+  f.resource_name = u.unit.node + "/" + u.unit.uuid;
+  f.resource_type = FocusResourceType(u.unit);
+  f.service_category = "AI and Machine Learning";
+  f.service_name = "Kubernetes GPU";
+  f.allocated_method_id = "gpumeter:" + c.policy;
+  f.allocated_method_details = FocusDetails(c, u, r, ratio);
+  f.allocated_resource_id = container ? r.owner.ns + "/" + r.owner.pod + "/" + r.owner.container
+                                      : cost::GroupValue::Idle().label();
+  f.allocated_resource_name = container ? r.owner.container : "idle";
+  f.allocated_tags = FocusTags(r, container, labels);
+  f.x_gpu_uuid = u.unit.gpu_uuid;
+  f.x_gpu_model = u.unit.model;
+  f.x_sharing_mode = domain::ToStringOr(u.unit.mode, "");
+  f.x_mig_profile = u.unit.mig_profile;
+  return f;
 }
-
-std::string FocusLine(std::span<const std::string> fields) {
-  std::string line;
-  for (const auto& f : fields) line += (line.empty() ? "" : ",") + CsvField(f);
-  return line + "\n";
-}
-
-std::string FocusHeader() { return kFocusHeader; }
 
 std::string FormatEfficiency(const cost::GroupTotals& g) {
   if (const auto e = g.efficiency()) return fmt::format("{:.1f}%", 100 * *e);
@@ -320,7 +274,7 @@ std::string RenderJson(const cost::Chargeback& c, const Window& w) {
 }
 
 std::string RenderFocus(const cost::Chargeback& c, const Window& w, const cost::Labels& labels) {
-  std::string out = kFocusHeader;
+  std::vector<FocusRecord> rows;
   for (const auto& u : c.units) {
     if (!u.price || u.cost <= 0) continue;
     for (const auto& r : u.rows) {
@@ -328,10 +282,10 @@ std::string RenderFocus(const cost::Chargeback& c, const Window& w, const cost::
       const double list = u.price->per_gpu_hour > 0
                               ? r.cost * u.price->list_per_gpu_hour / u.price->per_gpu_hour
                               : 0;
-      out += FocusRow(c, w, labels, u, r, {r.cost, r.cost, list});
+      rows.push_back(FocusRecordOf(c, w, labels, u, r, {r.cost, r.cost, list}));
     }
   }
-  return out;
+  return FocusCsv(rows);
 }
 
 }  // namespace gpumeter::report

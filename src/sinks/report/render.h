@@ -5,12 +5,12 @@
 
 #include <cstdint>
 #include <map>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "common/rfc3339.h"
 #include "core/cost/chargeback.h"
+#include "sinks/report/focus.h"
 
 namespace gpumeter::report {
 
@@ -36,15 +36,12 @@ std::string RenderJson(const cost::Chargeback& c, const Window& w);
 // BilledCost of the rows adds up to the unit's cost.
 std::string RenderFocus(const cost::Chargeback& c, const Window& w, const cost::Labels& labels);
 
-// RenderFocus's parts, for FOCUS out of amounts allocated elsewhere (a bill, render_bill.h): the
-// header line; one (unit, owner) row carrying the amounts given; a line of fields in the header's
-// order (CSV-quoted as needed).
+// RenderFocus's row, for FOCUS out of amounts allocated elsewhere (a bill, render_bill.h): the
+// (unit, owner) row of cost row `r` of unit `u`, carrying the amounts given; focus.h writes it.
 struct FocusAmounts {
   double billed = 0, effective = 0, list = 0;  // ListCost and ContractedCost carry `list`
 };
-std::string FocusHeader();
-std::string FocusRow(const cost::Chargeback& c, const Window& w, const cost::Labels& labels,
-                     const cost::UnitCost& u, const cost::CostRow& r, const FocusAmounts& a);
-std::string FocusLine(std::span<const std::string> fields);
+FocusRecord FocusRecordOf(const cost::Chargeback& c, const Window& w, const cost::Labels& labels,
+                          const cost::UnitCost& u, const cost::CostRow& r, const FocusAmounts& a);
 
 }  // namespace gpumeter::report

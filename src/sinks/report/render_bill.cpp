@@ -159,43 +159,25 @@ std::map<std::string, const cost::BillReconciliation::Node*> NodesByName(
 }
 
 // A node's part that is no unit's (its non-GPU part, or GPU time no agent saw) as a FOCUS row.
-std::string NodeRow(const cost::Chargeback& c, const Window& w, const std::string& node,
-                    const std::string& part, const ReportAmounts& a) {
+FocusRecord NodeRecord(const cost::Chargeback& c, const Window& w, const std::string& node,
+                       const std::string& part, const ReportAmounts& a) {
   const bool gpu = part == "__no_agent__";
-  const std::string fields[] = {fmt::format("{}", a.billed),
-                                fmt::format("{}", a.effective),
-                                fmt::format("{}", a.list),
-                                fmt::format("{}", a.list),
-                                c.currency,
-                                Rfc3339(w.from_unix_s),
-                                Rfc3339(w.to_unix_s),
-                                "Usage",
-                                "",
-                                "Usage-Based",
-                                gpu ? "GPU time of " + node + " billed while no agent recorded it"
-                                    : "the part of " + node + "'s bill that is not its GPUs",
-                                Rfc3339(w.from_unix_s),
-                                Rfc3339(w.to_unix_s),
-                                "",
-                                "",
-                                "Kubernetes",
-                                "gpumeter",
-                                "gpumeter",
-                                node,
-                                node,
-                                gpu ? "GPU" : "Node",
-                                gpu ? "AI and Machine Learning" : "Compute",
-                                gpu ? "Kubernetes GPU" : "Kubernetes node",
-                                "gpumeter:" + c.policy,
-                                json{{"x_Part", gpu ? "no agent" : "non-GPU"}}.dump(),
-                                part,
-                                part,
-                                "{}",
-                                "",
-                                "",
-                                "",
-                                ""};
-  return FocusLine(fields);
+  FocusRecord f;
+  f.billed_cost = a.billed, f.effective_cost = a.effective;
+  f.list_cost = f.contracted_cost = a.list;
+  f.billing_currency = c.currency;
+  f.billing_period_start = f.charge_period_start = w.from_unix_s;
+  f.billing_period_end = f.charge_period_end = w.to_unix_s;
+  f.charge_description = gpu ? "GPU time of " + node + " billed while no agent recorded it"
+                             : "the part of " + node + "'s bill that is not its GPUs";
+  f.resource_id = f.resource_name = node;
+  f.resource_type = gpu ? "GPU" : "Node";
+  f.service_category = gpu ? "AI and Machine Learning" : "Compute";
+  f.service_name = gpu ? "Kubernetes GPU" : "Kubernetes node";
+  f.allocated_method_id = "gpumeter:" + c.policy;
+  f.allocated_method_details = json{{"x_Part", gpu ? "no agent" : "non-GPU"}};
+  f.allocated_resource_id = f.allocated_resource_name = part;
+  return f;
 }
 
 }  // namespace
@@ -204,7 +186,6 @@ std::string RenderBillFocus(const cost::BilledChargeback& effective,
                             const cost::BilledChargeback& billed,
                             const cost::BilledChargeback& list, const Window& w,
                             const cost::Labels& labels) {
-  std::string out = FocusHeader();
   const auto effective_rows = RowAmounts(effective.chargeback);
   const auto billed_rows = RowAmounts(billed.chargeback), list_rows = RowAmounts(list.chargeback);
   auto at = [](const auto& m, const auto& k) {
@@ -223,10 +204,12 @@ std::string RenderBillFocus(const cost::BilledChargeback& effective,
         auto it = rows.try_emplace({u.unit, r.owner}, &u, r).first;
         if (chargeback == &c) it->second = {&u, r};  // the effective split's row names the row
       }
+  std::vector<FocusRecord> out;
   for (const auto& [key, entry] : rows) {
     const auto& [u, r] = entry;
     const ReportAmounts a{at(billed_rows, key), at(effective_rows, key), at(list_rows, key)};
-    if (a.billed != 0 || a.effective != 0 || a.list != 0) out += FocusRow(c, w, labels, *u, r, a);
+    if (a.billed != 0 || a.effective != 0 || a.list != 0)
+      out.push_back(FocusRecordOf(c, w, labels, *u, r, a));
   }
   const auto billed_nodes = NodesByName(billed.reconciliation);
   const auto list_nodes = NodesByName(list.reconciliation);
@@ -236,11 +219,11 @@ std::string RenderBillFocus(const cost::BilledChargeback& effective,
     const ReportAmounts non_gpu{b ? b->non_gpu : 0, n.non_gpu, l ? l->non_gpu : 0};
     const ReportAmounts no_agent{b ? b->no_agent : 0, n.no_agent, l ? l->no_agent : 0};
     if (non_gpu.billed != 0 || non_gpu.effective != 0 || non_gpu.list != 0)
-      out += NodeRow(c, w, n.name, "__non_gpu__", non_gpu);
+      out.push_back(NodeRecord(c, w, n.name, "__non_gpu__", non_gpu));
     if (no_agent.billed != 0 || no_agent.effective != 0 || no_agent.list != 0)
-      out += NodeRow(c, w, n.name, "__no_agent__", no_agent);
+      out.push_back(NodeRecord(c, w, n.name, "__no_agent__", no_agent));
   }
-  return out;
+  return FocusCsv(out);
 }
 
 std::string RenderBillHtml(const cost::BilledChargeback& b, const cost::BillLedger& l,
