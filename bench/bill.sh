@@ -3,7 +3,7 @@
 # a month of a large account's FOCUS export (BILL_BYTES, 1 GB by default: 64 GPU nodes matched,
 # 2000 other VMs listed, volumes, taxes, credits) read by `gpumeter report --bill`, plain and
 # gzip-compressed, BILL_RUNS times each. Prints the median wall time, the throughput and the
-# largest peak RSS of the runs (GNU time). Issue 34's target: under a minute, under 200 MB.
+# largest peak RSS of the runs (GNU time). The target: under a minute, under 200 MB.
 set -euo pipefail
 build=${BUILD:-build}
 work=${BILL_WORK:-/tmp/gpumeter-bill-bench}

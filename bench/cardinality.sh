@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cardinality budget (issue 21 item 5; docs/fleet.md, "Cardinality"): the series one node's
+# The cardinality budget (docs/fleet.md, "Cardinality"): the series one node's
 # /metrics holds, per metric family, for the bundled 8-GPU scenario and for a node of 400
 # containers (8 H100s, each time-sliced 50 ways, a process per container), each scraped from a
 # real `gpumeter demo` (fake NVML, fake kubelet, the agent's own pipeline) after it has run a

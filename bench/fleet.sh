@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fleet scale benchmark (issue 21; docs/fleet.md, "Scale"). Not in CI: it writes gigabytes and
+# The fleet scale benchmark (docs/fleet.md, "Scale"). Not in CI: it writes gigabytes and
 # runs for many minutes. `make fleet-bench` builds what it needs and runs it.
 #
 # 1. gpumeter_fleet_synth writes one seeded fleet (10 nodes x 8 H100, 1,000 workloads whose pods

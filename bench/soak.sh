@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Memory soak (issue 17, not in CI): the agent with a usage store and rightsizing against a
+# Memory soak (not in CI): the agent with a usage store and rightsizing against a
 # simulated 8-GPU node, sampling every INTERVAL seconds and scraped every 5 s (as Prometheus
 # would), for DURATION seconds. Its RSS is sampled every 10 s into build/soak/rss.csv; after a
 # warm-up (the first WARMUP seconds: caches, SQLite's page cache and WAL fill up) a least-squares
