@@ -20,6 +20,7 @@
 #include "core/audit/dcgm_audit.h"
 #include "core/guard/finding_json.h"
 #include "sources/history/agent_client.h"
+#include "sources/history/agent_source.h"
 
 namespace gpumeter::app {
 
@@ -56,73 +57,63 @@ struct SplitRow {
   std::optional<double> compute_ratio, memory_bytes;
 };
 
-std::vector<SplitRow> SplitOf(const json& units, const json& ledger, const std::string& gpu_uuid) {
+// The agent's replies (sources/history/agent_source.h); units and ledger only beside a
+// dcgm-exporter page, whose inflated GPUs they split.
+struct AgentView {
+  history::AgentFindings status;
+  std::vector<top::UnitNow> units;
+  std::vector<history::AgentLedgerUnit> ledger;
+};
+
+std::vector<SplitRow> SplitOf(const AgentView& agent, const std::string& gpu_uuid) {
   std::vector<SplitRow> out;
   std::map<std::string, std::string> unit_label;  // units on this GPU
-  for (const auto& u : units.value("units", json::array()))
-    if (u.value("gpu_uuid", "") == gpu_uuid)
-      unit_label[u.value("uuid", "")] = u.value("mig_profile", json()).is_string()
-                                            ? u["mig_profile"].get<std::string>()
-                                            : "whole GPU";
-  for (const auto& u : ledger.value("units", json::array())) {
-    const auto it = unit_label.find(u.value("uuid", ""));
+  for (const auto& u : agent.units)
+    if (u.key.gpu_uuid == gpu_uuid)
+      unit_label[u.key.uuid] = u.key.mig_profile.empty() ? "whole GPU" : u.key.mig_profile;
+  for (const auto& l : agent.ledger) {
+    const auto it = unit_label.find(l.uuid);
     if (it == unit_label.end()) continue;
-    for (const auto& r : u.value("owners", json::array())) {
-      SplitRow row;
-      row.unit = it->second;
-      const auto kind = r.value("kind", "");
-      row.owner = kind == "container" ? r.value("namespace", "") + "/" + r.value("pod", "") + "/" +
-                                            r.value("container", "")
-                                      : kind;
-      if (r.contains("compute_ratio") && r["compute_ratio"].is_number())
-        row.compute_ratio = r["compute_ratio"].get<double>();
-      if (r.contains("memory_bytes") && r["memory_bytes"].is_number())
-        row.memory_bytes = r["memory_bytes"].get<double>();
-      if (row.compute_ratio || row.memory_bytes) out.push_back(std::move(row));
+    for (const auto& o : l.owners) {  // each with its compute or its memory known
+      const auto& w = o.owner;
+      out.push_back({it->second,
+                     w.kind == domain::OwnerKind::kContainer
+                         ? w.ns + "/" + w.pod + "/" + w.container
+                         : domain::ToString(w.kind),
+                     o.compute_ratio, o.memory_bytes});
     }
   }
   return out;
 }
 
-struct AgentView {
-  std::string node;
-  bool checked = false;
-  std::vector<guard::Finding> findings;
-  json units, ledger;
-};
+// The agent's reply at `path`, read by the one reader of its API (`parse`, from agent_source.h);
+// a reply that does not parse is an error naming the agent, then the path and the field.
+template <typename Parse>
+auto Reply(const AuditOptions& o, const history::AgentClient& agent, const char* path, Parse parse)
+    -> decltype(parse(json())) {
+  auto j = agent.GetJson(path);
+  if (!j) return tl::unexpected(j.error());
+  auto parsed = parse(*j);
+  if (!parsed)
+    return MakeError(parsed.error().code, "--agent " + o.agent + ": " + parsed.error().message);
+  return parsed;
+}
 
 Expected<AgentView> ReadAgent(const AuditOptions& o) {
   auto token = ReadTokenFlag("--agent-token-file", o.agent_token_file);
   if (!token) return tl::unexpected(token.error());
   auto client = history::AgentClient::Open(o.agent, *token, o.agent_ca_file, Limits(o));
   if (!client) return tl::unexpected(client.error());
-  const auto& agent = *client;
-  auto f = agent.GetJson("/api/v1/findings");
-  if (!f) return tl::unexpected(f.error());
   AgentView v;
-  const auto node = f->find("node");
-  const auto checked = f->find("checked");
-  if (node == f->end() || !node->is_string() || checked == f->end() || !checked->is_boolean() ||
-      !f->contains("findings") || !(*f)["findings"].is_array())
-    return MakeError(
-        ErrorCode::kInvalidInput,
-        "--agent " + o.agent +
-            "/api/v1/findings: expected {node: string, checked: bool, findings: [...]}");
-  v.node = node->get<std::string>();
-  v.checked = checked->get<bool>();
-  for (const auto& j : (*f)["findings"]) {
-    auto finding = guard::FindingFromJson(j);
-    if (!finding)
-      return MakeError(ErrorCode::kInvalidInput,
-                       "--agent " + o.agent + "/api/v1/findings: " + finding.error().message);
-    v.findings.push_back(std::move(*finding));
-  }
+  auto findings = Reply(o, *client, "/api/v1/findings", history::ParseAgentFindings);
+  if (!findings) return tl::unexpected(findings.error());
+  v.status = std::move(*findings);
   if (!o.dcgm_metrics.empty()) {  // the split is only needed beside inflated GPUs
-    auto units = agent.GetJson("/api/v1/units");
+    auto units = Reply(o, *client, "/api/v1/units", history::ParseAgentUnits);
     if (!units) return tl::unexpected(units.error());
-    auto ledger = agent.GetJson("/api/v1/ledger");
+    auto ledger = Reply(o, *client, "/api/v1/ledger", history::ParseAgentLedger);
     if (!ledger) return tl::unexpected(ledger.error());
-    v.units = std::move(*units), v.ledger = std::move(*ledger);
+    v.units = std::move(units->units), v.ledger = std::move(*ledger);
   }
   return v;
 }
@@ -151,17 +142,19 @@ void PrintSplit(const std::vector<SplitRow>& rows) {
 }
 
 void PrintFindings(const AuditOptions& o, const AgentView& a) {
+  const auto& findings = a.status.findings;
   std::map<guard::Severity, size_t> by;
-  for (const auto& f : a.findings) ++by[f.severity];
+  for (const auto& f : findings) ++by[f.severity];
   fmt::print(
-      "gpumeter agent {} (node {}): {} open finding(s){}\n", o.agent, a.node, a.findings.size(),
-      a.findings.empty()
+      "gpumeter agent {} (node {}): {} open finding(s){}\n", o.agent, a.status.node,
+      findings.size(),
+      findings.empty()
           ? ""
           : fmt::format(" — {} critical, {} warning, {} info", by[guard::Severity::kCritical],
                         by[guard::Severity::kWarning], by[guard::Severity::kInfo]));
-  if (!a.checked)
+  if (!a.status.checked)
     fmt::print("  the agent has not taken a good sample yet: nothing has been checked\n");
-  for (const auto& f : a.findings) {
+  for (const auto& f : findings) {
     const std::string who = !f.pod.empty()       ? f.ns + "/" + f.pod + "/" + f.container
                             : !f.process.empty() ? "host process " + f.process
                                                  : "-";
@@ -170,7 +163,7 @@ void PrintFindings(const AuditOptions& o, const AgentView& a) {
                f.unit_uuid.empty() ? "" : TerminalCell(Short(f.unit_uuid)), Utc(f.first_seen),
                TerminalCell(f.evidence));
   }
-  if (!a.findings.empty())
+  if (!findings.empty())
     fmt::print("\nWhat each finding means and how to fix it: docs/guardrails.md\n");
 }
 
@@ -271,7 +264,7 @@ std::optional<guard::Severity> WorstSeverity(const Inputs& in, size_t inflated) 
   std::optional<guard::Severity> worst;
   if (inflated) worst = guard::Severity::kWarning;
   if (in.agent)
-    for (const auto& f : in.agent->findings)
+    for (const auto& f : in.agent->status.findings)
       worst = worst ? std::max(*worst, f.severity) : f.severity;
   return worst;
 }
@@ -291,8 +284,7 @@ json GpuJson(const audit::GpuAudit& g, const std::optional<AgentView>& agent) {
               {"model", g.model},       {"pods", g.pods},
               {"inflated", g.inflated}, {"worstFactor", g.worst_factor},
               {"metrics", metrics}};
-  if (agent && g.inflated)
-    gpu["gpumeterSplit"] = SplitJson(SplitOf(agent->units, agent->ledger, g.uuid));
+  if (agent && g.inflated) gpu["gpumeterSplit"] = SplitJson(SplitOf(*agent, g.uuid));
   return gpu;
 }
 
@@ -312,10 +304,10 @@ void PrintJson(const AuditOptions& o, const Inputs& in, size_t inflated,
   }
   if (in.agent) {
     json findings = json::array();
-    for (const auto& f : in.agent->findings) findings.push_back(guard::ToJson(f));
+    for (const auto& f : in.agent->status.findings) findings.push_back(guard::ToJson(f));
     out["agent"] = {{"url", o.agent},
-                    {"node", in.agent->node},
-                    {"checked", in.agent->checked},
+                    {"node", in.agent->status.node},
+                    {"checked", in.agent->status.checked},
                     {"findings", findings}};
   }
   out["worstSeverity"] = worst ? json(guard::ToString(*worst)) : json(nullptr);
@@ -339,7 +331,7 @@ void PrintInflatedGpu(const audit::GpuAudit& g, const std::optional<AgentView>& 
     fmt::print("  {:<40} {:>8} {:>14.6g} {:>14.6g} {:>7.2f}x{}\n", m.metric, m.pod_series,
                m.device_value, m.pods_sum, m.factor,
                m.device_series ? "" : " (no device series: the copies' value)");
-  if (agent) PrintSplit(SplitOf(agent->units, agent->ledger, g.uuid));
+  if (agent) PrintSplit(SplitOf(*agent, g.uuid));
 }
 
 void PrintDcgm(const AuditOptions& o, const audit::DcgmAudit& dcgm,
@@ -373,7 +365,7 @@ void PrintTable(const AuditOptions& o, const Inputs& in, size_t inflated) {
 // Under --fail-on: 1 when the worst severity reaches it, or when the agent has checked nothing.
 int ExitCode(const AuditOptions& o, const Inputs& in, const std::optional<guard::Severity>& worst) {
   if (o.fail_on == "none") return 0;
-  if (in.agent && !in.agent->checked) {
+  if (in.agent && !in.agent->status.checked) {
     // Nothing checked is not a clean node.
     spdlog::error("--agent {}: the agent has not taken a good sample yet; nothing to gate on",
                   o.agent);

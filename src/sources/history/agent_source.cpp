@@ -142,42 +142,51 @@ Expected<std::optional<OwnerNow>> ParseOwner(const json& r, const std::string& a
   return std::optional<OwnerNow>(o);
 }
 
+// One unit of /api/v1/ledger, checked.
+Expected<AgentLedgerUnit> ParseLedgerUnit(const json& l, const std::string& where) {
+  if (!l.is_object()) return tl::unexpected(Bad(where, "a unit is not an object"));
+  auto uuid = Text(l, "uuid", where);
+  if (!uuid) return tl::unexpected(uuid.error());
+  auto seconds = Number(l, "seconds", 0, kInf, where),
+       capacity = Number(l, "memory_capacity_byte_seconds", 0, kInf, where);
+  if (!seconds || !capacity) return tl::unexpected(!seconds ? seconds.error() : capacity.error());
+  AgentLedgerUnit out{*uuid, *seconds, *capacity, {}};
+  const std::string at = where + " unit " + *uuid;
+  auto owners = Array(l, "owners", kMaxOwners, at);
+  if (!owners) return tl::unexpected(owners.error());
+  for (const auto& r : **owners) {
+    auto o = ParseOwner(r, at);
+    if (!o) return tl::unexpected(o.error());
+    if (*o) out.owners.push_back(std::move(**o));
+  }
+  return out;
+}
+
 // The ledger's latest rows onto the units: holders keep their share, others hold none.
-Expected<void> AddLedger(const json& ledger, std::vector<UnitNow>& units) {
-  const std::string where = "/api/v1/ledger";
-  auto list = Array(ledger, "units", kMaxUnits, where);
-  if (!list) return tl::unexpected(list.error());
+void AddLedger(const std::vector<AgentLedgerUnit>& ledger, std::vector<UnitNow>& units) {
   std::map<std::string, UnitNow*> by_uuid;
   for (auto& u : units) by_uuid[u.key.uuid] = &u;
-  for (const auto& l : **list) {
-    if (!l.is_object()) return tl::unexpected(Bad(where, "a unit is not an object"));
-    auto uuid = Text(l, "uuid", where);
-    if (!uuid) return tl::unexpected(uuid.error());
-    const auto it = by_uuid.find(*uuid);
+  for (const auto& l : ledger) {
+    const auto it = by_uuid.find(l.uuid);
     if (it == by_uuid.end()) continue;  // a unit gone from the node: not "now"
     // A unit whose size NVML does not give (the slices in no MIG instance) has the capacity
     // its ledger accounts: its mean since the agent started, as a unit's size does not change.
-    auto seconds = Number(l, "seconds", 0, kInf, where),
-         capacity = Number(l, "memory_capacity_byte_seconds", 0, kInf, where);
-    if (!seconds || !capacity) return tl::unexpected(!seconds ? seconds.error() : capacity.error());
-    if (!it->second->memory_total_bytes && *seconds && **seconds > 0 && *capacity)
-      it->second->memory_total_bytes = **capacity / **seconds;
-    auto owners = Array(l, "owners", kMaxOwners, where + " unit " + *uuid);
-    if (!owners) return tl::unexpected(owners.error());
-    for (const auto& r : **owners) {
-      auto o = ParseOwner(r, where + " unit " + *uuid);
-      if (!o) return tl::unexpected(o.error());
-      if (!*o) continue;
-      auto& rows = it->second->owners;
+    if (!it->second->memory_total_bytes && l.seconds && *l.seconds > 0 &&
+        l.memory_capacity_byte_seconds)
+      it->second->memory_total_bytes = *l.memory_capacity_byte_seconds / *l.seconds;
+    auto& rows = it->second->owners;
+    for (const auto& o : l.owners) {
       auto held = std::find_if(rows.begin(), rows.end(),
-                               [&](const OwnerNow& x) { return x.owner == (*o)->owner; });
-      if (held != rows.end())
-        (*o)->held_share = held->held_share, *held = **o;
-      else
-        rows.push_back(**o);
+                               [&](const OwnerNow& x) { return x.owner == o.owner; });
+      if (held != rows.end()) {
+        const auto share = held->held_share;
+        *held = o;
+        held->held_share = share;
+      } else {
+        rows.push_back(o);
+      }
     }
   }
-  return {};
 }
 
 // The pods' labels from /api/v1/ledger (absent from an older agent: none known).
@@ -202,47 +211,90 @@ Expected<cost::Labels> ParseLabels(const json& ledger) {
   return out;
 }
 
-Expected<std::vector<FindingNow>> ParseFindings(const json& j) {
-  auto list = Array(j, "findings", kMaxFindings, "/api/v1/findings");
-  if (!list) return tl::unexpected(list.error());
+// The frame's view of the findings: who and what, as `top` shows them.
+std::vector<FindingNow> FindingsNow(const std::vector<guard::Finding>& findings) {
   std::vector<FindingNow> out;
-  for (const auto& x : **list) {
-    auto f = guard::FindingFromJson(x);
-    if (!f) return tl::unexpected(Bad("/api/v1/findings", f.error().message));
-    const std::string who = !f->pod.empty()       ? f->ns + "/" + f->pod + "/" + f->container
-                            : !f->process.empty() ? "host process " + f->process
-                                                  : "-";
-    out.push_back({guard::ToString(f->severity), guard::ToString(f->kind), f->node, who,
-                   f->unit_uuid, f->evidence, f->first_seen});
+  for (const auto& f : findings) {
+    const std::string who = !f.pod.empty()       ? f.ns + "/" + f.pod + "/" + f.container
+                            : !f.process.empty() ? "host process " + f.process
+                                                 : "-";
+    out.push_back({guard::ToString(f.severity), guard::ToString(f.kind), f.node, who, f.unit_uuid,
+                   f.evidence, f.first_seen});
   }
   return out;
 }
 
 }  // namespace
 
+Expected<AgentUnits> ParseAgentUnits(const json& units) {
+  const std::string where = "/api/v1/units";
+  AgentUnits out;
+  auto node = Text(units, "node", where);
+  if (!node) return tl::unexpected(node.error());
+  out.node = *node;
+  auto list = Array(units, "units", kMaxUnits, where);
+  if (!list) return tl::unexpected(list.error());
+  for (const auto& j : **list) {
+    auto u = ParseUnit(j, out.node);
+    if (!u) return tl::unexpected(u.error());
+    auto span = Number(j, "interval_seconds", 0, kInf, where);
+    if (!span) return tl::unexpected(span.error());
+    out.span_seconds = std::max(out.span_seconds, span->value_or(0));
+    out.units.push_back(std::move(*u));
+  }
+  return out;
+}
+
+Expected<std::vector<AgentLedgerUnit>> ParseAgentLedger(const json& ledger) {
+  const std::string where = "/api/v1/ledger";
+  auto list = Array(ledger, "units", kMaxUnits, where);
+  if (!list) return tl::unexpected(list.error());
+  std::vector<AgentLedgerUnit> out;
+  for (const auto& l : **list) {
+    auto u = ParseLedgerUnit(l, where);
+    if (!u) return tl::unexpected(u.error());
+    out.push_back(std::move(*u));
+  }
+  return out;
+}
+
+Expected<AgentFindings> ParseAgentFindings(const json& j) {
+  const std::string where = "/api/v1/findings";
+  AgentFindings out;
+  auto node = Text(j, "node", where);
+  if (!node) return tl::unexpected(node.error());
+  out.node = *node;
+  const auto checked = j.find("checked");
+  if (checked == j.end() || !checked->is_boolean())
+    return tl::unexpected(Bad(where, "checked is not true or false"));
+  out.checked = checked->get<bool>();
+  auto list = Array(j, "findings", kMaxFindings, where);
+  if (!list) return tl::unexpected(list.error());
+  for (const auto& x : **list) {
+    auto f = guard::FindingFromJson(x);
+    if (!f) return tl::unexpected(Bad(where, f.error().message));
+    out.findings.push_back(std::move(*f));
+  }
+  return out;
+}
+
 Expected<FrameData> FrameFromAgentJson(const json& units, const json& ledger, const json& findings,
                                        const std::string& source, int64_t at_unix_s) {
   FrameData f;
   f.source = source, f.at_unix_s = at_unix_s;
-  auto node = Text(units, "node", "/api/v1/units");
-  if (!node) return tl::unexpected(node.error());
-  auto list = Array(units, "units", kMaxUnits, "/api/v1/units");
-  if (!list) return tl::unexpected(list.error());
-  for (const auto& j : **list) {
-    auto u = ParseUnit(j, *node);
-    if (!u) return tl::unexpected(u.error());
-    auto span = Number(j, "interval_seconds", 0, kInf, "/api/v1/units");
-    if (!span) return tl::unexpected(span.error());
-    f.span_seconds = std::max(f.span_seconds, span->value_or(0));
-    f.units.push_back(std::move(*u));
-  }
-  if (auto r = AddLedger(ledger, f.units); !r) return tl::unexpected(r.error());
+  auto parsed_units = ParseAgentUnits(units);
+  if (!parsed_units) return tl::unexpected(parsed_units.error());
+  f.span_seconds = parsed_units->span_seconds;
+  f.units = std::move(parsed_units->units);
+  auto rows = ParseAgentLedger(ledger);
+  if (!rows) return tl::unexpected(rows.error());
+  AddLedger(*rows, f.units);
   auto labels = ParseLabels(ledger);
   if (!labels) return tl::unexpected(labels.error());
   f.labels = std::move(*labels);
-  auto parsed = ParseFindings(findings);
+  auto parsed = ParseAgentFindings(findings);
   if (!parsed) return tl::unexpected(parsed.error());
-  f.findings = std::move(*parsed);
+  f.findings = FindingsNow(parsed->findings);
   return f;
 }
 

@@ -163,6 +163,47 @@ TEST(TopAgentSource, RefusesRepliesOfTheWrongShape) {
   expect_refused(u, Ledger(), "more than 1024");
 }
 
+// What `audit` reads of the agent goes through the same parser: the findings reply with its node
+// and whether anything was checked, and the ledger's rows in the reply's order, each owner with a
+// row in the latest interval only.
+TEST(TopAgentSource, FindingsAndLedgerParseAlone) {
+  auto f = ParseAgentFindings(Findings());
+  ASSERT_TRUE(f) << f.error().message;
+  EXPECT_EQ(f->node, "n1");
+  EXPECT_TRUE(f->checked);
+  EXPECT_TRUE(f->findings.empty());
+  auto no_checked = Findings();
+  no_checked.erase("checked");
+  ASSERT_FALSE(ParseAgentFindings(no_checked));
+  EXPECT_NE(ParseAgentFindings(no_checked).error().message.find("checked"), std::string::npos);
+  auto bad_finding = Findings();
+  bad_finding["findings"].push_back(json::object());
+  EXPECT_FALSE(ParseAgentFindings(bad_finding));
+  EXPECT_FALSE(FrameFromAgentJson(Units(), Ledger(), no_checked, "agent x", 100))
+      << "top reads the findings as audit does";
+
+  auto l = ParseAgentLedger(Ledger());
+  ASSERT_TRUE(l) << l.error().message;
+  ASSERT_EQ(l->size(), 1u);
+  EXPECT_EQ((*l)[0].uuid, "GPU-2");
+  // The gone pod's row (nothing known) is no row of the latest interval.
+  ASSERT_EQ((*l)[0].owners.size(), 3u);
+  EXPECT_EQ((*l)[0].owners[0].owner.pod, "embedder-0");
+  EXPECT_EQ(*(*l)[0].owners[0].compute_ratio, 0.5);
+  EXPECT_EQ((*l)[0].owners[1].owner.kind, domain::OwnerKind::kIdle);
+  EXPECT_EQ((*l)[0].owners[2].owner.kind, domain::OwnerKind::kUnattributed);
+  auto bad = Ledger();
+  bad["units"][0]["owners"][0]["compute_ratio"] = 2;
+  EXPECT_FALSE(ParseAgentLedger(bad));
+
+  auto u = ParseAgentUnits(Units());
+  ASSERT_TRUE(u) << u.error().message;
+  EXPECT_EQ(u->node, "n1");
+  ASSERT_EQ(u->units.size(), 1u);
+  EXPECT_EQ(u->units[0].key.gpu_uuid, "GPU-2");
+  EXPECT_TRUE(u->units[0].key.mig_profile.empty());
+}
+
 TEST(TopAgentClient, RefusesAReplyOverTheCapAndGivesUpAtTheDeadline) {
   testing::LoopbackServer server([](httplib::Server& s) {
     s.Get("/api/v1/big", [](const httplib::Request&, httplib::Response& r) {
