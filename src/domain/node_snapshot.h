@@ -68,7 +68,7 @@ struct NodeSnapshot {
   gpu::GpuSnapshot gpus;
   // Sorted by PID, one each: those the sample lists, then (listed false) those only a drain met.
   std::vector<ProcessFact> processes;
-  std::vector<UnitFact> units;         // sorted by UUID, one each
+  std::vector<UnitFact> units;  // sorted by UUID, one each
   // The kubelet answered this pass: a container it did not list holds nothing (else the list may
   // be stale, and guardrails that need it hold back).
   bool allocations_known = false;

@@ -143,6 +143,10 @@ std::optional<double> SamplesBusyFraction(const gpu::DeviceSample& device, bool 
 std::pair<std::optional<double>, std::optional<double>> SmShareSplit(
     const gpu::DeviceSample& device, uint32_t pid, uint64_t at_us);
 
+// As SmShareSplit, of the memory-busy share (memUtil).
+std::pair<std::optional<double>, std::optional<double>> MemoryBusyShareSplit(
+    const gpu::DeviceSample& device, uint32_t pid, uint64_t at_us);
+
 // The share of `pid` in a table from SmShares; nullopt when the PID is not in it.
 std::optional<double> SmShareOf(const SmShareTable& shares, uint32_t pid);
 

@@ -18,8 +18,7 @@ domain::ProcessOwner OwnerResolver::Resolve(uint32_t pid) {
 }
 
 domain::ProcessOwner OwnerResolver::Unidentified(const Error& why) {
-  if (why.code == ErrorCode::kNotFound)
-    return Unattributed("process exited before /proc was read");
+  if (why.code == ErrorCode::kNotFound) return Unattributed("process exited before /proc was read");
   return Unattributed(why.message);
 }
 
