@@ -42,10 +42,13 @@ class Accumulator {
   void Request(const Owner& o, double v) {
     if (v > 0) entries_.push_back({&o, 0, 0, v, 0, 0, Rule::kNone, Rule::kNone, 0, 0});
   }
-  // Each owner once: `v` seconds of its compute unknown (Row::compute_unknown_seconds).
-  void ComputeUnknown(const std::set<const Owner*, OwnerPtrLess>& owners, double v) {
+  // Each owner `owners()` lists, once: `v` seconds of its compute unknown
+  // (Row::compute_unknown_seconds). They are listed only when `v` makes entries: listing them
+  // compares owners, and most calls have nothing unknown to book.
+  template <typename Owners>
+  void ComputeUnknown(const Owners& owners, double v) {
     if (v > compute_epsilon_)
-      for (const Owner* o : owners)
+      for (const Owner* o : owners())
         entries_.push_back({o, 0, 0, 0, v, 0, Rule::kNone, Rule::kNone, 0, 0});
   }
   // One row per owner, sorted by owner. Amounts of an owner are summed in the order they were
@@ -277,9 +280,9 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
     acc.Compute(kUnattributed, seconds,
                 u.unknown_reason != Rule::kNone ? u.unknown_reason : Rule::kActivityUnknown);
     // No readings at all: whoever held the unit may have used it.
-    acc.ComputeUnknown(
-        Tenants(u, u.unknown_reason != Rule::kNone ? Whose::kRunningOrHolding : Whose::kRunning),
-        seconds);
+    const Whose whose =
+        u.unknown_reason != Rule::kNone ? Whose::kRunningOrHolding : Whose::kRunning;
+    acc.ComputeUnknown([&] { return Tenants(u, whose); }, seconds);
     return;
   }
   const double b = std::clamp(*busy, 0.0, 1.0);
@@ -293,7 +296,7 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
   if (idle_rule == Rule::kUnitNotBusySamples && u.samples_uncovered_seconds > 0 && !extrapolated)
     lost = std::clamp(u.samples_uncovered_seconds / seconds, 0.0, 1.0 - b);
   acc.Compute(kUnattributed, lost * seconds, Rule::kSamplesLostBusyUnknown);
-  acc.ComputeUnknown(Tenants(u, Whose::kRunning), lost * seconds);
+  acc.ComputeUnknown([&] { return Tenants(u, Whose::kRunning); }, lost * seconds);
   acc.Compute(kIdle, (1.0 - b - lost) * seconds, idle_rule);
 
   double placed = 0;
@@ -302,7 +305,7 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
                   [](const ProcessObservation& p) { return p.sm_fraction.has_value(); });
   if (any_sampled && u.samples_uncovered_seconds > 0 && !u.busy_is_instant && extrapolated) {
     placed = SplitWithLostSamples(u, b, seconds, acc);
-    acc.ComputeUnknown(Tenants(u, Whose::kUnsampled), (b - placed) * seconds);
+    acc.ComputeUnknown([&] { return Tenants(u, Whose::kUnsampled); }, (b - placed) * seconds);
   } else if (any_sampled) {
     // Samples above the busy fraction are noise: scale them to it; never above 100 %.
     const double scale = sampled > b && sampled > 0 ? b / sampled : 1.0;
@@ -325,11 +328,11 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
       placed += share;
     }
     // A process without a sample may have run the busy time the samples leave over.
-    acc.ComputeUnknown(Tenants(u, Whose::kUnsampled), (b - placed) * seconds);
+    acc.ComputeUnknown([&] { return Tenants(u, Whose::kUnsampled); }, (b - placed) * seconds);
   } else if (!u.processes.empty()) {
     placed = SplitBusyByProxy(u, b, seconds, acc);
     // No proxy applied: the busy time is some tenant's, which is unknown.
-    if (placed == 0) acc.ComputeUnknown(Tenants(u, Whose::kRunning), b * seconds);
+    if (placed == 0) acc.ComputeUnknown([&] { return Tenants(u, Whose::kRunning); }, b * seconds);
   }
   // Busy time no process accounts for: unattributed, not spread over the others.
   acc.Compute(kUnattributed, (b - placed) * seconds, Rule::kBusyNotCovered);
