@@ -1,7 +1,9 @@
 #include "core/attribution/attribute.h"
 
 #include <algorithm>
+#include <compare>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -492,15 +494,37 @@ UnitObservation MemoryTrafficView(const UnitObservation& u) {
 }
 
 // Sets each row's memory-busy-time figures from `traffic` (the compute figures of the split of
-// MemoryTrafficView), adding rows for owners only the traffic has; both sorted by owner.
+// MemoryTrafficView), adding rows for owners only the traffic has; both sorted by owner, so one
+// walk through both pairs them (a search per traffic row compared owners log n times each).
 void SetMemoryTraffic(const std::vector<Row>& traffic, std::vector<Row>& rows) {
-  for (const auto& t : traffic) {
-    Row& r = RowOf(rows, t.owner);
+  auto set = [](const Row& t, Row& r) {
     r.memory_busy_seconds = t.compute_seconds;
     r.memory_busy_unknown_seconds = t.compute_unknown_seconds;
     r.memory_busy_bound_seconds = t.compute_bound_seconds;
     r.memory_busy_rule = t.compute_rule;
+  };
+  std::vector<Row> added;  // owners only the traffic has, sorted
+  auto r = rows.begin();
+  for (const auto& t : traffic) {
+    auto order = std::strong_ordering::less;
+    while (r != rows.end() && (order = r->owner <=> t.owner) < 0) ++r;
+    if (r != rows.end() && order == 0) {
+      set(t, *r);
+      continue;
+    }
+    Row row;
+    row.owner = t.owner;
+    set(t, row);
+    added.push_back(std::move(row));
   }
+  if (added.empty()) return;
+  std::vector<Row> merged;
+  merged.reserve(rows.size() + added.size());
+  std::merge(std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()),
+             std::make_move_iterator(added.begin()), std::make_move_iterator(added.end()),
+             std::back_inserter(merged),
+             [](const Row& a, const Row& b) { return a.owner < b.owner; });
+  rows = std::move(merged);
 }
 
 }  // namespace
