@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <compare>
-#include <functional>
 #include <iterator>
 #include <map>
-#include <set>
+
+#include "core/attribution/accumulator.h"
 
 namespace gpumeter::attribution {
 namespace {
+
+using detail::Accumulator;
+using detail::OwnerRanks;
 
 const Owner kIdle{OwnerKind::kIdle, {}, {}, {}};
 const Owner kSystem{OwnerKind::kSystem, {}, {}, {}};
@@ -19,115 +22,6 @@ const Owner& OwnerOf(const ProcessObservation& p) { return p.owner ? *p.owner : 
 // Orders owners by value through pointers (the owners live in the observation or are constants).
 struct OwnerPtrLess {
   bool operator()(const Owner* a, const Owner* b) const { return *a < *b; }
-};
-
-// Accumulates per-owner amounts; a rule is kept per owner (the last non-empty one wins,
-// and within one unit every owner's amount comes from a single rule). Amounts are recorded as
-// entries that point at their owner and are merged once at the end: a unit sees each owner a
-// few times, and a map keyed by owner value costs a node and two owner copies per owner.
-// The owners must outlive the accumulator.
-class Accumulator {
- public:
-  // Amounts at or below these are rounding residue (e.g. busy − Σ shares summed in another
-  // order), not a measurement: they make no row, so the result does not depend on process order.
-  Accumulator(double memory_epsilon, double compute_epsilon)
-      : memory_epsilon_(memory_epsilon), compute_epsilon_(compute_epsilon) {}
-  void Memory(const Owner& o, double v, Rule rule) {
-    if (v > memory_epsilon_)
-      entries_.push_back({&o, v, 0, 0, 0, 0, rule, Rule::kNone, entries_.size(), 0});
-  }
-  // `bound`: the estimate's ± (Row::compute_bound_seconds), 0 for a measurement.
-  void Compute(const Owner& o, double v, Rule rule, double bound = 0) {
-    if (v > compute_epsilon_ || bound > compute_epsilon_)
-      entries_.push_back({&o, 0, v, 0, 0, bound, Rule::kNone, rule, 0, entries_.size()});
-  }
-  void Request(const Owner& o, double v) {
-    if (v > 0) entries_.push_back({&o, 0, 0, v, 0, 0, Rule::kNone, Rule::kNone, 0, 0});
-  }
-  // Each owner `owners()` lists, once: `v` seconds of its compute unknown
-  // (Row::compute_unknown_seconds). They are listed only when `v` makes entries: listing them
-  // compares owners, and most calls have nothing unknown to book.
-  template <typename Owners>
-  void ComputeUnknown(const Owners& owners, double v) {
-    if (v > compute_epsilon_)
-      for (const Owner* o : owners())
-        entries_.push_back({o, 0, 0, 0, v, 0, Rule::kNone, Rule::kNone, 0, 0});
-  }
-  // One row per owner, sorted by owner. Amounts of an owner are summed in the order they were
-  // recorded. With `joules` known, energy follows the unit's time: each owner gets the energy of
-  // its share of the interval (idle time's energy is idle's); exact when power is constant
-  // within the interval.
-  std::vector<Row> Take(std::optional<double> joules, double seconds, Rule energy_rule) {
-    // Entries of one owner object first (an integer sort), then those partial sums by owner
-    // value: far fewer string comparisons. Sums over one owner's processes or holders keep the
-    // order they were recorded in (loops over vectors: ascending addresses); only equal owners
-    // held by different objects (a process owned by `system` and the reservation's constant)
-    // are added in address order, which can change the last bits, never conservation.
-    std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
-      return std::less<const Owner*>{}(a.owner, b.owner);
-    });
-    size_t kept = 0;
-    for (size_t i = 0; i < entries_.size(); ++i) {
-      if (kept > 0 && entries_[kept - 1].owner == entries_[i].owner)
-        Fold(entries_[kept - 1], entries_[i]);
-      else
-        entries_[kept++] = entries_[i];
-    }
-    entries_.resize(kept);
-    std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
-      return OwnerPtrLess{}(a.owner, b.owner);
-    });
-    std::vector<Row> out;
-    out.reserve(entries_.size());
-    for (size_t i = 0; i < entries_.size();) {
-      Entry sum = entries_[i++];
-      for (; i < entries_.size() && *entries_[i].owner == *sum.owner; ++i) Fold(sum, entries_[i]);
-      Row r;
-      r.owner = *sum.owner;
-      r.memory_byte_seconds = sum.memory;
-      r.compute_seconds = sum.compute;
-      r.requested_share_seconds = sum.request;
-      r.compute_unknown_seconds = sum.unknown;
-      r.compute_bound_seconds = sum.bound;
-      r.memory_rule = sum.memory_rule;
-      r.compute_rule = sum.compute_rule;
-      if (joules && r.compute_seconds > 0) {
-        r.energy_joules = *joules * r.compute_seconds / seconds;
-        r.energy_rule = energy_rule;
-      }
-      out.push_back(std::move(r));
-    }
-    entries_.clear();
-    return out;
-  }
-
- private:
-  struct Entry {
-    const Owner* owner;
-    double memory, compute, request, unknown, bound;
-    Rule memory_rule;
-    Rule compute_rule;
-    size_t memory_seq, compute_seq;  // when each rule was recorded: the latest one wins
-  };
-  static void Fold(Entry& into, const Entry& e) {
-    into.memory += e.memory;
-    into.compute += e.compute;
-    into.request += e.request;
-    into.unknown += e.unknown;
-    into.bound += e.bound;
-    if (e.memory_rule != Rule::kNone &&
-        (into.memory_rule == Rule::kNone || e.memory_seq > into.memory_seq)) {
-      into.memory_rule = e.memory_rule;
-      into.memory_seq = e.memory_seq;
-    }
-    if (e.compute_rule != Rule::kNone &&
-        (into.compute_rule == Rule::kNone || e.compute_seq > into.compute_seq)) {
-      into.compute_rule = e.compute_rule;
-      into.compute_seq = e.compute_seq;
-    }
-  }
-  double memory_epsilon_, compute_epsilon_;
-  std::vector<Entry> entries_;
 };
 
 constexpr double kResidue = 1e-12;  // relative to capacity; far below the 1e-9 conservation bound
@@ -209,15 +103,22 @@ double SplitBusyByProxy(const UnitObservation& u, double b, double seconds, Accu
 // (the unit gave no readings); or owners of a process without a per-process sample.
 enum class Whose { kRunning, kRunningOrHolding, kUnsampled };
 
-// Those owners, each once; never `unattributed`, which books the unknown time itself.
-std::set<const Owner*, OwnerPtrLess> Tenants(const UnitObservation& u, Whose whose) {
-  std::set<const Owner*, OwnerPtrLess> out;
-  for (const auto& p : u.processes)
+// Those owners, each once (the first process's or holder's object of each, by their `ranks`);
+// never `unattributed`, which books the unknown time itself.
+std::vector<const Owner*> Tenants(const UnitObservation& u, const OwnerRanks& ranks, Whose whose) {
+  std::vector<const Owner*> out;
+  std::vector<bool> listed(ranks.size());
+  auto add = [&](const Owner& o, uint32_t rank) {
+    if (!listed[rank]) listed[rank] = true, out.push_back(&o);
+  };
+  for (size_t i = 0; i < u.processes.size(); ++i) {
+    const auto& p = u.processes[i];
     if (OwnerOf(p).kind != OwnerKind::kUnattributed &&
         (whose != Whose::kUnsampled || !p.sm_fraction))
-      out.insert(&OwnerOf(p));
+      add(OwnerOf(p), ranks.Process(i));
+  }
   if (whose == Whose::kRunningOrHolding)
-    for (const auto& h : u.holders) out.insert(&h.owner);
+    for (size_t i = 0; i < u.holders.size(); ++i) add(u.holders[i].owner, ranks.Holder(i));
   return out;
 }
 
@@ -262,6 +163,7 @@ double SplitWithLostSamples(const UnitObservation& u, double b, double seconds, 
 }
 
 void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc) {
+  auto tenants = [&](Whose w) { return [&u, &acc, w] { return Tenants(u, acc.ranks(), w); }; };
   double sampled = 0;
   bool all_sampled = !u.processes.empty();
   for (const auto& p : u.processes) {
@@ -284,7 +186,7 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
     // No readings at all: whoever held the unit may have used it.
     const Whose whose =
         u.unknown_reason != Rule::kNone ? Whose::kRunningOrHolding : Whose::kRunning;
-    acc.ComputeUnknown([&] { return Tenants(u, whose); }, seconds);
+    acc.ComputeUnknown(tenants(whose), seconds);
     return;
   }
   const double b = std::clamp(*busy, 0.0, 1.0);
@@ -298,7 +200,7 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
   if (idle_rule == Rule::kUnitNotBusySamples && u.samples_uncovered_seconds > 0 && !extrapolated)
     lost = std::clamp(u.samples_uncovered_seconds / seconds, 0.0, 1.0 - b);
   acc.Compute(kUnattributed, lost * seconds, Rule::kSamplesLostBusyUnknown);
-  acc.ComputeUnknown([&] { return Tenants(u, Whose::kRunning); }, lost * seconds);
+  acc.ComputeUnknown(tenants(Whose::kRunning), lost * seconds);
   acc.Compute(kIdle, (1.0 - b - lost) * seconds, idle_rule);
 
   double placed = 0;
@@ -307,7 +209,7 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
                   [](const ProcessObservation& p) { return p.sm_fraction.has_value(); });
   if (any_sampled && u.samples_uncovered_seconds > 0 && !u.busy_is_instant && extrapolated) {
     placed = SplitWithLostSamples(u, b, seconds, acc);
-    acc.ComputeUnknown([&] { return Tenants(u, Whose::kUnsampled); }, (b - placed) * seconds);
+    acc.ComputeUnknown(tenants(Whose::kUnsampled), (b - placed) * seconds);
   } else if (any_sampled) {
     // Samples above the busy fraction are noise: scale them to it; never above 100 %.
     const double scale = sampled > b && sampled > 0 ? b / sampled : 1.0;
@@ -330,11 +232,11 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
       placed += share;
     }
     // A process without a sample may have run the busy time the samples leave over.
-    acc.ComputeUnknown([&] { return Tenants(u, Whose::kUnsampled); }, (b - placed) * seconds);
+    acc.ComputeUnknown(tenants(Whose::kUnsampled), (b - placed) * seconds);
   } else if (!u.processes.empty()) {
     placed = SplitBusyByProxy(u, b, seconds, acc);
     // No proxy applied: the busy time is some tenant's, which is unknown.
-    if (placed == 0) acc.ComputeUnknown([&] { return Tenants(u, Whose::kRunning); }, b * seconds);
+    if (placed == 0) acc.ComputeUnknown(tenants(Whose::kRunning), b * seconds);
   }
   // Busy time no process accounts for: unattributed, not spread over the others.
   acc.Compute(kUnattributed, (b - placed) * seconds, Rule::kBusyNotCovered);
@@ -537,7 +439,8 @@ UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
   out.memory_capacity_byte_seconds = static_cast<double>(unit.memory_total_bytes) * seconds;
   out.samples_uncovered_seconds = std::clamp(unit.samples_uncovered_seconds, 0.0, seconds);
   if (seconds <= 0) return out;
-  Accumulator acc(kResidue * out.memory_capacity_byte_seconds, kResidue * seconds);
+  const OwnerRanks ranks(unit, kUnattributed, {&kIdle, &kSystem, &kUnattributed});
+  Accumulator acc(ranks, kResidue * out.memory_capacity_byte_seconds, kResidue * seconds);
   AttributeMemory(unit, seconds, acc);
   AttributeCompute(unit, seconds, acc);
   for (const auto& h : unit.holders) acc.Request(h.owner, std::clamp(h.share, 0.0, 1.0) * seconds);
@@ -548,7 +451,8 @@ UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
   if (out.energy_joules) PlaceEnergyBound(unit, out);
   BoundEnergyOfEstimatedSplits(out);
   const UnitObservation view = MemoryTrafficView(unit);  // the accumulator points at its owners
-  Accumulator traffic(0, kResidue * seconds);
+  const OwnerRanks view_ranks(ranks, view, kUnattributed);
+  Accumulator traffic(view_ranks, 0, kResidue * seconds);
   AttributeCompute(view, seconds, traffic);
   SetMemoryTraffic(traffic.Take(std::nullopt, seconds, Rule::kNone), out.rows);
   out.memory_signal = unit.memory_signal;
