@@ -68,8 +68,12 @@ std::vector<Row> Accumulator::Take(std::optional<double> joules, double seconds,
   // addresses); only equal owners held by different objects (a process owned by `system` and the
   // reservation's constant) are added in address order, which can change the last bits, never
   // conservation.
-  std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
-    return std::less<const Owner*>{}(a.owner, b.owner);
+  // (Sorts on unique keys, the recording order or the object breaking ties: the orders of
+  // stable sorts without their buffers.)
+  for (size_t i = 0; i < entries_.size(); ++i) entries_[i].order = static_cast<uint32_t>(i);
+  std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+    if (a.owner != b.owner) return std::less<const Owner*>{}(a.owner, b.owner);
+    return a.order < b.order;
   });
   size_t kept = 0;
   for (size_t i = 0; i < entries_.size(); ++i) {
@@ -86,8 +90,10 @@ std::vector<Row> Accumulator::Take(std::optional<double> joules, double seconds,
     while (j < ranked.size() && std::less<const Owner*>{}(ranked[j].first, e.owner)) ++j;
     e.rank = j < ranked.size() ? ranked[j].second : 0;  // always found: every owner is ranked
   }
-  std::stable_sort(entries_.begin(), entries_.end(),
-                   [](const Entry& a, const Entry& b) { return a.rank < b.rank; });
+  std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+    if (a.rank != b.rank) return a.rank < b.rank;
+    return std::less<const Owner*>{}(a.owner, b.owner);  // each object once by now
+  });
   std::vector<Row> out;
   out.reserve(entries_.size());
   for (size_t i = 0; i < entries_.size();) {

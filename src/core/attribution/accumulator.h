@@ -51,19 +51,23 @@ class Accumulator {
   // Amounts at or below these are rounding residue (e.g. busy − Σ shares summed in another
   // order), not a measurement: they make no row, so the result does not depend on process order.
   Accumulator(const OwnerRanks& ranks, double memory_epsilon, double compute_epsilon)
-      : ranks_(ranks), memory_epsilon_(memory_epsilon), compute_epsilon_(compute_epsilon) {}
+      : ranks_(ranks), memory_epsilon_(memory_epsilon), compute_epsilon_(compute_epsilon) {
+    // Room for what a unit usually records (memory and compute per process, a request per
+    // holder, a few constants'), so the entries are not reallocated as they come.
+    entries_.reserve(2 * ranks.processes() + ranks.holders() + 8);
+  }
   const OwnerRanks& ranks() const { return ranks_; }
   void Memory(const Owner& o, double v, Rule rule) {
     if (v > memory_epsilon_)
-      entries_.push_back({&o, v, 0, 0, 0, 0, rule, Rule::kNone, entries_.size(), 0, 0});
+      entries_.push_back({&o, v, 0, 0, 0, 0, rule, Rule::kNone, entries_.size(), 0, 0, 0});
   }
   // `bound`: the estimate's ± (Row::compute_bound_seconds), 0 for a measurement.
   void Compute(const Owner& o, double v, Rule rule, double bound = 0) {
     if (v > compute_epsilon_ || bound > compute_epsilon_)
-      entries_.push_back({&o, 0, v, 0, 0, bound, Rule::kNone, rule, 0, entries_.size(), 0});
+      entries_.push_back({&o, 0, v, 0, 0, bound, Rule::kNone, rule, 0, entries_.size(), 0, 0});
   }
   void Request(const Owner& o, double v) {
-    if (v > 0) entries_.push_back({&o, 0, 0, v, 0, 0, Rule::kNone, Rule::kNone, 0, 0, 0});
+    if (v > 0) entries_.push_back({&o, 0, 0, v, 0, 0, Rule::kNone, Rule::kNone, 0, 0, 0, 0});
   }
   // Each owner `owners()` lists, once: `v` seconds of its compute unknown
   // (Row::compute_unknown_seconds). They are listed only when `v` makes entries: listing them
@@ -72,7 +76,7 @@ class Accumulator {
   void ComputeUnknown(const Owners& owners, double v) {
     if (v > compute_epsilon_)
       for (const Owner* o : owners())
-        entries_.push_back({o, 0, 0, 0, v, 0, Rule::kNone, Rule::kNone, 0, 0, 0});
+        entries_.push_back({o, 0, 0, 0, v, 0, Rule::kNone, Rule::kNone, 0, 0, 0, 0});
   }
   // One row per owner, sorted by owner. Amounts of an owner are summed in the order they were
   // recorded. With `joules` known, energy follows the unit's time: each owner gets the energy of
@@ -88,6 +92,7 @@ class Accumulator {
     Rule compute_rule;
     size_t memory_seq, compute_seq;  // when each rule was recorded: the latest one wins
     uint32_t rank;                   // the owner's (OwnerRanks), set by Take
+    uint32_t order;                  // recorded as the order-th entry, set by Take
   };
   static void Fold(Entry& into, const Entry& e);
   const OwnerRanks& ranks_;
