@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "store/stmt.h"
 
@@ -129,14 +130,22 @@ Expected<void> SumRange(sqlite3* db, const FailFn& fail, const Range& r, int64_t
   Stmt os(db, UsageRowsSql(schema_version, r.level).c_str());
   if (!os.ok() || !os.Bind(1, r.lo) || !os.Bind(2, r.hi))
     return tl::unexpected(fail("querying usage"));
-  // Consecutive rows mostly share (bucket, unit): look the map up once per run.
+  // Consecutive rows mostly share (bucket, unit): look the map up once per run. Within a run
+  // owners come in ascending id, mostly the ones the bucket's earlier keys had: the entry after
+  // the last one is where the next is (a search only where it is not).
   std::pair<int64_t, int64_t> last_key{-1, -1};
   std::map<int64_t, Sums>* per_owner = nullptr;
+  std::map<int64_t, Sums>::iterator next;
   while ((rc = os.Step()) == SQLITE_ROW) {
     const std::pair<int64_t, int64_t> key{bucket(os.Int(0)), os.Int(1)};
-    if (!per_owner || key != last_key) per_owner = &sums.usage[key], last_key = key;
-    auto& x = (*per_owner)[os.Int(2)];
-    for (int i = 0; i < kUsageColumns; ++i) x.v[i] += os.Real(3 + i);
+    if (!per_owner || key != last_key)
+      per_owner = &sums.usage[key], last_key = key, next = per_owner->begin();
+    const int64_t owner = os.Int(2);
+    const auto at = next != per_owner->end() && next->first == owner
+                        ? next
+                        : per_owner->try_emplace(next, owner);  // placed before the hint
+    for (int i = 0; i < kUsageColumns; ++i) at->second.v[i] += os.Real(3 + i);
+    next = std::next(at);
   }
   if (rc != SQLITE_DONE) return tl::unexpected(fail("querying usage"));
   return {};
