@@ -30,7 +30,7 @@ class PodResourcesSource final : public sources::PolledSource<std::vector<Contai
   using Allocations = std::vector<ContainerAllocation>;
 
   // The source's status ("kubelet"), and when the next poll may run (backoff).
-  struct Status : domain::SourceStatus {
+  struct BackoffStatus : domain::SourceStatus {
     Clock::time_point next_attempt{};
   };
 
@@ -42,7 +42,7 @@ class PodResourcesSource final : public sources::PolledSource<std::vector<Contai
   void Poll(Clock::time_point now) override { PollIfDue(now); }
 
   // With when the next poll may run.
-  const Status& status() const { return status_; }
+  const BackoffStatus& status() const { return status_; }
   domain::SourceStatus Status() const override { return status_; }
   // The last good list; null before the first success.
   std::shared_ptr<const Allocations> Current() const override { return allocations_; }
@@ -53,7 +53,7 @@ class PodResourcesSource final : public sources::PolledSource<std::vector<Contai
   std::chrono::milliseconds delay_{0};
   domain::SourceTracker tracker_{"kubelet", "socket"};
   Clock::time_point next_attempt_{};
-  Status status_;  // tracker_'s status with next_attempt_, refreshed after each poll
+  BackoffStatus status_;  // tracker_'s status with next_attempt_, refreshed after each poll
   std::shared_ptr<const Allocations> allocations_;
 };
 
