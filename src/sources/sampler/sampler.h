@@ -50,7 +50,7 @@ struct SamplerOptions {
   std::function<void(std::shared_ptr<const SampleResult>)> on_pass;
   // After each drain, with the PIDs its per-process samples named (GpuSource::Drain), on the
   // sampling thread: so the process source can identify them while they may still exist.
-  std::function<void(const std::vector<uint32_t>&)> on_drain;
+  std::function<void(const std::vector<uint32_t>&)> on_drain{};
   // Where `interval` is longer, the source's buffers are drained this often between passes
   // (GpuSource::Drain), so a long interval loses none of the driver's samples. 0: never.
   std::chrono::milliseconds drain_interval{0};
