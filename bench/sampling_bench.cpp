@@ -14,7 +14,7 @@
 #include "sim/node/scenario_fixture.h"
 #include "sim/scenario/loader.h"
 #include "sinks/metrics/exposition.h"
-#include "sources/k8s/process_source.h"
+#include "sources/proc/process_source.h"
 #include "support/fake_nvml.h"
 
 namespace {

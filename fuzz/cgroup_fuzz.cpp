@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "sources/k8s/cgroup.h"
+#include "sources/proc/cgroup.h"
 
 namespace {
 bool LowerHex(std::string_view s) {

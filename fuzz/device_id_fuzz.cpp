@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "sources/k8s/device_id.h"
+#include "core/allocation/device_id.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view id(reinterpret_cast<const char*>(data), size);

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "sources/k8s/resource_slices.h"
+#include "sources/slices/resource_slices.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gpumeter::k8s::ResourceSliceStore store;

@@ -22,12 +22,18 @@ declare -A allowed=(
   [sinks]="common domain core node/state"
   [app]="common domain sources core store node sinks sim/scenario sim/node"
   [cli]="common app"
-  [sim]="common domain sources sim"
+  [sim]="common domain sources sim core/allocation"
 )
 # Narrower rules inside a layer: one module that must not see another of its layer.
 declare -A forbidden=(
-  [sources/history]="sources/nvml sources/sampler sources/kubelet sources/kube_api sources/k8s sources/dcgm"
-  [node/state]="node/pipeline sources/sampler sources/kubelet sources/kube_api sources/nvml"
+  [sources/history]="sources/nvml sources/sampler sources/kubelet sources/kube_api sources/pods sources/node
+                     sources/slices sources/proc sources/dcgm core/allocation"
+  # NodeState holds the node's facts and owners, never a live source (the API-server and file
+  # variants share their input's folder, so they are named one by one).
+  [node/state]="node/pipeline sources/sampler sources/kubelet sources/kube_api sources/nvml
+                sources/pods/pod_source sources/pods/api_server_source sources/node/node_source
+                sources/proc/process_source
+                sources/slices/resource_slice_source sources/slices/slices_file_source"
   [sinks]="node/pipeline sources/"
 )
 

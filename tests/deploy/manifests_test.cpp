@@ -21,8 +21,8 @@
 
 #include "app/agent/agent.h"
 #include "cli/commands.h"
+#include "core/allocation/sharing.h"
 #include "core/cost/pricing.h"
-#include "sources/k8s/sharing.h"
 
 namespace gpumeter {
 namespace {

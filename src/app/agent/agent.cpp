@@ -19,13 +19,13 @@
 #include "domain/pod_label.h"
 #include "sinks/metrics/exposition.h"
 #include "sources/dcgm/dcgm_source.h"
-#include "sources/kube_api/api_server_source.h"
 #include "sources/kube_api/kubeconfig.h"
-#include "sources/kube_api/node_source.h"
-#include "sources/kube_api/pod_source.h"
-#include "sources/kube_api/resource_slice_source.h"
-#include "sources/kube_api/slices_file_source.h"
 #include "sources/kubelet/pod_resources_source.h"
+#include "sources/node/node_source.h"
+#include "sources/pods/api_server_source.h"
+#include "sources/pods/pod_source.h"
+#include "sources/slices/resource_slice_source.h"
+#include "sources/slices/slices_file_source.h"
 
 namespace gpumeter::app {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/error.h"
-#include "sources/k8s/sharing.h"
+#include "core/allocation/sharing.h"
 
 namespace gpumeter::app {
 

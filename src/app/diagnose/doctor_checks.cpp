@@ -15,12 +15,12 @@
 
 #include "app/config_files.h"
 #include "common/enum_names.h"
-#include "sources/k8s/owner_resolver.h"
-#include "sources/k8s/pods.h"
-#include "sources/k8s/proc_reader.h"
 #include "sources/kube_api/api_client.h"
 #include "sources/kubelet/pod_resources.h"
 #include "sources/nvml/nvml_gpu_source.h"
+#include "sources/pods/pods.h"
+#include "sources/proc/owner_resolver.h"
+#include "sources/proc/proc_reader.h"
 
 namespace gpumeter::app {
 namespace fs = std::filesystem;

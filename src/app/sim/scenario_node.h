@@ -14,10 +14,10 @@
 #include "common/error.h"
 #include "node/pipeline/pipeline.h"
 #include "sim/node/node_files.h"
-#include "sources/kube_api/node_source.h"
-#include "sources/kube_api/pod_source.h"
-#include "sources/kube_api/slices_file_source.h"
 #include "sources/kubelet/pod_resources_source.h"
+#include "sources/node/node_source.h"
+#include "sources/pods/pod_source.h"
+#include "sources/slices/slices_file_source.h"
 
 namespace gpumeter::app {
 

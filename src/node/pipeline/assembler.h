@@ -15,18 +15,18 @@
 #include <string>
 #include <vector>
 
+#include "core/allocation/sharing.h"
 #include "core/attribution/accountant.h"
 #include "domain/node_snapshot.h"
 #include "domain/sample.h"
 #include "domain/source_status.h"
 #include "sources/dcgm/dcgm_aligner.h"
 #include "sources/dcgm/dcgm_source.h"
-#include "sources/k8s/process_source.h"
-#include "sources/k8s/sharing.h"
-#include "sources/kube_api/node_source.h"
-#include "sources/kube_api/pod_source.h"
-#include "sources/kube_api/resource_slice_source.h"
 #include "sources/kubelet/pod_resources_source.h"
+#include "sources/node/node_source.h"
+#include "sources/pods/pod_source.h"
+#include "sources/proc/process_source.h"
+#include "sources/slices/resource_slice_source.h"
 
 namespace gpumeter::node {
 

@@ -11,11 +11,11 @@
 #include <tuple>
 #include <vector>
 
+#include "core/allocation/sharing.h"
 #include "core/guard/guard.h"
 #include "domain/node_snapshot.h"
 #include "node/state/node_state.h"
-#include "sources/k8s/pods.h"
-#include "sources/k8s/sharing.h"
+#include "sources/pods/pods.h"
 
 namespace gpumeter::node {
 

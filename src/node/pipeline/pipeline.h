@@ -18,13 +18,13 @@
 #include <vector>
 
 #include "core/attribution/accountant.h"
+#include "core/cost/interval_cost.h"
 #include "core/cost/pricing.h"
 #include "core/guard/guard.h"
 #include "domain/node_snapshot.h"
 #include "domain/sample.h"
 #include "node/pipeline/assembler.h"
 #include "node/pipeline/guard_view.h"
-#include "node/pipeline/interval_cost.h"
 #include "node/state/node_state.h"
 
 namespace gpumeter::node {

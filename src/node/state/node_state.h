@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/allocation/sharing.h"
 #include "core/attribution/attribute.h"
 #include "core/cost/pricing.h"
 #include "core/guard/findings.h"
@@ -20,9 +21,8 @@
 #include "domain/sample.h"
 #include "domain/source_status.h"
 #include "domain/unit_kind.h"
-#include "sources/k8s/node_facts.h"
-#include "sources/k8s/owner_resolver.h"
-#include "sources/k8s/sharing.h"
+#include "sources/node/node_facts.h"
+#include "sources/proc/owner_resolver.h"
 
 namespace gpumeter::node {
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "sources/k8s/device_id.h"
+#include "core/allocation/device_id.h"
 
 namespace gpumeter::sim {
 

@@ -6,9 +6,9 @@
 #include <functional>
 #include <memory>
 
+#include "core/allocation/sharing.h"
+#include "domain/container_allocation.h"
 #include "sim/scenario/model.h"
-#include "sources/k8s/allocation.h"
-#include "sources/k8s/sharing.h"
 
 namespace gpumeter::sim {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/error.h"
-#include "sources/k8s/allocation.h"
+#include "domain/container_allocation.h"
 
 namespace gpumeter::kubelet {
 

@@ -3,14 +3,14 @@
 // that cover process starts, exits and PID reuse.
 #include "sim/node/scenario_fixture.h"
 #include "sim/node/scenario_context.h"
-#include "sources/k8s/resource_slices.h"
+#include "sources/slices/resource_slices.h"
 
 #include <gtest/gtest.h>
 
 #include "sim/scenario/loader.h"
 #include "sim/scenario/truth.h"
-#include "sources/k8s/owner_resolver.h"
-#include "sources/k8s/proc_reader.h"
+#include "sources/proc/owner_resolver.h"
+#include "sources/proc/proc_reader.h"
 #include "support/paths.h"
 #include "support/temp_dir.h"
 
