@@ -10,7 +10,7 @@ namespace gpumeter::k8s {
 
 struct DeviceAllocation {
   std::string resource_name;            // e.g. nvidia.com/gpu
-  std::vector<std::string> device_ids;  // parsed by k8s/device_id.h
+  std::vector<std::string> device_ids;  // parsed by core/allocation/device_id.h
   bool operator==(const DeviceAllocation&) const = default;
 };
 

@@ -25,9 +25,9 @@
 
 #include "common/error.h"
 #include "domain/container_allocation.h"
+#include "domain/dra_device.h"
 #include "domain/owner.h"
 #include "domain/sharing_mode.h"
-#include "sources/slices/resource_slices.h"
 
 namespace gpumeter::k8s {
 

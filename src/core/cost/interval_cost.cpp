@@ -1,9 +1,9 @@
 #include "core/cost/interval_cost.h"
 
-namespace gpumeter::node {
+namespace gpumeter::cost {
 
 std::vector<IntervalCost> CostOfInterval(const std::vector<attribution::UnitLedger>& ledgers,
-                                         const std::vector<UnitInfo>& units,
+                                         const std::vector<PricedUnit>& units,
                                          const CostSettings& settings) {
   std::vector<IntervalCost> out;
   out.reserve(ledgers.size());
@@ -12,7 +12,7 @@ std::vector<IntervalCost> CostOfInterval(const std::vector<attribution::UnitLedg
     c.uuid = l.uuid;
     c.seconds = l.seconds;
     for (const auto& r : l.rows) c.owners.push_back(r.owner);
-    const UnitInfo* unit = nullptr;
+    const PricedUnit* unit = nullptr;
     for (const auto& u : units)
       if (u.uuid == l.uuid) unit = &u;
     if (unit && settings.pricing)
@@ -33,26 +33,4 @@ std::vector<IntervalCost> CostOfInterval(const std::vector<attribution::UnitLedg
   return out;
 }
 
-void AddToTotals(const std::vector<IntervalCost>& costs, NodeState& next) {
-  for (const auto& c : costs) {
-    auto& ut = next.unit_totals[c.uuid];
-    if (!c.price) {
-      ut.unpriced_seconds += c.seconds;
-      continue;
-    }
-    ut.price = c.price;
-    ut.cost += c.unit_cost;
-    for (const auto& r : c.rows) {
-      auto& t = next.totals[{c.uuid, r.owner}];
-      t.cost += r.cost;
-      t.idle_cost += r.idle_cost;
-      t.priced = true;
-      // Every row has an owner of this interval's ledger, or is the idle row Allocate made (idle
-      // cost kept apart, the ledger had none): current either way.
-      t.last_interval = next.intervals;
-    }
-    for (const auto& o : c.owners) next.totals[{c.uuid, o}].priced = true;
-  }
-}
-
-}  // namespace gpumeter::node
+}  // namespace gpumeter::cost

@@ -13,9 +13,8 @@
 #include "core/attribution/attribute.h"
 #include "core/cost/allocate.h"
 #include "core/cost/pricing.h"
-#include "node/state/node_state.h"
 
-namespace gpumeter::node {
+namespace gpumeter::cost {
 
 struct IntervalCost {
   std::string uuid;                       // the unit
@@ -33,16 +32,17 @@ struct CostSettings {
   std::string region;         // the node's, named in a bundled price's source
 };
 
+// What pricing needs of a unit: its model, and its share of the GPU a price is quoted for.
+struct PricedUnit {
+  std::string uuid;  // GPU-… or MIG-…
+  std::string model;
+  double gpu_fraction = 1;  // of its physical GPU
+};
+
 // One entry per ledger, in its order. A ledger whose unit is not in `units` is unpriced (its
 // model, hence its price, is not known).
 std::vector<IntervalCost> CostOfInterval(const std::vector<attribution::UnitLedger>& ledgers,
-                                         const std::vector<UnitInfo>& units,
+                                         const std::vector<PricedUnit>& units,
                                          const CostSettings& settings);
 
-// Adds an interval's costs to the running totals: each unit's cost (or its unpriced time) and
-// latest price, each row's cost and idle cost on its owner (creating the `idle` row's totals);
-// the ledger's owners without a row cost 0 in it, which is known.
-// Call after the interval's ledgers were added, with its NodeState::intervals.
-void AddToTotals(const std::vector<IntervalCost>& costs, NodeState& next);
-
-}  // namespace gpumeter::node
+}  // namespace gpumeter::cost

@@ -156,7 +156,7 @@ void NodePipeline::Accumulate(const std::vector<attribution::UnitLedger>& ledger
       t.energy_rule = ToString(r.energy_rule);
     }
   }
-  if (options_.pricing) AddToTotals(CostOfInterval(ledgers, next.units, cost_), next);
+  if (options_.pricing) AddIntervalCost(ledgers, cost_, next);
   // Drop containers that have had no row for forget_after_s (by the last interval's length), and
   // units gone as long (a MIG instance destroyed, a DRA device gone) with all their rows.
   if (step <= 0) return;

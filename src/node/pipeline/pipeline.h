@@ -18,12 +18,12 @@
 #include <vector>
 
 #include "core/attribution/accountant.h"
-#include "core/cost/interval_cost.h"
 #include "core/cost/pricing.h"
 #include "core/guard/guard.h"
 #include "domain/node_snapshot.h"
 #include "domain/sample.h"
 #include "node/pipeline/assembler.h"
+#include "node/pipeline/cost_totals.h"
 #include "node/pipeline/guard_view.h"
 #include "node/state/node_state.h"
 
@@ -105,7 +105,7 @@ class NodePipeline {
   SnapshotAssembler assembler_;
   attribution::Accountant accountant_;
   guard::Guard guard_;
-  CostSettings cost_;
+  cost::CostSettings cost_;
 
   std::optional<std::chrono::steady_clock::time_point> last_taken_;
   bool primed_ = false;

@@ -57,7 +57,7 @@ struct OwnerTotals {
   double compute_bound_seconds = 0;    // attribution::Row::compute_bound_seconds, summed
   double energy_bound_joules = 0;      // attribution::Row::energy_bound_joules, summed
   // What the owner's use cost under NodeState::cost_policy, in NodeState::currency, summed over
-  // the intervals in which its unit had a price (node/pipeline/interval_cost.h); idle_cost is the
+  // the intervals in which its unit had a price (core/cost/interval_cost.h); idle_cost is the
   // part that is idle placed on it (all of an `idle` row's). Unknown, not 0, until `priced`.
   double cost = 0, idle_cost = 0;
   bool priced = false;

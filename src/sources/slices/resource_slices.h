@@ -5,25 +5,13 @@
 #pragma once
 
 #include <map>
-#include <optional>
 #include <string>
 #include <string_view>
-#include <tuple>
 
 #include "common/error.h"
+#include "domain/dra_device.h"
 
 namespace gpumeter::k8s {
-
-struct DraDevice {
-  std::string driver, pool, device;
-  std::string type;                 // attribute "type": "gpu", "mig", …
-  std::optional<std::string> uuid;  // GPU-… or MIG-…; absent for dynamic MIG before prepare
-  std::optional<std::string> parent_uuid;  // MIG: the GPU
-  std::optional<std::string> profile;      // MIG: e.g. "1g.10gb"
-  bool operator==(const DraDevice&) const = default;
-};
-
-using DraKey = std::tuple<std::string, std::string, std::string>;  // driver, pool, device
 
 class ResourceSliceStore {
  public:
