@@ -37,19 +37,6 @@ OwnerRanks::OwnerRanks(const UnitObservation& u, const Owner& unattributed,
   IndexByAddress();
 }
 
-OwnerRanks::OwnerRanks(const OwnerRanks& of, const UnitObservation& view, const Owner& unattributed)
-    : process_(of.process_), holder_(of.holder_), constants_(of.constants_), size_(of.size_) {
-  by_address_ = constants_;
-  by_address_.reserve(constants_.size() + process_.size() + holder_.size());
-  for (size_t i = 0; i < view.processes.size() && i < process_.size(); ++i) {
-    const auto& owner = view.processes[i].owner;
-    by_address_.emplace_back(owner ? &*owner : &unattributed, process_[i]);
-  }
-  for (size_t i = 0; i < view.holders.size() && i < holder_.size(); ++i)
-    by_address_.emplace_back(&view.holders[i].owner, holder_[i]);
-  IndexByAddress();
-}
-
 void OwnerRanks::IndexByAddress() {
   using Ranked = std::pair<const Owner*, uint32_t>;
   std::sort(by_address_.begin(), by_address_.end(), [](const Ranked& a, const Ranked& b) {

@@ -22,9 +22,6 @@ class OwnerRanks {
  public:
   OwnerRanks(const UnitObservation& u, const Owner& unattributed,
              std::initializer_list<const Owner*> constants);
-  // The same ranks for `view`: a copy of the unit `of` ranks, its processes and holders in the
-  // same order (their owners copied, so at other addresses). No owner is compared again.
-  OwnerRanks(const OwnerRanks& of, const UnitObservation& view, const Owner& unattributed);
 
   uint32_t Process(size_t i) const { return process_[i]; }  // of processes[i]'s owner
   uint32_t Holder(size_t i) const { return holder_[i]; }    // of holders[i].owner

@@ -56,6 +56,36 @@ void AttributeMemory(const UnitObservation& u, double seconds, Accumulator& acc)
   }
 }
 
+// What the compute split reads of a unit: its busy figure and each process's share. SM time, or
+// memory busy time in its place (split by the same rules, so it is conserved, unknown and bounded
+// as compute is: docs/attribution.md, "Memory busy time"), read from the same observation.
+struct Signal {
+  std::optional<double> busy_fraction;
+  bool busy_from_dcgm = false, busy_is_instant = false, busy_from_samples = false;
+  std::optional<double> samples_period_seconds;
+  std::optional<double> ProcessObservation::*share = &ProcessObservation::sm_fraction;
+  bool ProcessObservation::*extrapolated = &ProcessObservation::sm_extrapolated;
+};
+
+Signal SmSignal(const UnitObservation& u) {
+  return {u.busy_fraction, u.busy_from_dcgm, u.busy_is_instant, u.busy_from_samples,
+          u.samples_period_seconds};
+}
+
+Signal MemoryBusySignal(const UnitObservation& u) {
+  Signal s;
+  s.busy_fraction = u.memory_busy_fraction;
+  s.busy_from_dcgm = u.memory_signal == MemorySignal::kDcgmDramActive;
+  s.busy_is_instant = u.memory_busy_is_instant;
+  // No windowed busy figure of the samples' kind: extrapolated shares' bound is the lost part.
+  if (u.memory_signal == MemorySignal::kProcessMemUtil) s.busy_is_instant = true;
+  // Per-process samples are the signal and nothing runs: nothing used the memory.
+  if (u.memory_signal == MemorySignal::kProcessMemUtil && u.processes.empty()) s.busy_fraction = 0;
+  s.share = &ProcessObservation::memory_busy_fraction;
+  s.extrapolated = &ProcessObservation::memory_busy_extrapolated;
+  return s;
+}
+
 // No per-process samples: the busy fraction `b` split by a proxy, the rule saying which. Returns
 // the fraction placed (0 when no proxy applies).
 double SplitBusyByProxy(const UnitObservation& u, double b, double seconds, Accumulator& acc) {
@@ -105,7 +135,8 @@ enum class Whose { kRunning, kRunningOrHolding, kUnsampled };
 
 // Those owners, each once (the first process's or holder's object of each, by their `ranks`);
 // never `unattributed`, which books the unknown time itself.
-std::vector<const Owner*> Tenants(const UnitObservation& u, const OwnerRanks& ranks, Whose whose) {
+std::vector<const Owner*> Tenants(const UnitObservation& u, const Signal& sig,
+                                  const OwnerRanks& ranks, Whose whose) {
   std::vector<const Owner*> out;
   std::vector<bool> listed(ranks.size());
   auto add = [&](const Owner& o, uint32_t rank) {
@@ -114,7 +145,7 @@ std::vector<const Owner*> Tenants(const UnitObservation& u, const OwnerRanks& ra
   for (size_t i = 0; i < u.processes.size(); ++i) {
     const auto& p = u.processes[i];
     if (OwnerOf(p).kind != OwnerKind::kUnattributed &&
-        (whose != Whose::kUnsampled || !p.sm_fraction))
+        (whose != Whose::kUnsampled || !(p.*sig.share)))
       add(OwnerOf(p), ranks.Process(i));
   }
   if (whose == Whose::kRunningOrHolding)
@@ -131,14 +162,15 @@ std::vector<const Owner*> Tenants(const UnitObservation& u, const OwnerRanks& ra
 // driver periods more: the two windows' ends need not line up): bound max(v, L + slack − v) for
 // its part v. L is at most U; busy time beyond that is nobody's listed
 // (unattributed). Returns the fraction of the interval placed.
-double SplitWithLostSamples(const UnitObservation& u, double b, double seconds, Accumulator& acc) {
+double SplitWithLostSamples(const UnitObservation& u, const Signal& sig, double b, double seconds,
+                            Accumulator& acc) {
   const double lost_s = std::clamp(u.samples_uncovered_seconds, 0.0, seconds);
   const double covered_s = seconds - lost_s, busy_s = b * seconds;
   double rates = 0, shown = 0;
   size_t sampled = 0;
   for (const auto& p : u.processes)
-    if (p.sm_fraction) {
-      const double r = std::clamp(*p.sm_fraction, 0.0, 1.0);
+    if ((p.*sig.share)) {
+      const double r = std::clamp(*(p.*sig.share), 0.0, 1.0);
       rates += r, shown += r * covered_s, ++sampled;
     }
   // Samples showing more than the unit's busy time are noise: scale them to it.
@@ -147,12 +179,12 @@ double SplitWithLostSamples(const UnitObservation& u, double b, double seconds, 
   // `left` comes from two windows that need not line up: the device's busy time between passes
   // and the samples' between period boundaries. Up to a driver period at each end is in one and
   // not the other, so the busy time the lost part held may be that much more than `left`.
-  const double slack = 2 * u.samples_period_seconds.value_or(0);
+  const double slack = 2 * sig.samples_period_seconds.value_or(0);
   const double left_most = std::clamp(busy_s - shown * scale + slack, 0.0, lost_s);
   double placed = 0;
   for (const auto& p : u.processes) {
-    if (!p.sm_fraction) continue;
-    const double r = std::clamp(*p.sm_fraction, 0.0, 1.0);
+    if (!(p.*sig.share)) continue;
+    const double r = std::clamp(*(p.*sig.share), 0.0, 1.0);
     const double part = left * (rates > 0 ? r / rates : 1.0 / static_cast<double>(sampled));
     const double v = r * covered_s * scale + part;
     acc.Compute(OwnerOf(p), v, Rule::kProcessSmSamplesExtrapolated,
@@ -162,20 +194,51 @@ double SplitWithLostSamples(const UnitObservation& u, double b, double seconds, 
   return placed / seconds;
 }
 
-void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc) {
-  auto tenants = [&](Whose w) { return [&u, &acc, w] { return Tenants(u, acc.ranks(), w); }; };
+// Per-process samples over the interval: each process's share of it (`sampled` is their sum),
+// scaled to the busy fraction `b` where they show more. Returns the fraction placed.
+double SplitBySamples(const UnitObservation& u, const Signal& sig, double b, double sampled,
+                      double seconds, Rule idle_rule, Accumulator& acc) {
+  // Samples above the busy fraction are noise: scale them to it; never above 100 %.
+  const double scale = sampled > b && sampled > 0 ? b / sampled : 1.0;
+  // Extrapolated without the interval's own busy time (utilization.gpu is one period's): the
+  // covered part's share stands for the uncovered seconds, in which the process ran anywhere
+  // from none of them to all (at most the unit's busy time).
+  const double uncovered = std::clamp(u.samples_uncovered_seconds, 0.0, seconds);
+  // The unit's busy time, where known, caps what ran unseen; the samples' own sum does not.
+  const double lost_cap =
+      idle_rule == Rule::kUnitNotBusySamples ? uncovered : std::min(uncovered, b * seconds);
+  double placed = 0;
+  for (const auto& p : u.processes) {
+    if (!(p.*sig.share)) continue;
+    const double share = std::clamp(*(p.*sig.share), 0.0, 1.0) * scale;
+    const double stood_for = std::min(share * uncovered, lost_cap);
+    acc.Compute(OwnerOf(p), share * seconds,
+                (p.*sig.extrapolated) ? Rule::kProcessSmSamplesExtrapolated
+                : scale < 1.0         ? Rule::kProcessSmSamplesScaled
+                                      : Rule::kProcessSmSamples,
+                (p.*sig.extrapolated) ? std::max(stood_for, lost_cap - stood_for) : 0.0);
+    placed += share;
+  }
+  return placed;
+}
+
+void AttributeCompute(const UnitObservation& u, const Signal& sig, double seconds,
+                      Accumulator& acc) {
+  auto tenants = [&](Whose w) {
+    return [&u, &sig, &acc, w] { return Tenants(u, sig, acc.ranks(), w); };
+  };
   double sampled = 0;
   bool all_sampled = !u.processes.empty();
   for (const auto& p : u.processes) {
-    if (p.sm_fraction)
-      sampled += std::clamp(*p.sm_fraction, 0.0, 1.0);
+    if ((p.*sig.share))
+      sampled += std::clamp(*(p.*sig.share), 0.0, 1.0);
     else
       all_sampled = false;
   }
-  std::optional<double> busy = u.busy_fraction;
-  Rule idle_rule = u.busy_from_dcgm      ? Rule::kUnitNotBusyDcgm
-                   : u.busy_from_samples ? Rule::kUnitNotBusySamples
-                                         : Rule::kUnitNotBusyDevice;
+  std::optional<double> busy = sig.busy_fraction;
+  Rule idle_rule = sig.busy_from_dcgm      ? Rule::kUnitNotBusyDcgm
+                   : sig.busy_from_samples ? Rule::kUnitNotBusySamples
+                                           : Rule::kUnitNotBusyDevice;
   if (!busy && all_sampled) {
     busy = std::min(1.0, sampled);
     idle_rule = Rule::kUnitNotBusySamples;
@@ -195,7 +258,7 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
   double lost = 0;
   const bool extrapolated =
       std::any_of(u.processes.begin(), u.processes.end(),
-                  [](const ProcessObservation& p) { return p.sm_extrapolated; });
+                  [&sig](const ProcessObservation& p) { return p.*sig.extrapolated; });
   // (Shares extrapolated over the lost part already stand for it.)
   if (idle_rule == Rule::kUnitNotBusySamples && u.samples_uncovered_seconds > 0 && !extrapolated)
     lost = std::clamp(u.samples_uncovered_seconds / seconds, 0.0, 1.0 - b);
@@ -206,31 +269,12 @@ void AttributeCompute(const UnitObservation& u, double seconds, Accumulator& acc
   double placed = 0;
   const bool any_sampled =
       std::any_of(u.processes.begin(), u.processes.end(),
-                  [](const ProcessObservation& p) { return p.sm_fraction.has_value(); });
-  if (any_sampled && u.samples_uncovered_seconds > 0 && !u.busy_is_instant && extrapolated) {
-    placed = SplitWithLostSamples(u, b, seconds, acc);
+                  [&sig](const ProcessObservation& p) { return (p.*sig.share).has_value(); });
+  if (any_sampled && u.samples_uncovered_seconds > 0 && !sig.busy_is_instant && extrapolated) {
+    placed = SplitWithLostSamples(u, sig, b, seconds, acc);
     acc.ComputeUnknown(tenants(Whose::kUnsampled), (b - placed) * seconds);
   } else if (any_sampled) {
-    // Samples above the busy fraction are noise: scale them to it; never above 100 %.
-    const double scale = sampled > b && sampled > 0 ? b / sampled : 1.0;
-    // Extrapolated without the interval's own busy time (utilization.gpu is one period's): the
-    // covered part's share stands for the uncovered seconds, in which the process ran anywhere
-    // from none of them to all (at most the unit's busy time).
-    const double uncovered = std::clamp(u.samples_uncovered_seconds, 0.0, seconds);
-    // The unit's busy time, where known, caps what ran unseen; the samples' own sum does not.
-    const double lost_cap =
-        idle_rule == Rule::kUnitNotBusySamples ? uncovered : std::min(uncovered, b * seconds);
-    for (const auto& p : u.processes) {
-      if (!p.sm_fraction) continue;
-      const double share = std::clamp(*p.sm_fraction, 0.0, 1.0) * scale;
-      const double stood_for = std::min(share * uncovered, lost_cap);
-      acc.Compute(OwnerOf(p), share * seconds,
-                  p.sm_extrapolated ? Rule::kProcessSmSamplesExtrapolated
-                  : scale < 1.0     ? Rule::kProcessSmSamplesScaled
-                                    : Rule::kProcessSmSamples,
-                  p.sm_extrapolated ? std::max(stood_for, lost_cap - stood_for) : 0.0);
-      placed += share;
-    }
+    placed = SplitBySamples(u, sig, b, sampled, seconds, idle_rule, acc);
     // A process without a sample may have run the busy time the samples leave over.
     acc.ComputeUnknown(tenants(Whose::kUnsampled), (b - placed) * seconds);
   } else if (!u.processes.empty()) {
@@ -364,39 +408,8 @@ void WeighEnergyByPower(const UnitObservation& u, double seconds, UnitLedger& ou
       out.rows[i].energy_joules = *out.energy_joules * weight[i] / total;
 }
 
-// The observation the compute split reads, with the memory signal in place of the SM one: memory
-// traffic is split by the same rules, so it is conserved, unknown and bounded as compute is
-// (docs/attribution.md, "Memory busy time").
-UnitObservation MemoryTrafficView(const UnitObservation& u) {
-  UnitObservation v;
-  v.uuid = u.uuid;
-  v.mode = u.mode;
-  v.holders = u.holders;
-  v.unknown_reason = u.unknown_reason;
-  v.samples_uncovered_seconds = u.samples_uncovered_seconds;
-  v.busy_fraction = u.memory_busy_fraction;
-  v.busy_from_dcgm = u.memory_signal == MemorySignal::kDcgmDramActive;
-  v.busy_is_instant = u.memory_busy_is_instant;
-  // No windowed busy figure of the samples' kind: extrapolated shares' bound is the lost part.
-  if (u.memory_signal == MemorySignal::kProcessMemUtil) v.busy_is_instant = true;
-  // Per-process samples are the signal and nothing runs: nothing used the memory.
-  if (u.memory_signal == MemorySignal::kProcessMemUtil && u.processes.empty()) v.busy_fraction = 0;
-  v.processes.reserve(u.processes.size());
-  for (const auto& p : u.processes) {
-    ProcessObservation q;
-    q.pid = p.pid;
-    q.owner = p.owner;
-    q.memory_bytes = p.memory_bytes;
-    q.mps_thread_fraction = p.mps_thread_fraction;
-    q.sm_fraction = p.memory_busy_fraction;
-    q.sm_extrapolated = p.memory_busy_extrapolated;
-    v.processes.push_back(std::move(q));
-  }
-  return v;
-}
-
 // Sets each row's memory-busy-time figures from `traffic` (the compute figures of the split of
-// MemoryTrafficView), adding rows for owners only the traffic has; both sorted by owner, so one
+// MemoryBusySignal), adding rows for owners only the traffic has; both sorted by owner, so one
 // walk through both pairs them (a search per traffic row compared owners log n times each).
 void SetMemoryTraffic(const std::vector<Row>& traffic, std::vector<Row>& rows) {
   auto set = [](const Row& t, Row& r) {
@@ -442,7 +455,7 @@ UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
   const OwnerRanks ranks(unit, kUnattributed, {&kIdle, &kSystem, &kUnattributed});
   Accumulator acc(ranks, kResidue * out.memory_capacity_byte_seconds, kResidue * seconds);
   AttributeMemory(unit, seconds, acc);
-  AttributeCompute(unit, seconds, acc);
+  AttributeCompute(unit, SmSignal(unit), seconds, acc);
   for (const auto& h : unit.holders) acc.Request(h.owner, std::clamp(h.share, 0.0, 1.0) * seconds);
   if (unit.energy_joules && *unit.energy_joules >= 0) out.energy_joules = unit.energy_joules;
   out.rows = acc.Take(out.energy_joules, seconds, unit.energy_rule);
@@ -450,10 +463,9 @@ UnitLedger AttributeUnit(const UnitObservation& unit, double seconds) {
   WeighEnergyByPower(unit, seconds, out);
   if (out.energy_joules) PlaceEnergyBound(unit, out);
   BoundEnergyOfEstimatedSplits(out);
-  const UnitObservation view = MemoryTrafficView(unit);  // the accumulator points at its owners
-  const OwnerRanks view_ranks(ranks, view, kUnattributed);
-  Accumulator traffic(view_ranks, 0, kResidue * seconds);
-  AttributeCompute(view, seconds, traffic);
+  // Memory busy time split as compute is, over the same processes and owner ranks.
+  Accumulator traffic(ranks, 0, kResidue * seconds);
+  AttributeCompute(unit, MemoryBusySignal(unit), seconds, traffic);
   SetMemoryTraffic(traffic.Take(std::nullopt, seconds, Rule::kNone), out.rows);
   out.memory_signal = unit.memory_signal;
   return out;
