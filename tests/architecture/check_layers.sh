@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fails when an include in src/ points against the pipeline's arrows (docs/architecture.md):
 #   common -> domain -> sources -> core -> node -> sinks -> app -> cli, with sim/ beside them;
-#   sources/history (readers of stored usage, in core's types) -> core; store -> core.
+#   sources/history (readers of stored usage, in core's types) -> core; store -> core;
+#   store/writer (what records NodeState's intervals into the store) -> store, node/state.
 # The build already refuses an include of a module a target does not link (cmake/modules.cmake);
 # this check also holds the arrows between layers that the link lists could let slip, and it
 # covers the tests. Usage: check_layers.sh SRC_DIR. Prints every offending line; exit 1 if any.
@@ -18,11 +19,17 @@ declare -A allowed=(
   [sources/history]="common domain core"
   [core]="common domain"
   [store]="common domain core"
+  [store/writer]="common domain core store node/state"
   [node]="common domain sources core"
   [sinks]="common domain core node/state"
-  [app]="common domain sources core store node sinks sim/scenario sim/node"
+  # The simulated node's outputs: beside the product's sinks, they may read the scores and the
+  # scenario (linked by app_sim only, never on the agent's path).
+  [sinks/sim]="common domain core node/state sim/scenario sim/score"
+  [app]="common domain sources core store node sinks sim/scenario sim/node sim/score"
   [cli]="common app"
   [sim]="common domain sources sim core/allocation"
+  # simulate's scoring judges the accountant's ledgers against the scenario's truth.
+  [sim/score]="common domain sim core/attribution"
 )
 # Narrower rules inside a layer: one module that must not see another of its layer.
 declare -A forbidden=(

@@ -12,7 +12,6 @@
 #include "app/agent/agent_flags.h"
 #include "app/agent/rightsize_runner.h"
 #include "app/agent/runtime.h"
-#include "app/agent/usage_recorder.h"
 #include "app/cluster_access.h"
 #include "app/config_files.h"
 #include "common/duration.h"
@@ -26,6 +25,7 @@
 #include "sources/pods/pod_source.h"
 #include "sources/slices/resource_slice_source.h"
 #include "sources/slices/slices_file_source.h"
+#include "store/writer/usage_recorder.h"
 
 namespace gpumeter::app {
 namespace {

@@ -10,16 +10,16 @@
 
 #include "app/agent/rightsize_runner.h"
 #include "app/agent/runtime.h"
-#include "app/agent/usage_recorder.h"
 #include "app/config_files.h"
 #include "app/diagnose/doctor_demo.h"
 #include "app/sim/paths.h"
 #include "app/sim/scenario_node.h"
-#include "app/sim/table.h"
 #include "app/usage/report.h"
 #include "app/usage/rightsize.h"
 #include "sim/scenario/loader.h"
+#include "sinks/sim/table.h"
 #include "sources/dcgm/dcgm_source.h"
+#include "store/writer/usage_recorder.h"
 
 namespace gpumeter::app {
 namespace {

@@ -21,11 +21,11 @@
 #include "app/sim/paths.h"
 #include "app/sim/scenario_node.h"
 #include "app/sim/simulate_dcgm.h"
-#include "app/sim/simulate_score.h"
 #include "common/json/key_case.h"
 #include "core/attribution/observe.h"
 #include "node/pipeline/pipeline.h"
 #include "sim/scenario/loader.h"
+#include "sim/score/simulate_score.h"
 #include "sources/nvml/nvml_gpu_source.h"
 
 namespace gpumeter::app {

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "app/agent/store_keeper.h"
-#include "app/agent/usage_recorder.h"
 #include "app/tests/scenario_pipeline.h"
 #include "sinks/metrics/exposition.h"
+#include "store/writer/store_keeper.h"
+#include "store/writer/usage_recorder.h"
 
 namespace {
 

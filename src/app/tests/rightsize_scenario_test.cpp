@@ -12,10 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "app/agent/rightsize_runner.h"
-#include "app/agent/usage_recorder.h"
 #include "app/tests/scenario_pipeline.h"
 #include "app/usage/rightsize.h"
 #include "sinks/metrics/exposition.h"
+#include "store/writer/usage_recorder.h"
 
 namespace gpumeter::app {
 namespace {

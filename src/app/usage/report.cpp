@@ -4,7 +4,7 @@
 
 #include "app/usage/rightsize.h"
 #include "common/html.h"
-#include "core/rightsize/render.h"
+#include "sinks/report/render_rightsize.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

@@ -13,8 +13,8 @@
 #include "common/duration.h"
 #include "common/duration_format.h"
 #include "core/rightsize/history.h"
-#include "core/rightsize/render.h"
 #include "sinks/report/render.h"
+#include "sinks/report/render_rightsize.h"
 #include "sinks/report/window.h"
 
 namespace gpumeter::app {

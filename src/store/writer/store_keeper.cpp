@@ -1,4 +1,4 @@
-#include "app/agent/store_keeper.h"
+#include "store/writer/store_keeper.h"
 
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>

@@ -1,7 +1,7 @@
 // From the pipeline's state to store records: units described (model, MIG fraction, mode), the
 // interval's end from the sample, pod labels carried, and a lost GPU still described by its last
 // good description; and the recorder writes each interval once.
-#include "app/agent/usage_recorder.h"
+#include "store/writer/usage_recorder.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>

@@ -1,4 +1,4 @@
-#include "app/agent/clock_step_guard.h"
+#include "store/writer/clock_step_guard.h"
 
 #include <algorithm>
 #include <cmath>

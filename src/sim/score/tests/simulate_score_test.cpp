@@ -1,7 +1,7 @@
 // The harness's judge on hand-made ledgers: right numbers meet the targets; a wrong split, memory
 // short of the truth or an estimate that loses activity do not; growth to a cap between samples
 // and a fault window are not errors.
-#include "app/sim/simulate_score.h"
+#include "sim/score/simulate_score.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "app/agent/usage_recorder.h"
+#include "store/writer/usage_recorder.h"
 
 #include <spdlog/spdlog.h>
 

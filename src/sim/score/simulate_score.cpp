@@ -1,4 +1,4 @@
-#include "app/sim/simulate_score.h"
+#include "sim/score/simulate_score.h"
 
 #include <algorithm>
 #include <cmath>

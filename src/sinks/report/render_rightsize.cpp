@@ -1,4 +1,4 @@
-#include "core/rightsize/render.h"
+#include "sinks/report/render_rightsize.h"
 
 #include <fmt/format.h>
 

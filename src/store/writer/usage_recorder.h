@@ -24,10 +24,10 @@
 #include <optional>
 #include <string>
 
-#include "app/agent/clock_step_guard.h"
-#include "app/agent/store_keeper.h"
 #include "node/state/node_state.h"
 #include "store/store.h"
+#include "store/writer/clock_step_guard.h"
+#include "store/writer/store_keeper.h"
 
 namespace gpumeter::app {
 

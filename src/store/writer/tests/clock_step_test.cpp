@@ -10,8 +10,8 @@
 
 #include <sstream>
 
-#include "app/agent/clock_step_guard.h"
-#include "app/agent/usage_recorder.h"
+#include "store/writer/clock_step_guard.h"
+#include "store/writer/usage_recorder.h"
 #include "support/temp_dir.h"
 
 namespace gpumeter::app {

@@ -1,4 +1,4 @@
-#include "app/sim/table.h"
+#include "sinks/sim/table.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
