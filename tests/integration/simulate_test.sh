@@ -276,7 +276,7 @@ echo "ok: a failed per-process utilization read is an estimate, not idle"
 
 # A real error still fails: the r470 MIG run above (compute unknown outside any fault) and, on
 # hand-made ledgers with a wrong split, short memory or an estimate losing activity,
-# src/app/tests/simulate_score_test.cpp.
+# src/sim/score/tests/simulate_score_test.cpp.
 
 # JSON: per mode and per container, parsed; the table's verdict and the JSON's agree.
 "$bin" simulate --scenario timeslice-h100 --format json >"$work/ts.json" 2>"$work/ts.err" || { cat "$work/ts.err"; fail "json run failed"; }

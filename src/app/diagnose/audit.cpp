@@ -1,8 +1,5 @@
 #include "app/diagnose/audit.h"
 
-#include <fmt/chrono.h>
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
@@ -13,12 +10,10 @@
 
 #include "app/config_files.h"
 #include "common/bounded_file.h"
-#include "common/excerpt.h"
 #include "common/http/client.h"
-#include "common/json/key_case.h"
-#include "common/text_cell.h"
 #include "core/audit/dcgm_audit.h"
-#include "core/guard/finding_json.h"
+#include "core/guard/findings.h"
+#include "sinks/report/audit_report.h"
 #include "sources/history/agent_client.h"
 #include "sources/history/agent_source.h"
 
@@ -42,21 +37,6 @@ http::Limits Limits(const AuditOptions& o) {
       .max_bytes = o.max_reply_bytes};
 }
 
-std::string Short(const std::string& uuid) {
-  return uuid.size() > 16 ? uuid.substr(0, 16) + ".." : uuid;
-}
-
-std::string Utc(double unix_s) {
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(static_cast<std::time_t>(unix_s)));
-}
-
-// The agent's split of one physical GPU: each unit on it with its owners' share of compute and
-// memory over the agent's last interval.
-struct SplitRow {
-  std::string unit, owner;
-  std::optional<double> compute_ratio, memory_bytes;
-};
-
 // The agent's replies (sources/history/agent_source.h); units and ledger only beside a
 // dcgm-exporter page, whose inflated GPUs they split.
 struct AgentView {
@@ -65,8 +45,10 @@ struct AgentView {
   std::vector<history::AgentLedgerUnit> ledger;
 };
 
-std::vector<SplitRow> SplitOf(const AgentView& agent, const std::string& gpu_uuid) {
-  std::vector<SplitRow> out;
+// The agent's split of one physical GPU, joined from its units and ledger replies: each unit on
+// it with its owners' share of compute and memory over the agent's last interval.
+std::vector<report::AuditSplitRow> SplitOf(const AgentView& agent, const std::string& gpu_uuid) {
+  std::vector<report::AuditSplitRow> out;
   std::map<std::string, std::string> unit_label;  // units on this GPU
   for (const auto& u : agent.units)
     if (u.key.gpu_uuid == gpu_uuid)
@@ -116,55 +98,6 @@ Expected<AgentView> ReadAgent(const AuditOptions& o) {
     v.units = std::move(units->units), v.ledger = std::move(*ledger);
   }
   return v;
-}
-
-json SplitJson(const std::vector<SplitRow>& rows) {
-  json out = json::array();
-  for (const auto& r : rows)
-    out.push_back({{"unit", r.unit},
-                   {"owner", r.owner},
-                   {"computeRatio", r.compute_ratio ? json(*r.compute_ratio) : json(nullptr)},
-                   {"memoryBytes", r.memory_bytes ? json(*r.memory_bytes) : json(nullptr)}});
-  return out;
-}
-
-void PrintSplit(const std::vector<SplitRow>& rows) {
-  if (rows.empty()) {
-    fmt::print("  gpumeter: the agent does not account this GPU (another node?)\n");
-    return;
-  }
-  fmt::print("  gpumeter's split (agent's last interval; the parts add up to the GPU):\n");
-  for (const auto& r : rows)
-    fmt::print(
-        "    {:<12} {:<48} {:>9} {:>12}\n", r.unit, r.owner,
-        r.compute_ratio ? fmt::format("{:.1f} %", 100 * *r.compute_ratio) : "?",
-        r.memory_bytes ? fmt::format("{:.2f} GiB", *r.memory_bytes / (1024.0 * 1024 * 1024)) : "?");
-}
-
-void PrintFindings(const AuditOptions& o, const AgentView& a) {
-  const auto& findings = a.status.findings;
-  std::map<guard::Severity, size_t> by;
-  for (const auto& f : findings) ++by[f.severity];
-  fmt::print(
-      "gpumeter agent {} (node {}): {} open finding(s){}\n", o.agent, a.status.node,
-      findings.size(),
-      findings.empty()
-          ? ""
-          : fmt::format(" — {} critical, {} warning, {} info", by[guard::Severity::kCritical],
-                        by[guard::Severity::kWarning], by[guard::Severity::kInfo]));
-  if (!a.status.checked)
-    fmt::print("  the agent has not taken a good sample yet: nothing has been checked\n");
-  for (const auto& f : findings) {
-    const std::string who = !f.pod.empty()       ? f.ns + "/" + f.pod + "/" + f.container
-                            : !f.process.empty() ? "host process " + f.process
-                                                 : "-";
-    fmt::print("\n  {:<8} {:<23} {:<40} {}  since {}\n    {}\n", guard::ToString(f.severity),
-               guard::ToString(f.kind), TerminalCell(who),
-               f.unit_uuid.empty() ? "" : TerminalCell(Short(f.unit_uuid)), Utc(f.first_seen),
-               TerminalCell(f.evidence));
-  }
-  if (!findings.empty())
-    fmt::print("\nWhat each finding means and how to fix it: docs/guardrails.md\n");
 }
 
 // The flags checked before any source is read: 2 once the error is logged, else 0.
@@ -269,126 +202,56 @@ std::optional<guard::Severity> WorstSeverity(const Inputs& in, size_t inflated) 
   return worst;
 }
 
-// One GPU of the dcgm-exporter page, with the agent's split of it when it is inflated.
-json GpuJson(const audit::GpuAudit& g, const std::optional<AgentView>& agent) {
-  json metrics = json::array();
-  for (const auto& m : g.metrics)
-    metrics.push_back({{"metric", m.metric},
-                       {"deviceValue", m.device_value},
-                       {"deviceSeries", m.device_series},
-                       {"podSeries", m.pod_series},
-                       {"podsSum", m.pods_sum},
-                       {"factor", m.factor}});
-  json gpu = {{"host", g.host},         {"uuid", g.uuid},
-              {"gpu", g.gpu},           {"migInstance", g.mig_instance},
-              {"model", g.model},       {"pods", g.pods},
-              {"inflated", g.inflated}, {"worstFactor", g.worst_factor},
-              {"metrics", metrics}};
-  if (agent && g.inflated) gpu["gpumeterSplit"] = SplitJson(SplitOf(*agent, g.uuid));
-  return gpu;
-}
-
-void PrintJson(const AuditOptions& o, const Inputs& in, size_t inflated,
-               const std::optional<guard::Severity>& worst) {
-  json out = json::object();
-  if (in.dcgm) {
-    json gpus = json::array();
-    for (const auto& g : in.dcgm->gpus) gpus.push_back(GpuJson(g, in.agent));
-    out.update({{"source", o.dcgm_metrics},
-                {"mode", in.dcgm->mode},
-                {"samples", in.dcgm->samples},
-                {"invalidSamples", in.dcgm->invalid_samples},
-                {"gpusWithPods", in.dcgm->gpus_with_pods},
-                {"inflatedGpus", inflated},
-                {"gpus", gpus}});
-  }
+// What the report shows: the inputs (moved from `in`), the agent's split of each inflated GPU.
+report::AuditResult ToResult(const AuditOptions& o, Inputs&& in, size_t inflated,
+                             const std::optional<guard::Severity>& worst) {
+  report::AuditResult r;
+  r.dcgm_source = o.dcgm_metrics;
+  r.threshold = o.threshold;
+  r.inflated = inflated;
+  r.worst = worst;
   if (in.agent) {
-    json findings = json::array();
-    for (const auto& f : in.agent->status.findings) findings.push_back(guard::ToJson(f));
-    out["agent"] = {{"url", o.agent},
-                    {"node", in.agent->status.node},
-                    {"checked", in.agent->status.checked},
-                    {"findings", findings}};
+    auto& a = r.agent.emplace();
+    a.url = o.agent;
+    a.node = in.agent->status.node;
+    a.checked = in.agent->status.checked;
+    if (in.dcgm)
+      for (const auto& g : in.dcgm->gpus)
+        if (g.inflated) a.splits[g.uuid] = SplitOf(*in.agent, g.uuid);
+    a.findings = std::move(in.agent->status.findings);
   }
-  out["worstSeverity"] = worst ? json(guard::ToString(*worst)) : json(nullptr);
-  // The findings come in /api/v1's snake_case: camelCase here, as the rest of the document.
-  const auto camel = json_case::ToCamelCase(out);
-  fmt::print("{}\n", (camel ? *camel : out).dump(2, ' ', false, json::error_handler_t::replace));
-}
-
-// An inflated GPU: its metrics' device value against the sum of its pods, then the agent's split.
-void PrintInflatedGpu(const audit::GpuAudit& g, const std::optional<AgentView>& agent) {
-  // Label values come from the page: quoted printable, so a newline or NUL cannot forge a row.
-  std::vector<std::string> pods;
-  for (const auto& p : g.pods) pods.push_back(Excerpt(p, 120));
-  fmt::print("\n{} gpu {}{} {} ({}): {} pods: {}\n", Excerpt(g.host, 80), Excerpt(g.gpu, 20),
-             g.mig_instance.empty() ? "" : " MIG instance " + Excerpt(g.mig_instance, 20),
-             Excerpt(Short(g.uuid), 60), Excerpt(g.model, 80), g.pods.size(),
-             fmt::join(pods, ", "));
-  fmt::print("  {:<40} {:>8} {:>14} {:>14} {:>8}\n", "metric", "series", "device", "sum of pods",
-             "factor");
-  for (const auto& m : g.metrics)
-    fmt::print("  {:<40} {:>8} {:>14.6g} {:>14.6g} {:>7.2f}x{}\n", m.metric, m.pod_series,
-               m.device_value, m.pods_sum, m.factor,
-               m.device_series ? "" : " (no device series: the copies' value)");
-  if (agent) PrintSplit(SplitOf(*agent, g.uuid));
-}
-
-void PrintDcgm(const AuditOptions& o, const audit::DcgmAudit& dcgm,
-               const std::optional<AgentView>& agent, size_t inflated) {
-  fmt::print("dcgm-exporter page {}: {} samples; mode: {}\n", o.dcgm_metrics, dcgm.samples,
-             dcgm.mode);
-  if (dcgm.invalid_samples > 0)
-    fmt::print("{} sample(s) left out as unknown: NaN, ±Inf or negative (lines {}{})\n",
-               dcgm.invalid_samples, fmt::join(dcgm.invalid_lines, ", "),
-               dcgm.invalid_samples > dcgm.invalid_lines.size() ? ", …" : "");
-  fmt::print("{} of {} GPUs with per-pod series add up to more than the GPU (threshold {:.2f}x)\n",
-             inflated, dcgm.gpus_with_pods, o.threshold);
-  for (const auto& g : dcgm.gpus)
-    if (g.inflated) PrintInflatedGpu(g, agent);
-  if (inflated)
-    fmt::print(
-        "\nA sum by pod or namespace over these series counts each GPU up to {:.2f} times. "
-        "gpumeter splits each GPU "
-        "between its pods so the parts add up to the whole (docs/guardrails.md).\n",
-        dcgm.gpus.front().worst_factor);
-}
-
-void PrintTable(const AuditOptions& o, const Inputs& in, size_t inflated) {
-  if (in.agent) PrintFindings(o, *in.agent);
-  if (in.dcgm) {
-    if (in.agent) fmt::print("\n");
-    PrintDcgm(o, *in.dcgm, in.agent, inflated);
-  }
+  r.dcgm = std::move(in.dcgm);
+  return r;
 }
 
 // Under --fail-on: 1 when the worst severity reaches it, or when the agent has checked nothing.
-int ExitCode(const AuditOptions& o, const Inputs& in, const std::optional<guard::Severity>& worst) {
+int ExitCode(const AuditOptions& o, const report::AuditResult& r) {
   if (o.fail_on == "none") return 0;
-  if (in.agent && !in.agent->status.checked) {
+  if (r.agent && !r.agent->checked) {
     // Nothing checked is not a clean node.
     spdlog::error("--agent {}: the agent has not taken a good sample yet; nothing to gate on",
                   o.agent);
     return 1;
   }
-  if (!worst) return 0;
+  if (!r.worst) return 0;
   const auto threshold = guard::SeverityFromString(o.fail_on);
-  return threshold && *worst >= *threshold ? 1 : 0;
+  return threshold && *r.worst >= *threshold ? 1 : 0;
 }
 
 }  // namespace
 
 int RunAudit(const AuditOptions& o) {
   if (const int rc = CheckFlags(o)) return rc;
-  const auto in = ReadInputs(o);
+  auto in = ReadInputs(o);
   if (!in) return Failed(in.error());
   const size_t inflated = InflatedGpus(*in);
   const auto worst = WorstSeverity(*in, inflated);
+  const auto result = ToResult(o, std::move(*in), inflated, worst);
   if (o.format == "json")
-    PrintJson(o, *in, inflated, worst);
+    report::PrintAuditJson(result);
   else
-    PrintTable(o, *in, inflated);
-  return ExitCode(o, *in, worst);
+    report::PrintAuditTable(result);
+  return ExitCode(o, result);
 }
 
 }  // namespace gpumeter::app

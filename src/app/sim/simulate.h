@@ -3,7 +3,8 @@
 // kubelet (PodResources over gRPC), pods file, ResourceSlices file and /proc tree, and the fake
 // NVML loaded as the real library — then scores per-container memory, compute and energy against
 // the scenario's ground truth, per sharing mode, next to what naive device-level labelling (every
-// holder gets the device value) would report (app/simulate_score.h says what is scored how).
+// holder gets the device value) would report (sim/score/simulate_score.h says what is
+// scored how; sinks/sim/score_report.h prints it).
 #pragma once
 
 #include <string>
