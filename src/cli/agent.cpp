@@ -113,6 +113,7 @@ void AddServingFlags(CLI::App* cmd, app::AgentOptions& o) {
   cmd->add_flag_callback(
       "--no-process-series", [&o] { o.process_series = false; },
       "The default (kept so that manifests written when the series were on still parse)");
+  AddContainerSeriesFlag(cmd, o.full_container_series);
   AddSamplingFlags(cmd, o.interval, o.call_deadline, o.drain_interval);
   cmd->add_option("--listen", o.listen,
                   "HOST:PORT for /metrics, /api/v2 (and the deprecated /api/v1), /healthz, /readyz")

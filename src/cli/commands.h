@@ -51,6 +51,9 @@ CLI::Option* AddDurationOption(CLI::App* cmd, const std::string& name, double& o
 // --interval and --call-deadline of a command that samples NVML (agent, demo).
 void AddSamplingFlags(CLI::App* cmd, Seconds& interval, Seconds& call_deadline,
                       Seconds& drain_interval);
+// --container-series default|full of a command that serves /metrics (agent, demo): `full` is true
+// for the full set of per-owner series.
+void AddContainerSeriesFlag(CLI::App* cmd, bool& full);
 // --source, one of the `accepted` kinds, given to `set` parsed (a bad one fails the parse with
 // the message of app::ParseUsageSource).
 // Where a store is accepted, `--store PATH` too (as `agent --store`): the same as

@@ -24,6 +24,7 @@ void AddDemoCommand(CLI::App& app, app::DemoOptions& o) {
   AddDurationOption(cmd, "--refresh", o.refresh, "Print the table this often", Seconds(0.01),
                     Seconds(86400));
   AddSamplingFlags(cmd, o.interval, o.call_deadline, o.drain_interval);
+  AddContainerSeriesFlag(cmd, o.full_container_series);
   cmd->add_option("--speedup", o.speedup,
                   "Scenario seconds per real second (above 1, the scenario's clock starts "
                   "--duration x (speedup - 1) in the past and ends now)")

@@ -276,6 +276,8 @@ TEST_P(EveryOverlay, TheAgentAcceptsItsArgumentsAndConfig) {
   EXPECT_EQ(options.pod_resources_socket, "/var/lib/kubelet/pod-resources/kubelet.sock");
   const std::string overlay = GetParam();
   EXPECT_EQ(options.resource_slices, Enables(overlay, "dra"));
+  // The default set of per-container series unless extraArgs asks for the full one.
+  EXPECT_EQ(options.full_container_series, overlay == "chart:everything");
   // The dcgm overlay points the agent at its own node's exporter: the kubelet expands $(NODE_IP),
   // which must be defined before the variable that uses it, from the node's IP.
   if (Enables(overlay, "dcgm")) {

@@ -29,6 +29,7 @@ case ${1:?usage: render_chart.sh CASE} in
       --set dra.enabled=true --set dcgm.enabled=true --set store.minuteDays=30
       --set-string guard.content='idle: {window: 30m}' --set priorityClassName=system-node-critical
       --set cost.policy=blend:0.3 --set cost.idle=separate --set 'extraArgs[0]=--pod-label=team'
+      --set 'extraArgs[1]=--container-series=full'
       --set serviceMonitor.enabled=true --set serviceMonitor.labels.release=kps
       --set prometheusRule.enabled=true --set prometheusRule.labels.release=kps
       --set dashboard.enabled=true --set createNamespace=true) ;;

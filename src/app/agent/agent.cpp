@@ -214,6 +214,8 @@ void SetSamplingAndServing(const AgentOptions& o, const std::string& node_name,
   ro.exposition.pod_label_keys = o.pod_labels;
   ro.exposition.max_series = o.max_series;
   ro.exposition.process_series = o.process_series;
+  ro.exposition.container_series = o.full_container_series ? metrics::ContainerSeries::kFull
+                                                           : metrics::ContainerSeries::kDefault;
   ro.http.listen = o.listen;
   ro.http.tls_cert_file = o.tls_cert;
   ro.http.tls_key_file = o.tls_key;

@@ -48,6 +48,9 @@ struct AgentOptions {
   size_t max_series = 20000;
   // --process-series: export gpumeter_process_* (a pid label each, unbounded: opt-in).
   bool process_series = false;
+  // --container-series full: the per-owner families of the full set besides the default set's
+  // (at most 8 series per container and unit: docs/metrics.md, "Default set").
+  bool full_container_series = false;
   Seconds interval{1};
   Seconds call_deadline{2};
   // Between passes longer than this, the driver's sample buffers are read (they hold ~10 s), so a

@@ -104,6 +104,10 @@ RuntimeOptions DemoRuntime(const DemoOptions& o, const DemoInputs& in, ScenarioN
   ro.exposition.pod_label_keys = {"team"};
   // The demo shows how each GPU process resolves to its pod; an agent exports them on request.
   ro.exposition.process_series = true;
+  // The agent's default set unless asked for the full one: what a scrape of the demo shows is
+  // what an agent's shows.
+  ro.exposition.container_series = o.full_container_series ? metrics::ContainerSeries::kFull
+                                                           : metrics::ContainerSeries::kDefault;
   ro.http.listen = o.listen;
   ro.probe.listen = o.probe_listen;
   return ro;

@@ -34,6 +34,8 @@ struct DemoOptions {
                              // the scenario)
   cost::Policy policy;       // gpumeter_cost_total and the closing chargeback (--policy, --idle)
   Seconds shutdown_grace{0};  // keep serving the final counters this long after sampling stops
+  // --container-series full: the full set of per-owner series; by default the agent's default set.
+  bool full_container_series = false;
 };
 
 // Runs the demo; returns the process exit code (0 ok, 1 runtime failure, 2 bad input).

@@ -1,9 +1,10 @@
-// /metrics for a fixed scenario and clock, against a committed golden file
-// (tests/golden/node-8gpu-r580.prom; `promtool check metrics` runs on it too). The whole pipeline
-// runs: fake NVML through the loader, a fake kubelet over gRPC, a /proc tree, the pods. Sources
-// whose figures are wall-clock durations are replaced by fixed ones (pods), and the clock of every
-// pass is set by the test. Regenerate after an intended change with GPUMETER_UPDATE_GOLDEN=1 and
-// review the diff.
+// /metrics for a fixed scenario and clock, against committed golden files: the default set of
+// per-container series (tests/golden/node-8gpu-r580.prom) and the full set
+// (node-8gpu-r580-full.prom, --container-series full); `promtool check metrics` runs on both. The
+// whole pipeline runs: fake NVML through the loader, a fake kubelet over gRPC, a /proc tree, the
+// pods. Sources whose figures are wall-clock durations are replaced by fixed ones (pods), and the
+// clock of every pass is set by the test. Regenerate after an intended change with
+// GPUMETER_UPDATE_GOLDEN=1 and review the diff.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -25,7 +26,7 @@ std::string MaskDurations(const std::string& text) {
   return std::regex_replace(text, duration, "$1 <duration>");
 }
 
-TEST(GoldenMetrics, Node8GpuAtAFixedClock) {
+void ExpectGolden(metrics::ContainerSeries set, const std::string& file) {
   // Priced by the default tables (node-8gpu's Node says p5.48xlarge), as the agent is by default.
   const auto pricing = cost::Pricing::Defaults();
   testing::ScenarioPipeline run(gpumeter::testing::ScenarioPath("node-8gpu"), 100,
@@ -38,10 +39,11 @@ TEST(GoldenMetrics, Node8GpuAtAFixedClock) {
   health.passes = 5;
   metrics::ExpositionOptions eo;
   eo.pod_label_keys = {"team"};
+  eo.container_series = set;
   const auto text = metrics::RenderText(metrics::BuildFamilies(
       health, *run.Latest(), eo, last->taken + std::chrono::milliseconds(500)));
 
-  const std::string golden = gpumeter::testing::SourceDir() + "/tests/golden/node-8gpu-r580.prom";
+  const std::string golden = gpumeter::testing::SourceDir() + "/tests/golden/" + file;
   if (std::getenv("GPUMETER_UPDATE_GOLDEN")) {
     std::ofstream(golden) << text;
     GTEST_SKIP() << "wrote " << golden;
@@ -54,6 +56,14 @@ TEST(GoldenMetrics, Node8GpuAtAFixedClock) {
       << "/metrics differs from " << golden
       << "; if the change is intended, regenerate with GPUMETER_UPDATE_GOLDEN=1 and review the "
          "diff";
+}
+
+TEST(GoldenMetrics, Node8GpuAtAFixedClock) {
+  ExpectGolden(metrics::ContainerSeries::kDefault, "node-8gpu-r580.prom");
+}
+
+TEST(GoldenMetrics, Node8GpuAtAFixedClockFullSet) {
+  ExpectGolden(metrics::ContainerSeries::kFull, "node-8gpu-r580-full.prom");
 }
 
 }  // namespace

@@ -225,5 +225,24 @@ TEST(UsageFlags, ThePrometheusTimeoutIsADuration) {
   EXPECT_DOUBLE_EQ(o.prometheus.timeout.count(), 120) << "a refused value changed the option";
 }
 
+// The agent serves the default set of per-container series unless given the full one.
+TEST(UsageFlags, ContainerSeriesDefaultOrFull) {
+  for (const auto& [args, full] : std::vector<std::pair<std::vector<std::string>, bool>>{
+           {{"agent"}, false},
+           {{"agent", "--container-series", "default"}, false},
+           {{"agent", "--container-series=full"}, true}}) {
+    CLI::App app;
+    app::AgentOptions o;
+    AddAgentCommand(app, o);
+    ASSERT_EQ(Parse(app, args), "") << args.back();
+    EXPECT_EQ(o.full_container_series, full) << args.back();
+  }
+  CLI::App app;
+  app::AgentOptions o;
+  AddAgentCommand(app, o);
+  EXPECT_NE(Parse(app, {"agent", "--container-series", "all"}), "");
+  EXPECT_FALSE(o.full_container_series);
+}
+
 }  // namespace
 }  // namespace gpumeter::cli

@@ -526,14 +526,35 @@ const std::vector<MetricDef>& Catalogue() {
 
 const MetricDef& Def(Metric id) { return Catalogue().at(static_cast<size_t>(id)); }
 
+bool InDefaultSet(Metric id) {
+  switch (id) {
+    // Derivable from the default counters (rate() over them, × gpumeter_unit_gpu_share_ratio or
+    // ÷ gpumeter_gpu_memory_total_bytes), or a second measure no cost or report needs: one series
+    // per container each, which a node of many small containers pays for most.
+    case Metric::kMemoryBytes:
+    case Metric::kComputeRatio:
+    case Metric::kMemoryBusySeconds:
+    case Metric::kMemoryBusyUnknownSeconds:
+    case Metric::kMemoryBusyBoundSeconds:
+    case Metric::kRequestedShare:
+    case Metric::kIdleCost:
+    case Metric::kComputeGpus:
+    case Metric::kMemoryGpus:
+      return false;
+    default:
+      return true;
+  }
+}
+
 std::string CatalogueMarkdown() {
   std::string out = "| metric | type | unit | labels | meaning |\n|---|---|---|---|---|\n";
   for (const auto& d : Catalogue()) {
     std::string labels;
     for (const auto& l : d.labels) labels += (labels.empty() ? "" : ", ") + l;
-    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", d.name,
-                       d.type == MetricType::kCounter ? "counter" : "gauge",
-                       d.unit.empty() ? "-" : d.unit, labels, d.help);
+    out += fmt::format(
+        "| `{}` | {} | {} | {} | {}{} |\n", d.name,
+        d.type == MetricType::kCounter ? "counter" : "gauge", d.unit.empty() ? "-" : d.unit, labels,
+        InDefaultSet(d.id) ? "" : "Full set only (`--container-series full`). ", d.help);
   }
   return out;
 }

@@ -108,6 +108,15 @@ struct MetricDef {
   std::vector<std::string> labels;
 };
 
+// Which per-owner families /metrics exports. kDefault: at most 8 series per container and unit
+// it holds (docs/metrics.md, "Default set"), enough for chargeback, the bundled rules and
+// dashboard and `report --source prometheus`; kFull (`--container-series full`) adds the families
+// for which InDefaultSet() is false: memory traffic, idle cost and the last interval's gauges.
+enum class ContainerSeries { kDefault, kFull };
+
+// False for a per-owner family exported only with ContainerSeries::kFull; true for every other.
+bool InDefaultSet(Metric id);
+
 // Every metric, in exposition order; Catalogue()[i].id == Metric(i).
 const std::vector<MetricDef>& Catalogue();
 const MetricDef& Def(Metric id);

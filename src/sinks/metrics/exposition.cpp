@@ -58,15 +58,18 @@ bool AppendEscaped(std::string& out, std::string_view v, bool ascii_only = false
 // (then the pod-label names, for gpumeter_pod_labels_info); each label set is rendered once,
 // escaped, and may be shared by families with the same label names. Every label value, whatever
 // it came from (pods, /proc, the driver, the Node object), is written by AppendValue().
+// A family outside the options' set (ContainerSeries) takes no samples: Add() drops them.
 class Families {
  public:
-  explicit Families(std::vector<std::string> pod_labels) : pod_labels_(std::move(pod_labels)) {
+  Families(std::vector<std::string> pod_labels, ContainerSeries set)
+      : pod_labels_(std::move(pod_labels)) {
     // Families with the same label names share a schema number, so sharing is checked cheaply.
     const auto& c = Catalogue();
     for (size_t i = 0; i < c.size(); ++i) {
       size_t j = 0;
       while (c[j].labels != c[i].labels) ++j;
       schema_.push_back(j);
+      exported_.push_back(set == ContainerSeries::kFull || InDefaultSet(c[i].id));
     }
   }
 
@@ -96,7 +99,8 @@ class Families {
     if (schema_[static_cast<size_t>(id)] != schema_[static_cast<size_t>(built_for_.at(labels))])
       throw std::logic_error(Def(id).name + ": label set built for " +
                              Def(built_for_[labels]).name);
-    set_.families[static_cast<size_t>(id)].push_back({labels, value});
+    if (exported_[static_cast<size_t>(id)])
+      set_.families[static_cast<size_t>(id)].push_back({labels, value});
   }
   void Add(Metric id, const std::vector<std::string_view>& values, double value) {
     Add(id, Labels(id, values), value);
@@ -120,6 +124,7 @@ class Families {
 
   std::vector<std::string> pod_labels_;
   std::vector<size_t> schema_;  // by Metric
+  std::vector<bool> exported_;  // by Metric: in the options' set
   SeriesSet set_;
   std::vector<Metric> built_for_;
   std::string clean_;  // AppendValue()'s buffer, reused: no allocation per label value
@@ -473,7 +478,7 @@ SeriesSet BuildFamilies(const gpu::SamplerHealth& health, const node::NodeState&
                         const ServerStats& server) {
   std::vector<std::string> extra;
   for (const auto& k : options.pod_label_keys) extra.push_back(domain::PodLabelName(k));
-  Families f(std::move(extra));
+  Families f(std::move(extra), options.container_series);
   Sources(f, health, state, options, now);
   f.Add(Metric::kHttpConnectionsCut, {state.node}, static_cast<double>(server.connections_cut));
   Devices(f, state, options);

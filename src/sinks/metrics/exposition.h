@@ -34,6 +34,9 @@ struct ExpositionOptions {
   // The per-process series (gpumeter_process_*: 2 per GPU process, the largest part of a busy
   // node's cardinality after the owner series). Reports and rightsizing never read them.
   bool process_series = true;
+  // The per-owner families: the default set (at most 8 series per container and unit) or the full
+  // set, which adds memory traffic, idle cost and the last interval's gauges (catalogue.h).
+  ContainerSeries container_series = ContainerSeries::kDefault;
   // No sampling pass finished for this long: NVML's gpumeter_source_up is 0 and /readyz 503
   // (readiness.h). 0: never (tests that drive passes by hand).
   std::chrono::milliseconds stale_after{0};

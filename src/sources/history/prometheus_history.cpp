@@ -36,8 +36,9 @@ const std::pair<const char*, double UnitValues::*> kUnitCounters[] = {
 const char* const kOwnerCounters[] = {
     names::kMemoryByteSeconds,     names::kComputeSeconds,    names::kRequestedShareSeconds,
     names::kComputeUnknownSeconds, names::kMemoryBusySeconds, names::kMemoryBusyUnknownSeconds};
-// gpumeter_memory_busy_seconds_total is exported for every row by agents that measure traffic: an
-// owner without a point of it at a time (an agent before it) has its traffic unknown then.
+// gpumeter_memory_busy_seconds_total is exported for every row by agents that measure traffic and
+// export the full set of series: an owner without a point of it at a time (an agent before it, or
+// one with the default set) has its traffic unknown then.
 constexpr size_t kTrafficField = 4;
 
 // A counter's latest value at each step, through staleness markers and over an hour: the minute in

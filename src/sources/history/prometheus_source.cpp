@@ -166,7 +166,8 @@ Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& ow
       {names::kComputeBoundSeconds, &attribution::OwnerAmounts::compute_bound_seconds},
       {names::kMemoryBusySeconds, &attribution::OwnerAmounts::memory_busy_seconds},
       // As unknown compute: exported once above 0, so no series reads as none. An agent before
-      // memory busy time exports no series of it at all: HoldUnmeasuredTraffic.
+      // memory busy time, or one with the default set of series (the three memory-busy families
+      // are in the full set only), exports no series of it at all: HoldUnmeasuredTraffic.
       {names::kMemoryBusyUnknownSeconds, &attribution::OwnerAmounts::memory_busy_unknown_seconds},
       {names::kMemoryBusyBoundSeconds, &attribution::OwnerAmounts::memory_busy_bound_seconds},
       // Exported once above 0, and not by agents before energy bounds: none reads as exact.
@@ -191,8 +192,9 @@ Expected<void> ReadOwners(const PrometheusApi& api, const Part& part, Owners& ow
 }
 
 // A unit without any gpumeter_memory_busy_seconds_total series (an agent from before memory
-// traffic): its containers' traffic is unknown for the unit's time, which unattributed holds, as
-// the agent books a unit with no signal; never 0 measured.
+// traffic, or one with the default set of series): its containers' traffic is unknown for the
+// unit's time, which unattributed holds, as the agent books a unit with no signal; never 0
+// measured.
 void HoldUnmeasuredTraffic(const Units& units, const UnitIds& measured, Owners& owners) {
   for (const auto& [k, u] : units) {
     if (measured.count(k) || u.seconds <= 0) continue;

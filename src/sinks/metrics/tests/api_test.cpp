@@ -68,8 +68,10 @@ node::NodeState State() {
 
 TEST(OpenMetrics, FamiliesUnitsInfoAndEof) {
   gpu::SamplerHealth h;
+  ExpositionOptions full;  // with the gauges, whose # UNIT lines are checked too
+  full.container_series = ContainerSeries::kFull;
   const auto text = RenderOpenMetrics(BuildFamilies(
-      h, State(), {}, std::chrono::steady_clock::time_point{} + std::chrono::seconds(100)));
+      h, State(), full, std::chrono::steady_clock::time_point{} + std::chrono::seconds(100)));
   // Counters: the family without _total, samples with it, and the unit from the catalogue.
   EXPECT_THAT(
       text,

@@ -1,5 +1,6 @@
-// The catalogue follows Prometheus naming, docs/metrics.md is generated from it, and every name
-// the readers query (domain/metric_names.h) or the bundled rules and dashboards use is in it.
+// The catalogue follows Prometheus naming, docs/metrics.md is generated from it (and names its
+// default set), and every name the readers query (domain/metric_names.h) or the bundled rules and
+// dashboards use is in it.
 #include "sinks/metrics/catalogue.h"
 
 #include <gtest/gtest.h>
@@ -53,6 +54,33 @@ TEST(Catalogue, DocsMetricsMdIsGeneratedFromIt) {
   ASSERT_NE(e, std::string::npos);
   EXPECT_EQ(doc.substr(b + begin.size(), e - b - begin.size()), CatalogueMarkdown())
       << "docs/metrics.md is stale: regenerate the table with `gpumeter metrics-doc`";
+}
+
+// The default set: at most 8 owner families, so at most 8 series per container and unit it
+// holds; only owner families are left to the full set; docs/metrics.md's "Default set" section
+// names each family of the set and each left out.
+TEST(Catalogue, DefaultSetIsAtMostEightSeriesPerContainerAndDocumented) {
+  std::ifstream in(std::string(GPUMETER_TEST_SOURCE_DIR) + "/docs/metrics.md");
+  ASSERT_TRUE(in) << "docs/metrics.md";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string doc = ss.str();
+  const auto b = doc.find("\n## Default set");
+  ASSERT_NE(b, std::string::npos) << "docs/metrics.md has no \"## Default set\" section";
+  const std::string section = doc.substr(b, doc.find("\n## ", b + 1) - b);
+  const auto& owner_labels = Def(Metric::kMemoryByteSeconds).labels;
+  size_t owner = 0, in_default = 0;
+  for (const auto& d : Catalogue()) {
+    if (d.labels != owner_labels) {
+      EXPECT_TRUE(InDefaultSet(d.id)) << d.name << ": only owner families are left to the full set";
+      continue;
+    }
+    ++owner, in_default += InDefaultSet(d.id);
+    EXPECT_NE(section.find("`" + d.name + "`"), std::string::npos)
+        << d.name << " is not named in docs/metrics.md's default set section";
+  }
+  EXPECT_LE(in_default, 8u);
+  EXPECT_EQ(owner, 17u) << "a new owner family: decide whether it is in the default set";
 }
 
 std::set<std::string> CatalogueNames() {

@@ -107,6 +107,12 @@ std::string Render(const ExpositionOptions& o = {}) {
       Health(), State(), o, std::chrono::steady_clock::time_point{} + std::chrono::seconds(103)));
 }
 
+ExpositionOptions Full() {
+  ExpositionOptions o;
+  o.container_series = ContainerSeries::kFull;
+  return o;
+}
+
 TEST(SnapshotMetrics, DeviceSeriesAndUnknownsAreAbsent) {
   const auto text = Render();
   EXPECT_THAT(
@@ -183,7 +189,7 @@ TEST(SnapshotMetrics, LocaleProof) {
 }
 
 TEST(Attribution, OwnerSeriesAddUpToTheUnit) {
-  const auto text = Render();
+  const auto text = Render(Full());
   const std::string unit =
       "node=\"n1\",unit=\"GPU-x\",gpu_uuid=\"GPU-x\",model=\"Test GPU\",mig_profile=\"\",";
   EXPECT_THAT(text, HasSubstr("gpumeter_unit_info{node=\"n1\",unit=\"GPU-x\",gpu_uuid=\"GPU-x\","
@@ -236,7 +242,7 @@ TEST(Attribution, CostAndGpuEquivalentSeries) {
   s.totals.at({"GPU-x", Owner{OwnerKind::kContainer, "ns", "lazy", "c"}}).last_compute_unknown =
       true;
   const auto text = RenderText(BuildFamilies(
-      Health(), s, {}, std::chrono::steady_clock::time_point{} + std::chrono::seconds(103)));
+      Health(), s, Full(), std::chrono::steady_clock::time_point{} + std::chrono::seconds(103)));
   const std::string unit =
       "node=\"n1\",unit=\"GPU-x\",gpu_uuid=\"GPU-x\",model=\"Test GPU\",mig_profile=\"\",";
   const std::string quoted =
@@ -262,6 +268,44 @@ TEST(Attribution, CostAndGpuEquivalentSeries) {
   EXPECT_THAT(text,
               Not(HasSubstr("gpumeter_compute_gpus{" + unit + "namespace=\"ns\",pod=\"lazy\"")));
   EXPECT_THAT(text, HasSubstr("gpumeter_memory_gpus{" + unit + "namespace=\"ns\",pod=\"lazy\""));
+}
+
+// The series of each owner row, one label set each: the default set at most 8 per container and
+// unit, none of the full set's families; the full set all of them, on the same rows.
+TEST(Attribution, DefaultSetIsAtMostEightSeriesPerContainerAndTheFullSetTheRest) {
+  auto s = State();
+  s.cost_policy = "memory/idle=share", s.currency = "USD";
+  s.units[0].gpu_memory_total_bytes = 4000;
+  s.unit_totals.at("GPU-x").price = cost::PriceQuote{4.0, 4.0, "pricing file", false};
+  // Everything a row can have: priced, unknown and estimated use, traffic and its unknowns.
+  auto& a = s.totals.at({"GPU-x", Owner{OwnerKind::kContainer, "ns", "pod \"quoted\"\\", "c"}});
+  a.priced = true, a.cost = 1, a.idle_cost = 0.5, a.memory_busy_seconds = 2;
+  a.compute_unknown_seconds = 1, a.compute_bound_seconds = 1, a.energy_bound_joules = 1;
+  a.memory_busy_unknown_seconds = 1, a.memory_busy_bound_seconds = 1;
+  const auto at = std::chrono::steady_clock::time_point{} + std::chrono::seconds(103);
+  const std::string row =
+      "pod=\"pod \\\"quoted\\\"\\\\\",container=\"c\",owner_kind=\"container\"}";
+  const auto families = [&](ExpositionOptions o) {
+    o.process_series = false;  // their label sets end as the row's do
+    std::set<std::string> out;
+    std::istringstream lines(RenderText(BuildFamilies(Health(), s, o, at)));
+    for (std::string line; std::getline(lines, line);)
+      if (line.find(row) != std::string::npos) out.insert(line.substr(0, line.find('{')));
+    return out;
+  };
+  const std::set<std::string> default_set{
+      "gpumeter_memory_byte_seconds_total",     "gpumeter_compute_seconds_total",
+      "gpumeter_compute_unknown_seconds_total", "gpumeter_compute_bound_seconds_total",
+      "gpumeter_energy_joules_total",           "gpumeter_energy_bound_joules_total",
+      "gpumeter_requested_share_seconds_total", "gpumeter_cost_total"};
+  EXPECT_EQ(families({}), default_set);
+  const auto full = families(Full());
+  for (const auto& d : Catalogue()) {
+    if (d.labels != Def(Metric::kMemoryByteSeconds).labels) continue;  // not an owner family
+    EXPECT_TRUE(full.contains(d.name)) << d.name << ": not exported with the full set";
+    EXPECT_EQ(default_set.contains(d.name), InDefaultSet(d.id)) << d.name;
+  }
+  EXPECT_EQ(full.size(), 17u);
 }
 
 // How many series of `metric` the exposition text has.
@@ -340,7 +384,7 @@ TEST(Attribution, NoCostSeriesWithoutAPrice) {
 }
 
 TEST(Attribution, PodLabelsAreAnInfoSeriesPerPodUnderSafeNames) {
-  ExpositionOptions o;
+  ExpositionOptions o = Full();
   o.pod_label_keys = {"team", "app.kubernetes.io/name"};
   const auto text = Render(o);
   EXPECT_EQ(domain::PodLabelName("app.kubernetes.io/name"), "label_app_kubernetes_io_name");
