@@ -143,8 +143,9 @@ run_variant() {
   local podman_args agent_args
   mapfile -t podman_args <"$w/podman.args"
   mapfile -t agent_args <"$w/agent.args"
-  # The per-process series are opt-in; this test reads them to see /proc resolve PIDs to pods.
-  agent_args+=(--process-series)
+  # The per-process series are opt-in; this test reads them to see /proc resolve PIDs to pods, and
+  # the holders' shares from gpumeter_requested_share_ratio, of the full set.
+  agent_args+=(--process-series --container-series full)
 
   local agent=gpumeter-image-test-agent-$name-$$
   containers+=("$agent")

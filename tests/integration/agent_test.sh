@@ -26,7 +26,7 @@ sharing:
 YAML
 "$bin" agent --nvml-library "$nvml" --node-name node-a --pod-resources-socket "$work/node/kubelet.sock" \
   --proc-root "$work/node/proc" --pods-file "$work/node/pods.json" --device-plugin-config "$work/plugin.yaml" \
-  --pod-label team --interval 0.25 --process-series --listen 127.0.0.1:0 >"$work/agent.log" 2>&1 &
+  --pod-label team --interval 0.25 --process-series --container-series full --listen 127.0.0.1:0 >"$work/agent.log" 2>&1 &
 agent_pid=$!
 url=$(wait_for_match "$work/agent.log" 's|.*serving \(http://[^ ]*\)/metrics.*|\1|p')
 [ -n "$url" ] || fail "agent printed no address"

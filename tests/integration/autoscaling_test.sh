@@ -76,7 +76,7 @@ grep -q "name: gpumeter_compute_gpus" "$src/deploy/kubernetes/autoscaling/hpa.ya
 # The dcgm-style reading: the device's utilization, joined to each pod that holds a share of it
 # (dcgm-exporter labels the device's series with the pod). The time-sliced embedder is shown its
 # device's whole busy time, not its 0.25 (0.70 while ctr-0 runs, to 100 s; 0.35 after).
-dcgm='max by (namespace, pod) ((gpumeter_requested_share_ratio{owner_kind="container"} > 0) * 0 + on (node, gpu_uuid) group_left () gpumeter_gpu_busy_ratio)'
+dcgm='max by (namespace, pod) ((rate(gpumeter_requested_share_seconds_total{owner_kind="container"}[1m]) > 0) * 0 + on (node, gpu_uuid) group_left () gpumeter_gpu_busy_ratio)'
 got=$(query "$dcgm" | jq -r '.data.result[] | select(.metric.pod == "embedder-0") | .value[1]') || got=""
 awk -v g="$got" 'BEGIN { exit !(g != "" && g - 0.25 > 0.05) }' ||
   fail "the dcgm-style reading for embedder-0 is ${got:-nothing}: expected its device's whole utilization, above its own 0.25"

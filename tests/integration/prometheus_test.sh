@@ -45,12 +45,14 @@ grep -q 'gpu: 7, from_s: 40}' "$work/node-8gpu.yaml" || fail "node-8gpu: the los
 # --duration: a kept store at --speedup needs an end (the demo starts its clock that far back);
 # the demos are stopped long before it.
 # demo1 keeps idle cost apart (its cost counters are compared with `report` under that rule below);
-# demo2 shares it by use (the default).
+# demo2 shares it by use (the default). demo1 serves the default set of per-container series,
+# demo2 the full set (--container-series full): the rules, the dashboard and `report` work on a
+# fleet of both.
 "$bin" demo --scenario "$work/node-8gpu.yaml" --duration 600 --refresh 600 --interval 0.5 --speedup 4 --listen 127.0.0.1:0 --shutdown-grace 3 \
   --store "$work/demo1.db" --idle separate >"$work/demo1.log" 2>&1 &
 demo1=$!
 "$bin" demo --scenario mig-h200 --duration 600 --refresh 600 --interval 0.5 --speedup 4 --listen 127.0.0.1:0 --shutdown-grace 3 \
-  --store "$work/demo2.db" >"$work/demo2.log" 2>&1 &
+  --store "$work/demo2.db" --container-series full >"$work/demo2.log" 2>&1 &
 demo2=$!
 target1=$(wait_for_match "$work/demo1.log" 's|^metrics: http://\([^ ]*\)/metrics.*|\1|p')
 target2=$(wait_for_match "$work/demo2.log" 's|^metrics: http://\([^ ]*\)/metrics.*|\1|p')
@@ -87,8 +89,15 @@ check_le 'max(abs(sum by (node, unit) (gpumeter_memory_byte_seconds_total) / on 
 # totals above agree exactly.
 check_le 'max(abs(sum by (node, unit) (rate(gpumeter_compute_seconds_total[1m])) / on (node, unit) rate(gpumeter_unit_seconds_total[1m]) - 1))' 0.05
 check_le 'max(abs(sum by (node, unit) (rate(gpumeter_memory_byte_seconds_total[1m])) / on (node, unit) rate(gpumeter_unit_memory_capacity_byte_seconds_total[1m]) - 1))' 0.05
-# No unit's containers add up to more than the unit: nobody is shown the device's whole value.
+# No unit's containers add up to more than the unit: nobody is shown the device's whole value
+# (the gauge: demo2's, of the full set).
 check_le 'max(sum by (node, unit) (gpumeter_compute_ratio{owner_kind="container"}))' 1.000001
+# The default set (demo1): at most 8 series per container and unit, none of the full set's; the
+# full set (demo2) has more. Process series carry owner_kind but no gpu_uuid.
+check_le 'max(count by (node, unit, namespace, pod, container) ({__name__=~"gpumeter_.*",node="gpu-node-dgx-07",owner_kind="container",gpu_uuid=~".+"}))' 8
+[ "$(query 'count({node="gpu-node-dgx-07",__name__=~"gpumeter_(memory_bytes|compute_ratio|memory_busy_.*|requested_share_ratio|idle_cost_total|compute_gpus|memory_gpus)"})' | jq -r '.data.result | length')" = 0 ] ||
+  fail "demo1 (the default set) exports series of the full set"
+check_le '-max(count by (node, unit, namespace, pod, container) ({__name__=~"gpumeter_.*",node="gpu-node-h200",owner_kind="container",gpu_uuid=~".+"}))' -9
 check_le 'max(sum by (node, unit) (rate(gpumeter_compute_seconds_total{owner_kind="container"}[1m])) / on (node, unit) rate(gpumeter_unit_seconds_total[1m]))' 1.05
 # Cost: the owners of every unit add up to its cost, which is its price × its time.
 check_le 'max(abs(sum by (node, unit) (gpumeter_cost_total) / on (node, unit) gpumeter_unit_cost_total - 1))' 1e-9
