@@ -92,19 +92,23 @@ double SplitBusyByProxy(const UnitObservation& u, double b, double seconds, Accu
   // No per-process samples: split the busy time by a proxy, and say which.
   std::map<const Owner*, double, OwnerPtrLess> weight;
   Rule rule = Rule::kNone;
-  const bool threads =
-      u.mode == SharingMode::kMps &&
-      std::all_of(u.processes.begin(), u.processes.end(),
-                  [](const ProcessObservation& p) { return p.mps_thread_fraction.has_value(); });
-  const bool memory =
-      std::all_of(u.processes.begin(), u.processes.end(),
-                  [](const ProcessObservation& p) { return p.memory_bytes.has_value(); });
-  for (const auto& p : u.processes) weight[&OwnerOf(p)] += 0;
+  // The MPS server runs no kernels of its own: it is neither a tenant nor a thread share.
+  const auto client = [](const ProcessObservation& p) { return !p.mps_server; };
+  const bool threads = u.mode == SharingMode::kMps &&
+                       std::all_of(u.processes.begin(), u.processes.end(), [&](const auto& p) {
+                         return !client(p) || p.mps_thread_fraction.has_value();
+                       });
+  const bool memory = std::all_of(u.processes.begin(), u.processes.end(), [&](const auto& p) {
+    return !client(p) || p.memory_bytes.has_value();
+  });
+  for (const auto& p : u.processes)
+    if (client(p)) weight[&OwnerOf(p)] += 0;
   if (weight.size() == 1) {
     weight.begin()->second = 1;
     rule = Rule::kSingleTenant;
   } else if (threads) {
-    for (const auto& p : u.processes) weight[&OwnerOf(p)] += std::max(0.0, *p.mps_thread_fraction);
+    for (const auto& p : u.processes)
+      if (client(p)) weight[&OwnerOf(p)] += std::max(0.0, *p.mps_thread_fraction);
     rule = Rule::kMpsThreadPercentage;
   } else if (memory || u.mode == SharingMode::kMig) {
     // Nothing says who ran: each tenant may have run none to all of the busy time. The even
@@ -144,7 +148,7 @@ std::vector<const Owner*> Tenants(const UnitObservation& u, const Signal& sig,
   };
   for (size_t i = 0; i < u.processes.size(); ++i) {
     const auto& p = u.processes[i];
-    if (OwnerOf(p).kind != OwnerKind::kUnattributed &&
+    if (OwnerOf(p).kind != OwnerKind::kUnattributed && !p.mps_server &&
         (whose != Whose::kUnsampled || !(p.*sig.share)))
       add(OwnerOf(p), ranks.Process(i));
   }

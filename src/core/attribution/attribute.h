@@ -45,6 +45,10 @@ struct ProcessObservation {
   // Mean board power over the driver periods this process ran in, weighted by its activity in
   // each (power samples beside per-process samples), watts; unknown where either is missing.
   std::optional<double> busy_watts = std::nullopt;
+  // The MPS control daemon's server (nvidia-cuda-mps-server, not a process of a container that
+  // holds the unit): infrastructure on every MPS GPU. Its memory is the platform's (its owner is
+  // `system`); it takes no share of busy time and never stops a thread-percentage split.
+  bool mps_server = false;
 };
 
 struct UnitObservation {

@@ -12,6 +12,14 @@ std::optional<Owner> ToOwner(const domain::ProcessOwner& o) {
   return o.AsOwner();
 }
 
+// The MPS control daemon's server, nvidia-cuda-mps-server, as /proc/<pid>/stat names it: the
+// kernel keeps 15 characters of a command (TASK_COMM_LEN 16).
+constexpr std::string_view kMpsServerCommand = "nvidia-cuda-mps";
+
+bool IsMpsServerCommand(std::string_view comm) {
+  return comm == kMpsServerCommand || comm == "nvidia-cuda-mps-server";
+}
+
 }  // namespace
 
 IntervalFacts::IntervalFacts(std::shared_ptr<const domain::NodeSnapshot> end,
@@ -72,10 +80,10 @@ std::optional<EarlierProcess> IntervalFacts::EarlierOf(uint32_t pid) const {
   return EarlierProcess{ToOwner(before->owner), now->start->unix_us};
 }
 
-IntervalFacts::Process IntervalFacts::ProcessOf(uint32_t pid) const {
-  const auto* now = AtEnd(pid);
-  const auto* before = AtStart(pid);
+IntervalFacts::Process IntervalFacts::Of(const domain::ProcessFact* now,
+                                         const domain::ProcessFact* before) const {
   Process out;
+  if (const auto* f = now ? now : before) out.mps_server_name = IsMpsServerCommand(f->comm);
   if (now) {
     out.owner = ToOwner(now->owner);
     out.mps_thread_fraction = now->mps_thread_fraction;
@@ -86,6 +94,37 @@ IntervalFacts::Process IntervalFacts::ProcessOf(uint32_t pid) const {
   if (now && before && now->start && before->start && now->start->ticks != before->start->ticks)
     out.earlier = EarlierProcess{ToOwner(before->owner), now->start->unix_us};
   return out;
+}
+
+IntervalFacts::Process IntervalFacts::ProcessOf(uint32_t pid) const {
+  return Of(AtEnd(pid), AtStart(pid));
+}
+
+IntervalFacts::Process IntervalFacts::ProcessOf(uint32_t pid, Cursor& cursor) const {
+  if (!index_) return {};
+  return Of(FindFrom(end_.get(), index_->end, pid, cursor.end),
+            FindFrom(start_.get(), index_->start, pid, cursor.start));
+}
+
+const domain::ProcessFact* IntervalFacts::FindFrom(const domain::NodeSnapshot* s,
+                                                   const std::vector<uint32_t>& pids, uint32_t pid,
+                                                   size_t& from) {
+  const size_t n = pids.size();
+  if (!s || from >= n) return nullptr;
+  // Gallop from `from` (the next PID of a walk is usually a few places on), then search the
+  // span it found: [lo, hi) holds the first PID not below `pid`, or it is hi.
+  size_t lo = from, hi = from, step = 1;
+  while (hi < n && pids[hi] < pid) {
+    lo = hi + 1;
+    hi += step;
+    step *= 2;
+  }
+  hi = std::min(hi, n);
+  const auto first = pids.begin() + static_cast<std::ptrdiff_t>(lo);
+  const auto last = pids.begin() + static_cast<std::ptrdiff_t>(hi);
+  from = static_cast<size_t>(std::lower_bound(first, last, pid) - pids.begin());
+  if (from == n || pids[from] != pid) return nullptr;
+  return &s->processes[from];
 }
 
 SharingMode IntervalFacts::ModeOf(const std::string& unit_uuid) const {

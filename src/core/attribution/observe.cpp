@@ -196,6 +196,14 @@ void SplitReusedPid(uint32_t pid, const gpu::DeviceSample* device,
 // PIDs the driver sampled in the window that neither pass listed: processes that ran between the
 // two. Each is booked to the owner /proc gave when a drain met it (IntervalFacts), else
 // unattributed; its memory was never read, so it is unknown, not 0. `listed` is sorted by PID.
+// The share of `pid` in `table` (sorted by PID), looking on from `from`, which it leaves at the
+// place: a walk over ascending PIDs reads each table once.
+std::optional<double> ShareFrom(const SmShareTable& table, uint32_t pid, size_t& from) {
+  while (from < table.size() && table[from].first < pid) ++from;
+  if (from == table.size() || table[from].first != pid) return std::nullopt;
+  return table[from].second;
+}
+
 template <typename Listed>
 void AddUnlisted(const Listed& listed, const SmShareTable& shares,
                  const SmShareTable& memory_shares, const IntervalFacts& ctx,
@@ -241,6 +249,8 @@ std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProce
                    [](const Seen& a, const Seen& b) { return a.pid < b.pid; });
   std::vector<ProcessObservation> ps;
   ps.reserve(seen.size());
+  IntervalFacts::Cursor cursor;  // PIDs come in ascending order: lookups go on from the last
+  size_t at_sm = 0, at_memory = 0;
   for (size_t i = 0; i < seen.size();) {
     Seen m{seen[i].pid, std::nullopt, std::nullopt, false, false, false};
     for (; i < seen.size() && seen[i].pid == m.pid;
@@ -253,9 +263,10 @@ std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProce
     }
     ProcessObservation o;
     o.pid = m.pid;
-    auto facts = ctx.ProcessOf(m.pid);
+    auto facts = ctx.ProcessOf(m.pid, cursor);
     o.owner = std::move(facts.owner);
     o.mps_thread_fraction = facts.mps_thread_fraction;
+    o.mps_server = facts.mps_server_name;
     const auto earlier = before && m.at_start ? std::move(facts.earlier) : std::nullopt;
     // Its PID now another process's: listed at the end, or met by a drain between the passes.
     const bool successor = earlier && (m.at_end || facts.met_between);
@@ -268,8 +279,8 @@ std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProce
     if (!successor) {
       if (!m.unknown)
         o.memory_bytes = before ? Mean(m.before.value_or(0), m.now.value_or(0)) : m.now;
-      o.sm_fraction = SmShareOf(shares, m.pid);
-      o.memory_busy_fraction = SmShareOf(memory_shares, m.pid);
+      o.sm_fraction = ShareFrom(shares, m.pid, at_sm);
+      o.memory_busy_fraction = ShareFrom(memory_shares, m.pid, at_memory);
       // A PID with no sample while the driver gives them (one that exited, seen at the start
       // only) moved no memory in the window: 0, not unknown, which would make the unit's unknown
       // (its processes' shares are its only memory-busy-time figure).
@@ -279,6 +290,7 @@ std::vector<ProcessObservation> ObserveProcesses(const std::vector<gpu::GpuProce
       continue;
     }
     ProcessObservation old = o;
+    old.mps_server = false;  // the command read is the process's holding the PID now
     old.owner = earlier->owner;
     old.mps_thread_fraction.reset();  // the earlier process's environment is not known
     if (!m.unknown) {
@@ -420,6 +432,23 @@ void SetMemorySignal(const gpu::DeviceSample& d, UnitObservation& u) {
   }
 }
 
+// The MPS server is infrastructure: `system`'s, with no share of busy time. A process that calls
+// itself nvidia-cuda-mps-server but runs in a container holding the unit is that tenant's, and
+// computes as any tenant does (a name must not make work free).
+void KeepMpsServerApart(UnitObservation& u) {
+  for (auto& p : u.processes) {
+    if (!p.mps_server) continue;
+    const bool tenant = p.owner && p.owner->kind == OwnerKind::kContainer &&
+                        std::any_of(u.holders.begin(), u.holders.end(),
+                                    [&](const Holding& h) { return h.owner == *p.owner; });
+    if (tenant) {
+      p.mps_server = false;
+      continue;
+    }
+    p.owner = Owner{OwnerKind::kSystem, {}, {}, {}};
+  }
+}
+
 // A GPU without MIG: one unit, in the sharing mode the context gives it.
 UnitObservation ObserveWholeGpu(const gpu::DeviceSample* previous, const gpu::DeviceSample& d,
                                 double seconds, const IntervalFacts& ctx) {
@@ -452,6 +481,7 @@ UnitObservation ObserveWholeGpu(const gpu::DeviceSample* previous, const gpu::De
   u.energy_joules = GpuEnergyJoules(previous, d, seconds, &u.energy_rule);
   SetPowerWeights(d, u);
   u.holders = ctx.HoldersOf(d.uuid);
+  KeepMpsServerApart(u);
   return u;
 }
 

@@ -52,8 +52,15 @@ class IntervalFacts {
     // The end knows the PID only from a drain between the passes (ProcessFact::listed false):
     // the process holding it at the end ran between them, unlisted.
     bool met_between = false;
+    bool mps_server_name = false;  // its command is nvidia-cuda-mps-server
   };
   Process ProcessOf(uint32_t pid) const;
+  // Where a walk over PIDs in ascending order is in each snapshot's index: each lookup of the
+  // walk starts where the last one ended (ProcessOf(pid, cursor)), a few steps, not a search.
+  struct Cursor {
+    size_t end = 0, start = 0;
+  };
+  Process ProcessOf(uint32_t pid, Cursor& cursor) const;   // PIDs in ascending order per cursor
   SharingMode ModeOf(const std::string& unit_uuid) const;  // exclusive where not listed
   std::vector<Holding> HoldersOf(const std::string& unit_uuid) const;
 
@@ -67,6 +74,11 @@ class IntervalFacts {
   };
   static const domain::ProcessFact* Find(const domain::NodeSnapshot* s,
                                          const std::vector<uint32_t>& pids, uint32_t pid);
+  // The same from `from` on (every PID before it is below `pid`), leaving `from` at the place.
+  static const domain::ProcessFact* FindFrom(const domain::NodeSnapshot* s,
+                                             const std::vector<uint32_t>& pids, uint32_t pid,
+                                             size_t& from);
+  Process Of(const domain::ProcessFact* now, const domain::ProcessFact* before) const;
   const domain::ProcessFact* AtEnd(uint32_t pid) const;
   const domain::ProcessFact* AtStart(uint32_t pid) const;
 

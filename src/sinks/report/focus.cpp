@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iterator>
+#include <utility>
 
 #include "common/rfc3339.h"
 #include "common/text_cell.h"
@@ -59,6 +60,17 @@ const Column kColumns[] = {
 };
 
 }  // namespace
+
+FocusRecord FocusRecordFor(double billed, double effective, double list, std::string currency,
+                           int64_t from_unix_s, int64_t to_unix_s) {
+  FocusRecord f;
+  f.billed_cost = billed, f.effective_cost = effective;
+  f.list_cost = f.contracted_cost = list;
+  f.billing_currency = std::move(currency);
+  f.billing_period_start = f.charge_period_start = from_unix_s;
+  f.billing_period_end = f.charge_period_end = to_unix_s;
+  return f;
+}
 
 std::string CsvField(const std::string& text) {
   const std::string s = SpreadsheetCell(text);

@@ -33,6 +33,11 @@ struct FocusRecord {
   std::string x_gpu_uuid, x_gpu_model, x_sharing_mode, x_mig_profile;
 };
 
+// A record with the columns every row of a report shares: its amounts (ListCost and
+// ContractedCost both `list`), currency, and the window as billing and charge period.
+FocusRecord FocusRecordFor(double billed, double effective, double list, std::string currency,
+                           int64_t from_unix_s, int64_t to_unix_s);
+
 // A CSV cell: text from outside cannot start a formula (common/text_cell.h), and a cell holding a
 // comma, a quote or a line break is quoted. Shared by the reports' CSVs.
 std::string CsvField(const std::string& text);

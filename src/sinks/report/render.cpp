@@ -63,12 +63,8 @@ FocusRecord FocusRecordOf(const cost::Chargeback& c, const Window& w, const cost
                           const cost::UnitCost& u, const cost::CostRow& r, const FocusAmounts& a) {
   const bool container = r.owner.kind == domain::OwnerKind::kContainer;
   const double ratio = u.cost != 0 ? r.cost / u.cost : 0;
-  FocusRecord f;
-  f.billed_cost = a.billed, f.effective_cost = a.effective;
-  f.list_cost = f.contracted_cost = a.list;
-  f.billing_currency = c.currency;
-  f.billing_period_start = f.charge_period_start = w.from_unix_s;
-  f.billing_period_end = f.charge_period_end = w.to_unix_s;
+  FocusRecord f =
+      FocusRecordFor(a.billed, a.effective, a.list, c.currency, w.from_unix_s, w.to_unix_s);
   f.charge_description = fmt::format("{} on {} ({})", u.unit.model, u.unit.node,
                                      domain::ToStringOr(u.unit.mode, "mode unknown"));
   f.consumed_quantity = u.hours * u.unit.fraction * ratio;

@@ -162,12 +162,8 @@ std::map<std::string, const cost::BillReconciliation::Node*> NodesByName(
 FocusRecord NodeRecord(const cost::Chargeback& c, const Window& w, const std::string& node,
                        const std::string& part, const ReportAmounts& a) {
   const bool gpu = part == "__no_agent__";
-  FocusRecord f;
-  f.billed_cost = a.billed, f.effective_cost = a.effective;
-  f.list_cost = f.contracted_cost = a.list;
-  f.billing_currency = c.currency;
-  f.billing_period_start = f.charge_period_start = w.from_unix_s;
-  f.billing_period_end = f.charge_period_end = w.to_unix_s;
+  FocusRecord f =
+      FocusRecordFor(a.billed, a.effective, a.list, c.currency, w.from_unix_s, w.to_unix_s);
   f.charge_description = gpu ? "GPU time of " + node + " billed while no agent recorded it"
                              : "the part of " + node + "'s bill that is not its GPUs";
   f.resource_id = f.resource_name = node;

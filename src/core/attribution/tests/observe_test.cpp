@@ -428,3 +428,76 @@ TEST(Observe, APidReusedBetweenPassesSplitsAtTheStartTheDrainRead) {
 
 }  // namespace
 }  // namespace gpumeter::attribution
+
+namespace gpumeter::attribution {
+namespace {
+
+// An MPS GPU without per-process utilization: two clients at 25 % and 75 % of the threads, and
+// the control daemon's server, a host process every real MPS GPU lists (pid 1800), or a tenant's
+// process that gives itself the server's name.
+std::vector<UnitObservation> MpsWithServer(const Owner& server_owner) {
+  gpu::DeviceSample d;
+  d.uuid = "GPU-mps";
+  d.memory = gpu::MemoryInfo{1000, 500, 100, 400};
+  d.utilization_gpu_percent = 80;
+  d.process_utilization_supported = false;
+  d.processes = {{1800, gpu::ProcessType::kCompute, 32, {}, {}},
+                 {2001, gpu::ProcessType::kMps, 200, {}, {}},
+                 {2002, gpu::ProcessType::kMps, 268, {}, {}}};
+  auto s = std::make_shared<domain::NodeSnapshot>();
+  s->ok = true;
+  s->gpus.devices = {d};
+  const Owner a = Owner::Container("ml", "a", "c"), b = Owner::Container("ml", "b", "c");
+  auto fact = [](uint32_t pid, const Owner& o, std::optional<double> threads, std::string comm) {
+    domain::ProcessFact f;
+    f.pid = pid;
+    f.owner = {o.kind, o.ns, o.pod, o.container, "test"};
+    f.mps_thread_fraction = threads;
+    f.comm = std::move(comm);
+    return f;
+  };
+  s->processes = {fact(1800, server_owner, std::nullopt, "nvidia-cuda-mps-server"),
+                  fact(2001, a, 0.25, "python"), fact(2002, b, 0.75, "python")};
+  s->units = {{d.uuid, SharingMode::kMps, {{a, 0.5}, {b, 0.5}}}};
+  if (server_owner.kind == OwnerKind::kContainer)
+    s->units[0].holders.push_back({server_owner, 0.5});
+  return Observe(&d, d, 1.0, IntervalFacts(s, s));
+}
+
+TEST(Observe, TheMpsServerNeitherStopsTheThreadSplitNorTakesAShare) {
+  const auto units = MpsWithServer(Owner{OwnerKind::kSystem, {}, {}, {}});
+  ASSERT_EQ(units.size(), 1u);
+  const auto l = AttributeUnit(units[0], 1.0);
+  std::map<std::string, double> cpu, memory;
+  for (const auto& r : l.rows) {
+    const auto who = r.owner.kind == OwnerKind::kContainer ? r.owner.pod : ToString(r.owner.kind);
+    cpu[who] += r.compute_seconds;
+    memory[who] += r.memory_byte_seconds;
+    if (r.owner.kind == OwnerKind::kContainer) {
+      EXPECT_EQ(r.compute_rule, Rule::kMpsThreadPercentage);
+    }
+  }
+  EXPECT_DOUBLE_EQ(cpu["a"], 0.2);
+  EXPECT_DOUBLE_EQ(cpu["b"], 0.6);
+  EXPECT_NEAR(cpu[ToString(OwnerKind::kSystem)], 0.0, 1e-12) << "infrastructure runs no kernels";
+  EXPECT_NEAR(cpu[ToString(OwnerKind::kUnattributed)], 0.0, 1e-12);
+  EXPECT_DOUBLE_EQ(memory[ToString(OwnerKind::kSystem)], 100 + 32) << "reservation + the server";
+}
+
+// A tenant's own process named like the server computes like any tenant's: no thread
+// percentage, so the split is even over the three tenants, the third one included.
+TEST(Observe, ATenantNamingItselfTheMpsServerIsStillATenant) {
+  const Owner sly = Owner::Container("ml", "sly", "c");
+  const auto units = MpsWithServer(sly);
+  ASSERT_EQ(units.size(), 1u);
+  double sly_cpu = 0;
+  for (const auto& r : AttributeUnit(units[0], 1.0).rows)
+    if (r.owner == sly) {
+      sly_cpu += r.compute_seconds;
+      EXPECT_EQ(r.compute_rule, Rule::kEvenSplitNoSamples);
+    }
+  EXPECT_NEAR(sly_cpu, 0.8 / 3, 1e-12);
+}
+
+}  // namespace
+}  // namespace gpumeter::attribution
