@@ -435,7 +435,7 @@ namespace {
 // An MPS GPU without per-process utilization: two clients at 25 % and 75 % of the threads, and
 // the control daemon's server, a host process every real MPS GPU lists (pid 1800), or a tenant's
 // process that gives itself the server's name.
-std::vector<UnitObservation> MpsWithServer(const Owner& server_owner) {
+std::vector<UnitObservation> MpsWithServer(const Owner& server_owner, bool server_holds = false) {
   gpu::DeviceSample d;
   d.uuid = "GPU-mps";
   d.memory = gpu::MemoryInfo{1000, 500, 100, 400};
@@ -459,13 +459,21 @@ std::vector<UnitObservation> MpsWithServer(const Owner& server_owner) {
   s->processes = {fact(1800, server_owner, std::nullopt, "nvidia-cuda-mps-server"),
                   fact(2001, a, 0.25, "python"), fact(2002, b, 0.75, "python")};
   s->units = {{d.uuid, SharingMode::kMps, {{a, 0.5}, {b, 0.5}}}};
-  if (server_owner.kind == OwnerKind::kContainer)
-    s->units[0].holders.push_back({server_owner, 0.5});
+  if (server_holds) s->units[0].holders.push_back({server_owner, 0.5});
   return Observe(&d, d, 1.0, IntervalFacts(s, s));
 }
 
-TEST(Observe, TheMpsServerNeitherStopsTheThreadSplitNorTakesAShare) {
-  const auto units = MpsWithServer(Owner{OwnerKind::kSystem, {}, {}, {}});
+// As a host process, or in the device plugin's mps-control-daemon pod (which holds no GPU).
+class MpsServer : public ::testing::TestWithParam<Owner> {};
+INSTANTIATE_TEST_SUITE_P(
+    Observe, MpsServer,
+    ::testing::Values(Owner{OwnerKind::kSystem, {}, {}, {}},
+                      Owner::Container("nvidia-device-plugin",
+                                       "nvidia-device-plugin-mps-control-daemon-7xk2p",
+                                       "mps-control-daemon-ctr")));
+
+TEST_P(MpsServer, NeitherStopsTheThreadSplitNorTakesAShare) {
+  const auto units = MpsWithServer(GetParam());
   ASSERT_EQ(units.size(), 1u);
   const auto l = AttributeUnit(units[0], 1.0);
   std::map<std::string, double> cpu, memory;
@@ -482,13 +490,14 @@ TEST(Observe, TheMpsServerNeitherStopsTheThreadSplitNorTakesAShare) {
   EXPECT_NEAR(cpu[ToString(OwnerKind::kSystem)], 0.0, 1e-12) << "infrastructure runs no kernels";
   EXPECT_NEAR(cpu[ToString(OwnerKind::kUnattributed)], 0.0, 1e-12);
   EXPECT_DOUBLE_EQ(memory[ToString(OwnerKind::kSystem)], 100 + 32) << "reservation + the server";
+  EXPECT_EQ(memory.count("nvidia-device-plugin-mps-control-daemon-7xk2p"), 0u);
 }
 
 // A tenant's own process named like the server computes like any tenant's: no thread
 // percentage, so the split is even over the three tenants, the third one included.
 TEST(Observe, ATenantNamingItselfTheMpsServerIsStillATenant) {
   const Owner sly = Owner::Container("ml", "sly", "c");
-  const auto units = MpsWithServer(sly);
+  const auto units = MpsWithServer(sly, true);
   ASSERT_EQ(units.size(), 1u);
   double sly_cpu = 0;
   for (const auto& r : AttributeUnit(units[0], 1.0).rows)
